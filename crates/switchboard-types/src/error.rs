@@ -1,0 +1,118 @@
+//! The wire error object `{code, message, data?}` and the error codes MCP uses (SPEC-NOTES §2.3).
+//!
+//! This is data, not a Rust error type: each crate above keeps its own `thiserror` enum.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A JSON-RPC error code. Open: peers send codes we do not know, so this is a newtype, not an enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ErrorCode(pub i64);
+
+impl ErrorCode {
+    /// -32700: the bytes were not valid JSON.
+    pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
+    /// -32600: valid JSON, but not a valid request (also: not initialized, a batch where none is allowed).
+    pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
+    /// -32601: unknown method, or a capability the receiver did not declare.
+    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
+    /// -32602: the method exists but its params are wrong (also: unknown tool or prompt name).
+    pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
+    /// -32603: an unexpected failure inside the receiver.
+    pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+    /// -32002: `resources/read` of an unknown URI (revisions up to 2025-11-25).
+    pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
+    /// -32042: the request needs URL-mode elicitations first (2025-11-25).
+    pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
+    /// -1: the user rejected a sampling request (the spec's example code).
+    pub const USER_REJECTED: ErrorCode = ErrorCode(-1);
+
+    /// The standard name of a known code, for traces.
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self {
+            Self::PARSE_ERROR => "Parse error",
+            Self::INVALID_REQUEST => "Invalid Request",
+            Self::METHOD_NOT_FOUND => "Method not found",
+            Self::INVALID_PARAMS => "Invalid params",
+            Self::INTERNAL_ERROR => "Internal error",
+            Self::RESOURCE_NOT_FOUND => "Resource not found",
+            Self::URL_ELICITATION_REQUIRED => "URL elicitation required",
+            Self::USER_REJECTED => "User rejected",
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(name) => write!(f, "{} ({name})", self.0),
+            None => write!(f, "{}", self.0),
+        }
+    }
+}
+
+/// The `error` member of an error response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The error code (`[JR-8]`: an integer).
+    pub code: ErrorCode,
+    /// A short, single-sentence description.
+    pub message: String,
+    /// Machine-readable detail: a `reason` and, where it applies, the field or the spec tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// An error with a code and message and no data.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ErrorObject { code, message: message.into(), data: None }
+    }
+
+    /// Adds machine-readable `data`.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// -32700 Parse error.
+    pub fn parse_error(detail: impl fmt::Display) -> Self {
+        Self::new(ErrorCode::PARSE_ERROR, "Parse error")
+            .with_data(serde_json::json!({"reason": "invalid_json", "detail": detail.to_string()}))
+    }
+
+    /// -32600 Invalid Request, with a machine-readable `reason`.
+    pub fn invalid_request(message: impl Into<String>, reason: &str) -> Self {
+        Self::new(ErrorCode::INVALID_REQUEST, message).with_data(serde_json::json!({"reason": reason}))
+    }
+
+    /// -32601 Method not found.
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method}"))
+            .with_data(serde_json::json!({"reason": "method_not_found", "method": method}))
+    }
+
+    /// -32602 Invalid params.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::INVALID_PARAMS, message)
+            .with_data(serde_json::json!({"reason": "invalid_params"}))
+    }
+
+    /// -32603 Internal error.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::INTERNAL_ERROR, message)
+            .with_data(serde_json::json!({"reason": "internal_error"}))
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for ErrorObject {}
