@@ -1,1 +1,41 @@
-//! Engine.
+//! # switchboard-jsonrpc
+//!
+//! The symmetric JSON-RPC 2.0 peer engine under both MCP roles. It knows no MCP method except the
+//! cross-cutting `notifications/cancelled` and `notifications/progress`.
+//!
+//! # Layout
+//! | module | role |
+//! |---|---|
+//! | [`transport`] | the [`Transport`] seam: JSON text frames in, frames with routing facts out |
+//! | [`memory`] | the in-memory transport pair: only JSON text crosses |
+//! | [`session`] | [`spawn`]: reader loop, writer task, decode, dispatch, response routing |
+//! | [`peer`] | [`Peer`]: outbound requests (ids, pending map, timeouts, cancellation, progress) |
+//! | [`service`] | [`Service`]: the role's handler; [`RequestContext`] for handlers |
+//! | [`framelog`] | [`FrameHook`]: sees every frame with direction, kind and id |
+//! | [`config`] | [`SessionConfig`]: every bound, on by default |
+//! | [`error`] | [`RequestError`] for callers |
+//!
+//! # Guarantees
+//! * Messages are told apart by structure; `"id": null` is an invalid request (-32600).
+//! * Inbound requests run concurrently; a panicking handler answers -32603 and the session lives on.
+//! * Responses are routed by id in any order; an orphan response is logged with its frame and dropped.
+//! * A duplicate in-flight id from the peer gets -32600; in-flight requests, pending requests,
+//!   frame size and the outbound queue are bounded.
+//! * A cancelled request's handler future is dropped and no answer is sent.
+
+pub mod config;
+pub mod error;
+pub mod framelog;
+pub mod memory;
+pub mod peer;
+pub mod service;
+pub mod session;
+pub mod transport;
+
+pub use config::SessionConfig;
+pub use error::RequestError;
+pub use framelog::{Direction, FrameEvent, FrameHook};
+pub use peer::{Peer, RequestOptions, WeakPeer};
+pub use service::{BoxFuture, HandlerResult, ProgressCallback, ProgressError, ProgressUpdate, RequestContext, Service};
+pub use session::{NullService, spawn};
+pub use transport::{FrameSink, FrameSource, OutboundFrame, Transport, TransportError};

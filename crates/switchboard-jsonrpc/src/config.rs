@@ -1,0 +1,88 @@
+//! Session configuration: every bound the engine enforces, on by default.
+
+use std::time::Duration;
+
+use crate::framelog::FrameHook;
+
+/// Default bound on one inbound frame: 16 MiB.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+/// Default bound on the peer's requests being handled at once.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
+/// Default bound on our own requests waiting for answers.
+pub const DEFAULT_MAX_PENDING: usize = 1024;
+/// Default bound on frames queued for the transport before senders wait.
+pub const DEFAULT_OUTBOUND_QUEUE: usize = 1024;
+/// Default timeout of an outbound request.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How a session behaves and what it bounds.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SessionConfig {
+    /// Largest inbound frame accepted, in bytes; a larger one gets -32600 and is discarded.
+    pub max_frame_bytes: usize,
+    /// Most peer requests handled at once; one more gets -32603 with `reason: "too_many_requests"`.
+    pub max_in_flight: usize,
+    /// Most of our requests waiting for answers; one more fails locally.
+    pub max_pending: usize,
+    /// Frames queued for the transport before senders wait (backpressure).
+    pub outbound_queue: usize,
+    /// Timeout of an outbound request unless the call sets its own; `None`: wait forever.
+    pub request_timeout: Option<Duration>,
+    /// Sees every frame in both directions.
+    pub frame_hook: Option<FrameHook>,
+    /// A name for this side in logs (e.g. "server", "client").
+    pub name: &'static str,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig {
+            max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            max_pending: DEFAULT_MAX_PENDING,
+            outbound_queue: DEFAULT_OUTBOUND_QUEUE,
+            request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
+            frame_hook: None,
+            name: "peer",
+        }
+    }
+}
+
+impl SessionConfig {
+    /// Sets the frame-size bound.
+    pub fn with_max_frame_bytes(mut self, n: usize) -> Self {
+        self.max_frame_bytes = n;
+        self
+    }
+
+    /// Sets the in-flight bound for the peer's requests.
+    pub fn with_max_in_flight(mut self, n: usize) -> Self {
+        self.max_in_flight = n.max(1);
+        self
+    }
+
+    /// Sets the bound on our own pending requests.
+    pub fn with_max_pending(mut self, n: usize) -> Self {
+        self.max_pending = n.max(1);
+        self
+    }
+
+    /// Sets the default request timeout.
+    pub fn with_request_timeout(mut self, t: Option<Duration>) -> Self {
+        self.request_timeout = t;
+        self
+    }
+
+    /// Installs a frame-log hook.
+    pub fn with_frame_hook(mut self, hook: FrameHook) -> Self {
+        self.frame_hook = Some(hook);
+        self
+    }
+
+    /// Names this side in logs.
+    pub fn with_name(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
+    }
+}

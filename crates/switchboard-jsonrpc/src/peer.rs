@@ -1,0 +1,442 @@
+//! The cheap-to-clone [`Peer`] handle: send requests and notifications to the other side.
+//!
+//! Outbound ids come from a counter owned by the session; the pending map routes each response
+//! to its caller by id, in any order. A response whose id matches nothing is logged and dropped.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use switchboard_types::jsonrpc::to_raw;
+use switchboard_types::{ErrorObject, Message, MessageKind, Notification, RawJson, Request, RequestId, Response};
+use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::SessionConfig;
+use crate::error::RequestError;
+use crate::framelog::{Direction, FrameEvent};
+use crate::service::{ProgressCallback, ProgressUpdate, Service};
+use crate::transport::OutboundFrame;
+
+/// Options for one outbound request.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct RequestOptions {
+    /// Overrides the session's default timeout; `Some(None)` waits forever.
+    pub timeout: Option<Option<Duration>>,
+    /// Receives the peer's progress notifications; setting it adds `_meta.progressToken`.
+    pub on_progress: Option<ProgressCallback>,
+    /// Each progress notification restarts the timeout, up to `max_total`.
+    pub reset_timeout_on_progress: bool,
+    /// A hard ceiling on the whole wait, even with progress resets.
+    pub max_total: Option<Duration>,
+    /// Cancels the request: the engine sends `notifications/cancelled` and stops waiting.
+    pub cancel: Option<CancellationToken>,
+}
+
+impl fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("timeout", &self.timeout)
+            .field("on_progress", &self.on_progress.is_some())
+            .field("reset_timeout_on_progress", &self.reset_timeout_on_progress)
+            .field("max_total", &self.max_total)
+            .finish()
+    }
+}
+
+impl RequestOptions {
+    /// Sets the timeout.
+    pub fn with_timeout(mut self, t: Duration) -> Self {
+        self.timeout = Some(Some(t));
+        self
+    }
+
+    /// Waits without a timeout.
+    pub fn without_timeout(mut self) -> Self {
+        self.timeout = Some(None);
+        self
+    }
+
+    /// Asks for progress, delivered to `f`.
+    pub fn with_progress(mut self, f: impl Fn(ProgressUpdate) + Send + Sync + 'static) -> Self {
+        self.on_progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Restarts the timeout on each progress notification, never past `max_total`.
+    pub fn reset_on_progress(mut self, max_total: Duration) -> Self {
+        self.reset_timeout_on_progress = true;
+        self.max_total = Some(max_total);
+        self
+    }
+
+    /// Ties the request to a cancellation token.
+    pub fn with_cancel(mut self, token: CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+}
+
+pub(crate) struct PendingEntry {
+    pub(crate) tx: oneshot::Sender<Result<RawJson, ErrorObject>>,
+    pub(crate) method: Arc<str>,
+    pub(crate) progress: Option<ProgressCallback>,
+    pub(crate) last_progress: Option<f64>,
+    pub(crate) activity: Arc<Notify>,
+}
+
+pub(crate) struct InflightEntry {
+    pub(crate) cancel: CancellationToken,
+    pub(crate) cancellable: bool,
+}
+
+/// How many recently cancelled or timed-out ids are remembered, so a late answer is recognised
+/// (and dropped quietly) rather than reported as an orphan.
+const RECENT_CANCELLED: usize = 64;
+
+pub(crate) struct Inner {
+    pub(crate) config: SessionConfig,
+    pub(crate) service: Arc<dyn Service>,
+    pub(crate) out: mpsc::Sender<OutboundFrame>,
+    pub(crate) next_id: AtomicI64,
+    pub(crate) pending: Mutex<HashMap<RequestId, PendingEntry>>,
+    pub(crate) recently_cancelled: Mutex<VecDeque<RequestId>>,
+    pub(crate) inflight: Mutex<HashMap<RequestId, InflightEntry>>,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) closed: AtomicBool,
+}
+
+/// A handle to one session: sends to the peer. Cheap to clone.
+#[derive(Clone)]
+pub struct Peer {
+    pub(crate) inner: Arc<Inner>,
+    pub(crate) related: Option<RequestId>,
+}
+
+/// A weak handle that does not keep the session alive.
+#[derive(Clone)]
+pub struct WeakPeer(Weak<Inner>);
+
+impl fmt::Debug for Peer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Peer").field("name", &self.inner.config.name).field("related", &self.related).finish()
+    }
+}
+
+impl fmt::Debug for WeakPeer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("WeakPeer(..)")
+    }
+}
+
+impl WeakPeer {
+    /// The peer, while its session is alive.
+    pub fn upgrade(&self) -> Option<Peer> {
+        self.0.upgrade().map(|inner| Peer { inner, related: None })
+    }
+}
+
+/// Removes the pending entry if the caller stops waiting, and tells the peer.
+struct PendingGuard<'a> {
+    peer: &'a Peer,
+    id: RequestId,
+    cancellable: bool,
+    armed: bool,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let removed = self.peer.inner.take_pending(&self.id).is_some();
+            if removed && self.cancellable {
+                self.peer.send_cancelled_now(&self.id, "request dropped by the caller");
+            }
+        }
+    }
+}
+
+impl Inner {
+    pub(crate) fn take_pending(&self, id: &RequestId) -> Option<PendingEntry> {
+        self.pending.lock().ok()?.remove(id)
+    }
+
+    pub(crate) fn remember_cancelled(&self, id: RequestId) {
+        if let Ok(mut q) = self.recently_cancelled.lock() {
+            if q.len() == RECENT_CANCELLED {
+                q.pop_front();
+            }
+            q.push_back(id);
+        }
+    }
+
+    pub(crate) fn was_cancelled(&self, id: &RequestId) -> bool {
+        self.recently_cancelled.lock().map(|q| q.contains(id)).unwrap_or(false)
+    }
+
+    /// Serializes, logs and queues one message.
+    pub(crate) fn frame(&self, msg: &Message, related: Option<&RequestId>) -> OutboundFrame {
+        let text = msg.to_json();
+        if let Some(hook) = &self.config.frame_hook {
+            hook.call(&FrameEvent {
+                direction: Direction::Outbound,
+                kind: Some(msg.kind()),
+                id: msg.id(),
+                method: msg.method(),
+                text: &text,
+                invalid: None,
+                batch: false,
+            });
+        }
+        OutboundFrame { text, kind: msg.kind(), id: msg.id().cloned(), related: related.cloned() }
+    }
+
+    pub(crate) async fn send_message(&self, msg: &Message, related: Option<&RequestId>) -> Result<(), RequestError> {
+        if self.shutdown.is_cancelled() {
+            return Err(RequestError::Closed);
+        }
+        let frame = self.frame(msg, related);
+        self.out.send(frame).await.map_err(|_| RequestError::Closed)
+    }
+
+    pub(crate) fn try_send_message(&self, msg: &Message, related: Option<&RequestId>) {
+        if self.shutdown.is_cancelled() {
+            return;
+        }
+        let frame = self.frame(msg, related);
+        if self.out.try_send(frame).is_err() {
+            tracing::debug!(side = self.config.name, "outbound queue full or closed; frame dropped");
+        }
+    }
+}
+
+impl Peer {
+    /// A weak handle.
+    pub fn downgrade(&self) -> WeakPeer {
+        WeakPeer(Arc::downgrade(&self.inner))
+    }
+
+    /// The same peer, with sends no longer marked as related to a request.
+    pub fn unrelated(&self) -> Peer {
+        Peer { inner: self.inner.clone(), related: None }
+    }
+
+    /// The request this handle's sends relate to.
+    pub fn related(&self) -> Option<&RequestId> {
+        self.related.as_ref()
+    }
+
+    /// The session's configuration.
+    pub fn config(&self) -> &SessionConfig {
+        &self.inner.config
+    }
+
+    /// Whether the session has closed.
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.load(Ordering::Acquire)
+    }
+
+    /// Resolves when the session has closed.
+    pub async fn closed(&self) {
+        self.inner.shutdown.cancelled().await
+    }
+
+    /// Closes the session: queued frames are flushed, the transport is closed, in-flight handlers
+    /// are dropped and waiting callers get [`RequestError::Closed`].
+    pub fn close(&self) {
+        self.inner.shutdown.cancel();
+    }
+
+    /// How many of our requests are waiting for answers.
+    pub fn pending_count(&self) -> usize {
+        self.inner.pending.lock().map(|p| p.len()).unwrap_or(0)
+    }
+
+    /// How many of the peer's requests are being handled.
+    pub fn in_flight_count(&self) -> usize {
+        self.inner.inflight.lock().map(|p| p.len()).unwrap_or(0)
+    }
+
+    /// Sends a request and waits for its result, as raw JSON.
+    ///
+    /// # Errors
+    /// See [`RequestError`]: the peer's error, a timeout, cancellation, a closed session, a local
+    /// refusal (no frame sent), or too many pending requests.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<RawJson>,
+        opts: RequestOptions,
+    ) -> Result<RawJson, RequestError> {
+        let inner = &self.inner;
+        inner.service.check_outbound(MessageKind::Request, method).map_err(RequestError::NotAllowed)?;
+        if self.is_closed() {
+            return Err(RequestError::Closed);
+        }
+        let id = RequestId::int(inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let params = match (&opts.on_progress, params) {
+            (Some(_), p) => Some(with_progress_token(p, &id)?),
+            (None, p) => p,
+        };
+        let activity = Arc::new(Notify::new());
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = inner.pending.lock().map_err(|_| RequestError::Closed)?;
+            if pending.len() >= inner.config.max_pending {
+                return Err(RequestError::TooManyPending { limit: inner.config.max_pending });
+            }
+            pending.insert(
+                id.clone(),
+                PendingEntry {
+                    tx,
+                    method: Arc::from(method),
+                    progress: opts.on_progress.clone(),
+                    last_progress: None,
+                    activity: activity.clone(),
+                },
+            );
+        }
+        let cancellable = inner.service.cancellable(method);
+        let mut guard = PendingGuard { peer: self, id: id.clone(), cancellable, armed: true };
+        let msg = Message::Request(Request { id: id.clone(), method: method.to_owned(), params });
+        if let Err(e) = inner.send_message(&msg, self.related.as_ref()).await {
+            guard.armed = false;
+            inner.take_pending(&id);
+            return Err(e);
+        }
+        let timeout = opts.timeout.unwrap_or(inner.config.request_timeout);
+        let started = Instant::now();
+        let hard_deadline = opts.max_total.map(|m| started + m);
+        let mut deadline = timeout.map(|t| started + t);
+        if let (Some(d), Some(h)) = (deadline, hard_deadline) {
+            deadline = Some(d.min(h));
+        }
+        let cancel = opts.cancel.clone().unwrap_or_default();
+        let mut rx = rx;
+        loop {
+            let sleep = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                answer = &mut rx => {
+                    guard.armed = false;
+                    return match answer {
+                        Ok(Ok(result)) => Ok(result),
+                        Ok(Err(e)) => Err(RequestError::Rejected(e)),
+                        Err(_) => Err(RequestError::Closed),
+                    };
+                }
+                _ = sleep => {
+                    guard.armed = false;
+                    if inner.take_pending(&id).is_some() && cancellable {
+                        inner.remember_cancelled(id.clone());
+                        let _ = self.send_cancelled(&id, "timeout").await;
+                    }
+                    return Err(RequestError::Timeout { method: method.to_owned(), after: started.elapsed() });
+                }
+                _ = activity.notified(), if opts.reset_timeout_on_progress => {
+                    if let Some(t) = timeout {
+                        let next = Instant::now() + t;
+                        deadline = Some(hard_deadline.map_or(next, |h| next.min(h)));
+                    }
+                }
+                _ = cancel.cancelled() => {
+                    guard.armed = false;
+                    if inner.take_pending(&id).is_some() && cancellable {
+                        inner.remember_cancelled(id.clone());
+                        let _ = self.send_cancelled(&id, "cancelled by the caller").await;
+                    }
+                    return Err(RequestError::Cancelled);
+                }
+                _ = inner.shutdown.cancelled() => {
+                    guard.armed = false;
+                    inner.take_pending(&id);
+                    return Err(RequestError::Closed);
+                }
+            }
+        }
+    }
+
+    /// Sends a request with typed params and parses the result.
+    ///
+    /// # Errors
+    /// As [`Peer::request`], plus [`RequestError::Serde`] when the result does not parse as `R`.
+    pub async fn call<P: Serialize + ?Sized, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+        opts: RequestOptions,
+    ) -> Result<R, RequestError> {
+        let params = params.map(to_raw).transpose()?;
+        let raw = self.request(method, params, opts).await?;
+        serde_json::from_str(raw.get()).map_err(|e| RequestError::Serde(format!("result of {method}: {e}")))
+    }
+
+    /// Sends a notification.
+    ///
+    /// # Errors
+    /// [`RequestError::NotAllowed`] when the role refuses it (no frame sent), or a closed session.
+    pub async fn notify<P: Serialize + ?Sized>(&self, method: &str, params: Option<&P>) -> Result<(), RequestError> {
+        self.inner.service.check_outbound(MessageKind::Notification, method).map_err(RequestError::NotAllowed)?;
+        let n = Notification::new(method, params)?;
+        self.inner.send_message(&Message::Notification(n), self.related.as_ref()).await
+    }
+
+    pub(crate) async fn notify_unchecked<P: Serialize + ?Sized>(&self, method: &str, params: &P) -> Result<(), RequestError> {
+        let n = Notification::new(method, Some(params))?;
+        self.inner.send_message(&Message::Notification(n), self.related.as_ref()).await
+    }
+
+    /// Sends an already-built message as is, with no capability check: for tests and tools that
+    /// must put an exact frame on the wire.
+    ///
+    /// # Errors
+    /// A closed session.
+    pub async fn send_raw(&self, msg: &Message) -> Result<(), RequestError> {
+        self.inner.send_message(msg, self.related.as_ref()).await
+    }
+
+    async fn send_cancelled(&self, id: &RequestId, reason: &str) -> Result<(), RequestError> {
+        let params = serde_json::json!({"requestId": id, "reason": reason});
+        self.notify_unchecked("notifications/cancelled", &params).await
+    }
+
+    fn send_cancelled_now(&self, id: &RequestId, reason: &str) {
+        self.inner.remember_cancelled(id.clone());
+        let params = serde_json::json!({"requestId": id, "reason": reason});
+        if let Ok(n) = Notification::new("notifications/cancelled", Some(&params)) {
+            self.inner.try_send_message(&Message::Notification(n), self.related.as_ref());
+        }
+    }
+
+    pub(crate) async fn respond(&self, response: Response) {
+        let msg = Message::Response(response);
+        if self.inner.send_message(&msg, None).await.is_err() {
+            tracing::debug!(side = self.inner.config.name, "response not sent: session closed");
+        }
+    }
+}
+
+/// Adds `_meta.progressToken` to params (creating the object when absent).
+fn with_progress_token(params: Option<RawJson>, token: &RequestId) -> Result<RawJson, RequestError> {
+    let mut obj: serde_json::Map<String, serde_json::Value> = match params {
+        Some(p) => serde_json::from_str(p.get())?,
+        None => serde_json::Map::new(),
+    };
+    let meta = obj.entry("_meta").or_insert_with(|| serde_json::Value::Object(Default::default()));
+    match meta {
+        serde_json::Value::Object(m) => {
+            m.insert("progressToken".into(), token.to_value());
+        }
+        _ => return Err(RequestError::Serde("params._meta is not an object".into())),
+    }
+    Ok(to_raw(&obj)?)
+}

@@ -1,0 +1,196 @@
+//! The dispatch seam: what a role (server or client) gives the engine to answer the peer.
+//!
+//! The engine calls [`Service::call`] synchronously, in frame order, and runs the returned future
+//! concurrently with others; the synchronous part is where a role updates ordered state (such as
+//! the lifecycle). Notifications are delivered synchronously, in order.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use switchboard_types::{ErrorObject, MessageKind, Notification, RawJson, Request, RequestId};
+use tokio::sync::Mutex as AsyncMutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::peer::Peer;
+
+/// A boxed, sendable future.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// What a request handler produces: a result object or a wire error.
+pub type HandlerResult = Result<RawJson, ErrorObject>;
+
+/// The role's side of a session.
+pub trait Service: Send + Sync + 'static {
+    /// Starts answering one request. Called in frame order; the future runs concurrently.
+    /// A panic inside the future becomes -32603 and the session lives on.
+    fn call(&self, request: Request, cx: RequestContext) -> BoxFuture<HandlerResult>;
+
+    /// Takes one notification, in frame order. Never answered (`[JR-11]`).
+    fn notify(&self, notification: Notification, peer: &Peer);
+
+    /// Decides whether we may send `method` now (negotiated capabilities, lifecycle). A refusal
+    /// is returned to the caller as [`RequestError::NotAllowed`] and no frame is sent.
+    ///
+    /// # Errors
+    /// The reason for the refusal.
+    fn check_outbound(&self, kind: MessageKind, method: &str) -> Result<(), ErrorObject> {
+        let _ = (kind, method);
+        Ok(())
+    }
+
+    /// Whether a JSON-RPC batch is acceptable now (the negotiated revision decides).
+    fn batch_allowed(&self) -> bool {
+        false
+    }
+
+    /// Whether a request with this method may be cancelled by `notifications/cancelled`
+    /// (MCP: `initialize` never is, `[UT-8]`).
+    fn cancellable(&self, method: &str) -> bool {
+        let _ = method;
+        true
+    }
+
+    /// Whether this method may appear inside a batch (MCP: `initialize` never, `[JR-9]`).
+    fn allowed_in_batch(&self, method: &str) -> bool {
+        let _ = method;
+        true
+    }
+
+    /// Told once when the session has closed.
+    fn closed(&self) {}
+}
+
+/// One progress report, as delivered to a caller's callback.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ProgressUpdate {
+    /// The progress so far; strictly increasing.
+    pub progress: f64,
+    /// The total, when known.
+    pub total: Option<f64>,
+    /// A human-readable message.
+    pub message: Option<String>,
+}
+
+impl ProgressUpdate {
+    /// A progress value with no total and no message.
+    pub fn new(progress: f64) -> Self {
+        ProgressUpdate { progress, total: None, message: None }
+    }
+
+    /// Sets the total.
+    pub fn with_total(mut self, total: f64) -> Self {
+        self.total = Some(total);
+        self
+    }
+
+    /// Sets the message.
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct ProgressState {
+    pub(crate) done: bool,
+    pub(crate) last: Option<f64>,
+}
+
+/// Why a progress report was not sent.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProgressError {
+    /// The request carried no `progressToken`.
+    #[error("the request asked for no progress")]
+    NoToken,
+    /// `[UT-6]`: progress must increase with every notification.
+    #[error("progress {next} does not increase past {last}")]
+    NotIncreasing {
+        /// The last value sent.
+        last: f64,
+        /// The refused value.
+        next: f64,
+    },
+    /// `[UT-7]`: the request has been answered; no progress may follow.
+    #[error("the request has completed")]
+    Completed,
+    /// The session is closed.
+    #[error("session closed")]
+    Closed,
+}
+
+/// Everything a request handler knows about its request besides the params.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    pub(crate) id: RequestId,
+    pub(crate) peer: Peer,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) progress_token: Option<RequestId>,
+    pub(crate) progress: Arc<AsyncMutex<ProgressState>>,
+}
+
+impl RequestContext {
+    /// The id of the request being handled.
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// A handle to send requests and notifications to the peer; they are marked as related to
+    /// this request (a transport may route them on this request's stream).
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    /// Cancelled when the peer cancels this request or the session closes. The engine also drops
+    /// the handler's future then; the token is for cooperative clean-up in spawned work.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// The `progressToken` the peer asked progress under, if any.
+    pub fn progress_token(&self) -> Option<&RequestId> {
+        self.progress_token.as_ref()
+    }
+
+    /// Sends `notifications/progress` for this request.
+    ///
+    /// # Errors
+    /// No token was given, the value does not increase (`[UT-6]`), the request has completed
+    /// (`[UT-7]`), or the session is closed. Nothing is sent then.
+    pub async fn report_progress(&self, update: ProgressUpdate) -> Result<(), ProgressError> {
+        let Some(token) = &self.progress_token else {
+            return Err(ProgressError::NoToken);
+        };
+        let mut state = self.progress.lock().await;
+        if state.done {
+            return Err(ProgressError::Completed);
+        }
+        if let Some(last) = state.last {
+            if update.progress.partial_cmp(&last) != Some(std::cmp::Ordering::Greater) {
+                return Err(ProgressError::NotIncreasing { last, next: update.progress });
+            }
+        }
+        let mut params = serde_json::Map::new();
+        params.insert("progressToken".into(), token.to_value());
+        params.insert("progress".into(), update.progress.into());
+        if let Some(t) = update.total {
+            params.insert("total".into(), t.into());
+        }
+        if let Some(m) = update.message {
+            params.insert("message".into(), m.into());
+        }
+        // Sent while holding the state lock: the response, which sets `done` under the same
+        // lock, can never overtake a progress notification already queued.
+        self.peer
+            .notify_unchecked("notifications/progress", &params)
+            .await
+            .map_err(|_| ProgressError::Closed)?;
+        state.last = Some(update.progress);
+        Ok(())
+    }
+}
+
+/// A caller's progress callback.
+pub type ProgressCallback = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;

@@ -1,0 +1,455 @@
+//! The session: one reader loop and one writer task per connection.
+//!
+//! Data flows one way: frame text → [`Frame::decode`] → request / notification / response →
+//! dispatch → handler → result → frame. The reader never waits on a handler: each request runs as
+//! its own task, so a slow request never delays another. Responses are routed to waiting callers
+//! by id, in any order.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::FutureExt;
+use futures::future::join_all;
+use serde::Deserialize;
+use switchboard_types::jsonrpc::batch_to_json;
+use switchboard_types::{
+    DecodeError, ErrorCode, ErrorObject, Frame, Message, MessageKind, Notification, Request, RequestId, Response,
+};
+use tokio::sync::{Mutex as AsyncMutex, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::SessionConfig;
+use crate::framelog::{Direction, FrameEvent};
+use crate::peer::{InflightEntry, Inner, Peer};
+use crate::service::{BoxFuture, ProgressState, ProgressUpdate, RequestContext, Service};
+use crate::transport::{FrameSink, FrameSource, OutboundFrame, Transport, TransportError};
+
+/// Starts a session on `transport`, answering the peer with `service`. Must be called inside a
+/// Tokio runtime. Returns the handle used to talk to the peer.
+pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: SessionConfig) -> Peer {
+    let (sink, source) = transport.split();
+    let (out_tx, out_rx) = mpsc::channel(config.outbound_queue.max(1));
+    let inner = Arc::new(Inner {
+        config,
+        service,
+        out: out_tx,
+        next_id: AtomicI64::new(1),
+        pending: Mutex::default(),
+        recently_cancelled: Mutex::default(),
+        inflight: Mutex::default(),
+        shutdown: CancellationToken::new(),
+        closed: AtomicBool::new(false),
+    });
+    let peer = Peer { inner: inner.clone(), related: None };
+    tokio::spawn(write_loop(sink, out_rx, inner.shutdown.clone(), inner.config.name));
+    tokio::spawn(read_loop(source, peer.clone()));
+    peer
+}
+
+async fn write_loop<S: FrameSink>(mut sink: S, mut rx: mpsc::Receiver<OutboundFrame>, shutdown: CancellationToken, name: &'static str) {
+    loop {
+        tokio::select! {
+            biased;
+            frame = rx.recv() => match frame {
+                Some(f) => {
+                    if let Err(e) = sink.send(f).await {
+                        tracing::debug!(side = name, error = %e, "transport send failed; closing");
+                        shutdown.cancel();
+                        break;
+                    }
+                }
+                None => break,
+            },
+            _ = shutdown.cancelled() => {
+                // Flush what is already queued, then close.
+                while let Ok(f) = rx.try_recv() {
+                    if sink.send(f).await.is_err() {
+                        break;
+                    }
+                }
+                break;
+            }
+        }
+    }
+    let _ = sink.close().await;
+}
+
+async fn read_loop<S: FrameSource>(mut source: S, peer: Peer) {
+    let shutdown = peer.inner.shutdown.clone();
+    loop {
+        let next = tokio::select! {
+            biased;
+            _ = shutdown.cancelled() => break,
+            next = source.recv() => next,
+        };
+        match next {
+            None => break,
+            Some(Ok(text)) => on_frame(&peer, text),
+            Some(Err(e)) if e.is_recoverable() => on_bad_frame(&peer, &e),
+            Some(Err(e)) => {
+                tracing::debug!(side = peer.inner.config.name, error = %e, "transport failed; closing");
+                break;
+            }
+        }
+    }
+    finish(&peer);
+}
+
+/// Closes the session: stops the writer after a flush, drops handlers, fails waiting callers.
+fn finish(peer: &Peer) {
+    let inner = &peer.inner;
+    inner.closed.store(true, Ordering::Release);
+    inner.shutdown.cancel();
+    if let Ok(mut inflight) = inner.inflight.lock() {
+        for (_, e) in inflight.drain() {
+            e.cancel.cancel();
+        }
+    }
+    if let Ok(mut pending) = inner.pending.lock() {
+        pending.clear();
+    }
+    inner.service.closed();
+}
+
+fn on_bad_frame(peer: &Peer, e: &TransportError) {
+    let err = match e {
+        TransportError::FrameTooLarge { limit } => ErrorObject::new(ErrorCode::INVALID_REQUEST, "frame too large")
+            .with_data(serde_json::json!({"reason": "frame_too_large", "limit": limit})),
+        _ => ErrorObject::parse_error("frame is not valid UTF-8"),
+    };
+    tracing::warn!(side = peer.inner.config.name, error = %e, "bad frame discarded");
+    answer_now(peer, Response::error(None, err));
+}
+
+fn answer_now(peer: &Peer, response: Response) {
+    let peer = peer.clone();
+    tokio::spawn(async move { peer.respond(response).await });
+}
+
+fn log_inbound(peer: &Peer, msg: Option<&Message>, text: &str, invalid: Option<&ErrorObject>, batch: bool) {
+    if let Some(hook) = &peer.inner.config.frame_hook {
+        hook.call(&FrameEvent {
+            direction: Direction::Inbound,
+            kind: msg.map(Message::kind),
+            id: msg.and_then(Message::id),
+            method: msg.and_then(Message::method),
+            text,
+            invalid,
+            batch,
+        });
+    }
+}
+
+fn on_frame(peer: &Peer, text: String) {
+    let inner = &peer.inner;
+    if text.len() > inner.config.max_frame_bytes {
+        let err = ErrorObject::new(ErrorCode::INVALID_REQUEST, "frame too large")
+            .with_data(serde_json::json!({"reason": "frame_too_large", "limit": inner.config.max_frame_bytes}));
+        log_inbound(peer, None, "", Some(&err), false);
+        tracing::warn!(side = inner.config.name, bytes = text.len(), "frame over the size bound discarded");
+        answer_now(peer, Response::error(None, err));
+        return;
+    }
+    match Frame::decode(&text) {
+        Err(e) => on_decode_error(peer, &text, &e, false),
+        Ok(Frame::Single(Err(e))) => on_decode_error(peer, &text, &e, false),
+        Ok(Frame::Single(Ok(msg))) => {
+            log_inbound(peer, Some(&msg), &text, None, false);
+            if let Some(fut) = dispatch(peer, msg, &text, false) {
+                tokio::spawn(async move {
+                    if let Some((p, r)) = fut.await {
+                        p.respond(r).await;
+                    }
+                });
+            }
+        }
+        Ok(Frame::Batch(items)) => on_batch(peer, &text, items),
+    }
+}
+
+fn on_decode_error(peer: &Peer, text: &str, e: &DecodeError, batch: bool) {
+    log_inbound(peer, None, text, Some(&e.error), batch);
+    if e.answerable {
+        tracing::debug!(side = peer.inner.config.name, error = %e.error, "invalid frame answered");
+        if !batch {
+            answer_now(peer, Response::error(e.id.clone(), e.error.clone()));
+        }
+    } else {
+        tracing::warn!(side = peer.inner.config.name, error = %e.error, frame = %text, "invalid notification or response dropped");
+    }
+}
+
+/// A batch (JSON-RPC array): allowed only when the role says so (2025-03-26, `[JR-12]`); its
+/// requests are answered together in one array, its notifications not at all.
+fn on_batch(peer: &Peer, text: &str, items: Vec<Result<Message, DecodeError>>) {
+    if !peer.inner.service.batch_allowed() {
+        let err = ErrorObject::invalid_request("batches are not accepted by the negotiated protocol revision", "batch_not_allowed");
+        log_inbound(peer, None, text, Some(&err), true);
+        answer_now(peer, Response::error(None, err));
+        return;
+    }
+    let mut futures: Vec<BoxFuture<Option<(Peer, Response)>>> = Vec::new();
+    let mut immediate: Vec<Response> = Vec::new();
+    for item in items {
+        match item {
+            Err(e) => {
+                on_decode_error(peer, text, &e, true);
+                if e.answerable {
+                    immediate.push(Response::error(e.id.clone(), e.error.clone()));
+                }
+            }
+            Ok(Message::Request(r)) if !peer.inner.service.allowed_in_batch(&r.method) => {
+                let err = ErrorObject::invalid_request(format!("{} must not be sent in a batch", r.method), "not_allowed_in_batch");
+                log_inbound(peer, Some(&Message::Request(r.clone())), text, Some(&err), true);
+                immediate.push(Response::error(Some(r.id), err));
+            }
+            Ok(msg) => {
+                log_inbound(peer, Some(&msg), text, None, true);
+                if let Some(f) = dispatch(peer, msg, text, true) {
+                    futures.push(f);
+                }
+            }
+        }
+    }
+    if futures.is_empty() && immediate.is_empty() {
+        return; // A batch of notifications and responses gets no reply.
+    }
+    let peer = peer.clone();
+    tokio::spawn(async move {
+        let mut responses = immediate;
+        responses.extend(join_all(futures).await.into_iter().flatten().map(|(_, r)| r));
+        if responses.is_empty() {
+            return;
+        }
+        let messages: Vec<Message> = responses.into_iter().map(Message::Response).collect();
+        let frame = OutboundFrame {
+            text: batch_to_json(&messages),
+            kind: MessageKind::Result,
+            id: None,
+            related: None,
+        };
+        if let Some(hook) = &peer.inner.config.frame_hook {
+            hook.call(&FrameEvent {
+                direction: Direction::Outbound,
+                kind: Some(frame.kind),
+                id: None,
+                method: None,
+                text: &frame.text,
+                invalid: None,
+                batch: true,
+            });
+        }
+        let _ = peer.inner.out.send(frame).await;
+    });
+}
+
+/// Dispatches one message. For a request, returns the future that yields its response (or
+/// nothing, when it was cancelled).
+fn dispatch(peer: &Peer, msg: Message, text: &str, _batch: bool) -> Option<BoxFuture<Option<(Peer, Response)>>> {
+    match msg {
+        Message::Request(r) => Some(on_request(peer, r)),
+        Message::Notification(n) => {
+            on_notification(peer, n);
+            None
+        }
+        Message::Response(r) => {
+            on_response(peer, r, text);
+            None
+        }
+    }
+}
+
+fn on_request(peer: &Peer, req: Request) -> BoxFuture<Option<(Peer, Response)>> {
+    let inner = &peer.inner;
+    let cancel = inner.shutdown.child_token();
+    {
+        let Ok(mut inflight) = inner.inflight.lock() else {
+            return Box::pin(async { None });
+        };
+        if inflight.contains_key(&req.id) {
+            let err = ErrorObject::invalid_request(
+                format!("request id {} is already in flight", req.id),
+                "duplicate_request_id",
+            );
+            let r = Response::error(Some(req.id), err);
+            let p = peer.clone();
+            return Box::pin(async move { Some((p, r)) });
+        }
+        if inflight.len() >= inner.config.max_in_flight {
+            let err = ErrorObject::new(ErrorCode::INTERNAL_ERROR, "too many requests in flight")
+                .with_data(serde_json::json!({"reason": "too_many_requests", "limit": inner.config.max_in_flight}));
+            let r = Response::error(Some(req.id), err);
+            let p = peer.clone();
+            return Box::pin(async move { Some((p, r)) });
+        }
+        let cancellable = inner.service.cancellable(&req.method);
+        inflight.insert(req.id.clone(), InflightEntry { cancel: cancel.clone(), cancellable });
+    }
+    let progress_token = req.params.as_ref().and_then(|p| progress_token_of(p.get()));
+    let progress = Arc::new(AsyncMutex::new(ProgressState::default()));
+    let id = req.id.clone();
+    let cx = RequestContext {
+        id: id.clone(),
+        peer: Peer { inner: inner.clone(), related: Some(id.clone()) },
+        cancel: cancel.clone(),
+        progress_token,
+        progress: progress.clone(),
+    };
+    let method = req.method.clone();
+    let fut = inner.service.call(req, cx);
+    let peer = peer.clone();
+    Box::pin(async move {
+        let outcome = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => None,
+            r = AssertUnwindSafe(fut).catch_unwind() => Some(r),
+        };
+        // No progress may follow the response (`[UT-7]`).
+        progress.lock().await.done = true;
+        if let Ok(mut inflight) = peer.inner.inflight.lock() {
+            inflight.remove(&id);
+        }
+        let response = match outcome? {
+            Ok(Ok(result)) => Response::result(id, result),
+            Ok(Err(e)) => Response::error(Some(id), e),
+            Err(panic) => {
+                let what = panic_message(&panic);
+                tracing::error!(side = peer.inner.config.name, %method, panic = %what, "request handler panicked");
+                Response::error(
+                    Some(id),
+                    ErrorObject::new(ErrorCode::INTERNAL_ERROR, "Internal error: the handler failed")
+                        .with_data(serde_json::json!({"reason": "handler_panicked", "method": method})),
+                )
+            }
+        };
+        Some((peer, response))
+    })
+}
+
+fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_owned()
+    }
+}
+
+fn progress_token_of(params: &str) -> Option<RequestId> {
+    if !params.contains("\"progressToken\"") {
+        return None;
+    }
+    #[derive(Deserialize)]
+    struct Meta {
+        #[serde(rename = "progressToken")]
+        progress_token: Option<RequestId>,
+    }
+    #[derive(Deserialize)]
+    struct P {
+        #[serde(rename = "_meta")]
+        meta: Option<Meta>,
+    }
+    serde_json::from_str::<P>(params).ok()?.meta?.progress_token
+}
+
+fn on_notification(peer: &Peer, n: Notification) {
+    match n.method.as_str() {
+        "notifications/cancelled" => on_cancelled(peer, &n),
+        "notifications/progress" => on_progress(peer, &n),
+        _ => {}
+    }
+    // The role sees every notification, the cross-cutting ones included (for its own records).
+    peer.inner.service.notify(n, peer);
+}
+
+fn on_cancelled(peer: &Peer, n: &Notification) {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Cancelled {
+        request_id: Option<RequestId>,
+    }
+    let Some(id) = n.params.as_ref().and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok()).and_then(|c| c.request_id)
+    else {
+        tracing::debug!(side = peer.inner.config.name, "malformed cancellation ignored");
+        return;
+    };
+    let Ok(inflight) = peer.inner.inflight.lock() else { return };
+    match inflight.get(&id) {
+        Some(e) if e.cancellable => {
+            tracing::debug!(side = peer.inner.config.name, %id, "request cancelled by the peer");
+            e.cancel.cancel();
+        }
+        Some(_) => tracing::warn!(side = peer.inner.config.name, %id, "cancellation of a request that cannot be cancelled ignored"),
+        None => tracing::debug!(side = peer.inner.config.name, %id, "cancellation of an unknown or finished request ignored"),
+    }
+}
+
+fn on_progress(peer: &Peer, n: &Notification) {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Progress {
+        progress_token: RequestId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    }
+    let Some(p) = n.params.as_ref().and_then(|p| serde_json::from_str::<Progress>(p.get()).ok()) else {
+        tracing::debug!(side = peer.inner.config.name, "malformed progress ignored");
+        return;
+    };
+    let callback = {
+        let Ok(mut pending) = peer.inner.pending.lock() else { return };
+        let Some(entry) = pending.get_mut(&p.progress_token) else {
+            tracing::debug!(side = peer.inner.config.name, token = %p.progress_token, "progress for no active request dropped");
+            return;
+        };
+        if entry.last_progress.is_some_and(|last| p.progress.partial_cmp(&last) != Some(std::cmp::Ordering::Greater)) {
+            tracing::warn!(side = peer.inner.config.name, token = %p.progress_token, "progress that does not increase dropped");
+            return;
+        }
+        entry.last_progress = Some(p.progress);
+        entry.activity.notify_one();
+        entry.progress.clone()
+    };
+    if let Some(cb) = callback {
+        cb(ProgressUpdate { progress: p.progress, total: p.total, message: p.message });
+    }
+}
+
+fn on_response(peer: &Peer, r: Response, text: &str) {
+    let inner = &peer.inner;
+    let Some(id) = r.id.clone() else {
+        match &r.outcome {
+            Err(e) => tracing::warn!(side = inner.config.name, error = %e, frame = %text, "error response without id"),
+            Ok(_) => tracing::warn!(side = inner.config.name, frame = %text, "result without id dropped"),
+        }
+        return;
+    };
+    match inner.take_pending(&id) {
+        Some(entry) => {
+            tracing::trace!(side = inner.config.name, %id, method = %entry.method, "response routed");
+            let _ = entry.tx.send(r.outcome);
+        }
+        None if inner.was_cancelled(&id) => {
+            tracing::debug!(side = inner.config.name, %id, "late answer to a cancelled request dropped");
+        }
+        None => {
+            tracing::warn!(side = inner.config.name, %id, frame = %text, "orphan response: no request with this id is waiting; dropped");
+        }
+    }
+}
+
+/// Wraps a service for tests that need none: answers every request with -32601.
+#[derive(Debug, Default)]
+pub struct NullService;
+
+impl Service for NullService {
+    fn call(&self, request: Request, _cx: RequestContext) -> BoxFuture<crate::service::HandlerResult> {
+        let m = request.method;
+        Box::pin(async move { Err(ErrorObject::method_not_found(&m)) })
+    }
+
+    fn notify(&self, _notification: Notification, _peer: &Peer) {}
+}

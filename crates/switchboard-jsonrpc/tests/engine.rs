@@ -1,0 +1,497 @@
+//! Engine behaviour on the in-memory transport, one side played by raw JSON text.
+//! Test names carry the SPEC-NOTES tags they cover.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use switchboard_jsonrpc::memory::{self, MemoryTransport};
+use switchboard_jsonrpc::{
+    BoxFuture, Direction, FrameHook, HandlerResult, Peer, ProgressError, ProgressUpdate, RequestContext, RequestError,
+    RequestOptions, Service, SessionConfig, spawn,
+};
+use switchboard_types::jsonrpc::to_raw;
+use switchboard_types::{ErrorObject, MessageKind, Notification, Request};
+
+/// A test service: `echo` returns its params, `sleep` waits `ms` then answers, `panic` panics,
+/// `fail` returns -32602, `progress` reports progress, anything else is -32601.
+#[derive(Default)]
+struct TestService {
+    dropped: Arc<AtomicBool>,
+    notes: Arc<Mutex<Vec<String>>>,
+    batch: bool,
+    progress_errors: Arc<Mutex<Vec<ProgressError>>>,
+}
+
+struct DropFlag(Arc<AtomicBool>);
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+impl Service for TestService {
+    fn call(&self, req: Request, cx: RequestContext) -> BoxFuture<HandlerResult> {
+        let params: Value = req.params.as_ref().map(|p| serde_json::from_str(p.get()).unwrap()).unwrap_or(Value::Null);
+        let dropped = self.dropped.clone();
+        let perr = self.progress_errors.clone();
+        Box::pin(async move {
+            match req.method.as_str() {
+                "echo" => Ok(to_raw(&params).unwrap()),
+                "sleep" => {
+                    let _flag = DropFlag(dropped);
+                    tokio::time::sleep(Duration::from_millis(params["ms"].as_u64().unwrap_or(10))).await;
+                    Ok(to_raw(&json!({"slept": params["ms"]})).unwrap())
+                }
+                "panic" => panic!("handler bug"),
+                "fail" => Err(ErrorObject::invalid_params("bad")),
+                "progress" => {
+                    cx.report_progress(ProgressUpdate::new(1.0).with_total(2.0)).await.unwrap();
+                    cx.report_progress(ProgressUpdate::new(2.0).with_message("done")).await.unwrap();
+                    if let Err(e) = cx.report_progress(ProgressUpdate::new(2.0)).await {
+                        perr.lock().unwrap().push(e);
+                    }
+                    let late = cx.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_millis(30)).await;
+                        if let Err(e) = late.report_progress(ProgressUpdate::new(3.0)).await {
+                            perr.lock().unwrap().push(e);
+                        }
+                    });
+                    Ok(to_raw(&json!({})).unwrap())
+                }
+                m => Err(ErrorObject::method_not_found(m)),
+            }
+        })
+    }
+
+    fn notify(&self, n: Notification, _peer: &Peer) {
+        self.notes.lock().unwrap().push(n.method);
+    }
+
+    fn batch_allowed(&self) -> bool {
+        self.batch
+    }
+
+    fn cancellable(&self, method: &str) -> bool {
+        method != "initialize"
+    }
+
+    fn allowed_in_batch(&self, method: &str) -> bool {
+        method != "initialize"
+    }
+}
+
+fn start(service: TestService, config: SessionConfig) -> (Peer, MemoryTransport) {
+    let (a, b) = memory::pair();
+    (spawn(a, Arc::new(service), config), b)
+}
+
+async fn next(b: &mut MemoryTransport) -> Value {
+    let text = tokio::time::timeout(Duration::from_secs(5), b.recv_text()).await.expect("a frame").expect("open");
+    assert!(!text.contains('\n'), "ST-1: a frame holds no raw newline");
+    serde_json::from_str(&text).unwrap()
+}
+
+async fn nothing_within(b: &mut MemoryTransport, ms: u64) {
+    if let Ok(Some(t)) = tokio::time::timeout(Duration::from_millis(ms), b.recv_text()).await {
+        panic!("expected no frame, got {t}");
+    }
+}
+
+#[tokio::test]
+async fn jr_6_response_keeps_id_type_and_value() {
+    let (_p, mut b) = start(TestService::default(), SessionConfig::default());
+    b.send_text(r#"{"jsonrpc":"2.0","id":"1","method":"echo","params":{"a":1}}"#).await.unwrap();
+    assert_eq!(next(&mut b).await, json!({"jsonrpc":"2.0","id":"1","result":{"a":1}}));
+    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}"#).await.unwrap();
+    assert_eq!(next(&mut b).await, json!({"jsonrpc":"2.0","id":1,"result":{}}));
+    b.send_text(r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"echo"}"#).await.unwrap();
+    let text = b.recv_text().await.unwrap();
+    assert!(text.contains("\"id\":9007199254740993"), "JR-3: an id beyond 2^53 survives exactly: {text}");
+}
+
+#[tokio::test]
+async fn jr_parse_error_is_32700_without_id() {
+    let (_p, mut b) = start(TestService::default(), SessionConfig::default());
+    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"echo""#).await.unwrap();
+    let v = next(&mut b).await;
+    assert_eq!(v["error"]["code"], -32700);
+    assert!(v.get("id").is_none(), "no id can be read from unparsable JSON: {v}");
+}
+
+#[tokio::test]
+async fn jr_4_null_id_is_invalid_request_not_notification() {
+    let (_p, mut b) = start(TestService::default(), SessionConfig::default());
+    b.send_text(r#"{"jsonrpc":"2.0","id":null,"method":"echo"}"#).await.unwrap();
+    let v = next(&mut b).await;
+    assert_eq!(v["error"]["code"], -32600);
+    assert_eq!(v["error"]["data"]["reason"], "null_id");
+}
+
+#[tokio::test]
+async fn jr_1_wrong_jsonrpc_version_is_32600_with_id() {
+    let (_p, mut b) = start(TestService::default(), SessionConfig::default());
+    b.send_text(r#"{"jsonrpc":"1.0","id":7,"method":"echo"}"#).await.unwrap();
+    assert_eq!(next(&mut b).await["error"]["code"], -32600);
+    b.send_text(r#"{"id":8,"method":"echo"}"#).await.unwrap();
+    let v = next(&mut b).await;
+    assert_eq!((v["id"].clone(), v["error"]["code"].clone()), (json!(8), json!(-32600)));
+}
+
+#[tokio::test]
+async fn jr_11_notifications_are_never_answered_even_when_invalid() {
+    let svc = TestService::default();
+    let notes = svc.notes.clone();
+    let (_p, mut b) = start(svc, SessionConfig::default());
+    b.send_text(r#"{"jsonrpc":"2.0","method":"notifications/unknown"}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"1.0","method":"notifications/bad_version"}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","method":42}"#).await.unwrap();
+    nothing_within(&mut b, 100).await;
+    assert_eq!(*notes.lock().unwrap(), vec!["notifications/unknown".to_string()]);
+}
+
+#[tokio::test]
+async fn jr_unknown_method_is_32601_and_bad_params_32602() {
+    let (_p, mut b) = start(TestService::default(), SessionConfig::default());
+    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"nope"}"#).await.unwrap();
+    assert_eq!(next(&mut b).await["error"]["code"], -32601);
+    b.send_text(r#"{"jsonrpc":"2.0","id":2,"method":"fail","params":{}}"#).await.unwrap();
+    assert_eq!(next(&mut b).await["error"]["code"], -32602);
+    b.send_text(r#"{"jsonrpc":"2.0","id":3,"method":"echo","params":"scalar"}"#).await.unwrap();
+    assert_eq!(next(&mut b).await["error"]["code"], -32600, "scalar params are not a valid request");
+}
+
+#[tokio::test]
+async fn panicking_handler_answers_32603_and_session_lives_on() {
+    let (_p, mut b) = start(TestService::default(), SessionConfig::default());
+    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"panic"}"#).await.unwrap();
+    let v = next(&mut b).await;
+    assert_eq!(v["error"]["code"], -32603);
+    assert_eq!(v["error"]["data"]["reason"], "handler_panicked");
+    b.send_text(r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{"ok":true}}"#).await.unwrap();
+    assert_eq!(next(&mut b).await["result"]["ok"], true);
+}
+
+#[tokio::test]
+async fn slow_request_never_blocks_a_fast_one() {
+    let (_p, mut b) = start(TestService::default(), SessionConfig::default());
+    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"sleep","params":{"ms":300}}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{}}"#).await.unwrap();
+    assert_eq!(next(&mut b).await["id"], 2, "the fast request is answered first");
+    assert_eq!(next(&mut b).await["id"], 1);
+}
+
+#[tokio::test]
+async fn duplicate_in_flight_id_is_rejected_with_32600() {
+    let (_p, mut b) = start(TestService::default(), SessionConfig::default());
+    b.send_text(r#"{"jsonrpc":"2.0","id":5,"method":"sleep","params":{"ms":200}}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","id":5,"method":"echo","params":{}}"#).await.unwrap();
+    let v = next(&mut b).await;
+    assert_eq!(v["error"]["code"], -32600);
+    assert_eq!(v["error"]["data"]["reason"], "duplicate_request_id");
+    assert_eq!(next(&mut b).await["result"]["slept"], 200, "the original request still completes");
+    // Once answered, the id may be used again.
+    b.send_text(r#"{"jsonrpc":"2.0","id":5,"method":"echo","params":{"again":1}}"#).await.unwrap();
+    assert_eq!(next(&mut b).await["result"]["again"], 1);
+}
+
+#[tokio::test]
+async fn bound_in_flight_requests_per_session() {
+    let (_p, mut b) = start(TestService::default(), SessionConfig::default().with_max_in_flight(2));
+    for id in 1..=3 {
+        b.send_text(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"sleep","params":{{"ms":200}}}}"#)).await.unwrap();
+    }
+    let v = next(&mut b).await;
+    assert_eq!(v["id"], 3);
+    assert_eq!(v["error"]["data"]["reason"], "too_many_requests");
+    assert_eq!(v["error"]["data"]["limit"], 2);
+    let mut ids = vec![next(&mut b).await["id"].as_i64().unwrap(), next(&mut b).await["id"].as_i64().unwrap()];
+    ids.sort();
+    assert_eq!(ids, vec![1, 2]);
+}
+
+#[tokio::test]
+async fn bound_frame_size() {
+    let (_p, mut b) = start(TestService::default(), SessionConfig::default().with_max_frame_bytes(64));
+    let big = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"echo","params":{{"x":"{}"}}}}"#, "a".repeat(100));
+    b.send_text(big).await.unwrap();
+    let v = next(&mut b).await;
+    assert_eq!(v["error"]["code"], -32600);
+    assert_eq!(v["error"]["data"]["reason"], "frame_too_large");
+    b.send_text(r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{}}"#).await.unwrap();
+    assert_eq!(next(&mut b).await["id"], 2, "the session survives an oversized frame");
+}
+
+#[tokio::test]
+async fn ut_2_cancellation_drops_the_handler_and_suppresses_the_answer() {
+    let svc = TestService::default();
+    let dropped = svc.dropped.clone();
+    let (_p, mut b) = start(svc, SessionConfig::default());
+    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"sleep","params":{"ms":5000}}"#).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    b.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}"#)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(dropped.load(Ordering::SeqCst), "the handler's future was dropped");
+    b.send_text(r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{}}"#).await.unwrap();
+    assert_eq!(next(&mut b).await["id"], 2, "no answer for the cancelled request; the next one is served");
+}
+
+#[tokio::test]
+async fn ut_4_late_or_unknown_cancellation_is_ignored() {
+    let (_p, mut b) = start(TestService::default(), SessionConfig::default());
+    b.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}"#).await.unwrap();
+    nothing_within(&mut b, 50).await;
+    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}"#).await.unwrap();
+    assert_eq!(next(&mut b).await["id"], 1);
+}
+
+#[tokio::test]
+async fn ut_8_initialize_is_never_cancelled() {
+    struct SlowInit;
+    impl Service for SlowInit {
+        fn call(&self, _r: Request, _cx: RequestContext) -> BoxFuture<HandlerResult> {
+            Box::pin(async {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Ok(to_raw(&json!({"ok": 1})).unwrap())
+            })
+        }
+        fn notify(&self, _n: Notification, _p: &Peer) {}
+        fn cancellable(&self, m: &str) -> bool {
+            m != "initialize"
+        }
+    }
+    let (a, mut b) = memory::pair();
+    let _p = spawn(a, Arc::new(SlowInit), SessionConfig::default());
+    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await.unwrap();
+    assert_eq!(next(&mut b).await["result"]["ok"], 1, "initialize is answered despite the cancellation");
+}
+
+/// Two engines back to back: a client-side peer calling a server-side service.
+fn engines(svc: TestService, client_cfg: SessionConfig) -> (Peer, Peer) {
+    let (a, b) = memory::pair();
+    let server = spawn(a, Arc::new(svc), SessionConfig::default().with_name("server"));
+    let client = spawn(b, Arc::new(switchboard_jsonrpc::NullService), client_cfg.with_name("client"));
+    (client, server)
+}
+
+#[tokio::test]
+async fn responses_route_by_id_out_of_order() {
+    let (client, _server) = engines(TestService::default(), SessionConfig::default());
+    let (p1, p2, p3) = (json!({"ms": 200}), json!({"ms": 10}), json!({"k": "v"}));
+    let slow = client.call::<_, Value>("sleep", Some(&p1), RequestOptions::default());
+    let fast = client.call::<_, Value>("sleep", Some(&p2), RequestOptions::default());
+    let echo = client.call::<_, Value>("echo", Some(&p3), RequestOptions::default());
+    let (s, f, e) = tokio::join!(slow, fast, echo);
+    assert_eq!(s.unwrap()["slept"], 200);
+    assert_eq!(f.unwrap()["slept"], 10);
+    assert_eq!(e.unwrap()["k"], "v");
+    assert_eq!(client.pending_count(), 0);
+}
+
+#[tokio::test]
+async fn orphan_response_is_dropped_and_session_continues() {
+    let (a, mut b) = memory::pair();
+    let client = spawn(a, Arc::new(switchboard_jsonrpc::NullService), SessionConfig::default());
+    let call = tokio::spawn({
+        let c = client.clone();
+        async move { c.call::<Value, Value>("echo", None, RequestOptions::default()).await }
+    });
+    let req = next(&mut b).await;
+    b.send_text(r#"{"jsonrpc":"2.0","id":424242,"result":{"orphan":true}}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","id":"1","result":{"wrong_type":true}}"#).await.unwrap();
+    b.send_text(json!({"jsonrpc":"2.0","id":req["id"],"result":{"right":true}}).to_string()).await.unwrap();
+    let got = call.await.unwrap().unwrap();
+    assert_eq!(got, json!({"right": true}), "only the response with the exact id (type included) is routed");
+    nothing_within(&mut b, 50).await;
+}
+
+#[tokio::test]
+async fn timeout_gives_clear_error_and_sends_cancelled() {
+    let (a, mut b) = memory::pair();
+    let client = spawn(a, Arc::new(switchboard_jsonrpc::NullService), SessionConfig::default());
+    let c = client.clone();
+    let call = tokio::spawn(async move {
+        c.request("sleep", None, RequestOptions::default().with_timeout(Duration::from_millis(50))).await
+    });
+    let req = next(&mut b).await;
+    let cancel = next(&mut b).await;
+    assert_eq!(cancel["method"], "notifications/cancelled");
+    assert_eq!(cancel["params"]["requestId"], req["id"]);
+    assert_eq!(cancel["params"]["reason"], "timeout");
+    match call.await.unwrap() {
+        Err(RequestError::Timeout { method, .. }) => assert_eq!(method, "sleep"),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    // The late answer is suppressed: nobody receives it, nothing breaks.
+    b.send_text(json!({"jsonrpc":"2.0","id":req["id"],"result":{}}).to_string()).await.unwrap();
+    assert_eq!(client.pending_count(), 0);
+}
+
+#[tokio::test]
+async fn caller_cancellation_sends_cancelled_notification() {
+    let (a, mut b) = memory::pair();
+    let client = spawn(a, Arc::new(switchboard_jsonrpc::NullService), SessionConfig::default());
+    let token = tokio_util_token();
+    let c = client.clone();
+    let t = token.clone();
+    let call = tokio::spawn(async move { c.request("sleep", None, RequestOptions::default().with_cancel(t)).await });
+    let req = next(&mut b).await;
+    token.cancel();
+    let n = next(&mut b).await;
+    assert_eq!((n["method"].clone(), n["params"]["requestId"].clone()), (json!("notifications/cancelled"), req["id"].clone()));
+    assert!(matches!(call.await.unwrap(), Err(RequestError::Cancelled)));
+}
+
+fn tokio_util_token() -> tokio_util::sync::CancellationToken {
+    tokio_util::sync::CancellationToken::new()
+}
+
+#[tokio::test]
+async fn dropping_the_call_future_cancels_the_request() {
+    let (a, mut b) = memory::pair();
+    let client = spawn(a, Arc::new(switchboard_jsonrpc::NullService), SessionConfig::default());
+    let c = client.clone();
+    let call = tokio::spawn(async move { c.request("sleep", None, RequestOptions::default()).await });
+    let req = next(&mut b).await;
+    call.abort();
+    let n = next(&mut b).await;
+    assert_eq!(n["params"]["requestId"], req["id"]);
+    assert_eq!(client.pending_count(), 0);
+}
+
+#[tokio::test]
+async fn ut_6_ut_7_progress_routes_to_caller_increases_and_stops_after_response() {
+    let svc = TestService::default();
+    let perr = svc.progress_errors.clone();
+    let (client, _server) = engines(svc, SessionConfig::default());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let opts = RequestOptions::default().with_progress(move |u| s.lock().unwrap().push(u));
+    client.request("progress", None, opts).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(80)).await;
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen, vec![ProgressUpdate::new(1.0).with_total(2.0), ProgressUpdate::new(2.0).with_message("done")]);
+    let errs = perr.lock().unwrap().clone();
+    assert_eq!(errs, vec![ProgressError::NotIncreasing { last: 2.0, next: 2.0 }, ProgressError::Completed]);
+}
+
+#[tokio::test]
+async fn progress_resets_timeout_up_to_a_hard_maximum() {
+    let (a, mut b) = memory::pair();
+    let client = spawn(a, Arc::new(switchboard_jsonrpc::NullService), SessionConfig::default());
+    let c = client.clone();
+    let call = tokio::spawn(async move {
+        let opts = RequestOptions::default()
+            .with_timeout(Duration::from_millis(100))
+            .with_progress(|_| {})
+            .reset_on_progress(Duration::from_secs(5));
+        c.request("long", None, opts).await
+    });
+    let req = next(&mut b).await;
+    let token = req["params"]["_meta"]["progressToken"].clone();
+    assert_eq!(token, req["id"], "the progress token is added to _meta");
+    for i in 1..=4 {
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        b.send_text(json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":i}}).to_string())
+            .await
+            .unwrap();
+    }
+    b.send_text(json!({"jsonrpc":"2.0","id":req["id"],"result":{"ok":true}}).to_string()).await.unwrap();
+    assert_eq!(call.await.unwrap().unwrap().get(), r#"{"ok":true}"#, "240ms > 100ms timeout, kept alive by progress");
+}
+
+#[tokio::test]
+async fn frame_hook_sees_every_frame_with_direction_and_id() {
+    let log: Arc<Mutex<Vec<(Direction, Option<MessageKind>, Option<String>)>>> = Arc::default();
+    let l = log.clone();
+    let hook = FrameHook::new(move |e| l.lock().unwrap().push((e.direction, e.kind, e.id.map(|i| i.to_string()))));
+    let (_p, mut b) = start(TestService::default(), SessionConfig::default().with_frame_hook(hook));
+    b.send_text(r#"{"jsonrpc":"2.0","id":"a","method":"echo","params":{}}"#).await.unwrap();
+    next(&mut b).await;
+    b.send_text("not json").await.unwrap();
+    next(&mut b).await;
+    let log = log.lock().unwrap().clone();
+    assert_eq!(
+        log,
+        vec![
+            (Direction::Inbound, Some(MessageKind::Request), Some("\"a\"".into())),
+            (Direction::Outbound, Some(MessageKind::Result), Some("\"a\"".into())),
+            (Direction::Inbound, None, None),
+            (Direction::Outbound, Some(MessageKind::Error), None),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn jr_12_batch_rejected_when_revision_forbids_it() {
+    let (_p, mut b) = start(TestService::default(), SessionConfig::default());
+    b.send_text(r#"[{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}]"#).await.unwrap();
+    let v = next(&mut b).await;
+    assert_eq!(v["error"]["code"], -32600);
+    assert_eq!(v["error"]["data"]["reason"], "batch_not_allowed");
+}
+
+#[tokio::test]
+async fn jr_12_jr_9_batch_answered_as_array_initialize_refused_inside() {
+    let svc = TestService { batch: true, ..Default::default() };
+    let notes = svc.notes.clone();
+    let (_p, mut b) = start(svc, SessionConfig::default());
+    b.send_text(
+        r#"[{"jsonrpc":"2.0","id":1,"method":"echo","params":{"n":1}},
+            {"jsonrpc":"2.0","method":"notifications/x"},
+            {"jsonrpc":"2.0","id":2,"method":"initialize","params":{}},
+            {"jsonrpc":"2.0","id":3,"method":"nope"}]"#,
+    )
+    .await
+    .unwrap();
+    let v = next(&mut b).await;
+    let arr = v.as_array().expect("a batch is answered with an array");
+    assert_eq!(arr.len(), 3, "one entry per request, none for the notification: {v}");
+    let by_id = |id: i64| arr.iter().find(|e| e["id"] == id).unwrap().clone();
+    assert_eq!(by_id(1)["result"]["n"], 1);
+    assert_eq!(by_id(2)["error"]["code"], -32600);
+    assert_eq!(by_id(3)["error"]["code"], -32601);
+    assert_eq!(*notes.lock().unwrap(), vec!["notifications/x".to_string()]);
+    // A batch of notifications only gets no reply.
+    b.send_text(r#"[{"jsonrpc":"2.0","method":"notifications/y"}]"#).await.unwrap();
+    nothing_within(&mut b, 50).await;
+}
+
+#[tokio::test]
+async fn closing_the_transport_fails_waiting_callers() {
+    let (a, b) = memory::pair();
+    let client = spawn(a, Arc::new(switchboard_jsonrpc::NullService), SessionConfig::default());
+    let c = client.clone();
+    let call = tokio::spawn(async move { c.request("x", None, RequestOptions::default()).await });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    drop(b);
+    assert!(matches!(call.await.unwrap(), Err(RequestError::Closed)));
+    client.closed().await;
+    assert!(client.is_closed());
+}
+
+#[tokio::test]
+async fn bound_pending_outbound_requests() {
+    let (a, _b) = memory::pair();
+    let client = spawn(a, Arc::new(switchboard_jsonrpc::NullService), SessionConfig::default().with_max_pending(2));
+    let counter = Arc::new(AtomicUsize::new(0));
+    for _ in 0..2 {
+        let c = client.clone();
+        let n = counter.clone();
+        tokio::spawn(async move {
+            n.fetch_add(1, Ordering::SeqCst);
+            let _ = c.request("x", None, RequestOptions::default()).await;
+        });
+    }
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    match client.request("x", None, RequestOptions::default()).await {
+        Err(RequestError::TooManyPending { limit }) => assert_eq!(limit, 2),
+        other => panic!("expected the pending bound, got {other:?}"),
+    }
+}
