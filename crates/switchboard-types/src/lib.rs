@@ -32,6 +32,7 @@ pub mod completion;
 pub mod content;
 pub mod elicitation;
 pub mod error;
+pub mod gates;
 pub mod id;
 pub mod jsonrpc;
 pub mod lifecycle;

@@ -1,0 +1,9 @@
+//! # switchboard-cli
+//!
+//! The library behind the `switchboard` binary, so that tests run exactly what the CLI runs.
+//!
+//! | module | role |
+//! |---|---|
+//! | [`demo`] | the embedded default server and the worked session `switchboard demo` prints |
+
+pub mod demo;
