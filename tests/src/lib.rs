@@ -100,6 +100,14 @@ impl RawPeer {
         serde_json::from_str(&text).expect("we emit JSON")
     }
 
+    /// The next frame's exact text (schema-checked like every frame we emit).
+    pub async fn recv_text(&mut self) -> String {
+        assert!(self.backlog.is_empty(), "frames already consumed as values: {:?}", self.backlog);
+        let text = tokio::time::timeout(WAIT, self.io.recv_text()).await.expect("a frame in time").expect("open");
+        self.checker.see(&self.version, &text, true, true);
+        text
+    }
+
     /// The next frame.
     pub async fn recv(&mut self) -> Value {
         if !self.backlog.is_empty() {
@@ -154,7 +162,16 @@ impl RawPeer {
         let chosen = r["result"]["protocolVersion"].as_str().expect("initialize result").to_owned();
         self.version = chosen;
         self.notify("notifications/initialized", Value::Null).await;
+        // A ping round trip guarantees the server has processed `initialized` (frames are handled
+        // in order), so the session is Ready when this returns.
+        self.sync().await;
         r["result"].clone()
+    }
+
+    /// A ping round trip: everything sent before it has been processed by the peer.
+    pub async fn sync(&mut self) {
+        let pong = self.request(serde_json::json!("sync"), "ping", Value::Null).await;
+        assert_eq!(pong["result"], serde_json::json!({}), "ping answered");
     }
 
     /// Fails if any frame arrives within `ms`.
