@@ -1,0 +1,61 @@
+//! The method-name constants match the method names of the official schemas exactly.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+use switchboard_types::methods;
+
+/// Every `method` constant of a revision's schema.
+fn schema_methods(rev: &str) -> BTreeSet<String> {
+    let path = switchboard_test_support::shared_dir()
+        .join("spec/schema")
+        .join(rev)
+        .join("schema.json");
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("schema")).expect("json");
+    let defs = doc
+        .get("$defs")
+        .or_else(|| doc.get("definitions"))
+        .and_then(Value::as_object)
+        .expect("defs");
+    defs.values()
+        .filter_map(|d| {
+            d.pointer("/properties/method/const")
+                .and_then(Value::as_str)
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn constants_are_exactly_the_schema_methods() {
+    let mut all = BTreeSet::new();
+    for rev in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        for m in schema_methods(rev) {
+            assert!(methods::is_known(&m), "{rev}: {m} has no constant");
+            all.insert(m);
+        }
+    }
+    let ours: BTreeSet<String> = methods::REQUESTS
+        .iter()
+        .chain(methods::NOTIFICATIONS.iter())
+        .map(|m| (*m).to_owned())
+        .collect();
+    assert_eq!(ours, all, "constants that no revision defines");
+}
+
+#[test]
+fn requests_and_notifications_are_told_apart() {
+    for m in methods::REQUESTS {
+        assert!(
+            methods::is_request(m) && !methods::is_notification(m),
+            "{m}"
+        );
+    }
+    for m in methods::NOTIFICATIONS {
+        assert!(
+            m.starts_with("notifications/") && methods::is_notification(m),
+            "{m}"
+        );
+    }
+}
