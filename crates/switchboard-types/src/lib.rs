@@ -49,5 +49,7 @@ pub mod version;
 
 pub use error::{ErrorCode, ErrorObject};
 pub use id::{ProgressToken, RequestId};
-pub use jsonrpc::{DecodeError, Frame, Message, MessageKind, Notification, RawJson, Request, Response};
+pub use jsonrpc::{
+    DecodeError, Frame, Message, MessageKind, Notification, RawJson, Request, Response,
+};
 pub use version::{Feature, ProtocolVersion};
