@@ -53,3 +53,11 @@ pub use jsonrpc::{
     DecodeError, Frame, Message, MessageKind, Notification, RawJson, Request, Response,
 };
 pub use version::{Feature, ProtocolVersion};
+
+// The most used MCP wire types, at the crate root.
+pub use capabilities::{ClientCapabilities, ServerCapabilities};
+pub use content::{Content, ContentBlock, Role};
+pub use lifecycle::{Implementation, InitializeRequestParams, InitializeResult};
+pub use logging::LoggingLevel;
+pub use meta::{JsonObject, Meta};
+pub use tools::{CallToolRequestParams, CallToolResult, Tool};
