@@ -44,20 +44,28 @@ impl FrameChecker {
         for item in items {
             let id = item.get("id").map(|i| i.to_string());
             if let (Some(m), Some(id)) = (item.get("method").and_then(Value::as_str), &id) {
-                self.methods.insert((request_from_us, id.clone()), m.to_owned());
+                self.methods
+                    .insert((request_from_us, id.clone()), m.to_owned());
             }
             if !ours {
                 continue;
             }
             let answering = if item.get("method").is_none() {
-                id.as_ref().and_then(|id| self.methods.get(&(!request_from_us, id.clone()))).cloned()
+                id.as_ref()
+                    .and_then(|id| self.methods.get(&(!request_from_us, id.clone())))
+                    .cloned()
             } else {
                 None
             };
             // An error whose request id was unreadable carries no id: only 2025-11-25 allows that
             // (SPEC-NOTES §2.1), so such frames are checked against 2025-11-25.
-            let schema_version = if item.get("error").is_some() && item.get("id").is_none() { "2025-11-25" } else { version };
-            if let Err(e) = Schemas::get(schema_version).validate_frame(&item, answering.as_deref()) {
+            let schema_version = if item.get("error").is_some() && item.get("id").is_none() {
+                "2025-11-25"
+            } else {
+                version
+            };
+            if let Err(e) = Schemas::get(schema_version).validate_frame(&item, answering.as_deref())
+            {
                 panic!("emitted frame violates the {schema_version} schema: {e}");
             }
             self.checked += 1;
@@ -79,13 +87,21 @@ pub struct RawPeer {
 impl RawPeer {
     /// Wraps one end of a memory pair; frames are checked against `version`'s schema.
     pub fn new(io: MemoryTransport, version: &str) -> Self {
-        RawPeer { io, backlog: Vec::new(), version: version.to_owned(), checker: FrameChecker::default() }
+        RawPeer {
+            io,
+            backlog: Vec::new(),
+            version: version.to_owned(),
+            checker: FrameChecker::default(),
+        }
     }
 
     /// Sends raw text (which may be deliberately invalid).
     pub async fn send_text(&mut self, text: &str) {
         self.checker.see(&self.version, text, false, false);
-        self.io.send_text(text).await.expect("the other end is open");
+        self.io
+            .send_text(text)
+            .await
+            .expect("the other end is open");
     }
 
     /// Sends a JSON value.
@@ -94,16 +110,29 @@ impl RawPeer {
     }
 
     async fn recv_raw(&mut self) -> Value {
-        let text = tokio::time::timeout(WAIT, self.io.recv_text()).await.expect("a frame in time").expect("open");
-        assert!(!text.contains('\n'), "ST-1: no raw newline in a frame: {text}");
+        let text = tokio::time::timeout(WAIT, self.io.recv_text())
+            .await
+            .expect("a frame in time")
+            .expect("open");
+        assert!(
+            !text.contains('\n'),
+            "ST-1: no raw newline in a frame: {text}"
+        );
         self.checker.see(&self.version, &text, true, true);
         serde_json::from_str(&text).expect("we emit JSON")
     }
 
     /// The next frame's exact text (schema-checked like every frame we emit).
     pub async fn recv_text(&mut self) -> String {
-        assert!(self.backlog.is_empty(), "frames already consumed as values: {:?}", self.backlog);
-        let text = tokio::time::timeout(WAIT, self.io.recv_text()).await.expect("a frame in time").expect("open");
+        assert!(
+            self.backlog.is_empty(),
+            "frames already consumed as values: {:?}",
+            self.backlog
+        );
+        let text = tokio::time::timeout(WAIT, self.io.recv_text())
+            .await
+            .expect("a frame in time")
+            .expect("open");
         self.checker.see(&self.version, &text, true, true);
         text
     }
@@ -118,7 +147,11 @@ impl RawPeer {
 
     /// The next frame whose `id` is `id` (others are kept for later).
     pub async fn recv_id(&mut self, id: &Value) -> Value {
-        if let Some(i) = self.backlog.iter().position(|f| f.get("id") == Some(id) && f.get("method").is_none()) {
+        if let Some(i) = self
+            .backlog
+            .iter()
+            .position(|f| f.get("id") == Some(id) && f.get("method").is_none())
+        {
             return self.backlog.remove(i);
         }
         loop {
@@ -159,7 +192,10 @@ impl RawPeer {
                     "clientInfo": {"name": "raw-test-client", "version": "1"}}),
             )
             .await;
-        let chosen = r["result"]["protocolVersion"].as_str().expect("initialize result").to_owned();
+        let chosen = r["result"]["protocolVersion"]
+            .as_str()
+            .expect("initialize result")
+            .to_owned();
         self.version = chosen;
         self.notify("notifications/initialized", Value::Null).await;
         // A ping round trip guarantees the server has processed `initialized` (frames are handled
@@ -170,14 +206,22 @@ impl RawPeer {
 
     /// A ping round trip: everything sent before it has been processed by the peer.
     pub async fn sync(&mut self) {
-        let pong = self.request(serde_json::json!("sync"), "ping", Value::Null).await;
+        let pong = self
+            .request(serde_json::json!("sync"), "ping", Value::Null)
+            .await;
         assert_eq!(pong["result"], serde_json::json!({}), "ping answered");
     }
 
     /// Fails if any frame arrives within `ms`.
     pub async fn expect_silence(&mut self, ms: u64) {
-        assert!(self.backlog.is_empty(), "unexpected frames: {:?}", self.backlog);
-        if let Ok(Some(t)) = tokio::time::timeout(Duration::from_millis(ms), self.io.recv_text()).await {
+        assert!(
+            self.backlog.is_empty(),
+            "unexpected frames: {:?}",
+            self.backlog
+        );
+        if let Ok(Some(t)) =
+            tokio::time::timeout(Duration::from_millis(ms), self.io.recv_text()).await
+        {
             panic!("expected no frame, got {t}");
         }
     }

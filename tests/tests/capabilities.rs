@@ -13,7 +13,9 @@ use switchboard::types::tools::{CallToolResult, Tool};
 use switchboard_tests::{RawPeer, Recorder};
 
 fn bare_server() -> Server {
-    Server::builder(Implementation::new("bare", "1")).build().unwrap()
+    Server::builder(Implementation::new("bare", "1"))
+        .build()
+        .unwrap()
 }
 
 #[tokio::test]
@@ -23,13 +25,29 @@ async fn cp_1_request_for_undeclared_server_capability_is_32601() {
     let _session = s.serve(b).unwrap();
     let mut c = RawPeer::new(a, "2025-11-25");
     let init = c.handshake("2025-11-25", json!({})).await;
-    assert_eq!(init["capabilities"], json!({}), "nothing registered, nothing declared");
-    for m in ["tools/list", "resources/list", "prompts/list", "logging/setLevel", "completion/complete"] {
+    assert_eq!(
+        init["capabilities"],
+        json!({}),
+        "nothing registered, nothing declared"
+    );
+    for m in [
+        "tools/list",
+        "resources/list",
+        "prompts/list",
+        "logging/setLevel",
+        "completion/complete",
+    ] {
         let r = c.request(json!(m), m, json!({})).await;
         assert_eq!(r["error"]["code"], -32601, "{m}");
-        assert_eq!(r["error"]["data"]["reason"], "capability_not_declared", "{m}");
+        assert_eq!(
+            r["error"]["data"]["reason"], "capability_not_declared",
+            "{m}"
+        );
     }
-    assert_eq!(c.request(json!(1), "ping", Value::Null).await["result"], json!({}));
+    assert_eq!(
+        c.request(json!(1), "ping", Value::Null).await["result"],
+        json!({})
+    );
 }
 
 #[tokio::test]
@@ -47,7 +65,10 @@ async fn lc_5_client_never_sends_a_request_the_server_did_not_declare() {
     let before = rec.frames().len();
     match c.list_tools().await {
         Err(ClientError::Request(RequestError::NotAllowed(e))) => {
-            assert_eq!(e.data.as_ref().unwrap()["reason"], "capability_not_negotiated");
+            assert_eq!(
+                e.data.as_ref().unwrap()["reason"],
+                "capability_not_negotiated"
+            );
         }
         other => panic!("expected a local refusal, got {other:?}"),
     }
@@ -67,24 +88,49 @@ async fn client_sends_nothing_but_initialize_and_ping_before_the_handshake() {
     assert!(first.contains("\"initialize\""));
     tokio::time::sleep(Duration::from_millis(50)).await;
     connecting.abort();
-    let outbound: Vec<_> = rec.frames().into_iter().filter(|(d, _)| *d == Direction::Outbound).collect();
+    let outbound: Vec<_> = rec
+        .frames()
+        .into_iter()
+        .filter(|(d, _)| *d == Direction::Outbound)
+        .collect();
     assert_eq!(outbound.len(), 1);
 }
 
 #[tokio::test]
 async fn cp_2_client_answers_32601_for_an_undeclared_client_capability() {
-    let s = Server::builder(Implementation::new("s", "1")).enable_tools().build().unwrap();
+    let s = Server::builder(Implementation::new("s", "1"))
+        .enable_tools()
+        .build()
+        .unwrap();
     let (client_end, server_end) = memory::pair();
     let session = s.serve(server_end).unwrap();
-    let _c = Client::builder(Implementation::new("c", "1")).build().connect(client_end).await.unwrap();
+    let _c = Client::builder(Implementation::new("c", "1"))
+        .build()
+        .connect(client_end)
+        .await
+        .unwrap();
     // The server refuses locally to send sampling to a client without the capability...
-    let e = session.peer().request("sampling/createMessage", None, RequestOptions::default()).await.unwrap_err();
+    let e = session
+        .peer()
+        .request("sampling/createMessage", None, RequestOptions::default())
+        .await
+        .unwrap_err();
     assert!(matches!(e, RequestError::NotAllowed(_)), "{e:?}");
     for m in ["roots/list", "elicitation/create"] {
-        assert!(matches!(session.peer().request(m, None, RequestOptions::default()).await, Err(RequestError::NotAllowed(_))));
+        assert!(matches!(
+            session
+                .peer()
+                .request(m, None, RequestOptions::default())
+                .await,
+            Err(RequestError::NotAllowed(_))
+        ));
     }
     // ...and a server-to-client ping is always allowed and answered.
-    let pong = session.peer().request("ping", None, RequestOptions::default()).await.unwrap();
+    let pong = session
+        .peer()
+        .request("ping", None, RequestOptions::default())
+        .await
+        .unwrap();
     assert_eq!(pong.get(), "{}");
 }
 
@@ -106,7 +152,13 @@ async fn client_answers_32601_when_a_peer_ignores_its_capabilities() {
         .await;
     fake.recv().await; // initialized
     let _session = task.await.unwrap().unwrap();
-    let r = fake.request(json!("s1"), "sampling/createMessage", json!({"messages": [], "maxTokens": 10})).await;
+    let r = fake
+        .request(
+            json!("s1"),
+            "sampling/createMessage",
+            json!({"messages": [], "maxTokens": 10}),
+        )
+        .await;
     assert_eq!(r["error"]["code"], -32601);
     let r = fake.request(json!("r1"), "roots/list", Value::Null).await;
     assert_eq!(r["error"]["code"], -32601);
@@ -116,32 +168,58 @@ async fn client_answers_32601_when_a_peer_ignores_its_capabilities() {
 
 #[tokio::test]
 async fn server_never_sends_list_changed_it_did_not_declare() {
-    let caps = ServerCapabilities { tools: Some(ToolsCapability::default()), ..Default::default() };
+    let caps = ServerCapabilities {
+        tools: Some(ToolsCapability::default()),
+        ..Default::default()
+    };
     let s = Server::builder(Implementation::new("s", "1"))
         .capabilities(caps)
-        .tool(Tool::new("a", json!({"type": "object"})), |_| async { Ok(CallToolResult::text("a")) })
+        .tool(Tool::new("a", json!({"type": "object"})), |_| async {
+            Ok(CallToolResult::text("a"))
+        })
         .build()
         .unwrap();
     let (a, b) = memory::pair();
     let session = s.serve(b).unwrap();
     let mut c = RawPeer::new(a, "2025-11-25");
     c.handshake("2025-11-25", json!({})).await;
-    s.add_tool(Tool::new("b", json!({"type": "object"})), |_| async { Ok(CallToolResult::text("b")) }).unwrap();
+    s.add_tool(Tool::new("b", json!({"type": "object"})), |_| async {
+        Ok(CallToolResult::text("b"))
+    })
+    .unwrap();
     c.expect_silence(100).await;
-    let e = session.peer().notify::<()>("notifications/tools/list_changed", None).await.unwrap_err();
+    let e = session
+        .peer()
+        .notify::<()>("notifications/tools/list_changed", None)
+        .await
+        .unwrap_err();
     assert!(matches!(e, RequestError::NotAllowed(_)));
 }
 
 #[tokio::test]
 async fn server_sends_nothing_but_ping_and_logs_before_initialized() {
-    let s = Server::builder(Implementation::new("s", "1")).enable_tools().build().unwrap();
+    let s = Server::builder(Implementation::new("s", "1"))
+        .enable_tools()
+        .build()
+        .unwrap();
     let (a, b) = memory::pair();
     let session = s.serve(b).unwrap();
     let mut c = RawPeer::new(a, "2025-11-25");
-    c.request(json!(1), "initialize", json!({"protocolVersion":"2025-11-25","capabilities":{"roots":{}},
-        "clientInfo":{"name":"t","version":"1"}}))
-        .await;
-    let e = session.peer().request("roots/list", None, RequestOptions::default()).await.unwrap_err();
-    assert!(matches!(e, RequestError::NotAllowed(_)), "no server request before initialized: {e:?}");
+    c.request(
+        json!(1),
+        "initialize",
+        json!({"protocolVersion":"2025-11-25","capabilities":{"roots":{}},
+        "clientInfo":{"name":"t","version":"1"}}),
+    )
+    .await;
+    let e = session
+        .peer()
+        .request("roots/list", None, RequestOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, RequestError::NotAllowed(_)),
+        "no server request before initialized: {e:?}"
+    );
     c.expect_silence(50).await;
 }

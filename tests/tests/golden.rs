@@ -3,7 +3,8 @@
 
 use serde_json::json;
 use switchboard::jsonrpc::{
-    BoxFuture, HandlerResult, Peer, RequestContext, RequestOptions, Service, SessionConfig, memory, spawn,
+    BoxFuture, HandlerResult, Peer, RequestContext, RequestOptions, Service, SessionConfig, memory,
+    spawn,
 };
 use switchboard::types::{Notification, Request};
 use switchboard_cli::demo::demo_server;
@@ -62,11 +63,19 @@ async fn golden_method_not_found_32601_and_invalid_params_32602() {
     let mut p = demo_peer().await;
     p.handshake("2025-11-25", json!({})).await;
     assert_eq!(
-        exchange(&mut p, r#"{"jsonrpc":"2.0","id":7,"method":"tools/frobnicate"}"#).await,
+        exchange(
+            &mut p,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/frobnicate"}"#
+        )
+        .await,
         r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"Method not found: tools/frobnicate","data":{"reason":"method_not_found","method":"tools/frobnicate"}}}"#
     );
     assert_eq!(
-        exchange(&mut p, r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"nope"}}"#).await,
+        exchange(
+            &mut p,
+            r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"nope"}}"#
+        )
+        .await,
         r#"{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"Unknown tool: nope","data":{"reason":"unknown_tool","tool":"nope"}}}"#
     );
 }
@@ -113,15 +122,26 @@ async fn golden_outbound_request_notification_and_cancel() {
     let token = tokio_util::sync::CancellationToken::new();
     let t = token.clone();
     let pp = peer.clone();
-    let call = tokio::spawn(async move { pp.request("ping", None, RequestOptions::default().with_cancel(t)).await });
-    assert_eq!(p.recv_text().await, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+    let call = tokio::spawn(async move {
+        pp.request("ping", None, RequestOptions::default().with_cancel(t))
+            .await
+    });
+    assert_eq!(
+        p.recv_text().await,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#
+    );
     token.cancel();
     assert_eq!(
         p.recv_text().await,
         r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"cancelled by the caller"}}"#
     );
     call.await.unwrap().unwrap_err();
-    peer.notify("notifications/message", Some(&json!({"level": "info", "data": "hi"}))).await.unwrap();
+    peer.notify(
+        "notifications/message",
+        Some(&json!({"level": "info", "data": "hi"})),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         p.recv_text().await,
         r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}"#

@@ -14,9 +14,14 @@ use switchboard_tests::RawPeer;
 fn server(strictness: Strictness) -> Server {
     Server::builder(Implementation::new("lifecycle-test", "1"))
         .strictness(strictness)
-        .tool(Tool::new("echo", json!({"type": "object"})), |c| async move {
-            Ok(CallToolResult::text(serde_json::to_string(&c.arguments).unwrap_or_default()))
-        })
+        .tool(
+            Tool::new("echo", json!({"type": "object"})),
+            |c| async move {
+                Ok(CallToolResult::text(
+                    serde_json::to_string(&c.arguments).unwrap_or_default(),
+                ))
+            },
+        )
         .build()
         .unwrap()
 }
@@ -39,7 +44,9 @@ async fn lc_1_requests_before_initialize_get_32600_and_session_stays_usable() {
     assert_eq!(r["error"]["message"], "server not initialized");
     assert_eq!(r["error"]["data"]["reason"], "not_initialized");
     assert_eq!(session.lifecycle(), LifecycleState::AwaitingInitialize);
-    let r = c.request(json!(2), "initialize", init_params("2025-11-25")).await;
+    let r = c
+        .request(json!(2), "initialize", init_params("2025-11-25"))
+        .await;
     assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
 }
 
@@ -54,7 +61,10 @@ async fn ut_1_ping_is_served_before_initialize() {
 async fn unknown_method_before_initialize_is_32601_and_connection_stays_up() {
     let (mut c, _s) = connect(&server(Strictness::Strict));
     let r = c.request(json!(1), "server/discover", json!({})).await;
-    assert_eq!(r["error"]["code"], -32601, "a 2026-era probe gets method-not-found");
+    assert_eq!(
+        r["error"]["code"], -32601,
+        "a 2026-era probe gets method-not-found"
+    );
     c.handshake("2025-11-25", json!({})).await;
     let r = c.request(json!(2), "tools/list", Value::Null).await;
     assert_eq!(r["result"]["tools"][0]["name"], "echo");
@@ -63,11 +73,18 @@ async fn unknown_method_before_initialize_is_32601_and_connection_stays_up() {
 #[tokio::test]
 async fn strict_by_default_requests_between_initialize_and_initialized_get_32600() {
     let (mut c, session) = connect(&server(Strictness::Strict));
-    c.request(json!(1), "initialize", init_params("2025-11-25")).await;
+    c.request(json!(1), "initialize", init_params("2025-11-25"))
+        .await;
     assert_eq!(session.lifecycle(), LifecycleState::Initializing);
     let r = c.request(json!(2), "tools/list", Value::Null).await;
-    assert_eq!(r["error"]["code"], -32600, "seed 000's invariant, strict by default");
-    assert_eq!(c.request(json!(3), "ping", Value::Null).await["result"], json!({}));
+    assert_eq!(
+        r["error"]["code"], -32600,
+        "seed 000's invariant, strict by default"
+    );
+    assert_eq!(
+        c.request(json!(3), "ping", Value::Null).await["result"],
+        json!({})
+    );
     c.notify("notifications/initialized", Value::Null).await;
     let r = c.request(json!(4), "tools/list", Value::Null).await;
     assert!(r.get("result").is_some(), "{r}");
@@ -77,7 +94,8 @@ async fn strict_by_default_requests_between_initialize_and_initialized_get_32600
 #[tokio::test]
 async fn lenient_option_serves_requests_before_initialized_as_spec_3_2_recommends() {
     let (mut c, _s) = connect(&server(Strictness::Lenient));
-    c.request(json!(1), "initialize", init_params("2025-11-25")).await;
+    c.request(json!(1), "initialize", init_params("2025-11-25"))
+        .await;
     let r = c.request(json!(2), "tools/list", Value::Null).await;
     assert!(r.get("result").is_some(), "{r}");
 }
@@ -86,7 +104,9 @@ async fn lenient_option_serves_requests_before_initialized_as_spec_3_2_recommend
 async fn second_initialize_is_rejected() {
     let (mut c, _s) = connect(&server(Strictness::Strict));
     c.handshake("2025-11-25", json!({})).await;
-    let r = c.request(json!(9), "initialize", init_params("2025-11-25")).await;
+    let r = c
+        .request(json!(9), "initialize", init_params("2025-11-25"))
+        .await;
     assert_eq!(r["error"]["code"], -32600);
     assert_eq!(r["error"]["data"]["reason"], "already_initialized");
 }
@@ -108,8 +128,13 @@ async fn lc_7_each_supported_version_is_echoed() {
 async fn lc_8_unsupported_version_gets_a_successful_counter_offer() {
     for offered in ["1999-01-01", "2026-07-28", "not-a-date"] {
         let (mut c, _s) = connect(&server(Strictness::Strict));
-        let r = c.request(json!(1), "initialize", init_params(offered)).await;
-        assert!(r.get("error").is_none(), "LC-8: a counter-offer, never an error: {r}");
+        let r = c
+            .request(json!(1), "initialize", init_params(offered))
+            .await;
+        assert!(
+            r.get("error").is_none(),
+            "LC-8: a counter-offer, never an error: {r}"
+        );
         assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
     }
 }
@@ -117,7 +142,9 @@ async fn lc_8_unsupported_version_gets_a_successful_counter_offer() {
 #[tokio::test]
 async fn initialize_with_bad_params_is_32602_and_session_stays_usable() {
     let (mut c, session) = connect(&server(Strictness::Strict));
-    let r = c.request(json!(1), "initialize", json!({"protocolVersion": 5})).await;
+    let r = c
+        .request(json!(1), "initialize", json!({"protocolVersion": 5}))
+        .await;
     assert_eq!(r["error"]["code"], -32602);
     assert_eq!(session.lifecycle(), LifecycleState::AwaitingInitialize);
     c.handshake("2025-11-25", json!({})).await;
@@ -142,16 +169,25 @@ async fn lc_9_client_disconnects_when_server_picks_a_version_it_cannot_use() {
         }
         other => panic!("expected UnsupportedVersion, got {other:?}"),
     }
-    tokio::time::timeout(switchboard_tests::WAIT, session.closed()).await.expect("the client disconnected");
+    tokio::time::timeout(switchboard_tests::WAIT, session.closed())
+        .await
+        .expect("the client disconnected");
     assert_eq!(session.lifecycle(), LifecycleState::Closed);
 }
 
 #[tokio::test]
 async fn client_accepts_a_counter_offer_it_supports() {
     let (a, b) = memory::pair();
-    let s = Server::builder(Implementation::new("s", "1")).versions([ProtocolVersion::V2025_06_18]).build().unwrap();
+    let s = Server::builder(Implementation::new("s", "1"))
+        .versions([ProtocolVersion::V2025_06_18])
+        .build()
+        .unwrap();
     let _session = s.serve(b).unwrap();
-    let c = Client::builder(Implementation::new("c", "1")).build().connect(a).await.unwrap();
+    let c = Client::builder(Implementation::new("c", "1"))
+        .build()
+        .connect(a)
+        .await
+        .unwrap();
     assert_eq!(c.protocol_version(), ProtocolVersion::V2025_06_18);
 }
 
@@ -160,14 +196,20 @@ async fn client_handles_the_32602_unsupported_version_error_too() {
     let (a, b) = memory::pair();
     let mut fake = RawPeer::new(b, "2025-11-25");
     let task = tokio::spawn(async move {
-        Client::builder(Implementation::new("c", "1")).build().connect(a).await
+        Client::builder(Implementation::new("c", "1"))
+            .build()
+            .connect(a)
+            .await
     });
     let init = fake.recv().await;
     fake.send(json!({"jsonrpc":"2.0","id":init["id"],"error":{"code":-32602,"message":"Unsupported protocol version",
         "data":{"supported":["2024-11-05"],"requested":"2025-11-25"}}}))
         .await;
     match task.await.unwrap() {
-        Err(ClientError::Handshake(m)) => assert!(m.contains("Unsupported protocol version") && m.contains("2024-11-05"), "{m}"),
+        Err(ClientError::Handshake(m)) => assert!(
+            m.contains("Unsupported protocol version") && m.contains("2024-11-05"),
+            "{m}"
+        ),
         other => panic!("expected a handshake error, got {other:?}"),
     }
 }
@@ -176,16 +218,30 @@ async fn client_handles_the_32602_unsupported_version_error_too() {
 async fn lc_2_lc_4_client_sends_initialize_then_initialized() {
     let (a, b) = memory::pair();
     let mut fake = RawPeer::new(b, "2025-11-25");
-    let task = tokio::spawn(async move { Client::builder(Implementation::new("c", "1")).build().connect(a).await });
+    let task = tokio::spawn(async move {
+        Client::builder(Implementation::new("c", "1"))
+            .build()
+            .connect(a)
+            .await
+    });
     let init = fake.recv().await;
     assert_eq!(init["method"], "initialize");
-    assert_eq!(init["params"]["protocolVersion"], "2025-11-25", "LC-6: the newest it supports");
-    assert!(init["params"]["clientInfo"]["name"].is_string() && init["params"]["capabilities"].is_object());
+    assert_eq!(
+        init["params"]["protocolVersion"], "2025-11-25",
+        "LC-6: the newest it supports"
+    );
+    assert!(
+        init["params"]["clientInfo"]["name"].is_string()
+            && init["params"]["capabilities"].is_object()
+    );
     fake.send(json!({"jsonrpc":"2.0","id":init["id"],"result":{"protocolVersion":"2025-11-25","capabilities":{},
         "serverInfo":{"name":"fake","version":"1"}}}))
         .await;
     let initialized = fake.recv().await;
-    assert_eq!(initialized, json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    assert_eq!(
+        initialized,
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"})
+    );
     let session = task.await.unwrap().unwrap();
     assert_eq!(session.negotiated().server_info.name, "fake");
 }
@@ -198,7 +254,10 @@ async fn jr_12_batch_accepted_in_2025_03_26() {
     let v = c.recv().await;
     let arr = v.as_array().expect("an array answers a batch");
     assert_eq!(arr.len(), 2);
-    assert!(arr.iter().any(|e| e["id"] == 11 && e["result"]["tools"].is_array()));
+    assert!(
+        arr.iter()
+            .any(|e| e["id"] == 11 && e["result"]["tools"].is_array())
+    );
 }
 
 #[tokio::test]
@@ -206,7 +265,8 @@ async fn jr_12_batch_rejected_after_2025_03_26() {
     for v in ["2024-11-05", "2025-06-18", "2025-11-25"] {
         let (mut c, _s) = connect(&server(Strictness::Strict));
         c.handshake(v, json!({})).await;
-        c.send_text(r#"[{"jsonrpc":"2.0","id":10,"method":"ping"}]"#).await;
+        c.send_text(r#"[{"jsonrpc":"2.0","id":10,"method":"ping"}]"#)
+            .await;
         let r = c.recv().await;
         assert_eq!(r["error"]["code"], -32600, "{v}");
         assert_eq!(r["error"]["data"]["reason"], "batch_not_allowed");
@@ -216,7 +276,10 @@ async fn jr_12_batch_rejected_after_2025_03_26() {
 #[tokio::test]
 async fn jr_9_initialize_never_in_a_batch() {
     let (mut c, session) = connect(&server(Strictness::Strict));
-    c.send(json!([{"jsonrpc":"2.0","id":1,"method":"initialize","params":init_params("2025-03-26")}])).await;
+    c.send(
+        json!([{"jsonrpc":"2.0","id":1,"method":"initialize","params":init_params("2025-03-26")}]),
+    )
+    .await;
     let r = c.recv().await;
     assert_eq!(r["error"]["code"], -32600);
     assert_eq!(session.lifecycle(), LifecycleState::AwaitingInitialize);
@@ -226,9 +289,14 @@ async fn jr_9_initialize_never_in_a_batch() {
 async fn notifications_before_initialize_are_not_answered() {
     let (mut c, session) = connect(&server(Strictness::Strict));
     c.notify("notifications/initialized", Value::Null).await;
-    c.notify("notifications/roots/list_changed", Value::Null).await;
+    c.notify("notifications/roots/list_changed", Value::Null)
+        .await;
     c.expect_silence(100).await;
-    assert_eq!(session.lifecycle(), LifecycleState::AwaitingInitialize, "initialized before initialize is ignored");
+    assert_eq!(
+        session.lifecycle(),
+        LifecycleState::AwaitingInitialize,
+        "initialized before initialize is ignored"
+    );
 }
 
 #[tokio::test]
@@ -238,18 +306,30 @@ async fn closing_the_transport_closes_the_session() {
     let session = s.serve(b).unwrap();
     assert_eq!(s.session_count(), 1);
     drop(a);
-    tokio::time::timeout(switchboard_tests::WAIT, session.closed()).await.unwrap();
+    tokio::time::timeout(switchboard_tests::WAIT, session.closed())
+        .await
+        .unwrap();
     assert_eq!(session.lifecycle(), LifecycleState::Closed);
-    assert_eq!(s.session_count(), 0, "a closed session leaves the server's session map");
+    assert_eq!(
+        s.session_count(),
+        0,
+        "a closed session leaves the server's session map"
+    );
 }
 
 #[tokio::test]
 async fn bound_sessions_per_server() {
-    let s = Server::builder(Implementation::new("s", "1")).max_sessions(1).build().unwrap();
+    let s = Server::builder(Implementation::new("s", "1"))
+        .max_sessions(1)
+        .build()
+        .unwrap();
     let (_a, b) = memory::pair();
     let _first = s.serve(b).unwrap();
     let (_c, d) = memory::pair();
-    assert!(matches!(s.serve(d), Err(switchboard::server::ServerError::TooManySessions { limit: 1 })));
+    assert!(matches!(
+        s.serve(d),
+        Err(switchboard::server::ServerError::TooManySessions { limit: 1 })
+    ));
 }
 
 #[tokio::test]

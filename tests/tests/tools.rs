@@ -9,11 +9,25 @@ use switchboard_tests::RawPeer;
 
 fn server() -> Server {
     Server::builder(Implementation::new("tools", "1"))
-        .tool(Tool::new("ok", json!({"type": "object"})), |_| async { Ok(CallToolResult::text("fine")) })
-        .tool(Tool::new("fails", json!({"type": "object"})), |_| async { Err(ToolError::new("division by zero")) })
-        .tool(Tool::new("panics", json!({"type": "object"})), |_| async { panic!("bug in tool") })
-        .tool(Tool::new("secret", json!({"type": "object"})), |_| async { Ok(CallToolResult::text("s")) })
-        .tool_policy(|c| if c.info.name == "admin" { AllowList::All } else { AllowList::all_except(["secret"]) })
+        .tool(Tool::new("ok", json!({"type": "object"})), |_| async {
+            Ok(CallToolResult::text("fine"))
+        })
+        .tool(Tool::new("fails", json!({"type": "object"})), |_| async {
+            Err(ToolError::new("division by zero"))
+        })
+        .tool(Tool::new("panics", json!({"type": "object"})), |_| async {
+            panic!("bug in tool")
+        })
+        .tool(Tool::new("secret", json!({"type": "object"})), |_| async {
+            Ok(CallToolResult::text("s"))
+        })
+        .tool_policy(|c| {
+            if c.info.name == "admin" {
+                AllowList::All
+            } else {
+                AllowList::all_except(["secret"])
+            }
+        })
         .build()
         .unwrap()
 }
@@ -65,7 +79,10 @@ async fn tool_outside_allow_list_is_32600_and_not_listed() {
 async fn tool_error_is_an_is_error_result_not_a_protocol_error() {
     let mut c = client(&server(), "u").await;
     let r = c.request(json!(1), "tools/call", call("fails")).await;
-    assert_eq!(r["result"], json!({"content": [{"type": "text", "text": "division by zero"}], "isError": true}));
+    assert_eq!(
+        r["result"],
+        json!({"content": [{"type": "text", "text": "division by zero"}], "isError": true})
+    );
 }
 
 #[tokio::test]
@@ -80,7 +97,9 @@ async fn tool_panic_is_an_is_error_result_and_session_lives_on() {
 #[tokio::test]
 async fn tools_call_without_name_is_32602() {
     let mut c = client(&server(), "u").await;
-    let r = c.request(json!(1), "tools/call", json!({"arguments": {}})).await;
+    let r = c
+        .request(json!(1), "tools/call", json!({"arguments": {}}))
+        .await;
     assert_eq!(r["error"]["code"], -32602);
     assert_eq!(r["error"]["data"]["reason"], "invalid_params");
 }
@@ -88,18 +107,33 @@ async fn tools_call_without_name_is_32602() {
 #[test]
 fn duplicate_tool_names_fail_at_registration() {
     let r = Server::builder(Implementation::new("d", "1"))
-        .tool(Tool::new("x", json!({"type": "object"})), |_| async { Ok(CallToolResult::text("1")) })
-        .tool(Tool::new("x", json!({"type": "object"})), |_| async { Ok(CallToolResult::text("2")) })
+        .tool(Tool::new("x", json!({"type": "object"})), |_| async {
+            Ok(CallToolResult::text("1"))
+        })
+        .tool(Tool::new("x", json!({"type": "object"})), |_| async {
+            Ok(CallToolResult::text("2"))
+        })
         .build();
-    assert!(matches!(r, Err(ServerError::Registry(RegistryError::Duplicate { .. }))));
+    assert!(matches!(
+        r,
+        Err(ServerError::Registry(RegistryError::Duplicate { .. }))
+    ));
 }
 
 #[tokio::test]
 async fn runtime_registration_and_removal() {
     let s = server();
     let mut c = client(&s, "u").await;
-    assert!(s.add_tool(Tool::new("ok", json!({"type": "object"})), |_| async { Ok(CallToolResult::text("dup")) }).is_err());
-    s.add_tool(Tool::new("new", json!({"type": "object"})), |_| async { Ok(CallToolResult::text("new")) }).unwrap();
+    assert!(
+        s.add_tool(Tool::new("ok", json!({"type": "object"})), |_| async {
+            Ok(CallToolResult::text("dup"))
+        })
+        .is_err()
+    );
+    s.add_tool(Tool::new("new", json!({"type": "object"})), |_| async {
+        Ok(CallToolResult::text("new"))
+    })
+    .unwrap();
     assert_eq!(c.recv().await["method"], "notifications/tools/list_changed");
     s.remove_tool("new").unwrap();
     assert_eq!(c.recv().await["method"], "notifications/tools/list_changed");

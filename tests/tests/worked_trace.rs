@@ -35,7 +35,10 @@ fn golden() -> Vec<(usize, Direction, String)> {
 #[tokio::test]
 async fn seed_000_worked_trace_frame_by_frame() {
     let frames = demo::run().await.expect("the scenario runs");
-    let got: Vec<(usize, Direction, String)> = frames.iter().map(|f| (f.step, f.direction, f.text.clone())).collect();
+    let got: Vec<(usize, Direction, String)> = frames
+        .iter()
+        .map(|f| (f.step, f.direction, f.text.clone()))
+        .collect();
     let want = golden();
     for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {
         assert_eq!(g, w, "frame {i} differs");
@@ -46,7 +49,8 @@ async fn seed_000_worked_trace_frame_by_frame() {
 #[tokio::test]
 async fn worked_trace_frames_validate_against_the_2025_06_18_schema() {
     let frames = demo::run().await.expect("the scenario runs");
-    let pairs: Vec<(Direction, String)> = frames.into_iter().map(|f| (f.direction, f.text)).collect();
+    let pairs: Vec<(Direction, String)> =
+        frames.into_iter().map(|f| (f.direction, f.text)).collect();
     assert_eq!(validate_session(&pairs, "2025-06-18"), 12);
 }
 
@@ -55,7 +59,10 @@ async fn lc_4_initialized_is_a_notification_without_id() {
     let frames = demo::run().await.expect("the scenario runs");
     let init: serde_json::Value = serde_json::from_str(&frames[2].text).unwrap();
     assert_eq!(init["method"], "notifications/initialized");
-    assert!(init.get("id").is_none(), "JR-10: the id key is absent, not null");
+    assert!(
+        init.get("id").is_none(),
+        "JR-10: the id key is absent, not null"
+    );
 }
 
 #[test]
@@ -64,7 +71,11 @@ fn demo_render_annotates_each_step_and_direction() {
     let frames = rt.block_on(demo::run()).unwrap();
     let text = demo::render(&frames);
     for (i, title) in demo::STEPS.iter().enumerate() {
-        assert!(text.contains(&format!("# step {}: {title}", i + 1)), "missing step {}", i + 1);
+        assert!(
+            text.contains(&format!("# step {}: {title}", i + 1)),
+            "missing step {}",
+            i + 1
+        );
     }
     assert_eq!(text.matches("client → server").count(), 6);
     assert_eq!(text.matches("server → client").count(), 6);

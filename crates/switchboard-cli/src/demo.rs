@@ -16,10 +16,10 @@ use serde_json::{Value, json};
 use switchboard::client::{Client, ClientError};
 use switchboard::jsonrpc::{Direction, FrameHook, SessionConfig, memory};
 use switchboard::server::{AllowList, Server, ServerError, ToolCall, ToolError};
+use switchboard::types::ProtocolVersion;
 use switchboard::types::capabilities::{ClientCapabilities, ElicitationCapability};
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::tools::{CallToolResult, Tool};
-use switchboard::types::ProtocolVersion;
 
 /// One recorded frame, from the client's point of view.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,11 +50,21 @@ fn number_arg(call: &ToolCall, key: &str) -> Result<serde_json::Number, ToolErro
     }
 }
 
-fn arith(call: &ToolCall, op: fn(i64, i64) -> Option<i64>, fop: fn(f64, f64) -> f64) -> Result<CallToolResult, ToolError> {
+fn arith(
+    call: &ToolCall,
+    op: fn(i64, i64) -> Option<i64>,
+    fop: fn(f64, f64) -> f64,
+) -> Result<CallToolResult, ToolError> {
     let (x, y) = (number_arg(call, "x")?, number_arg(call, "y")?);
     let text = match (x.as_i64(), y.as_i64()) {
-        (Some(a), Some(b)) => op(a, b).map(|r| r.to_string()).ok_or_else(|| ToolError::new("integer overflow"))?,
-        _ => fop(x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN)).to_string(),
+        (Some(a), Some(b)) => op(a, b)
+            .map(|r| r.to_string())
+            .ok_or_else(|| ToolError::new("integer overflow"))?,
+        _ => fop(
+            x.as_f64().unwrap_or(f64::NAN),
+            y.as_f64().unwrap_or(f64::NAN),
+        )
+        .to_string(),
     };
     Ok(CallToolResult::text(text))
 }
@@ -144,14 +154,23 @@ pub async fn run() -> Result<Vec<TraceFrame>, DemoError> {
     let server = demo_server(SessionConfig::default()).map_err(DemoError::Server)?;
     let (client_end, server_end) = memory::pair();
     let _session = server.serve(server_end).map_err(DemoError::Server)?;
-    let client = Client::builder(Implementation::new("demo-client", env!("CARGO_PKG_VERSION")))
-        .capabilities(ClientCapabilities { elicitation: Some(ElicitationCapability::default()), ..Default::default() })
-        .protocol_version(ProtocolVersion::V2025_06_18)
-        .session_config(SessionConfig::default().with_frame_hook(hook))
-        .build();
+    let client = Client::builder(Implementation::new(
+        "demo-client",
+        env!("CARGO_PKG_VERSION"),
+    ))
+    .capabilities(ClientCapabilities {
+        elicitation: Some(ElicitationCapability::default()),
+        ..Default::default()
+    })
+    .protocol_version(ProtocolVersion::V2025_06_18)
+    .session_config(SessionConfig::default().with_frame_hook(hook))
+    .build();
 
     // Steps 1 and 2: `connect` sends initialize, checks the answer, then sends initialized.
-    let session = client.connect(client_end).await.map_err(DemoError::Client)?;
+    let session = client
+        .connect(client_end)
+        .await
+        .map_err(DemoError::Client)?;
 
     set_step(3);
     let tools = session.list_tools().await.map_err(DemoError::Client)?;
@@ -161,7 +180,10 @@ pub async fn run() -> Result<Vec<TraceFrame>, DemoError> {
     }
 
     set_step(4);
-    let sum = session.call_tool("add", json!({"x": 2, "y": 3})).await.map_err(DemoError::Client)?;
+    let sum = session
+        .call_tool("add", json!({"x": 2, "y": 3}))
+        .await
+        .map_err(DemoError::Client)?;
     if sum != CallToolResult::text("5") {
         return Err(DemoError::Unexpected(format!("add gave {sum:?}")));
     }
@@ -175,12 +197,16 @@ pub async fn run() -> Result<Vec<TraceFrame>, DemoError> {
     set_step(6);
     let changed = session.tools_changed();
     server
-        .add_tool(subtract_tool(), |call| async move { arith(&call, i64::checked_sub, |a, b| a - b) })
+        .add_tool(subtract_tool(), |call| async move {
+            arith(&call, i64::checked_sub, |a, b| a - b)
+        })
         .map_err(DemoError::Server)?;
     let tools = changed.await.map_err(DemoError::Client)?;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     if names != ["add", "subtract", "weather"] {
-        return Err(DemoError::Unexpected(format!("re-listed tools gave {names:?}")));
+        return Err(DemoError::Unexpected(format!(
+            "re-listed tools gave {names:?}"
+        )));
     }
     session.close();
     let frames = frames.lock().map(|f| f.clone()).unwrap_or_default();

@@ -24,11 +24,14 @@ fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
     let cli = Cli::parse();
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     match cli.command {
         Command::Demo { raw } => {
             let frames = rt.block_on(switchboard_cli::demo::run())?;
@@ -37,8 +40,12 @@ fn main() -> anyhow::Result<()> {
                     println!("{}", f.text);
                 }
             } else {
-                println!("switchboard demo: one MCP session against the embedded demo server, in memory.");
-                println!("Every frame is shown as it crossed the wire (JSON text, serialized and parsed again).");
+                println!(
+                    "switchboard demo: one MCP session against the embedded demo server, in memory."
+                );
+                println!(
+                    "Every frame is shown as it crossed the wire (JSON text, serialized and parsed again)."
+                );
                 print!("{}", switchboard_cli::demo::render(&frames));
                 println!("\n{} frames; session closed cleanly.", frames.len());
             }

@@ -108,9 +108,19 @@ impl Client {
     /// support (the session is closed, `[LC-9]`); a request error, or a malformed result.
     pub async fn connect<T: Transport>(&self, transport: T) -> Result<ClientSession, ClientError> {
         let state = Arc::new(ClientState::new(self.capabilities.clone()));
-        let peer = switchboard_jsonrpc::spawn(transport, Arc::new(ClientService { state: state.clone() }), self.config.clone());
-        let params = InitializeRequestParams::new(self.offer, self.capabilities.clone(), self.info.clone());
-        let result: InitializeResult = match peer.call("initialize", Some(&params), RequestOptions::default()).await {
+        let peer = switchboard_jsonrpc::spawn(
+            transport,
+            Arc::new(ClientService {
+                state: state.clone(),
+            }),
+            self.config.clone(),
+        );
+        let params =
+            InitializeRequestParams::new(self.offer, self.capabilities.clone(), self.info.clone());
+        let result: InitializeResult = match peer
+            .call("initialize", Some(&params), RequestOptions::default())
+            .await
+        {
             Ok(r) => r,
             Err(RequestError::Rejected(e)) if e.code == ErrorCode::INVALID_PARAMS => {
                 peer.close();
@@ -129,12 +139,23 @@ impl Client {
             Some(v) if self.supported.contains(&v) => v,
             _ => {
                 peer.close();
-                let supported = self.supported.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ");
-                return Err(ClientError::UnsupportedVersion { chosen: result.protocol_version, supported });
+                let supported = self
+                    .supported
+                    .iter()
+                    .map(|v| v.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Err(ClientError::UnsupportedVersion {
+                    chosen: result.protocol_version,
+                    supported,
+                });
             }
         };
         {
-            let mut s = state.shared.lock().map_err(|_| ClientError::NotReady("client state poisoned"))?;
+            let mut s = state
+                .shared
+                .lock()
+                .map_err(|_| ClientError::NotReady("client state poisoned"))?;
             s.version = Some(version);
             s.server_caps = Some(result.capabilities.clone());
             s.phase = Phase::Ready;
@@ -171,7 +192,9 @@ pub struct ClientSession {
 
 impl fmt::Debug for ClientSession {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClientSession").field("negotiated", &self.negotiated).finish()
+        f.debug_struct("ClientSession")
+            .field("negotiated", &self.negotiated)
+            .finish()
     }
 }
 
@@ -201,8 +224,15 @@ impl ClientSession {
         self.peer.close();
     }
 
-    async fn call<P: Serialize, R: DeserializeOwned>(&self, method: &str, params: &P) -> Result<R, ClientError> {
-        Ok(self.peer.call(method, Some(params), RequestOptions::default()).await?)
+    async fn call<P: Serialize, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: &P,
+    ) -> Result<R, ClientError> {
+        Ok(self
+            .peer
+            .call(method, Some(params), RequestOptions::default())
+            .await?)
     }
 
     /// `ping`.
@@ -210,7 +240,10 @@ impl ClientSession {
     /// # Errors
     /// A request error.
     pub async fn ping(&self) -> Result<(), ClientError> {
-        let _: serde_json::Value = self.peer.call::<(), _>("ping", None, RequestOptions::default()).await?;
+        let _: serde_json::Value = self
+            .peer
+            .call::<(), _>("ping", None, RequestOptions::default())
+            .await?;
         Ok(())
     }
 
@@ -218,8 +251,14 @@ impl ClientSession {
     ///
     /// # Errors
     /// A request error.
-    pub async fn list_tools_page(&self, cursor: Option<String>) -> Result<ListToolsResult, ClientError> {
-        let params = PaginatedRequestParams { cursor, ..Default::default() };
+    pub async fn list_tools_page(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListToolsResult, ClientError> {
+        let params = PaginatedRequestParams {
+            cursor,
+            ..Default::default()
+        };
         self.call("tools/list", &params).await
     }
 
@@ -230,7 +269,8 @@ impl ClientSession {
     pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
         // Mark the current change generation as seen before listing, so a change that arrives
         // while listing triggers another refresh.
-        self.tools_seen.store(*self.state.tools_changed.borrow(), Ordering::SeqCst);
+        self.tools_seen
+            .store(*self.state.tools_changed.borrow(), Ordering::SeqCst);
         let mut all = Vec::new();
         let mut cursor = None;
         for _ in 0..self.max_pages {
@@ -246,7 +286,10 @@ impl ClientSession {
                 }
             }
         }
-        Err(ClientError::TooManyPages { method: "tools/list", pages: self.max_pages })
+        Err(ClientError::TooManyPages {
+            method: "tools/list",
+            pages: self.max_pages,
+        })
     }
 
     /// The cached tool list (from the last [`ClientSession::list_tools`]).
@@ -277,7 +320,11 @@ impl ClientSession {
     /// # Errors
     /// A request error: the server's -32602 for an unknown tool, -32600 for a tool this client may
     /// not use. A tool's own failure is not an error: it is a result with `is_error`.
-    pub async fn call_tool(&self, name: &str, arguments: serde_json::Value) -> Result<CallToolResult, ClientError> {
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: serde_json::Value,
+    ) -> Result<CallToolResult, ClientError> {
         let params = CallToolRequestParams::new(name).with_arguments(arguments);
         self.call("tools/call", &params).await
     }

@@ -10,7 +10,9 @@ pub enum ClientError {
     #[error(transparent)]
     Request(#[from] RequestError),
     /// `[LC-9]`: the server chose a revision this client does not support; the client disconnected.
-    #[error("server chose protocol version {chosen:?}, which this client does not support (supported: {supported}); disconnected")]
+    #[error(
+        "server chose protocol version {chosen:?}, which this client does not support (supported: {supported}); disconnected"
+    )]
     UnsupportedVersion {
         /// What the server answered.
         chosen: String,

@@ -5,7 +5,9 @@ use std::sync::{Arc, Mutex};
 use switchboard_jsonrpc::{BoxFuture, HandlerResult, Peer, RequestContext, Service};
 use switchboard_types::capabilities::{ClientCapabilities, ServerCapabilities};
 use switchboard_types::jsonrpc::empty_object;
-use switchboard_types::{ErrorCode, ErrorObject, MessageKind, Notification, ProtocolVersion, Request};
+use switchboard_types::{
+    ErrorCode, ErrorObject, MessageKind, Notification, ProtocolVersion, Request,
+};
 use tokio::sync::watch;
 
 /// Where the client is in its lifecycle.
@@ -37,7 +39,11 @@ impl ClientState {
     pub(crate) fn new(capabilities: ClientCapabilities) -> Self {
         ClientState {
             capabilities,
-            shared: Mutex::new(Shared { phase: Phase::Handshake, version: None, server_caps: None }),
+            shared: Mutex::new(Shared {
+                phase: Phase::Handshake,
+                version: None,
+                server_caps: None,
+            }),
             tools_changed: watch::channel(0).0,
         }
     }
@@ -65,10 +71,18 @@ impl Service for ClientService {
             None => ready(Err(ErrorObject::method_not_found(&req.method))),
             Some(false) => ready(Err(ErrorObject::new(
                 ErrorCode::METHOD_NOT_FOUND,
-                format!("Method not found: {} (client capability not declared)", req.method),
+                format!(
+                    "Method not found: {} (client capability not declared)",
+                    req.method
+                ),
             )
-            .with_data(serde_json::json!({"reason": "capability_not_declared", "method": req.method})))),
-            Some(true) => ready(Err(ErrorObject::internal(format!("no handler installed for {}", req.method)))),
+            .with_data(
+                serde_json::json!({"reason": "capability_not_declared", "method": req.method}),
+            ))),
+            Some(true) => ready(Err(ErrorObject::internal(format!(
+                "no handler installed for {}",
+                req.method
+            )))),
         }
     }
 
@@ -84,19 +98,31 @@ impl Service for ClientService {
 
     fn check_outbound(&self, kind: MessageKind, method: &str) -> Result<(), ErrorObject> {
         let (phase, caps) = {
-            let s = self.state.shared.lock().map_err(|_| ErrorObject::internal("client state poisoned"))?;
+            let s = self
+                .state
+                .shared
+                .lock()
+                .map_err(|_| ErrorObject::internal("client state poisoned"))?;
             (s.phase, s.server_caps.clone())
         };
         let refuse = |what: String| {
-            Err(ErrorObject::new(ErrorCode::INVALID_REQUEST, format!("{method} not sent: {what}"))
-                .with_data(serde_json::json!({"reason": "capability_not_negotiated", "method": method})))
+            Err(ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!("{method} not sent: {what}"),
+            )
+            .with_data(
+                serde_json::json!({"reason": "capability_not_negotiated", "method": method}),
+            ))
         };
         match phase {
             Phase::Closed => refuse("the session is closed".into()),
             // Before the server has answered `initialize`: only `initialize` and `ping` (§3.2).
             Phase::Handshake => match (kind, method) {
                 (MessageKind::Request, "initialize" | "ping") => Ok(()),
-                (MessageKind::Notification, "notifications/initialized" | "notifications/cancelled") => Ok(()),
+                (
+                    MessageKind::Notification,
+                    "notifications/initialized" | "notifications/cancelled",
+                ) => Ok(()),
                 _ => refuse("the handshake has not completed".into()),
             },
             Phase::Ready => {
@@ -107,7 +133,13 @@ impl Service for ClientService {
                     }
                 }
                 if method == "notifications/roots/list_changed"
-                    && self.state.capabilities.roots.as_ref().and_then(|r| r.list_changed) != Some(true)
+                    && self
+                        .state
+                        .capabilities
+                        .roots
+                        .as_ref()
+                        .and_then(|r| r.list_changed)
+                        != Some(true)
                 {
                     return refuse("this client did not declare roots.listChanged".into());
                 }
@@ -118,7 +150,9 @@ impl Service for ClientService {
 
     fn batch_allowed(&self) -> bool {
         let s = self.state.shared.lock();
-        s.ok().and_then(|s| s.version).is_some_and(|v| v.supports(switchboard_types::Feature::Batching))
+        s.ok()
+            .and_then(|s| s.version)
+            .is_some_and(|v| v.supports(switchboard_types::Feature::Batching))
     }
 
     fn cancellable(&self, method: &str) -> bool {

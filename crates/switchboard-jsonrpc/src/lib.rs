@@ -36,6 +36,9 @@ pub use config::SessionConfig;
 pub use error::RequestError;
 pub use framelog::{Direction, FrameEvent, FrameHook};
 pub use peer::{Peer, RequestOptions, WeakPeer};
-pub use service::{BoxFuture, HandlerResult, ProgressCallback, ProgressError, ProgressUpdate, RequestContext, Service};
+pub use service::{
+    BoxFuture, HandlerResult, ProgressCallback, ProgressError, ProgressUpdate, RequestContext,
+    Service,
+};
 pub use session::{NullService, spawn};
 pub use transport::{FrameSink, FrameSource, OutboundFrame, Transport, TransportError};

@@ -34,7 +34,10 @@ pub fn pair() -> (MemoryTransport, MemoryTransport) {
 pub fn pair_with_capacity(capacity: usize) -> (MemoryTransport, MemoryTransport) {
     let (a_tx, b_rx) = mpsc::channel(capacity.max(1));
     let (b_tx, a_rx) = mpsc::channel(capacity.max(1));
-    (MemoryTransport { tx: a_tx, rx: a_rx }, MemoryTransport { tx: b_tx, rx: b_rx })
+    (
+        MemoryTransport { tx: a_tx, rx: a_rx },
+        MemoryTransport { tx: b_tx, rx: b_rx },
+    )
 }
 
 impl MemoryTransport {
@@ -43,7 +46,10 @@ impl MemoryTransport {
     /// # Errors
     /// [`TransportError::Closed`] when the other end is gone.
     pub async fn send_text(&self, text: impl Into<String>) -> Result<(), TransportError> {
-        self.tx.send(text.into()).await.map_err(|_| TransportError::Closed)
+        self.tx
+            .send(text.into())
+            .await
+            .map_err(|_| TransportError::Closed)
     }
 
     /// Receives the next raw frame, bypassing any engine; `None` when the other end is gone.
@@ -64,7 +70,10 @@ impl Transport for MemoryTransport {
 impl FrameSink for MemorySink {
     async fn send(&mut self, frame: OutboundFrame) -> Result<(), TransportError> {
         match &self.0 {
-            Some(tx) => tx.send(frame.text).await.map_err(|_| TransportError::Closed),
+            Some(tx) => tx
+                .send(frame.text)
+                .await
+                .map_err(|_| TransportError::Closed),
             None => Err(TransportError::Closed),
         }
     }

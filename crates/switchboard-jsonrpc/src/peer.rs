@@ -12,7 +12,9 @@ use std::time::Duration;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use switchboard_types::jsonrpc::to_raw;
-use switchboard_types::{ErrorObject, Message, MessageKind, Notification, RawJson, Request, RequestId, Response};
+use switchboard_types::{
+    ErrorObject, Message, MessageKind, Notification, RawJson, Request, RequestId, Response,
+};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -125,7 +127,10 @@ pub struct WeakPeer(Weak<Inner>);
 
 impl fmt::Debug for Peer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Peer").field("name", &self.inner.config.name).field("related", &self.related).finish()
+        f.debug_struct("Peer")
+            .field("name", &self.inner.config.name)
+            .field("related", &self.related)
+            .finish()
     }
 }
 
@@ -138,7 +143,10 @@ impl fmt::Debug for WeakPeer {
 impl WeakPeer {
     /// The peer, while its session is alive.
     pub fn upgrade(&self) -> Option<Peer> {
-        self.0.upgrade().map(|inner| Peer { inner, related: None })
+        self.0.upgrade().map(|inner| Peer {
+            inner,
+            related: None,
+        })
     }
 }
 
@@ -155,7 +163,8 @@ impl Drop for PendingGuard<'_> {
         if self.armed {
             let removed = self.peer.inner.take_pending(&self.id).is_some();
             if removed && self.cancellable {
-                self.peer.send_cancelled_now(&self.id, "request dropped by the caller");
+                self.peer
+                    .send_cancelled_now(&self.id, "request dropped by the caller");
             }
         }
     }
@@ -176,7 +185,10 @@ impl Inner {
     }
 
     pub(crate) fn was_cancelled(&self, id: &RequestId) -> bool {
-        self.recently_cancelled.lock().map(|q| q.contains(id)).unwrap_or(false)
+        self.recently_cancelled
+            .lock()
+            .map(|q| q.contains(id))
+            .unwrap_or(false)
     }
 
     /// Serializes, logs and queues one message.
@@ -193,10 +205,19 @@ impl Inner {
                 batch: false,
             });
         }
-        OutboundFrame { text, kind: msg.kind(), id: msg.id().cloned(), related: related.cloned() }
+        OutboundFrame {
+            text,
+            kind: msg.kind(),
+            id: msg.id().cloned(),
+            related: related.cloned(),
+        }
     }
 
-    pub(crate) async fn send_message(&self, msg: &Message, related: Option<&RequestId>) -> Result<(), RequestError> {
+    pub(crate) async fn send_message(
+        &self,
+        msg: &Message,
+        related: Option<&RequestId>,
+    ) -> Result<(), RequestError> {
         if self.shutdown.is_cancelled() {
             return Err(RequestError::Closed);
         }
@@ -210,7 +231,10 @@ impl Inner {
         }
         let frame = self.frame(msg, related);
         if self.out.try_send(frame).is_err() {
-            tracing::debug!(side = self.config.name, "outbound queue full or closed; frame dropped");
+            tracing::debug!(
+                side = self.config.name,
+                "outbound queue full or closed; frame dropped"
+            );
         }
     }
 }
@@ -223,7 +247,10 @@ impl Peer {
 
     /// The same peer, with sends no longer marked as related to a request.
     pub fn unrelated(&self) -> Peer {
-        Peer { inner: self.inner.clone(), related: None }
+        Peer {
+            inner: self.inner.clone(),
+            related: None,
+        }
     }
 
     /// The request this handle's sends relate to.
@@ -274,7 +301,10 @@ impl Peer {
         opts: RequestOptions,
     ) -> Result<RawJson, RequestError> {
         let inner = &self.inner;
-        inner.service.check_outbound(MessageKind::Request, method).map_err(RequestError::NotAllowed)?;
+        inner
+            .service
+            .check_outbound(MessageKind::Request, method)
+            .map_err(RequestError::NotAllowed)?;
         if self.is_closed() {
             return Err(RequestError::Closed);
         }
@@ -288,7 +318,9 @@ impl Peer {
         {
             let mut pending = inner.pending.lock().map_err(|_| RequestError::Closed)?;
             if pending.len() >= inner.config.max_pending {
-                return Err(RequestError::TooManyPending { limit: inner.config.max_pending });
+                return Err(RequestError::TooManyPending {
+                    limit: inner.config.max_pending,
+                });
             }
             pending.insert(
                 id.clone(),
@@ -302,8 +334,17 @@ impl Peer {
             );
         }
         let cancellable = inner.service.cancellable(method);
-        let mut guard = PendingGuard { peer: self, id: id.clone(), cancellable, armed: true };
-        let msg = Message::Request(Request { id: id.clone(), method: method.to_owned(), params });
+        let mut guard = PendingGuard {
+            peer: self,
+            id: id.clone(),
+            cancellable,
+            armed: true,
+        };
+        let msg = Message::Request(Request {
+            id: id.clone(),
+            method: method.to_owned(),
+            params,
+        });
         if let Err(e) = inner.send_message(&msg, self.related.as_ref()).await {
             guard.armed = false;
             inner.take_pending(&id);
@@ -377,22 +418,38 @@ impl Peer {
     ) -> Result<R, RequestError> {
         let params = params.map(to_raw).transpose()?;
         let raw = self.request(method, params, opts).await?;
-        serde_json::from_str(raw.get()).map_err(|e| RequestError::Serde(format!("result of {method}: {e}")))
+        serde_json::from_str(raw.get())
+            .map_err(|e| RequestError::Serde(format!("result of {method}: {e}")))
     }
 
     /// Sends a notification.
     ///
     /// # Errors
     /// [`RequestError::NotAllowed`] when the role refuses it (no frame sent), or a closed session.
-    pub async fn notify<P: Serialize + ?Sized>(&self, method: &str, params: Option<&P>) -> Result<(), RequestError> {
-        self.inner.service.check_outbound(MessageKind::Notification, method).map_err(RequestError::NotAllowed)?;
+    pub async fn notify<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<(), RequestError> {
+        self.inner
+            .service
+            .check_outbound(MessageKind::Notification, method)
+            .map_err(RequestError::NotAllowed)?;
         let n = Notification::new(method, params)?;
-        self.inner.send_message(&Message::Notification(n), self.related.as_ref()).await
+        self.inner
+            .send_message(&Message::Notification(n), self.related.as_ref())
+            .await
     }
 
-    pub(crate) async fn notify_unchecked<P: Serialize + ?Sized>(&self, method: &str, params: &P) -> Result<(), RequestError> {
+    pub(crate) async fn notify_unchecked<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: &P,
+    ) -> Result<(), RequestError> {
         let n = Notification::new(method, Some(params))?;
-        self.inner.send_message(&Message::Notification(n), self.related.as_ref()).await
+        self.inner
+            .send_message(&Message::Notification(n), self.related.as_ref())
+            .await
     }
 
     /// Sends an already-built message as is, with no capability check: for tests and tools that
@@ -406,32 +463,42 @@ impl Peer {
 
     async fn send_cancelled(&self, id: &RequestId, reason: &str) -> Result<(), RequestError> {
         let params = serde_json::json!({"requestId": id, "reason": reason});
-        self.notify_unchecked("notifications/cancelled", &params).await
+        self.notify_unchecked("notifications/cancelled", &params)
+            .await
     }
 
     fn send_cancelled_now(&self, id: &RequestId, reason: &str) {
         self.inner.remember_cancelled(id.clone());
         let params = serde_json::json!({"requestId": id, "reason": reason});
         if let Ok(n) = Notification::new("notifications/cancelled", Some(&params)) {
-            self.inner.try_send_message(&Message::Notification(n), self.related.as_ref());
+            self.inner
+                .try_send_message(&Message::Notification(n), self.related.as_ref());
         }
     }
 
     pub(crate) async fn respond(&self, response: Response) {
         let msg = Message::Response(response);
         if self.inner.send_message(&msg, None).await.is_err() {
-            tracing::debug!(side = self.inner.config.name, "response not sent: session closed");
+            tracing::debug!(
+                side = self.inner.config.name,
+                "response not sent: session closed"
+            );
         }
     }
 }
 
 /// Adds `_meta.progressToken` to params (creating the object when absent).
-fn with_progress_token(params: Option<RawJson>, token: &RequestId) -> Result<RawJson, RequestError> {
+fn with_progress_token(
+    params: Option<RawJson>,
+    token: &RequestId,
+) -> Result<RawJson, RequestError> {
     let mut obj: serde_json::Map<String, serde_json::Value> = match params {
         Some(p) => serde_json::from_str(p.get())?,
         None => serde_json::Map::new(),
     };
-    let meta = obj.entry("_meta").or_insert_with(|| serde_json::Value::Object(Default::default()));
+    let meta = obj
+        .entry("_meta")
+        .or_insert_with(|| serde_json::Value::Object(Default::default()));
     match meta {
         serde_json::Value::Object(m) => {
             m.insert("progressToken".into(), token.to_value());

@@ -76,7 +76,11 @@ pub struct ProgressUpdate {
 impl ProgressUpdate {
     /// A progress value with no total and no message.
     pub fn new(progress: f64) -> Self {
-        ProgressUpdate { progress, total: None, message: None }
+        ProgressUpdate {
+            progress,
+            total: None,
+            message: None,
+        }
     }
 
     /// Sets the total.
@@ -169,7 +173,10 @@ impl RequestContext {
         }
         if let Some(last) = state.last {
             if update.progress.partial_cmp(&last) != Some(std::cmp::Ordering::Greater) {
-                return Err(ProgressError::NotIncreasing { last, next: update.progress });
+                return Err(ProgressError::NotIncreasing {
+                    last,
+                    next: update.progress,
+                });
             }
         }
         let mut params = serde_json::Map::new();

@@ -14,7 +14,8 @@ use futures::future::join_all;
 use serde::Deserialize;
 use switchboard_types::jsonrpc::batch_to_json;
 use switchboard_types::{
-    DecodeError, ErrorCode, ErrorObject, Frame, Message, MessageKind, Notification, Request, RequestId, Response,
+    DecodeError, ErrorCode, ErrorObject, Frame, Message, MessageKind, Notification, Request,
+    RequestId, Response,
 };
 use tokio::sync::{Mutex as AsyncMutex, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -41,13 +42,26 @@ pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         shutdown: CancellationToken::new(),
         closed: AtomicBool::new(false),
     });
-    let peer = Peer { inner: inner.clone(), related: None };
-    tokio::spawn(write_loop(sink, out_rx, inner.shutdown.clone(), inner.config.name));
+    let peer = Peer {
+        inner: inner.clone(),
+        related: None,
+    };
+    tokio::spawn(write_loop(
+        sink,
+        out_rx,
+        inner.shutdown.clone(),
+        inner.config.name,
+    ));
     tokio::spawn(read_loop(source, peer.clone()));
     peer
 }
 
-async fn write_loop<S: FrameSink>(mut sink: S, mut rx: mpsc::Receiver<OutboundFrame>, shutdown: CancellationToken, name: &'static str) {
+async fn write_loop<S: FrameSink>(
+    mut sink: S,
+    mut rx: mpsc::Receiver<OutboundFrame>,
+    shutdown: CancellationToken,
+    name: &'static str,
+) {
     loop {
         tokio::select! {
             biased;
@@ -114,8 +128,10 @@ fn finish(peer: &Peer) {
 
 fn on_bad_frame(peer: &Peer, e: &TransportError) {
     let err = match e {
-        TransportError::FrameTooLarge { limit } => ErrorObject::new(ErrorCode::INVALID_REQUEST, "frame too large")
-            .with_data(serde_json::json!({"reason": "frame_too_large", "limit": limit})),
+        TransportError::FrameTooLarge { limit } => {
+            ErrorObject::new(ErrorCode::INVALID_REQUEST, "frame too large")
+                .with_data(serde_json::json!({"reason": "frame_too_large", "limit": limit}))
+        }
         _ => ErrorObject::parse_error("frame is not valid UTF-8"),
     };
     tracing::warn!(side = peer.inner.config.name, error = %e, "bad frame discarded");
@@ -127,7 +143,13 @@ fn answer_now(peer: &Peer, response: Response) {
     tokio::spawn(async move { peer.respond(response).await });
 }
 
-fn log_inbound(peer: &Peer, msg: Option<&Message>, text: &str, invalid: Option<&ErrorObject>, batch: bool) {
+fn log_inbound(
+    peer: &Peer,
+    msg: Option<&Message>,
+    text: &str,
+    invalid: Option<&ErrorObject>,
+    batch: bool,
+) {
     if let Some(hook) = &peer.inner.config.frame_hook {
         hook.call(&FrameEvent {
             direction: Direction::Inbound,
@@ -144,10 +166,15 @@ fn log_inbound(peer: &Peer, msg: Option<&Message>, text: &str, invalid: Option<&
 fn on_frame(peer: &Peer, text: String) {
     let inner = &peer.inner;
     if text.len() > inner.config.max_frame_bytes {
-        let err = ErrorObject::new(ErrorCode::INVALID_REQUEST, "frame too large")
-            .with_data(serde_json::json!({"reason": "frame_too_large", "limit": inner.config.max_frame_bytes}));
+        let err = ErrorObject::new(ErrorCode::INVALID_REQUEST, "frame too large").with_data(
+            serde_json::json!({"reason": "frame_too_large", "limit": inner.config.max_frame_bytes}),
+        );
         log_inbound(peer, None, "", Some(&err), false);
-        tracing::warn!(side = inner.config.name, bytes = text.len(), "frame over the size bound discarded");
+        tracing::warn!(
+            side = inner.config.name,
+            bytes = text.len(),
+            "frame over the size bound discarded"
+        );
         answer_now(peer, Response::error(None, err));
         return;
     }
@@ -184,7 +211,10 @@ fn on_decode_error(peer: &Peer, text: &str, e: &DecodeError, batch: bool) {
 /// requests are answered together in one array, its notifications not at all.
 fn on_batch(peer: &Peer, text: &str, items: Vec<Result<Message, DecodeError>>) {
     if !peer.inner.service.batch_allowed() {
-        let err = ErrorObject::invalid_request("batches are not accepted by the negotiated protocol revision", "batch_not_allowed");
+        let err = ErrorObject::invalid_request(
+            "batches are not accepted by the negotiated protocol revision",
+            "batch_not_allowed",
+        );
         log_inbound(peer, None, text, Some(&err), true);
         answer_now(peer, Response::error(None, err));
         return;
@@ -200,8 +230,17 @@ fn on_batch(peer: &Peer, text: &str, items: Vec<Result<Message, DecodeError>>) {
                 }
             }
             Ok(Message::Request(r)) if !peer.inner.service.allowed_in_batch(&r.method) => {
-                let err = ErrorObject::invalid_request(format!("{} must not be sent in a batch", r.method), "not_allowed_in_batch");
-                log_inbound(peer, Some(&Message::Request(r.clone())), text, Some(&err), true);
+                let err = ErrorObject::invalid_request(
+                    format!("{} must not be sent in a batch", r.method),
+                    "not_allowed_in_batch",
+                );
+                log_inbound(
+                    peer,
+                    Some(&Message::Request(r.clone())),
+                    text,
+                    Some(&err),
+                    true,
+                );
                 immediate.push(Response::error(Some(r.id), err));
             }
             Ok(msg) => {
@@ -218,7 +257,13 @@ fn on_batch(peer: &Peer, text: &str, items: Vec<Result<Message, DecodeError>>) {
     let peer = peer.clone();
     tokio::spawn(async move {
         let mut responses = immediate;
-        responses.extend(join_all(futures).await.into_iter().flatten().map(|(_, r)| r));
+        responses.extend(
+            join_all(futures)
+                .await
+                .into_iter()
+                .flatten()
+                .map(|(_, r)| r),
+        );
         if responses.is_empty() {
             return;
         }
@@ -246,7 +291,12 @@ fn on_batch(peer: &Peer, text: &str, items: Vec<Result<Message, DecodeError>>) {
 
 /// Dispatches one message. For a request, returns the future that yields its response (or
 /// nothing, when it was cancelled).
-fn dispatch(peer: &Peer, msg: Message, text: &str, _batch: bool) -> Option<BoxFuture<Option<(Peer, Response)>>> {
+fn dispatch(
+    peer: &Peer,
+    msg: Message,
+    text: &str,
+    _batch: bool,
+) -> Option<BoxFuture<Option<(Peer, Response)>>> {
     match msg {
         Message::Request(r) => Some(on_request(peer, r)),
         Message::Notification(n) => {
@@ -284,14 +334,23 @@ fn on_request(peer: &Peer, req: Request) -> BoxFuture<Option<(Peer, Response)>> 
             return Box::pin(async move { Some((p, r)) });
         }
         let cancellable = inner.service.cancellable(&req.method);
-        inflight.insert(req.id.clone(), InflightEntry { cancel: cancel.clone(), cancellable });
+        inflight.insert(
+            req.id.clone(),
+            InflightEntry {
+                cancel: cancel.clone(),
+                cancellable,
+            },
+        );
     }
     let progress_token = req.params.as_ref().and_then(|p| progress_token_of(p.get()));
     let progress = Arc::new(AsyncMutex::new(ProgressState::default()));
     let id = req.id.clone();
     let cx = RequestContext {
         id: id.clone(),
-        peer: Peer { inner: inner.clone(), related: Some(id.clone()) },
+        peer: Peer {
+            inner: inner.clone(),
+            related: Some(id.clone()),
+        },
         cancel: cancel.clone(),
         progress_token,
         progress: progress.clone(),
@@ -318,8 +377,11 @@ fn on_request(peer: &Peer, req: Request) -> BoxFuture<Option<(Peer, Response)>> 
                 tracing::error!(side = peer.inner.config.name, %method, panic = %what, "request handler panicked");
                 Response::error(
                     Some(id),
-                    ErrorObject::new(ErrorCode::INTERNAL_ERROR, "Internal error: the handler failed")
-                        .with_data(serde_json::json!({"reason": "handler_panicked", "method": method})),
+                    ErrorObject::new(
+                        ErrorCode::INTERNAL_ERROR,
+                        "Internal error: the handler failed",
+                    )
+                    .with_data(serde_json::json!({"reason": "handler_panicked", "method": method})),
                 )
             }
         };
@@ -370,19 +432,32 @@ fn on_cancelled(peer: &Peer, n: &Notification) {
     struct Cancelled {
         request_id: Option<RequestId>,
     }
-    let Some(id) = n.params.as_ref().and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok()).and_then(|c| c.request_id)
+    let Some(id) = n
+        .params
+        .as_ref()
+        .and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok())
+        .and_then(|c| c.request_id)
     else {
-        tracing::debug!(side = peer.inner.config.name, "malformed cancellation ignored");
+        tracing::debug!(
+            side = peer.inner.config.name,
+            "malformed cancellation ignored"
+        );
         return;
     };
-    let Ok(inflight) = peer.inner.inflight.lock() else { return };
+    let Ok(inflight) = peer.inner.inflight.lock() else {
+        return;
+    };
     match inflight.get(&id) {
         Some(e) if e.cancellable => {
             tracing::debug!(side = peer.inner.config.name, %id, "request cancelled by the peer");
             e.cancel.cancel();
         }
-        Some(_) => tracing::warn!(side = peer.inner.config.name, %id, "cancellation of a request that cannot be cancelled ignored"),
-        None => tracing::debug!(side = peer.inner.config.name, %id, "cancellation of an unknown or finished request ignored"),
+        Some(_) => {
+            tracing::warn!(side = peer.inner.config.name, %id, "cancellation of a request that cannot be cancelled ignored")
+        }
+        None => {
+            tracing::debug!(side = peer.inner.config.name, %id, "cancellation of an unknown or finished request ignored")
+        }
     }
 }
 
@@ -395,17 +470,26 @@ fn on_progress(peer: &Peer, n: &Notification) {
         total: Option<f64>,
         message: Option<String>,
     }
-    let Some(p) = n.params.as_ref().and_then(|p| serde_json::from_str::<Progress>(p.get()).ok()) else {
+    let Some(p) = n
+        .params
+        .as_ref()
+        .and_then(|p| serde_json::from_str::<Progress>(p.get()).ok())
+    else {
         tracing::debug!(side = peer.inner.config.name, "malformed progress ignored");
         return;
     };
     let callback = {
-        let Ok(mut pending) = peer.inner.pending.lock() else { return };
+        let Ok(mut pending) = peer.inner.pending.lock() else {
+            return;
+        };
         let Some(entry) = pending.get_mut(&p.progress_token) else {
             tracing::debug!(side = peer.inner.config.name, token = %p.progress_token, "progress for no active request dropped");
             return;
         };
-        if entry.last_progress.is_some_and(|last| p.progress.partial_cmp(&last) != Some(std::cmp::Ordering::Greater)) {
+        if entry
+            .last_progress
+            .is_some_and(|last| p.progress.partial_cmp(&last) != Some(std::cmp::Ordering::Greater))
+        {
             tracing::warn!(side = peer.inner.config.name, token = %p.progress_token, "progress that does not increase dropped");
             return;
         }
@@ -414,7 +498,11 @@ fn on_progress(peer: &Peer, n: &Notification) {
         entry.progress.clone()
     };
     if let Some(cb) = callback {
-        cb(ProgressUpdate { progress: p.progress, total: p.total, message: p.message });
+        cb(ProgressUpdate {
+            progress: p.progress,
+            total: p.total,
+            message: p.message,
+        });
     }
 }
 
@@ -422,8 +510,12 @@ fn on_response(peer: &Peer, r: Response, text: &str) {
     let inner = &peer.inner;
     let Some(id) = r.id.clone() else {
         match &r.outcome {
-            Err(e) => tracing::warn!(side = inner.config.name, error = %e, frame = %text, "error response without id"),
-            Ok(_) => tracing::warn!(side = inner.config.name, frame = %text, "result without id dropped"),
+            Err(e) => {
+                tracing::warn!(side = inner.config.name, error = %e, frame = %text, "error response without id")
+            }
+            Ok(_) => {
+                tracing::warn!(side = inner.config.name, frame = %text, "result without id dropped")
+            }
         }
         return;
     };
@@ -446,7 +538,11 @@ fn on_response(peer: &Peer, r: Response, text: &str) {
 pub struct NullService;
 
 impl Service for NullService {
-    fn call(&self, request: Request, _cx: RequestContext) -> BoxFuture<crate::service::HandlerResult> {
+    fn call(
+        &self,
+        request: Request,
+        _cx: RequestContext,
+    ) -> BoxFuture<crate::service::HandlerResult> {
         let m = request.method;
         Box::pin(async move { Err(ErrorObject::method_not_found(&m)) })
     }

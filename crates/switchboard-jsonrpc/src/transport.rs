@@ -49,14 +49,20 @@ pub enum TransportError {
 impl TransportError {
     /// Whether the transport can go on after this error (a bad frame), or is finished.
     pub fn is_recoverable(&self) -> bool {
-        matches!(self, TransportError::FrameTooLarge { .. } | TransportError::InvalidUtf8)
+        matches!(
+            self,
+            TransportError::FrameTooLarge { .. } | TransportError::InvalidUtf8
+        )
     }
 }
 
 /// The sending half of a transport.
 pub trait FrameSink: Send + 'static {
     /// Sends one frame. Frames are sent in call order.
-    fn send(&mut self, frame: OutboundFrame) -> impl Future<Output = Result<(), TransportError>> + Send;
+    fn send(
+        &mut self,
+        frame: OutboundFrame,
+    ) -> impl Future<Output = Result<(), TransportError>> + Send;
 
     /// Closes the sending direction (for stdio: closes the pipe). Default: nothing to do.
     fn close(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send {

@@ -1,5 +1,6 @@
 //! Engine behaviour on the in-memory transport, one side played by raw JSON text.
 //! Test names carry the SPEC-NOTES tags they cover.
+#![allow(clippy::unwrap_used)]
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -8,8 +9,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use switchboard_jsonrpc::memory::{self, MemoryTransport};
 use switchboard_jsonrpc::{
-    BoxFuture, Direction, FrameHook, HandlerResult, Peer, ProgressError, ProgressUpdate, RequestContext, RequestError,
-    RequestOptions, Service, SessionConfig, spawn,
+    BoxFuture, Direction, FrameHook, HandlerResult, Peer, ProgressError, ProgressUpdate,
+    RequestContext, RequestError, RequestOptions, Service, SessionConfig, spawn,
 };
 use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::{ErrorObject, MessageKind, Notification, Request};
@@ -33,7 +34,11 @@ impl Drop for DropFlag {
 
 impl Service for TestService {
     fn call(&self, req: Request, cx: RequestContext) -> BoxFuture<HandlerResult> {
-        let params: Value = req.params.as_ref().map(|p| serde_json::from_str(p.get()).unwrap()).unwrap_or(Value::Null);
+        let params: Value = req
+            .params
+            .as_ref()
+            .map(|p| serde_json::from_str(p.get()).unwrap())
+            .unwrap_or(Value::Null);
         let dropped = self.dropped.clone();
         let perr = self.progress_errors.clone();
         Box::pin(async move {
@@ -41,14 +46,19 @@ impl Service for TestService {
                 "echo" => Ok(to_raw(&params).unwrap()),
                 "sleep" => {
                     let _flag = DropFlag(dropped);
-                    tokio::time::sleep(Duration::from_millis(params["ms"].as_u64().unwrap_or(10))).await;
+                    tokio::time::sleep(Duration::from_millis(params["ms"].as_u64().unwrap_or(10)))
+                        .await;
                     Ok(to_raw(&json!({"slept": params["ms"]})).unwrap())
                 }
                 "panic" => panic!("handler bug"),
                 "fail" => Err(ErrorObject::invalid_params("bad")),
                 "progress" => {
-                    cx.report_progress(ProgressUpdate::new(1.0).with_total(2.0)).await.unwrap();
-                    cx.report_progress(ProgressUpdate::new(2.0).with_message("done")).await.unwrap();
+                    cx.report_progress(ProgressUpdate::new(1.0).with_total(2.0))
+                        .await
+                        .unwrap();
+                    cx.report_progress(ProgressUpdate::new(2.0).with_message("done"))
+                        .await
+                        .unwrap();
                     if let Err(e) = cx.report_progress(ProgressUpdate::new(2.0)).await {
                         perr.lock().unwrap().push(e);
                     }
@@ -89,7 +99,10 @@ fn start(service: TestService, config: SessionConfig) -> (Peer, MemoryTransport)
 }
 
 async fn next(b: &mut MemoryTransport) -> Value {
-    let text = tokio::time::timeout(Duration::from_secs(5), b.recv_text()).await.expect("a frame").expect("open");
+    let text = tokio::time::timeout(Duration::from_secs(5), b.recv_text())
+        .await
+        .expect("a frame")
+        .expect("open");
     assert!(!text.contains('\n'), "ST-1: a frame holds no raw newline");
     serde_json::from_str(&text).unwrap()
 }
@@ -103,28 +116,50 @@ async fn nothing_within(b: &mut MemoryTransport, ms: u64) {
 #[tokio::test]
 async fn jr_6_response_keeps_id_type_and_value() {
     let (_p, mut b) = start(TestService::default(), SessionConfig::default());
-    b.send_text(r#"{"jsonrpc":"2.0","id":"1","method":"echo","params":{"a":1}}"#).await.unwrap();
-    assert_eq!(next(&mut b).await, json!({"jsonrpc":"2.0","id":"1","result":{"a":1}}));
-    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}"#).await.unwrap();
-    assert_eq!(next(&mut b).await, json!({"jsonrpc":"2.0","id":1,"result":{}}));
-    b.send_text(r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"echo"}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","id":"1","method":"echo","params":{"a":1}}"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut b).await,
+        json!({"jsonrpc":"2.0","id":"1","result":{"a":1}})
+    );
+    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut b).await,
+        json!({"jsonrpc":"2.0","id":1,"result":{}})
+    );
+    b.send_text(r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"echo"}"#)
+        .await
+        .unwrap();
     let text = b.recv_text().await.unwrap();
-    assert!(text.contains("\"id\":9007199254740993"), "JR-3: an id beyond 2^53 survives exactly: {text}");
+    assert!(
+        text.contains("\"id\":9007199254740993"),
+        "JR-3: an id beyond 2^53 survives exactly: {text}"
+    );
 }
 
 #[tokio::test]
 async fn jr_parse_error_is_32700_without_id() {
     let (_p, mut b) = start(TestService::default(), SessionConfig::default());
-    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"echo""#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"echo""#)
+        .await
+        .unwrap();
     let v = next(&mut b).await;
     assert_eq!(v["error"]["code"], -32700);
-    assert!(v.get("id").is_none(), "no id can be read from unparsable JSON: {v}");
+    assert!(
+        v.get("id").is_none(),
+        "no id can be read from unparsable JSON: {v}"
+    );
 }
 
 #[tokio::test]
 async fn jr_4_null_id_is_invalid_request_not_notification() {
     let (_p, mut b) = start(TestService::default(), SessionConfig::default());
-    b.send_text(r#"{"jsonrpc":"2.0","id":null,"method":"echo"}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","id":null,"method":"echo"}"#)
+        .await
+        .unwrap();
     let v = next(&mut b).await;
     assert_eq!(v["error"]["code"], -32600);
     assert_eq!(v["error"]["data"]["reason"], "null_id");
@@ -133,11 +168,16 @@ async fn jr_4_null_id_is_invalid_request_not_notification() {
 #[tokio::test]
 async fn jr_1_wrong_jsonrpc_version_is_32600_with_id() {
     let (_p, mut b) = start(TestService::default(), SessionConfig::default());
-    b.send_text(r#"{"jsonrpc":"1.0","id":7,"method":"echo"}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"1.0","id":7,"method":"echo"}"#)
+        .await
+        .unwrap();
     assert_eq!(next(&mut b).await["error"]["code"], -32600);
     b.send_text(r#"{"id":8,"method":"echo"}"#).await.unwrap();
     let v = next(&mut b).await;
-    assert_eq!((v["id"].clone(), v["error"]["code"].clone()), (json!(8), json!(-32600)));
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (json!(8), json!(-32600))
+    );
 }
 
 #[tokio::test]
@@ -145,83 +185,146 @@ async fn jr_11_notifications_are_never_answered_even_when_invalid() {
     let svc = TestService::default();
     let notes = svc.notes.clone();
     let (_p, mut b) = start(svc, SessionConfig::default());
-    b.send_text(r#"{"jsonrpc":"2.0","method":"notifications/unknown"}"#).await.unwrap();
-    b.send_text(r#"{"jsonrpc":"1.0","method":"notifications/bad_version"}"#).await.unwrap();
-    b.send_text(r#"{"jsonrpc":"2.0","method":42}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","method":"notifications/unknown"}"#)
+        .await
+        .unwrap();
+    b.send_text(r#"{"jsonrpc":"1.0","method":"notifications/bad_version"}"#)
+        .await
+        .unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","method":42}"#)
+        .await
+        .unwrap();
     nothing_within(&mut b, 100).await;
-    assert_eq!(*notes.lock().unwrap(), vec!["notifications/unknown".to_string()]);
+    assert_eq!(
+        *notes.lock().unwrap(),
+        vec!["notifications/unknown".to_string()]
+    );
 }
 
 #[tokio::test]
 async fn jr_unknown_method_is_32601_and_bad_params_32602() {
     let (_p, mut b) = start(TestService::default(), SessionConfig::default());
-    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"nope"}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"nope"}"#)
+        .await
+        .unwrap();
     assert_eq!(next(&mut b).await["error"]["code"], -32601);
-    b.send_text(r#"{"jsonrpc":"2.0","id":2,"method":"fail","params":{}}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","id":2,"method":"fail","params":{}}"#)
+        .await
+        .unwrap();
     assert_eq!(next(&mut b).await["error"]["code"], -32602);
-    b.send_text(r#"{"jsonrpc":"2.0","id":3,"method":"echo","params":"scalar"}"#).await.unwrap();
-    assert_eq!(next(&mut b).await["error"]["code"], -32600, "scalar params are not a valid request");
+    b.send_text(r#"{"jsonrpc":"2.0","id":3,"method":"echo","params":"scalar"}"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut b).await["error"]["code"],
+        -32600,
+        "scalar params are not a valid request"
+    );
 }
 
 #[tokio::test]
 async fn panicking_handler_answers_32603_and_session_lives_on() {
     let (_p, mut b) = start(TestService::default(), SessionConfig::default());
-    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"panic"}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"panic"}"#)
+        .await
+        .unwrap();
     let v = next(&mut b).await;
     assert_eq!(v["error"]["code"], -32603);
     assert_eq!(v["error"]["data"]["reason"], "handler_panicked");
-    b.send_text(r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{"ok":true}}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{"ok":true}}"#)
+        .await
+        .unwrap();
     assert_eq!(next(&mut b).await["result"]["ok"], true);
 }
 
 #[tokio::test]
 async fn slow_request_never_blocks_a_fast_one() {
     let (_p, mut b) = start(TestService::default(), SessionConfig::default());
-    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"sleep","params":{"ms":300}}"#).await.unwrap();
-    b.send_text(r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{}}"#).await.unwrap();
-    assert_eq!(next(&mut b).await["id"], 2, "the fast request is answered first");
+    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"sleep","params":{"ms":300}}"#)
+        .await
+        .unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{}}"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut b).await["id"],
+        2,
+        "the fast request is answered first"
+    );
     assert_eq!(next(&mut b).await["id"], 1);
 }
 
 #[tokio::test]
 async fn duplicate_in_flight_id_is_rejected_with_32600() {
     let (_p, mut b) = start(TestService::default(), SessionConfig::default());
-    b.send_text(r#"{"jsonrpc":"2.0","id":5,"method":"sleep","params":{"ms":200}}"#).await.unwrap();
-    b.send_text(r#"{"jsonrpc":"2.0","id":5,"method":"echo","params":{}}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","id":5,"method":"sleep","params":{"ms":200}}"#)
+        .await
+        .unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","id":5,"method":"echo","params":{}}"#)
+        .await
+        .unwrap();
     let v = next(&mut b).await;
     assert_eq!(v["error"]["code"], -32600);
     assert_eq!(v["error"]["data"]["reason"], "duplicate_request_id");
-    assert_eq!(next(&mut b).await["result"]["slept"], 200, "the original request still completes");
+    assert_eq!(
+        next(&mut b).await["result"]["slept"],
+        200,
+        "the original request still completes"
+    );
     // Once answered, the id may be used again.
-    b.send_text(r#"{"jsonrpc":"2.0","id":5,"method":"echo","params":{"again":1}}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","id":5,"method":"echo","params":{"again":1}}"#)
+        .await
+        .unwrap();
     assert_eq!(next(&mut b).await["result"]["again"], 1);
 }
 
 #[tokio::test]
 async fn bound_in_flight_requests_per_session() {
-    let (_p, mut b) = start(TestService::default(), SessionConfig::default().with_max_in_flight(2));
+    let (_p, mut b) = start(
+        TestService::default(),
+        SessionConfig::default().with_max_in_flight(2),
+    );
     for id in 1..=3 {
-        b.send_text(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"sleep","params":{{"ms":200}}}}"#)).await.unwrap();
+        b.send_text(format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"sleep","params":{{"ms":200}}}}"#
+        ))
+        .await
+        .unwrap();
     }
     let v = next(&mut b).await;
     assert_eq!(v["id"], 3);
     assert_eq!(v["error"]["data"]["reason"], "too_many_requests");
     assert_eq!(v["error"]["data"]["limit"], 2);
-    let mut ids = vec![next(&mut b).await["id"].as_i64().unwrap(), next(&mut b).await["id"].as_i64().unwrap()];
+    let mut ids = vec![
+        next(&mut b).await["id"].as_i64().unwrap(),
+        next(&mut b).await["id"].as_i64().unwrap(),
+    ];
     ids.sort();
     assert_eq!(ids, vec![1, 2]);
 }
 
 #[tokio::test]
 async fn bound_frame_size() {
-    let (_p, mut b) = start(TestService::default(), SessionConfig::default().with_max_frame_bytes(64));
-    let big = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"echo","params":{{"x":"{}"}}}}"#, "a".repeat(100));
+    let (_p, mut b) = start(
+        TestService::default(),
+        SessionConfig::default().with_max_frame_bytes(64),
+    );
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"echo","params":{{"x":"{}"}}}}"#,
+        "a".repeat(100)
+    );
     b.send_text(big).await.unwrap();
     let v = next(&mut b).await;
     assert_eq!(v["error"]["code"], -32600);
     assert_eq!(v["error"]["data"]["reason"], "frame_too_large");
-    b.send_text(r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{}}"#).await.unwrap();
-    assert_eq!(next(&mut b).await["id"], 2, "the session survives an oversized frame");
+    b.send_text(r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{}}"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut b).await["id"],
+        2,
+        "the session survives an oversized frame"
+    );
 }
 
 #[tokio::test]
@@ -229,24 +332,43 @@ async fn ut_2_cancellation_drops_the_handler_and_suppresses_the_answer() {
     let svc = TestService::default();
     let dropped = svc.dropped.clone();
     let (_p, mut b) = start(svc, SessionConfig::default());
-    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"sleep","params":{"ms":5000}}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"sleep","params":{"ms":5000}}"#)
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
     b.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}"#)
         .await
         .unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
-    assert!(dropped.load(Ordering::SeqCst), "the handler's future was dropped");
-    b.send_text(r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{}}"#).await.unwrap();
-    assert_eq!(next(&mut b).await["id"], 2, "no answer for the cancelled request; the next one is served");
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the handler's future was dropped"
+    );
+    b.send_text(r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{}}"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut b).await["id"],
+        2,
+        "no answer for the cancelled request; the next one is served"
+    );
 }
 
 #[tokio::test]
 async fn ut_4_late_or_unknown_cancellation_is_ignored() {
     let (_p, mut b) = start(TestService::default(), SessionConfig::default());
-    b.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}"#).await.unwrap();
-    b.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}"#).await.unwrap();
+    b.send_text(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}"#,
+    )
+    .await
+    .unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}"#)
+        .await
+        .unwrap();
     nothing_within(&mut b, 50).await;
-    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}"#).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}"#)
+        .await
+        .unwrap();
     assert_eq!(next(&mut b).await["id"], 1);
 }
 
@@ -267,16 +389,32 @@ async fn ut_8_initialize_is_never_cancelled() {
     }
     let (a, mut b) = memory::pair();
     let _p = spawn(a, Arc::new(SlowInit), SessionConfig::default());
-    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#).await.unwrap();
-    b.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await.unwrap();
-    assert_eq!(next(&mut b).await["result"]["ok"], 1, "initialize is answered despite the cancellation");
+    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#)
+        .await
+        .unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut b).await["result"]["ok"],
+        1,
+        "initialize is answered despite the cancellation"
+    );
 }
 
 /// Two engines back to back: a client-side peer calling a server-side service.
 fn engines(svc: TestService, client_cfg: SessionConfig) -> (Peer, Peer) {
     let (a, b) = memory::pair();
-    let server = spawn(a, Arc::new(svc), SessionConfig::default().with_name("server"));
-    let client = spawn(b, Arc::new(switchboard_jsonrpc::NullService), client_cfg.with_name("client"));
+    let server = spawn(
+        a,
+        Arc::new(svc),
+        SessionConfig::default().with_name("server"),
+    );
+    let client = spawn(
+        b,
+        Arc::new(switchboard_jsonrpc::NullService),
+        client_cfg.with_name("client"),
+    );
     (client, server)
 }
 
@@ -297,27 +435,53 @@ async fn responses_route_by_id_out_of_order() {
 #[tokio::test]
 async fn orphan_response_is_dropped_and_session_continues() {
     let (a, mut b) = memory::pair();
-    let client = spawn(a, Arc::new(switchboard_jsonrpc::NullService), SessionConfig::default());
+    let client = spawn(
+        a,
+        Arc::new(switchboard_jsonrpc::NullService),
+        SessionConfig::default(),
+    );
     let call = tokio::spawn({
         let c = client.clone();
-        async move { c.call::<Value, Value>("echo", None, RequestOptions::default()).await }
+        async move {
+            c.call::<Value, Value>("echo", None, RequestOptions::default())
+                .await
+        }
     });
     let req = next(&mut b).await;
-    b.send_text(r#"{"jsonrpc":"2.0","id":424242,"result":{"orphan":true}}"#).await.unwrap();
-    b.send_text(r#"{"jsonrpc":"2.0","id":"1","result":{"wrong_type":true}}"#).await.unwrap();
-    b.send_text(json!({"jsonrpc":"2.0","id":req["id"],"result":{"right":true}}).to_string()).await.unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","id":424242,"result":{"orphan":true}}"#)
+        .await
+        .unwrap();
+    b.send_text(r#"{"jsonrpc":"2.0","id":"1","result":{"wrong_type":true}}"#)
+        .await
+        .unwrap();
+    b.send_text(json!({"jsonrpc":"2.0","id":req["id"],"result":{"right":true}}).to_string())
+        .await
+        .unwrap();
     let got = call.await.unwrap().unwrap();
-    assert_eq!(got, json!({"right": true}), "only the response with the exact id (type included) is routed");
+    assert_eq!(
+        got,
+        json!({"right": true}),
+        "only the response with the exact id (type included) is routed"
+    );
     nothing_within(&mut b, 50).await;
 }
 
 #[tokio::test]
 async fn timeout_gives_clear_error_and_sends_cancelled() {
     let (a, mut b) = memory::pair();
-    let client = spawn(a, Arc::new(switchboard_jsonrpc::NullService), SessionConfig::default());
+    let client = spawn(
+        a,
+        Arc::new(switchboard_jsonrpc::NullService),
+        SessionConfig::default(),
+    );
     let c = client.clone();
     let call = tokio::spawn(async move {
-        c.request("sleep", None, RequestOptions::default().with_timeout(Duration::from_millis(50))).await
+        c.request(
+            "sleep",
+            None,
+            RequestOptions::default().with_timeout(Duration::from_millis(50)),
+        )
+        .await
     });
     let req = next(&mut b).await;
     let cancel = next(&mut b).await;
@@ -329,22 +493,34 @@ async fn timeout_gives_clear_error_and_sends_cancelled() {
         other => panic!("expected a timeout, got {other:?}"),
     }
     // The late answer is suppressed: nobody receives it, nothing breaks.
-    b.send_text(json!({"jsonrpc":"2.0","id":req["id"],"result":{}}).to_string()).await.unwrap();
+    b.send_text(json!({"jsonrpc":"2.0","id":req["id"],"result":{}}).to_string())
+        .await
+        .unwrap();
     assert_eq!(client.pending_count(), 0);
 }
 
 #[tokio::test]
 async fn caller_cancellation_sends_cancelled_notification() {
     let (a, mut b) = memory::pair();
-    let client = spawn(a, Arc::new(switchboard_jsonrpc::NullService), SessionConfig::default());
+    let client = spawn(
+        a,
+        Arc::new(switchboard_jsonrpc::NullService),
+        SessionConfig::default(),
+    );
     let token = tokio_util_token();
     let c = client.clone();
     let t = token.clone();
-    let call = tokio::spawn(async move { c.request("sleep", None, RequestOptions::default().with_cancel(t)).await });
+    let call = tokio::spawn(async move {
+        c.request("sleep", None, RequestOptions::default().with_cancel(t))
+            .await
+    });
     let req = next(&mut b).await;
     token.cancel();
     let n = next(&mut b).await;
-    assert_eq!((n["method"].clone(), n["params"]["requestId"].clone()), (json!("notifications/cancelled"), req["id"].clone()));
+    assert_eq!(
+        (n["method"].clone(), n["params"]["requestId"].clone()),
+        (json!("notifications/cancelled"), req["id"].clone())
+    );
     assert!(matches!(call.await.unwrap(), Err(RequestError::Cancelled)));
 }
 
@@ -355,9 +531,14 @@ fn tokio_util_token() -> tokio_util::sync::CancellationToken {
 #[tokio::test]
 async fn dropping_the_call_future_cancels_the_request() {
     let (a, mut b) = memory::pair();
-    let client = spawn(a, Arc::new(switchboard_jsonrpc::NullService), SessionConfig::default());
+    let client = spawn(
+        a,
+        Arc::new(switchboard_jsonrpc::NullService),
+        SessionConfig::default(),
+    );
     let c = client.clone();
-    let call = tokio::spawn(async move { c.request("sleep", None, RequestOptions::default()).await });
+    let call =
+        tokio::spawn(async move { c.request("sleep", None, RequestOptions::default()).await });
     let req = next(&mut b).await;
     call.abort();
     let n = next(&mut b).await;
@@ -376,15 +557,34 @@ async fn ut_6_ut_7_progress_routes_to_caller_increases_and_stops_after_response(
     client.request("progress", None, opts).await.unwrap();
     tokio::time::sleep(Duration::from_millis(80)).await;
     let seen = seen.lock().unwrap().clone();
-    assert_eq!(seen, vec![ProgressUpdate::new(1.0).with_total(2.0), ProgressUpdate::new(2.0).with_message("done")]);
+    assert_eq!(
+        seen,
+        vec![
+            ProgressUpdate::new(1.0).with_total(2.0),
+            ProgressUpdate::new(2.0).with_message("done")
+        ]
+    );
     let errs = perr.lock().unwrap().clone();
-    assert_eq!(errs, vec![ProgressError::NotIncreasing { last: 2.0, next: 2.0 }, ProgressError::Completed]);
+    assert_eq!(
+        errs,
+        vec![
+            ProgressError::NotIncreasing {
+                last: 2.0,
+                next: 2.0
+            },
+            ProgressError::Completed
+        ]
+    );
 }
 
 #[tokio::test]
 async fn progress_resets_timeout_up_to_a_hard_maximum() {
     let (a, mut b) = memory::pair();
-    let client = spawn(a, Arc::new(switchboard_jsonrpc::NullService), SessionConfig::default());
+    let client = spawn(
+        a,
+        Arc::new(switchboard_jsonrpc::NullService),
+        SessionConfig::default(),
+    );
     let c = client.clone();
     let call = tokio::spawn(async move {
         let opts = RequestOptions::default()
@@ -402,17 +602,33 @@ async fn progress_resets_timeout_up_to_a_hard_maximum() {
             .await
             .unwrap();
     }
-    b.send_text(json!({"jsonrpc":"2.0","id":req["id"],"result":{"ok":true}}).to_string()).await.unwrap();
-    assert_eq!(call.await.unwrap().unwrap().get(), r#"{"ok":true}"#, "240ms > 100ms timeout, kept alive by progress");
+    b.send_text(json!({"jsonrpc":"2.0","id":req["id"],"result":{"ok":true}}).to_string())
+        .await
+        .unwrap();
+    assert_eq!(
+        call.await.unwrap().unwrap().get(),
+        r#"{"ok":true}"#,
+        "240ms > 100ms timeout, kept alive by progress"
+    );
 }
 
 #[tokio::test]
 async fn frame_hook_sees_every_frame_with_direction_and_id() {
-    let log: Arc<Mutex<Vec<(Direction, Option<MessageKind>, Option<String>)>>> = Arc::default();
+    type Seen = Vec<(Direction, Option<MessageKind>, Option<String>)>;
+    let log: Arc<Mutex<Seen>> = Arc::default();
     let l = log.clone();
-    let hook = FrameHook::new(move |e| l.lock().unwrap().push((e.direction, e.kind, e.id.map(|i| i.to_string()))));
-    let (_p, mut b) = start(TestService::default(), SessionConfig::default().with_frame_hook(hook));
-    b.send_text(r#"{"jsonrpc":"2.0","id":"a","method":"echo","params":{}}"#).await.unwrap();
+    let hook = FrameHook::new(move |e| {
+        l.lock()
+            .unwrap()
+            .push((e.direction, e.kind, e.id.map(|i| i.to_string())))
+    });
+    let (_p, mut b) = start(
+        TestService::default(),
+        SessionConfig::default().with_frame_hook(hook),
+    );
+    b.send_text(r#"{"jsonrpc":"2.0","id":"a","method":"echo","params":{}}"#)
+        .await
+        .unwrap();
     next(&mut b).await;
     b.send_text("not json").await.unwrap();
     next(&mut b).await;
@@ -420,8 +636,16 @@ async fn frame_hook_sees_every_frame_with_direction_and_id() {
     assert_eq!(
         log,
         vec![
-            (Direction::Inbound, Some(MessageKind::Request), Some("\"a\"".into())),
-            (Direction::Outbound, Some(MessageKind::Result), Some("\"a\"".into())),
+            (
+                Direction::Inbound,
+                Some(MessageKind::Request),
+                Some("\"a\"".into())
+            ),
+            (
+                Direction::Outbound,
+                Some(MessageKind::Result),
+                Some("\"a\"".into())
+            ),
             (Direction::Inbound, None, None),
             (Direction::Outbound, Some(MessageKind::Error), None),
         ]
@@ -431,7 +655,9 @@ async fn frame_hook_sees_every_frame_with_direction_and_id() {
 #[tokio::test]
 async fn jr_12_batch_rejected_when_revision_forbids_it() {
     let (_p, mut b) = start(TestService::default(), SessionConfig::default());
-    b.send_text(r#"[{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}]"#).await.unwrap();
+    b.send_text(r#"[{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}]"#)
+        .await
+        .unwrap();
     let v = next(&mut b).await;
     assert_eq!(v["error"]["code"], -32600);
     assert_eq!(v["error"]["data"]["reason"], "batch_not_allowed");
@@ -439,7 +665,10 @@ async fn jr_12_batch_rejected_when_revision_forbids_it() {
 
 #[tokio::test]
 async fn jr_12_jr_9_batch_answered_as_array_initialize_refused_inside() {
-    let svc = TestService { batch: true, ..Default::default() };
+    let svc = TestService {
+        batch: true,
+        ..Default::default()
+    };
     let notes = svc.notes.clone();
     let (_p, mut b) = start(svc, SessionConfig::default());
     b.send_text(
@@ -452,21 +681,31 @@ async fn jr_12_jr_9_batch_answered_as_array_initialize_refused_inside() {
     .unwrap();
     let v = next(&mut b).await;
     let arr = v.as_array().expect("a batch is answered with an array");
-    assert_eq!(arr.len(), 3, "one entry per request, none for the notification: {v}");
+    assert_eq!(
+        arr.len(),
+        3,
+        "one entry per request, none for the notification: {v}"
+    );
     let by_id = |id: i64| arr.iter().find(|e| e["id"] == id).unwrap().clone();
     assert_eq!(by_id(1)["result"]["n"], 1);
     assert_eq!(by_id(2)["error"]["code"], -32600);
     assert_eq!(by_id(3)["error"]["code"], -32601);
     assert_eq!(*notes.lock().unwrap(), vec!["notifications/x".to_string()]);
     // A batch of notifications only gets no reply.
-    b.send_text(r#"[{"jsonrpc":"2.0","method":"notifications/y"}]"#).await.unwrap();
+    b.send_text(r#"[{"jsonrpc":"2.0","method":"notifications/y"}]"#)
+        .await
+        .unwrap();
     nothing_within(&mut b, 50).await;
 }
 
 #[tokio::test]
 async fn closing_the_transport_fails_waiting_callers() {
     let (a, b) = memory::pair();
-    let client = spawn(a, Arc::new(switchboard_jsonrpc::NullService), SessionConfig::default());
+    let client = spawn(
+        a,
+        Arc::new(switchboard_jsonrpc::NullService),
+        SessionConfig::default(),
+    );
     let c = client.clone();
     let call = tokio::spawn(async move { c.request("x", None, RequestOptions::default()).await });
     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -479,7 +718,11 @@ async fn closing_the_transport_fails_waiting_callers() {
 #[tokio::test]
 async fn bound_pending_outbound_requests() {
     let (a, _b) = memory::pair();
-    let client = spawn(a, Arc::new(switchboard_jsonrpc::NullService), SessionConfig::default().with_max_pending(2));
+    let client = spawn(
+        a,
+        Arc::new(switchboard_jsonrpc::NullService),
+        SessionConfig::default().with_max_pending(2),
+    );
     let counter = Arc::new(AtomicUsize::new(0));
     for _ in 0..2 {
         let c = client.clone();

@@ -24,13 +24,24 @@ pub trait Era: Send + Sync + fmt::Debug + 'static {
     ///
     /// # Errors
     /// The wire error to answer with.
-    fn gate_request(&self, state: LifecycleState, method: &str, known: bool, strict: Strictness) -> Result<(), ErrorObject>;
+    fn gate_request(
+        &self,
+        state: LifecycleState,
+        method: &str,
+        known: bool,
+        strict: Strictness,
+    ) -> Result<(), ErrorObject>;
 
     /// Decides whether we may send a message of `kind` and `method` in `state`.
     ///
     /// # Errors
     /// Why not; the caller gets a local error and no frame is sent.
-    fn gate_outbound(&self, state: LifecycleState, kind: MessageKind, method: &str) -> Result<(), ErrorObject>;
+    fn gate_outbound(
+        &self,
+        state: LifecycleState,
+        kind: MessageKind,
+        method: &str,
+    ) -> Result<(), ErrorObject>;
 
     /// Whether a JSON-RPC batch is acceptable under `version` in `state`.
     fn batch_allowed(&self, state: LifecycleState, version: Option<ProtocolVersion>) -> bool;
@@ -42,7 +53,11 @@ pub struct Stateful;
 
 /// -32600 "server not initialized".
 pub fn not_initialized(method: &str, state: LifecycleState) -> ErrorObject {
-    ErrorObject::new(switchboard_types::ErrorCode::INVALID_REQUEST, "server not initialized").with_data(serde_json::json!({
+    ErrorObject::new(
+        switchboard_types::ErrorCode::INVALID_REQUEST,
+        "server not initialized",
+    )
+    .with_data(serde_json::json!({
         "reason": "not_initialized",
         "method": method,
         "state": state.as_str(),
@@ -59,31 +74,54 @@ impl Era for Stateful {
         match ProtocolVersion::parse(offered) {
             Some(v) if supported.contains(&v) && v.supports(Feature::Handshake) => v,
             // A counter-offer: the newest we serve (`[LC-8]`), never an error.
-            _ => supported.iter().copied().filter(|v| v.supports(Feature::Handshake)).max().unwrap_or(ProtocolVersion::LATEST),
+            _ => supported
+                .iter()
+                .copied()
+                .filter(|v| v.supports(Feature::Handshake))
+                .max()
+                .unwrap_or(ProtocolVersion::LATEST),
         }
     }
 
-    fn gate_request(&self, state: LifecycleState, method: &str, known: bool, strict: Strictness) -> Result<(), ErrorObject> {
+    fn gate_request(
+        &self,
+        state: LifecycleState,
+        method: &str,
+        known: bool,
+        strict: Strictness,
+    ) -> Result<(), ErrorObject> {
         match (state, method) {
             (_, "ping") => Ok(()),
             (LifecycleState::AwaitingInitialize, "initialize") => Ok(()),
-            (_, "initialize") => Err(ErrorObject::invalid_request("initialize was already received", "already_initialized")),
+            (_, "initialize") => Err(ErrorObject::invalid_request(
+                "initialize was already received",
+                "already_initialized",
+            )),
             // A probe for a method we do not have (e.g. `server/discover`) is -32601, before and after.
             (_, m) if !known => Err(ErrorObject::method_not_found(m)),
             (LifecycleState::AwaitingInitialize, m) => Err(not_initialized(m, state)),
-            (LifecycleState::Initializing, m) if strict == Strictness::Strict => Err(not_initialized(m, state)),
+            (LifecycleState::Initializing, m) if strict == Strictness::Strict => {
+                Err(not_initialized(m, state))
+            }
             (LifecycleState::Closed, m) => Err(not_initialized(m, state)),
             _ => Ok(()),
         }
     }
 
-    fn gate_outbound(&self, state: LifecycleState, kind: MessageKind, method: &str) -> Result<(), ErrorObject> {
+    fn gate_outbound(
+        &self,
+        state: LifecycleState,
+        kind: MessageKind,
+        method: &str,
+    ) -> Result<(), ErrorObject> {
         let allowed = match state {
             LifecycleState::Ready => true,
             // Between our `initialize` answer and the client's `initialized`: ping and logging only (§3.2).
             LifecycleState::Initializing => method == "ping" || method == "notifications/message",
             LifecycleState::AwaitingInitialize | LifecycleState::Closed => {
-                kind == MessageKind::Notification && method == "notifications/message" && state != LifecycleState::Closed
+                kind == MessageKind::Notification
+                    && method == "notifications/message"
+                    && state != LifecycleState::Closed
             }
         };
         if allowed {
@@ -98,7 +136,8 @@ impl Era for Stateful {
 
     fn batch_allowed(&self, state: LifecycleState, version: Option<ProtocolVersion>) -> bool {
         // `initialize` never travels in a batch (`[JR-9]`), so no batch before it is answered.
-        state != LifecycleState::AwaitingInitialize && version.is_some_and(|v| v.supports(Feature::Batching))
+        state != LifecycleState::AwaitingInitialize
+            && version.is_some_and(|v| v.supports(Feature::Batching))
     }
 }
 
@@ -110,24 +149,73 @@ mod tests {
     fn lc_7_lc_8_negotiation_echoes_or_counter_offers() {
         let all = ProtocolVersion::SUPPORTED;
         for v in all {
-            assert_eq!(Stateful.negotiate(v.as_str(), &all), v, "LC-7: a supported version is echoed");
+            assert_eq!(
+                Stateful.negotiate(v.as_str(), &all),
+                v,
+                "LC-7: a supported version is echoed"
+            );
         }
-        assert_eq!(Stateful.negotiate("1999-01-01", &all), ProtocolVersion::V2025_11_25, "LC-8");
-        assert_eq!(Stateful.negotiate("2026-07-28", &all), ProtocolVersion::V2025_11_25, "stateless is not served by initialize");
-        assert_eq!(Stateful.negotiate("garbage", &[ProtocolVersion::V2025_03_26]), ProtocolVersion::V2025_03_26);
+        assert_eq!(
+            Stateful.negotiate("1999-01-01", &all),
+            ProtocolVersion::V2025_11_25,
+            "LC-8"
+        );
+        assert_eq!(
+            Stateful.negotiate("2026-07-28", &all),
+            ProtocolVersion::V2025_11_25,
+            "stateless is not served by initialize"
+        );
+        assert_eq!(
+            Stateful.negotiate("garbage", &[ProtocolVersion::V2025_03_26]),
+            ProtocolVersion::V2025_03_26
+        );
     }
 
     #[test]
     fn lc_1_only_initialize_and_ping_before_the_handshake() {
         let s = Strictness::Strict;
-        assert!(Stateful.gate_request(LifecycleState::AwaitingInitialize, "initialize", true, s).is_ok());
-        assert!(Stateful.gate_request(LifecycleState::AwaitingInitialize, "ping", true, s).is_ok());
-        let e = Stateful.gate_request(LifecycleState::AwaitingInitialize, "tools/list", true, s).unwrap_err();
+        assert!(
+            Stateful
+                .gate_request(LifecycleState::AwaitingInitialize, "initialize", true, s)
+                .is_ok()
+        );
+        assert!(
+            Stateful
+                .gate_request(LifecycleState::AwaitingInitialize, "ping", true, s)
+                .is_ok()
+        );
+        let e = Stateful
+            .gate_request(LifecycleState::AwaitingInitialize, "tools/list", true, s)
+            .unwrap_err();
         assert_eq!(e.code, switchboard_types::ErrorCode::INVALID_REQUEST);
-        let e = Stateful.gate_request(LifecycleState::AwaitingInitialize, "server/discover", false, s).unwrap_err();
+        let e = Stateful
+            .gate_request(
+                LifecycleState::AwaitingInitialize,
+                "server/discover",
+                false,
+                s,
+            )
+            .unwrap_err();
         assert_eq!(e.code, switchboard_types::ErrorCode::METHOD_NOT_FOUND);
-        assert!(Stateful.gate_request(LifecycleState::Initializing, "tools/list", true, s).is_err());
-        assert!(Stateful.gate_request(LifecycleState::Initializing, "tools/list", true, Strictness::Lenient).is_ok());
-        assert!(Stateful.gate_request(LifecycleState::Ready, "initialize", true, s).is_err());
+        assert!(
+            Stateful
+                .gate_request(LifecycleState::Initializing, "tools/list", true, s)
+                .is_err()
+        );
+        assert!(
+            Stateful
+                .gate_request(
+                    LifecycleState::Initializing,
+                    "tools/list",
+                    true,
+                    Strictness::Lenient
+                )
+                .is_ok()
+        );
+        assert!(
+            Stateful
+                .gate_request(LifecycleState::Ready, "initialize", true, s)
+                .is_err()
+        );
     }
 }

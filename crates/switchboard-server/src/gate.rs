@@ -39,30 +39,44 @@ pub fn server_may_send(
     let flag = |b: Option<bool>| b == Some(true);
     match method {
         "ping" | "notifications/progress" | "notifications/cancelled" => Ok(()),
-        "sampling/createMessage" if theirs.sampling.is_none() => refuse("client capability sampling"),
+        "sampling/createMessage" if theirs.sampling.is_none() => {
+            refuse("client capability sampling")
+        }
         "roots/list" if theirs.roots.is_none() => refuse("client capability roots"),
-        "elicitation/create" if !version.supports(Feature::Elicitation) => refuse("revision without elicitation"),
-        "elicitation/create" if theirs.elicitation.is_none() => refuse("client capability elicitation"),
+        "elicitation/create" if !version.supports(Feature::Elicitation) => {
+            refuse("revision without elicitation")
+        }
+        "elicitation/create" if theirs.elicitation.is_none() => {
+            refuse("client capability elicitation")
+        }
         "notifications/elicitation/complete" if !theirs.supports_url_elicitation() => {
             refuse("client capability elicitation.url")
         }
         "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" if theirs.tasks.is_none() => {
             refuse("client capability tasks")
         }
-        "notifications/tools/list_changed" if !flag(ours.tools.as_ref().and_then(|t| t.list_changed)) => {
+        "notifications/tools/list_changed"
+            if !flag(ours.tools.as_ref().and_then(|t| t.list_changed)) =>
+        {
             refuse("server capability tools.listChanged")
         }
-        "notifications/prompts/list_changed" if !flag(ours.prompts.as_ref().and_then(|t| t.list_changed)) => {
+        "notifications/prompts/list_changed"
+            if !flag(ours.prompts.as_ref().and_then(|t| t.list_changed)) =>
+        {
             refuse("server capability prompts.listChanged")
         }
-        "notifications/resources/list_changed" if !flag(ours.resources.as_ref().and_then(|t| t.list_changed)) => {
+        "notifications/resources/list_changed"
+            if !flag(ours.resources.as_ref().and_then(|t| t.list_changed)) =>
+        {
             refuse("server capability resources.listChanged")
         }
         "notifications/resources/updated" if !ours.supports_resource_subscribe() => {
             refuse("server capability resources.subscribe")
         }
         "notifications/message" if ours.logging.is_none() => refuse("server capability logging"),
-        "notifications/tasks/status" if ours.tasks.is_none() && theirs.tasks.is_none() => refuse("capability tasks"),
+        "notifications/tasks/status" if ours.tasks.is_none() && theirs.tasks.is_none() => {
+            refuse("capability tasks")
+        }
         _ => Ok(()),
     }
 }
@@ -90,8 +104,19 @@ mod tests {
         assert!(server_may_send("elicitation/create", &ours, &theirs, v).is_err());
         theirs.elicitation = Some(ElicitationCapability::default());
         assert!(server_may_send("elicitation/create", &ours, &theirs, v).is_ok());
-        assert!(server_may_send("elicitation/create", &ours, &theirs, ProtocolVersion::V2025_03_26).is_err());
-        assert!(server_may_send("notifications/elicitation/complete", &ours, &theirs, v).is_err(), "form-only client");
+        assert!(
+            server_may_send(
+                "elicitation/create",
+                &ours,
+                &theirs,
+                ProtocolVersion::V2025_03_26
+            )
+            .is_err()
+        );
+        assert!(
+            server_may_send("notifications/elicitation/complete", &ours, &theirs, v).is_err(),
+            "form-only client"
+        );
         assert!(server_may_send("notifications/tools/list_changed", &ours, &theirs, v).is_err());
         assert!(server_may_send("ping", &ours, &theirs, v).is_ok());
     }

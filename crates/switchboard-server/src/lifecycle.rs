@@ -100,10 +100,19 @@ mod tests {
     fn lc_1_lc_4_transitions_follow_the_handshake() {
         use LifecycleEvent as E;
         use LifecycleState as S;
-        assert_eq!(S::AwaitingInitialize.apply(E::Initialize), Ok(S::Initializing));
+        assert_eq!(
+            S::AwaitingInitialize.apply(E::Initialize),
+            Ok(S::Initializing)
+        );
         assert_eq!(S::Initializing.apply(E::Initialized), Ok(S::Ready));
-        assert!(S::AwaitingInitialize.apply(E::Initialized).is_err(), "initialized before initialize");
-        assert!(S::Ready.apply(E::Initialize).is_err(), "a second initialize");
+        assert!(
+            S::AwaitingInitialize.apply(E::Initialized).is_err(),
+            "initialized before initialize"
+        );
+        assert!(
+            S::Ready.apply(E::Initialize).is_err(),
+            "a second initialize"
+        );
         assert!(S::Initializing.apply(E::Initialize).is_err());
         assert_eq!(S::Ready.apply(E::Close), Ok(S::Closed));
     }

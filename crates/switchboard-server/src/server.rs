@@ -8,15 +8,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use switchboard_jsonrpc::{Peer, SessionConfig, Transport, WeakPeer};
+use switchboard_types::ProtocolVersion;
 use switchboard_types::capabilities::{ServerCapabilities, ToolsCapability};
 use switchboard_types::lifecycle::Implementation;
 use switchboard_types::tools::{CallToolResult, Tool};
-use switchboard_types::ProtocolVersion;
 
 use crate::era::{Era, Stateful};
 use crate::lifecycle::{LifecycleState, Strictness};
 use crate::service::{ServerService, SessionState};
-use crate::tool::{AllowList, ClientIdentity, RegisteredTool, RegistryError, ToolCall, ToolError, ToolPolicy, ToolRegistry};
+use crate::tool::{
+    AllowList, ClientIdentity, RegisteredTool, RegistryError, ToolCall, ToolError, ToolPolicy,
+    ToolRegistry,
+};
 
 /// Default bound on concurrent sessions of one server.
 pub const DEFAULT_MAX_SESSIONS: usize = 1024;
@@ -65,7 +68,10 @@ pub struct Server {
 
 impl fmt::Debug for Server {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Server").field("info", &self.inner.info.name).field("sessions", &self.session_count()).finish()
+        f.debug_struct("Server")
+            .field("info", &self.inner.info.name)
+            .field("sessions", &self.session_count())
+            .finish()
     }
 }
 
@@ -87,7 +93,9 @@ pub struct ServerBuilder {
 
 impl fmt::Debug for ServerBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ServerBuilder").field("info", &self.info.name).finish()
+        f.debug_struct("ServerBuilder")
+            .field("info", &self.info.name)
+            .finish()
     }
 }
 
@@ -135,7 +143,10 @@ impl ServerBuilder {
     }
 
     /// Sets the per-session allow-list policy; it sees `clientInfo` and capabilities.
-    pub fn tool_policy(mut self, policy: impl Fn(&ClientIdentity) -> AllowList + Send + Sync + 'static) -> Self {
+    pub fn tool_policy(
+        mut self,
+        policy: impl Fn(&ClientIdentity) -> AllowList + Send + Sync + 'static,
+    ) -> Self {
         self.policy = Some(Arc::new(policy));
         self
     }
@@ -163,11 +174,18 @@ impl ServerBuilder {
         let capabilities = self.capabilities.unwrap_or_else(|| {
             let mut caps = ServerCapabilities::default();
             if self.tools_enabled || !self.tools.is_empty() {
-                caps.tools = Some(ToolsCapability { list_changed: Some(true), ..Default::default() });
+                caps.tools = Some(ToolsCapability {
+                    list_changed: Some(true),
+                    ..Default::default()
+                });
             }
             caps
         });
-        let versions = if self.versions.is_empty() { ProtocolVersion::SUPPORTED.to_vec() } else { self.versions };
+        let versions = if self.versions.is_empty() {
+            ProtocolVersion::SUPPORTED.to_vec()
+        } else {
+            self.versions
+        };
         Ok(Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
@@ -228,9 +246,15 @@ impl Server {
         let id = self.inner.next_session.fetch_add(1, Ordering::Relaxed);
         let state = Arc::new(SessionState::new(id));
         {
-            let sessions = self.inner.sessions.lock().map_err(|_| ServerError::TooManySessions { limit: 0 })?;
+            let sessions = self
+                .inner
+                .sessions
+                .lock()
+                .map_err(|_| ServerError::TooManySessions { limit: 0 })?;
             if sessions.len() >= self.inner.max_sessions {
-                return Err(ServerError::TooManySessions { limit: self.inner.max_sessions });
+                return Err(ServerError::TooManySessions {
+                    limit: self.inner.max_sessions,
+                });
             }
         }
         let service = Arc::new(ServerService::new(self.inner.clone(), state.clone()));
@@ -238,7 +262,11 @@ impl Server {
         if let Ok(mut sessions) = self.inner.sessions.lock() {
             sessions.insert(
                 id,
-                SessionEntry { peer: peer.downgrade(), state: state.clone(), runtime: tokio::runtime::Handle::current() },
+                SessionEntry {
+                    peer: peer.downgrade(),
+                    state: state.clone(),
+                    runtime: tokio::runtime::Handle::current(),
+                },
             );
         }
         Ok(ServerSession { peer, state })
@@ -254,7 +282,11 @@ impl Server {
         F: Fn(ToolCall) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
     {
-        self.inner.tools.write().map_err(|_| poisoned())?.insert(RegisteredTool::new(tool, handler))?;
+        self.inner
+            .tools
+            .write()
+            .map_err(|_| poisoned())?
+            .insert(RegisteredTool::new(tool, handler))?;
         self.broadcast("notifications/tools/list_changed");
         Ok(())
     }
@@ -264,14 +296,20 @@ impl Server {
     /// # Errors
     /// [`RegistryError::NotFound`] when no tool has this name.
     pub fn remove_tool(&self, name: &str) -> Result<(), ServerError> {
-        self.inner.tools.write().map_err(|_| poisoned())?.remove(name)?;
+        self.inner
+            .tools
+            .write()
+            .map_err(|_| poisoned())?
+            .remove(name)?;
         self.broadcast("notifications/tools/list_changed");
         Ok(())
     }
 
     /// Sends a parameterless notification to every ready session that may receive it.
     fn broadcast(&self, method: &'static str) {
-        let Ok(sessions) = self.inner.sessions.lock() else { return };
+        let Ok(sessions) = self.inner.sessions.lock() else {
+            return;
+        };
         for entry in sessions.values() {
             if entry.state.lifecycle() != LifecycleState::Ready {
                 continue;
@@ -288,7 +326,10 @@ impl Server {
 }
 
 fn poisoned() -> ServerError {
-    ServerError::Registry(RegistryError::NotFound { kind: "registry", name: "poisoned lock".into() })
+    ServerError::Registry(RegistryError::NotFound {
+        kind: "registry",
+        name: "poisoned lock".into(),
+    })
 }
 
 /// One connected client.

@@ -44,7 +44,10 @@ impl SessionState {
     }
 
     pub(crate) fn lifecycle(&self) -> LifecycleState {
-        self.data.lock().map(|d| d.lifecycle).unwrap_or(LifecycleState::Closed)
+        self.data
+            .lock()
+            .map(|d| d.lifecycle)
+            .unwrap_or(LifecycleState::Closed)
     }
 
     pub(crate) fn version(&self) -> Option<ProtocolVersion> {
@@ -56,13 +59,19 @@ impl SessionState {
     }
 
     fn allows(&self, tool: &str) -> bool {
-        self.data.lock().map(|d| d.allow.allows(tool)).unwrap_or(false)
+        self.data
+            .lock()
+            .map(|d| d.allow.allows(tool))
+            .unwrap_or(false)
     }
 }
 
 impl std::fmt::Debug for SessionState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SessionState").field("id", &self.id).field("lifecycle", &self.lifecycle()).finish()
+        f.debug_struct("SessionState")
+            .field("id", &self.id)
+            .field("lifecycle", &self.lifecycle())
+            .finish()
     }
 }
 
@@ -80,15 +89,31 @@ impl ServerService {
     /// frame order, so a request right behind it sees the new state.
     fn initialize(&self, req: &Request) -> HandlerResult {
         let params: InitializeRequestParams = parse(req)?;
-        let version = self.server.era.negotiate(&params.protocol_version, &self.server.versions);
-        let identity = ClientIdentity { info: params.client_info, capabilities: params.capabilities };
-        let allow = self.server.policy.as_ref().map_or(AllowList::All, |p| p(&identity));
+        let version = self
+            .server
+            .era
+            .negotiate(&params.protocol_version, &self.server.versions);
+        let identity = ClientIdentity {
+            info: params.client_info,
+            capabilities: params.capabilities,
+        };
+        let allow = self
+            .server
+            .policy
+            .as_ref()
+            .map_or(AllowList::All, |p| p(&identity));
         {
-            let mut d = self.state.data.lock().map_err(|_| ErrorObject::internal("session state poisoned"))?;
-            d.lifecycle = d
-                .lifecycle
-                .apply(LifecycleEvent::Initialize)
-                .map_err(|_| ErrorObject::invalid_request("initialize was already received", "already_initialized"))?;
+            let mut d = self
+                .state
+                .data
+                .lock()
+                .map_err(|_| ErrorObject::internal("session state poisoned"))?;
+            d.lifecycle = d.lifecycle.apply(LifecycleEvent::Initialize).map_err(|_| {
+                ErrorObject::invalid_request(
+                    "initialize was already received",
+                    "already_initialized",
+                )
+            })?;
             d.version = Some(version);
             d.client = Some(identity);
             d.allow = allow;
@@ -96,15 +121,27 @@ impl ServerService {
         if version.as_str() != params.protocol_version {
             tracing::info!(offered = %params.protocol_version, chosen = %version, "protocol version counter-offer");
         }
-        let mut result = InitializeResult::new(version, self.server.capabilities.clone(), self.server.info.clone());
+        let mut result = InitializeResult::new(
+            version,
+            self.server.capabilities.clone(),
+            self.server.info.clone(),
+        );
         result.instructions = self.server.instructions.clone();
         ok(&result)
     }
 
     fn list_tools(&self, req: &Request) -> HandlerResult {
         let _params: PaginatedRequestParams = parse_optional(req)?;
-        let registry = self.server.tools.read().map_err(|_| ErrorObject::internal("tool registry poisoned"))?;
-        let tools = registry.iter().filter(|t| self.state.allows(&t.tool.name)).map(|t| t.tool.clone()).collect();
+        let registry = self
+            .server
+            .tools
+            .read()
+            .map_err(|_| ErrorObject::internal("tool registry poisoned"))?;
+        let tools = registry
+            .iter()
+            .filter(|t| self.state.allows(&t.tool.name))
+            .map(|t| t.tool.clone())
+            .collect();
         ok(&ListToolsResult::new(tools))
     }
 
@@ -123,7 +160,11 @@ impl ServerService {
         if !self.state.allows(&params.name) {
             return ready(Err(tool::tool_not_permitted(&params.name)));
         }
-        let call = ToolCall { name: params.name, arguments: params.arguments.unwrap_or_default(), cx };
+        let call = ToolCall {
+            name: params.name,
+            arguments: params.arguments.unwrap_or_default(),
+            cx,
+        };
         Box::pin(async move { ok(&tool.run(call).await) })
     }
 }
@@ -151,19 +192,32 @@ fn parse_optional<T: DeserializeOwned + Default>(req: &Request) -> Result<T, Err
 }
 
 fn invalid_params(method: &str, e: &serde_json::Error) -> ErrorObject {
-    ErrorObject::new(switchboard_types::ErrorCode::INVALID_PARAMS, format!("Invalid params for {method}: {e}"))
-        .with_data(serde_json::json!({"reason": "invalid_params", "method": method, "detail": e.to_string()}))
+    ErrorObject::new(
+        switchboard_types::ErrorCode::INVALID_PARAMS,
+        format!("Invalid params for {method}: {e}"),
+    )
+    .with_data(
+        serde_json::json!({"reason": "invalid_params", "method": method, "detail": e.to_string()}),
+    )
 }
 
 impl Service for ServerService {
     fn call(&self, req: Request, cx: RequestContext) -> BoxFuture<HandlerResult> {
         let state = self.state.lifecycle();
         let declared = gate::server_declares(&self.server.capabilities, &req.method);
-        if let Err(e) = self.server.era.gate_request(state, &req.method, declared.is_some(), self.server.strictness) {
+        if let Err(e) = self.server.era.gate_request(
+            state,
+            &req.method,
+            declared.is_some(),
+            self.server.strictness,
+        ) {
             return ready(Err(e));
         }
         if declared == Some(false) {
-            return ready(Err(gate::undeclared(&req.method, gate::capability_of(&req.method))));
+            return ready(Err(gate::undeclared(
+                &req.method,
+                gate::capability_of(&req.method),
+            )));
         }
         match req.method.as_str() {
             "initialize" => ready(self.initialize(&req)),
@@ -177,18 +231,30 @@ impl Service for ServerService {
     fn notify(&self, n: Notification, _peer: &Peer) {
         match n.method.as_str() {
             "notifications/initialized" => {
-                let Ok(mut d) = self.state.data.lock() else { return };
+                let Ok(mut d) = self.state.data.lock() else {
+                    return;
+                };
                 match d.lifecycle.apply(LifecycleEvent::Initialized) {
                     Ok(next) => d.lifecycle = next,
-                    Err(e) => tracing::warn!(session = self.state.id, error = %e, "notifications/initialized out of place; ignored"),
+                    Err(e) => {
+                        tracing::warn!(session = self.state.id, error = %e, "notifications/initialized out of place; ignored")
+                    }
                 }
             }
             "notifications/cancelled" | "notifications/progress" => {}
             m => {
                 if self.state.lifecycle() != LifecycleState::Ready {
-                    tracing::warn!(session = self.state.id, method = m, "notification before the handshake completed; ignored");
+                    tracing::warn!(
+                        session = self.state.id,
+                        method = m,
+                        "notification before the handshake completed; ignored"
+                    );
                 } else {
-                    tracing::debug!(session = self.state.id, method = m, "notification without a handler ignored");
+                    tracing::debug!(
+                        session = self.state.id,
+                        method = m,
+                        "notification without a handler ignored"
+                    );
                 }
             }
         }
@@ -196,12 +262,18 @@ impl Service for ServerService {
 
     fn check_outbound(&self, kind: MessageKind, method: &str) -> Result<(), ErrorObject> {
         let (state, version, client) = {
-            let d = self.state.data.lock().map_err(|_| ErrorObject::internal("session state poisoned"))?;
+            let d = self
+                .state
+                .data
+                .lock()
+                .map_err(|_| ErrorObject::internal("session state poisoned"))?;
             (d.lifecycle, d.version, d.client.clone())
         };
         self.server.era.gate_outbound(state, kind, method)?;
         match (version, client) {
-            (Some(v), Some(c)) => gate::server_may_send(method, &self.server.capabilities, &c.capabilities, v),
+            (Some(v), Some(c)) => {
+                gate::server_may_send(method, &self.server.capabilities, &c.capabilities, v)
+            }
             _ => Ok(()),
         }
     }

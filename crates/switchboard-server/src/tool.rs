@@ -45,7 +45,8 @@ pub struct ToolCall {
 }
 
 /// The boxed handler of one tool.
-pub type ToolHandler = Arc<dyn Fn(ToolCall) -> BoxFuture<Result<CallToolResult, ToolError>> + Send + Sync>;
+pub type ToolHandler =
+    Arc<dyn Fn(ToolCall) -> BoxFuture<Result<CallToolResult, ToolError>> + Send + Sync>;
 
 /// A registered tool: its definition and handler.
 #[derive(Clone)]
@@ -57,7 +58,9 @@ pub struct RegisteredTool {
 
 impl fmt::Debug for RegisteredTool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RegisteredTool").field("name", &self.tool.name).finish()
+        f.debug_struct("RegisteredTool")
+            .field("name", &self.tool.name)
+            .finish()
     }
 }
 
@@ -68,7 +71,10 @@ impl RegisteredTool {
         F: Fn(ToolCall) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
     {
-        RegisteredTool { tool, handler: Arc::new(move |call| Box::pin(handler(call))) }
+        RegisteredTool {
+            tool,
+            handler: Arc::new(move |call| Box::pin(handler(call))),
+        }
     }
 
     /// Runs the handler; an error or a panic becomes an `isError` result.
@@ -120,7 +126,10 @@ impl ToolRegistry {
     /// [`RegistryError::Duplicate`] when the name is taken.
     pub fn insert(&mut self, tool: RegisteredTool) -> Result<(), RegistryError> {
         if self.tools.contains_key(&tool.tool.name) {
-            return Err(RegistryError::Duplicate { kind: "tool", name: tool.tool.name });
+            return Err(RegistryError::Duplicate {
+                kind: "tool",
+                name: tool.tool.name,
+            });
         }
         self.tools.insert(tool.tool.name.clone(), tool);
         Ok(())
@@ -131,7 +140,12 @@ impl ToolRegistry {
     /// # Errors
     /// [`RegistryError::NotFound`] when no tool has this name.
     pub fn remove(&mut self, name: &str) -> Result<RegisteredTool, RegistryError> {
-        self.tools.remove(name).ok_or_else(|| RegistryError::NotFound { kind: "tool", name: name.to_owned() })
+        self.tools
+            .remove(name)
+            .ok_or_else(|| RegistryError::NotFound {
+                kind: "tool",
+                name: name.to_owned(),
+            })
     }
 
     /// The tool with this name.
@@ -204,8 +218,11 @@ pub type ToolPolicy = Arc<dyn Fn(&ClientIdentity) -> AllowList + Send + Sync>;
 
 /// -32602 for an unknown tool name.
 pub fn unknown_tool(name: &str) -> ErrorObject {
-    ErrorObject::new(switchboard_types::ErrorCode::INVALID_PARAMS, format!("Unknown tool: {name}"))
-        .with_data(serde_json::json!({"reason": "unknown_tool", "tool": name}))
+    ErrorObject::new(
+        switchboard_types::ErrorCode::INVALID_PARAMS,
+        format!("Unknown tool: {name}"),
+    )
+    .with_data(serde_json::json!({"reason": "unknown_tool", "tool": name}))
 }
 
 /// -32600 for a tool outside the client's allow-list.

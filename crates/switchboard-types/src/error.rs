@@ -70,7 +70,11 @@ pub struct ErrorObject {
 impl ErrorObject {
     /// An error with a code and message and no data.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ErrorObject { code, message: message.into(), data: None }
+        ErrorObject {
+            code,
+            message: message.into(),
+            data: None,
+        }
     }
 
     /// Adds machine-readable `data`.
@@ -87,13 +91,17 @@ impl ErrorObject {
 
     /// -32600 Invalid Request, with a machine-readable `reason`.
     pub fn invalid_request(message: impl Into<String>, reason: &str) -> Self {
-        Self::new(ErrorCode::INVALID_REQUEST, message).with_data(serde_json::json!({"reason": reason}))
+        Self::new(ErrorCode::INVALID_REQUEST, message)
+            .with_data(serde_json::json!({"reason": reason}))
     }
 
     /// -32601 Method not found.
     pub fn method_not_found(method: &str) -> Self {
-        Self::new(ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method}"))
-            .with_data(serde_json::json!({"reason": "method_not_found", "method": method}))
+        Self::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {method}"),
+        )
+        .with_data(serde_json::json!({"reason": "method_not_found", "method": method}))
     }
 
     /// -32602 Invalid params.

@@ -174,7 +174,12 @@ mod tests {
 
     #[test]
     fn jr_3_ids_beyond_i32_and_i64_round_trip() {
-        for text in ["4294967296", "9223372036854775807", "18446744073709551615", "-9223372036854775808"] {
+        for text in [
+            "4294967296",
+            "9223372036854775807",
+            "18446744073709551615",
+            "-9223372036854775808",
+        ] {
             let id: RequestId = serde_json::from_str(text).unwrap();
             assert_eq!(serde_json::to_string(&id).unwrap(), text);
         }

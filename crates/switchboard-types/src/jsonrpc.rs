@@ -164,7 +164,11 @@ impl Request {
         method: impl Into<String>,
         params: Option<&P>,
     ) -> Result<Self, serde_json::Error> {
-        Ok(Request { id: id.into(), method: method.into(), params: params.map(to_raw).transpose()? })
+        Ok(Request {
+            id: id.into(),
+            method: method.into(),
+            params: params.map(to_raw).transpose()?,
+        })
     }
 }
 
@@ -173,20 +177,32 @@ impl Notification {
     ///
     /// # Errors
     /// When `params` cannot be serialized.
-    pub fn new<P: Serialize + ?Sized>(method: impl Into<String>, params: Option<&P>) -> Result<Self, serde_json::Error> {
-        Ok(Notification { method: method.into(), params: params.map(to_raw).transpose()? })
+    pub fn new<P: Serialize + ?Sized>(
+        method: impl Into<String>,
+        params: Option<&P>,
+    ) -> Result<Self, serde_json::Error> {
+        Ok(Notification {
+            method: method.into(),
+            params: params.map(to_raw).transpose()?,
+        })
     }
 }
 
 impl Response {
     /// A successful response.
     pub fn result(id: RequestId, result: RawJson) -> Self {
-        Response { id: Some(id), outcome: Ok(result) }
+        Response {
+            id: Some(id),
+            outcome: Ok(result),
+        }
     }
 
     /// An error response; `id` is `None` when the request id could not be read.
     pub fn error(id: Option<RequestId>, error: ErrorObject) -> Self {
-        Response { id, outcome: Err(error) }
+        Response {
+            id,
+            outcome: Err(error),
+        }
     }
 }
 
@@ -197,7 +213,9 @@ impl Message {
             Message::Request(_) => MessageKind::Request,
             Message::Notification(_) => MessageKind::Notification,
             Message::Response(Response { outcome: Ok(_), .. }) => MessageKind::Result,
-            Message::Response(Response { outcome: Err(_), .. }) => MessageKind::Error,
+            Message::Response(Response {
+                outcome: Err(_), ..
+            }) => MessageKind::Error,
         }
     }
 
@@ -256,10 +274,15 @@ impl Message {
     ///
     /// # Errors
     /// A [`DecodeError`] carrying the JSON-RPC error to answer with, when the frame should be answered.
+    #[allow(clippy::result_large_err)] // the error is the cold path and carries the wire answer
     pub fn decode(text: &str) -> Result<Message, DecodeError> {
         match Frame::decode(text)? {
             Frame::Single(m) => m,
-            Frame::Batch(_) => Err(DecodeError::invalid(None, "batch where a single message was expected", "batch_not_allowed")),
+            Frame::Batch(_) => Err(DecodeError::invalid(
+                None,
+                "batch where a single message was expected",
+                "batch_not_allowed",
+            )),
         }
     }
 }
@@ -314,16 +337,25 @@ pub struct DecodeError {
 
 impl DecodeError {
     fn invalid(id: Option<RequestId>, message: &str, reason: &str) -> Self {
-        DecodeError { error: ErrorObject::invalid_request(message, reason), id, answerable: true }
+        DecodeError {
+            error: ErrorObject::invalid_request(message, reason),
+            id,
+            answerable: true,
+        }
     }
 
     fn silent(message: &str, reason: &str) -> Self {
-        DecodeError { error: ErrorObject::invalid_request(message, reason), id: None, answerable: false }
+        DecodeError {
+            error: ErrorObject::invalid_request(message, reason),
+            id: None,
+            answerable: false,
+        }
     }
 
     /// The error response to send, when the frame deserves one.
     pub fn to_response(&self) -> Option<Message> {
-        self.answerable.then(|| Message::Response(Response::error(self.id.clone(), self.error.clone())))
+        self.answerable
+            .then(|| Message::Response(Response::error(self.id.clone(), self.error.clone())))
     }
 }
 
@@ -386,6 +418,7 @@ impl Frame {
     ///
     /// # Errors
     /// -32700 (no id) when the text is not JSON, -32600 when it is JSON but not a message or batch.
+    #[allow(clippy::result_large_err)] // the error is the cold path and carries the wire answer
     pub fn decode(text: &str) -> Result<Frame, DecodeError> {
         let trimmed = text.trim_start();
         if trimmed.starts_with('[') {
@@ -402,19 +435,29 @@ impl Frame {
         // Check the JSON first, then classify: invalid JSON is -32700, valid JSON that is not an
         // object is -32600.
         match serde_json::from_str::<&RawValue>(text) {
-            Err(e) => Err(DecodeError { error: ErrorObject::parse_error(e), id: None, answerable: true }),
+            Err(e) => Err(DecodeError {
+                error: ErrorObject::parse_error(e),
+                id: None,
+                answerable: true,
+            }),
             Ok(raw) => Ok(Frame::Single(decode_one(raw))),
         }
     }
 }
 
 /// Classifies one JSON value as a message, structurally.
+#[allow(clippy::result_large_err)] // the error is the cold path and carries the wire answer
 fn decode_one(raw: &RawValue) -> Result<Message, DecodeError> {
     if first_byte(raw) != b'{' {
-        return Err(DecodeError::invalid(None, "a JSON-RPC message must be a JSON object", "not_an_object"));
+        return Err(DecodeError::invalid(
+            None,
+            "a JSON-RPC message must be a JSON object",
+            "not_an_object",
+        ));
     }
-    let env: Envelope<'_> = serde_json::from_str(raw.get())
-        .map_err(|_| DecodeError::invalid(None, "malformed JSON-RPC envelope", "malformed_envelope"))?;
+    let env: Envelope<'_> = serde_json::from_str(raw.get()).map_err(|_| {
+        DecodeError::invalid(None, "malformed JSON-RPC envelope", "malformed_envelope")
+    })?;
     let version_ok = env.jsonrpc.is_some_and(|v| v.get() == "\"2.0\"");
 
     if let Some(method) = env.method {
@@ -423,8 +466,15 @@ fn decode_one(raw: &RawValue) -> Result<Message, DecodeError> {
             Err(_) => {
                 let id = env.id.and_then(parse_id);
                 return match env.id {
-                    Some(_) => Err(DecodeError::invalid(id, "method must be a string", "method_not_string")),
-                    None => Err(DecodeError::silent("method must be a string", "method_not_string")),
+                    Some(_) => Err(DecodeError::invalid(
+                        id,
+                        "method must be a string",
+                        "method_not_string",
+                    )),
+                    None => Err(DecodeError::silent(
+                        "method must be a string",
+                        "method_not_string",
+                    )),
                 };
             }
         };
@@ -432,8 +482,15 @@ fn decode_one(raw: &RawValue) -> Result<Message, DecodeError> {
             if !matches!(first_byte(p), b'{' | b'[') {
                 let id = env.id.and_then(parse_id);
                 return match env.id {
-                    Some(_) => Err(DecodeError::invalid(id, "params must be an object", "params_not_structured")),
-                    None => Err(DecodeError::silent("params must be an object", "params_not_structured")),
+                    Some(_) => Err(DecodeError::invalid(
+                        id,
+                        "params must be an object",
+                        "params_not_structured",
+                    )),
+                    None => Err(DecodeError::silent(
+                        "params must be an object",
+                        "params_not_structured",
+                    )),
                 };
             }
         }
@@ -442,10 +499,16 @@ fn decode_one(raw: &RawValue) -> Result<Message, DecodeError> {
             // No `id` key at all: a notification. A broken one is dropped, never answered.
             None => {
                 if !version_ok {
-                    return Err(DecodeError::silent("jsonrpc must be \"2.0\"", "bad_jsonrpc_version"));
+                    return Err(DecodeError::silent(
+                        "jsonrpc must be \"2.0\"",
+                        "bad_jsonrpc_version",
+                    ));
                 }
                 if env.result.is_some() || env.error.is_some() {
-                    return Err(DecodeError::silent("a notification carries no result or error", "mixed_shape"));
+                    return Err(DecodeError::silent(
+                        "a notification carries no result or error",
+                        "mixed_shape",
+                    ));
                 }
                 Ok(Message::Notification(Notification { method, params }))
             }
@@ -459,10 +522,18 @@ fn decode_one(raw: &RawValue) -> Result<Message, DecodeError> {
                     return Err(DecodeError::invalid(None, why.0, why.1));
                 };
                 if !version_ok {
-                    return Err(DecodeError::invalid(Some(id), "jsonrpc must be \"2.0\"", "bad_jsonrpc_version"));
+                    return Err(DecodeError::invalid(
+                        Some(id),
+                        "jsonrpc must be \"2.0\"",
+                        "bad_jsonrpc_version",
+                    ));
                 }
                 if env.result.is_some() || env.error.is_some() {
-                    return Err(DecodeError::invalid(Some(id), "a request carries no result or error", "mixed_shape"));
+                    return Err(DecodeError::invalid(
+                        Some(id),
+                        "a request carries no result or error",
+                        "mixed_shape",
+                    ));
                 }
                 Ok(Message::Request(Request { id, method, params }))
             }
@@ -473,27 +544,55 @@ fn decode_one(raw: &RawValue) -> Result<Message, DecodeError> {
     match (env.result, env.error) {
         (Some(result), None) => {
             if !version_ok {
-                return Err(DecodeError::silent("jsonrpc must be \"2.0\"", "bad_jsonrpc_version"));
+                return Err(DecodeError::silent(
+                    "jsonrpc must be \"2.0\"",
+                    "bad_jsonrpc_version",
+                ));
             }
             let Some(id) = id else {
-                return Err(DecodeError::silent("a result must carry the request id", "bad_response_id"));
+                return Err(DecodeError::silent(
+                    "a result must carry the request id",
+                    "bad_response_id",
+                ));
             };
-            Ok(Message::Response(Response { id: Some(id), outcome: Ok(boxed(result)) }))
+            Ok(Message::Response(Response {
+                id: Some(id),
+                outcome: Ok(boxed(result)),
+            }))
         }
         (None, Some(error)) => {
             if !version_ok {
-                return Err(DecodeError::silent("jsonrpc must be \"2.0\"", "bad_jsonrpc_version"));
+                return Err(DecodeError::silent(
+                    "jsonrpc must be \"2.0\"",
+                    "bad_jsonrpc_version",
+                ));
             }
             let error: ErrorObject = serde_json::from_str(error.get())
                 .map_err(|_| DecodeError::silent("malformed error object", "bad_error_object"))?;
             // An error may come without an id (or with a null one) when the request was unreadable.
-            if env.id.is_some_and(|raw| raw.get() != "null" && id.is_none()) {
-                return Err(DecodeError::silent("response id must be a string or an integer", "bad_response_id"));
+            if env
+                .id
+                .is_some_and(|raw| raw.get() != "null" && id.is_none())
+            {
+                return Err(DecodeError::silent(
+                    "response id must be a string or an integer",
+                    "bad_response_id",
+                ));
             }
-            Ok(Message::Response(Response { id, outcome: Err(error) }))
+            Ok(Message::Response(Response {
+                id,
+                outcome: Err(error),
+            }))
         }
-        (Some(_), Some(_)) => Err(DecodeError::silent("a response carries result or error, not both", "result_and_error")),
+        (Some(_), Some(_)) => Err(DecodeError::silent(
+            "a response carries result or error, not both",
+            "result_and_error",
+        )),
         // Neither a method nor a result/error: not a message. Answer it if an id can be read.
-        (None, None) => Err(DecodeError::invalid(id, "not a JSON-RPC request, notification or response", "no_method")),
+        (None, None) => Err(DecodeError::invalid(
+            id,
+            "not a JSON-RPC request, notification or response",
+            "no_method",
+        )),
     }
 }

@@ -128,9 +128,10 @@ impl ProtocolVersion {
             | Feature::ProtocolVersionHeader => at_least(V2025_06_18),
             Feature::Tasks => self == V2025_11_25,
             Feature::UrlElicitation => self == V2025_11_25,
-            Feature::Icons | Feature::SamplingTools | Feature::ErrorWithoutId | Feature::ToolInputErrorsAsResults => {
-                at_least(V2025_11_25)
-            }
+            Feature::Icons
+            | Feature::SamplingTools
+            | Feature::ErrorWithoutId
+            | Feature::ToolInputErrorsAsResults => at_least(V2025_11_25),
         }
     }
 }
@@ -182,7 +183,10 @@ mod tests {
 
     #[test]
     fn jr_12_batching_only_in_2025_03_26() {
-        let with: Vec<_> = ProtocolVersion::ALL.into_iter().filter(|v| v.supports(Feature::Batching)).collect();
+        let with: Vec<_> = ProtocolVersion::ALL
+            .into_iter()
+            .filter(|v| v.supports(Feature::Batching))
+            .collect();
         assert_eq!(with, vec![ProtocolVersion::V2025_03_26]);
     }
 
@@ -190,6 +194,10 @@ mod tests {
     fn stateless_2026_has_no_handshake() {
         assert!(!ProtocolVersion::V2026_07_28.supports(Feature::Handshake));
         assert!(!ProtocolVersion::V2026_07_28.is_supported());
-        assert!(ProtocolVersion::SUPPORTED.iter().all(|v| v.supports(Feature::Handshake)));
+        assert!(
+            ProtocolVersion::SUPPORTED
+                .iter()
+                .all(|v| v.supports(Feature::Handshake))
+        );
     }
 }

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs every test of the project: unit, integration and end-to-end (in memory, then on the wire).
+# Interop and conformance runs are added here as they land; a run that cannot start fails the
+# build, it never skips.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== cargo test (workspace, all targets)"
+cargo test --workspace --all-targets --locked
+
+echo "== switchboard demo (release build of the README's first command)"
+cargo run --release --locked --bin switchboard -- demo > /dev/null
