@@ -22,9 +22,13 @@ pub enum RequestError {
     /// The caller cancelled the request; `notifications/cancelled` was sent.
     #[error("request cancelled by the caller")]
     Cancelled,
-    /// The session closed before an answer came.
+    /// The session closed before an answer came (closed by us, or the peer ended it cleanly).
     #[error("session closed")]
     Closed,
+    /// The connection was lost (the transport failed, e.g. a child process exited); the reason
+    /// says how, with the exit status where there is one.
+    #[error("connection lost: {0}")]
+    ConnectionLost(String),
     /// Refused locally before any frame was sent: the negotiated capabilities or the lifecycle
     /// state do not allow this message. The error says which.
     #[error("not sent: {0}")]

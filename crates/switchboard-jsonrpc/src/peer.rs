@@ -112,6 +112,8 @@ pub(crate) struct Inner {
     pub(crate) inflight: Mutex<HashMap<RequestId, InflightEntry>>,
     pub(crate) shutdown: CancellationToken,
     pub(crate) closed: AtomicBool,
+    /// Why the transport failed, when it did (set before `shutdown` is cancelled).
+    pub(crate) close_reason: Mutex<Option<String>>,
 }
 
 /// A handle to one session: sends to the peer. Cheap to clone.
@@ -171,6 +173,15 @@ impl Drop for PendingGuard<'_> {
 }
 
 impl Inner {
+    /// The error for a caller whose session ended: [`RequestError::ConnectionLost`] with the
+    /// transport's reason, or [`RequestError::Closed`].
+    pub(crate) fn closed_error(&self) -> RequestError {
+        match self.close_reason.lock().ok().and_then(|r| r.clone()) {
+            Some(reason) => RequestError::ConnectionLost(reason),
+            None => RequestError::Closed,
+        }
+    }
+
     pub(crate) fn take_pending(&self, id: &RequestId) -> Option<PendingEntry> {
         self.pending.lock().ok()?.remove(id)
     }
@@ -263,6 +274,11 @@ impl Peer {
         &self.inner.config
     }
 
+    /// Why the connection was lost, when the transport failed (e.g. the exit status of a child).
+    pub fn close_reason(&self) -> Option<String> {
+        self.inner.close_reason.lock().ok().and_then(|r| r.clone())
+    }
+
     /// Whether the session has closed.
     pub fn is_closed(&self) -> bool {
         self.inner.closed.load(Ordering::Acquire)
@@ -306,7 +322,7 @@ impl Peer {
             .check_outbound(MessageKind::Request, method)
             .map_err(RequestError::NotAllowed)?;
         if self.is_closed() {
-            return Err(RequestError::Closed);
+            return Err(inner.closed_error());
         }
         let id = RequestId::int(inner.next_id.fetch_add(1, Ordering::Relaxed));
         let params = match (&opts.on_progress, params) {
@@ -372,7 +388,7 @@ impl Peer {
                     return match answer {
                         Ok(Ok(result)) => Ok(result),
                         Ok(Err(e)) => Err(RequestError::Rejected(e)),
-                        Err(_) => Err(RequestError::Closed),
+                        Err(_) => Err(inner.closed_error()),
                     };
                 }
                 _ = sleep => {
@@ -400,7 +416,7 @@ impl Peer {
                 _ = inner.shutdown.cancelled() => {
                     guard.armed = false;
                     inner.take_pending(&id);
-                    return Err(RequestError::Closed);
+                    return Err(inner.closed_error());
                 }
             }
         }

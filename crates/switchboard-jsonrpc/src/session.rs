@@ -41,6 +41,7 @@ pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         inflight: Mutex::default(),
         shutdown: CancellationToken::new(),
         closed: AtomicBool::new(false),
+        close_reason: Mutex::new(None),
     });
     let peer = Peer {
         inner: inner.clone(),
@@ -103,6 +104,9 @@ async fn read_loop<S: FrameSource>(mut source: S, peer: Peer) {
             Some(Err(e)) if e.is_recoverable() => on_bad_frame(&peer, &e),
             Some(Err(e)) => {
                 tracing::debug!(side = peer.inner.config.name, error = %e, "transport failed; closing");
+                if let Ok(mut r) = peer.inner.close_reason.lock() {
+                    *r = Some(e.to_string());
+                }
                 break;
             }
         }

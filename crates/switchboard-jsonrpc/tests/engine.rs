@@ -738,3 +738,58 @@ async fn bound_pending_outbound_requests() {
         other => panic!("expected the pending bound, got {other:?}"),
     }
 }
+
+/// A transport whose source fails fatally after one frame, as a dying child process would.
+struct Dying;
+
+impl switchboard_jsonrpc::FrameSink for Dying {
+    async fn send(
+        &mut self,
+        _f: switchboard_jsonrpc::OutboundFrame,
+    ) -> Result<(), switchboard_jsonrpc::TransportError> {
+        Ok(())
+    }
+}
+
+struct DyingSource(tokio::sync::mpsc::Receiver<()>);
+
+impl switchboard_jsonrpc::FrameSource for DyingSource {
+    async fn recv(&mut self) -> Option<Result<String, switchboard_jsonrpc::TransportError>> {
+        self.0.recv().await;
+        Some(Err(switchboard_jsonrpc::TransportError::Other(
+            "child exited with exit status: 3".into(),
+        )))
+    }
+}
+
+#[tokio::test]
+async fn transport_failure_fails_pending_calls_at_once_with_the_reason() {
+    let (kill_tx, kill_rx) = tokio::sync::mpsc::channel(1);
+    let transport = (Dying, DyingSource(kill_rx));
+    let client = spawn(
+        transport,
+        Arc::new(switchboard_jsonrpc::NullService),
+        SessionConfig::default(),
+    );
+    let c = client.clone();
+    let call = tokio::spawn(async move {
+        c.request("x", None, RequestOptions::default().without_timeout())
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    kill_tx.send(()).await.unwrap();
+    match tokio::time::timeout(Duration::from_secs(2), call)
+        .await
+        .expect("fails at once")
+        .unwrap()
+    {
+        Err(RequestError::ConnectionLost(reason)) => {
+            assert!(reason.contains("exit status: 3"), "{reason}")
+        }
+        other => panic!("expected ConnectionLost, got {other:?}"),
+    }
+    assert_eq!(
+        client.close_reason().as_deref(),
+        Some("transport: child exited with exit status: 3")
+    );
+}
