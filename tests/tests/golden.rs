@@ -90,7 +90,7 @@ async fn golden_result_and_is_error_result() {
     );
     assert_eq!(
         exchange(&mut p, r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"add","arguments":{"x":2}}}"#).await,
-        r#"{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"missing argument 'y'"}],"isError":true}}"#
+        r#"{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"Invalid arguments for tool add: \"y\" is a required property"}],"isError":true}}"#
     );
 }
 

@@ -7,3 +7,4 @@
 //! | [`demo`] | the embedded default server and the worked session `switchboard demo` prints |
 
 pub mod demo;
+pub mod everything;

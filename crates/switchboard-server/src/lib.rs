@@ -7,20 +7,40 @@
 //! | module | role |
 //! |---|---|
 //! | [`server`] | [`Server`] (shared by sessions) and its builder; [`ServerSession`] per client |
-//! | [`service`] | the engine [`switchboard_jsonrpc::Service`] of one session: gating and dispatch |
+//! | [`session`] | [`SessionHandle`]: a session's client, extensions, tools, subscriptions, log level |
+//! | [`context`] | [`Context`]: progress, cancellation, logging, sampling, elicitation, roots |
+//! | [`tool`] | tool registry, allow-lists, the `tools/call` error lattice, schema validation |
+//! | [`typed`] | typed tools: `inputSchema` / `outputSchema` from Rust types (schemars) |
+//! | [`resource`] | resources and RFC 6570 templates |
+//! | [`prompt`] | prompts and argument checks |
+//! | [`completion`] | completion providers |
+//! | [`pagination`] | opaque, tamper-evident cursors |
+//! | [`uri_template`] | RFC 6570 `{var}` / `{+var}` expansion and matching |
 //! | [`lifecycle`] | the handshake state machine and its strictness |
 //! | [`era`] | the per-revision seam ([`Era`]); today the stateful era |
 //! | [`gate`] | capability gates in both directions |
-//! | [`tool`] | tool registry, allow-lists, the `tools/call` error lattice |
 
+pub mod completion;
+pub mod context;
 pub mod era;
 pub mod gate;
 pub mod lifecycle;
+pub mod pagination;
+pub mod prompt;
+pub mod resource;
 pub mod server;
 pub(crate) mod service;
+pub mod session;
 pub mod tool;
+pub mod typed;
+pub mod uri_template;
 
+pub use completion::{CompletionQuery, CompletionTarget, prefix_matches};
+pub use context::{ClientRequestError, Context, resource_not_found, url_elicitation_required};
 pub use era::{Era, Stateful};
 pub use lifecycle::{LifecycleState, Strictness};
+pub use prompt::PromptGet;
+pub use resource::ResourceRead;
 pub use server::{Server, ServerBuilder, ServerError, ServerSession};
-pub use tool::{AllowList, ClientIdentity, RegistryError, ToolCall, ToolError};
+pub use session::{SessionError, SessionHandle};
+pub use tool::{AllowList, ClientIdentity, RegisteredTool, RegistryError, ToolCall, ToolError};

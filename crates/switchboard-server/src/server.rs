@@ -1,5 +1,5 @@
-//! [`Server`]: what the server offers (info, capabilities, tools, policies), shared by all its
-//! sessions; [`ServerSession`]: one connected client.
+//! [`Server`]: what the server offers (info, capabilities, tools, resources, prompts,
+//! completions, policies), shared by all its sessions; [`ServerSession`]: one connected client.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -7,15 +7,28 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use switchboard_jsonrpc::{Peer, SessionConfig, Transport, WeakPeer};
+use switchboard_jsonrpc::{SessionConfig, Transport, WeakPeer};
+use switchboard_types::ErrorObject;
 use switchboard_types::ProtocolVersion;
-use switchboard_types::capabilities::{ServerCapabilities, ToolsCapability};
+use switchboard_types::capabilities::{
+    PromptsCapability, ResourcesCapability, ServerCapabilities, ToolsCapability,
+};
 use switchboard_types::lifecycle::Implementation;
+use switchboard_types::meta::EmptyObject;
+use switchboard_types::prompts::{GetPromptResult, Prompt};
+use switchboard_types::resources::{ReadResourceResult, Resource, ResourceTemplate};
 use switchboard_types::tools::{CallToolResult, Tool};
 
+use crate::completion::{CompletionProvider, CompletionRegistry, CompletionTarget};
 use crate::era::{Era, Stateful};
 use crate::lifecycle::{LifecycleState, Strictness};
-use crate::service::{ServerService, SessionState};
+use crate::pagination::{DEFAULT_PAGE_SIZE, Paginator};
+use crate::prompt::{PromptGet, PromptRegistry};
+use crate::resource::{ResourceError, ResourceRead, ResourceRegistry};
+use crate::service::ServerService;
+use crate::session::{
+    DEFAULT_MAX_SESSION_TOOLS, DEFAULT_MAX_SUBSCRIPTIONS, SessionHandle, SessionState,
+};
 use crate::tool::{
     AllowList, ClientIdentity, RegisteredTool, RegistryError, ToolCall, ToolError, ToolPolicy,
     ToolRegistry,
@@ -31,6 +44,9 @@ pub enum ServerError {
     /// A registration failed.
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    /// A resource registration failed.
+    #[error(transparent)]
+    Resource(#[from] ResourceError),
     /// The session bound is reached; the new connection is refused.
     #[error("too many sessions (limit {limit})")]
     TooManySessions {
@@ -53,10 +69,16 @@ pub(crate) struct ServerInner {
     pub(crate) strictness: Strictness,
     pub(crate) era: Arc<dyn Era>,
     pub(crate) tools: RwLock<ToolRegistry>,
+    pub(crate) resources: RwLock<ResourceRegistry>,
+    pub(crate) prompts: RwLock<PromptRegistry>,
+    pub(crate) completions: RwLock<CompletionRegistry>,
     pub(crate) policy: Option<ToolPolicy>,
+    pub(crate) paginator: Paginator,
     pub(crate) sessions: Mutex<HashMap<u64, SessionEntry>>,
     pub(crate) next_session: AtomicU64,
     pub(crate) max_sessions: usize,
+    pub(crate) max_subscriptions: usize,
+    pub(crate) max_session_tools: usize,
     pub(crate) config: SessionConfig,
 }
 
@@ -81,14 +103,29 @@ pub struct ServerBuilder {
     info: Implementation,
     instructions: Option<String>,
     capabilities: Option<ServerCapabilities>,
-    tools_enabled: bool,
+    enable: Enabled,
     versions: Vec<ProtocolVersion>,
     strictness: Strictness,
     tools: ToolRegistry,
+    resources: ResourceRegistry,
+    prompts: PromptRegistry,
+    completions: CompletionRegistry,
     policy: Option<ToolPolicy>,
-    errors: Vec<RegistryError>,
+    errors: Vec<ServerError>,
+    page_size: usize,
     max_sessions: usize,
+    max_subscriptions: usize,
+    max_session_tools: usize,
     config: SessionConfig,
+}
+
+#[derive(Default)]
+struct Enabled {
+    tools: bool,
+    resources: bool,
+    prompts: bool,
+    logging: bool,
+    completions: bool,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -114,7 +151,31 @@ impl ServerBuilder {
 
     /// Declares `tools` (with `listChanged`) even when no tool is registered yet.
     pub fn enable_tools(mut self) -> Self {
-        self.tools_enabled = true;
+        self.enable.tools = true;
+        self
+    }
+
+    /// Declares `resources` (with `subscribe` and `listChanged`) even when none is registered yet.
+    pub fn enable_resources(mut self) -> Self {
+        self.enable.resources = true;
+        self
+    }
+
+    /// Declares `prompts` (with `listChanged`) even when none is registered yet.
+    pub fn enable_prompts(mut self) -> Self {
+        self.enable.prompts = true;
+        self
+    }
+
+    /// Declares `logging`: the server sends `notifications/message` and serves `logging/setLevel`.
+    pub fn enable_logging(mut self) -> Self {
+        self.enable.logging = true;
+        self
+    }
+
+    /// Declares `completions` even when no provider is registered yet.
+    pub fn enable_completions(mut self) -> Self {
+        self.enable.completions = true;
         self
     }
 
@@ -130,15 +191,71 @@ impl ServerBuilder {
         self
     }
 
-    /// Registers a tool. A duplicate name fails [`ServerBuilder::build`].
+    /// Registers a raw-JSON tool: its `inputSchema` is kept verbatim and arguments are validated
+    /// against it. A duplicate name or an invalid schema fails [`ServerBuilder::build`].
     pub fn tool<F, Fut>(mut self, tool: Tool, handler: F) -> Self
     where
         F: Fn(ToolCall) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
     {
-        if let Err(e) = self.tools.insert(RegisteredTool::new(tool, handler)) {
-            self.errors.push(e);
+        if let Err(e) = RegisteredTool::new(tool, handler).and_then(|t| self.tools.insert(t)) {
+            self.errors.push(e.into());
         }
+        self
+    }
+
+    /// Registers an already-built tool (see [`crate::typed`] for typed tools).
+    pub fn registered_tool(mut self, tool: Result<RegisteredTool, RegistryError>) -> Self {
+        if let Err(e) = tool.and_then(|t| self.tools.insert(t)) {
+            self.errors.push(e.into());
+        }
+        self
+    }
+
+    /// Registers a resource with its reader.
+    pub fn resource<F, Fut>(mut self, resource: Resource, reader: F) -> Self
+    where
+        F: Fn(ResourceRead) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
+    {
+        if let Err(e) = self.resources.insert(resource, reader) {
+            self.errors.push(e.into());
+        }
+        self
+    }
+
+    /// Registers a resource template (RFC 6570) with its reader.
+    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, reader: F) -> Self
+    where
+        F: Fn(ResourceRead) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
+    {
+        if let Err(e) = self.resources.insert_template(template, reader) {
+            self.errors.push(e.into());
+        }
+        self
+    }
+
+    /// Registers a prompt with its handler; required arguments are checked before it runs.
+    pub fn prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
+    where
+        F: Fn(PromptGet) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult, ErrorObject>> + Send + 'static,
+    {
+        if let Err(e) = self.prompts.insert(prompt, handler) {
+            self.errors.push(e.into());
+        }
+        self
+    }
+
+    /// Registers a completion provider for `argument` of `target`.
+    pub fn completion(
+        mut self,
+        target: CompletionTarget,
+        argument: impl Into<String>,
+        provider: CompletionProvider,
+    ) -> Self {
+        self.completions.insert(target, argument, provider);
         self
     }
 
@@ -151,9 +268,27 @@ impl ServerBuilder {
         self
     }
 
+    /// The page size of every list method (default 100).
+    pub fn page_size(mut self, n: usize) -> Self {
+        self.page_size = n.max(1);
+        self
+    }
+
     /// Bounds the number of concurrent sessions.
     pub fn max_sessions(mut self, n: usize) -> Self {
         self.max_sessions = n.max(1);
+        self
+    }
+
+    /// Bounds resource subscriptions per session.
+    pub fn max_subscriptions(mut self, n: usize) -> Self {
+        self.max_subscriptions = n;
+        self
+    }
+
+    /// Bounds tools registered for one session.
+    pub fn max_session_tools(mut self, n: usize) -> Self {
+        self.max_session_tools = n;
         self
     }
 
@@ -163,24 +298,48 @@ impl ServerBuilder {
         self
     }
 
+    fn derived_capabilities(&self) -> ServerCapabilities {
+        let mut caps = ServerCapabilities::default();
+        if self.enable.tools || !self.tools.is_empty() {
+            caps.tools = Some(ToolsCapability {
+                list_changed: Some(true),
+                ..Default::default()
+            });
+        }
+        if self.enable.resources || !self.resources.is_empty() {
+            caps.resources = Some(ResourcesCapability {
+                subscribe: Some(true),
+                list_changed: Some(true),
+                ..Default::default()
+            });
+        }
+        if self.enable.prompts || !self.prompts.is_empty() {
+            caps.prompts = Some(PromptsCapability {
+                list_changed: Some(true),
+                ..Default::default()
+            });
+        }
+        if self.enable.logging {
+            caps.logging = Some(EmptyObject::default());
+        }
+        if self.enable.completions || !self.completions.is_empty() {
+            caps.completions = Some(EmptyObject::default());
+        }
+        caps
+    }
+
     /// Builds the server.
     ///
     /// # Errors
-    /// The first registration error (a duplicate name).
-    pub fn build(self) -> Result<Server, ServerError> {
-        if let Some(e) = self.errors.into_iter().next() {
-            return Err(e.into());
+    /// The first registration error (a duplicate name, an invalid schema or template).
+    pub fn build(mut self) -> Result<Server, ServerError> {
+        if !self.errors.is_empty() {
+            return Err(self.errors.swap_remove(0));
         }
-        let capabilities = self.capabilities.unwrap_or_else(|| {
-            let mut caps = ServerCapabilities::default();
-            if self.tools_enabled || !self.tools.is_empty() {
-                caps.tools = Some(ToolsCapability {
-                    list_changed: Some(true),
-                    ..Default::default()
-                });
-            }
-            caps
-        });
+        let capabilities = self
+            .capabilities
+            .take()
+            .unwrap_or_else(|| self.derived_capabilities());
         let versions = if self.versions.is_empty() {
             ProtocolVersion::SUPPORTED.to_vec()
         } else {
@@ -195,10 +354,16 @@ impl ServerBuilder {
                 strictness: self.strictness,
                 era: Arc::new(Stateful),
                 tools: RwLock::new(self.tools),
+                resources: RwLock::new(self.resources),
+                prompts: RwLock::new(self.prompts),
+                completions: RwLock::new(self.completions),
                 policy: self.policy,
+                paginator: Paginator::new(self.page_size),
                 sessions: Mutex::default(),
                 next_session: AtomicU64::new(1),
                 max_sessions: self.max_sessions,
+                max_subscriptions: self.max_subscriptions,
+                max_session_tools: self.max_session_tools,
                 config: self.config,
             }),
         })
@@ -212,13 +377,19 @@ impl Server {
             info,
             instructions: None,
             capabilities: None,
-            tools_enabled: false,
+            enable: Enabled::default(),
             versions: Vec::new(),
             strictness: Strictness::default(),
             tools: ToolRegistry::default(),
+            resources: ResourceRegistry::default(),
+            prompts: PromptRegistry::default(),
+            completions: CompletionRegistry::default(),
             policy: None,
             errors: Vec::new(),
+            page_size: DEFAULT_PAGE_SIZE,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
+            max_session_tools: DEFAULT_MAX_SESSION_TOOLS,
             config: SessionConfig::default().with_name("server"),
         }
     }
@@ -243,50 +414,47 @@ impl Server {
     /// # Errors
     /// [`ServerError::TooManySessions`] when the session bound is reached.
     pub fn serve<T: Transport>(&self, transport: T) -> Result<ServerSession, ServerError> {
-        let id = self.inner.next_session.fetch_add(1, Ordering::Relaxed);
-        let state = Arc::new(SessionState::new(id));
-        {
-            let sessions = self
-                .inner
-                .sessions
-                .lock()
-                .map_err(|_| ServerError::TooManySessions { limit: 0 })?;
-            if sessions.len() >= self.inner.max_sessions {
-                return Err(ServerError::TooManySessions {
-                    limit: self.inner.max_sessions,
-                });
-            }
+        let too_many = ServerError::TooManySessions {
+            limit: self.inner.max_sessions,
+        };
+        if self.session_count() >= self.inner.max_sessions {
+            return Err(too_many);
         }
+        let id = self.inner.next_session.fetch_add(1, Ordering::Relaxed);
+        let state = Arc::new(SessionState::new(id, self.inner.max_subscriptions));
         let service = Arc::new(ServerService::new(self.inner.clone(), state.clone()));
         let peer = switchboard_jsonrpc::spawn(transport, service, self.inner.config.clone());
         if let Ok(mut sessions) = self.inner.sessions.lock() {
-            sessions.insert(
-                id,
-                SessionEntry {
-                    peer: peer.downgrade(),
-                    state: state.clone(),
-                    runtime: tokio::runtime::Handle::current(),
-                },
-            );
+            let entry = SessionEntry {
+                peer: peer.downgrade(),
+                state: state.clone(),
+                runtime: tokio::runtime::Handle::current(),
+            };
+            sessions.insert(id, entry);
         }
-        Ok(ServerSession { peer, state })
+        let handle = SessionHandle {
+            state,
+            peer,
+            max_session_tools: self.inner.max_session_tools,
+        };
+        Ok(ServerSession { handle })
     }
 
-    /// Registers a tool at run time; every ready session is sent `notifications/tools/list_changed`
-    /// when `tools.listChanged` was declared.
+    /// Registers a tool at run time; every ready session is sent `notifications/tools/list_changed`.
     ///
     /// # Errors
-    /// [`RegistryError::Duplicate`] when the name is taken.
+    /// A duplicate name or an invalid schema.
     pub fn add_tool<F, Fut>(&self, tool: Tool, handler: F) -> Result<(), ServerError>
     where
         F: Fn(ToolCall) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
     {
+        let tool = RegisteredTool::new(tool, handler)?;
         self.inner
             .tools
             .write()
             .map_err(|_| poisoned())?
-            .insert(RegisteredTool::new(tool, handler))?;
+            .insert(tool)?;
         self.broadcast("notifications/tools/list_changed");
         Ok(())
     }
@@ -294,7 +462,7 @@ impl Server {
     /// Removes a tool at run time, notifying sessions as [`Server::add_tool`] does.
     ///
     /// # Errors
-    /// [`RegistryError::NotFound`] when no tool has this name.
+    /// No tool has this name.
     pub fn remove_tool(&self, name: &str) -> Result<(), ServerError> {
         self.inner
             .tools
@@ -303,6 +471,98 @@ impl Server {
             .remove(name)?;
         self.broadcast("notifications/tools/list_changed");
         Ok(())
+    }
+
+    /// Registers a resource at run time; ready sessions get `notifications/resources/list_changed`.
+    ///
+    /// # Errors
+    /// A duplicate URI.
+    pub fn add_resource<F, Fut>(&self, resource: Resource, reader: F) -> Result<(), ServerError>
+    where
+        F: Fn(ResourceRead) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
+    {
+        self.inner
+            .resources
+            .write()
+            .map_err(|_| poisoned())?
+            .insert(resource, reader)?;
+        self.broadcast("notifications/resources/list_changed");
+        Ok(())
+    }
+
+    /// Removes a resource at run time, notifying sessions.
+    ///
+    /// # Errors
+    /// No resource has this URI.
+    pub fn remove_resource(&self, uri: &str) -> Result<(), ServerError> {
+        self.inner
+            .resources
+            .write()
+            .map_err(|_| poisoned())?
+            .remove(uri)?;
+        self.broadcast("notifications/resources/list_changed");
+        Ok(())
+    }
+
+    /// Registers a prompt at run time; ready sessions get `notifications/prompts/list_changed`.
+    ///
+    /// # Errors
+    /// A duplicate name.
+    pub fn add_prompt<F, Fut>(&self, prompt: Prompt, handler: F) -> Result<(), ServerError>
+    where
+        F: Fn(PromptGet) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult, ErrorObject>> + Send + 'static,
+    {
+        self.inner
+            .prompts
+            .write()
+            .map_err(|_| poisoned())?
+            .insert(prompt, handler)?;
+        self.broadcast("notifications/prompts/list_changed");
+        Ok(())
+    }
+
+    /// Removes a prompt at run time, notifying sessions.
+    ///
+    /// # Errors
+    /// No prompt has this name.
+    pub fn remove_prompt(&self, name: &str) -> Result<(), ServerError> {
+        self.inner
+            .prompts
+            .write()
+            .map_err(|_| poisoned())?
+            .remove(name)?;
+        self.broadcast("notifications/prompts/list_changed");
+        Ok(())
+    }
+
+    /// Sends `notifications/resources/updated` for `uri` to every session subscribed to it;
+    /// returns how many were notified.
+    pub fn resource_updated(&self, uri: &str) -> usize {
+        let Ok(sessions) = self.inner.sessions.lock() else {
+            return 0;
+        };
+        let mut n = 0;
+        for entry in sessions.values() {
+            let subscribed = entry
+                .state
+                .data
+                .lock()
+                .map(|d| d.subscriptions.contains(uri))
+                .unwrap_or(false);
+            if let (true, Some(peer)) = (subscribed, entry.peer.upgrade()) {
+                n += 1;
+                let params =
+                    switchboard_types::resources::ResourceUpdatedNotificationParams::new(uri);
+                entry.runtime.spawn(async move {
+                    let _ = peer
+                        .notify("notifications/resources/updated", Some(&params))
+                        .await;
+                });
+            }
+        }
+        n
     }
 
     /// Sends a parameterless notification to every ready session that may receive it.
@@ -335,38 +595,50 @@ fn poisoned() -> ServerError {
 /// One connected client.
 #[derive(Debug, Clone)]
 pub struct ServerSession {
-    peer: Peer,
-    state: Arc<SessionState>,
+    handle: SessionHandle,
+}
+
+impl std::ops::Deref for ServerSession {
+    type Target = SessionHandle;
+
+    fn deref(&self) -> &SessionHandle {
+        &self.handle
+    }
 }
 
 impl ServerSession {
-    /// The engine handle: send requests and notifications to the client.
-    pub fn peer(&self) -> &Peer {
-        &self.peer
-    }
-
-    /// Where the session is in its lifecycle.
-    pub fn lifecycle(&self) -> LifecycleState {
-        self.state.lifecycle()
-    }
-
-    /// The negotiated revision, once `initialize` was answered.
-    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
-        self.state.version()
-    }
-
-    /// The client, once it has sent `initialize`.
-    pub fn client(&self) -> Option<ClientIdentity> {
-        self.state.client()
+    /// The session handle (also reachable through `Deref`).
+    pub fn handle(&self) -> &SessionHandle {
+        &self.handle
     }
 
     /// Resolves when the session has closed.
     pub async fn closed(&self) {
-        self.peer.closed().await
+        self.handle.peer.closed().await
     }
 
     /// Closes the session.
     pub fn close(&self) {
-        self.peer.close()
+        self.handle.peer.close()
+    }
+}
+
+/// The session handles of all open sessions (for tests and tools that inspect a server).
+impl Server {
+    /// Handles to every open session.
+    pub fn sessions(&self) -> Vec<SessionHandle> {
+        let Ok(sessions) = self.inner.sessions.lock() else {
+            return Vec::new();
+        };
+        sessions
+            .values()
+            .filter_map(|e| {
+                e.peer.upgrade().map(|peer| SessionHandle {
+                    state: e.state.clone(),
+                    peer,
+                    max_session_tools: self.inner.max_session_tools,
+                })
+            })
+            .collect()
     }
 }

@@ -1,88 +1,91 @@
 //! The server's [`Service`] for one session: lifecycle gating, negotiation, capability gates and
 //! dispatch to the primitives. Runs on the engine; never sees bytes.
 
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use switchboard_jsonrpc::{BoxFuture, HandlerResult, Peer, RequestContext, Service};
+use switchboard_types::completion::{CompleteRequestParams, CompleteResult, Reference};
 use switchboard_types::jsonrpc::{empty_object, to_raw};
 use switchboard_types::lifecycle::{InitializeRequestParams, InitializeResult};
+use switchboard_types::logging::SetLevelRequestParams;
 use switchboard_types::meta::PaginatedRequestParams;
-use switchboard_types::tools::{CallToolRequestParams, ListToolsResult};
-use switchboard_types::{ErrorObject, MessageKind, Notification, ProtocolVersion, Request};
+use switchboard_types::prompts::{GetPromptRequestParams, ListPromptsResult};
+use switchboard_types::resources::{
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
+    SubscribeRequestParams,
+};
+use switchboard_types::tools::{CallToolRequestParams, CallToolResult, ListToolsResult, Tool};
+use switchboard_types::{ErrorCode, ErrorObject, Feature, MessageKind, Notification, Request};
 
+use crate::completion::{CompletionQuery, CompletionTarget};
+use crate::context::{Context, resource_not_found};
 use crate::gate;
 use crate::lifecycle::{LifecycleEvent, LifecycleState};
+use crate::prompt::{self, PromptGet};
+use crate::resource::ResourceRead;
 use crate::server::ServerInner;
-use crate::tool::{self, AllowList, ClientIdentity, ToolCall};
-
-struct SessionData {
-    lifecycle: LifecycleState,
-    version: Option<ProtocolVersion>,
-    client: Option<ClientIdentity>,
-    allow: AllowList,
-}
-
-/// The per-session state the service and the [`crate::ServerSession`] handle share.
-pub(crate) struct SessionState {
-    pub(crate) id: u64,
-    data: Mutex<SessionData>,
-}
-
-impl SessionState {
-    pub(crate) fn new(id: u64) -> Self {
-        SessionState {
-            id,
-            data: Mutex::new(SessionData {
-                lifecycle: LifecycleState::AwaitingInitialize,
-                version: None,
-                client: None,
-                allow: AllowList::All,
-            }),
-        }
-    }
-
-    pub(crate) fn lifecycle(&self) -> LifecycleState {
-        self.data
-            .lock()
-            .map(|d| d.lifecycle)
-            .unwrap_or(LifecycleState::Closed)
-    }
-
-    pub(crate) fn version(&self) -> Option<ProtocolVersion> {
-        self.data.lock().ok().and_then(|d| d.version)
-    }
-
-    pub(crate) fn client(&self) -> Option<ClientIdentity> {
-        self.data.lock().ok().and_then(|d| d.client.clone())
-    }
-
-    fn allows(&self, tool: &str) -> bool {
-        self.data
-            .lock()
-            .map(|d| d.allow.allows(tool))
-            .unwrap_or(false)
-    }
-}
-
-impl std::fmt::Debug for SessionState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SessionState")
-            .field("id", &self.id)
-            .field("lifecycle", &self.lifecycle())
-            .finish()
-    }
-}
+use crate::session::{SessionHandle, SessionState};
+use crate::tool::{self, AllowList, ClientIdentity, RegisteredTool, ToolCall};
 
 pub(crate) struct ServerService {
     server: Arc<ServerInner>,
     state: Arc<SessionState>,
 }
 
+fn ready(r: HandlerResult) -> BoxFuture<HandlerResult> {
+    Box::pin(std::future::ready(r))
+}
+
+fn ok<T: Serialize>(value: &T) -> HandlerResult {
+    to_raw(value).map_err(|e| ErrorObject::internal(format!("result serialization failed: {e}")))
+}
+
+fn poisoned() -> ErrorObject {
+    ErrorObject::internal("server state poisoned")
+}
+
+/// Parses required params; a failure is -32602 naming what is wrong.
+fn parse<T: DeserializeOwned>(req: &Request) -> Result<T, ErrorObject> {
+    let text = req.params.as_ref().map_or("null", |p| p.get());
+    serde_json::from_str(text).map_err(|e| invalid_params(&req.method, &e))
+}
+
+/// Parses params that may be absent altogether.
+fn parse_optional<T: DeserializeOwned + Default>(req: &Request) -> Result<T, ErrorObject> {
+    match &req.params {
+        None => Ok(T::default()),
+        Some(p) => serde_json::from_str(p.get()).map_err(|e| invalid_params(&req.method, &e)),
+    }
+}
+
+fn invalid_params(method: &str, e: &serde_json::Error) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::INVALID_PARAMS,
+        format!("Invalid params for {method}: {e}"),
+    )
+    .with_data(
+        serde_json::json!({"reason": "invalid_params", "method": method, "detail": e.to_string()}),
+    )
+}
+
 impl ServerService {
     pub(crate) fn new(server: Arc<ServerInner>, state: Arc<SessionState>) -> Self {
         ServerService { server, state }
+    }
+
+    fn context(&self, cx: RequestContext) -> Context {
+        let session = SessionHandle {
+            state: self.state.clone(),
+            peer: cx.peer().unrelated(),
+            max_session_tools: self.server.max_session_tools,
+        };
+        Context {
+            request: cx,
+            session,
+        }
     }
 
     /// `initialize`: negotiate, move the lifecycle, decide the allow-list. Runs synchronously in
@@ -103,11 +106,7 @@ impl ServerService {
             .as_ref()
             .map_or(AllowList::All, |p| p(&identity));
         {
-            let mut d = self
-                .state
-                .data
-                .lock()
-                .map_err(|_| ErrorObject::internal("session state poisoned"))?;
+            let mut d = self.state.data.lock().map_err(|_| poisoned())?;
             d.lifecycle = d.lifecycle.apply(LifecycleEvent::Initialize).map_err(|_| {
                 ErrorObject::invalid_request(
                     "initialize was already received",
@@ -121,28 +120,56 @@ impl ServerService {
         if version.as_str() != params.protocol_version {
             tracing::info!(offered = %params.protocol_version, chosen = %version, "protocol version counter-offer");
         }
-        let mut result = InitializeResult::new(
-            version,
-            self.server.capabilities.clone(),
-            self.server.info.clone(),
-        );
+        let mut caps = self.server.capabilities.clone();
+        if !version.supports(Feature::Tasks) {
+            caps.tasks = None; // Never send 2025-11-25-only members to an older client (§3.3).
+        }
+        let mut result = InitializeResult::new(version, caps, self.server.info.clone());
         result.instructions = self.server.instructions.clone();
         ok(&result)
     }
 
+    fn page<T: Clone>(
+        &self,
+        list: &str,
+        items: &[T],
+        req: &Request,
+    ) -> Result<crate::pagination::Page<T>, ErrorObject> {
+        let params: PaginatedRequestParams = parse_optional(req)?;
+        self.server
+            .paginator
+            .page(list, items, params.cursor.as_deref())
+    }
+
+    /// Every tool this client may see: server-wide and this session's, in name order.
+    fn visible_tools(&self) -> Result<Vec<Tool>, ErrorObject> {
+        let registry = self.server.tools.read().map_err(|_| poisoned())?;
+        let mut tools: Vec<Tool> = registry.iter().map(|t| t.tool.clone()).collect();
+        tools.extend(self.state.session_tools());
+        tools.retain(|t| self.state.allows(&t.name));
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        tools.dedup_by(|a, b| a.name == b.name);
+        Ok(tools)
+    }
+
     fn list_tools(&self, req: &Request) -> HandlerResult {
-        let _params: PaginatedRequestParams = parse_optional(req)?;
-        let registry = self
+        let page = self.page("tools/list", &self.visible_tools()?, req)?;
+        let mut result = ListToolsResult::new(page.items);
+        result.next_cursor = page.next_cursor;
+        ok(&result)
+    }
+
+    fn find_tool(&self, name: &str) -> Result<Option<RegisteredTool>, ErrorObject> {
+        if let Some(t) = self.state.session_tool(name) {
+            return Ok(Some(t));
+        }
+        Ok(self
             .server
             .tools
             .read()
-            .map_err(|_| ErrorObject::internal("tool registry poisoned"))?;
-        let tools = registry
-            .iter()
-            .filter(|t| self.state.allows(&t.tool.name))
-            .map(|t| t.tool.clone())
-            .collect();
-        ok(&ListToolsResult::new(tools))
+            .map_err(|_| poisoned())?
+            .get(name)
+            .cloned())
     }
 
     fn call_tool(&self, req: &Request, cx: RequestContext) -> BoxFuture<HandlerResult> {
@@ -150,55 +177,208 @@ impl ServerService {
             Ok(p) => p,
             Err(e) => return ready(Err(e)),
         };
-        let tool = match self.server.tools.read() {
-            Ok(r) => r.get(&params.name).cloned(),
-            Err(_) => return ready(Err(ErrorObject::internal("tool registry poisoned"))),
-        };
-        let Some(tool) = tool else {
-            return ready(Err(tool::unknown_tool(&params.name)));
+        let tool = match self.find_tool(&params.name) {
+            Ok(Some(t)) => t,
+            Ok(None) => return ready(Err(tool::unknown_tool(&params.name))),
+            Err(e) => return ready(Err(e)),
         };
         if !self.state.allows(&params.name) {
             return ready(Err(tool::tool_not_permitted(&params.name)));
         }
+        let arguments = params.arguments.unwrap_or_default();
+        if let Err(why) = tool.check_input(&arguments) {
+            let msg = format!("Invalid arguments for tool {}: {why}", params.name);
+            // 2025-11-25 (SEP-1303): a result the model can read; earlier revisions: -32602.
+            return if self
+                .state
+                .version()
+                .is_some_and(|v| v.supports(Feature::ToolInputErrorsAsResults))
+            {
+                ready(ok(&CallToolResult::error(msg)))
+            } else {
+                ready(Err(ErrorObject::new(ErrorCode::INVALID_PARAMS, msg)
+                    .with_data(
+                        serde_json::json!({"reason": "invalid_arguments", "tool": params.name}),
+                    )))
+            };
+        }
         let call = ToolCall {
             name: params.name,
-            arguments: params.arguments.unwrap_or_default(),
-            cx,
+            arguments,
+            cx: self.context(cx),
         };
-        Box::pin(async move { ok(&tool.run(call).await) })
+        Box::pin(async move {
+            let name = call.name.clone();
+            let result = tool.run(call).await?;
+            if let Err(why) = tool.check_output(&result) {
+                // The server's own bug (SF-7): never send a result that breaks its outputSchema.
+                tracing::error!(tool = %name, %why, "structuredContent does not match outputSchema");
+                return Err(ErrorObject::internal(format!("tool {name} produced output that does not match its outputSchema"))
+                    .with_data(serde_json::json!({"reason": "invalid_structured_content", "tool": name, "spec": "SF-7"})));
+            }
+            ok(&result)
+        })
     }
-}
 
-fn ready(r: HandlerResult) -> BoxFuture<HandlerResult> {
-    Box::pin(std::future::ready(r))
-}
-
-fn ok<T: Serialize>(value: &T) -> HandlerResult {
-    to_raw(value).map_err(|e| ErrorObject::internal(format!("result serialization failed: {e}")))
-}
-
-/// Parses required params; a failure is -32602 naming what is wrong.
-fn parse<T: DeserializeOwned>(req: &Request) -> Result<T, ErrorObject> {
-    let text = req.params.as_ref().map_or("null", |p| p.get());
-    serde_json::from_str(text).map_err(|e| invalid_params(&req.method, &e))
-}
-
-/// Parses params that may be absent altogether.
-fn parse_optional<T: DeserializeOwned + Default>(req: &Request) -> Result<T, ErrorObject> {
-    match &req.params {
-        None => Ok(T::default()),
-        Some(p) => serde_json::from_str(p.get()).map_err(|e| invalid_params(&req.method, &e)),
+    fn list_resources(&self, req: &Request) -> HandlerResult {
+        let registry = self.server.resources.read().map_err(|_| poisoned())?;
+        let page = self.page("resources/list", registry.resources(), req)?;
+        ok(&ListResourcesResult {
+            resources: page.items,
+            next_cursor: page.next_cursor,
+            ..Default::default()
+        })
     }
-}
 
-fn invalid_params(method: &str, e: &serde_json::Error) -> ErrorObject {
-    ErrorObject::new(
-        switchboard_types::ErrorCode::INVALID_PARAMS,
-        format!("Invalid params for {method}: {e}"),
-    )
-    .with_data(
-        serde_json::json!({"reason": "invalid_params", "method": method, "detail": e.to_string()}),
-    )
+    fn list_templates(&self, req: &Request) -> HandlerResult {
+        let templates = self
+            .server
+            .resources
+            .read()
+            .map_err(|_| poisoned())?
+            .templates();
+        let page = self.page("resources/templates/list", &templates, req)?;
+        ok(&ListResourceTemplatesResult {
+            resource_templates: page.items,
+            next_cursor: page.next_cursor,
+            ..Default::default()
+        })
+    }
+
+    fn read_resource(&self, req: &Request, cx: RequestContext) -> BoxFuture<HandlerResult> {
+        let params: ReadResourceRequestParams = match parse(req) {
+            Ok(p) => p,
+            Err(e) => return ready(Err(e)),
+        };
+        let resolved = match self.server.resources.read() {
+            Ok(r) => r.resolve(&params.uri),
+            Err(_) => return ready(Err(poisoned())),
+        };
+        let Some((reader, vars)) = resolved else {
+            return ready(Err(resource_not_found(&params.uri)));
+        };
+        let read = ResourceRead {
+            uri: params.uri,
+            vars,
+            cx: self.context(cx),
+        };
+        Box::pin(async move { ok(&reader(read).await?) })
+    }
+
+    fn subscribe(&self, req: &Request, on: bool) -> HandlerResult {
+        let params: SubscribeRequestParams = parse(req)?;
+        if on
+            && self
+                .server
+                .resources
+                .read()
+                .map_err(|_| poisoned())?
+                .resolve(&params.uri)
+                .is_none()
+        {
+            return Err(resource_not_found(&params.uri));
+        }
+        let mut d = self.state.data.lock().map_err(|_| poisoned())?;
+        if on {
+            if !d.subscriptions.contains(&params.uri)
+                && d.subscriptions.len() >= self.state.max_subscriptions
+            {
+                return Err(ErrorObject::new(ErrorCode::INVALID_REQUEST, "too many subscriptions").with_data(
+                    serde_json::json!({"reason": "too_many_subscriptions", "limit": self.state.max_subscriptions}),
+                ));
+            }
+            d.subscriptions.insert(params.uri);
+        } else {
+            d.subscriptions.remove(&params.uri);
+        }
+        Ok(empty_object())
+    }
+
+    fn list_prompts(&self, req: &Request) -> HandlerResult {
+        let prompts = self.server.prompts.read().map_err(|_| poisoned())?.list();
+        let page = self.page("prompts/list", &prompts, req)?;
+        ok(&ListPromptsResult {
+            prompts: page.items,
+            next_cursor: page.next_cursor,
+            ..Default::default()
+        })
+    }
+
+    fn get_prompt(&self, req: &Request, cx: RequestContext) -> BoxFuture<HandlerResult> {
+        let params: GetPromptRequestParams = match parse(req) {
+            Ok(p) => p,
+            Err(e) => return ready(Err(e)),
+        };
+        let entry = match self.server.prompts.read() {
+            Ok(r) => r.get(&params.name),
+            Err(_) => return ready(Err(poisoned())),
+        };
+        let Some(entry) = entry else {
+            return ready(Err(prompt::unknown_prompt(&params.name)));
+        };
+        let arguments: BTreeMap<String, String> = params
+            .arguments
+            .map(|a| a.0.into_iter().collect())
+            .unwrap_or_default();
+        if let Err(e) = prompt::check_arguments(&entry.prompt, &arguments) {
+            return ready(Err(e));
+        }
+        let get = PromptGet {
+            name: params.name,
+            arguments,
+            cx: self.context(cx),
+        };
+        Box::pin(async move { ok(&(entry.handler)(get).await?) })
+    }
+
+    fn set_level(&self, req: &Request) -> HandlerResult {
+        let params: SetLevelRequestParams = parse(req)?;
+        self.state.data.lock().map_err(|_| poisoned())?.log_level = Some(params.level);
+        Ok(empty_object())
+    }
+
+    fn complete(&self, req: &Request) -> HandlerResult {
+        let params: CompleteRequestParams = parse(req)?;
+        let target = match &params.r#ref {
+            Reference::Prompt(p) => {
+                if !self
+                    .server
+                    .prompts
+                    .read()
+                    .map_err(|_| poisoned())?
+                    .contains(&p.name)
+                {
+                    return Err(prompt::unknown_prompt(&p.name));
+                }
+                CompletionTarget::Prompt(p.name.clone())
+            }
+            Reference::Resource(r) => CompletionTarget::ResourceTemplate(r.uri.clone()),
+            Reference::Unknown(v) => {
+                return Err(ErrorObject::new(
+                    ErrorCode::INVALID_PARAMS,
+                    "Unknown completion reference type",
+                )
+                .with_data(serde_json::json!({"reason": "unknown_reference", "ref": v})));
+            }
+        };
+        let context = params
+            .context
+            .and_then(|c| c.arguments)
+            .map(|a| a.0.into_iter().collect())
+            .unwrap_or_default();
+        let query = CompletionQuery {
+            value: params.argument.value,
+            context,
+        };
+        let completions = self.server.completions.read().map_err(|_| poisoned())?;
+        let mut result = CompleteResult::new(Vec::new());
+        if let Some((values, total)) = completions.complete(target, &params.argument.name, &query) {
+            result.completion.has_more = Some(total > values.len());
+            result.completion.total = Some(total as u64);
+            result.completion.values = values;
+        }
+        ok(&result)
+    }
 }
 
 impl Service for ServerService {
@@ -224,6 +404,15 @@ impl Service for ServerService {
             "ping" => ready(Ok(empty_object())),
             "tools/list" => ready(self.list_tools(&req)),
             "tools/call" => self.call_tool(&req, cx),
+            "resources/list" => ready(self.list_resources(&req)),
+            "resources/templates/list" => ready(self.list_templates(&req)),
+            "resources/read" => self.read_resource(&req, cx),
+            "resources/subscribe" => ready(self.subscribe(&req, true)),
+            "resources/unsubscribe" => ready(self.subscribe(&req, false)),
+            "prompts/list" => ready(self.list_prompts(&req)),
+            "prompts/get" => self.get_prompt(&req, cx),
+            "logging/setLevel" => ready(self.set_level(&req)),
+            "completion/complete" => ready(self.complete(&req)),
             m => ready(Err(ErrorObject::method_not_found(m))),
         }
     }
@@ -262,11 +451,7 @@ impl Service for ServerService {
 
     fn check_outbound(&self, kind: MessageKind, method: &str) -> Result<(), ErrorObject> {
         let (state, version, client) = {
-            let d = self
-                .state
-                .data
-                .lock()
-                .map_err(|_| ErrorObject::internal("session state poisoned"))?;
+            let d = self.state.data.lock().map_err(|_| poisoned())?;
             (d.lifecycle, d.version, d.client.clone())
         };
         self.server.era.gate_outbound(state, kind, method)?;
@@ -279,8 +464,9 @@ impl Service for ServerService {
     }
 
     fn batch_allowed(&self) -> bool {
-        let (state, version) = (self.state.lifecycle(), self.state.version());
-        self.server.era.batch_allowed(state, version)
+        self.server
+            .era
+            .batch_allowed(self.state.lifecycle(), self.state.version())
     }
 
     fn cancellable(&self, method: &str) -> bool {
@@ -294,6 +480,7 @@ impl Service for ServerService {
     fn closed(&self) {
         if let Ok(mut d) = self.state.data.lock() {
             d.lifecycle = LifecycleState::Closed;
+            d.subscriptions.clear();
         }
         if let Ok(mut sessions) = self.server.sessions.lock() {
             sessions.remove(&self.state.id);

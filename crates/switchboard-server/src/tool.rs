@@ -5,6 +5,7 @@
 //! | unknown tool name | -32602 (spec §11.6; seed 000 said -32601, the spec wins) |
 //! | tool exists, not in this client's allow-list | -32600, and it is not listed to that client |
 //! | the tool's own error, or a panic inside it | a result with `isError: true`, reason in a text block |
+//! | a deliberate protocol error ([`ToolError::Rpc`], e.g. -32042) | that JSON-RPC error |
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -13,22 +14,38 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use switchboard_jsonrpc::{BoxFuture, RequestContext};
+use switchboard_jsonrpc::BoxFuture;
 use switchboard_types::ErrorObject;
 use switchboard_types::capabilities::ClientCapabilities;
 use switchboard_types::lifecycle::Implementation;
 use switchboard_types::meta::JsonObject;
 use switchboard_types::tools::{CallToolResult, Tool};
 
-/// A tool's own failure: reported to the model as an `isError` result, never as a protocol error.
+use crate::context::Context;
+
+/// Why a tool did not produce a result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{0}")]
-pub struct ToolError(pub String);
+#[non_exhaustive]
+pub enum ToolError {
+    /// The tool's own failure: reported to the model as an `isError` result, never as a
+    /// protocol error.
+    #[error("{0}")]
+    Failed(String),
+    /// A deliberate JSON-RPC error, such as -32042 (URL elicitation required).
+    #[error("{0}")]
+    Rpc(ErrorObject),
+}
 
 impl ToolError {
-    /// A tool error with a message the model can read.
+    /// A tool failure with a message the model can read.
     pub fn new(message: impl Into<String>) -> Self {
-        ToolError(message.into())
+        ToolError::Failed(message.into())
+    }
+}
+
+impl From<ErrorObject> for ToolError {
+    fn from(e: ErrorObject) -> Self {
+        ToolError::Rpc(e)
     }
 }
 
@@ -40,20 +57,22 @@ pub struct ToolCall {
     pub name: String,
     /// The arguments object (empty when the client sent none).
     pub arguments: JsonObject,
-    /// The request's context: peer, cancellation, progress.
-    pub cx: RequestContext,
+    /// The request's context: session, progress, cancellation, logging, requests to the client.
+    pub cx: Context,
 }
 
 /// The boxed handler of one tool.
 pub type ToolHandler =
     Arc<dyn Fn(ToolCall) -> BoxFuture<Result<CallToolResult, ToolError>> + Send + Sync>;
 
-/// A registered tool: its definition and handler.
+/// A registered tool: its definition, handler, and compiled input and output schemas.
 #[derive(Clone)]
 pub struct RegisteredTool {
     /// The definition listed by `tools/list`.
     pub tool: Tool,
     pub(crate) handler: ToolHandler,
+    pub(crate) input: Option<Arc<jsonschema::Validator>>,
+    pub(crate) output: Option<Arc<jsonschema::Validator>>,
 }
 
 impl fmt::Debug for RegisteredTool {
@@ -65,29 +84,94 @@ impl fmt::Debug for RegisteredTool {
 }
 
 impl RegisteredTool {
-    /// A tool from a definition and an async handler.
-    pub fn new<F, Fut>(tool: Tool, handler: F) -> Self
+    /// A tool from a definition and an async handler. Its `inputSchema` (and `outputSchema`, if
+    /// any) are compiled once here: arguments are validated before the handler runs, and
+    /// `structuredContent` after it.
+    ///
+    /// # Errors
+    /// [`RegistryError::InvalidSchema`] when a schema is not a valid JSON Schema.
+    pub fn new<F, Fut>(tool: Tool, handler: F) -> Result<Self, RegistryError>
     where
         F: Fn(ToolCall) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
     {
-        RegisteredTool {
-            tool,
+        let compile = |schema: &JsonObject, which: &'static str| {
+            jsonschema::validator_for(&serde_json::Value::Object(schema.clone()))
+                .map(Arc::new)
+                .map_err(|e| RegistryError::InvalidSchema {
+                    name: tool.name.clone(),
+                    which,
+                    reason: e.to_string(),
+                })
+        };
+        let input = Some(compile(&tool.input_schema, "inputSchema")?);
+        let output = tool
+            .output_schema
+            .as_ref()
+            .map(|s| compile(s, "outputSchema"))
+            .transpose()?;
+        Ok(RegisteredTool {
             handler: Arc::new(move |call| Box::pin(handler(call))),
+            tool,
+            input,
+            output,
+        })
+    }
+
+    /// Validates arguments against `inputSchema`: `Err` lists each violation with its path.
+    pub(crate) fn check_input(&self, args: &JsonObject) -> Result<(), String> {
+        let Some(v) = &self.input else { return Ok(()) };
+        let value = serde_json::Value::Object(args.clone());
+        let errors: Vec<String> = v.iter_errors(&value).map(|e| describe(&e)).collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.join("; "))
         }
     }
 
-    /// Runs the handler; an error or a panic becomes an `isError` result.
-    pub(crate) async fn run(&self, call: ToolCall) -> CallToolResult {
+    /// Validates a result against `outputSchema` (`[SF-7]`): `Err` says what is wrong.
+    pub(crate) fn check_output(&self, result: &CallToolResult) -> Result<(), String> {
+        let Some(v) = &self.output else { return Ok(()) };
+        if result.is_error() {
+            return Ok(());
+        }
+        let Some(sc) = &result.structured_content else {
+            return Err("the tool declares outputSchema but returned no structuredContent".into());
+        };
+        let value = serde_json::Value::Object(sc.clone());
+        let errors: Vec<String> = v.iter_errors(&value).map(|e| describe(&e)).collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.join("; "))
+        }
+    }
+
+    /// Runs the handler; a failure or a panic becomes an `isError` result, a deliberate
+    /// protocol error stays one.
+    pub(crate) async fn run(&self, call: ToolCall) -> Result<CallToolResult, ErrorObject> {
         let name = call.name.clone();
         match AssertUnwindSafe((self.handler)(call)).catch_unwind().await {
-            Ok(Ok(result)) => result,
-            Ok(Err(e)) => CallToolResult::error(e.0),
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(ToolError::Failed(m))) => Ok(CallToolResult::error(m)),
+            Ok(Err(ToolError::Rpc(e))) => Err(e),
             Err(_) => {
                 tracing::error!(tool = %name, "tool handler panicked");
-                CallToolResult::error(format!("tool '{name}' failed: internal error"))
+                Ok(CallToolResult::error(format!(
+                    "tool '{name}' failed: internal error"
+                )))
             }
         }
+    }
+}
+
+fn describe(e: &jsonschema::ValidationError<'_>) -> String {
+    let path = e.instance_path().to_string();
+    if path.is_empty() {
+        e.to_string()
+    } else {
+        format!("{path}: {e}")
     }
 }
 
@@ -108,6 +192,16 @@ pub enum RegistryError {
         kind: &'static str,
         /// The duplicated name.
         name: String,
+    },
+    /// A tool's schema is not a valid JSON Schema.
+    #[error("tool '{name}': invalid {which}: {reason}")]
+    InvalidSchema {
+        /// The tool.
+        name: String,
+        /// `inputSchema` or `outputSchema`.
+        which: &'static str,
+        /// What the validator said.
+        reason: String,
     },
     /// Nothing with this name is registered.
     #[error("{kind} '{name}' is not registered")]

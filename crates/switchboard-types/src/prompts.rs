@@ -147,6 +147,16 @@ pub struct GetPromptResult {
     pub extra: JsonObject,
 }
 
+impl GetPromptResult {
+    /// A result with these messages and no description.
+    pub fn new(messages: Vec<PromptMessage>) -> Self {
+        GetPromptResult {
+            messages,
+            ..Default::default()
+        }
+    }
+}
+
 /// One message of a prompt (`PromptMessage`): a role and a single content block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

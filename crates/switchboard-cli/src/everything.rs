@@ -1,0 +1,391 @@
+//! The "everything" server: ../shared/conformance/EVERYTHING-SERVER.md, exactly. Names, payloads,
+//! pagination (10 per page), per-session subscriptions and dynamic tools, completion values.
+//! A superset of what the official conformance suite requires.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use switchboard::jsonrpc::SessionConfig;
+use switchboard::server::{
+    CompletionTarget, Context, PromptGet, ResourceRead, Server, ServerError, ToolCall, ToolError,
+    prefix_matches, resource_not_found,
+};
+use switchboard::types::ErrorObject;
+use switchboard::types::content::{
+    BlobResourceContents, ContentBlock, EmbeddedResource, ResourceContents, TextResourceContents,
+};
+use switchboard::types::lifecycle::Implementation;
+use switchboard::types::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
+use switchboard::types::resources::{ReadResourceResult, Resource, ResourceTemplate};
+use switchboard::types::tools::{CallToolResult, Tool};
+
+/// The 1x1 PNG of the contract, base64.
+pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+/// The minimal WAV of the contract, base64.
+pub const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+/// The URI whose content `test_trigger_resource_update` changes.
+pub const WATCHED: &str = "test://watched-resource";
+
+/// This session's update counter for [`WATCHED`].
+#[derive(Debug, Default)]
+struct WatchedCount(AtomicU64);
+
+fn no_args() -> Value {
+    json!({"type": "object", "properties": {}})
+}
+
+fn from_json<T: DeserializeOwned>(v: Value) -> Result<T, ToolError> {
+    serde_json::from_value(v).map_err(|e| ToolError::new(format!("internal: {e}")))
+}
+
+fn text(s: impl Into<String>) -> Result<CallToolResult, ToolError> {
+    Ok(CallToolResult::text(s))
+}
+
+fn content(blocks: Value) -> Result<CallToolResult, ToolError> {
+    Ok(CallToolResult::new(from_json(blocks)?))
+}
+
+fn str_arg<'a>(call: &'a ToolCall, key: &str) -> Result<&'a str, ToolError> {
+    call.arguments
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::new(format!("missing argument '{key}'")))
+}
+
+fn int_arg(call: &ToolCall, key: &str) -> Result<i64, ToolError> {
+    call.arguments
+        .get(key)
+        .and_then(Value::as_i64)
+        .ok_or_else(|| ToolError::new(format!("missing integer argument '{key}'")))
+}
+
+fn tool(name: &str, description: &str, schema: Value) -> Tool {
+    Tool::new(name, schema).with_description(description)
+}
+
+async fn elicit_and_report(
+    cx: &Context,
+    params: Value,
+    prefix: &str,
+) -> Result<CallToolResult, ToolError> {
+    let params: switchboard::types::elicitation::ElicitRequestFormParams = from_json(params)?;
+    let r = cx
+        .elicit(params)
+        .await
+        .map_err(|e| ToolError::new(format!("elicitation failed: {e}")))?;
+    let action = serde_json::to_value(r.action).unwrap_or(Value::Null);
+    let content = r
+        .content
+        .map(|c| serde_json::to_value(c).unwrap_or(json!({})))
+        .unwrap_or(json!({}));
+    text(format!(
+        "{prefix}action={}, content={content}",
+        action.as_str().unwrap_or("?")
+    ))
+}
+
+fn static_text(uri: &str, mime: &str, body: String) -> ReadResourceResult {
+    let mut c = TextResourceContents::new(uri, body);
+    c.mime_type = Some(mime.to_owned());
+    ReadResourceResult::new(vec![ResourceContents::Text(c)])
+}
+
+/// Builds the everything server with the given engine configuration.
+///
+/// # Errors
+/// A registration error (none with these fixed definitions).
+pub fn everything_server(config: SessionConfig) -> Result<Server, ServerError> {
+    let mut b = Server::builder(Implementation::new(
+        "switchboard-everything",
+        env!("CARGO_PKG_VERSION"),
+    ))
+    .instructions(
+        "The Switchboard everything server: every MCP feature, for clients and conformance tests.",
+    )
+    .session_config(config.with_name("server"))
+    .enable_tools()
+    .enable_resources()
+    .enable_prompts()
+    .enable_logging()
+    .enable_completions()
+    .page_size(10);
+
+    // --- Tools (contract §2) ---
+    b = b
+        .tool(tool("test_simple_text", "Returns a simple text response", no_args()), |_| async {
+            text("This is a simple text response for testing.")
+        })
+        .tool(tool("test_image_content", "Returns an image", no_args()), |_| async {
+            content(json!([{"type": "image", "data": PNG, "mimeType": "image/png"}]))
+        })
+        .tool(tool("test_audio_content", "Returns audio", no_args()), |_| async {
+            content(json!([{"type": "audio", "data": WAV, "mimeType": "audio/wav"}]))
+        })
+        .tool(tool("test_embedded_resource", "Returns an embedded resource", no_args()), |_| async {
+            content(json!([{"type": "resource", "resource": {"uri": "test://embedded-resource", "mimeType": "text/plain",
+                "text": "This is an embedded resource content."}}]))
+        })
+        .tool(tool("test_resource_link", "Returns a resource link", no_args()), |_| async {
+            content(json!([{"type": "text", "text": "See linked resource."},
+                {"type": "resource_link", "uri": "test://static-text", "name": "static-text", "mimeType": "text/plain"}]))
+        })
+        .tool(tool("test_multiple_content_types", "Returns several content types", no_args()), |_| async {
+            content(json!([{"type": "text", "text": "Multiple content types test:"},
+                {"type": "image", "data": PNG, "mimeType": "image/png"},
+                {"type": "resource", "resource": {"uri": "test://mixed-content-resource", "mimeType": "application/json",
+                    "text": "{\"test\":\"data\",\"value\":123}"}}]))
+        })
+        .tool(
+            tool(
+                "test_structured_output",
+                "Returns the sum and product of a and b as structured content",
+                json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}),
+            )
+            .with_output_schema(json!({"type": "object", "properties": {"sum": {"type": "integer"}, "product": {"type": "integer"}},
+                "required": ["sum", "product"]})),
+            |call| async move {
+                let (a, b) = (int_arg(&call, "a")?, int_arg(&call, "b")?);
+                Ok(CallToolResult::structured(json!({"sum": a + b, "product": a * b})))
+            },
+        )
+        .tool(tool("test_error_handling", "Always fails", no_args()), |_| async {
+            Err(ToolError::new("This tool intentionally returns an error for testing"))
+        })
+        .tool(tool("test_tool_with_progress", "Reports progress 0, 50, 100", no_args()), |call| async move {
+            let token = call.cx.progress_token().cloned();
+            if token.is_some() {
+                for (i, p) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+                    if i > 0 {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    call.cx.progress(p, Some(100.0), None).await.map_err(|e| ToolError::new(e.to_string()))?;
+                }
+            }
+            let shown = match token {
+                Some(t) => t.as_str().map(str::to_owned).unwrap_or_else(|| t.to_string()),
+                None => "no progress token".to_owned(),
+            };
+            text(shown)
+        })
+        .tool(tool("test_tool_with_logging", "Sends three log messages", no_args()), |call| async move {
+            for m in ["Tool execution started", "Tool processing data", "Tool execution completed"] {
+                call.cx
+                    .log(switchboard::types::logging::LoggingLevel::Info, json!(m))
+                    .await
+                    .map_err(|e| ToolError::new(e.to_string()))?;
+            }
+            text("Tool with logging executed successfully")
+        })
+        .tool(
+            tool("test_sampling", "Asks the client to sample", json!({"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]})),
+            |call| async move {
+                let prompt = str_arg(&call, "prompt")?.to_owned();
+                let params = from_json(json!({"messages": [{"role": "user", "content": {"type": "text", "text": prompt}}], "maxTokens": 100}))?;
+                let r = call.cx.create_message(params).await.map_err(|e| ToolError::new(format!("sampling failed: {e}")))?;
+                let said: Vec<String> = r.content.as_slice().iter().filter_map(|b| match b {
+                    switchboard::types::sampling::SamplingMessageContentBlock::Text(t) => Some(t.text.clone()),
+                    _ => None,
+                }).collect();
+                text(format!("LLM response: {}", said.join("")))
+            },
+        )
+        .tool(
+            tool("test_elicitation", "Asks the user for a username and email", json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]})),
+            |call| async move {
+                let message = str_arg(&call, "message")?.to_owned();
+                let params = json!({"message": message, "requestedSchema": {"type": "object", "properties": {
+                    "username": {"type": "string", "description": "User's response"},
+                    "email": {"type": "string", "description": "User's email address"}}, "required": ["username", "email"]}});
+                elicit_and_report(&call.cx, params, "User response: ").await
+            },
+        )
+        .tool(tool("test_elicitation_sep1034_defaults", "Elicitation with defaults (SEP-1034)", no_args()), |call| async move {
+            let params = json!({"message": "Please review and update the form fields with defaults", "requestedSchema": {"type": "object", "properties": {
+                "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                "age": {"type": "integer", "description": "User age", "default": 30},
+                "score": {"type": "number", "description": "User score", "default": 95.5},
+                "status": {"type": "string", "description": "User status", "enum": ["active", "inactive", "pending"], "default": "active"},
+                "verified": {"type": "boolean", "description": "Verification status", "default": true}}}});
+            elicit_and_report(&call.cx, params, "Elicitation completed: ").await
+        })
+        .tool(tool("test_elicitation_sep1330_enums", "Elicitation with every enum form (SEP-1330)", no_args()), |call| async move {
+            let params = json!({"message": "Please select options from the enum fields", "requestedSchema": {"type": "object", "properties": {
+                "untitledSingle": {"type": "string", "description": "Select one option", "enum": ["option1", "option2", "option3"]},
+                "titledSingle": {"type": "string", "description": "Select one option with titles", "oneOf": [
+                    {"const": "value1", "title": "First Option"}, {"const": "value2", "title": "Second Option"}, {"const": "value3", "title": "Third Option"}]},
+                "legacyEnum": {"type": "string", "description": "Select one option (legacy)", "enum": ["opt1", "opt2", "opt3"],
+                    "enumNames": ["Option One", "Option Two", "Option Three"]},
+                "untitledMulti": {"type": "array", "description": "Select multiple options", "minItems": 1, "maxItems": 3,
+                    "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                "titledMulti": {"type": "array", "description": "Select multiple options with titles", "minItems": 1, "maxItems": 3,
+                    "items": {"anyOf": [{"const": "value1", "title": "First Choice"}, {"const": "value2", "title": "Second Choice"},
+                        {"const": "value3", "title": "Third Choice"}]}}}, "required": []}});
+            elicit_and_report(&call.cx, params, "Elicitation completed: ").await
+        })
+        .tool(
+            tool("json_schema_2020_12_tool", "A tool whose inputSchema uses JSON Schema 2020-12 features", json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+                "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                "additionalProperties": false
+            })),
+            |call| async move { text(format!("Received: {}", Value::Object(call.arguments))) },
+        )
+        .tool(tool("test_list_roots", "Asks the client for its roots", no_args()), |call| async move {
+            let r = call.cx.list_roots().await.map_err(|e| ToolError::new(format!("roots/list failed: {e}")))?;
+            text(format!("Roots: {}", serde_json::to_value(&r.roots).unwrap_or(json!([]))))
+        })
+        .tool(tool("test_trigger_resource_update", "Updates the watched resource for this session", no_args()), |call| async move {
+            let session = call.cx.session();
+            let n = session.extension::<WatchedCount>().0.fetch_add(1, Ordering::SeqCst) + 1;
+            let notified = session.resource_updated(WATCHED).await.map_err(|e| ToolError::new(e.to_string()))?;
+            text(format!("Updated {WATCHED}: update={n} notified={notified}"))
+        })
+        .tool(tool("test_add_dynamic_tool", "Registers test_dynamic_tool for this session", no_args()), |call| async move {
+            call.cx
+                .session()
+                .add_tool(tool("test_dynamic_tool", "Only listed between add and remove", no_args()), |_| async {
+                    text("dynamic tool response")
+                })
+                .await
+                .map_err(|e| ToolError::new(e.to_string()))?;
+            text("Registered test_dynamic_tool")
+        })
+        .tool(tool("test_remove_dynamic_tool", "Removes test_dynamic_tool for this session", no_args()), |call| async move {
+            call.cx.session().remove_tool("test_dynamic_tool").await.map_err(|e| ToolError::new(e.to_string()))?;
+            text("Removed test_dynamic_tool")
+        });
+
+    // --- Resources (contract §3) ---
+    b = b
+        .resource(
+            Resource::new("test://static-text", "static-text").with_mime_type("text/plain"),
+            |r| async move {
+                Ok(static_text(
+                    &r.uri,
+                    "text/plain",
+                    "This is the content of the static text resource.".into(),
+                ))
+            },
+        )
+        .resource(
+            Resource::new("test://static-binary", "static-binary").with_mime_type("image/png"),
+            |r| async move {
+                let mut c = BlobResourceContents::new(r.uri, PNG);
+                c.mime_type = Some("image/png".into());
+                Ok(ReadResourceResult::new(vec![ResourceContents::Blob(c)]))
+            },
+        )
+        .resource(
+            Resource::new(WATCHED, "watched-resource").with_mime_type("text/plain"),
+            |r: ResourceRead| async move {
+                let n =
+                    r.cx.session()
+                        .extension::<WatchedCount>()
+                        .0
+                        .load(Ordering::SeqCst);
+                let body = if n == 0 {
+                    "Watched resource content".to_owned()
+                } else {
+                    format!("Watched resource content (update {n})")
+                };
+                Ok(static_text(&r.uri, "text/plain", body))
+            },
+        );
+    for i in 1..=25 {
+        let uri = format!("test://paginated/{i:02}");
+        b = b.resource(
+            Resource::new(&uri, format!("paginated-{i:02}")).with_mime_type("text/plain"),
+            move |r| async move {
+                Ok(static_text(
+                    &r.uri,
+                    "text/plain",
+                    format!("Paginated resource {i:02}"),
+                ))
+            },
+        );
+    }
+    let mut template = ResourceTemplate::new("test://template/{id}/data", "template");
+    template.mime_type = Some("application/json".into());
+    b = b.resource_template(template, |r: ResourceRead| async move {
+        let id = r
+            .vars
+            .get("id")
+            .cloned()
+            .ok_or_else(|| resource_not_found(&r.uri))?;
+        let body = json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")})
+            .to_string();
+        Ok(static_text(&r.uri, "application/json", body))
+    });
+
+    // --- Prompts (contract §4) ---
+    let arg = |name: &str| {
+        let mut a = PromptArgument::new(name);
+        a.required = Some(true);
+        a
+    };
+    let mut with_args = Prompt::new("test_prompt_with_arguments");
+    with_args.arguments = Some(vec![arg("arg1"), arg("arg2")]);
+    let mut with_resource = Prompt::new("test_prompt_with_embedded_resource");
+    with_resource.arguments = Some(vec![arg("resourceUri")]);
+    b = b
+        .prompt(Prompt::new("test_simple_prompt"), |_| async {
+            Ok(GetPromptResult::new(vec![PromptMessage::user_text(
+                "This is a simple prompt for testing.",
+            )]))
+        })
+        .prompt(with_args, |g: PromptGet| async move {
+            let (a1, a2) = (
+                g.arguments.get("arg1").cloned().unwrap_or_default(),
+                g.arguments.get("arg2").cloned().unwrap_or_default(),
+            );
+            Ok(GetPromptResult::new(vec![PromptMessage::user_text(
+                format!("Prompt with arguments: arg1='{a1}', arg2='{a2}'"),
+            )]))
+        })
+        .prompt(with_resource, |g: PromptGet| async move {
+            let uri = g.arguments.get("resourceUri").cloned().unwrap_or_default();
+            let mut c = TextResourceContents::new(uri, "Embedded resource content for testing.");
+            c.mime_type = Some("text/plain".into());
+            let embedded = ContentBlock::Resource(EmbeddedResource::new(ResourceContents::Text(c)));
+            Ok(GetPromptResult::new(vec![
+                PromptMessage::new(switchboard::types::content::Role::User, embedded),
+                PromptMessage::user_text("Please process the embedded resource above."),
+            ]))
+        })
+        .prompt(Prompt::new("test_prompt_with_image"), |_| async {
+            Ok(GetPromptResult::new(vec![
+                PromptMessage::new(
+                    switchboard::types::content::Role::User,
+                    ContentBlock::image(PNG, "image/png"),
+                ),
+                PromptMessage::user_text("Please analyze the image above."),
+            ]))
+        });
+
+    // --- Completion (contract §5) ---
+    b = b
+        .completion(
+            CompletionTarget::Prompt("test_prompt_with_arguments".into()),
+            "arg1",
+            prefix_matches(["alpha", "alpine", "beta", "gamma"]),
+        )
+        .completion(
+            CompletionTarget::Prompt("test_prompt_with_arguments".into()),
+            "arg2",
+            prefix_matches(["one", "two", "three"]),
+        )
+        .completion(
+            CompletionTarget::ResourceTemplate("test://template/{id}/data".into()),
+            "id",
+            prefix_matches(["100", "123", "200"]),
+        );
+    b.build()
+}
+
+/// Keeps the error type in the public surface for callers matching on reader errors.
+pub type ReadError = ErrorObject;

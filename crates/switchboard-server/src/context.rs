@@ -1,0 +1,238 @@
+//! [`Context`]: what a handler (tool, resource, prompt, completion) knows and can do beyond its
+//! params: progress, cancellation, logging, and requests to the client (sampling, elicitation,
+//! roots), each refused locally when the client did not declare the capability.
+
+use std::fmt;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use switchboard_jsonrpc::{
+    ProgressError, ProgressUpdate, RequestContext, RequestError, RequestOptions,
+};
+use switchboard_types::elicitation::{ElicitRequestParams, ElicitResult};
+use switchboard_types::logging::LoggingLevel;
+use switchboard_types::roots::ListRootsResult;
+use switchboard_types::sampling::{CreateMessageRequestParams, CreateMessageResult};
+use switchboard_types::{ErrorCode, ErrorObject, Feature, RequestId};
+use tokio_util::sync::CancellationToken;
+
+use crate::session::{SessionError, SessionHandle, log_via};
+
+/// The context of one request being handled.
+#[derive(Clone)]
+pub struct Context {
+    pub(crate) request: RequestContext,
+    pub(crate) session: SessionHandle,
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("request", &self.request.id())
+            .field("session", &self.session.id())
+            .finish()
+    }
+}
+
+/// Why a request to the client did not produce a result.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientRequestError {
+    /// Not sent: the client did not declare what this request needs (`[LC-5]`, `[CP-5]`, `[CP-6]`).
+    #[error("not sent: {0}")]
+    NotDeclared(String),
+    /// The request failed (the client's error, a timeout, a closed session).
+    #[error(transparent)]
+    Request(#[from] RequestError),
+}
+
+impl Context {
+    /// The id of the request being handled.
+    pub fn request_id(&self) -> &RequestId {
+        self.request.id()
+    }
+
+    /// The engine's request context.
+    pub fn request(&self) -> &RequestContext {
+        &self.request
+    }
+
+    /// The session this request arrived on.
+    pub fn session(&self) -> &SessionHandle {
+        &self.session
+    }
+
+    /// Cancelled when the client cancels this request; the handler's future is dropped then too.
+    pub fn cancellation(&self) -> &CancellationToken {
+        self.request.cancellation()
+    }
+
+    /// The progress token the client asked progress under, if any.
+    pub fn progress_token(&self) -> Option<&RequestId> {
+        self.request.progress_token()
+    }
+
+    /// Reports progress (strictly increasing, never after the response).
+    ///
+    /// # Errors
+    /// See [`ProgressError`]; nothing is sent then.
+    pub async fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Result<(), ProgressError> {
+        let mut u = ProgressUpdate::new(progress);
+        if let Some(t) = total {
+            u = u.with_total(t);
+        }
+        if let Some(m) = message {
+            u = u.with_message(m);
+        }
+        self.request.report_progress(u).await
+    }
+
+    /// Sends `notifications/message` related to this request, filtered by the client's level.
+    ///
+    /// # Errors
+    /// Refused locally (no `logging` capability), or the session is closed.
+    pub async fn log(
+        &self,
+        level: LoggingLevel,
+        data: serde_json::Value,
+    ) -> Result<bool, SessionError> {
+        log_via(
+            self.request.peer(),
+            self.session.log_level(),
+            level,
+            None,
+            data,
+        )
+        .await
+    }
+
+    async fn ask<P: Serialize, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<R, ClientRequestError> {
+        Ok(self
+            .request
+            .peer()
+            .call(method, params, RequestOptions::default())
+            .await?)
+    }
+
+    fn client_caps(&self) -> Option<switchboard_types::capabilities::ClientCapabilities> {
+        self.session.client().map(|c| c.capabilities)
+    }
+
+    /// Asks the client to sample the model (`sampling/createMessage`).
+    ///
+    /// # Errors
+    /// [`ClientRequestError::NotDeclared`] when the client lacks `sampling`, or lacks
+    /// `sampling.tools` while `tools`/`toolChoice` are set (`[CP-5]`); or the request failed.
+    pub async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ClientRequestError> {
+        let caps = self.client_caps().unwrap_or_default();
+        if caps.sampling.is_none() {
+            return Err(ClientRequestError::NotDeclared(
+                "client capability sampling".into(),
+            ));
+        }
+        if (params.tools.is_some() || params.tool_choice.is_some())
+            && !caps.supports_sampling_tools()
+        {
+            return Err(ClientRequestError::NotDeclared(
+                "client capability sampling.tools (CP-5)".into(),
+            ));
+        }
+        self.ask("sampling/createMessage", Some(&params)).await
+    }
+
+    /// Asks the user for input (`elicitation/create`), form or URL mode.
+    ///
+    /// # Errors
+    /// [`ClientRequestError::NotDeclared`] when the client did not declare this mode (`[CP-6]`) or
+    /// the revision has no elicitation; or the request failed.
+    pub async fn elicit(
+        &self,
+        params: impl Into<ElicitRequestParams>,
+    ) -> Result<ElicitResult, ClientRequestError> {
+        let params = params.into();
+        let caps = self.client_caps().unwrap_or_default();
+        let version = self.session.protocol_version();
+        if !version.is_some_and(|v| v.supports(Feature::Elicitation)) {
+            return Err(ClientRequestError::NotDeclared(
+                "a revision with elicitation (2025-06-18+)".into(),
+            ));
+        }
+        match &params {
+            ElicitRequestParams::Form(_) if !caps.supports_form_elicitation() => {
+                return Err(ClientRequestError::NotDeclared(
+                    "client capability elicitation (form)".into(),
+                ));
+            }
+            ElicitRequestParams::Url(_)
+                if !caps.supports_url_elicitation()
+                    || !version.is_some_and(|v| v.supports(Feature::UrlElicitation)) =>
+            {
+                return Err(ClientRequestError::NotDeclared(
+                    "client capability elicitation.url".into(),
+                ));
+            }
+            _ => {}
+        }
+        self.ask("elicitation/create", Some(&params)).await
+    }
+
+    /// Asks the client for its roots (`roots/list`).
+    ///
+    /// # Errors
+    /// [`ClientRequestError::NotDeclared`] when the client lacks `roots`; or the request failed.
+    pub async fn list_roots(&self) -> Result<ListRootsResult, ClientRequestError> {
+        if self.client_caps().unwrap_or_default().roots.is_none() {
+            return Err(ClientRequestError::NotDeclared(
+                "client capability roots".into(),
+            ));
+        }
+        self.ask::<(), _>("roots/list", None).await
+    }
+
+    /// Tells the client a URL-mode elicitation has finished (`notifications/elicitation/complete`).
+    ///
+    /// # Errors
+    /// Refused locally when the client lacks `elicitation.url`, or the session is closed.
+    pub async fn complete_elicitation(&self, elicitation_id: &str) -> Result<(), RequestError> {
+        let params = switchboard_types::elicitation::ElicitationCompleteNotificationParams::new(
+            elicitation_id,
+        );
+        self.request
+            .peer()
+            .notify("notifications/elicitation/complete", Some(&params))
+            .await
+    }
+}
+
+/// The -32042 error: the request needs these URL-mode elicitations first (`[EL-10]`).
+pub fn url_elicitation_required(
+    message: impl Into<String>,
+    elicitations: Vec<switchboard_types::elicitation::ElicitRequestURLParams>,
+) -> ErrorObject {
+    if elicitations.is_empty() {
+        return ErrorObject::internal("url_elicitation_required needs at least one elicitation");
+    }
+    switchboard_types::elicitation::URLElicitationRequiredErrorData::new(elicitations)
+        .into_error(message)
+}
+
+/// -32002 for an unknown resource (revisions up to 2025-11-25).
+pub fn resource_not_found(uri: &str) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::RESOURCE_NOT_FOUND,
+        format!("Resource not found: {uri}"),
+    )
+    .with_data(serde_json::json!({"reason": "resource_not_found", "uri": uri}))
+}

@@ -1,0 +1,289 @@
+//! Per-session state and [`SessionHandle`], the handle handlers use to reach their own session:
+//! its client, typed extensions, per-session tools, subscriptions and log level.
+
+use std::any::{Any, TypeId};
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use switchboard_jsonrpc::{Peer, RequestError};
+use switchboard_types::ProtocolVersion;
+use switchboard_types::logging::{LoggingLevel, LoggingMessageNotificationParams};
+use switchboard_types::resources::ResourceUpdatedNotificationParams;
+use switchboard_types::tools::{CallToolResult, Tool};
+
+use crate::lifecycle::LifecycleState;
+use crate::tool::{
+    AllowList, ClientIdentity, RegisteredTool, RegistryError, ToolCall, ToolError, ToolRegistry,
+};
+
+/// Default bound on resource subscriptions per session.
+pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1024;
+/// Default bound on tools registered for one session.
+pub const DEFAULT_MAX_SESSION_TOOLS: usize = 256;
+
+pub(crate) struct SessionData {
+    pub(crate) lifecycle: LifecycleState,
+    pub(crate) version: Option<ProtocolVersion>,
+    pub(crate) client: Option<ClientIdentity>,
+    pub(crate) allow: AllowList,
+    pub(crate) log_level: Option<LoggingLevel>,
+    pub(crate) subscriptions: HashSet<String>,
+    pub(crate) tools: ToolRegistry,
+}
+
+/// The state of one session, shared by its service and every handle to it.
+pub(crate) struct SessionState {
+    pub(crate) id: u64,
+    pub(crate) data: Mutex<SessionData>,
+    extensions: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+    pub(crate) max_subscriptions: usize,
+}
+
+impl SessionState {
+    pub(crate) fn new(id: u64, max_subscriptions: usize) -> Self {
+        SessionState {
+            id,
+            data: Mutex::new(SessionData {
+                lifecycle: LifecycleState::AwaitingInitialize,
+                version: None,
+                client: None,
+                allow: AllowList::All,
+                log_level: None,
+                subscriptions: HashSet::new(),
+                tools: ToolRegistry::default(),
+            }),
+            extensions: Mutex::default(),
+            max_subscriptions,
+        }
+    }
+
+    pub(crate) fn lifecycle(&self) -> LifecycleState {
+        self.data
+            .lock()
+            .map(|d| d.lifecycle)
+            .unwrap_or(LifecycleState::Closed)
+    }
+
+    pub(crate) fn version(&self) -> Option<ProtocolVersion> {
+        self.data.lock().ok().and_then(|d| d.version)
+    }
+
+    pub(crate) fn client(&self) -> Option<ClientIdentity> {
+        self.data.lock().ok().and_then(|d| d.client.clone())
+    }
+
+    pub(crate) fn allows(&self, tool: &str) -> bool {
+        self.data
+            .lock()
+            .map(|d| d.allow.allows(tool))
+            .unwrap_or(false)
+    }
+
+    pub(crate) fn session_tool(&self, name: &str) -> Option<RegisteredTool> {
+        self.data
+            .lock()
+            .ok()
+            .and_then(|d| d.tools.get(name).cloned())
+    }
+
+    pub(crate) fn session_tools(&self) -> Vec<Tool> {
+        self.data
+            .lock()
+            .map(|d| d.tools.iter().map(|t| t.tool.clone()).collect())
+            .unwrap_or_default()
+    }
+}
+
+impl fmt::Debug for SessionState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionState")
+            .field("id", &self.id)
+            .field("lifecycle", &self.lifecycle())
+            .finish()
+    }
+}
+
+/// Why a session-level operation failed.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// The bound on subscriptions per session is reached.
+    #[error("too many subscriptions (limit {limit})")]
+    TooManySubscriptions {
+        /// The bound.
+        limit: usize,
+    },
+    /// A registration failed.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// Sending failed (refused locally, or the session is closed).
+    #[error(transparent)]
+    Send(#[from] RequestError),
+}
+
+/// A handle to one session, for handlers and for the server's owner.
+#[derive(Clone)]
+pub struct SessionHandle {
+    pub(crate) state: Arc<SessionState>,
+    pub(crate) peer: Peer,
+    pub(crate) max_session_tools: usize,
+}
+
+impl fmt::Debug for SessionHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionHandle")
+            .field("id", &self.state.id)
+            .finish()
+    }
+}
+
+impl SessionHandle {
+    /// A number unique among this server's sessions.
+    pub fn id(&self) -> u64 {
+        self.state.id
+    }
+
+    /// Where the session is in its lifecycle.
+    pub fn lifecycle(&self) -> LifecycleState {
+        self.state.lifecycle()
+    }
+
+    /// The negotiated revision, once `initialize` was answered.
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.state.version()
+    }
+
+    /// The client, once it has sent `initialize`.
+    pub fn client(&self) -> Option<ClientIdentity> {
+        self.state.client()
+    }
+
+    /// The engine handle (sends are not related to any request).
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    /// The session's value of type `T`, inserting `T::default()` the first time.
+    pub fn extension<T: Any + Send + Sync + Default>(&self) -> Arc<T> {
+        let Ok(mut map) = self.state.extensions.lock() else {
+            return Arc::new(T::default());
+        };
+        let entry = map
+            .entry(TypeId::of::<T>())
+            .or_insert_with(|| Arc::new(T::default()));
+        entry
+            .clone()
+            .downcast::<T>()
+            .unwrap_or_else(|_| Arc::new(T::default()))
+    }
+
+    /// Registers a tool for this session only, and tells this client its tool list changed.
+    /// Re-registering an existing session tool replaces it.
+    ///
+    /// # Errors
+    /// A bound on session tools, or a failure to notify.
+    pub async fn add_tool<F, Fut>(&self, tool: Tool, handler: F) -> Result<(), SessionError>
+    where
+        F: Fn(ToolCall) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
+    {
+        {
+            let mut d = self.state.data.lock().map_err(|_| RequestError::Closed)?;
+            let _ = d.tools.remove(&tool.name);
+            if d.tools.len() >= self.max_session_tools {
+                return Err(RegistryError::Duplicate {
+                    kind: "session tool (limit reached)",
+                    name: tool.name,
+                }
+                .into());
+            }
+            d.tools.insert(RegisteredTool::new(tool, handler)?)?;
+        }
+        self.tools_changed().await
+    }
+
+    /// Removes a session tool (a no-op when absent) and tells this client its tool list changed.
+    ///
+    /// # Errors
+    /// A failure to notify.
+    pub async fn remove_tool(&self, name: &str) -> Result<(), SessionError> {
+        {
+            let mut d = self.state.data.lock().map_err(|_| RequestError::Closed)?;
+            let _ = d.tools.remove(name);
+        }
+        self.tools_changed().await
+    }
+
+    /// Sends `notifications/tools/list_changed` to this client (when `tools.listChanged` was declared).
+    ///
+    /// # Errors
+    /// Refused locally when not declared, or the session is closed.
+    pub async fn tools_changed(&self) -> Result<(), SessionError> {
+        Ok(self
+            .peer
+            .notify::<()>("notifications/tools/list_changed", None)
+            .await?)
+    }
+
+    /// Whether this client subscribed to `uri`.
+    pub fn is_subscribed(&self, uri: &str) -> bool {
+        self.state
+            .data
+            .lock()
+            .map(|d| d.subscriptions.contains(uri))
+            .unwrap_or(false)
+    }
+
+    /// Sends `notifications/resources/updated` for `uri` if this client subscribed to it;
+    /// returns whether it was sent.
+    ///
+    /// # Errors
+    /// The session is closed, or the notification was refused.
+    pub async fn resource_updated(&self, uri: &str) -> Result<bool, SessionError> {
+        if !self.is_subscribed(uri) {
+            return Ok(false);
+        }
+        let params = ResourceUpdatedNotificationParams::new(uri);
+        self.peer
+            .notify("notifications/resources/updated", Some(&params))
+            .await?;
+        Ok(true)
+    }
+
+    /// The level set by `logging/setLevel`, if any.
+    pub fn log_level(&self) -> Option<LoggingLevel> {
+        self.state.data.lock().ok().and_then(|d| d.log_level)
+    }
+
+    /// Sends `notifications/message` unless it is below the client's level (default: `info`).
+    /// Returns whether it was sent.
+    ///
+    /// # Errors
+    /// Refused locally (no `logging` capability), or the session is closed.
+    pub async fn log(
+        &self,
+        level: LoggingLevel,
+        logger: Option<&str>,
+        data: serde_json::Value,
+    ) -> Result<bool, SessionError> {
+        log_via(&self.peer, self.log_level(), level, logger, data).await
+    }
+}
+
+pub(crate) async fn log_via(
+    peer: &Peer,
+    threshold: Option<LoggingLevel>,
+    level: LoggingLevel,
+    logger: Option<&str>,
+    data: serde_json::Value,
+) -> Result<bool, SessionError> {
+    if level < threshold.unwrap_or(LoggingLevel::Info) {
+        return Ok(false);
+    }
+    let mut params = LoggingMessageNotificationParams::new(level, data);
+    params.logger = logger.map(str::to_owned);
+    peer.notify("notifications/message", Some(&params)).await?;
+    Ok(true)
+}
