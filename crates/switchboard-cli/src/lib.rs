@@ -5,6 +5,9 @@
 //! | module | role |
 //! |---|---|
 //! | [`demo`] | the embedded default server and the worked session `switchboard demo` prints |
+//! | [`everything`] | the everything server (EVERYTHING-SERVER.md) |
+//! | [`examples`] | the servers `switchboard serve --example` runs |
 
 pub mod demo;
 pub mod everything;
+pub mod examples;

@@ -492,6 +492,23 @@ impl Peer {
         }
     }
 
+    /// Queues a response without waiting; when the outbound queue is full, a task waits instead.
+    pub(crate) fn respond_now(&self, response: Response) {
+        let msg = Message::Response(response);
+        if self.inner.shutdown.is_cancelled() {
+            return;
+        }
+        let frame = self.inner.frame(&msg, None);
+        if let Err(tokio::sync::mpsc::error::TrySendError::Full(frame)) =
+            self.inner.out.try_send(frame)
+        {
+            let out = self.inner.out.clone();
+            tokio::spawn(async move {
+                let _ = out.send(frame).await;
+            });
+        }
+    }
+
     pub(crate) async fn respond(&self, response: Response) {
         let msg = Message::Response(response);
         if self.inner.send_message(&msg, None).await.is_err() {

@@ -187,12 +187,21 @@ fn on_frame(peer: &Peer, text: String) {
         Ok(Frame::Single(Err(e))) => on_decode_error(peer, &text, &e, false),
         Ok(Frame::Single(Ok(msg))) => {
             log_inbound(peer, Some(&msg), &text, None, false);
-            if let Some(fut) = dispatch(peer, msg, &text, false) {
-                tokio::spawn(async move {
-                    if let Some((p, r)) = fut.await {
-                        p.respond(r).await;
+            if let Some(mut fut) = dispatch(peer, msg, &text, false) {
+                // A handler that is ready at once (ping, lists, `initialize`) is answered inline:
+                // no task, and its answer is queued before the next frame is read, so answers to
+                // synchronous requests keep frame order. Anything else runs as its own task.
+                match (&mut fut).now_or_never() {
+                    Some(Some((p, r))) => p.respond_now(r),
+                    Some(None) => {}
+                    None => {
+                        tokio::spawn(async move {
+                            if let Some((p, r)) = fut.await {
+                                p.respond(r).await;
+                            }
+                        });
                     }
-                });
+                }
             }
         }
         Ok(Frame::Batch(items)) => on_batch(peer, &text, items),

@@ -7,10 +7,12 @@
 //! |---|---|---|
 //! | [`types`] | `switchboard-types`: every wire type, [`types::ProtocolVersion`] | always |
 //! | [`jsonrpc`] | `switchboard-jsonrpc`: engine, [`jsonrpc::Transport`], in-memory pair | always |
+//! | [`transport`] | `switchboard-transport`: stdio (both ends), framing | always |
 //! | [`server`] | `switchboard-server`: [`server::Server`] | `server` (default) |
 //! | [`client`] | `switchboard-client`: [`client::Client`] | `client` (default) |
 
 pub use switchboard_jsonrpc as jsonrpc;
+pub use switchboard_transport as transport;
 pub use switchboard_types as types;
 
 #[cfg(feature = "client")]
