@@ -1,26 +1,33 @@
-//! [`Client`]: who the client is and what it supports; [`ClientSession`]: one connected,
-//! initialized server, with a typed call per server method.
+//! Client side: [`Client`] (who the client is, what it offers, and the handlers it installs for
+//! the server's requests) and [`Client::connect`], the handshake that yields a
+//! [`ClientSession`].
 
-use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::future::Future;
+use std::sync::Arc;
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use switchboard_jsonrpc::{Peer, RequestError, RequestOptions, SessionConfig, Transport};
+use switchboard_jsonrpc::{RequestContext, RequestError, RequestOptions, SessionConfig, Transport};
 use switchboard_types::capabilities::{ClientCapabilities, ServerCapabilities};
+use switchboard_types::elicitation::{
+    ElicitRequestParams, ElicitResult, ElicitationCompleteNotificationParams,
+};
 use switchboard_types::lifecycle::{Implementation, InitializeRequestParams, InitializeResult};
-use switchboard_types::meta::PaginatedRequestParams;
-use switchboard_types::tools::{CallToolRequestParams, CallToolResult, ListToolsResult, Tool};
-use switchboard_types::{ErrorCode, ProtocolVersion};
+use switchboard_types::logging::LoggingMessageNotificationParams;
+use switchboard_types::roots::Root;
+use switchboard_types::sampling::{CreateMessageRequestParams, CreateMessageResult};
+use switchboard_types::{ErrorCode, ErrorObject, ProtocolVersion};
 
 use crate::error::ClientError;
-use crate::service::{ClientService, ClientState, Phase};
+use crate::handlers::{ElicitationModes, Handlers, boxed};
+use crate::service::ClientService;
+use crate::session::ClientSession;
+use crate::state::{ClientState, Phase, SessionOptions};
+use crate::subscription::DEFAULT_MAX_SUBSCRIPTIONS;
 
 /// Default bound on pages followed by a list-all helper.
 pub const DEFAULT_MAX_PAGES: usize = 1000;
 
-/// An MCP client's identity and offer.
+/// An MCP client's identity, offer and handlers. Cheap to clone; one `Client` can
+/// [`connect`](Client::connect) any number of sessions, which share its handlers.
 #[derive(Debug, Clone)]
 pub struct Client {
     info: Implementation,
@@ -29,47 +36,151 @@ pub struct Client {
     supported: Vec<ProtocolVersion>,
     config: SessionConfig,
     max_pages: usize,
+    max_subscriptions: usize,
+    auto_refresh: bool,
+    handlers: Arc<Handlers>,
 }
 
 /// Builds a [`Client`].
+///
+/// Installing a handler declares its capability (`sampling`, `elicitation`, `roots` with
+/// `listChanged`, `[CP-2]`); a capability given explicitly with [`capabilities`] wins over the
+/// one a handler would declare.
+///
+/// [`capabilities`]: ClientBuilder::capabilities
 #[derive(Debug)]
 #[must_use]
-pub struct ClientBuilder(Client);
+pub struct ClientBuilder {
+    client: Client,
+    handlers: Handlers,
+}
 
 impl ClientBuilder {
-    /// The capabilities to declare.
+    /// The capabilities to declare explicitly. Members left `None` are filled in by the
+    /// installed handlers.
     pub fn capabilities(mut self, caps: ClientCapabilities) -> Self {
-        self.0.capabilities = caps;
+        self.client.capabilities = caps;
         self
     }
 
     /// The revision to offer in `initialize` (default: the latest).
     pub fn protocol_version(mut self, v: ProtocolVersion) -> Self {
-        self.0.offer = v;
+        self.client.offer = v;
         self
     }
 
     /// The revisions this client accepts from the server (default: the four stateful ones).
     pub fn supported_versions(mut self, vs: impl IntoIterator<Item = ProtocolVersion>) -> Self {
-        self.0.supported = vs.into_iter().collect();
+        self.client.supported = vs.into_iter().collect();
         self
     }
 
-    /// The engine configuration (bounds, timeouts, frame hook).
+    /// The engine configuration (bounds, default timeout, frame hook).
     pub fn session_config(mut self, config: SessionConfig) -> Self {
-        self.0.config = config;
+        self.client.config = config;
         self
     }
 
-    /// Bounds the pages a list-all helper follows.
+    /// Bounds the pages a list-all helper follows (default [`DEFAULT_MAX_PAGES`]); a listing
+    /// that goes on longer fails with [`ClientError::TooManyPages`].
     pub fn max_pages(mut self, n: usize) -> Self {
-        self.0.max_pages = n.max(1);
+        self.client.max_pages = n.max(1);
+        self
+    }
+
+    /// Bounds the resource subscriptions of one session (default
+    /// [`DEFAULT_MAX_SUBSCRIPTIONS`]); one more fails with [`ClientError::TooManySubscriptions`].
+    pub fn max_subscriptions(mut self, n: usize) -> Self {
+        self.client.max_subscriptions = n;
+        self
+    }
+
+    /// Re-lists a cached list in the background when the server says it changed (default off).
+    /// Only lists that have been listed before are refreshed.
+    pub fn auto_refresh(mut self, on: bool) -> Self {
+        self.client.auto_refresh = on;
+        self
+    }
+
+    /// Answers `sampling/createMessage`; declares `sampling`. Requests with `tools` or
+    /// `toolChoice` reach the handler only if `sampling.tools` is declared explicitly (`[CP-5]`).
+    pub fn sampling<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(CreateMessageRequestParams, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, ErrorObject>> + Send + 'static,
+    {
+        self.handlers.sampling = Some(boxed(handler));
+        self
+    }
+
+    /// Answers `elicitation/create`; declares `elicitation` (form mode only unless
+    /// [`elicitation_modes`](ClientBuilder::elicitation_modes) says otherwise). A request in a
+    /// mode not declared is answered -32602 without reaching the handler (`[EL-4]`).
+    pub fn elicitation<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(ElicitRequestParams, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, ErrorObject>> + Send + 'static,
+    {
+        self.handlers.elicitation = Some(boxed(handler));
+        self
+    }
+
+    /// Which elicitation modes the elicitation handler declares (default: form only). URL mode
+    /// exists from 2025-11-25. At least one mode is declared (`[CP-4]`): `(false, false)` means
+    /// form.
+    pub fn elicitation_modes(mut self, form: bool, url: bool) -> Self {
+        self.handlers.elicitation_modes = ElicitationModes {
+            form: form || !url,
+            url,
+        };
+        self
+    }
+
+    /// Answers `roots/list` with `roots` (each a `file://` URI, `[RO-1]`); declares
+    /// `roots.listChanged`, and [`ClientSession::set_roots`] changes the list.
+    pub fn roots(mut self, roots: impl IntoIterator<Item = Root>) -> Self {
+        self.handlers.roots = Some(roots.into_iter().collect());
+        self
+    }
+
+    /// Answers `roots/list` from `provider`; declares `roots.listChanged`. Call
+    /// [`ClientSession::notify_roots_changed`] when its answer changes (`[RO-2]`).
+    pub fn roots_provider<F, Fut>(mut self, provider: F) -> Self
+    where
+        F: Fn(RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<Root>, ErrorObject>> + Send + 'static,
+    {
+        self.handlers.roots_provider = Some(Arc::new(move |cx| Box::pin(provider(cx))));
+        self
+    }
+
+    /// Receives the server's log lines (`notifications/message`). Runs on the session's
+    /// notification path: it should return quickly.
+    pub fn on_log(
+        mut self,
+        f: impl Fn(LoggingMessageNotificationParams) + Send + Sync + 'static,
+    ) -> Self {
+        self.handlers.on_log = Some(Arc::new(f));
+        self
+    }
+
+    /// Receives `notifications/elicitation/complete` for URL elicitations this session knows
+    /// (accepted URL-mode requests, and those named by a −32042 error); others are ignored
+    /// (`[EL-9]`).
+    pub fn on_elicitation_complete(
+        mut self,
+        f: impl Fn(ElicitationCompleteNotificationParams) + Send + Sync + 'static,
+    ) -> Self {
+        self.handlers.on_elicitation_complete = Some(Arc::new(f));
         self
     }
 
     /// Builds the client.
     pub fn build(self) -> Client {
-        self.0
+        Client {
+            handlers: Arc::new(self.handlers),
+            ..self.client
+        }
     }
 }
 
@@ -90,24 +201,49 @@ pub struct Negotiated {
 impl Client {
     /// Starts building a client that calls itself `info`.
     pub fn builder(info: Implementation) -> ClientBuilder {
-        ClientBuilder(Client {
-            info,
-            capabilities: ClientCapabilities::default(),
-            offer: ProtocolVersion::LATEST,
-            supported: ProtocolVersion::SUPPORTED.to_vec(),
-            config: SessionConfig::default().with_name("client"),
-            max_pages: DEFAULT_MAX_PAGES,
-        })
+        ClientBuilder {
+            client: Client {
+                info,
+                capabilities: ClientCapabilities::default(),
+                offer: ProtocolVersion::LATEST,
+                supported: ProtocolVersion::SUPPORTED.to_vec(),
+                config: SessionConfig::default().with_name("client"),
+                max_pages: DEFAULT_MAX_PAGES,
+                max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
+                auto_refresh: false,
+                handlers: Arc::default(),
+            },
+            handlers: Handlers::default(),
+        }
+    }
+
+    /// The capabilities this client declares: the explicit ones, completed by the handlers.
+    pub fn capabilities(&self) -> ClientCapabilities {
+        self.handlers.effective_capabilities(&self.capabilities)
     }
 
     /// Connects on `transport` and performs the handshake: `initialize`, version check,
     /// `notifications/initialized`. Must be called inside a Tokio runtime.
     ///
     /// # Errors
-    /// [`ClientError::UnsupportedVersion`] when the server chose a revision this client does not
-    /// support (the session is closed, `[LC-9]`); a request error, or a malformed result.
+    /// [`ClientError::InvalidRoot`] when a root given to [`ClientBuilder::roots`] is not a
+    /// `file://` URI (nothing is sent); [`ClientError::UnsupportedVersion`] when the server chose
+    /// a revision this client does not support (the session is closed, `[LC-9]`);
+    /// [`ClientError::Handshake`] when the server refused `initialize`; a request error.
     pub async fn connect<T: Transport>(&self, transport: T) -> Result<ClientSession, ClientError> {
-        let state = Arc::new(ClientState::new(self.capabilities.clone()));
+        if let Some(roots) = &self.handlers.roots {
+            crate::session::check_roots(roots)?;
+        }
+        let capabilities = self.capabilities();
+        let state = Arc::new(ClientState::new(
+            capabilities.clone(),
+            self.handlers.clone(),
+            SessionOptions {
+                max_pages: self.max_pages,
+                auto_refresh: self.auto_refresh,
+            },
+            self.max_subscriptions,
+        ));
         let peer = switchboard_jsonrpc::spawn(
             transport,
             Arc::new(ClientService {
@@ -115,8 +251,7 @@ impl Client {
             }),
             self.config.clone(),
         );
-        let params =
-            InitializeRequestParams::new(self.offer, self.capabilities.clone(), self.info.clone());
+        let params = InitializeRequestParams::new(self.offer, capabilities, self.info.clone());
         let result: InitializeResult = match peer
             .call("initialize", Some(&params), RequestOptions::default())
             .await
@@ -156,6 +291,9 @@ impl Client {
                 .shared
                 .lock()
                 .map_err(|_| ClientError::NotReady("client state poisoned"))?;
+            if s.phase == Phase::Closed {
+                return Err(ClientError::NotReady("session closed during the handshake"));
+            }
             s.version = Some(version);
             s.server_caps = Some(result.capabilities.clone());
             s.phase = Phase::Ready;
@@ -167,165 +305,6 @@ impl Client {
             server_info: result.server_info,
             instructions: result.instructions,
         };
-        Ok(ClientSession {
-            peer,
-            state,
-            negotiated,
-            tools: Arc::new(Mutex::new(None)),
-            tools_seen: Arc::new(AtomicU64::new(0)),
-            max_pages: self.max_pages,
-        })
-    }
-}
-
-/// One initialized connection to a server.
-#[derive(Clone)]
-pub struct ClientSession {
-    peer: Peer,
-    state: Arc<ClientState>,
-    negotiated: Negotiated,
-    tools: Arc<Mutex<Option<Vec<Tool>>>>,
-    /// The list-changed generation the tool cache reflects.
-    tools_seen: Arc<AtomicU64>,
-    max_pages: usize,
-}
-
-impl fmt::Debug for ClientSession {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClientSession")
-            .field("negotiated", &self.negotiated)
-            .finish()
-    }
-}
-
-impl ClientSession {
-    /// What the handshake settled.
-    pub fn negotiated(&self) -> &Negotiated {
-        &self.negotiated
-    }
-
-    /// The negotiated revision.
-    pub fn protocol_version(&self) -> ProtocolVersion {
-        self.negotiated.protocol_version
-    }
-
-    /// The engine handle, for raw requests.
-    pub fn peer(&self) -> &Peer {
-        &self.peer
-    }
-
-    /// Whether the session is still open.
-    pub fn is_open(&self) -> bool {
-        self.state.phase() == Phase::Ready
-    }
-
-    /// Closes the session.
-    pub fn close(&self) {
-        self.peer.close();
-    }
-
-    async fn call<P: Serialize, R: DeserializeOwned>(
-        &self,
-        method: &str,
-        params: &P,
-    ) -> Result<R, ClientError> {
-        Ok(self
-            .peer
-            .call(method, Some(params), RequestOptions::default())
-            .await?)
-    }
-
-    /// `ping`.
-    ///
-    /// # Errors
-    /// A request error.
-    pub async fn ping(&self) -> Result<(), ClientError> {
-        let _: serde_json::Value = self
-            .peer
-            .call::<(), _>("ping", None, RequestOptions::default())
-            .await?;
-        Ok(())
-    }
-
-    /// One page of `tools/list`.
-    ///
-    /// # Errors
-    /// A request error.
-    pub async fn list_tools_page(
-        &self,
-        cursor: Option<String>,
-    ) -> Result<ListToolsResult, ClientError> {
-        let params = PaginatedRequestParams {
-            cursor,
-            ..Default::default()
-        };
-        self.call("tools/list", &params).await
-    }
-
-    /// Every tool, following `nextCursor` (bounded); refreshes the tool cache.
-    ///
-    /// # Errors
-    /// A request error, or more pages than the bound.
-    pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        // Mark the current change generation as seen before listing, so a change that arrives
-        // while listing triggers another refresh.
-        self.tools_seen
-            .store(*self.state.tools_changed.borrow(), Ordering::SeqCst);
-        let mut all = Vec::new();
-        let mut cursor = None;
-        for _ in 0..self.max_pages {
-            let page = self.list_tools_page(cursor).await?;
-            all.extend(page.tools);
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => {
-                    if let Ok(mut cache) = self.tools.lock() {
-                        *cache = Some(all.clone());
-                    }
-                    return Ok(all);
-                }
-            }
-        }
-        Err(ClientError::TooManyPages {
-            method: "tools/list",
-            pages: self.max_pages,
-        })
-    }
-
-    /// The cached tool list (from the last [`ClientSession::list_tools`]).
-    pub fn cached_tools(&self) -> Option<Vec<Tool>> {
-        self.tools.lock().ok().and_then(|c| c.clone())
-    }
-
-    /// Waits for `notifications/tools/list_changed`, then re-lists: the cache is fresh on return.
-    ///
-    /// # Errors
-    /// A closed session, or a request error while re-listing.
-    pub async fn tools_changed(&self) -> Result<Vec<Tool>, ClientError> {
-        let mut rx = self.state.tools_changed.subscribe();
-        loop {
-            if *rx.borrow_and_update() > self.tools_seen.load(Ordering::SeqCst) {
-                break;
-            }
-            tokio::select! {
-                r = rx.changed() => r.map_err(|_| ClientError::NotReady("session closed"))?,
-                _ = self.peer.closed() => return Err(ClientError::NotReady("session closed")),
-            }
-        }
-        self.list_tools().await
-    }
-
-    /// `tools/call`.
-    ///
-    /// # Errors
-    /// A request error: the server's -32602 for an unknown tool, -32600 for a tool this client may
-    /// not use. A tool's own failure is not an error: it is a result with `is_error`.
-    pub async fn call_tool(
-        &self,
-        name: &str,
-        arguments: serde_json::Value,
-    ) -> Result<CallToolResult, ClientError> {
-        let params = CallToolRequestParams::new(name).with_arguments(arguments);
-        self.call("tools/call", &params).await
+        Ok(ClientSession::new(peer, state, negotiated))
     }
 }

@@ -1,12 +1,20 @@
-//! Errors of the client role.
+//! Errors of the client role: [`ClientError`], kept apart from the wire's
+//! [`ErrorObject`], which is data.
 
 use switchboard_jsonrpc::RequestError;
+use switchboard_types::elicitation::URLElicitationRequiredErrorData;
+use switchboard_types::tools::CallToolResult;
+use switchboard_types::{ErrorCode, ErrorObject};
+
+use crate::subscription::SubscriptionId;
 
 /// Why a client operation failed.
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClientError {
-    /// The request failed (peer error, timeout, closed session, local refusal).
+    /// The request failed: the server answered with an error, it timed out, it was cancelled,
+    /// the session closed, or it was refused locally before any frame was sent (the server did
+    /// not declare the capability, `[LC-5]`).
     #[error(transparent)]
     Request(#[from] RequestError),
     /// `[LC-9]`: the server chose a revision this client does not support; the client disconnected.
@@ -19,13 +27,14 @@ pub enum ClientError {
         /// What this client supports, comma-separated.
         supported: String,
     },
-    /// The handshake failed for another reason.
+    /// The handshake failed for another reason (the server refused `initialize`).
     #[error("handshake failed: {0}")]
     Handshake(String),
     /// A call was made before the handshake completed or after the session closed.
     #[error("session not ready: {0}")]
     NotReady(&'static str),
-    /// A paginated listing did not end within the page bound.
+    /// A paginated listing did not end within the page bound (see
+    /// [`ClientBuilder::max_pages`](crate::ClientBuilder::max_pages)).
     #[error("listing {method} did not end within {pages} pages")]
     TooManyPages {
         /// The list method.
@@ -33,4 +42,64 @@ pub enum ClientError {
         /// The bound.
         pages: usize,
     },
+    /// `[SF-7]`: the tool declares an `outputSchema` and its result's `structuredContent` is
+    /// missing or does not conform to it. The result is kept so its `content` can still be shown.
+    #[error("tool {tool:?} returned invalid structuredContent: {problem}")]
+    InvalidStructuredContent {
+        /// The tool called.
+        tool: String,
+        /// What is wrong: the schema violations, or that `structuredContent` is absent.
+        problem: String,
+        /// The result as received.
+        result: Box<CallToolResult>,
+    },
+    /// `[SC-2]`: a tool's `outputSchema` could not be compiled (an invalid schema or an
+    /// unsupported dialect), so its result could not be validated.
+    #[error("tool {tool:?} has an outputSchema that cannot be used: {problem}")]
+    InvalidOutputSchema {
+        /// The tool.
+        tool: String,
+        /// Why the schema was refused.
+        problem: String,
+    },
+    /// The bound on resource subscriptions (see
+    /// [`ClientBuilder::max_subscriptions`](crate::ClientBuilder::max_subscriptions)) is reached.
+    #[error("too many resource subscriptions (limit {limit})")]
+    TooManySubscriptions {
+        /// The bound.
+        limit: usize,
+    },
+    /// [`ClientSession::unsubscribe`](crate::ClientSession::unsubscribe) was given an id that is
+    /// not (or no longer) subscribed.
+    #[error("no subscription {0}")]
+    UnknownSubscription(SubscriptionId),
+    /// `[RO-1]`: a root URI is not a `file://` URI.
+    #[error("root {uri:?} is not a file:// URI")]
+    InvalidRoot {
+        /// The refused URI.
+        uri: String,
+    },
+}
+
+impl ClientError {
+    /// The server's wire error, when the server answered with one.
+    pub fn rejection(&self) -> Option<&ErrorObject> {
+        match self {
+            ClientError::Request(e) => e.as_rejection(),
+            _ => None,
+        }
+    }
+
+    /// The server's error code, when the server answered with an error.
+    pub fn code(&self) -> Option<ErrorCode> {
+        self.rejection().map(|e| e.code)
+    }
+
+    /// The URL elicitations the server requires first, when it answered −32042
+    /// (`URLElicitationRequiredError`, 2025-11-25). Their ids are remembered by the session, so a
+    /// later `notifications/elicitation/complete` for them reaches the callback.
+    pub fn url_elicitations(&self) -> Option<URLElicitationRequiredErrorData> {
+        self.rejection()
+            .and_then(URLElicitationRequiredErrorData::from_error)
+    }
 }

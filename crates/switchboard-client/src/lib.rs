@@ -1,18 +1,43 @@
 //! # switchboard-client
 //!
-//! The MCP client role on the Switchboard engine. Accepts any [`switchboard_jsonrpc::Transport`];
-//! never sees bytes.
+//! The MCP client role on the Switchboard engine, for revision 2025-11-25 and degrading by the
+//! negotiated revision down to 2024-11-05. Accepts any [`switchboard_jsonrpc::Transport`]; never
+//! sees bytes.
 //!
 //! # Layout
 //! | module | role |
 //! |---|---|
-//! | [`client`] | [`Client`] (what the client offers) and [`ClientSession`] (one connected server) |
-//! | [`service`] | the engine service: answers the server's requests, reacts to its notifications |
+//! | [`client`] | [`Client`] / [`ClientBuilder`]: identity, offer, handlers; the handshake |
+//! | [`session`] | [`ClientSession`]: a typed call per server method, caches, subscriptions, roots |
+//! | [`cache`] | [`ListKind`]: list caches, list-all with a page bound, change waiters, auto-refresh |
+//! | [`subscription`] | [`SubscriptionId`]: resource subscriptions and update routing (bounded) |
+//! | [`handlers`] | handlers for the server's requests (sampling, elicitation, roots) |
+//! | `service` | the engine service: answers server requests, routes notifications, guards sends |
+//! | `validation` | `structuredContent` checked against the tool's `outputSchema` (`[SF-7]`) |
 //! | [`error`] | [`ClientError`] |
+//!
+//! # Features
+//! * Per-call options ([`RequestOptions`]): timeout, progress callback, timeout reset on progress
+//!   with a hard maximum, and a cancellation token (cancelling sends `notifications/cancelled`).
+//! * Handlers are async closures returning `Result<result, ErrorObject>`; installing one
+//!   declares its capability. A panicking handler is answered -32603; the session lives on.
+//! * Nothing is sent for a capability the server did not declare, nor before the handshake.
 
+pub mod cache;
 pub mod client;
 pub mod error;
+pub mod handlers;
 pub(crate) mod service;
+pub mod session;
+pub(crate) mod state;
+pub mod subscription;
+pub(crate) mod validation;
 
-pub use client::{Client, ClientBuilder, ClientSession, Negotiated};
+pub use cache::ListKind;
+pub use client::{Client, ClientBuilder, DEFAULT_MAX_PAGES, Negotiated};
 pub use error::ClientError;
+pub use handlers::HandlerFuture;
+pub use session::ClientSession;
+pub use subscription::{DEFAULT_MAX_SUBSCRIPTIONS, ResourceUpdateCallback, SubscriptionId};
+pub use switchboard_jsonrpc::{ProgressUpdate, RequestContext, RequestOptions};
+pub use tokio_util::sync::CancellationToken;
