@@ -1,0 +1,30 @@
+//! # switchboard-transport
+//!
+//! L1 bytes: turns byte streams into the JSON text frames the engine
+//! ([`switchboard_jsonrpc`]) moves, and back. It never reads `params` and knows no role.
+//!
+//! # Layout
+//! | module | side | role |
+//! |---|---|---|
+//! | [`codec::ndjson`] | both | pure newline-delimited JSON framing: [`NdjsonDecoder`], [`codec::ndjson::encode`] |
+//! | [`stdio`] | server (and tests) | [`StdioTransport`] over any `AsyncRead`/`AsyncWrite` pair, or the process's stdin/stdout |
+//! | [`child`] | client | [`ChildTransport`]: starts a server as a child process, forwards its stderr, shuts it down per spec §3.5 (Unix only) |
+//!
+//! # Guarantees
+//! * Memory per connection is bounded by the frame bound plus one read: an oversized line is
+//!   reported once and discarded as it arrives.
+//! * Bad frames (too large, not UTF-8) are recoverable errors: the engine answers an error
+//!   without id and reads on. End of input ends the stream cleanly.
+//! * A child process is always reaped; its exit while the session is open fails pending calls at
+//!   once with the exit status.
+
+#[cfg(unix)]
+pub mod child;
+pub mod codec;
+mod reader;
+pub mod stdio;
+
+#[cfg(unix)]
+pub use child::{ChildCommand, ChildHandle, ChildSink, ChildSource, ChildTransport};
+pub use codec::ndjson::{FrameError, NdjsonDecoder};
+pub use stdio::{StdioSink, StdioSource, StdioTransport};

@@ -1,0 +1,139 @@
+//! The stdio transport (both sides, spec §5): newline-delimited JSON over any byte reader and
+//! writer. A server uses [`StdioTransport::stdio`] on its own stdin/stdout; tests use it over
+//! `tokio::io::duplex`; [`crate::child`] uses the same framing on a child's pipes.
+//!
+//! Reading: end of input ends the stream cleanly (`None`; for a server, EOF on stdin is its
+//! shutdown signal). An oversized line yields [`TransportError::FrameTooLarge`] and an invalid
+//! UTF-8 line [`TransportError::InvalidUtf8`]; both are recoverable, so the engine answers an
+//! error without id and reads on. A read failure is fatal ([`TransportError::Io`]).
+//!
+//! Writing: each frame is written as one line and flushed at once. Closing the sink flushes and
+//! shuts the writer down (the peer sees end of input).
+
+use bytes::BytesMut;
+use switchboard_jsonrpc::{FrameSink, FrameSource, OutboundFrame, Transport, TransportError};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, Stdin, Stdout};
+
+use crate::codec::ndjson::{self, DEFAULT_MAX_FRAME_BYTES};
+use crate::reader::FrameReader;
+
+/// Above this capacity the write buffer is released after a frame, so one huge frame does not
+/// pin its memory for the rest of the session.
+const KEEP_WRITE_BUFFER: usize = 64 * 1024;
+
+/// Newline-delimited JSON over a reader and a writer.
+#[derive(Debug)]
+pub struct StdioTransport<R, W> {
+    reader: R,
+    writer: W,
+    max_frame_bytes: usize,
+}
+
+impl StdioTransport<Stdin, Stdout> {
+    /// The transport over this process's own stdin and stdout (the server side of stdio).
+    /// Nothing else may write to stdout (`[ST-2]`); log to stderr.
+    pub fn stdio() -> Self {
+        StdioTransport::new(tokio::io::stdin(), tokio::io::stdout())
+    }
+}
+
+impl<R, W> StdioTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    /// The transport reading frames from `reader` and writing frames to `writer`, with the
+    /// default frame bound ([`DEFAULT_MAX_FRAME_BYTES`]).
+    pub fn new(reader: R, writer: W) -> Self {
+        StdioTransport {
+            reader,
+            writer,
+            max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+        }
+    }
+
+    /// Sets the bound on one inbound frame, in bytes.
+    pub fn with_max_frame_bytes(mut self, n: usize) -> Self {
+        self.max_frame_bytes = n;
+        self
+    }
+}
+
+impl<R, W> Transport for StdioTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Sink = StdioSink<W>;
+    type Source = StdioSource<R>;
+
+    fn split(self) -> (StdioSink<W>, StdioSource<R>) {
+        (
+            StdioSink::new(self.writer),
+            StdioSource(FrameReader::new(self.reader, self.max_frame_bytes)),
+        )
+    }
+}
+
+/// The writing half of a [`StdioTransport`]: one line per frame, flushed per frame.
+#[derive(Debug)]
+pub struct StdioSink<W> {
+    writer: W,
+    buf: BytesMut,
+    closed: bool,
+}
+
+impl<W: AsyncWrite + Unpin + Send + 'static> StdioSink<W> {
+    fn new(writer: W) -> Self {
+        StdioSink {
+            writer,
+            buf: BytesMut::new(),
+            closed: false,
+        }
+    }
+}
+
+impl<W: AsyncWrite + Unpin + Send + 'static> FrameSink for StdioSink<W> {
+    async fn send(&mut self, frame: OutboundFrame) -> Result<(), TransportError> {
+        if self.closed {
+            return Err(TransportError::Closed);
+        }
+        write_frame(&mut self.writer, &mut self.buf, &frame.text).await?;
+        Ok(())
+    }
+
+    async fn close(&mut self) -> Result<(), TransportError> {
+        if std::mem::replace(&mut self.closed, true) {
+            return Ok(());
+        }
+        self.writer.flush().await?;
+        self.writer.shutdown().await?;
+        Ok(())
+    }
+}
+
+/// Writes `text` as one line through the scratch buffer `buf` and flushes.
+pub(crate) async fn write_frame<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    buf: &mut BytesMut,
+    text: &str,
+) -> std::io::Result<()> {
+    buf.clear();
+    ndjson::encode(text, buf);
+    let written = writer.write_all(buf).await;
+    if buf.capacity() > KEEP_WRITE_BUFFER {
+        *buf = BytesMut::new();
+    }
+    written?;
+    writer.flush().await
+}
+
+/// The reading half of a [`StdioTransport`].
+#[derive(Debug)]
+pub struct StdioSource<R>(FrameReader<R>);
+
+impl<R: AsyncRead + Unpin + Send + 'static> FrameSource for StdioSource<R> {
+    async fn recv(&mut self) -> Option<Result<String, TransportError>> {
+        self.0.next().await
+    }
+}

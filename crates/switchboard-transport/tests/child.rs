@@ -1,0 +1,429 @@
+//! The child-process transport against real children (`sh`, `cat`, `sleep`): frames through a
+//! `cat` loopback, exit status on a child's death, shutdown escalation (spec §3.5), reaping,
+//! stderr forwarding.
+#![cfg(unix)]
+#![allow(clippy::unwrap_used)]
+
+use std::io::Write;
+use std::os::unix::process::ExitStatusExt;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use switchboard_jsonrpc::{
+    BoxFuture, FrameSink, FrameSource, HandlerResult, NullService, OutboundFrame, Peer,
+    RequestContext, RequestError, RequestOptions, Service, SessionConfig, Transport,
+    TransportError, spawn,
+};
+use switchboard_transport::{ChildCommand, ChildHandle, ChildTransport};
+use switchboard_types::{ErrorObject, MessageKind, Notification, Request};
+
+const GRACE: Duration = Duration::from_millis(300);
+
+fn sh(script: &str) -> ChildCommand {
+    ChildCommand::new("sh").arg("-c").arg(script)
+}
+
+fn frame(text: &str) -> OutboundFrame {
+    OutboundFrame {
+        text: text.to_owned(),
+        kind: MessageKind::Request,
+        id: None,
+        related: None,
+    }
+}
+
+/// `echo` answers with its params. Over a `cat` child, our own requests come back to us, so
+/// this service answers them, and the answers come back again to resolve the calls.
+#[derive(Default)]
+struct Echo {
+    notes: Arc<Mutex<Vec<String>>>,
+}
+
+impl Service for Echo {
+    fn call(&self, req: Request, _cx: RequestContext) -> BoxFuture<HandlerResult> {
+        Box::pin(async move {
+            match req.method.as_str() {
+                "echo" => Ok(req
+                    .params
+                    .unwrap_or_else(switchboard_types::jsonrpc::empty_object)),
+                m => Err(ErrorObject::method_not_found(m)),
+            }
+        })
+    }
+
+    fn notify(&self, n: Notification, _peer: &Peer) {
+        self.notes.lock().unwrap().push(n.method);
+    }
+}
+
+/// The child is reaped (its `/proc` entry is gone) and no live process is left in its group.
+fn assert_gone(pid: u32) {
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "child {pid} was not reaped"
+    );
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let live = live_members_of_group(pid);
+        if live.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "group {pid} still has live members {live:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Processes (not zombies) whose process group is `pgid`, from `/proc/<pid>/stat`.
+fn live_members_of_group(pgid: u32) -> Vec<u32> {
+    let mut live = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid pgrp ...": comm may hold spaces, so split after the last ')'.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string() {
+            live.push(pid);
+        }
+    }
+    live
+}
+
+async fn shutdown_timed(
+    handle: &ChildHandle,
+    grace: Duration,
+) -> (std::process::ExitStatus, Duration) {
+    let started = Instant::now();
+    let status = tokio::time::timeout(Duration::from_secs(10), handle.shutdown(grace))
+        .await
+        .expect("shutdown within 10 s")
+        .unwrap();
+    (status, started.elapsed())
+}
+
+#[tokio::test]
+async fn frames_go_through_a_cat_child_and_come_back() {
+    let transport = ChildTransport::spawn(ChildCommand::new("cat")).unwrap();
+    let handle = transport.handle().clone();
+    let (mut sink, mut source) = transport.split();
+    let texts = [r#"{"jsonrpc":"2.0","id":1,"method":"a"}"#, r#"{"s":"é"}"#];
+    for t in texts {
+        sink.send(frame(t)).await.unwrap();
+    }
+    for t in texts {
+        let got = tokio::time::timeout(Duration::from_secs(5), source.recv())
+            .await
+            .unwrap();
+        assert_eq!(got.unwrap().unwrap(), t);
+    }
+    sink.close().await.unwrap();
+    // `cat` exits on EOF; the source then reports the (clean) exit and ends.
+    let end = tokio::time::timeout(Duration::from_secs(5), source.recv())
+        .await
+        .unwrap();
+    match end {
+        Some(Err(TransportError::Other(m))) => assert!(m.contains("exit status: 0"), "{m}"),
+        other => panic!("expected the exit, got {other:?}"),
+    }
+    assert!(source.recv().await.is_none());
+    let status = handle.wait().await.unwrap();
+    assert!(status.success());
+    assert_eq!(handle.exit_status(), Some(status));
+    assert_gone(handle.pid());
+}
+
+#[tokio::test]
+async fn an_engine_session_loops_through_cat() {
+    let echo = Echo::default();
+    let notes = echo.notes.clone();
+    let transport = ChildTransport::spawn(ChildCommand::new("cat")).unwrap();
+    let handle = transport.handle().clone();
+    let peer = spawn(transport, Arc::new(echo), SessionConfig::default());
+    let params = serde_json::value::to_raw_value(&serde_json::json!({"x": [1, 2, 3]})).unwrap();
+    let got = peer
+        .request("echo", Some(params.clone()), RequestOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(got.get(), params.get());
+    peer.notify("notifications/hello", Some(&serde_json::json!({})))
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while notes.lock().unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "the notification came back");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        *notes.lock().unwrap(),
+        vec!["notifications/hello".to_owned()]
+    );
+    // Closing the session closes the sink: stdin is closed and `cat` exits by itself.
+    peer.close();
+    let status = tokio::time::timeout(Duration::from_secs(5), handle.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success());
+    assert_gone(handle.pid());
+}
+
+#[tokio::test]
+async fn a_child_exiting_mid_call_fails_the_pending_request_at_once() {
+    let transport = ChildTransport::spawn(sh("read line; exit 3")).unwrap();
+    let handle = transport.handle().clone();
+    let peer = spawn(
+        transport,
+        Arc::new(NullService),
+        SessionConfig::default().with_request_timeout(Some(Duration::from_secs(60))),
+    );
+    let started = Instant::now();
+    let err = tokio::time::timeout(
+        Duration::from_secs(5),
+        peer.request("slow", None, RequestOptions::default()),
+    )
+    .await
+    .expect("the call fails at once, not at its timeout")
+    .unwrap_err();
+    match &err {
+        RequestError::ConnectionLost(reason) => {
+            assert!(reason.contains("exit status: 3"), "{reason}")
+        }
+        other => panic!("expected ConnectionLost, got {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(peer.close_reason().unwrap().contains("exit status: 3"));
+    assert_eq!(handle.wait().await.unwrap().code(), Some(3));
+    assert_gone(handle.pid());
+}
+
+#[tokio::test]
+async fn a_child_that_exits_at_once_reports_its_status_on_the_source() {
+    let transport = ChildTransport::spawn(sh("exit 3")).unwrap();
+    let handle = transport.handle().clone();
+    let (_sink, mut source) = transport.split();
+    match tokio::time::timeout(Duration::from_secs(5), source.recv())
+        .await
+        .unwrap()
+    {
+        Some(Err(e @ TransportError::Other(_))) => {
+            assert!(!e.is_recoverable());
+            assert!(
+                e.to_string()
+                    .contains("child process exited: exit status: 3"),
+                "{e}"
+            );
+        }
+        other => panic!("expected the exit, got {other:?}"),
+    }
+    assert!(source.recv().await.is_none());
+    assert_eq!(handle.exit_status().unwrap().code(), Some(3));
+    assert_gone(handle.pid());
+}
+
+#[tokio::test]
+async fn frames_written_just_before_exit_are_delivered_first() {
+    let script = r#"printf '{"a":1}\n{"b":2}\n{"c":3}'; exit 5"#;
+    let transport = ChildTransport::spawn(sh(script)).unwrap();
+    let (_sink, mut source) = transport.split();
+    let mut got = Vec::new();
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), source.recv())
+            .await
+            .unwrap()
+        {
+            Some(Ok(t)) => got.push(t),
+            Some(Err(e)) => {
+                assert!(e.to_string().contains("exit status: 5"), "{e}");
+                break;
+            }
+            None => panic!("the exit is reported before the end"),
+        }
+    }
+    assert_eq!(got, [r#"{"a":1}"#, r#"{"b":2}"#, r#"{"c":3}"#]);
+}
+
+#[tokio::test]
+async fn shutdown_closes_stdin_first_and_a_well_behaved_child_exits_cleanly() {
+    let transport = ChildTransport::spawn(ChildCommand::new("cat")).unwrap();
+    let handle = transport.handle().clone();
+    let _halves = transport.split();
+    let (status, took) = shutdown_timed(&handle, Duration::from_secs(5)).await;
+    assert!(status.success(), "{status}");
+    assert!(
+        took < Duration::from_secs(2),
+        "no signal was needed: {took:?}"
+    );
+    assert_gone(handle.pid());
+}
+
+#[tokio::test]
+async fn st_shutdown_sigterm_for_a_child_that_ignores_stdin_eof() {
+    let transport = ChildTransport::spawn(sh("sleep 30")).unwrap();
+    let handle = transport.handle().clone();
+    let _halves = transport.split();
+    let (status, took) = shutdown_timed(&handle, GRACE).await;
+    assert_eq!(status.signal(), Some(15), "{status}");
+    assert!(took >= GRACE, "stdin EOF was given its grace: {took:?}");
+    assert!(took < GRACE * 2 + Duration::from_secs(1), "{took:?}");
+    assert_gone(handle.pid());
+}
+
+#[tokio::test]
+async fn st_shutdown_sigkill_for_a_child_that_traps_sigterm() {
+    let transport = ChildTransport::spawn(sh(r#"trap "" TERM; sleep 30"#)).unwrap();
+    let handle = transport.handle().clone();
+    let _halves = transport.split();
+    // Let the shell install its trap before any signal comes.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (status, took) = shutdown_timed(&handle, GRACE).await;
+    assert_eq!(status.signal(), Some(9), "{status}");
+    assert!(took >= GRACE * 2, "both graces were given: {took:?}");
+    // The `sleep` grandchild ignores SIGTERM too (inherited); SIGKILL to the group ends it.
+    assert_gone(handle.pid());
+}
+
+#[tokio::test]
+async fn closing_the_session_shuts_a_stubborn_child_down() {
+    let transport = ChildTransport::spawn(sh("sleep 30").shutdown_grace(GRACE)).unwrap();
+    let handle = transport.handle().clone();
+    let peer = spawn(transport, Arc::new(NullService), SessionConfig::default());
+    peer.close();
+    let status = tokio::time::timeout(Duration::from_secs(5), handle.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.signal(), Some(15), "{status}");
+    assert_gone(handle.pid());
+}
+
+#[tokio::test]
+async fn dropping_every_handle_still_shuts_the_child_down() {
+    let transport = ChildTransport::spawn(sh("sleep 30").shutdown_grace(GRACE)).unwrap();
+    let pid = transport.pid();
+    drop(transport);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(Instant::now() < deadline, "child {pid} still there");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_gone(pid);
+}
+
+#[tokio::test]
+async fn shutdown_of_an_exited_child_returns_its_status() {
+    let transport = ChildTransport::spawn(sh("exit 7")).unwrap();
+    let handle = transport.handle().clone();
+    assert_eq!(handle.wait().await.unwrap().code(), Some(7));
+    let status = transport.shutdown(GRACE).await.unwrap();
+    assert_eq!(status.code(), Some(7));
+}
+
+/// Collects what a `tracing` fmt subscriber writes.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn stderr_lines_reach_tracing_and_the_hook() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink = lines.clone();
+    let script =
+        r#"echo "hello from $FOO in $(pwd)" >&2; printf 'crlf line\r\n\nno newline' >&2; cat"#;
+    let transport = ChildTransport::spawn(
+        sh(script)
+            .env("FOO", "the child")
+            .cwd("/tmp")
+            .on_stderr(move |l| sink.lock().unwrap().push(l.to_owned())),
+    )
+    .unwrap();
+    let handle = transport.handle().clone();
+    let pid = handle.pid();
+    let _halves = transport.split();
+    let status = handle.shutdown(Duration::from_secs(5)).await.unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while lines.lock().unwrap().len() < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "stderr lines: {:?}",
+            lines.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        *lines.lock().unwrap(),
+        ["hello from the child in /tmp", "crlf line", "no newline"]
+    );
+    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let event = log
+        .lines()
+        .find(|l| l.contains("hello from the child in /tmp"))
+        .unwrap_or_else(|| panic!("no stderr event in {log:?}"));
+    assert!(event.contains("INFO"), "{event}");
+    assert!(event.contains("switchboard::child"), "{event}");
+    assert!(event.contains(&format!("pid={pid}")), "{event}");
+}
+
+#[tokio::test]
+async fn a_missing_program_is_an_error_at_spawn() {
+    let err =
+        ChildTransport::spawn(ChildCommand::new("/nonexistent/switchboard-test")).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+}
+
+#[tokio::test]
+async fn a_call_racing_the_childs_exit_still_names_the_exit_status() {
+    // The child may be gone before the request is written (broken pipe), while it is written,
+    // or after; every way, the caller learns the exit status.
+    for script in [
+        "exit 3",
+        "sleep 0.05; exit 3",
+        "head -c 1 >/dev/null; exit 3",
+    ] {
+        let transport = ChildTransport::spawn(sh(script)).unwrap();
+        let handle = transport.handle().clone();
+        let peer = spawn(transport, Arc::new(NullService), SessionConfig::default());
+        let err = tokio::time::timeout(
+            Duration::from_secs(5),
+            peer.request("x", None, RequestOptions::default()),
+        )
+        .await
+        .expect("the call fails at once")
+        .unwrap_err();
+        match &err {
+            RequestError::ConnectionLost(reason) => {
+                assert!(reason.contains("exit status: 3"), "{script}: {reason}")
+            }
+            other => panic!("{script}: expected ConnectionLost, got {other:?}"),
+        }
+        assert_eq!(handle.wait().await.unwrap().code(), Some(3));
+    }
+}
