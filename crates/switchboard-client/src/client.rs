@@ -227,7 +227,7 @@ impl Client {
     ///
     /// # Errors
     /// [`ClientError::InvalidRoot`] when a root given to [`ClientBuilder::roots`] is not a
-    /// `file://` URI (nothing is sent); [`ClientError::UnsupportedVersion`] when the server chose
+    /// `file://` URI or has a `..` segment (nothing is sent); [`ClientError::UnsupportedVersion`] when the server chose
     /// a revision this client does not support (the session is closed, `[LC-9]`);
     /// [`ClientError::Handshake`] when the server refused `initialize`; a request error.
     pub async fn connect<T: Transport>(&self, transport: T) -> Result<ClientSession, ClientError> {

@@ -73,11 +73,14 @@ pub enum ClientError {
     /// not (or no longer) subscribed.
     #[error("no subscription {0}")]
     UnknownSubscription(SubscriptionId),
-    /// `[RO-1]`: a root URI is not a `file://` URI.
-    #[error("root {uri:?} is not a file:// URI")]
+    /// A root was refused: its URI is not a `file://` URI (`[RO-1]`), or its path climbs out
+    /// with a `..` segment (`[RO-3]`).
+    #[error("root {uri:?} refused: {reason}")]
     InvalidRoot {
         /// The refused URI.
         uri: String,
+        /// Why it was refused.
+        reason: &'static str,
     },
 }
 

@@ -67,12 +67,27 @@ impl fmt::Debug for ClientSession {
     }
 }
 
-/// `[RO-1]`: every root is a `file://` URI.
+/// `[RO-1]`: every root is a `file://` URI; `[RO-3]`: none climbs out with a `..` segment.
 pub(crate) fn check_roots(roots: &[Root]) -> Result<(), ClientError> {
-    match roots.iter().find(|r| !r.uri.starts_with("file://")) {
-        Some(r) => Err(ClientError::InvalidRoot { uri: r.uri.clone() }),
-        None => Ok(()),
+    for r in roots {
+        let refuse = |reason| {
+            Err(ClientError::InvalidRoot {
+                uri: r.uri.clone(),
+                reason,
+            })
+        };
+        let Some(path) = r.uri.strip_prefix("file://") else {
+            return refuse("not a file:// URI");
+        };
+        let path = path.split(['?', '#']).next().unwrap_or_default();
+        if path
+            .split('/')
+            .any(|seg| seg == ".." || seg.eq_ignore_ascii_case("%2e%2e"))
+        {
+            return refuse("a '..' path segment (path traversal)");
+        }
     }
+    Ok(())
 }
 
 impl ClientSession {
@@ -542,8 +557,8 @@ impl ClientSession {
     /// `notifications/roots/list_changed` (`[RO-2]`). Returns whether it was sent.
     ///
     /// # Errors
-    /// [`ClientError::InvalidRoot`] for a root that is not a `file://` URI (`[RO-1]`; nothing is
-    /// changed); a closed session.
+    /// [`ClientError::InvalidRoot`] for a root that is not a `file://` URI (`[RO-1]`) or has a
+    /// `..` segment (`[RO-3]`); nothing is changed then. A closed session.
     pub async fn set_roots(
         &self,
         roots: impl IntoIterator<Item = Root>,
