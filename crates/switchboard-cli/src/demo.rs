@@ -213,11 +213,18 @@ pub async fn run() -> Result<Vec<TraceFrame>, DemoError> {
     Ok(frames)
 }
 
-/// Renders the trace as annotated text: a heading per step, one line per frame.
+/// Renders the trace as annotated text: a heading per step, one line per frame, and under each
+/// frame what the inspector (switchboard-inspect) says of it.
 pub fn render(frames: &[TraceFrame]) -> String {
     let mut out = String::new();
     let mut current = 0;
+    let mut inspector = switchboard_inspect::Inspector::new();
     for f in frames {
+        let dir = match f.direction {
+            Direction::Outbound => switchboard_inspect::Direction::ClientToServer,
+            Direction::Inbound => switchboard_inspect::Direction::ServerToClient,
+        };
+        let r = inspector.observe(dir, &f.text, None).clone();
         if f.step != current {
             current = f.step;
             let title = STEPS.get(current - 1).copied().unwrap_or("");
@@ -228,6 +235,38 @@ pub fn render(frames: &[TraceFrame]) -> String {
             Direction::Inbound => "server → client",
         };
         out.push_str(&format!("  {arrow}  {}\n", f.text));
+        out.push_str(&format!("      {}\n", annotation(&r)));
     }
+    let s = inspector.summary();
+    out.push_str(&format!(
+        "\n# summary: {} frames, {} violations, lifecycle share {:.2}\n",
+        s.frames, s.violations, s.lifecycle_share
+    ));
     out
+}
+
+fn annotation(r: &switchboard_inspect::FrameReport) -> String {
+    let mut parts = vec![r.kind.as_str().to_owned()];
+    if let Some(m) = &r.method {
+        parts.push(m.clone());
+    }
+    if let Some(p) = r.primitive {
+        parts.push(format!("primitive={p}"));
+    }
+    parts.push(format!("phase={}", format!("{:?}", r.phase).to_lowercase()));
+    if let Some(c) = &r.capability {
+        let n = match r.negotiated {
+            Some(true) => " (negotiated)",
+            Some(false) => " (NOT negotiated)",
+            None => "",
+        };
+        parts.push(format!("capability={c}{n}"));
+    }
+    if let Some(i) = r.refers_to {
+        parts.push(format!("answers #{i}"));
+    }
+    for v in &r.violations {
+        parts.push(format!("VIOLATION {v}"));
+    }
+    format!("[#{}] {}", r.index, parts.join(" · "))
 }

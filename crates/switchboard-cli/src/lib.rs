@@ -7,7 +7,9 @@
 //! | [`demo`] | the embedded default server and the worked session `switchboard demo` prints |
 //! | [`everything`] | the everything server (EVERYTHING-SERVER.md) |
 //! | [`examples`] | the servers `switchboard serve --example` runs |
+//! | [`trace`] | `switchboard trace`: the inspector over a file |
 
 pub mod demo;
 pub mod everything;
 pub mod examples;
+pub mod trace;

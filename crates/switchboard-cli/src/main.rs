@@ -24,6 +24,17 @@ enum Command {
         #[arg(long, default_value_t = switchboard::jsonrpc::config::DEFAULT_MAX_FRAME_BYTES)]
         max_frame_bytes: usize,
     },
+    /// Explain an MCP session frame by frame: kind, primitive, phase, capability, links, violations.
+    ///
+    /// FILE is a recording (JSONL with direction and frame), a transcript (`->` / `<-` before
+    /// each frame) or bare JSONL frames; `-` reads standard input. Exit 1 when a violation is found.
+    Trace {
+        /// The session to explain.
+        file: String,
+        /// One JSON object per frame, then a summary line.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run a full MCP session against the embedded demo server, in memory, and print every frame.
     Demo {
         /// Print only the raw frames, one JSON object per line, with no annotations.
@@ -32,7 +43,26 @@ enum Command {
     },
 }
 
-fn main() -> anyhow::Result<()> {
+/// Writes to stdout; a closed pipe (`| head`) ends the program quietly instead of panicking.
+fn write_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        other => Ok(other?),
+    }
+}
+
+fn main() {
+    // Exit codes: 0 success, 1 a failure found (trace violations, check failures), 2 usage,
+    // I/O or connection errors.
+    if let Err(e) = run() {
+        eprintln!("switchboard: {e:#}");
+        std::process::exit(2);
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
@@ -62,22 +92,29 @@ fn main() -> anyhow::Result<()> {
                 anyhow::Ok(())
             })?;
         }
+        Command::Trace { file, json } => {
+            let code = switchboard_cli::trace::run(&file, json)?;
+            std::process::exit(code);
+        }
         Command::Demo { raw } => {
             let frames = rt.block_on(switchboard_cli::demo::run())?;
+            let mut text = String::new();
             if raw {
                 for f in &frames {
-                    println!("{}", f.text);
+                    text.push_str(&f.text);
+                    text.push('\n');
                 }
             } else {
-                println!(
-                    "switchboard demo: one MCP session against the embedded demo server, in memory."
-                );
-                println!(
-                    "Every frame is shown as it crossed the wire (JSON text, serialized and parsed again)."
-                );
-                print!("{}", switchboard_cli::demo::render(&frames));
-                println!("\n{} frames; session closed cleanly.", frames.len());
+                text.push_str("switchboard demo: one MCP session against the embedded demo server, in memory.\n");
+                text.push_str("Every frame is shown as it crossed the wire (JSON text, serialized and parsed\n");
+                text.push_str("again), with what the inspector says of it underneath.\n");
+                text.push_str(&switchboard_cli::demo::render(&frames));
+                text.push_str(&format!(
+                    "\n{} frames; session closed cleanly.\n",
+                    frames.len()
+                ));
             }
+            write_stdout(&text)?;
         }
     }
     Ok(())

@@ -1,0 +1,39 @@
+//! `switchboard trace FILE`: the inspector (switchboard-inspect) over a recorded session.
+
+use std::io::Read;
+
+use anyhow::Context as _;
+use switchboard_inspect::{Inspector, parse_input, render};
+
+/// Traces `file` (`-` for stdin); prints a table (or JSON lines) and returns the exit code:
+/// 0 without violations, 1 with.
+///
+/// # Errors
+/// The file cannot be read (exit 2 at the caller) or parsed.
+pub fn run(file: &str, json: bool) -> anyhow::Result<i32> {
+    let mut text = String::new();
+    if file == "-" {
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("reading standard input")?;
+    } else {
+        text = std::fs::read_to_string(file).with_context(|| format!("reading {file}"))?;
+    }
+    let frames = parse_input(&text).with_context(|| format!("parsing {file}"))?;
+    let mut inspector = Inspector::new();
+    for f in &frames {
+        inspector.observe(f.direction, &f.text, f.at_ms);
+    }
+    let summary = inspector.summary();
+    if json {
+        for r in inspector.reports() {
+            println!("{}", serde_json::to_string(r)?);
+        }
+        println!("{}", serde_json::json!({"summary": summary}));
+    } else {
+        print!("{}", render::table(inspector.reports()));
+        println!();
+        print!("{}", render::summary(&summary));
+    }
+    Ok(if summary.violations > 0 { 1 } else { 0 })
+}

@@ -1,0 +1,111 @@
+//! The `switchboard` binary end to end: exit codes and output of `demo` and `trace`.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_switchboard"))
+}
+
+#[test]
+fn demo_prints_the_annotated_session_and_exits_0() {
+    let out = bin().arg("demo").output().expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(text.contains("# step 6: server registers subtract"));
+    assert!(text.contains("# summary: 12 frames, 0 violations"));
+    assert!(
+        out.stderr.is_empty(),
+        "nothing on stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn trace_stdin(input: &str, extra: &[&str]) -> (Option<i32>, String) {
+    let mut child = bin()
+        .args(["trace", "-"])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("writes");
+    let out = child.wait_with_output().expect("waits");
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).expect("utf-8"),
+    )
+}
+
+#[test]
+fn trace_of_the_demo_has_no_violations() {
+    let raw = bin().args(["demo", "--raw"]).output().expect("runs");
+    let (code, text) = trace_stdin(&String::from_utf8(raw.stdout).expect("utf-8"), &["--json"]);
+    assert_eq!(code, Some(0), "{text}");
+    let last = text.lines().last().expect("a summary line");
+    let v: serde_json::Value = serde_json::from_str(last).expect("json");
+    assert_eq!(v["summary"]["frames"], 12);
+    assert_eq!(v["summary"]["violations"], 0);
+}
+
+#[test]
+fn trace_exits_1_on_a_violation_and_2_on_a_missing_file() {
+    let (code, text) = trace_stdin(
+        "-> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n",
+        &[],
+    );
+    assert_eq!(code, Some(1));
+    assert!(text.contains("[LC-1]"), "{text}");
+    let out = bin()
+        .args(["trace", "/nonexistent/file"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reading /nonexistent/file"));
+}
+
+#[test]
+fn serve_stdio_writes_nothing_but_frames_to_stdout() {
+    let mut child = bin()
+        .args(["serve", "--example", "add"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let script = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#,
+        "\n"
+    );
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(script.as_bytes())
+        .expect("writes");
+    let out = child.wait_with_output().expect("exits at EOF");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "EOF on stdin ends the session cleanly"
+    );
+    let stdout = String::from_utf8(out.stdout).expect("utf-8");
+    let expected = format!(
+        "{}\n{}\n",
+        format_args!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"2025-11-25","capabilities":{{"tools":{{"listChanged":true}}}},"serverInfo":{{"name":"switchboard-add","version":"{}"}}}}}}"#,
+            env!("CARGO_PKG_VERSION")
+        ),
+        r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"5"}]}}"#
+    );
+    assert_eq!(stdout, expected, "ST-2: byte-exact, frames only");
+}

@@ -1,0 +1,550 @@
+//! [`Inspector`]: annotates each frame of a session, in wire order.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// Which way a frame travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Direction {
+    /// Client → server.
+    #[serde(rename = "c2s")]
+    ClientToServer,
+    /// Server → client.
+    #[serde(rename = "s2c")]
+    ServerToClient,
+}
+
+impl Direction {
+    /// The other direction.
+    pub fn reverse(self) -> Self {
+        match self {
+            Direction::ClientToServer => Direction::ServerToClient,
+            Direction::ServerToClient => Direction::ClientToServer,
+        }
+    }
+
+    /// `c2s` or `s2c`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::ClientToServer => "c2s",
+            Direction::ServerToClient => "s2c",
+        }
+    }
+}
+
+/// The structural kind of a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A request.
+    Request,
+    /// A successful response.
+    Response,
+    /// An error response.
+    Error,
+    /// A notification.
+    Notification,
+    /// Not a valid JSON-RPC message.
+    Invalid,
+}
+
+impl Kind {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Request => "request",
+            Kind::Response => "response",
+            Kind::Error => "error",
+            Kind::Notification => "notification",
+            Kind::Invalid => "invalid",
+        }
+    }
+}
+
+/// The lifecycle phase a frame belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Up to and including `notifications/initialized`.
+    Initialization,
+    /// Normal operation.
+    Operation,
+    /// After the transport signalled the end.
+    Shutdown,
+}
+
+/// One rule broken by a frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// The SPEC-NOTES tag, e.g. `JR-10`.
+    pub tag: &'static str,
+    /// A short reason.
+    pub reason: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}] {}", self.tag, self.reason)
+    }
+}
+
+/// What the inspector says of one frame.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FrameReport {
+    /// 0-based position in the session.
+    pub index: usize,
+    /// The direction.
+    pub direction: Direction,
+    /// The structural kind.
+    pub kind: Kind,
+    /// The id, as sent.
+    pub id: Option<Value>,
+    /// The method (for a response: the method of the request it answers).
+    pub method: Option<String>,
+    /// The protocol area.
+    pub primitive: Option<&'static str>,
+    /// The lifecycle phase.
+    pub phase: Phase,
+    /// The capability the method needs, e.g. `server.tools`.
+    pub capability: Option<String>,
+    /// Whether that capability was negotiated; `None` when none is needed or it is not known yet.
+    pub negotiated: Option<bool>,
+    /// The index of the request this response, progress or cancellation belongs to.
+    pub refers_to: Option<usize>,
+    /// Milliseconds since the first frame, when the input has timestamps.
+    pub elapsed_ms: Option<f64>,
+    /// Rules broken.
+    pub violations: Vec<Violation>,
+}
+
+struct Open {
+    index: usize,
+    method: String,
+    progress_token: Option<Value>,
+    last_progress: Option<f64>,
+    at_ms: Option<f64>,
+}
+
+/// Annotates a session frame by frame. Keeps what later frames need (open requests, negotiated
+/// capabilities, the phase); every map is bounded by the number of open requests.
+#[derive(Default)]
+pub struct Inspector {
+    count: usize,
+    initialized: bool,
+    shutdown: bool,
+    client_caps: Option<Value>,
+    server_caps: Option<Value>,
+    /// Open requests by (direction of the request, id).
+    open: HashMap<(Direction, String), Open>,
+    /// Requests answered or cancelled, by (direction, id): for late progress.
+    closed: HashMap<(Direction, String), (usize, String)>,
+    /// Ids of notification-named frames that carried an id (to flag answers to them).
+    notification_ids: HashMap<(Direction, String), usize>,
+    pub(crate) reports: Vec<FrameReport>,
+    pub(crate) latencies: HashMap<String, Vec<f64>>,
+}
+
+impl fmt::Debug for Inspector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Inspector")
+            .field("frames", &self.count)
+            .field("open", &self.open.len())
+            .finish()
+    }
+}
+
+/// The protocol area of a method.
+pub fn primitive_of(method: &str) -> Option<&'static str> {
+    let m = method.strip_prefix("notifications/").unwrap_or(method);
+    Some(match m.split('/').next()? {
+        "initialize" | "initialized" => "lifecycle",
+        "ping" | "progress" | "cancelled" => "utility",
+        "tools" => "tools",
+        "resources" => "resources",
+        "prompts" => "prompts",
+        "completion" => "completion",
+        "logging" | "message" => "logging",
+        "roots" => "roots",
+        "sampling" => "sampling",
+        "elicitation" => "elicitation",
+        "tasks" => "tasks",
+        _ => return None,
+    })
+}
+
+/// The capability a method needs (`server.tools`, `client.sampling`, ...), given who sends it.
+pub fn capability_of(method: &str, direction: Direction) -> Option<String> {
+    let s = match method {
+        "tools/list" | "tools/call" => "server.tools",
+        "notifications/tools/list_changed" => "server.tools.listChanged",
+        "resources/list" | "resources/read" | "resources/templates/list" => "server.resources",
+        "resources/subscribe" | "resources/unsubscribe" | "notifications/resources/updated" => {
+            "server.resources.subscribe"
+        }
+        "notifications/resources/list_changed" => "server.resources.listChanged",
+        "prompts/list" | "prompts/get" => "server.prompts",
+        "notifications/prompts/list_changed" => "server.prompts.listChanged",
+        "logging/setLevel" | "notifications/message" => "server.logging",
+        "completion/complete" => "server.completions",
+        "sampling/createMessage" => "client.sampling",
+        "roots/list" => "client.roots",
+        "notifications/roots/list_changed" => "client.roots.listChanged",
+        "elicitation/create" => "client.elicitation",
+        "notifications/elicitation/complete" => "client.elicitation.url",
+        m if m.starts_with("tasks/") => match direction {
+            Direction::ClientToServer => "server.tasks",
+            Direction::ServerToClient => "client.tasks",
+        },
+        _ => return None,
+    };
+    Some(s.to_owned())
+}
+
+fn declared(caps: &Value, path: &str) -> bool {
+    let mut cur = caps;
+    let mut parts = path.split('.').peekable();
+    while let Some(p) = parts.next() {
+        match cur.get(p) {
+            // A boolean sub-flag (listChanged, subscribe) must be true; an object is present.
+            Some(Value::Bool(b)) if parts.peek().is_none() => return *b,
+            Some(Value::Null) | None => return false,
+            Some(v) => cur = v,
+        }
+    }
+    true
+}
+
+fn id_key(id: &Value) -> String {
+    id.to_string()
+}
+
+fn is_valid_id(id: &Value) -> bool {
+    id.is_string() || id.as_i64().is_some() || id.as_u64().is_some()
+}
+
+impl Inspector {
+    /// A fresh inspector.
+    pub fn new() -> Self {
+        Inspector::default()
+    }
+
+    /// Marks the end of the session (the transport closed): later frames are in the shutdown phase.
+    pub fn shutdown(&mut self) {
+        self.shutdown = true;
+    }
+
+    /// The reports so far.
+    pub fn reports(&self) -> &[FrameReport] {
+        &self.reports
+    }
+
+    fn phase(&self) -> Phase {
+        if self.shutdown {
+            Phase::Shutdown
+        } else if self.initialized {
+            Phase::Operation
+        } else {
+            Phase::Initialization
+        }
+    }
+
+    fn negotiated(&self, capability: &str) -> Option<bool> {
+        let (side, path) = capability.split_once('.')?;
+        let caps = match side {
+            "server" => self.server_caps.as_ref()?,
+            _ => self.client_caps.as_ref()?,
+        };
+        Some(declared(caps, path))
+    }
+
+    /// Annotates one frame (`text` is the raw JSON of the frame; `at_ms` its time, if known).
+    pub fn observe(
+        &mut self,
+        direction: Direction,
+        text: &str,
+        at_ms: Option<f64>,
+    ) -> &FrameReport {
+        let index = self.count;
+        self.count += 1;
+        let mut report = FrameReport {
+            index,
+            direction,
+            kind: Kind::Invalid,
+            id: None,
+            method: None,
+            primitive: None,
+            phase: self.phase(),
+            capability: None,
+            negotiated: None,
+            refers_to: None,
+            elapsed_ms: at_ms,
+            violations: Vec::new(),
+        };
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(obj)) => self.classify(&mut report, &obj),
+            Ok(Value::Array(_)) => report.violations.push(Violation {
+                tag: "JR-12",
+                reason: "batch frame (only 2025-03-26 allows batches)".into(),
+            }),
+            Ok(_) => report.violations.push(Violation {
+                tag: "JR-1",
+                reason: "not a JSON object".into(),
+            }),
+            Err(e) => report.violations.push(Violation {
+                tag: "JR-1",
+                reason: format!("not JSON: {e}"),
+            }),
+        }
+        self.reports.push(report);
+        &self.reports[index]
+    }
+
+    fn classify(&mut self, r: &mut FrameReport, obj: &Map<String, Value>) {
+        if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            r.violations.push(Violation {
+                tag: "JR-1",
+                reason: "jsonrpc must be \"2.0\"".into(),
+            });
+        }
+        let id = obj.get("id").cloned();
+        r.id = id.clone();
+        if let Some(method) = obj.get("method").and_then(Value::as_str) {
+            r.method = Some(method.to_owned());
+            r.primitive = primitive_of(method);
+            r.capability = capability_of(method, r.direction);
+            r.negotiated = r.capability.as_deref().and_then(|c| self.negotiated(c));
+            if r.negotiated == Some(false) {
+                r.violations.push(Violation {
+                    tag: "LC-5",
+                    reason: format!(
+                        "{method} needs {} which was not negotiated",
+                        r.capability.as_deref().unwrap_or("?")
+                    ),
+                });
+            }
+            match id {
+                None => self.on_notification(r, method, obj),
+                Some(id) => self.on_request(r, method, &id, obj),
+            }
+        } else if obj.contains_key("result") || obj.contains_key("error") {
+            self.on_response(r, obj);
+        } else {
+            r.violations.push(Violation {
+                tag: "JR-7",
+                reason: "neither a method nor a result or error".into(),
+            });
+        }
+    }
+
+    fn on_request(
+        &mut self,
+        r: &mut FrameReport,
+        method: &str,
+        id: &Value,
+        obj: &Map<String, Value>,
+    ) {
+        r.kind = Kind::Request;
+        if id.is_null() {
+            r.kind = Kind::Invalid;
+            r.violations.push(Violation {
+                tag: "JR-4",
+                reason: "request id is null".into(),
+            });
+            return;
+        }
+        if !is_valid_id(id) {
+            r.violations.push(Violation {
+                tag: "JR-3",
+                reason: "request id must be a string or an integer".into(),
+            });
+        }
+        if method.starts_with("notifications/") {
+            r.violations.push(Violation {
+                tag: "JR-10",
+                reason: format!("notification {method} carries an id"),
+            });
+            self.notification_ids
+                .insert((r.direction, id_key(id)), r.index);
+        }
+        if !self.initialized && !matches!(method, "initialize" | "ping") {
+            r.violations.push(Violation {
+                tag: "LC-1",
+                reason: format!("{method} before the handshake completed"),
+            });
+        }
+        if method == "initialize" {
+            self.client_caps = obj
+                .get("params")
+                .and_then(|p| p.get("capabilities"))
+                .cloned();
+        }
+        let key = (r.direction, id_key(id));
+        if self.open.contains_key(&key) {
+            r.violations.push(Violation {
+                tag: "JR-5",
+                reason: format!("id {id} reused while a request with it is in flight"),
+            });
+        }
+        let progress_token = obj
+            .get("params")
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get("progressToken"))
+            .cloned();
+        self.open.insert(
+            key,
+            Open {
+                index: r.index,
+                method: method.to_owned(),
+                progress_token,
+                last_progress: None,
+                at_ms: r.elapsed_ms,
+            },
+        );
+    }
+
+    fn on_notification(&mut self, r: &mut FrameReport, method: &str, obj: &Map<String, Value>) {
+        r.kind = Kind::Notification;
+        let params = obj.get("params");
+        match method {
+            "notifications/initialized" => {
+                r.phase = Phase::Initialization;
+                self.initialized = true;
+            }
+            "notifications/cancelled" => {
+                let target = params.and_then(|p| p.get("requestId")).map(id_key);
+                // A cancellation refers to a request sent earlier in the same direction (UT-2).
+                let key = target.map(|t| (r.direction, t));
+                if let Some(open) = key.as_ref().and_then(|k| self.open.get(k)) {
+                    r.refers_to = Some(open.index);
+                    if open.method == "initialize" {
+                        r.violations.push(Violation {
+                            tag: "UT-8",
+                            reason: "initialize must not be cancelled".into(),
+                        });
+                    }
+                }
+                if let Some(k) = key {
+                    if let Some(o) = self.open.remove(&k) {
+                        self.closed.insert(k, (o.index, o.method));
+                    }
+                }
+            }
+            "notifications/progress" => self.on_progress(r, params),
+            _ => {}
+        }
+    }
+
+    fn on_progress(&mut self, r: &mut FrameReport, params: Option<&Value>) {
+        let token = params.and_then(|p| p.get("progressToken")).cloned();
+        let progress = params
+            .and_then(|p| p.get("progress"))
+            .and_then(Value::as_f64);
+        let found = self
+            .open
+            .values_mut()
+            .find(|o| o.progress_token.is_some() && o.progress_token == token)
+            .map(|o| {
+                let before = o.last_progress;
+                if let Some(p) = progress {
+                    o.last_progress = Some(p);
+                }
+                (o.index, before)
+            });
+        match found {
+            Some((index, before)) => {
+                r.refers_to = Some(index);
+                if let (Some(b), Some(p)) = (before, progress) {
+                    if p <= b {
+                        r.violations.push(Violation {
+                            tag: "UT-6",
+                            reason: format!("progress {p} does not increase past {b}"),
+                        });
+                    }
+                }
+            }
+            None => r.violations.push(Violation {
+                tag: "UT-7",
+                reason: "progress for no active request (unknown token, or after the response)"
+                    .into(),
+            }),
+        }
+    }
+
+    fn on_response(&mut self, r: &mut FrameReport, obj: &Map<String, Value>) {
+        let has_result = obj.contains_key("result");
+        let has_error = obj.contains_key("error");
+        r.kind = if has_error {
+            Kind::Error
+        } else {
+            Kind::Response
+        };
+        if has_result && has_error {
+            r.violations.push(Violation {
+                tag: "JR-7",
+                reason: "both result and error".into(),
+            });
+        }
+        let Some(id) = obj.get("id").filter(|i| !i.is_null()) else {
+            if has_result {
+                r.violations.push(Violation {
+                    tag: "JR-6",
+                    reason: "a result without an id".into(),
+                });
+            }
+            return;
+        };
+        let key = (r.direction.reverse(), id_key(id));
+        if let Some(n) = self.notification_ids.get(&key) {
+            r.violations.push(Violation {
+                tag: "JR-11",
+                reason: format!("answers the notification at frame {n}"),
+            });
+            r.refers_to = Some(*n);
+            return;
+        }
+        match self.open.remove(&key) {
+            Some(open) => {
+                r.refers_to = Some(open.index);
+                r.method = Some(open.method.clone());
+                r.primitive = primitive_of(&open.method);
+                if let (Some(a), Some(b)) = (open.at_ms, r.elapsed_ms) {
+                    self.latencies
+                        .entry(open.method.clone())
+                        .or_default()
+                        .push(b - a);
+                }
+                if open.method == "initialize" && has_result {
+                    self.server_caps = obj
+                        .get("result")
+                        .and_then(|res| res.get("capabilities"))
+                        .cloned();
+                }
+                self.closed.insert(key, (open.index, open.method));
+            }
+            None => match self.closed.get(&key) {
+                Some((index, method)) => {
+                    r.refers_to = Some(*index);
+                    r.method = Some(method.clone());
+                    r.violations.push(Violation {
+                        tag: "JR-6",
+                        reason: format!("second answer to the request at frame {index}"),
+                    });
+                }
+                None => r.violations.push(Violation {
+                    tag: "JR-6",
+                    reason: format!("orphan response: no request with id {id}"),
+                }),
+            },
+        }
+    }
+
+    /// Requests still without an answer, by frame index.
+    pub fn unanswered(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = self.open.values().map(|o| o.index).collect();
+        v.sort_unstable();
+        v
+    }
+}

@@ -1,0 +1,25 @@
+//! # switchboard-inspect
+//!
+//! Inspection as a library (DESIGN-NOTES §1): feed it the frames of any MCP session, in wire
+//! order, and it tells what each one is and what is wrong with it. `switchboard trace` is its
+//! face on the command line; any application can run it on its own traffic through the engine's
+//! frame hook.
+//!
+//! | module | role |
+//! |---|---|
+//! | [`annotate`] | [`Inspector`]: one [`FrameReport`] per frame (kind, primitive, phase, capability, links, violations) |
+//! | [`summary`] | [`Summary`]: counts, unanswered requests, latency per method, lifecycle share |
+//! | [`input`] | reads recordings (JSONL), `->`/`<-` transcripts and bare frames |
+//! | [`render`] | the readable table |
+//!
+//! Depends on serde / serde_json only: it reads frames as JSON, never through the engine, so it
+//! can judge peers that get the envelope wrong.
+
+pub mod annotate;
+pub mod input;
+pub mod render;
+pub mod summary;
+
+pub use annotate::{Direction, FrameReport, Inspector, Kind, Phase, Violation};
+pub use input::{InputError, TraceInput, parse_input};
+pub use summary::Summary;
