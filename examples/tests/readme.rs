@@ -1,0 +1,34 @@
+//! The README's complete server is this crate's `readme_server` binary, word for word; here it
+//! is run and driven by our own client over stdio.
+#![allow(clippy::unwrap_used)]
+
+use serde_json::json;
+use switchboard::client::Client;
+use switchboard::transport::child::{ChildCommand, ChildTransport};
+use switchboard::types::lifecycle::Implementation;
+use switchboard::types::tools::CallToolResult;
+
+const SOURCE: &str = include_str!("../src/bin/readme_server.rs");
+
+#[test]
+fn the_readme_shows_the_example_word_for_word_in_at_most_15_lines() {
+    let readme = include_str!("../../README.md");
+    assert!(readme.contains(&format!("```rust\n{SOURCE}```")), "README.md must contain src/bin/readme_server.rs verbatim");
+    let code_lines = SOURCE.lines().filter(|l| !l.trim().is_empty()).count();
+    assert!(code_lines <= 15, "{code_lines} lines");
+}
+
+#[tokio::test]
+async fn the_readme_server_runs_and_answers() {
+    let child = ChildTransport::spawn(ChildCommand::new(env!("CARGO_BIN_EXE_readme_server"))).unwrap();
+    let session = Client::builder(Implementation::new("readme-test", "1")).build().connect(child).await.unwrap();
+    assert_eq!(session.negotiated().server_info.name, "calc");
+    let tools = session.list_tools().await.unwrap();
+    assert_eq!(tools[0].name, "add");
+    assert_eq!(tools[0].input_schema["required"], json!(["a", "b"]));
+    let r = session.call_tool("add", json!({"a": 2, "b": 3})).await.unwrap();
+    assert_eq!(r, CallToolResult::text("5"));
+    let bad = session.call_tool("add", json!({"a": "two", "b": 3})).await.unwrap();
+    assert!(bad.is_error(), "invalid arguments are an isError result in 2025-11-25");
+    session.close();
+}
