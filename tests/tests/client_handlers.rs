@@ -219,6 +219,9 @@ async fn sa_2_sa_3_the_tool_loop_shape_is_checked() {
 
 type Seen = Arc<Mutex<Vec<ElicitRequestParams>>>;
 
+/// Log lines seen: level, logger, data.
+type Lines = Arc<Mutex<Vec<(String, Option<String>, Value)>>>;
+
 fn eliciting(seen: &Seen) -> switchboard::client::ClientBuilder {
     let seen = seen.clone();
     builder().elicitation(move |params, _cx| {
@@ -525,7 +528,7 @@ async fn a_declared_capability_without_a_handler_gets_32603() {
 
 #[tokio::test]
 async fn log_lines_reach_the_callback_and_set_level_is_sent() {
-    let lines: Arc<Mutex<Vec<(String, Option<String>, Value)>>> = Arc::default();
+    let lines: Lines = Arc::default();
     let sink = lines.clone();
     let client = builder().on_log(move |m| {
         sink.lock()

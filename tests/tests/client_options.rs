@@ -114,19 +114,19 @@ async fn timeout_sends_cancelled_and_fails_the_call() {
 async fn progress_resets_the_timeout() {
     let (client, mut fake) = connect(builder(), "2025-11-25", all_server_caps()).await;
     let opts = RequestOptions::default()
-        .with_timeout(Duration::from_millis(300))
-        .reset_on_progress(Duration::from_secs(5))
+        .with_timeout(Duration::from_millis(500))
+        .reset_on_progress(Duration::from_secs(10))
         .with_progress(|_| {});
     let call = tokio::spawn(async move { client.call_tool_with("slow", json!({}), opts).await });
     let req = fake.recv().await;
     let token = req["params"]["_meta"]["progressToken"].clone();
     let started = Instant::now();
-    for i in 1..=6 {
-        tokio::time::sleep(Duration::from_millis(120)).await;
+    for i in 1..=10 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
         progress(&mut fake, &token, f64::from(i), None).await;
     }
     assert!(
-        started.elapsed() > Duration::from_millis(600),
+        started.elapsed() > Duration::from_millis(1000),
         "well past one timeout"
     );
     reply(&mut fake, &req["id"], json!({"content": []})).await;
