@@ -35,6 +35,19 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Check any server against the spec (handshake, envelope, errors, gates, pagination,
+    /// robustness); one line per check with its SPEC-NOTES tag. Exit 1 when a check fails.
+    Check {
+        /// Spawn this server command and check it over stdio.
+        #[arg(long, value_name = "CMD ARGS")]
+        stdio: String,
+        /// Results as JSON lines.
+        #[arg(long)]
+        json: bool,
+        /// Seconds to wait for each answer.
+        #[arg(long, default_value_t = 5)]
+        timeout: u64,
+    },
     /// Run a full MCP session against the embedded demo server, in memory, and print every frame.
     Demo {
         /// Print only the raw frames, one JSON object per line, with no annotations.
@@ -91,6 +104,20 @@ fn run() -> anyhow::Result<()> {
                 session.closed().await;
                 anyhow::Ok(())
             })?;
+        }
+        Command::Check {
+            stdio,
+            json,
+            timeout,
+        } => {
+            let target = switchboard_cli::check::Target::Stdio(stdio);
+            let results = rt.block_on(switchboard_cli::check::run(
+                &target,
+                std::time::Duration::from_secs(timeout),
+            ))?;
+            let (text, code) = switchboard_cli::check::report(&results, json);
+            write_stdout(&text)?;
+            std::process::exit(code);
         }
         Command::Trace { file, json } => {
             let code = switchboard_cli::trace::run(&file, json)?;

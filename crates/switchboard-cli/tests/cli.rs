@@ -109,3 +109,75 @@ fn serve_stdio_writes_nothing_but_frames_to_stdout() {
     );
     assert_eq!(stdout, expected, "ST-2: byte-exact, frames only");
 }
+
+fn check(server: &str) -> (Option<i32>, Vec<serde_json::Value>) {
+    let out = bin()
+        .args(["check", "--json", "--stdio", server])
+        .output()
+        .expect("runs");
+    let lines = String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    (out.status.code(), lines)
+}
+
+#[test]
+fn check_passes_our_everything_and_add_servers() {
+    for example in ["everything", "add"] {
+        let (code, lines) = check(&format!(
+            "{} serve --example {example}",
+            env!("CARGO_BIN_EXE_switchboard")
+        ));
+        let summary = lines.last().expect("summary");
+        assert_eq!(summary["failed"], 0, "{example}: {lines:#?}");
+        assert_eq!(code, Some(0));
+        assert!(summary["passed"].as_u64().unwrap_or(0) >= 20);
+    }
+}
+
+#[test]
+fn check_fails_exactly_the_rules_a_broken_server_breaks() {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/broken_server.py"
+    );
+    let (code, lines) = check(&format!("python3 {script}"));
+    assert_eq!(code, Some(1));
+    let failed: Vec<(String, String)> = lines
+        .iter()
+        .filter(|l| l["outcome"] == "fail")
+        .map(|l| {
+            (
+                l["tag"].as_str().unwrap_or("").to_owned(),
+                l["name"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    for (tag, name) in [
+        ("LC-1", "a request before initialize is refused"),
+        (
+            "LC-8",
+            "an unsupported version gets a counter-offer (a result, not an error)",
+        ),
+        ("JR-6", "an integer id stays an integer"),
+        ("JR-11", "notifications are never answered"),
+        ("SF-6", "tools are listed with an object inputSchema"),
+        ("JR", "an unknown method is -32601"),
+    ] {
+        assert!(
+            failed.contains(&(tag.to_owned(), name.to_owned())),
+            "{tag} {name} should fail: {failed:#?}"
+        );
+    }
+    let passed: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["outcome"] == "pass")
+        .filter_map(|l| l["name"].as_str())
+        .collect();
+    assert!(
+        passed.contains(&"a string id stays a string"),
+        "what the broken server does right still passes"
+    );
+}

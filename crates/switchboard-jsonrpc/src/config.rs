@@ -12,6 +12,8 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 pub const DEFAULT_MAX_PENDING: usize = 1024;
 /// Default bound on frames queued for the transport before senders wait.
 pub const DEFAULT_OUTBOUND_QUEUE: usize = 1024;
+/// Default time requests in flight may still finish after a clean end of input.
+pub const DEFAULT_EOF_GRACE: Duration = Duration::from_secs(2);
 /// Default timeout of an outbound request.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -33,6 +35,8 @@ pub struct SessionConfig {
     pub frame_hook: Option<FrameHook>,
     /// A name for this side in logs (e.g. "server", "client").
     pub name: &'static str,
+    /// After a clean end of input, how long requests already being handled may still finish.
+    pub eof_grace: Duration,
 }
 
 impl Default for SessionConfig {
@@ -45,6 +49,7 @@ impl Default for SessionConfig {
             request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
             frame_hook: None,
             name: "peer",
+            eof_grace: DEFAULT_EOF_GRACE,
         }
     }
 }
@@ -77,6 +82,12 @@ impl SessionConfig {
     /// Installs a frame-log hook.
     pub fn with_frame_hook(mut self, hook: FrameHook) -> Self {
         self.frame_hook = Some(hook);
+        self
+    }
+
+    /// Sets how long requests in flight may finish after a clean end of input.
+    pub fn with_eof_grace(mut self, grace: Duration) -> Self {
+        self.eof_grace = grace;
         self
     }
 

@@ -114,6 +114,10 @@ pub(crate) struct Inner {
     pub(crate) closed: AtomicBool,
     /// Why the transport failed, when it did (set before `shutdown` is cancelled).
     pub(crate) close_reason: Mutex<Option<String>>,
+    /// Signalled each time a peer request leaves the in-flight map.
+    pub(crate) inflight_done: Notify,
+    /// Cancelled once the writer has flushed every queued frame and closed the transport.
+    pub(crate) flushed: CancellationToken,
 }
 
 /// A handle to one session: sends to the peer. Cheap to clone.
@@ -284,9 +288,11 @@ impl Peer {
         self.inner.closed.load(Ordering::Acquire)
     }
 
-    /// Resolves when the session has closed.
+    /// Resolves when the session has closed and every frame queued before that was written to
+    /// the transport (so a process may exit right after).
     pub async fn closed(&self) {
-        self.inner.shutdown.cancelled().await
+        self.inner.shutdown.cancelled().await;
+        self.inner.flushed.cancelled().await
     }
 
     /// Closes the session: queued frames are flushed, the transport is closed, in-flight handlers

@@ -42,17 +42,14 @@ pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         shutdown: CancellationToken::new(),
         closed: AtomicBool::new(false),
         close_reason: Mutex::new(None),
+        inflight_done: tokio::sync::Notify::new(),
+        flushed: CancellationToken::new(),
     });
     let peer = Peer {
         inner: inner.clone(),
         related: None,
     };
-    tokio::spawn(write_loop(
-        sink,
-        out_rx,
-        inner.shutdown.clone(),
-        inner.config.name,
-    ));
+    tokio::spawn(write_loop(sink, out_rx, inner.clone()));
     tokio::spawn(read_loop(source, peer.clone()));
     peer
 }
@@ -60,9 +57,10 @@ pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
 async fn write_loop<S: FrameSink>(
     mut sink: S,
     mut rx: mpsc::Receiver<OutboundFrame>,
-    shutdown: CancellationToken,
-    name: &'static str,
+    inner: Arc<Inner>,
 ) {
+    let shutdown = inner.shutdown.clone();
+    let name = inner.config.name;
     loop {
         tokio::select! {
             biased;
@@ -70,6 +68,10 @@ async fn write_loop<S: FrameSink>(
                 Some(f) => {
                     if let Err(e) = sink.send(f).await {
                         tracing::debug!(side = name, error = %e, "transport send failed; closing");
+                        // Waiting callers learn why (e.g. the child process exited).
+                        if let Ok(mut r) = inner.close_reason.lock() {
+                            r.get_or_insert_with(|| e.to_string());
+                        }
                         shutdown.cancel();
                         break;
                     }
@@ -88,6 +90,7 @@ async fn write_loop<S: FrameSink>(
         }
     }
     let _ = sink.close().await;
+    inner.flushed.cancel();
 }
 
 async fn read_loop<S: FrameSource>(mut source: S, peer: Peer) {
@@ -99,7 +102,12 @@ async fn read_loop<S: FrameSource>(mut source: S, peer: Peer) {
             next = source.recv() => next,
         };
         match next {
-            None => break,
+            None => {
+                // A clean end of input: let requests already being handled finish (bounded by
+                // `eof_grace`) so that `printf frames | server` still gets every answer.
+                drain(&peer).await;
+                break;
+            }
             Some(Ok(text)) => on_frame(&peer, text),
             Some(Err(e)) if e.is_recoverable() => on_bad_frame(&peer, &e),
             Some(Err(e)) => {
@@ -112,6 +120,25 @@ async fn read_loop<S: FrameSource>(mut source: S, peer: Peer) {
         }
     }
     finish(&peer);
+}
+
+/// Waits until no peer request is in flight, or `eof_grace` has passed.
+async fn drain(peer: &Peer) {
+    let deadline = tokio::time::Instant::now() + peer.inner.config.eof_grace;
+    loop {
+        let notified = peer.inner.inflight_done.notified();
+        if peer.in_flight_count() == 0 {
+            return;
+        }
+        tokio::select! {
+            _ = notified => {}
+            _ = tokio::time::sleep_until(deadline) => {
+                tracing::debug!(side = peer.inner.config.name, left = peer.in_flight_count(), "end of input: handlers still running are dropped");
+                return;
+            }
+            _ = peer.inner.shutdown.cancelled() => return,
+        }
+    }
 }
 
 /// Closes the session: stops the writer after a flush, drops handlers, fails waiting callers.
@@ -382,6 +409,7 @@ fn on_request(peer: &Peer, req: Request) -> BoxFuture<Option<(Peer, Response)>> 
         if let Ok(mut inflight) = peer.inner.inflight.lock() {
             inflight.remove(&id);
         }
+        peer.inner.inflight_done.notify_waiters();
         let response = match outcome? {
             Ok(Ok(result)) => Response::result(id, result),
             Ok(Err(e)) => Response::error(Some(id), e),

@@ -1,0 +1,208 @@
+//! A raw connection to a server under test: frames in and out as text, with no engine between,
+//! so that malformed frames reach the server exactly as written.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use switchboard::jsonrpc::{FrameSink, FrameSource, OutboundFrame, Transport};
+use switchboard::transport::{ChildCommand, ChildHandle, ChildSink, ChildSource, ChildTransport};
+use switchboard::types::MessageKind;
+
+/// How to reach the server under test.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// Spawn this shell command and talk over its stdin/stdout.
+    Stdio(String),
+}
+
+/// One raw connection.
+pub struct Conn {
+    sink: ChildSink,
+    source: ChildSource,
+    handle: ChildHandle,
+    backlog: Vec<Value>,
+    timeout: Duration,
+    syncs: u64,
+}
+
+/// Whether a response id answers `id`, loosely: the same value, or the same digits or text once
+/// JSON quoting is ignored (so that a server that changes the id's type is still recognised and
+/// the type check can fail precisely).
+pub fn same_id(sent: &Value, got: Option<&Value>) -> bool {
+    let Some(got) = got else { return false };
+    sent == got
+        || (!got.is_null()
+            && sent.to_string().trim_matches('"') == got.to_string().trim_matches('"'))
+}
+
+impl std::fmt::Debug for Conn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conn")
+            .field("pid", &self.handle.pid())
+            .finish()
+    }
+}
+
+/// What happened when waiting for a frame.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Got {
+    /// A frame (parsed as JSON, or a string value holding the raw text when it was not JSON).
+    Frame(Value),
+    /// Nothing within the timeout.
+    Timeout,
+    /// The server closed the connection (or exited).
+    Closed(String),
+}
+
+impl Conn {
+    /// Opens a connection to `target`.
+    ///
+    /// # Errors
+    /// The server cannot be started.
+    pub fn open(target: &Target, timeout: Duration) -> anyhow::Result<Conn> {
+        match target {
+            Target::Stdio(cmd) => {
+                let command = ChildCommand::new("sh")
+                    .args(["-c", &format!("exec {cmd}")])
+                    .on_stderr(|_| {});
+                let t = ChildTransport::spawn(command)
+                    .map_err(|e| anyhow::anyhow!("cannot start `{cmd}`: {e}"))?;
+                let handle = t.handle().clone();
+                let (sink, source) = t.split();
+                Ok(Conn {
+                    sink,
+                    source,
+                    handle,
+                    backlog: Vec::new(),
+                    timeout,
+                    syncs: 0,
+                })
+            }
+        }
+    }
+
+    /// Sends raw text as one frame.
+    ///
+    /// # Errors
+    /// The connection is closed.
+    pub async fn send_text(&mut self, text: &str) -> anyhow::Result<()> {
+        let frame = OutboundFrame {
+            text: text.to_owned(),
+            kind: MessageKind::Request,
+            id: None,
+            related: None,
+        };
+        self.sink
+            .send(frame)
+            .await
+            .map_err(|e| anyhow::anyhow!("send failed: {e}"))
+    }
+
+    /// Sends a JSON value.
+    ///
+    /// # Errors
+    /// The connection is closed.
+    pub async fn send(&mut self, v: &Value) -> anyhow::Result<()> {
+        self.send_text(&v.to_string()).await
+    }
+
+    /// The next frame.
+    pub async fn recv(&mut self) -> Got {
+        if !self.backlog.is_empty() {
+            return Got::Frame(self.backlog.remove(0));
+        }
+        self.recv_raw().await
+    }
+
+    async fn recv_raw(&mut self) -> Got {
+        match tokio::time::timeout(self.timeout, self.source.recv()).await {
+            Err(_) => Got::Timeout,
+            Ok(None) => Got::Closed("end of stream".into()),
+            Ok(Some(Err(e))) if !e.is_recoverable() => Got::Closed(e.to_string()),
+            Ok(Some(Err(e))) => Got::Frame(Value::String(format!("<bad frame: {e}>"))),
+            Ok(Some(Ok(text))) => {
+                Got::Frame(serde_json::from_str(&text).unwrap_or(Value::String(text)))
+            }
+        }
+    }
+
+    /// The next response (a frame without `method`) with this id; requests and notifications
+    /// from the server on the way are answered (ping) or set aside.
+    pub async fn response(&mut self, id: &Value) -> Got {
+        if let Some(i) = self
+            .backlog
+            .iter()
+            .position(|f| same_id(id, f.get("id")) && f.get("method").is_none())
+        {
+            return Got::Frame(self.backlog.remove(i));
+        }
+        loop {
+            match self.recv_raw().await {
+                Got::Frame(f) if same_id(id, f.get("id")) && f.get("method").is_none() => {
+                    return Got::Frame(f);
+                }
+                Got::Frame(f) => self.backlog.push(f),
+                other => return other,
+            }
+        }
+    }
+
+    /// Sends a request and waits for its response.
+    pub async fn request(&mut self, id: Value, method: &str, params: Option<Value>) -> Got {
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if let Some(p) = params {
+            msg["params"] = p;
+        }
+        if let Err(e) = self.send(&msg).await {
+            return Got::Closed(e.to_string());
+        }
+        self.response(&id).await
+    }
+
+    /// A ping round trip that discards every frame before its answer: the next check starts
+    /// from a clean stream. Returns false when the ping got no answer.
+    pub async fn sync(&mut self) -> bool {
+        self.syncs += 1;
+        let id = json!(format!("sync-{}", self.syncs));
+        let ok = matches!(self.request(id, "ping", None).await, Got::Frame(_));
+        self.backlog.clear();
+        ok
+    }
+
+    /// Sends a notification.
+    ///
+    /// # Errors
+    /// The connection is closed.
+    pub async fn notify(&mut self, method: &str) -> anyhow::Result<()> {
+        self.send(&json!({"jsonrpc": "2.0", "method": method}))
+            .await
+    }
+
+    /// Initializes offering `version`; returns the result (or what came instead).
+    pub async fn initialize(&mut self, version: &str) -> Got {
+        let params = json!({"protocolVersion": version, "capabilities": {},
+            "clientInfo": {"name": "switchboard-check", "version": env!("CARGO_PKG_VERSION")}});
+        self.request(json!("init"), "initialize", Some(params))
+            .await
+    }
+
+    /// The full handshake; `Some(result)` when it succeeded.
+    pub async fn handshake(&mut self) -> Option<Value> {
+        let Got::Frame(r) = self.initialize("2025-11-25").await else {
+            return None;
+        };
+        let result = r.get("result").cloned()?;
+        self.notify("notifications/initialized").await.ok()?;
+        Some(result)
+    }
+
+    /// Whether the server process is still running.
+    pub fn alive(&self) -> bool {
+        self.handle.exit_status().is_none()
+    }
+
+    /// Ends the connection and the server process.
+    pub async fn close(self) {
+        let _ = self.handle.shutdown(Duration::from_secs(2)).await;
+    }
+}
