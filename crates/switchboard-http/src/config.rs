@@ -1,0 +1,269 @@
+//! [`HttpConfig`]: every option of the Streamable HTTP server, each bound on by default.
+//!
+//! | option | default | what it does |
+//! |---|---|---|
+//! | `path` | `/mcp` | the MCP endpoint of [`crate::StreamableHttpService::router`] |
+//! | `json_response` | `false` | answer a POSTed request with one `application/json` body instead of an SSE stream |
+//! | `max_body_bytes` | 4 MiB | a larger POST body gets 413 |
+//! | `idle_timeout` | 30 min | a session with no request and no open stream for this long is ended |
+//! | `max_sessions` | 10 000 | `initialize` gets 503 when this many sessions are open |
+//! | `get_stream` | `true` | whether `GET` opens the standalone SSE stream (`false`: 405, `[HT-13]`) |
+//! | `allow_delete` | `true` | whether `DELETE` ends a session (`false`: 405) |
+//! | `unsolicited_queue` | 128 | server messages kept for a GET stream that is not open (oldest dropped) |
+//! | `sse_retry_ms` | 1000 | the `retry:` field sent at the start of every SSE stream |
+//! | `keep_alive` | 15 s | an SSE comment after this much silence on a stream |
+//! | `close_sse_after_priming_ms` | off | SEP-1699 polling: close a POST stream this long after it opened; the client resumes with `Last-Event-ID` |
+//! | `allowed_hosts` | `localhost`, `127.0.0.1`, `[::1]` (any port) | `Host` allow-list, 403 otherwise (`None`: any) |
+//! | `allowed_origins` | `http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*` | `Origin` allow-list when the header is present, 403 otherwise (`None`: any) |
+//! | `event_store` | [`InMemoryEventStore`] (256 events per stream) | where SSE events are kept for resumption |
+//! | `stream_queue` | 256 | events queued for one SSE connection; a slower client is disconnected and resumes |
+//! | `inbound_queue` | 64 | POSTed frames queued for the engine before the POST waits |
+
+use std::fmt;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::event_store::{EventStore, InMemoryEventStore};
+
+/// The default MCP endpoint path.
+pub const DEFAULT_PATH: &str = "/mcp";
+/// The default listening address: loopback only.
+pub const DEFAULT_BIND_ADDR: SocketAddr =
+    SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8080));
+/// The default bound on a POST body: 4 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// The default idle timeout of a session: 30 minutes.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// The default bound on open sessions.
+pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
+/// The default number of server messages kept for a GET stream that is not open.
+pub const DEFAULT_UNSOLICITED_QUEUE: usize = 128;
+/// The default SSE `retry:` value, in milliseconds.
+pub const DEFAULT_SSE_RETRY_MS: u64 = 1000;
+/// The default interval of SSE keep-alive comments.
+pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// The default number of events queued for one SSE connection.
+pub const DEFAULT_STREAM_QUEUE: usize = 256;
+/// The default number of POSTed frames queued for the engine.
+pub const DEFAULT_INBOUND_QUEUE: usize = 64;
+/// The `Host` values allowed by default (any port).
+pub const DEFAULT_ALLOWED_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+/// The `Origin` values allowed by default (`*` stands for any port).
+pub const DEFAULT_ALLOWED_ORIGINS: [&str; 3] =
+    ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
+
+/// How the Streamable HTTP server behaves and what it bounds. See the module docs for defaults.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct HttpConfig {
+    /// The MCP endpoint path used by [`crate::StreamableHttpService::router`].
+    pub path: String,
+    /// Answer POSTed requests with one `application/json` response ("JSON-only mode").
+    pub json_response: bool,
+    /// The largest POST body accepted, in bytes; more gets 413.
+    pub max_body_bytes: usize,
+    /// How long a session may sit without requests or open streams; `None`: forever.
+    pub idle_timeout: Option<Duration>,
+    /// The most sessions open at once; `initialize` gets 503 beyond.
+    pub max_sessions: usize,
+    /// Whether `GET` opens the standalone SSE stream; `false` answers 405.
+    pub get_stream: bool,
+    /// Whether `DELETE` ends a session; `false` answers 405.
+    pub allow_delete: bool,
+    /// Server messages kept while no GET stream is open; the oldest is dropped beyond.
+    pub unsolicited_queue: usize,
+    /// The `retry:` field (milliseconds) at the start of every SSE stream.
+    pub sse_retry_ms: u64,
+    /// An SSE comment is sent after this much silence; `None`: never.
+    pub keep_alive: Option<Duration>,
+    /// SEP-1699 polling: a POST stream is closed this many milliseconds after it opened, before
+    /// its response; the client gets the rest with `GET` + `Last-Event-ID`. `None`: off.
+    pub close_sse_after_priming_ms: Option<u64>,
+    /// Allowed `Host` values: `name` (any port) or `name:port`; `None` disables the check.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Allowed `Origin` values: `scheme://host`, `scheme://host:port` or `scheme://host:*`;
+    /// `None` disables the check. A request without `Origin` is always allowed.
+    pub allowed_origins: Option<Vec<String>>,
+    /// Where SSE events are kept for resumption.
+    pub event_store: Arc<dyn EventStore>,
+    /// Events queued for one SSE connection before a slow client is disconnected.
+    pub stream_queue: usize,
+    /// POSTed frames queued for the engine before a POST waits.
+    pub inbound_queue: usize,
+}
+
+impl fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("path", &self.path)
+            .field("json_response", &self.json_response)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("max_sessions", &self.max_sessions)
+            .field("get_stream", &self.get_stream)
+            .field("allow_delete", &self.allow_delete)
+            .field("unsolicited_queue", &self.unsolicited_queue)
+            .field("sse_retry_ms", &self.sse_retry_ms)
+            .field("keep_alive", &self.keep_alive)
+            .field(
+                "close_sse_after_priming_ms",
+                &self.close_sse_after_priming_ms,
+            )
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("stream_queue", &self.stream_queue)
+            .field("inbound_queue", &self.inbound_queue)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            path: DEFAULT_PATH.to_owned(),
+            json_response: false,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            get_stream: true,
+            allow_delete: true,
+            unsolicited_queue: DEFAULT_UNSOLICITED_QUEUE,
+            sse_retry_ms: DEFAULT_SSE_RETRY_MS,
+            keep_alive: Some(DEFAULT_KEEP_ALIVE),
+            close_sse_after_priming_ms: None,
+            allowed_hosts: Some(DEFAULT_ALLOWED_HOSTS.map(String::from).to_vec()),
+            allowed_origins: Some(DEFAULT_ALLOWED_ORIGINS.map(String::from).to_vec()),
+            event_store: Arc::new(InMemoryEventStore::default()),
+            stream_queue: DEFAULT_STREAM_QUEUE,
+            inbound_queue: DEFAULT_INBOUND_QUEUE,
+        }
+    }
+}
+
+impl HttpConfig {
+    /// Sets the endpoint path (a leading `/` is added when missing).
+    pub fn with_path(mut self, path: impl Into<String>) -> Self {
+        let p = path.into();
+        self.path = if p.starts_with('/') {
+            p
+        } else {
+            format!("/{p}")
+        };
+        self
+    }
+
+    /// Turns JSON-only mode on or off.
+    pub fn with_json_response(mut self, on: bool) -> Self {
+        self.json_response = on;
+        self
+    }
+
+    /// Sets the POST body bound.
+    pub fn with_max_body_bytes(mut self, n: usize) -> Self {
+        self.max_body_bytes = n;
+        self
+    }
+
+    /// Sets the idle timeout (`None`: sessions never expire).
+    pub fn with_idle_timeout(mut self, t: Option<Duration>) -> Self {
+        self.idle_timeout = t;
+        self
+    }
+
+    /// Sets the session bound (at least 1).
+    pub fn with_max_sessions(mut self, n: usize) -> Self {
+        self.max_sessions = n.max(1);
+        self
+    }
+
+    /// Enables or disables the standalone GET stream.
+    pub fn with_get_stream(mut self, on: bool) -> Self {
+        self.get_stream = on;
+        self
+    }
+
+    /// Allows or refuses `DELETE`.
+    pub fn with_allow_delete(mut self, on: bool) -> Self {
+        self.allow_delete = on;
+        self
+    }
+
+    /// Sets the bound on messages kept for a GET stream that is not open (at least 1).
+    pub fn with_unsolicited_queue(mut self, n: usize) -> Self {
+        self.unsolicited_queue = n.max(1);
+        self
+    }
+
+    /// Sets the SSE `retry:` value in milliseconds.
+    pub fn with_sse_retry_ms(mut self, ms: u64) -> Self {
+        self.sse_retry_ms = ms;
+        self
+    }
+
+    /// Sets the keep-alive interval (`None`: no keep-alive comments).
+    pub fn with_keep_alive(mut self, every: Option<Duration>) -> Self {
+        self.keep_alive = every;
+        self
+    }
+
+    /// Turns SEP-1699 polling on: POST streams close `ms` milliseconds after their priming event.
+    pub fn with_close_sse_after_priming_ms(mut self, ms: Option<u64>) -> Self {
+        self.close_sse_after_priming_ms = ms;
+        self
+    }
+
+    /// Replaces the `Host` allow-list (`None`: any host; not advised for a local server).
+    pub fn with_allowed_hosts<I, S>(mut self, hosts: Option<I>) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_hosts = hosts.map(|h| h.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Adds one allowed `Host` value (`name` or `name:port`).
+    pub fn allow_host(mut self, host: impl Into<String>) -> Self {
+        if let Some(h) = &mut self.allowed_hosts {
+            h.push(host.into());
+        }
+        self
+    }
+
+    /// Replaces the `Origin` allow-list (`None`: any origin).
+    pub fn with_allowed_origins<I, S>(mut self, origins: Option<I>) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_origins = origins.map(|o| o.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Adds one allowed `Origin` value (`scheme://host[:port|:*]`).
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        if let Some(o) = &mut self.allowed_origins {
+            o.push(origin.into());
+        }
+        self
+    }
+
+    /// Replaces the event store.
+    pub fn with_event_store(mut self, store: Arc<dyn EventStore>) -> Self {
+        self.event_store = store;
+        self
+    }
+
+    /// Sets the per-connection event queue (at least 1).
+    pub fn with_stream_queue(mut self, n: usize) -> Self {
+        self.stream_queue = n.max(1);
+        self
+    }
+
+    /// Sets the queue of POSTed frames waiting for the engine (at least 1).
+    pub fn with_inbound_queue(mut self, n: usize) -> Self {
+        self.inbound_queue = n.max(1);
+        self
+    }
+}

@@ -1,0 +1,54 @@
+//! # switchboard-http
+//!
+//! The MCP Streamable HTTP transport, server side (SPEC-NOTES §6, revisions 2025-03-26 onward):
+//! one endpoint that takes `POST`, `GET` and `DELETE`, keeps sessions, and routes every message
+//! the engine sends to the right SSE stream.
+//!
+//! The crate knows no MCP role: it takes a *session factory* that starts the engine on a
+//! [`HttpSessionTransport`] and returns its [`switchboard_jsonrpc::Peer`]. With
+//! `switchboard-server`:
+//!
+//! ```text
+//! let service = StreamableHttpService::new(
+//!     move |t| server.serve(t).map(|s| s.peer().clone()).map_err(|e| e.to_string()),
+//!     HttpConfig::default(),
+//! );
+//! switchboard_http::serve(TcpListener::bind("127.0.0.1:8080").await?, service).await
+//! ```
+//!
+//! # Layout
+//! | module | role |
+//! |---|---|
+//! | [`server`] | [`StreamableHttpService`] (a `tower::Service`, [`StreamableHttpService::router`]), [`serve`] |
+//! | [`config`] | [`HttpConfig`]: every option and bound, with defaults |
+//! | [`session`] | [`HttpSessionTransport`] (the engine's transport), sessions, the idle reaper |
+//! | [`event_store`] | [`EventStore`] and [`InMemoryEventStore`]: SSE events kept for `Last-Event-ID` |
+//! | `routing` | which stream each outbound frame goes on |
+//! | `sse` | event encoding, the SSE response body (priming, replay, keep-alive, polling close) |
+//! | `security` | `Host` / `Origin` allow-lists (DNS-rebinding protection) |
+//! | `headers` | `Accept`, `Content-Type`, `MCP-Session-Id`, `MCP-Protocol-Version`, `Last-Event-ID` |
+//!
+//! # Guarantees
+//! * A POSTed request's stream carries, in order, the server's requests and notifications
+//!   related to it, then its response, then ends. Responses never go to the GET stream.
+//! * Every message goes on exactly one stream; event ids (`<stream>-<seq>`) are unique in a
+//!   session, and a resumption replays only the stream its `Last-Event-ID` names.
+//! * Sessions, bodies, queued messages and stored events are bounded; an ended session leaves
+//!   nothing behind.
+//! * The transport never reads `params`: messages are classified with `Frame::decode`.
+
+pub mod config;
+pub mod event_store;
+mod headers;
+mod reply;
+mod routing;
+mod security;
+pub mod server;
+pub mod session;
+mod sse;
+
+pub use config::HttpConfig;
+pub use event_store::{EventId, EventStore, EventStoreError, InMemoryEventStore, StoredEvent};
+pub use headers::{LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
+pub use server::{SessionFactory, StreamableHttpService, serve, serve_with_shutdown};
+pub use session::{HttpSessionTransport, HttpSink, HttpSource};

@@ -1,0 +1,584 @@
+//! Which stream each outbound frame travels on (server side): the session's routing table.
+//!
+//! Every POST that carries requests opens a *target*: an SSE stream (numbered from 1) or, in
+//! JSON-only mode, a one-shot JSON answer. The table maps each in-flight request id to its
+//! target. Stream 0 is the standalone GET stream.
+//!
+//! | outbound frame | goes to |
+//! |---|---|
+//! | response with id | the target that registered the id; the stream ends with its last response |
+//! | batch array (no id) | the target of the ids inside it (read with `Frame::decode`, never params) |
+//! | error without id | the oldest batch POST still waiting (single bodies that yield such errors are refused by the endpoint before they reach the engine) |
+//! | request / notification related to a request on an open SSE target | that stream, before the response |
+//! | any other request / notification | the standalone stream, or a bounded queue until it opens |
+//!
+//! A message goes to exactly one stream (`[HT-15]`); responses never go to the standalone stream
+//! (`[HT-14]`). Routing is split in two phases so that the event store sees every event before a
+//! live connection does: [`Routing::plan`] assigns the stream and sequence number, the caller
+//! appends the event to the store, then [`Routing::deliver`] hands it to the live connection.
+
+use std::collections::{HashMap, VecDeque};
+
+use bytes::Bytes;
+use switchboard_jsonrpc::OutboundFrame;
+use switchboard_types::{Frame, Message, MessageKind, RequestId};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::event_store::EventId;
+use crate::sse::Live;
+
+/// The standalone GET stream's number.
+pub(crate) const STANDALONE: u64 = 0;
+
+/// A live SSE connection attached to a stream.
+struct Conn {
+    id: u64,
+    tx: mpsc::Sender<Live>,
+}
+
+impl Conn {
+    fn is_live(&self) -> bool {
+        !self.tx.is_closed()
+    }
+}
+
+enum Target {
+    Sse {
+        ids: Vec<RequestId>,
+        seq: u64,
+        conn: Option<Conn>,
+    },
+    Json {
+        ids: Vec<RequestId>,
+        tx: Option<oneshot::Sender<String>>,
+    },
+}
+
+impl Target {
+    fn ids_mut(&mut self) -> &mut Vec<RequestId> {
+        match self {
+            Target::Sse { ids, .. } | Target::Json { ids, .. } => ids,
+        }
+    }
+}
+
+/// What to do with one outbound frame.
+#[derive(Debug)]
+pub(crate) enum Plan {
+    /// Nothing can take it (reason for the log).
+    Drop(&'static str),
+    /// No GET stream is open: kept (without an id) until one opens.
+    Queued,
+    /// The JSON answer of a POST in JSON-only mode.
+    Json(oneshot::Sender<String>),
+    /// An SSE event; `last` ends its stream.
+    Sse {
+        /// The event id (stream and sequence).
+        id: EventId,
+        /// Whether this is the stream's final event.
+        last: bool,
+    },
+}
+
+/// A POST's registration.
+#[derive(Debug)]
+pub(crate) enum Registration {
+    /// An SSE stream, already attached to the POST's connection.
+    Sse {
+        stream: u64,
+        conn: u64,
+        rx: mpsc::Receiver<Live>,
+    },
+    /// A JSON answer.
+    Json {
+        stream: u64,
+        rx: oneshot::Receiver<String>,
+    },
+}
+
+/// Why a registration or an attach failed.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum RouteError {
+    /// The session has ended.
+    Closed,
+    /// This request id is already in flight on this session.
+    Duplicate(RequestId),
+    /// A standalone GET stream is already open (409).
+    Conflict,
+}
+
+/// A fresh standalone GET stream.
+#[derive(Debug)]
+pub(crate) struct StandaloneOpen {
+    pub(crate) conn: u64,
+    pub(crate) rx: mpsc::Receiver<Live>,
+    /// The id of the priming event (never stored).
+    pub(crate) priming: EventId,
+    /// Messages queued while no stream was open, with their new ids.
+    pub(crate) queued: Vec<(EventId, String)>,
+}
+
+/// The result of attaching to an existing stream with `Last-Event-ID`.
+#[derive(Debug)]
+pub(crate) enum Attach {
+    /// The stream is open: replay, then the queued messages (ids just given), then continue
+    /// with this connection.
+    Live {
+        conn: u64,
+        rx: mpsc::Receiver<Live>,
+        queued: Vec<(EventId, String)>,
+    },
+    /// The stream has ended: replay only.
+    Ended,
+}
+
+/// A session's routing table.
+pub(crate) struct Routing {
+    by_request: HashMap<RequestId, u64>,
+    targets: HashMap<u64, Target>,
+    /// Batch POSTs that may be answered by an error without id, oldest first.
+    idless: VecDeque<u64>,
+    standalone_seq: u64,
+    standalone_conn: Option<Conn>,
+    /// Unsolicited messages kept while no GET stream is open (bounded, oldest dropped); they get
+    /// their event ids when a stream opens.
+    undelivered: VecDeque<String>,
+    unsolicited_cap: usize,
+    stream_queue: usize,
+    next_stream: u64,
+    next_conn: u64,
+    closed: bool,
+}
+
+impl Routing {
+    pub(crate) fn new(unsolicited_cap: usize, stream_queue: usize) -> Self {
+        Routing {
+            by_request: HashMap::new(),
+            targets: HashMap::new(),
+            idless: VecDeque::new(),
+            standalone_seq: 0,
+            standalone_conn: None,
+            undelivered: VecDeque::new(),
+            unsolicited_cap: unsolicited_cap.max(1),
+            stream_queue: stream_queue.max(1),
+            next_stream: STANDALONE + 1,
+            next_conn: 1,
+            closed: false,
+        }
+    }
+
+    fn conn(&mut self) -> (Conn, mpsc::Receiver<Live>) {
+        let (tx, rx) = mpsc::channel(self.stream_queue);
+        let id = self.next_conn;
+        self.next_conn += 1;
+        (Conn { id, tx }, rx)
+    }
+
+    /// Opens a target for a POST carrying `ids` (and, for a batch, possibly id-less answers).
+    pub(crate) fn register(
+        &mut self,
+        ids: Vec<RequestId>,
+        json: bool,
+        batch: bool,
+    ) -> Result<Registration, RouteError> {
+        if self.closed {
+            return Err(RouteError::Closed);
+        }
+        for (i, id) in ids.iter().enumerate() {
+            if self.by_request.contains_key(id) || ids[..i].contains(id) {
+                return Err(RouteError::Duplicate(id.clone()));
+            }
+        }
+        let stream = self.next_stream;
+        self.next_stream += 1;
+        for id in &ids {
+            self.by_request.insert(id.clone(), stream);
+        }
+        if batch {
+            self.idless.push_back(stream);
+        }
+        if json {
+            let (tx, rx) = oneshot::channel();
+            let target = Target::Json { ids, tx: Some(tx) };
+            self.targets.insert(stream, target);
+            return Ok(Registration::Json { stream, rx });
+        }
+        let (conn, rx) = self.conn();
+        let id = conn.id;
+        let target = Target::Sse {
+            ids,
+            seq: 0,
+            conn: Some(conn),
+        };
+        self.targets.insert(stream, target);
+        Ok(Registration::Sse {
+            stream,
+            conn: id,
+            rx,
+        })
+    }
+
+    /// Forgets a target whose frame never reached the engine.
+    pub(crate) fn unregister(&mut self, stream: u64) {
+        if let Some(mut t) = self.targets.remove(&stream) {
+            for id in t.ids_mut().drain(..) {
+                self.by_request.remove(&id);
+            }
+        }
+        self.idless.retain(|s| *s != stream);
+    }
+
+    /// Phase 1: decides where `frame` goes and gives it its event id.
+    pub(crate) fn plan(&mut self, frame: &OutboundFrame) -> Plan {
+        if self.closed {
+            return Plan::Drop("session closed");
+        }
+        match frame.kind {
+            MessageKind::Result | MessageKind::Error => self.plan_response(frame),
+            MessageKind::Request | MessageKind::Notification => {
+                if let Some(stream) = frame.related.as_ref().and_then(|r| self.by_request.get(r)) {
+                    if let Some(Target::Sse { seq, .. }) = self.targets.get_mut(stream) {
+                        *seq += 1;
+                        return Plan::Sse {
+                            id: EventId::new(*stream, *seq),
+                            last: false,
+                        };
+                    }
+                }
+                if !self.standalone_conn.as_ref().is_some_and(Conn::is_live) {
+                    self.queue_unsolicited(frame.text.clone());
+                    return Plan::Queued;
+                }
+                self.standalone_seq += 1;
+                Plan::Sse {
+                    id: EventId::new(STANDALONE, self.standalone_seq),
+                    last: false,
+                }
+            }
+        }
+    }
+
+    fn plan_response(&mut self, frame: &OutboundFrame) -> Plan {
+        let stream = match &frame.id {
+            Some(id) => match self.by_request.remove(id) {
+                Some(s) => {
+                    if let Some(t) = self.targets.get_mut(&s) {
+                        t.ids_mut().retain(|x| x != id);
+                    }
+                    s
+                }
+                None => return Plan::Drop("response to no open request"),
+            },
+            None => match self.batch_target(&frame.text) {
+                Some(s) => s,
+                None => return Plan::Drop("answer without id and no batch waiting"),
+            },
+        };
+        self.idless.retain(|s| *s != stream);
+        let Some(target) = self.targets.get_mut(&stream) else {
+            return Plan::Drop("stream gone");
+        };
+        match target {
+            Target::Json { ids, tx } => {
+                if !ids.is_empty() {
+                    return Plan::Drop("partial answer in JSON mode");
+                }
+                let tx = tx.take();
+                self.targets.remove(&stream);
+                match tx {
+                    Some(tx) => Plan::Json(tx),
+                    None => Plan::Drop("JSON answer already sent"),
+                }
+            }
+            Target::Sse { ids, seq, .. } => {
+                *seq += 1;
+                Plan::Sse {
+                    id: EventId::new(stream, *seq),
+                    last: ids.is_empty(),
+                }
+            }
+        }
+    }
+
+    /// The target of an id-less answer: the batch whose ids the array carries, or else the
+    /// oldest batch waiting. Every id of that target is released: a batch is answered once.
+    fn batch_target(&mut self, text: &str) -> Option<u64> {
+        let mut found: Option<u64> = None;
+        if let Ok(Frame::Batch(items)) = Frame::decode(text) {
+            found = items.iter().find_map(|m| match m {
+                Ok(Message::Response(r)) => {
+                    r.id.as_ref()
+                        .and_then(|id| self.by_request.get(id))
+                        .copied()
+                }
+                _ => None,
+            });
+        }
+        let stream = match found {
+            Some(s) => s,
+            None => self.idless.pop_front()?,
+        };
+        if let Some(t) = self.targets.get_mut(&stream) {
+            for id in t.ids_mut().drain(..) {
+                self.by_request.remove(&id);
+            }
+        }
+        Some(stream)
+    }
+
+    /// Phase 2: hands an event to its stream's live connection, or keeps it for a later one.
+    pub(crate) fn deliver(&mut self, id: EventId, last: bool, bytes: Bytes) {
+        if self.closed {
+            return;
+        }
+        if id.stream == STANDALONE {
+            let sent = self
+                .standalone_conn
+                .as_ref()
+                .is_some_and(|c| c.tx.try_send(Live { seq: id.seq, bytes }).is_ok());
+            if !sent && self.standalone_conn.take().is_some() {
+                tracing::warn!(
+                    "standalone SSE connection gone or too slow; detached (it may resume with Last-Event-ID)"
+                );
+            }
+            return;
+        }
+        let Some(Target::Sse { conn, .. }) = self.targets.get_mut(&id.stream) else {
+            return;
+        };
+        if let Some(c) = conn {
+            let live = Live { seq: id.seq, bytes };
+            match c.tx.try_send(live) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    tracing::warn!(
+                        stream = id.stream,
+                        "SSE client too slow; connection dropped (it may resume with Last-Event-ID)"
+                    );
+                    *conn = None;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => *conn = None,
+            }
+        }
+        if last {
+            // Dropping the target drops its sender: the connection's body ends once drained.
+            self.targets.remove(&id.stream);
+        }
+    }
+
+    /// Attaches a new connection to an existing stream (resumption with `Last-Event-ID`).
+    pub(crate) fn attach(&mut self, stream: u64) -> Result<Attach, RouteError> {
+        if self.closed {
+            return Err(RouteError::Closed);
+        }
+        if stream == STANDALONE {
+            let (conn, rx) = self.conn();
+            let id = conn.id;
+            self.standalone_conn = Some(conn);
+            let queued = self.take_queued();
+            return Ok(Attach::Live {
+                conn: id,
+                rx,
+                queued,
+            });
+        }
+        let (new, rx) = self.conn();
+        match self.targets.get_mut(&stream) {
+            Some(Target::Sse { conn, .. }) => {
+                let id = new.id;
+                *conn = Some(new);
+                Ok(Attach::Live {
+                    conn: id,
+                    rx,
+                    queued: Vec::new(),
+                })
+            }
+            _ => Ok(Attach::Ended),
+        }
+    }
+
+    /// Opens the standalone stream for a fresh GET: its connection, the priming event's id and
+    /// the queued messages with the ids they now get.
+    pub(crate) fn attach_standalone(&mut self) -> Result<StandaloneOpen, RouteError> {
+        if self.closed {
+            return Err(RouteError::Closed);
+        }
+        if self.standalone_conn.as_ref().is_some_and(Conn::is_live) {
+            return Err(RouteError::Conflict);
+        }
+        let (conn, rx) = self.conn();
+        let id = conn.id;
+        self.standalone_conn = Some(conn);
+        self.standalone_seq += 1;
+        let priming = EventId::new(STANDALONE, self.standalone_seq);
+        let queued = self.take_queued();
+        Ok(StandaloneOpen {
+            conn: id,
+            rx,
+            priming,
+            queued,
+        })
+    }
+
+    fn queue_unsolicited(&mut self, text: String) {
+        if self.undelivered.len() >= self.unsolicited_cap {
+            self.undelivered.pop_front();
+            tracing::warn!(
+                limit = self.unsolicited_cap,
+                "no GET stream open: oldest queued server message dropped"
+            );
+        }
+        self.undelivered.push_back(text);
+    }
+
+    fn take_queued(&mut self) -> Vec<(EventId, String)> {
+        let mut out = Vec::with_capacity(self.undelivered.len());
+        while let Some(text) = self.undelivered.pop_front() {
+            self.standalone_seq += 1;
+            out.push((EventId::new(STANDALONE, self.standalone_seq), text));
+        }
+        out
+    }
+
+    /// Detaches connection `conn` from `stream` if it is still the one attached.
+    pub(crate) fn detach(&mut self, stream: u64, conn: u64) {
+        let slot = if stream == STANDALONE {
+            &mut self.standalone_conn
+        } else {
+            match self.targets.get_mut(&stream) {
+                Some(Target::Sse { conn, .. }) => conn,
+                _ => return,
+            }
+        };
+        if slot.as_ref().is_some_and(|c| c.id == conn) {
+            *slot = None;
+        }
+    }
+
+    /// Whether the stream is known and still open.
+    pub(crate) fn is_open(&self, stream: u64) -> bool {
+        stream == STANDALONE || self.targets.contains_key(&stream)
+    }
+
+    /// Whether any SSE connection is attached (the session is then not idle).
+    pub(crate) fn has_live_connection(&self) -> bool {
+        self.standalone_conn.as_ref().is_some_and(Conn::is_live)
+            || self.targets.values().any(|t| match t {
+                Target::Sse { conn, .. } => conn.as_ref().is_some_and(Conn::is_live),
+                Target::Json { tx, .. } => tx.as_ref().is_some_and(|t| !t.is_closed()),
+            })
+    }
+
+    /// Ends everything: every connection's body ends, every JSON waiter is told.
+    pub(crate) fn close_all(&mut self) {
+        self.closed = true;
+        self.by_request.clear();
+        self.targets.clear();
+        self.idless.clear();
+        self.standalone_conn = None;
+        self.undelivered.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+    use super::*;
+
+    fn frame(
+        kind: MessageKind,
+        id: Option<i64>,
+        related: Option<i64>,
+        text: &str,
+    ) -> OutboundFrame {
+        OutboundFrame {
+            text: text.to_owned(),
+            kind,
+            id: id.map(RequestId::int),
+            related: related.map(RequestId::int),
+        }
+    }
+
+    fn sse(p: Plan) -> (EventId, bool) {
+        match p {
+            Plan::Sse { id, last } => (id, last),
+            other => panic!("expected SSE, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn ht15_related_then_response_then_standalone() {
+        let mut r = Routing::new(2, 8);
+        let Registration::Sse { stream, .. } =
+            r.register(vec![RequestId::int(7)], false, false).unwrap()
+        else {
+            panic!()
+        };
+        let n = frame(MessageKind::Notification, None, Some(7), "{}");
+        assert_eq!(sse(r.plan(&n)), (EventId::new(stream, 1), false));
+        let resp = frame(MessageKind::Result, Some(7), None, "{}");
+        assert_eq!(sse(r.plan(&resp)), (EventId::new(stream, 2), true));
+        // After the response, a late related message goes to the standalone stream (queued
+        // while no GET stream is open).
+        assert!(matches!(r.plan(&n), Plan::Queued));
+        // A second answer to the same id is dropped, never sent to the GET stream (HT-14).
+        assert!(matches!(r.plan(&resp), Plan::Drop(_)));
+    }
+
+    #[test]
+    fn duplicates_and_undelivered_bound() {
+        let mut r = Routing::new(2, 8);
+        r.register(vec![RequestId::int(1)], false, false).unwrap();
+        assert_eq!(
+            r.register(vec![RequestId::int(1)], false, false)
+                .unwrap_err(),
+            RouteError::Duplicate(RequestId::int(1))
+        );
+        for i in 1..=3 {
+            let n = frame(MessageKind::Notification, None, None, &i.to_string());
+            assert!(matches!(r.plan(&n), Plan::Queued));
+        }
+        let open = r.attach_standalone().unwrap();
+        assert_eq!(open.priming, EventId::new(STANDALONE, 1));
+        assert_eq!(
+            open.queued,
+            vec![
+                (EventId::new(STANDALONE, 2), "2".to_owned()),
+                (EventId::new(STANDALONE, 3), "3".to_owned())
+            ]
+        );
+        assert_eq!(r.attach_standalone().unwrap_err(), RouteError::Conflict);
+        let n = frame(MessageKind::Notification, None, None, "4");
+        assert_eq!(sse(r.plan(&n)), (EventId::new(STANDALONE, 4), false));
+    }
+
+    #[test]
+    fn batch_answers_go_to_their_post() {
+        let mut r = Routing::new(2, 8);
+        let Registration::Json { stream: a, .. } = r
+            .register(vec![RequestId::int(1), RequestId::int(2)], true, true)
+            .unwrap()
+        else {
+            panic!()
+        };
+        let Registration::Json { stream: b, .. } =
+            r.register(vec![RequestId::int(3)], true, true).unwrap()
+        else {
+            panic!()
+        };
+        let arr = r#"[{"jsonrpc":"2.0","id":3,"result":{}}]"#;
+        assert!(matches!(
+            r.plan(&frame(MessageKind::Result, None, None, arr)),
+            Plan::Json(_)
+        ));
+        assert!(!r.targets.contains_key(&b));
+        // An id-less error goes to the oldest batch still waiting.
+        let err = r#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"no"}}"#;
+        assert!(matches!(
+            r.plan(&frame(MessageKind::Error, None, None, err)),
+            Plan::Json(_)
+        ));
+        assert!(!r.targets.contains_key(&a));
+        assert!(r.by_request.is_empty());
+    }
+}

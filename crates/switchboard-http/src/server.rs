@@ -1,0 +1,702 @@
+//! [`StreamableHttpService`]: the MCP endpoint as a `tower::Service` (server side), plus
+//! [`serve`] to run it on a TCP listener.
+//!
+//! | method | what it does |
+//! |---|---|
+//! | `POST` | one JSON-RPC message (or a 2025-03-26 batch) in; 202, or one JSON answer, or an SSE stream |
+//! | `GET` | opens the standalone SSE stream, or resumes any stream with `Last-Event-ID` |
+//! | `DELETE` | ends the session |
+//!
+//! Every request first passes the `Host` / `Origin` checks (403). Error bodies are JSON-RPC error
+//! objects without `id`.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::Body;
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
+use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
+use http::{HeaderValue, Method, Request, Response, StatusCode};
+use switchboard_jsonrpc::{BoxFuture, Peer};
+use switchboard_types::{ErrorCode, ErrorObject, Frame, Message, RequestId};
+use tokio::net::TcpListener;
+use tokio::time::Instant;
+
+use crate::config::HttpConfig;
+use crate::event_store::{EventId, EventStoreError, StoredEvent};
+use crate::headers;
+use crate::reply::{self, JSON, TRANSPORT_ERROR, refuse};
+use crate::routing::{Attach, Registration, RouteError};
+use crate::security::{self, Refusal};
+use crate::session::{
+    ConnGuard, HttpSessionTransport, Registry, Session, new_session_id, reap_loop,
+};
+use crate::sse::{self, SseBody};
+
+/// Creates the engine side of a new session: typically
+/// `|t| server.serve(t).map(|s| s.peer().clone()).map_err(|e| e.to_string())`.
+pub type SessionFactory = Arc<dyn Fn(HttpSessionTransport) -> Result<Peer, String> + Send + Sync>;
+
+/// The Streamable HTTP endpoint. Cheap to clone; every clone serves the same sessions.
+///
+/// Mount it with `Router::nest_service("/mcp", service)` or `route_service`, or use
+/// [`StreamableHttpService::router`]. It answers on whatever path it is mounted at.
+#[derive(Clone)]
+pub struct StreamableHttpService {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: HttpConfig,
+    factory: SessionFactory,
+    registry: Arc<Registry>,
+    reaper: OnceLock<()>,
+}
+
+impl fmt::Debug for StreamableHttpService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamableHttpService")
+            .field("config", &self.inner.config)
+            .field("sessions", &self.session_count())
+            .finish()
+    }
+}
+
+/// What a POST body holds, read structurally.
+struct Post {
+    /// Ids the engine will answer.
+    ids: Vec<RequestId>,
+    /// The body is a single `initialize` request.
+    initialize: bool,
+    /// The body is a batch.
+    batch: bool,
+    /// The engine will answer (requests, or answerable invalid entries).
+    answered: bool,
+}
+
+impl StreamableHttpService {
+    /// A service creating sessions with `factory`.
+    pub fn new<F>(factory: F, config: HttpConfig) -> Self
+    where
+        F: Fn(HttpSessionTransport) -> Result<Peer, String> + Send + Sync + 'static,
+    {
+        Self::from_factory(Arc::new(factory), config)
+    }
+
+    /// A service creating sessions with an already shared factory.
+    pub fn from_factory(factory: SessionFactory, config: HttpConfig) -> Self {
+        let registry = Arc::new(Registry::new(config.max_sessions.max(1)));
+        StreamableHttpService {
+            inner: Arc::new(Inner {
+                config,
+                factory,
+                registry,
+                reaper: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &HttpConfig {
+        &self.inner.config
+    }
+
+    /// How many sessions are open.
+    pub fn session_count(&self) -> usize {
+        self.inner.registry.len()
+    }
+
+    /// An `axum::Router` serving this endpoint at [`HttpConfig::path`].
+    pub fn router(&self) -> axum::Router {
+        axum::Router::new().route_service(&self.inner.config.path, self.clone())
+    }
+
+    /// Ends idle sessions now (the reaper task does this periodically); returns how many ended.
+    pub async fn reap_idle(&self) -> usize {
+        self.inner
+            .registry
+            .reap(self.inner.config.idle_timeout)
+            .await
+    }
+
+    /// Ends every session (for shutdown).
+    pub async fn close_all(&self) {
+        self.inner.registry.close_all().await;
+    }
+
+    /// Answers one HTTP request.
+    pub async fn handle(&self, req: Request<Body>) -> Response<Body> {
+        let cfg = &self.inner.config;
+        let uri_host = req.uri().authority().map(|a| a.as_str());
+        if let Err(refusal) = security::check(
+            req.headers(),
+            uri_host,
+            cfg.allowed_hosts.as_deref(),
+            cfg.allowed_origins.as_deref(),
+        ) {
+            return forbidden(&refusal);
+        }
+        match *req.method() {
+            Method::POST => self.post(req).await,
+            Method::GET => self.get(req).await,
+            Method::DELETE => self.delete(req).await,
+            _ => reply::method_not_allowed("GET, POST, DELETE", "method_not_allowed", Some("HT-1")),
+        }
+    }
+
+    fn ensure_reaper(&self) {
+        self.inner.reaper.get_or_init(|| {
+            let reg = Arc::downgrade(&self.inner.registry);
+            tokio::spawn(reap_loop(reg, self.inner.config.idle_timeout));
+        });
+    }
+
+    /// The session named by the request, or the answer to send instead (400, 404).
+    #[allow(clippy::result_large_err)] // the error is the ready answer
+    fn session_of(&self, req_headers: &http::HeaderMap) -> Result<Arc<Session>, Response<Body>> {
+        let Some(id) = headers::session_id(req_headers) else {
+            return Err(reply::session_required());
+        };
+        let Some(session) = self.inner.registry.get(id) else {
+            return Err(reply::session_not_found());
+        };
+        if session.is_terminated() {
+            return Err(reply::session_not_found());
+        }
+        if let Err(v) = headers::protocol_version(req_headers) {
+            return Err(reply::bad_protocol_version(&v));
+        }
+        session.touch();
+        Ok(session)
+    }
+
+    #[allow(clippy::result_large_err)] // the error is the ready answer
+    fn create_session(&self) -> Result<Arc<Session>, Response<Body>> {
+        let cfg = &self.inner.config;
+        let full = || {
+            refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                TRANSPORT_ERROR,
+                "Service unavailable: too many sessions",
+                "too_many_sessions",
+                None,
+            )
+        };
+        if self.inner.registry.len() >= self.inner.registry.max {
+            return Err(full());
+        }
+        let id = new_session_id().map_err(|e| {
+            tracing::error!(error = %e, "no random session id");
+            internal("no session id could be generated")
+        })?;
+        let (session, transport) = Session::new(
+            id,
+            cfg.event_store.clone(),
+            Arc::downgrade(&self.inner.registry),
+            cfg.unsolicited_queue,
+            cfg.stream_queue,
+            cfg.inbound_queue,
+        );
+        let peer = (self.inner.factory)(transport).map_err(|e| {
+            tracing::warn!(error = %e, "session factory refused a session");
+            refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                TRANSPORT_ERROR,
+                format!("Service unavailable: {e}"),
+                "session_refused",
+                None,
+            )
+        })?;
+        session.set_peer(peer);
+        if !self.inner.registry.insert(session.clone()) {
+            let s = session.clone();
+            tokio::spawn(async move { s.terminate().await });
+            return Err(full());
+        }
+        self.ensure_reaper();
+        tracing::debug!(sessions = self.session_count(), "HTTP session created");
+        Ok(session)
+    }
+
+    async fn post(&self, req: Request<Body>) -> Response<Body> {
+        let cfg = &self.inner.config;
+        let (parts, body) = req.into_parts();
+        if !headers::post_accept_ok(&parts.headers) {
+            return refuse(
+                StatusCode::NOT_ACCEPTABLE,
+                TRANSPORT_ERROR,
+                "Not Acceptable: Accept must list application/json and text/event-stream",
+                "bad_accept",
+                Some("HT-5"),
+            );
+        }
+        if !headers::content_type_json(&parts.headers) {
+            return refuse(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                TRANSPORT_ERROR,
+                "Unsupported Media Type: Content-Type must be application/json",
+                "bad_content_type",
+                None,
+            );
+        }
+        let declared = parts
+            .headers
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > cfg.max_body_bytes as u64) {
+            return too_large(cfg.max_body_bytes);
+        }
+        let bytes = match read_body(body, cfg.max_body_bytes).await {
+            Ok(b) => b,
+            Err(BodyError::TooLarge) => return too_large(cfg.max_body_bytes),
+            Err(BodyError::Read) => {
+                return refuse(
+                    StatusCode::BAD_REQUEST,
+                    TRANSPORT_ERROR,
+                    "Bad Request: the body could not be read",
+                    "body_read_failed",
+                    None,
+                );
+            }
+        };
+        let Ok(text) = String::from_utf8(bytes.to_vec()) else {
+            return reply::error_body(
+                StatusCode::BAD_REQUEST,
+                None,
+                ErrorObject::parse_error("the body is not valid UTF-8"),
+            );
+        };
+        let post = match classify(&text) {
+            Ok(p) => p,
+            Err(resp) => return resp,
+        };
+        let has_session_header = headers::session_id(&parts.headers).is_some();
+        let (session, created) = if post.initialize && !has_session_header {
+            match self.create_session() {
+                Ok(s) => (s, true),
+                Err(resp) => return resp,
+            }
+        } else {
+            match self.session_of(&parts.headers) {
+                Ok(s) => (s, false),
+                Err(resp) => return resp,
+            }
+        };
+        let mut resp = self.dispatch(&session, text, post).await;
+        if created {
+            if resp.status().is_success() {
+                if let Ok(v) = HeaderValue::from_str(&session.id) {
+                    resp.headers_mut().insert(headers::SESSION_ID, v);
+                }
+            } else {
+                session.terminate().await;
+            }
+        }
+        resp
+    }
+
+    /// Hands the body to the engine and builds the answer: 202, JSON or SSE.
+    async fn dispatch(&self, session: &Arc<Session>, text: String, post: Post) -> Response<Body> {
+        let cfg = &self.inner.config;
+        if !post.answered {
+            return if session.forward(text).await {
+                reply::accepted()
+            } else {
+                reply::session_not_found()
+            };
+        }
+        let registered = match session.routing.lock() {
+            Ok(mut r) => r.register(post.ids, cfg.json_response, post.batch),
+            Err(_) => Err(RouteError::Closed),
+        };
+        let registration = match registered {
+            Ok(r) => r,
+            Err(RouteError::Duplicate(id)) => {
+                let err = ErrorObject::invalid_request(
+                    format!("request id {id} is already in flight on this session"),
+                    "duplicate_request_id",
+                );
+                return reply::error_body(StatusCode::BAD_REQUEST, Some(id), err);
+            }
+            Err(_) => return reply::session_not_found(),
+        };
+        let stream = match &registration {
+            Registration::Sse { stream, .. } | Registration::Json { stream, .. } => *stream,
+        };
+        if !session.forward(text).await {
+            if let Ok(mut r) = session.routing.lock() {
+                r.unregister(stream);
+            }
+            return reply::session_not_found();
+        }
+        match registration {
+            Registration::Json { rx, .. } => match rx.await {
+                Ok(answer) => json_response(answer),
+                Err(_) => reply::session_not_found(),
+            },
+            Registration::Sse { stream, conn, rx } => {
+                let priming = sse::priming(EventId::new(stream, 0), cfg.sse_retry_ms);
+                let close_at = cfg
+                    .close_sse_after_priming_ms
+                    .map(|ms| Instant::now() + Duration::from_millis(ms));
+                self.sse_response(
+                    session,
+                    stream,
+                    conn,
+                    Some(rx),
+                    VecDeque::from([priming]),
+                    0,
+                    close_at,
+                )
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)] // one private constructor with every part of a stream
+    fn sse_response(
+        &self,
+        session: &Arc<Session>,
+        stream: u64,
+        conn: u64,
+        live: Option<tokio::sync::mpsc::Receiver<sse::Live>>,
+        preface: VecDeque<Bytes>,
+        floor: u64,
+        close_at: Option<Instant>,
+    ) -> Response<Body> {
+        let guard = ConnGuard {
+            session: Arc::downgrade(session),
+            stream,
+            conn,
+        };
+        let body = SseBody {
+            preface,
+            live,
+            floor,
+            _guard: Some(guard),
+            keep_alive: self.inner.config.keep_alive,
+            close_at,
+        };
+        let mut r = Response::new(body.into_body());
+        let h = r.headers_mut();
+        h.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+        h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        r
+    }
+
+    async fn get(&self, req: Request<Body>) -> Response<Body> {
+        let cfg = &self.inner.config;
+        if !cfg.get_stream {
+            return reply::method_not_allowed("POST, DELETE", "get_stream_disabled", Some("HT-13"));
+        }
+        if !headers::get_accept_ok(req.headers()) {
+            return refuse(
+                StatusCode::NOT_ACCEPTABLE,
+                TRANSPORT_ERROR,
+                "Not Acceptable: Accept must include text/event-stream",
+                "bad_accept",
+                Some("HT-12"),
+            );
+        }
+        let session = match self.session_of(req.headers()) {
+            Ok(s) => s,
+            Err(resp) => return resp,
+        };
+        if let Some(last) = req.headers().get(headers::LAST_EVENT_ID) {
+            let parsed = last.to_str().ok().and_then(|s| s.parse::<EventId>().ok());
+            return match parsed {
+                Some(id) => self.resume(&session, id).await,
+                None => bad_last_event_id(),
+            };
+        }
+        let open = match session.routing.lock() {
+            Ok(mut r) => r.attach_standalone(),
+            Err(_) => Err(RouteError::Closed),
+        };
+        match open {
+            Ok(open) => {
+                let mut preface = VecDeque::with_capacity(open.queued.len() + 1);
+                preface.push_back(sse::priming(open.priming, cfg.sse_retry_ms));
+                preface.extend(store_queued(&session, open.queued).await);
+                self.sse_response(
+                    &session,
+                    open.priming.stream,
+                    open.conn,
+                    Some(open.rx),
+                    preface,
+                    0,
+                    None,
+                )
+            }
+            Err(RouteError::Conflict) => refuse(
+                StatusCode::CONFLICT,
+                TRANSPORT_ERROR,
+                "Conflict: only one standalone SSE stream is allowed per session",
+                "get_stream_already_open",
+                None,
+            ),
+            Err(_) => reply::session_not_found(),
+        }
+    }
+
+    /// `GET` with `Last-Event-ID`: replays the events after it *on its own stream* (`[HT-17]`),
+    /// then continues that stream while it is open.
+    async fn resume(&self, session: &Arc<Session>, last: EventId) -> Response<Body> {
+        let attached = match session.routing.lock() {
+            Ok(mut r) => r.attach(last.stream).map(|a| (a, r.is_open(last.stream))),
+            Err(_) => Err(RouteError::Closed),
+        };
+        let (attach, open) = match attached {
+            Ok(a) => a,
+            Err(_) => return reply::session_not_found(),
+        };
+        let (conn, rx) = match attach {
+            Attach::Live { conn, rx, queued } => {
+                store_queued(session, queued).await;
+                (conn, Some(rx))
+            }
+            Attach::Ended => (0, None),
+        };
+        let replay = match session.store.replay_after(&session.id, last).await {
+            Ok(v) => v,
+            Err(EventStoreError::UnknownStream { .. }) if open => Vec::new(),
+            Err(e) => {
+                tracing::debug!(error = %e, "Last-Event-ID cannot be resumed");
+                if let Ok(mut r) = session.routing.lock() {
+                    r.detach(last.stream, conn);
+                }
+                return bad_last_event_id();
+            }
+        };
+        let floor = replay.last().map_or(last.seq, |e| e.id.seq);
+        let mut preface = VecDeque::with_capacity(replay.len() + 1);
+        preface.push_back(sse::retry_only(self.inner.config.sse_retry_ms));
+        preface.extend(replay.iter().map(|e| sse::encode(e.id, &e.data)));
+        self.sse_response(session, last.stream, conn, rx, preface, floor, None)
+    }
+
+    async fn delete(&self, req: Request<Body>) -> Response<Body> {
+        if !self.inner.config.allow_delete {
+            return reply::method_not_allowed("GET, POST", "delete_disabled", None);
+        }
+        let session = match self.session_of(req.headers()) {
+            Ok(s) => s,
+            Err(resp) => return resp,
+        };
+        session.terminate().await;
+        let mut r = Response::new(Body::empty());
+        *r.status_mut() = StatusCode::OK;
+        r
+    }
+}
+
+/// Stores messages that were queued for a GET stream and returns their encoded events.
+async fn store_queued(session: &Session, queued: Vec<(EventId, String)>) -> Vec<Bytes> {
+    let mut out = Vec::with_capacity(queued.len());
+    for (id, text) in queued {
+        out.push(sse::encode(id, &text));
+        let event = StoredEvent {
+            id,
+            data: Arc::from(text),
+        };
+        if let Err(e) = session.store.append(&session.id, event).await {
+            tracing::warn!(error = %e, "event not stored; it cannot be replayed");
+        }
+    }
+    out
+}
+
+/// Reads a POST body structurally: which ids will be answered, whether it is `initialize`.
+/// Bodies the engine would answer without an id, or not at all, are refused here (400).
+#[allow(clippy::result_large_err)] // the error is the ready answer
+fn classify(text: &str) -> Result<Post, Response<Body>> {
+    let bad = |e: &ErrorObject| reply::error_body(StatusCode::BAD_REQUEST, None, e.clone());
+    match Frame::decode(text) {
+        Err(e) => Err(bad(&e.error)),
+        Ok(Frame::Single(Err(e))) => match (&e.id, e.answerable) {
+            (Some(id), true) => Ok(Post {
+                ids: vec![id.clone()],
+                initialize: false,
+                batch: false,
+                answered: true,
+            }),
+            _ => Err(bad(&e.error)),
+        },
+        Ok(Frame::Single(Ok(Message::Request(r)))) => Ok(Post {
+            initialize: r.method == "initialize",
+            ids: vec![r.id],
+            batch: false,
+            answered: true,
+        }),
+        Ok(Frame::Single(Ok(_))) => Ok(Post {
+            ids: Vec::new(),
+            initialize: false,
+            batch: false,
+            answered: false,
+        }),
+        Ok(Frame::Batch(items)) => {
+            let mut post = Post {
+                ids: Vec::new(),
+                initialize: false,
+                batch: true,
+                answered: false,
+            };
+            for item in items {
+                match item {
+                    Ok(Message::Request(r)) if r.method == "initialize" => {
+                        return Err(bad(&ErrorObject::invalid_request(
+                            "initialize must not be sent in a batch",
+                            "initialize_in_batch",
+                        )));
+                    }
+                    Ok(Message::Request(r)) => {
+                        post.ids.push(r.id);
+                        post.answered = true;
+                    }
+                    Err(e) if e.answerable => {
+                        post.ids.extend(e.id);
+                        post.answered = true;
+                    }
+                    _ => {}
+                }
+            }
+            Ok(post)
+        }
+    }
+}
+
+enum BodyError {
+    TooLarge,
+    Read,
+}
+
+async fn read_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
+    let mut stream = body.into_data_stream();
+    let mut buf = BytesMut::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| BodyError::Read)?;
+        if buf.len() + chunk.len() > limit {
+            return Err(BodyError::TooLarge);
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf.freeze())
+}
+
+fn json_response(text: String) -> Response<Body> {
+    let mut r = Response::new(Body::from(text));
+    r.headers_mut().insert(CONTENT_TYPE, JSON);
+    r
+}
+
+fn too_large(limit: usize) -> Response<Body> {
+    let mut r = refuse(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        TRANSPORT_ERROR,
+        format!("Payload Too Large: the body exceeds {limit} bytes"),
+        "body_too_large",
+        None,
+    );
+    *r.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
+    r
+}
+
+fn bad_last_event_id() -> Response<Body> {
+    refuse(
+        StatusCode::BAD_REQUEST,
+        TRANSPORT_ERROR,
+        "Bad Request: Last-Event-ID names no stream that can be resumed",
+        "unknown_last_event_id",
+        Some("HT-17"),
+    )
+}
+
+fn internal(message: &str) -> Response<Body> {
+    reply::error_body(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        None,
+        ErrorObject::new(ErrorCode::INTERNAL_ERROR, message),
+    )
+}
+
+fn forbidden(refusal: &Refusal) -> Response<Body> {
+    let (message, reason) = match refusal {
+        Refusal::Host(_) => ("Forbidden: Host not allowed", "host_not_allowed"),
+        Refusal::Origin(_) => ("Forbidden: Origin not allowed", "origin_not_allowed"),
+    };
+    tracing::warn!(?refusal, "request refused (DNS-rebinding protection)");
+    refuse(
+        StatusCode::FORBIDDEN,
+        TRANSPORT_ERROR,
+        message,
+        reason,
+        Some("HT-3"),
+    )
+}
+
+impl<B> tower::Service<Request<B>> for StreamableHttpService
+where
+    B: axum::body::HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Result<Response<Body>, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        let this = self.clone();
+        let req = req.map(Body::new);
+        Box::pin(async move { Ok(this.handle(req).await) })
+    }
+}
+
+/// Serves `service` on `listener` until the process ends: `TCP_NODELAY` is set on every
+/// accepted socket. Bind the listener to loopback (`127.0.0.1`) for a local server.
+///
+/// # Errors
+/// An I/O error of the listener.
+pub async fn serve(listener: TcpListener, service: StreamableHttpService) -> std::io::Result<()> {
+    serve_with_shutdown(listener, service, std::future::pending()).await
+}
+
+/// Like [`serve`], until `signal` resolves; then every session is ended.
+///
+/// # Errors
+/// An I/O error of the listener.
+pub async fn serve_with_shutdown<F>(
+    listener: TcpListener,
+    service: StreamableHttpService,
+    signal: F,
+) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY not set");
+        }
+    });
+    let router = service.router();
+    // Open SSE streams would hold a graceful shutdown forever: end the sessions first.
+    let closing = service.clone();
+    let signal = async move {
+        signal.await;
+        closing.close_all().await;
+    };
+    let result = axum::serve(listener, router)
+        .with_graceful_shutdown(signal)
+        .await;
+    service.close_all().await;
+    result
+}

@@ -1,0 +1,365 @@
+//! Sessions (server side): the per-client state behind an `Mcp-Session-Id`, the
+//! [`HttpSessionTransport`] the engine runs on, and the registry with its idle reaper.
+//!
+//! Data flow of one session:
+//!
+//! ```text
+//! POST body ─► inbound queue ─► HttpSource ─► engine ─► HttpSink ─► Routing::plan
+//!           ─► EventStore::append ─► Routing::deliver ─► the SSE connection (or JSON answer)
+//! ```
+//!
+//! A session holds no task of its own: the engine's reader and writer tasks are the only ones,
+//! and one reaper task per service ends idle sessions. Ending a session drops every map entry,
+//! closes every channel and the engine [`Peer`], and forgets its stored events.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Duration;
+
+use switchboard_jsonrpc::{FrameSink, FrameSource, OutboundFrame, Peer, Transport, TransportError};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::event_store::{EventStore, StoredEvent};
+use crate::routing::{Plan, Routing};
+use crate::sse;
+
+/// The engine's transport for one HTTP session: POSTed frames in, routed frames out.
+///
+/// The session factory passes it to the engine (`Server::serve`); it splits into an
+/// [`HttpSink`] and an [`HttpSource`].
+pub struct HttpSessionTransport {
+    session: Arc<Session>,
+    rx: mpsc::Receiver<String>,
+}
+
+impl fmt::Debug for HttpSessionTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpSessionTransport")
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpSessionTransport {
+    /// The session id this transport serves. Treat it as a secret: do not log it (`[SEC-SH-8]`).
+    pub fn session_id(&self) -> &str {
+        &self.session.id
+    }
+}
+
+/// The sending half: routes each outbound frame to its stream.
+pub struct HttpSink {
+    session: Arc<Session>,
+}
+
+impl fmt::Debug for HttpSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpSink").finish_non_exhaustive()
+    }
+}
+
+/// The receiving half: the frames POSTed to this session, in arrival order.
+#[derive(Debug)]
+pub struct HttpSource {
+    rx: mpsc::Receiver<String>,
+}
+
+impl Transport for HttpSessionTransport {
+    type Sink = HttpSink;
+    type Source = HttpSource;
+
+    fn split(self) -> (HttpSink, HttpSource) {
+        (
+            HttpSink {
+                session: self.session,
+            },
+            HttpSource { rx: self.rx },
+        )
+    }
+}
+
+impl FrameSink for HttpSink {
+    async fn send(&mut self, frame: OutboundFrame) -> Result<(), TransportError> {
+        self.session.route(frame).await
+    }
+
+    async fn close(&mut self) -> Result<(), TransportError> {
+        self.session.terminate().await;
+        Ok(())
+    }
+}
+
+impl FrameSource for HttpSource {
+    async fn recv(&mut self) -> Option<Result<String, TransportError>> {
+        self.rx.recv().await.map(Ok)
+    }
+}
+
+/// One session's state.
+pub(crate) struct Session {
+    pub(crate) id: Arc<str>,
+    pub(crate) routing: Mutex<Routing>,
+    inbound: Mutex<Option<mpsc::Sender<String>>>,
+    peer: OnceLock<Peer>,
+    last_active: Mutex<Instant>,
+    pub(crate) store: Arc<dyn EventStore>,
+    registry: Weak<Registry>,
+    terminated: AtomicBool,
+}
+
+impl Session {
+    /// A new session and the transport to hand to the factory.
+    pub(crate) fn new(
+        id: Arc<str>,
+        store: Arc<dyn EventStore>,
+        registry: Weak<Registry>,
+        unsolicited_cap: usize,
+        stream_queue: usize,
+        inbound_queue: usize,
+    ) -> (Arc<Session>, HttpSessionTransport) {
+        let (tx, rx) = mpsc::channel(inbound_queue.max(1));
+        let session = Arc::new(Session {
+            id,
+            routing: Mutex::new(Routing::new(unsolicited_cap, stream_queue)),
+            inbound: Mutex::new(Some(tx)),
+            peer: OnceLock::new(),
+            last_active: Mutex::new(Instant::now()),
+            store,
+            registry,
+            terminated: AtomicBool::new(false),
+        });
+        let transport = HttpSessionTransport {
+            session: session.clone(),
+            rx,
+        };
+        (session, transport)
+    }
+
+    pub(crate) fn set_peer(&self, peer: Peer) {
+        let _ = self.peer.set(peer);
+    }
+
+    pub(crate) fn touch(&self) {
+        if let Ok(mut t) = self.last_active.lock() {
+            *t = Instant::now();
+        }
+    }
+
+    pub(crate) fn is_terminated(&self) -> bool {
+        self.terminated.load(Ordering::Acquire) || self.peer.get().is_some_and(Peer::is_closed)
+    }
+
+    fn idle_for(&self) -> Duration {
+        self.last_active
+            .lock()
+            .map(|t| t.elapsed())
+            .unwrap_or_default()
+    }
+
+    /// Hands a POSTed frame to the engine. `false` when the session has ended.
+    pub(crate) async fn forward(&self, text: String) -> bool {
+        let tx = self.inbound.lock().ok().and_then(|g| g.clone());
+        match tx {
+            Some(tx) => tx.send(text).await.is_ok(),
+            None => false,
+        }
+    }
+
+    /// Routes one outbound frame: plan, store, deliver.
+    async fn route(&self, frame: OutboundFrame) -> Result<(), TransportError> {
+        let plan = match self.routing.lock() {
+            Ok(mut r) => r.plan(&frame),
+            Err(_) => return Err(TransportError::Closed),
+        };
+        match plan {
+            Plan::Drop(why) => {
+                if self.terminated.load(Ordering::Acquire) {
+                    return Err(TransportError::Closed);
+                }
+                tracing::warn!(kind = %frame.kind, id = ?frame.id, reason = why, "outbound frame dropped: no stream takes it");
+            }
+            Plan::Queued => {}
+            Plan::Json(tx) => {
+                let _ = tx.send(frame.text);
+            }
+            Plan::Sse { id, last } => {
+                let bytes = sse::encode(id, &frame.text);
+                let event = StoredEvent {
+                    id,
+                    data: Arc::from(frame.text),
+                };
+                if let Err(e) = self.store.append(&self.id, event).await {
+                    tracing::warn!(error = %e, "event not stored; it cannot be replayed");
+                }
+                if let Ok(mut r) = self.routing.lock() {
+                    r.deliver(id, last, bytes);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the session: out of the registry, every stream ended, the engine closed, events
+    /// forgotten. Idempotent.
+    pub(crate) async fn terminate(&self) {
+        if self.terminated.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if let Some(reg) = self.registry.upgrade() {
+            reg.remove(&self.id);
+        }
+        if let Ok(mut r) = self.routing.lock() {
+            r.close_all();
+        }
+        if let Ok(mut i) = self.inbound.lock() {
+            i.take();
+        }
+        if let Some(p) = self.peer.get() {
+            p.close();
+        }
+        self.store.remove_session(&self.id).await;
+        tracing::debug!("HTTP session ended");
+    }
+}
+
+/// Detaches an SSE connection from its stream when the response body is dropped.
+pub(crate) struct ConnGuard {
+    pub(crate) session: Weak<Session>,
+    pub(crate) stream: u64,
+    pub(crate) conn: u64,
+}
+
+impl Drop for ConnGuard {
+    fn drop(&mut self) {
+        if let Some(s) = self.session.upgrade() {
+            if let Ok(mut r) = s.routing.lock() {
+                r.detach(self.stream, self.conn);
+            }
+            s.touch();
+        }
+    }
+}
+
+/// All open sessions of one service.
+pub(crate) struct Registry {
+    sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    pub(crate) max: usize,
+}
+
+impl Registry {
+    pub(crate) fn new(max: usize) -> Self {
+        Registry {
+            sessions: Mutex::default(),
+            max,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.sessions.lock().map(|s| s.len()).unwrap_or(0)
+    }
+
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<Session>> {
+        self.sessions.lock().ok()?.get(id).cloned()
+    }
+
+    /// Inserts a session unless the bound is reached.
+    pub(crate) fn insert(&self, s: Arc<Session>) -> bool {
+        let Ok(mut map) = self.sessions.lock() else {
+            return false;
+        };
+        if map.len() >= self.max {
+            return false;
+        }
+        map.insert(s.id.clone(), s);
+        true
+    }
+
+    fn remove(&self, id: &str) {
+        if let Ok(mut map) = self.sessions.lock() {
+            map.remove(id);
+        }
+    }
+
+    fn all(&self) -> Vec<Arc<Session>> {
+        self.sessions
+            .lock()
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Ends sessions whose engine closed, and sessions idle for longer than `idle` (no request
+    /// and no open stream). Returns how many ended.
+    pub(crate) async fn reap(&self, idle: Option<Duration>) -> usize {
+        let mut n = 0;
+        for s in self.all() {
+            let live = s
+                .routing
+                .lock()
+                .map(|r| r.has_live_connection())
+                .unwrap_or(false);
+            let expired = idle.is_some_and(|t| !live && s.idle_for() >= t);
+            if s.is_terminated() || expired {
+                if expired {
+                    tracing::debug!("idle HTTP session reaped");
+                }
+                s.terminate().await;
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Ends every session.
+    pub(crate) async fn close_all(&self) {
+        for s in self.all() {
+            s.terminate().await;
+        }
+    }
+}
+
+/// Runs the reaper until the registry is dropped.
+pub(crate) async fn reap_loop(registry: Weak<Registry>, idle: Option<Duration>) {
+    let period = idle
+        .map(|t| (t / 4).clamp(Duration::from_millis(10), Duration::from_secs(30)))
+        .unwrap_or(Duration::from_secs(30));
+    loop {
+        tokio::time::sleep(period).await;
+        let Some(reg) = registry.upgrade() else {
+            return;
+        };
+        reg.reap(idle).await;
+    }
+}
+
+/// A new session id: 128 bits from the operating system's CSPRNG, as 32 lowercase hex digits
+/// (visible ASCII, `[HT-18]`, `[SEC-SH-3]`).
+///
+/// # Errors
+/// When the operating system's random source fails.
+pub(crate) fn new_session_id() -> Result<Arc<str>, getrandom::Error> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)?;
+    let mut s = String::with_capacity(32);
+    for b in bytes {
+        s.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
+        s.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
+    }
+    Ok(Arc::from(s))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn ht18_session_ids_are_visible_ascii_and_distinct() {
+        let a = new_session_id().unwrap();
+        let b = new_session_id().unwrap();
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|c| (0x21..=0x7e).contains(&c)));
+        assert_ne!(a, b);
+    }
+}
