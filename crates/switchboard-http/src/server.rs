@@ -660,6 +660,14 @@ where
     }
 }
 
+/// What every accepted socket gets: `TCP_NODELAY` (a response is one small write; Nagle would
+/// hold it back for the peer's delayed ACK).
+fn tune(tcp: &mut tokio::net::TcpStream) {
+    if let Err(e) = tcp.set_nodelay(true) {
+        tracing::debug!(error = %e, "TCP_NODELAY not set");
+    }
+}
+
 /// Serves `service` on `listener` until the process ends: `TCP_NODELAY` is set on every
 /// accepted socket. Bind the listener to loopback (`127.0.0.1`) for a local server.
 ///
@@ -682,11 +690,7 @@ where
     F: Future<Output = ()> + Send + 'static,
 {
     use axum::serve::ListenerExt;
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "TCP_NODELAY not set");
-        }
-    });
+    let listener = listener.tap_io(tune);
     let router = service.router();
     // Open SSE streams would hold a graceful shutdown forever: end the sessions first.
     let closing = service.clone();
@@ -699,4 +703,21 @@ where
         .await;
     service.close_all().await;
     result
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[tokio::test]
+    async fn accepted_sockets_get_nodelay_and_the_default_bind_is_loopback() {
+        assert!(crate::config::DEFAULT_BIND_ADDR.ip().is_loopback());
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (mut accepted, _) = listener.accept().await.unwrap();
+        tune(&mut accepted);
+        assert!(accepted.nodelay().unwrap());
+    }
 }
