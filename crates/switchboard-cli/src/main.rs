@@ -12,11 +12,26 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Serve an example server: over stdio (the default; frames on stdout, logs on stderr).
+    /// Serve an example server: over stdio (the default; frames on stdout, logs on stderr), or
+    /// over Streamable HTTP with --http.
     Serve {
         /// Serve over this process's stdin and stdout (the default).
         #[arg(long)]
         stdio: bool,
+        /// Serve Streamable HTTP on ADDR instead (endpoint /mcp; 127.0.0.1:8080 when no ADDR is
+        /// given). Host and Origin must name loopback (or ADDR's own IP); port 0 picks a port.
+        #[arg(
+            long,
+            value_name = "ADDR",
+            num_args = 0..=1,
+            default_missing_value = "127.0.0.1:8080",
+            conflicts_with = "stdio"
+        )]
+        http: Option<std::net::SocketAddr>,
+        /// With --http: answer each POSTed request with one application/json body instead of
+        /// an SSE stream.
+        #[arg(long, requires = "http")]
+        json_response: bool,
         /// Which example server to run.
         #[arg(long, value_enum, default_value = "everything")]
         example: switchboard_cli::examples::Example,
@@ -92,11 +107,47 @@ fn run() -> anyhow::Result<()> {
             stdio: _,
             example,
             max_frame_bytes,
+            http,
+            json_response,
         } => {
             let config = switchboard::jsonrpc::SessionConfig::default()
                 .with_max_frame_bytes(max_frame_bytes);
             rt.block_on(async move {
                 let server = switchboard_cli::examples::build(example, config)?;
+                if let Some(addr) = http {
+                    use switchboard::http::{HttpConfig, StreamableHttpService};
+                    // The body bound stays within the engine's frame bound.
+                    let mut http_config = HttpConfig::default()
+                        .with_json_response(json_response)
+                        .with_max_body_bytes(
+                            max_frame_bytes.min(switchboard::http::config::DEFAULT_MAX_BODY_BYTES),
+                        );
+                    let ip = addr.ip();
+                    if !ip.is_loopback() && !ip.is_unspecified() {
+                        let host = match ip {
+                            std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+                            std::net::IpAddr::V4(v4) => v4.to_string(),
+                        };
+                        http_config = http_config
+                            .allow_host(host.clone())
+                            .allow_origin(format!("http://{host}:*"));
+                    }
+                    let listener = tokio::net::TcpListener::bind(addr).await?;
+                    let local = listener.local_addr()?;
+                    let service = StreamableHttpService::new(
+                        move |t| {
+                            server
+                                .serve(t)
+                                .map(|s| s.peer().clone())
+                                .map_err(|e| e.to_string())
+                        },
+                        http_config,
+                    );
+                    // The one line a user needs, visible under the default `warn` filter.
+                    tracing::warn!("listening on http://{local}/mcp");
+                    switchboard::http::serve(listener, service).await?;
+                    return anyhow::Ok(());
+                }
                 let transport = switchboard::transport::stdio::StdioTransport::stdio()
                     .with_max_frame_bytes(max_frame_bytes);
                 let session = server.serve(transport)?;

@@ -11,6 +11,7 @@
 //! | [`server`] | `switchboard-server`: [`server::Server`] | `server` (default) |
 //! | [`client`] | `switchboard-client`: [`client::Client`] | `client` (default) |
 
+pub use switchboard_http as http;
 pub use switchboard_jsonrpc as jsonrpc;
 pub use switchboard_transport as transport;
 pub use switchboard_types as types;
