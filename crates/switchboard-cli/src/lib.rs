@@ -4,12 +4,14 @@
 //!
 //! | module | role |
 //! |---|---|
+//! | [`call`] | `switchboard call`: one request to any server, the result as JSON |
 //! | [`check`] | `switchboard check`: conformance and robustness checks against any server |
 //! | [`demo`] | the embedded default server and the worked session `switchboard demo` prints |
 //! | [`everything`] | the everything server (EVERYTHING-SERVER.md) |
 //! | [`examples`] | the servers `switchboard serve --example` runs |
 //! | [`trace`] | `switchboard trace`: the inspector over a file |
 
+pub mod call;
 pub mod check;
 pub mod demo;
 pub mod everything;

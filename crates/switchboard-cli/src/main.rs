@@ -50,6 +50,34 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Send one request to a server and print the JSON result (exit 0); a JSON-RPC error goes to
+    /// stderr (exit 1); a connection failure exits 2.
+    ///
+    /// Examples: `switchboard call --stdio "node server.js" tools/call add a=1 b=2`,
+    /// `switchboard call --stdio "switchboard serve" resources/read test://static-text`.
+    Call {
+        /// Spawn this server command and talk over stdio.
+        #[arg(long, value_name = "CMD ARGS")]
+        stdio: String,
+        /// The method, e.g. tools/call, tools/list, resources/read, prompts/get.
+        method: String,
+        /// The tool or prompt name, or the resource URI.
+        target: Option<String>,
+        /// Arguments as key=value (values parse as JSON when they can).
+        pairs: Vec<String>,
+        /// Raw params (a JSON object), merged over the rest.
+        #[arg(long)]
+        params: Option<String>,
+        /// Answer sampling requests with this result (JSON); declined otherwise.
+        #[arg(long)]
+        sampling_response: Option<String>,
+        /// Answer elicitation requests with this result (JSON); declined otherwise.
+        #[arg(long)]
+        elicitation_response: Option<String>,
+        /// Offer these roots (a JSON array of {uri, name?}); no roots capability otherwise.
+        #[arg(long)]
+        roots: Option<String>,
+    },
     /// Check any server against the spec (handshake, envelope, errors, gates, pagination,
     /// robustness); one line per check with its SPEC-NOTES tag. Exit 1 when a check fails.
     Check {
@@ -155,6 +183,31 @@ fn run() -> anyhow::Result<()> {
                 session.closed().await;
                 anyhow::Ok(())
             })?;
+        }
+        Command::Call {
+            stdio,
+            method,
+            target,
+            pairs,
+            params,
+            sampling_response,
+            elicitation_response,
+            roots,
+        } => {
+            let args = switchboard_cli::call::CallArgs {
+                stdio,
+                method,
+                target,
+                pairs,
+                params,
+                sampling_response,
+                elicitation_response,
+                roots,
+            };
+            let outcome = rt.block_on(switchboard_cli::call::run(&args));
+            eprint!("{}", outcome.stderr);
+            write_stdout(&outcome.stdout)?;
+            std::process::exit(outcome.code);
         }
         Command::Check {
             stdio,

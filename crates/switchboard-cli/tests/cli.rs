@@ -181,3 +181,79 @@ fn check_fails_exactly_the_rules_a_broken_server_breaks() {
         "what the broken server does right still passes"
     );
 }
+
+fn call(args: &[&str]) -> (Option<i32>, String, String) {
+    let server = format!("{} serve", env!("CARGO_BIN_EXE_switchboard"));
+    let out = bin()
+        .args(["call", "--stdio", &server])
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).expect("utf-8"),
+        String::from_utf8(out.stderr).expect("utf-8"),
+    )
+}
+
+#[test]
+fn call_prints_the_result_and_exits_0() {
+    let (code, out, _) = call(&["tools/call", "test_structured_output", "a=2", "b=5"]);
+    assert_eq!(code, Some(0));
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+    assert_eq!(
+        v["structuredContent"],
+        serde_json::json!({"sum": 7, "product": 10})
+    );
+    let (code, out, _) = call(&["resources/read", "test://static-text"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("This is the content of the static text resource."));
+    let (code, out, _) = call(&["tools/list"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("test_simple_text"));
+}
+
+#[test]
+fn call_puts_a_json_rpc_error_on_stderr_and_exits_1() {
+    let (code, out, err) = call(&["resources/read", "test://nope"]);
+    assert_eq!((code, out.as_str()), (Some(1), ""));
+    let v: serde_json::Value = serde_json::from_str(&err).expect("JSON error on stderr");
+    assert_eq!(v["code"], -32002);
+}
+
+#[test]
+fn call_exits_2_when_the_server_cannot_be_reached() {
+    let out = bin()
+        .args(["call", "--stdio", "/nonexistent/server", "ping"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot initialize"));
+}
+
+#[test]
+fn call_declines_server_requests_unless_given_a_canned_answer() {
+    let (code, out, _) = call(&["tools/call", "test_sampling", "prompt=hi"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        out.contains("\"isError\": true") && out.contains("declined"),
+        "{out}"
+    );
+    let canned = r#"{"role":"assistant","content":{"type":"text","text":"canned"},"model":"m"}"#;
+    let (code, out, _) = call(&[
+        "tools/call",
+        "test_sampling",
+        "prompt=hi",
+        "--sampling-response",
+        canned,
+    ]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("LLM response: canned"), "{out}");
+    let (_, out, _) = call(&[
+        "tools/call",
+        "test_list_roots",
+        "--roots",
+        r#"[{"uri":"file:///tmp","name":"tmp"}]"#,
+    ]);
+    assert!(out.contains("file:///tmp"), "{out}");
+}

@@ -1,0 +1,250 @@
+//! `switchboard call`: the client's face on the command line, in the manner of the Inspector's
+//! CLI mode. Prints the JSON result on stdout (exit 0); a JSON-RPC error goes to stderr (exit 1);
+//! a connection failure exits 2.
+
+use std::io::IsTerminal;
+
+use anyhow::Context as _;
+use serde_json::{Map, Value, json};
+use switchboard::client::{Client, ClientError, ClientSession, RequestOptions};
+use switchboard::transport::{ChildCommand, ChildTransport};
+use switchboard::types::elicitation::{ElicitAction, ElicitResult};
+use switchboard::types::lifecycle::Implementation;
+use switchboard::types::roots::Root;
+use switchboard::types::{ErrorCode, ErrorObject};
+
+/// What to call and how.
+#[derive(Debug, Clone)]
+pub struct CallArgs {
+    /// The server command (stdio).
+    pub stdio: String,
+    /// The method, e.g. `tools/call`.
+    pub method: String,
+    /// The tool or prompt name, or the resource URI.
+    pub target: Option<String>,
+    /// `key=value` arguments.
+    pub pairs: Vec<String>,
+    /// Raw params, merged over what the other flags build.
+    pub params: Option<String>,
+    /// A canned `sampling/createMessage` result (JSON).
+    pub sampling_response: Option<String>,
+    /// A canned `elicitation/create` result (JSON).
+    pub elicitation_response: Option<String>,
+    /// Roots to offer (JSON array of roots).
+    pub roots: Option<String>,
+}
+
+/// The outcome for the caller: text for stdout or stderr, and the exit code.
+#[derive(Debug)]
+pub struct CallOutcome {
+    /// Printed on stdout.
+    pub stdout: String,
+    /// Printed on stderr.
+    pub stderr: String,
+    /// 0 result, 1 JSON-RPC error, 2 connection failure.
+    pub code: i32,
+}
+
+/// Parses `key=value`: the value as JSON when it parses (numbers, booleans, objects), else a string.
+pub fn parse_pairs(pairs: &[String], json_values: bool) -> anyhow::Result<Map<String, Value>> {
+    let mut out = Map::new();
+    for p in pairs {
+        let (k, v) = p
+            .split_once('=')
+            .with_context(|| format!("argument {p:?} is not key=value"))?;
+        let value = if json_values {
+            serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_owned()))
+        } else {
+            Value::String(v.to_owned())
+        };
+        out.insert(k.to_owned(), value);
+    }
+    Ok(out)
+}
+
+fn params_for(a: &CallArgs) -> anyhow::Result<Value> {
+    let mut params = match (a.method.as_str(), &a.target) {
+        ("tools/call", Some(name)) => {
+            json!({"name": name, "arguments": parse_pairs(&a.pairs, true)?})
+        }
+        ("prompts/get", Some(name)) => {
+            json!({"name": name, "arguments": parse_pairs(&a.pairs, false)?})
+        }
+        ("resources/read" | "resources/subscribe" | "resources/unsubscribe", Some(uri)) => {
+            json!({"uri": uri})
+        }
+        ("tools/call" | "prompts/get", None) => anyhow::bail!("{} needs a name", a.method),
+        ("resources/read", None) => anyhow::bail!("resources/read needs a URI"),
+        (_, _) => Value::Object(parse_pairs(&a.pairs, true)?),
+    };
+    if let Some(raw) = &a.params {
+        let extra: Value = serde_json::from_str(raw).context("--params is not JSON")?;
+        let (Value::Object(base), Value::Object(extra)) = (&mut params, extra) else {
+            anyhow::bail!("--params must be a JSON object");
+        };
+        base.extend(extra);
+    }
+    Ok(params)
+}
+
+async fn connect(a: &CallArgs) -> anyhow::Result<ClientSession> {
+    let command = ChildCommand::new("sh").args(["-c", &format!("exec {}", a.stdio)]);
+    let child =
+        ChildTransport::spawn(command).with_context(|| format!("cannot start `{}`", a.stdio))?;
+    let sampling: Option<Value> = a
+        .sampling_response
+        .as_deref()
+        .map(serde_json::from_str)
+        .transpose()
+        .context("--sampling-response is not JSON")?;
+    let elicitation: Option<Value> = a
+        .elicitation_response
+        .as_deref()
+        .map(serde_json::from_str)
+        .transpose()
+        .context("--elicitation-response is not JSON")?;
+    let mut builder = Client::builder(Implementation::new(
+        "switchboard-call",
+        env!("CARGO_PKG_VERSION"),
+    ))
+    .sampling(move |_, _| {
+        let canned = sampling.clone();
+        async move {
+            match canned {
+                Some(v) => serde_json::from_value(v)
+                    .map_err(|e| ErrorObject::internal(format!("--sampling-response: {e}"))),
+                None => Err(ErrorObject::new(
+                    ErrorCode::USER_REJECTED,
+                    "sampling declined by switchboard call",
+                )),
+            }
+        }
+    })
+    .elicitation(move |_, _| {
+        let canned = elicitation.clone();
+        async move {
+            match canned {
+                Some(v) => serde_json::from_value(v)
+                    .map_err(|e| ErrorObject::internal(format!("--elicitation-response: {e}"))),
+                None => Ok(ElicitResult::new(ElicitAction::Decline)),
+            }
+        }
+    })
+    .on_log(|m| {
+        eprintln!(
+            "[{}] {}",
+            serde_json::to_value(m.level)
+                .unwrap_or_default()
+                .as_str()
+                .unwrap_or("log"),
+            m.data
+        )
+    });
+    if let Some(roots) = &a.roots {
+        let roots: Vec<Root> =
+            serde_json::from_str(roots).context("--roots must be a JSON array of {uri, name?}")?;
+        builder = builder.roots(roots);
+    }
+    builder
+        .build()
+        .connect(child)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot initialize `{}`: {e}", a.stdio))
+}
+
+fn progress_bar(p: f64, total: Option<f64>) {
+    if !std::io::stderr().is_terminal() {
+        return;
+    }
+    match total {
+        Some(t) if t > 0.0 => {
+            let filled = ((p / t).clamp(0.0, 1.0) * 30.0) as usize;
+            eprint!(
+                "\r[{}{}] {p}/{t}",
+                "#".repeat(filled),
+                " ".repeat(30 - filled)
+            );
+        }
+        _ => eprint!("\rprogress {p}"),
+    }
+}
+
+/// The array member of a paginated list result.
+fn list_key(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "tools/list" => "tools",
+        "resources/list" => "resources",
+        "resources/templates/list" => "resourceTemplates",
+        "prompts/list" => "prompts",
+        _ => return None,
+    })
+}
+
+/// Follows `nextCursor` (at most 1000 pages) and returns one result with every item.
+async fn list_all(
+    session: &ClientSession,
+    method: &str,
+    key: &str,
+    params: Value,
+) -> Result<Value, ClientError> {
+    let mut all = Vec::new();
+    let mut params = params;
+    for _ in 0..1000 {
+        let page: Value = session
+            .request(method, params.clone(), RequestOptions::default())
+            .await?;
+        all.extend(
+            page.get(key)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+        );
+        match page.get("nextCursor") {
+            Some(c) => params["cursor"] = c.clone(),
+            None => break,
+        }
+    }
+    Ok(json!({ key: all }))
+}
+
+/// Runs one call.
+pub async fn run(a: &CallArgs) -> CallOutcome {
+    let fail = |code: i32, msg: String| CallOutcome {
+        stdout: String::new(),
+        stderr: msg,
+        code,
+    };
+    let params = match params_for(a) {
+        Ok(p) => p,
+        Err(e) => return fail(2, format!("switchboard call: {e:#}\n")),
+    };
+    let session = match connect(a).await {
+        Ok(s) => s,
+        Err(e) => return fail(2, format!("switchboard call: {e:#}\n")),
+    };
+    let result = if let Some(key) = list_key(&a.method).filter(|_| params.get("cursor").is_none()) {
+        list_all(&session, &a.method, key, params).await
+    } else {
+        let opts = RequestOptions::default().with_progress(|u| progress_bar(u.progress, u.total));
+        session.request(&a.method, params, opts).await
+    };
+    session.close();
+    session.closed().await;
+    match result {
+        Ok(v) => CallOutcome {
+            stdout: format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default()),
+            stderr: String::new(),
+            code: 0,
+        },
+        Err(e) => match e.rejection() {
+            Some(err) => fail(
+                1,
+                format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(err).unwrap_or_default()
+                ),
+            ),
+            None => fail(2, format!("switchboard call: {e}\n")),
+        },
+    }
+}
