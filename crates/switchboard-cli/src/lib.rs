@@ -9,6 +9,7 @@
 //! | [`demo`] | the embedded default server and the worked session `switchboard demo` prints |
 //! | [`everything`] | the everything server (EVERYTHING-SERVER.md) |
 //! | [`examples`] | the servers `switchboard serve --example` runs |
+//! | [`record`] | `switchboard record`: a transparent recording proxy |
 //! | [`trace`] | `switchboard trace`: the inspector over a file |
 
 pub mod call;
@@ -16,4 +17,5 @@ pub mod check;
 pub mod demo;
 pub mod everything;
 pub mod examples;
+pub mod record;
 pub mod trace;

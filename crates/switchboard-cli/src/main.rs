@@ -78,6 +78,16 @@ enum Command {
         #[arg(long)]
         roots: Option<String>,
     },
+    /// A transparent recording proxy: be the stdio server to whoever launched this, relay every
+    /// frame unchanged to the spawned server, and record each one as a JSONL line.
+    Record {
+        /// The recording (JSONL: ts_ms, direction, transport, session, frame).
+        #[arg(short, long)]
+        output: String,
+        /// The server command to spawn and relay to.
+        #[arg(long, value_name = "CMD ARGS")]
+        stdio: String,
+    },
     /// Check any server against the spec (handshake, envelope, errors, gates, pagination,
     /// robustness); one line per check with its SPEC-NOTES tag. Exit 1 when a check fails.
     Check {
@@ -208,6 +218,10 @@ fn run() -> anyhow::Result<()> {
             eprint!("{}", outcome.stderr);
             write_stdout(&outcome.stdout)?;
             std::process::exit(outcome.code);
+        }
+        Command::Record { output, stdio } => {
+            let code = rt.block_on(switchboard_cli::record::stdio(&output, &stdio))?;
+            std::process::exit(code);
         }
         Command::Check {
             stdio,

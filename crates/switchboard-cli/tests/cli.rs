@@ -257,3 +257,72 @@ fn call_declines_server_requests_unless_given_a_canned_answer() {
     ]);
     assert!(out.contains("file:///tmp"), "{out}");
 }
+
+#[test]
+fn record_relays_byte_for_byte_and_its_recording_traces_clean() {
+    let script = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        "\r\n",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#,
+        "\n"
+    );
+    let server = format!("{} serve --example add", env!("CARGO_BIN_EXE_switchboard"));
+    let run = |cmd: &mut Command| {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("spawns");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(script.as_bytes())
+            .expect("writes");
+        child.wait_with_output().expect("exits")
+    };
+    let direct = run(Command::new("sh").args(["-c", &server]));
+    let dir = std::env::temp_dir().join(format!("sb-record-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let file = dir.join("rec.jsonl");
+    let proxied = run(bin().args([
+        "record",
+        "-o",
+        file.to_str().expect("utf-8"),
+        "--stdio",
+        &server,
+    ]));
+    assert_eq!(proxied.status.code(), Some(0));
+    assert_eq!(proxied.stdout, direct.stdout, "the proxy is transparent");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&file)
+        .expect("recording")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("jsonl"))
+        .collect();
+    assert_eq!(lines.len(), 5);
+    assert_eq!(lines[0]["direction"], "c2s");
+    assert_eq!(lines[0]["transport"], "stdio");
+    assert!(
+        lines[0]["frame"]
+            .as_str()
+            .expect("raw text")
+            .starts_with(r#"{"jsonrpc":"2.0","id":1,"method":"initialize""#)
+    );
+    assert!(
+        lines.iter().any(|l| l["direction"] == "s2c"
+            && l["frame"].as_str().unwrap_or("").contains(r#""id":"x""#))
+    );
+    let out = bin()
+        .args(["trace", file.to_str().expect("utf-8")])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
