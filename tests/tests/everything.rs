@@ -144,7 +144,7 @@ async fn contract_2_progress_tool_sends_0_50_100_before_the_response() {
         }
         assert_eq!(f["method"], "notifications/progress");
         assert_eq!(f["params"]["progressToken"], "tok-1");
-        assert_eq!(f["params"]["total"], 100.0);
+        assert_eq!(f["params"]["total"], 100);
         progress.push(f["params"]["progress"].as_f64().unwrap());
     }
     assert_eq!(

@@ -227,7 +227,11 @@ pub fn render(frames: &[TraceFrame]) -> String {
         let r = inspector.observe(dir, &f.text, None).clone();
         if f.step != current {
             current = f.step;
-            let title = STEPS.get(current - 1).copied().unwrap_or("");
+            let title = STEPS
+                .get(current - 1)
+                .or_else(|| crate::demo_more::STEPS.get(current - 1 - STEPS.len()))
+                .copied()
+                .unwrap_or("");
             out.push_str(&format!("\n# step {current}: {title}\n"));
         }
         let arrow = match f.direction {
@@ -263,7 +267,11 @@ fn annotation(r: &switchboard_inspect::FrameReport) -> String {
         parts.push(format!("capability={c}{n}"));
     }
     if let Some(i) = r.refers_to {
-        parts.push(format!("answers #{i}"));
+        let verb = match r.kind {
+            switchboard_inspect::Kind::Response | switchboard_inspect::Kind::Error => "answers",
+            _ => "refers to",
+        };
+        parts.push(format!("{verb} #{i}"));
     }
     for v in &r.violations {
         parts.push(format!("VIOLATION {v}"));

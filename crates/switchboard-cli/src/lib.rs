@@ -7,6 +7,7 @@
 //! | [`call`] | `switchboard call`: one request to any server, the result as JSON |
 //! | [`check`] | `switchboard check`: conformance and robustness checks against any server |
 //! | [`demo`] | the embedded default server and the worked session `switchboard demo` prints |
+//! | [`demo_more`] | part two of the demo: the rest of the protocol against the everything server |
 //! | [`everything`] | the everything server (EVERYTHING-SERVER.md) |
 //! | [`examples`] | the servers `switchboard serve --example` runs |
 //! | [`record`] | `switchboard record`: a transparent recording proxy |
@@ -15,6 +16,7 @@
 pub mod call;
 pub mod check;
 pub mod demo;
+pub mod demo_more;
 pub mod everything;
 pub mod examples;
 pub mod record;

@@ -242,21 +242,29 @@ fn run() -> anyhow::Result<()> {
             std::process::exit(code);
         }
         Command::Demo { raw } => {
-            let frames = rt.block_on(switchboard_cli::demo::run())?;
+            let part1 = rt.block_on(switchboard_cli::demo::run())?;
+            let part2 = rt.block_on(switchboard_cli::demo_more::run(
+                switchboard_cli::demo::STEPS.len() + 1,
+            ))?;
             let mut text = String::new();
             if raw {
-                for f in &frames {
+                for f in part1.iter().chain(&part2) {
                     text.push_str(&f.text);
                     text.push('\n');
                 }
             } else {
-                text.push_str("switchboard demo: one MCP session against the embedded demo server, in memory.\n");
+                text.push_str("switchboard demo: MCP sessions between our client and our servers, in memory.\n");
                 text.push_str("Every frame is shown as it crossed the wire (JSON text, serialized and parsed\n");
                 text.push_str("again), with what the inspector says of it underneath.\n");
-                text.push_str(&switchboard_cli::demo::render(&frames));
+                text.push_str("\n## Part 1: seed 000's worked session, against the demo server\n");
+                text.push_str(&switchboard_cli::demo::render(&part1));
+                text.push_str(
+                    "\n## Part 2: the rest of the protocol, against the everything server\n",
+                );
+                text.push_str(&switchboard_cli::demo::render(&part2));
                 text.push_str(&format!(
-                    "\n{} frames; session closed cleanly.\n",
-                    frames.len()
+                    "\n{} frames in two sessions; both closed cleanly.\n",
+                    part1.len() + part2.len()
                 ));
             }
             write_stdout(&text)?;

@@ -14,6 +14,8 @@ fn demo_prints_the_annotated_session_and_exits_0() {
     let text = String::from_utf8(out.stdout).expect("utf-8");
     assert!(text.contains("# step 6: server registers subtract"));
     assert!(text.contains("# summary: 12 frames, 0 violations"));
+    assert!(text.contains("# step 13: subscription"));
+    assert!(text.contains("# summary: 36 frames, 0 violations"));
     assert!(
         out.stderr.is_empty(),
         "nothing on stderr: {}",
@@ -49,7 +51,7 @@ fn trace_of_the_demo_has_no_violations() {
     assert_eq!(code, Some(0), "{text}");
     let last = text.lines().last().expect("a summary line");
     let v: serde_json::Value = serde_json::from_str(last).expect("json");
-    assert_eq!(v["summary"]["frames"], 12);
+    assert_eq!(v["summary"]["frames"], 48, "both parts of the demo");
     assert_eq!(v["summary"]["violations"], 0);
 }
 

@@ -181,9 +181,9 @@ impl RequestContext {
         }
         let mut params = serde_json::Map::new();
         params.insert("progressToken".into(), token.to_value());
-        params.insert("progress".into(), update.progress.into());
+        params.insert("progress".into(), number(update.progress));
         if let Some(t) = update.total {
-            params.insert("total".into(), t.into());
+            params.insert("total".into(), number(t));
         }
         if let Some(m) = update.message {
             params.insert("message".into(), m.into());
@@ -196,6 +196,15 @@ impl RequestContext {
             .map_err(|_| ProgressError::Closed)?;
         state.last = Some(update.progress);
         Ok(())
+    }
+}
+
+/// A whole number as a JSON integer (`50`, not `50.0`), anything else as a float.
+fn number(x: f64) -> serde_json::Value {
+    if x.fract() == 0.0 && x.abs() < 9.0e15 {
+        serde_json::Value::from(x as i64)
+    } else {
+        serde_json::Value::from(x)
     }
 }
 
