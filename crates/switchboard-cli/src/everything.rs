@@ -323,21 +323,36 @@ pub fn everything_server(config: SessionConfig) -> Result<Server, ServerError> {
     });
 
     // --- Prompts (contract §4) ---
+    let prompt = |name: &str, description: &str| {
+        let mut p = Prompt::new(name);
+        p.description = Some(description.to_owned());
+        p
+    };
     let arg = |name: &str| {
         let mut a = PromptArgument::new(name);
+        a.description = Some(format!("The {name} argument"));
         a.required = Some(true);
         a
     };
-    let mut with_args = Prompt::new("test_prompt_with_arguments");
+    let mut with_args = prompt(
+        "test_prompt_with_arguments",
+        "A prompt with two required arguments",
+    );
     with_args.arguments = Some(vec![arg("arg1"), arg("arg2")]);
-    let mut with_resource = Prompt::new("test_prompt_with_embedded_resource");
+    let mut with_resource = prompt(
+        "test_prompt_with_embedded_resource",
+        "A prompt that embeds a resource",
+    );
     with_resource.arguments = Some(vec![arg("resourceUri")]);
     b = b
-        .prompt(Prompt::new("test_simple_prompt"), |_| async {
-            Ok(GetPromptResult::new(vec![PromptMessage::user_text(
-                "This is a simple prompt for testing.",
-            )]))
-        })
+        .prompt(
+            prompt("test_simple_prompt", "A simple prompt without arguments"),
+            |_| async {
+                Ok(GetPromptResult::new(vec![PromptMessage::user_text(
+                    "This is a simple prompt for testing.",
+                )]))
+            },
+        )
         .prompt(with_args, |g: PromptGet| async move {
             let (a1, a2) = (
                 g.arguments.get("arg1").cloned().unwrap_or_default(),
@@ -357,15 +372,18 @@ pub fn everything_server(config: SessionConfig) -> Result<Server, ServerError> {
                 PromptMessage::user_text("Please process the embedded resource above."),
             ]))
         })
-        .prompt(Prompt::new("test_prompt_with_image"), |_| async {
-            Ok(GetPromptResult::new(vec![
-                PromptMessage::new(
-                    switchboard::types::content::Role::User,
-                    ContentBlock::image(PNG, "image/png"),
-                ),
-                PromptMessage::user_text("Please analyze the image above."),
-            ]))
-        });
+        .prompt(
+            prompt("test_prompt_with_image", "A prompt that includes an image"),
+            |_| async {
+                Ok(GetPromptResult::new(vec![
+                    PromptMessage::new(
+                        switchboard::types::content::Role::User,
+                        ContentBlock::image(PNG, "image/png"),
+                    ),
+                    PromptMessage::user_text("Please analyze the image above."),
+                ]))
+            },
+        );
 
     // --- Completion (contract §5) ---
     b = b
