@@ -41,4 +41,6 @@ pub use service::{
     Service,
 };
 pub use session::{NullService, spawn};
-pub use transport::{FrameSink, FrameSource, OutboundFrame, Transport, TransportError};
+pub use transport::{
+    FrameSink, FrameSource, OutboundFrame, Transport, TransportControl, TransportError,
+};

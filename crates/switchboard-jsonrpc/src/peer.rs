@@ -118,6 +118,8 @@ pub(crate) struct Inner {
     pub(crate) inflight_done: Notify,
     /// Cancelled once the writer has flushed every queued frame and closed the transport.
     pub(crate) flushed: CancellationToken,
+    /// What the transport lets handlers control, if anything.
+    pub(crate) control: Option<Arc<dyn crate::transport::TransportControl>>,
 }
 
 /// A handle to one session: sends to the peer. Cheap to clone.
@@ -281,6 +283,11 @@ impl Peer {
     /// Why the connection was lost, when the transport failed (e.g. the exit status of a child).
     pub fn close_reason(&self) -> Option<String> {
         self.inner.close_reason.lock().ok().and_then(|r| r.clone())
+    }
+
+    /// Transport-specific controls (e.g. closing an SSE stream early), when the transport has any.
+    pub fn transport_control(&self) -> Option<&Arc<dyn crate::transport::TransportControl>> {
+        self.inner.control.as_ref()
     }
 
     /// Whether the session has closed.

@@ -29,6 +29,7 @@ use crate::transport::{FrameSink, FrameSource, OutboundFrame, Transport, Transpo
 /// Starts a session on `transport`, answering the peer with `service`. Must be called inside a
 /// Tokio runtime. Returns the handle used to talk to the peer.
 pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: SessionConfig) -> Peer {
+    let control = transport.control();
     let (sink, source) = transport.split();
     let (out_tx, out_rx) = mpsc::channel(config.outbound_queue.max(1));
     let inner = Arc::new(Inner {
@@ -44,6 +45,7 @@ pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         close_reason: Mutex::new(None),
         inflight_done: tokio::sync::Notify::new(),
         flushed: CancellationToken::new(),
+        control,
     });
     let peer = Peer {
         inner: inner.clone(),

@@ -6,6 +6,7 @@
 //! its request, without ever reading `params`.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use switchboard_types::{MessageKind, RequestId};
 
@@ -76,12 +77,28 @@ pub trait FrameSource: Send + 'static {
     fn recv(&mut self) -> impl Future<Output = Option<Result<String, TransportError>>> + Send;
 }
 
+/// Transport-specific controls a handler may use through [`crate::Peer::transport_control`].
+pub trait TransportControl: Send + Sync + 'static {
+    /// Closes the stream that will carry the answer to `request` (Streamable HTTP: that POST's
+    /// SSE stream) without ending the request: the client gets the rest by reconnecting with
+    /// `Last-Event-ID` (SEP-1699 polling). Returns whether there was such a stream.
+    fn close_stream(&self, request: &RequestId) -> bool {
+        let _ = request;
+        false
+    }
+}
+
 /// A bidirectional transport that splits into its two halves.
 pub trait Transport: Send + 'static {
     /// The sending half.
     type Sink: FrameSink;
     /// The receiving half.
     type Source: FrameSource;
+
+    /// Controls this transport offers to handlers; none by default.
+    fn control(&self) -> Option<Arc<dyn TransportControl>> {
+        None
+    }
 
     /// Splits the transport so that reading and writing proceed independently.
     fn split(self) -> (Self::Sink, Self::Source);

@@ -201,6 +201,16 @@ impl Context {
         self.ask::<(), _>("roots/list", None).await
     }
 
+    /// Closes the stream that will carry this request's answer, when the transport has one
+    /// (Streamable HTTP: the POST's SSE stream), so the client resumes with `Last-Event-ID`
+    /// (SEP-1699 polling). Returns whether a stream was closed.
+    pub fn close_stream(&self) -> bool {
+        self.request
+            .peer()
+            .transport_control()
+            .is_some_and(|c| c.close_stream(self.request.id()))
+    }
+
     /// Tells the client a URL-mode elicitation has finished (`notifications/elicitation/complete`).
     ///
     /// # Errors
