@@ -74,9 +74,47 @@ pub(crate) struct SseBody {
     pub(crate) close_at: Option<Instant>,
 }
 
+/// The most bytes gathered into one body frame when several events are ready at once.
+const COALESCE_LIMIT: usize = 64 * 1024;
+
 impl SseBody {
+    /// The next body frame: everything that is ready now, in order, as one write.
     async fn next(&mut self) -> Option<Bytes> {
-        if let Some(b) = self.preface.pop_front() {
+        let first = match self.preface.pop_front() {
+            Some(b) => b,
+            None => self.next_live().await?,
+        };
+        let mut gathered: Option<BytesMut> = None;
+        while gathered.as_ref().map_or(first.len(), BytesMut::len) < COALESCE_LIMIT {
+            let Some(more) = self.preface.pop_front().or_else(|| self.try_live()) else {
+                break;
+            };
+            gathered
+                .get_or_insert_with(|| BytesMut::from(&first[..]))
+                .extend_from_slice(&more);
+        }
+        Some(gathered.map_or(first, BytesMut::freeze))
+    }
+
+    /// A live event that is ready now, if any. Notices a finished stream.
+    fn try_live(&mut self) -> Option<Bytes> {
+        let rx = self.live.as_mut()?;
+        loop {
+            match rx.try_recv() {
+                Ok(l) if l.seq <= self.floor => continue,
+                Ok(l) => return Some(l.bytes),
+                Err(mpsc::error::TryRecvError::Empty) => return None,
+                Err(mpsc::error::TryRecvError::Disconnected) => {
+                    self.live = None;
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Waits for the next live event, a keep-alive, or the polling close.
+    async fn next_live(&mut self) -> Option<Bytes> {
+        if let Some(b) = self.try_live() {
             return Some(b);
         }
         let rx = self.live.as_mut()?;
@@ -104,6 +142,7 @@ impl SseBody {
                 },
                 _ = close => {
                     tracing::debug!("SSE stream closed early (polling); the client resumes with Last-Event-ID");
+                    self.live = None;
                     return None;
                 }
                 _ = silence => return Some(Bytes::from_static(KEEP_ALIVE)),
