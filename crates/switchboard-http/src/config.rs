@@ -18,6 +18,7 @@
 //! | `event_store` | [`InMemoryEventStore`] (256 events per stream) | where SSE events are kept for resumption |
 //! | `stream_queue` | 256 | events queued for one SSE connection; a slower client is disconnected and resumes |
 //! | `inbound_queue` | 64 | POSTed frames queued for the engine before the POST waits |
+//! | `max_open_streams` | 1024 | POST streams (or JSON answers) awaited at once per session; beyond, the oldest with no client attached is dropped, else 503 |
 
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
@@ -47,6 +48,8 @@ pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 pub const DEFAULT_STREAM_QUEUE: usize = 256;
 /// The default number of POSTed frames queued for the engine.
 pub const DEFAULT_INBOUND_QUEUE: usize = 64;
+/// The default bound on POST streams awaited at once per session.
+pub const DEFAULT_MAX_OPEN_STREAMS: usize = 1024;
 /// The `Host` values allowed by default (any port).
 pub const DEFAULT_ALLOWED_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 /// The `Origin` values allowed by default (`*` stands for any port).
@@ -61,7 +64,9 @@ pub struct HttpConfig {
     pub path: String,
     /// Answer POSTed requests with one `application/json` response ("JSON-only mode").
     pub json_response: bool,
-    /// The largest POST body accepted, in bytes; more gets 413.
+    /// The largest POST body accepted, in bytes; more gets 413. Keep it within the engine's
+    /// `SessionConfig::max_frame_bytes` (16 MiB by default): a larger frame is answered by the
+    /// engine with an error without id, which no POST can be matched with.
     pub max_body_bytes: usize,
     /// How long a session may sit without requests or open streams; `None`: forever.
     pub idle_timeout: Option<Duration>,
@@ -91,6 +96,10 @@ pub struct HttpConfig {
     pub stream_queue: usize,
     /// POSTed frames queued for the engine before a POST waits.
     pub inbound_queue: usize,
+    /// POST streams (or JSON answers) awaited at once per session. A cancelled request is never
+    /// answered, so beyond this bound the oldest target with no client attached is dropped;
+    /// when every one has a client, the POST gets 503.
+    pub max_open_streams: usize,
 }
 
 impl fmt::Debug for HttpConfig {
@@ -114,6 +123,7 @@ impl fmt::Debug for HttpConfig {
             .field("allowed_origins", &self.allowed_origins)
             .field("stream_queue", &self.stream_queue)
             .field("inbound_queue", &self.inbound_queue)
+            .field("max_open_streams", &self.max_open_streams)
             .finish_non_exhaustive()
     }
 }
@@ -137,6 +147,7 @@ impl Default for HttpConfig {
             event_store: Arc::new(InMemoryEventStore::default()),
             stream_queue: DEFAULT_STREAM_QUEUE,
             inbound_queue: DEFAULT_INBOUND_QUEUE,
+            max_open_streams: DEFAULT_MAX_OPEN_STREAMS,
         }
     }
 }
@@ -258,6 +269,12 @@ impl HttpConfig {
     /// Sets the per-connection event queue (at least 1).
     pub fn with_stream_queue(mut self, n: usize) -> Self {
         self.stream_queue = n.max(1);
+        self
+    }
+
+    /// Sets the bound on POST streams awaited at once per session (at least 1).
+    pub fn with_max_open_streams(mut self, n: usize) -> Self {
+        self.max_open_streams = n.max(1);
         self
     }
 

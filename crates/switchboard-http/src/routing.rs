@@ -55,6 +55,14 @@ enum Target {
 }
 
 impl Target {
+    /// Whether a client is still attached (an SSE connection, or a waiting JSON POST).
+    fn is_live(&self) -> bool {
+        match self {
+            Target::Sse { conn, .. } => conn.as_ref().is_some_and(Conn::is_live),
+            Target::Json { tx, .. } => tx.as_ref().is_some_and(|t| !t.is_closed()),
+        }
+    }
+
     fn ids_mut(&mut self) -> &mut Vec<RequestId> {
         match self {
             Target::Sse { ids, .. } | Target::Json { ids, .. } => ids,
@@ -105,6 +113,8 @@ pub(crate) enum RouteError {
     Duplicate(RequestId),
     /// A standalone GET stream is already open (409).
     Conflict,
+    /// The bound on open POST streams is reached and every one has a client attached.
+    TooManyStreams,
 }
 
 /// A fresh standalone GET stream.
@@ -145,13 +155,14 @@ pub(crate) struct Routing {
     undelivered: VecDeque<String>,
     unsolicited_cap: usize,
     stream_queue: usize,
+    max_targets: usize,
     next_stream: u64,
     next_conn: u64,
     closed: bool,
 }
 
 impl Routing {
-    pub(crate) fn new(unsolicited_cap: usize, stream_queue: usize) -> Self {
+    pub(crate) fn new(unsolicited_cap: usize, stream_queue: usize, max_targets: usize) -> Self {
         Routing {
             by_request: HashMap::new(),
             targets: HashMap::new(),
@@ -161,6 +172,7 @@ impl Routing {
             undelivered: VecDeque::new(),
             unsolicited_cap: unsolicited_cap.max(1),
             stream_queue: stream_queue.max(1),
+            max_targets: max_targets.max(1),
             next_stream: STANDALONE + 1,
             next_conn: 1,
             closed: false,
@@ -187,6 +199,26 @@ impl Routing {
         for (i, id) in ids.iter().enumerate() {
             if self.by_request.contains_key(id) || ids[..i].contains(id) {
                 return Err(RouteError::Duplicate(id.clone()));
+            }
+        }
+        if self.targets.len() >= self.max_targets {
+            // A request that was cancelled is never answered: its target waits for nobody once
+            // the client has gone. Under pressure, the oldest such target goes first.
+            let abandoned = self
+                .targets
+                .iter()
+                .filter(|(_, t)| !t.is_live())
+                .map(|(k, _)| *k)
+                .min();
+            match abandoned {
+                Some(old) => {
+                    tracing::warn!(
+                        limit = self.max_targets,
+                        "open POST streams at the bound: the oldest one without a client is dropped"
+                    );
+                    self.unregister(old);
+                }
+                None => return Err(RouteError::TooManyStreams),
             }
         }
         let stream = self.next_stream;
@@ -463,10 +495,7 @@ impl Routing {
     /// Whether any SSE connection is attached (the session is then not idle).
     pub(crate) fn has_live_connection(&self) -> bool {
         self.standalone_conn.as_ref().is_some_and(Conn::is_live)
-            || self.targets.values().any(|t| match t {
-                Target::Sse { conn, .. } => conn.as_ref().is_some_and(Conn::is_live),
-                Target::Json { tx, .. } => tx.as_ref().is_some_and(|t| !t.is_closed()),
-            })
+            || self.targets.values().any(Target::is_live)
     }
 
     /// Ends everything: every connection's body ends, every JSON waiter is told.
@@ -508,7 +537,7 @@ mod tests {
 
     #[test]
     fn ht15_related_then_response_then_standalone() {
-        let mut r = Routing::new(2, 8);
+        let mut r = Routing::new(2, 8, 16);
         let Registration::Sse { stream, .. } =
             r.register(vec![RequestId::int(7)], false, false).unwrap()
         else {
@@ -527,7 +556,7 @@ mod tests {
 
     #[test]
     fn duplicates_and_undelivered_bound() {
-        let mut r = Routing::new(2, 8);
+        let mut r = Routing::new(2, 8, 16);
         r.register(vec![RequestId::int(1)], false, false).unwrap();
         assert_eq!(
             r.register(vec![RequestId::int(1)], false, false)
@@ -553,8 +582,26 @@ mod tests {
     }
 
     #[test]
+    fn open_streams_are_bounded_abandoned_ones_go_first() {
+        let mut r = Routing::new(2, 8, 2);
+        let a = r.register(vec![RequestId::int(1)], false, false).unwrap();
+        let _b = r.register(vec![RequestId::int(2)], false, false).unwrap();
+        // Both have a client attached: no room.
+        assert_eq!(
+            r.register(vec![RequestId::int(3)], false, false)
+                .unwrap_err(),
+            RouteError::TooManyStreams
+        );
+        // The first client goes away (its request was cancelled, say): it makes room.
+        drop(a);
+        r.register(vec![RequestId::int(3)], false, false).unwrap();
+        assert!(!r.by_request.contains_key(&RequestId::int(1)));
+        assert_eq!(r.targets.len(), 2);
+    }
+
+    #[test]
     fn batch_answers_go_to_their_post() {
-        let mut r = Routing::new(2, 8);
+        let mut r = Routing::new(2, 8, 16);
         let Registration::Json { stream: a, .. } = r
             .register(vec![RequestId::int(1), RequestId::int(2)], true, true)
             .unwrap()

@@ -35,7 +35,7 @@ use crate::reply::{self, JSON, TRANSPORT_ERROR, refuse};
 use crate::routing::{Attach, Registration, RouteError};
 use crate::security::{self, Refusal};
 use crate::session::{
-    ConnGuard, HttpSessionTransport, Registry, Session, new_session_id, reap_loop,
+    ConnGuard, HttpSessionTransport, Registry, Session, SessionBounds, new_session_id, reap_loop,
 };
 use crate::sse::{self, SseBody};
 
@@ -199,9 +199,12 @@ impl StreamableHttpService {
             id,
             cfg.event_store.clone(),
             Arc::downgrade(&self.inner.registry),
-            cfg.unsolicited_queue,
-            cfg.stream_queue,
-            cfg.inbound_queue,
+            SessionBounds {
+                unsolicited_queue: cfg.unsolicited_queue,
+                stream_queue: cfg.stream_queue,
+                inbound_queue: cfg.inbound_queue,
+                max_open_streams: cfg.max_open_streams,
+            },
         );
         let peer = (self.inner.factory)(transport).map_err(|e| {
             tracing::warn!(error = %e, "session factory refused a session");
@@ -324,6 +327,15 @@ impl StreamableHttpService {
                     "duplicate_request_id",
                 );
                 return reply::error_body(StatusCode::BAD_REQUEST, Some(id), err);
+            }
+            Err(RouteError::TooManyStreams) => {
+                return refuse(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    TRANSPORT_ERROR,
+                    "Service unavailable: too many open streams on this session",
+                    "too_many_open_streams",
+                    None,
+                );
             }
             Err(_) => return reply::session_not_found(),
         };

@@ -97,6 +97,15 @@ impl FrameSource for HttpSource {
     }
 }
 
+/// The per-session bounds, from [`crate::HttpConfig`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SessionBounds {
+    pub(crate) unsolicited_queue: usize,
+    pub(crate) stream_queue: usize,
+    pub(crate) inbound_queue: usize,
+    pub(crate) max_open_streams: usize,
+}
+
 /// One session's state.
 pub(crate) struct Session {
     pub(crate) id: Arc<str>,
@@ -115,14 +124,16 @@ impl Session {
         id: Arc<str>,
         store: Arc<dyn EventStore>,
         registry: Weak<Registry>,
-        unsolicited_cap: usize,
-        stream_queue: usize,
-        inbound_queue: usize,
+        bounds: SessionBounds,
     ) -> (Arc<Session>, HttpSessionTransport) {
-        let (tx, rx) = mpsc::channel(inbound_queue.max(1));
+        let (tx, rx) = mpsc::channel(bounds.inbound_queue.max(1));
         let session = Arc::new(Session {
             id,
-            routing: Mutex::new(Routing::new(unsolicited_cap, stream_queue)),
+            routing: Mutex::new(Routing::new(
+                bounds.unsolicited_queue,
+                bounds.stream_queue,
+                bounds.max_open_streams,
+            )),
             inbound: Mutex::new(Some(tx)),
             peer: OnceLock::new(),
             last_active: Mutex::new(Instant::now()),
