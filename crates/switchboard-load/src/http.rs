@@ -1,0 +1,541 @@
+//! The Streamable HTTP side: K keep-alive HTTP/1.1 connections (TCP_NODELAY), one request in
+//! flight on each; every POST carries `Accept: application/json, text/event-stream`, and its
+//! answer is read from a JSON body or from the `data:` of an SSE event carrying our id.
+//!
+//! Calls: each connection opens its own session (the default), or all of them share one
+//! (`--one-session`). Sessions: S sessions opened (initialize + initialized) over the K
+//! connections, then all deleted; the server's RSS is read before, between and after.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::{Context as _, anyhow, bail};
+use bytes::Bytes;
+use http::header::{ACCEPT, CONTENT_TYPE, HOST};
+use http::{HeaderValue, Method, Request, Response, StatusCode, Uri};
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::Incoming as Body;
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+use tokio::time::{Instant, timeout_at};
+
+use crate::procfs;
+use crate::report::{Counts, Percentiles, Report};
+use crate::wire::{self, CallTemplate, INIT_ID, Incoming, Outcome, SseScanner};
+use crate::{CallPlan, Target};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+/// The largest body read while looking for an answer.
+const MAX_BODY: usize = 64 << 20;
+
+/// Where to connect and what to put in the request line and `Host`.
+#[derive(Debug)]
+struct Endpoint {
+    addr: String,
+    host: HeaderValue,
+    path: Uri,
+}
+
+impl Endpoint {
+    fn parse(url: &str) -> anyhow::Result<Self> {
+        let uri: Uri = url.parse().with_context(|| format!("not a URL: {url}"))?;
+        if uri.scheme_str() != Some("http") {
+            bail!("only http:// URLs are supported (no TLS): {url}");
+        }
+        let auth = uri.authority().context("the URL has no host")?;
+        let port = auth.port_u16().unwrap_or(80);
+        Ok(Self {
+            addr: format!("{}:{port}", auth.host()),
+            host: HeaderValue::from_str(auth.as_str())?,
+            path: uri.path_and_query().map_or("/", |p| p.as_str()).parse()?,
+        })
+    }
+}
+
+/// A session: its id (if the server gave one) and the negotiated revision, ready as headers.
+#[derive(Debug, Clone)]
+struct Session {
+    id: Option<HeaderValue>,
+    version: HeaderValue,
+}
+
+/// One keep-alive connection.
+struct Conn {
+    ep: Arc<Endpoint>,
+    send: SendRequest<Full<Bytes>>,
+}
+
+impl Conn {
+    async fn open(ep: Arc<Endpoint>) -> anyhow::Result<Self> {
+        let tcp = TcpStream::connect(&ep.addr)
+            .await
+            .with_context(|| format!("connecting to {}", ep.addr))?;
+        tcp.set_nodelay(true)?;
+        let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp)).await?;
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        Ok(Self { ep, send })
+    }
+
+    /// Opens a new connection in place of one that the server closed.
+    async fn reopen(&mut self) -> anyhow::Result<()> {
+        *self = Self::open(self.ep.clone()).await?;
+        Ok(())
+    }
+
+    async fn send(
+        &mut self,
+        method: Method,
+        session: Option<&Session>,
+        body: Bytes,
+    ) -> anyhow::Result<Response<Body>> {
+        let mut req = Request::builder()
+            .method(method)
+            .uri(self.ep.path.clone())
+            .header(HOST, self.ep.host.clone())
+            .header(
+                ACCEPT,
+                HeaderValue::from_static("application/json, text/event-stream"),
+            )
+            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(s) = session {
+            if let Some(id) = &s.id {
+                req = req.header(SESSION_HEADER, id.clone());
+            }
+            req = req.header(VERSION_HEADER, s.version.clone());
+        }
+        self.send.ready().await?;
+        Ok(self.send.send_request(req.body(Full::new(body))?).await?)
+    }
+
+    /// POSTs a request and reads the answer with id `id`: its outcome and its text.
+    async fn request(
+        &mut self,
+        session: Option<&Session>,
+        body: Bytes,
+        id: u64,
+    ) -> anyhow::Result<(Outcome, Bytes)> {
+        let resp = self.send(Method::POST, session, body).await?;
+        read_answer(resp, id).await
+    }
+
+    /// `initialize` then `notifications/initialized`: a new session.
+    async fn initialize(&mut self) -> anyhow::Result<Session> {
+        let resp = self
+            .send(Method::POST, None, wire::initialize_frame().into())
+            .await?;
+        let id = resp.headers().get(SESSION_HEADER).cloned();
+        let (outcome, text) = read_answer(resp, INIT_ID).await?;
+        if outcome != Outcome::Ok {
+            bail!("initialize failed: {}", String::from_utf8_lossy(&text));
+        }
+        let version =
+            wire::negotiated_version(&text).unwrap_or_else(|| wire::PROTOCOL_VERSION.into());
+        let session = Session {
+            id,
+            version: HeaderValue::from_str(&version)?,
+        };
+        let resp = self
+            .send(
+                Method::POST,
+                Some(&session),
+                Bytes::from_static(wire::INITIALIZED.as_bytes()),
+            )
+            .await?;
+        let status = resp.status();
+        drain(resp).await?;
+        if !status.is_success() {
+            bail!("notifications/initialized answered {status}");
+        }
+        Ok(session)
+    }
+
+    /// DELETEs a session.
+    async fn delete(&mut self, session: &Session) -> anyhow::Result<()> {
+        let resp = self
+            .send(Method::DELETE, Some(session), Bytes::new())
+            .await?;
+        let status = resp.status();
+        drain(resp).await?;
+        match status {
+            s if s.is_success() => Ok(()),
+            StatusCode::METHOD_NOT_ALLOWED => bail!("the server does not allow DELETE (405)"),
+            s => bail!("DELETE answered {s}"),
+        }
+    }
+}
+
+/// Reads the body to its end, discarding it.
+async fn drain(resp: Response<Body>) -> anyhow::Result<()> {
+    let mut body = resp.into_body();
+    while let Some(f) = body.frame().await {
+        f?;
+    }
+    Ok(())
+}
+
+/// Finds the answer to `id` in a JSON body or an SSE stream (read to its end, which a server
+/// reaches once it has sent the answer).
+async fn read_answer(resp: Response<Body>, id: u64) -> anyhow::Result<(Outcome, Bytes)> {
+    let status = resp.status();
+    let ctype = resp
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let mut body = resp.into_body();
+    if !status.is_success() {
+        drain_quietly(body).await;
+        bail!("HTTP {status}");
+    }
+    if ctype.starts_with("application/json") {
+        let text = body.collect().await?.to_bytes();
+        return match wire::classify(&text) {
+            Incoming::Response {
+                id: Some(got),
+                outcome,
+            } if got == id => Ok((outcome, text)),
+            _ => Err(anyhow!("the JSON body is not the answer to request {id}")),
+        };
+    }
+    if !ctype.starts_with("text/event-stream") {
+        bail!("unexpected Content-Type {ctype:?}");
+    }
+    let mut sse = SseScanner::default();
+    let mut found = None;
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame?.into_data() else {
+            continue;
+        };
+        sse.feed(&data);
+        while let Some(event) = sse.next_event() {
+            if let Incoming::Response {
+                id: Some(got),
+                outcome,
+            } = wire::classify(&event)
+            {
+                if got == id && found.is_none() {
+                    found = Some((outcome, Bytes::from(event)));
+                }
+            }
+        }
+        if sse.pending() > MAX_BODY {
+            bail!("an SSE event exceeds {MAX_BODY} bytes");
+        }
+    }
+    found.ok_or_else(|| anyhow!("the SSE stream ended without the answer to request {id}"))
+}
+
+async fn drain_quietly(mut body: Body) {
+    while let Some(Ok(_)) = body.frame().await {}
+}
+
+/// Opens K connections.
+async fn connect_all(ep: &Arc<Endpoint>, k: usize, deadline: Instant) -> anyhow::Result<Vec<Conn>> {
+    let mut conns = Vec::with_capacity(k);
+    for _ in 0..k {
+        conns.push(
+            timeout_at(deadline, Conn::open(ep.clone()))
+                .await
+                .context("connecting before --max-seconds")??,
+        );
+    }
+    Ok(conns)
+}
+
+/// What one connection's worker did in a phase.
+struct Worked {
+    conn: Option<Conn>,
+    samples: Vec<u32>,
+    counts: Counts,
+    timed_out: bool,
+}
+
+/// A worker: calls in a loop until `count` calls are taken (shared counter) or the deadline.
+#[allow(clippy::too_many_arguments)]
+async fn call_worker(
+    mut conn: Conn,
+    session: Arc<Session>,
+    template: Arc<CallTemplate>,
+    taken: Arc<AtomicU64>,
+    ids: Arc<AtomicU64>,
+    count: u64,
+    record: bool,
+    deadline: Instant,
+) -> Worked {
+    let mut w = Worked {
+        conn: None,
+        samples: Vec::new(),
+        counts: Counts::default(),
+        timed_out: false,
+    };
+    while taken.fetch_add(1, Ordering::Relaxed) < count {
+        if Instant::now() >= deadline {
+            w.timed_out = true;
+            break;
+        }
+        let id = ids.fetch_add(1, Ordering::Relaxed);
+        let body = Bytes::from(template.frame(id));
+        let t = Instant::now();
+        let r = timeout_at(deadline, conn.request(Some(&session), body, id)).await;
+        let us = u32::try_from(t.elapsed().as_micros()).unwrap_or(u32::MAX);
+        match r {
+            Err(_) => {
+                w.timed_out = true;
+                break;
+            }
+            Ok(Ok((outcome, _))) if record => {
+                w.samples.push(us);
+                w.counts.add(outcome);
+            }
+            Ok(Ok(_)) => {}
+            Ok(Err(_)) => {
+                w.counts.transport += u64::from(record);
+                if conn.send.is_closed()
+                    && timeout_at(deadline, conn.reopen())
+                        .await
+                        .ok()
+                        .and_then(Result::ok)
+                        .is_none()
+                {
+                    return w;
+                }
+            }
+        }
+    }
+    w.conn = Some(conn);
+    w
+}
+
+/// Runs one phase of `count` calls over every connection; connections come back for the next.
+async fn phase(
+    conns: Vec<(Conn, Arc<Session>)>,
+    template: &Arc<CallTemplate>,
+    ids: &Arc<AtomicU64>,
+    count: u64,
+    record: bool,
+    deadline: Instant,
+) -> anyhow::Result<(Vec<(Conn, Arc<Session>)>, Vec<u32>, Counts, bool)> {
+    let taken = Arc::new(AtomicU64::new(0));
+    let tasks: Vec<_> = conns
+        .into_iter()
+        .map(|(conn, s)| {
+            let session = s.clone();
+            let task = tokio::spawn(call_worker(
+                conn,
+                s,
+                template.clone(),
+                taken.clone(),
+                ids.clone(),
+                count,
+                record,
+                deadline,
+            ));
+            (task, session)
+        })
+        .collect();
+    let (mut back, mut samples, mut counts, mut timed_out) =
+        (Vec::new(), Vec::new(), Counts::default(), false);
+    for (task, session) in tasks {
+        let w = task.await.context("a connection task failed")?;
+        back.extend(w.conn.map(|c| (c, session)));
+        samples.extend(w.samples);
+        counts.merge(w.counts);
+        timed_out |= w.timed_out;
+    }
+    Ok((back, samples, counts, timed_out))
+}
+
+/// The calls mode over HTTP.
+pub(crate) async fn run_calls(plan: &CallPlan, deadline: Instant) -> anyhow::Result<Report> {
+    let Target::Http(url) = &plan.target else {
+        bail!("not an HTTP target")
+    };
+    let ep = Arc::new(Endpoint::parse(url)?);
+    let mut conns = connect_all(&ep, plan.k, deadline).await?;
+    let mut sessions = Vec::with_capacity(plan.k);
+    for (i, conn) in conns.iter_mut().enumerate() {
+        if plan.one_session && i > 0 {
+            let first: &Arc<Session> = &sessions[0];
+            sessions.push(first.clone());
+        } else {
+            let s = timeout_at(deadline, conn.initialize())
+                .await
+                .context("initialize before --max-seconds")??;
+            sessions.push(Arc::new(s));
+        }
+    }
+    let opened: Vec<Arc<Session>> = if plan.one_session {
+        sessions[..1].to_vec()
+    } else {
+        sessions.clone()
+    };
+    let pairs: Vec<_> = conns.into_iter().zip(sessions).collect();
+    let template = Arc::new(plan.template.clone());
+    let ids = Arc::new(AtomicU64::new(1));
+    let mut report = Report {
+        mode: "calls",
+        transport: "http",
+        target: url.clone(),
+        warmup: Some(plan.warmup),
+        in_flight: Some(plan.k as u64),
+        one_session: plan.one_session,
+        sessions: Some(opened.len() as u64),
+        pid: plan.pid,
+        ..Report::default()
+    };
+    let (pairs, _, _, timed_out) =
+        phase(pairs, &template, &ids, plan.warmup, false, deadline).await?;
+    let cpu0 = plan.pid.and_then(procfs::cpu_us);
+    let me = std::process::id();
+    let self0 = procfs::cpu_us(me);
+    let t0 = Instant::now();
+    let (mut pairs, mut samples, counts, measured_timed_out) = if timed_out {
+        (pairs, Vec::new(), Counts::default(), true)
+    } else {
+        phase(pairs, &template, &ids, plan.n, true, deadline).await?
+    };
+    report.seconds = Some(t0.elapsed().as_secs_f64());
+    report.client_cpu_us = self0
+        .zip(procfs::cpu_us(me))
+        .map(|(a, b)| b.saturating_sub(a));
+    if let Some(pid) = plan.pid {
+        report.cpu_us = cpu0
+            .zip(procfs::cpu_us(pid))
+            .map(|(a, b)| b.saturating_sub(a));
+        report.peak_rss_kib = procfs::status_kib(pid, "VmHWM");
+    }
+    report.counts = counts;
+    report.latency = Percentiles::of(&mut samples);
+    report.timed_out = measured_timed_out;
+    if let Some((conn, _)) = pairs.first_mut() {
+        let failed = delete_all(conn, &opened).await;
+        if failed > 0 {
+            report
+                .notes
+                .push(format!("{failed} session(s) could not be deleted"));
+        }
+    }
+    Ok(report)
+}
+
+/// Deletes sessions over one connection, with a few seconds of grace past the deadline.
+async fn delete_all(conn: &mut Conn, sessions: &[Arc<Session>]) -> u64 {
+    let until = Instant::now() + std::time::Duration::from_secs(2);
+    let mut failed = 0;
+    for s in sessions.iter().filter(|s| s.id.is_some()) {
+        if !matches!(timeout_at(until, conn.delete(s)).await, Ok(Ok(()))) {
+            failed += 1;
+        }
+    }
+    failed
+}
+
+/// The sessions mode: S sessions opened over K connections, the RSS read, all deleted, the RSS
+/// read again.
+pub(crate) async fn run_sessions(
+    url: &str,
+    s: u64,
+    k: usize,
+    pid: Option<u32>,
+    deadline: Instant,
+) -> anyhow::Result<Report> {
+    let ep = Arc::new(Endpoint::parse(url)?);
+    let conns = connect_all(&ep, k, deadline).await?;
+    let mut report = Report {
+        mode: "sessions",
+        transport: "http",
+        target: url.to_owned(),
+        in_flight: Some(k as u64),
+        pid,
+        ..Report::default()
+    };
+    let rss = |key| pid.and_then(|p| procfs::status_kib(p, key));
+    report.rss_before_kib = rss("VmRSS");
+    let cpu0 = pid.and_then(procfs::cpu_us);
+    let taken = Arc::new(AtomicU64::new(0));
+    let t0 = Instant::now();
+    let tasks: Vec<_> = conns
+        .into_iter()
+        .map(|mut conn| {
+            let taken = taken.clone();
+            tokio::spawn(async move {
+                let (mut opened, mut errors, mut timed_out) = (Vec::new(), 0u64, false);
+                while taken.fetch_add(1, Ordering::Relaxed) < s {
+                    match timeout_at(deadline, conn.initialize()).await {
+                        Err(_) => {
+                            timed_out = true;
+                            break;
+                        }
+                        Ok(Ok(session)) => opened.push(session),
+                        Ok(Err(_)) => {
+                            errors += 1;
+                            if conn.send.is_closed()
+                                && timeout_at(deadline, conn.reopen())
+                                    .await
+                                    .ok()
+                                    .and_then(Result::ok)
+                                    .is_none()
+                            {
+                                break;
+                            }
+                        }
+                    }
+                }
+                (conn, opened, errors, timed_out)
+            })
+        })
+        .collect();
+    let mut held = Vec::new();
+    for t in tasks {
+        let (conn, opened, errors, timed_out) = t.await.context("a session task failed")?;
+        report.counts.transport += errors;
+        report.timed_out |= timed_out;
+        held.push((conn, opened));
+    }
+    report.seconds = Some(t0.elapsed().as_secs_f64());
+    report.cpu_us = cpu0
+        .zip(pid.and_then(procfs::cpu_us))
+        .map(|(a, b)| b.saturating_sub(a));
+    let opened: u64 = held.iter().map(|(_, o)| o.len() as u64).sum();
+    report.sessions = Some(opened);
+    report.counts.ok = opened;
+    report.rss_after_open_kib = rss("VmRSS");
+    report.peak_rss_kib = rss("VmHWM");
+    // DELETE all, each connection its own sessions, with a few seconds of grace past the deadline.
+    let until = deadline.max(Instant::now()) + std::time::Duration::from_secs(5);
+    let tasks: Vec<_> = held
+        .into_iter()
+        .map(|(mut conn, opened)| {
+            tokio::spawn(async move {
+                let mut failed = 0u64;
+                for s in opened.iter().filter(|s| s.id.is_some()) {
+                    if !matches!(timeout_at(until, conn.delete(s)).await, Ok(Ok(()))) {
+                        failed += 1;
+                    }
+                }
+                failed
+            })
+        })
+        .collect();
+    let mut failed = 0;
+    for t in tasks {
+        failed += t.await.context("a DELETE task failed")?;
+    }
+    if failed > 0 {
+        report.notes.push(format!(
+            "{failed} of {opened} session(s) could not be deleted"
+        ));
+    }
+    report.rss_after_delete_kib = rss("VmRSS");
+    if pid.is_none() {
+        report
+            .notes
+            .push("no --pid: server memory not measured".into());
+    }
+    Ok(report)
+}

@@ -1,0 +1,232 @@
+//! `switchboard-load`: a load generator for any MCP server, speaking raw JSON-RPC.
+//!
+//! It uses none of our SDK crates: requests are JSON text written once and replies are read as raw
+//! JSON, so that it measures every server the same way.
+//!
+//! - `wire`: pre-serialized request frames, reply classification, the SSE event scanner.
+//! - `stdio`: a spawned server (process group), the windowed call loop, cold start.
+//! - `http`: Streamable HTTP over keep-alive HTTP/1.1 connections, calls and sessions.
+//! - `procfs`: CPU time and RSS of a pid.
+//! - `report`: the numbers, printed as a block or as one JSON object.
+//!
+//! Exit codes: 0 the run completed, 1 it stopped at `--max-seconds` or was interrupted (the
+//! partial numbers are still printed), 2 usage or setup error (no target, spawn or connect
+//! failed, no answer to `initialize`).
+
+mod http;
+mod procfs;
+mod report;
+mod stdio;
+mod wire;
+
+use anyhow::{Context as _, bail};
+use clap::{ArgGroup, Parser, ValueEnum};
+use tokio::time::{Duration, Instant};
+
+use crate::report::Report;
+use crate::wire::CallTemplate;
+
+/// Load an MCP server with `tools/call` (raw JSON-RPC over stdio or Streamable HTTP) and report
+/// calls/s, latency percentiles, server CPU per call and peak RSS; or measure memory per
+/// session (HTTP) or cold start (stdio).
+#[derive(Debug, Parser)]
+#[command(name = "switchboard-load", version, about)]
+#[command(group(ArgGroup::new("target").required(true).args(["stdio", "url"])))]
+struct Cli {
+    /// Spawn this server command (`sh -c "exec CMD"`) and speak over its stdin/stdout.
+    #[arg(long, value_name = "CMD ARGS")]
+    stdio: Option<String>,
+    /// Speak Streamable HTTP to this endpoint (http:// only).
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// What to measure.
+    #[arg(long, value_enum, default_value_t = Mode::Calls)]
+    mode: Mode,
+    /// Measured calls (calls mode; default 10000) or repetitions (cold-start; default 20).
+    #[arg(short = 'n', long = "calls", value_name = "N")]
+    n: Option<u64>,
+    /// Requests in flight: a window of K on the stdio pipe; K connections over HTTP.
+    #[arg(short = 'k', long = "in-flight", value_name = "K", default_value_t = 1)]
+    k: usize,
+    /// HTTP: all K connections share ONE session (default: a session per connection).
+    #[arg(long)]
+    one_session: bool,
+    /// Sessions mode: how many sessions to open.
+    #[arg(long, value_name = "S", default_value_t = 100)]
+    sessions: u64,
+    /// Read CPU time and memory of this pid (default: the spawned stdio server).
+    #[arg(long)]
+    pid: Option<u32>,
+    /// Calls before the measured window (default: N/10, at most 1000).
+    #[arg(long, value_name = "W")]
+    warmup: Option<u64>,
+    /// Print one JSON object instead of the readable block.
+    #[arg(long)]
+    json: bool,
+    /// Hard bound on the run; measuring stops here (cleanup takes at most a few seconds more).
+    #[arg(long, value_name = "T", default_value_t = 60.0)]
+    max_seconds: f64,
+    /// The tool to call.
+    #[arg(long, default_value = "add")]
+    tool: String,
+    /// The tool's arguments (a JSON object).
+    #[arg(long, value_name = "JSON", default_value = r#"{"a":1,"b":2}"#)]
+    arguments: String,
+    /// Runtime threads for the generator (1: a single-threaded runtime, leaving the other cores
+    /// to the server).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+}
+
+/// The measurements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Mode {
+    /// N tools/call with K in flight: calls/s, latency, server CPU per call, peak RSS.
+    Calls,
+    /// HTTP: open S sessions, DELETE them: memory per session, open rate, memory after DELETE.
+    Sessions,
+    /// stdio: spawn → initialize answered, N times: median and p90.
+    ColdStart,
+}
+
+/// Where the server is.
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    /// A command to spawn.
+    Stdio(String),
+    /// A Streamable HTTP endpoint.
+    Http(String),
+}
+
+/// A calls run, validated.
+#[derive(Debug)]
+pub(crate) struct CallPlan {
+    pub(crate) target: Target,
+    pub(crate) template: CallTemplate,
+    pub(crate) n: u64,
+    pub(crate) warmup: u64,
+    pub(crate) k: usize,
+    pub(crate) one_session: bool,
+    pub(crate) pid: Option<u32>,
+}
+
+/// The most calls or sessions one run accepts (latencies and send times are kept per call).
+const MAX_COUNT: u64 = 50_000_000;
+
+fn main() {
+    let cli = Cli::parse();
+    let code = match start(&cli) {
+        Ok(report) => {
+            let text = if cli.json {
+                format!("{}\n", report.to_json())
+            } else {
+                report.to_text()
+            };
+            print(&text);
+            if report.timed_out { 1 } else { 0 }
+        }
+        Err(e) => {
+            eprintln!("switchboard-load: {e:#}");
+            2
+        }
+    };
+    stdio::kill_all();
+    std::process::exit(code);
+}
+
+/// Writes to stdout; a closed pipe is not an error.
+fn print(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+fn start(cli: &Cli) -> anyhow::Result<Report> {
+    if !(cli.max_seconds > 0.0 && cli.max_seconds <= 86_400.0) {
+        bail!("--max-seconds must be in (0, 86400]");
+    }
+    if cli.k == 0 || cli.k > 10_000 {
+        bail!("-k must be in 1..=10000");
+    }
+    if cli.threads == 0 || cli.threads > 64 {
+        bail!("--threads must be in 1..=64");
+    }
+    let rt = if cli.threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(cli.threads)
+            .enable_all()
+            .build()?
+    };
+    let deadline = Instant::now() + Duration::from_secs_f64(cli.max_seconds);
+    rt.block_on(async {
+        tokio::select! {
+            r = run(cli, deadline) => r,
+            _ = tokio::signal::ctrl_c() => {
+                stdio::kill_all();
+                eprintln!("switchboard-load: interrupted");
+                std::process::exit(1);
+            }
+        }
+    })
+}
+
+async fn run(cli: &Cli, deadline: Instant) -> anyhow::Result<Report> {
+    let target = match (&cli.stdio, &cli.url) {
+        (Some(cmd), None) => Target::Stdio(cmd.clone()),
+        (None, Some(url)) => Target::Http(url.clone()),
+        _ => bail!("give exactly one of --stdio CMD or --url URL"),
+    };
+    match cli.mode {
+        Mode::Calls => {
+            let n = cli.n.unwrap_or(10_000);
+            if n == 0 || n > MAX_COUNT {
+                bail!("-n must be in 1..={MAX_COUNT}");
+            }
+            let warmup = cli.warmup.unwrap_or((n / 10).min(1000));
+            if warmup > MAX_COUNT {
+                bail!("--warmup must be at most {MAX_COUNT}");
+            }
+            let arguments: serde_json::Value =
+                serde_json::from_str(&cli.arguments).context("--arguments is not JSON")?;
+            if !arguments.is_object() {
+                bail!("--arguments must be a JSON object");
+            }
+            let plan = CallPlan {
+                template: CallTemplate::new(&cli.tool, &arguments),
+                target,
+                n,
+                warmup,
+                k: cli.k,
+                one_session: cli.one_session,
+                pid: cli.pid,
+            };
+            match plan.target {
+                Target::Stdio(_) => stdio::run_calls(&plan, deadline).await,
+                Target::Http(_) => http::run_calls(&plan, deadline).await,
+            }
+        }
+        Mode::Sessions => {
+            let Target::Http(url) = target else {
+                bail!("--mode sessions needs --url")
+            };
+            if cli.sessions == 0 || cli.sessions > MAX_COUNT {
+                bail!("--sessions must be in 1..={MAX_COUNT}");
+            }
+            http::run_sessions(&url, cli.sessions, cli.k, cli.pid, deadline).await
+        }
+        Mode::ColdStart => {
+            let Target::Stdio(cmd) = target else {
+                bail!("--mode cold-start needs --stdio")
+            };
+            let reps = cli.n.unwrap_or(20);
+            if reps == 0 || reps > 100_000 {
+                bail!("-n (repetitions) must be in 1..=100000");
+            }
+            stdio::run_cold_start(&cmd, reps, deadline).await
+        }
+    }
+}

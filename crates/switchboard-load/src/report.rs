@@ -1,0 +1,397 @@
+//! The numbers of a run, and how they are printed: a readable block, or one JSON object whose
+//! field names are stable (scripts and the benchmark pages read them).
+
+use serde_json::{Value, json};
+
+use crate::wire::Outcome;
+
+/// Answers counted by kind. `transport` counts calls that got no usable answer: a closed pipe or
+/// connection, an HTTP status other than success, a body with no response for the call.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Counts {
+    /// Results without `isError`.
+    pub(crate) ok: u64,
+    /// Results with `isError: true`.
+    pub(crate) tool: u64,
+    /// JSON-RPC error responses.
+    pub(crate) rpc: u64,
+    /// Calls without a usable answer.
+    pub(crate) transport: u64,
+}
+
+impl Counts {
+    /// Counts one answer.
+    pub(crate) fn add(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Ok => self.ok += 1,
+            Outcome::ToolError => self.tool += 1,
+            Outcome::RpcError => self.rpc += 1,
+        }
+    }
+
+    /// Adds another tally to this one.
+    pub(crate) fn merge(&mut self, other: Counts) {
+        self.ok += other.ok;
+        self.tool += other.tool;
+        self.rpc += other.rpc;
+        self.transport += other.transport;
+    }
+
+    /// Every call that ended, well or not.
+    pub(crate) fn calls(&self) -> u64 {
+        self.ok + self.errors()
+    }
+
+    /// Every call that did not end in a plain result.
+    pub(crate) fn errors(&self) -> u64 {
+        self.tool + self.rpc + self.transport
+    }
+}
+
+/// Latency percentiles from all samples (microseconds), by nearest rank.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Percentiles {
+    pub(crate) p50: u32,
+    pub(crate) p90: u32,
+    pub(crate) p99: u32,
+    pub(crate) p999: u32,
+    pub(crate) max: u32,
+    pub(crate) mean: f64,
+}
+
+impl Percentiles {
+    /// Sorts `samples` and reads the percentiles; `None` when there are none.
+    pub(crate) fn of(samples: &mut [u32]) -> Option<Self> {
+        if samples.is_empty() {
+            return None;
+        }
+        samples.sort_unstable();
+        let sum: u64 = samples.iter().map(|&s| u64::from(s)).sum();
+        Some(Self {
+            p50: rank(samples, 0.5),
+            p90: rank(samples, 0.9),
+            p99: rank(samples, 0.99),
+            p999: rank(samples, 0.999),
+            max: samples[samples.len() - 1],
+            mean: sum as f64 / samples.len() as f64,
+        })
+    }
+}
+
+/// The nearest-rank percentile of sorted, non-empty `sorted`.
+fn rank<T: Copy>(sorted: &[T], p: f64) -> T {
+    let n = sorted.len();
+    let idx = ((p * n as f64).ceil() as usize).clamp(1, n) - 1;
+    sorted[idx]
+}
+
+/// Median and 90th percentile of `values` (sorted in place).
+pub(crate) fn median_p90(values: &mut [f64]) -> Option<(f64, f64)> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_unstable_by(f64::total_cmp);
+    Some((rank(values, 0.5), rank(values, 0.9)))
+}
+
+/// Everything a run measured; a field a mode does not measure stays `None` (JSON `null`).
+#[derive(Debug, Default)]
+pub(crate) struct Report {
+    pub(crate) mode: &'static str,
+    pub(crate) transport: &'static str,
+    pub(crate) target: String,
+    pub(crate) warmup: Option<u64>,
+    pub(crate) in_flight: Option<u64>,
+    pub(crate) one_session: bool,
+    pub(crate) counts: Counts,
+    pub(crate) seconds: Option<f64>,
+    pub(crate) latency: Option<Percentiles>,
+    pub(crate) pid: Option<u32>,
+    pub(crate) cpu_us: Option<u64>,
+    /// CPU time this generator spent over the same window (all its threads).
+    pub(crate) client_cpu_us: Option<u64>,
+    pub(crate) peak_rss_kib: Option<u64>,
+    pub(crate) sessions: Option<u64>,
+    pub(crate) rss_before_kib: Option<u64>,
+    pub(crate) rss_after_open_kib: Option<u64>,
+    pub(crate) rss_after_delete_kib: Option<u64>,
+    pub(crate) cold_start_ms: Option<(f64, f64)>,
+    pub(crate) repetitions: Option<u64>,
+    pub(crate) timed_out: bool,
+    pub(crate) notes: Vec<String>,
+}
+
+impl Report {
+    fn per_sec(&self, n: u64) -> Option<f64> {
+        self.seconds.filter(|&s| s > 0.0).map(|s| n as f64 / s)
+    }
+
+    fn calls_per_sec(&self) -> Option<f64> {
+        (self.mode == "calls")
+            .then(|| self.per_sec(self.counts.calls()))
+            .flatten()
+    }
+
+    fn sessions_per_sec(&self) -> Option<f64> {
+        (self.mode == "sessions")
+            .then(|| self.per_sec(self.sessions.unwrap_or(0)))
+            .flatten()
+    }
+
+    fn cpu_us_per_unit(&self) -> Option<f64> {
+        let units = match self.mode {
+            "sessions" => self.sessions?,
+            _ => self.counts.calls(),
+        };
+        (units > 0).then(|| self.cpu_us.map(|c| c as f64 / units as f64))?
+    }
+
+    fn client_cpu_us_per_call(&self) -> Option<f64> {
+        let calls = self.counts.calls();
+        (self.mode == "calls" && calls > 0)
+            .then(|| self.client_cpu_us.map(|c| c as f64 / calls as f64))?
+    }
+
+    fn bytes_per_session(&self) -> Option<i64> {
+        let (before, after, s) = (
+            self.rss_before_kib?,
+            self.rss_after_open_kib?,
+            self.sessions?,
+        );
+        (s > 0).then(|| (after as i64 - before as i64) * 1024 / s as i64)
+    }
+
+    /// The one-object JSON form.
+    pub(crate) fn to_json(&self) -> Value {
+        let l = self.latency;
+        let (cs_median, cs_p90) = self.cold_start_ms.unzip();
+        json!({
+            "mode": self.mode,
+            "transport": self.transport,
+            "target": self.target,
+            "calls": (self.mode == "calls").then_some(self.counts.calls()),
+            "in_flight": self.in_flight,
+            "one_session": self.one_session,
+            "warmup": self.warmup,
+            "seconds": self.seconds,
+            "calls_per_sec": self.calls_per_sec(),
+            "p50_us": l.map(|l| l.p50),
+            "p90_us": l.map(|l| l.p90),
+            "p99_us": l.map(|l| l.p99),
+            "p999_us": l.map(|l| l.p999),
+            "max_us": l.map(|l| l.max),
+            "mean_us": l.map(|l| l.mean),
+            "errors": self.counts.errors(),
+            "errors_rpc": self.counts.rpc,
+            "errors_tool": self.counts.tool,
+            "errors_transport": self.counts.transport,
+            "pid": self.pid,
+            "cpu_us_per_call": (self.mode == "calls").then(|| self.cpu_us_per_unit()).flatten(),
+            "cpu_us_per_session": (self.mode == "sessions").then(|| self.cpu_us_per_unit()).flatten(),
+            "client_cpu_us_per_call": self.client_cpu_us_per_call(),
+            "peak_rss_kib": self.peak_rss_kib,
+            "sessions": self.sessions,
+            "rss_before_kib": self.rss_before_kib,
+            "rss_after_open_kib": self.rss_after_open_kib,
+            "rss_after_delete_kib": self.rss_after_delete_kib,
+            "bytes_per_session": self.bytes_per_session(),
+            "sessions_per_sec": self.sessions_per_sec(),
+            "cold_start_ms_median": cs_median,
+            "cold_start_ms_p90": cs_p90,
+            "repetitions": self.repetitions,
+            "timed_out": self.timed_out,
+            "notes": self.notes,
+        })
+    }
+
+    /// The readable block.
+    pub(crate) fn to_text(&self) -> String {
+        let mut out = format!(
+            "switchboard-load: {} over {} ({})\n",
+            self.mode, self.transport, self.target
+        );
+        let mut line = |k: &str, v: String| out.push_str(&format!("  {k:<11} {v}\n"));
+        let secs = self.seconds.map_or("-".into(), |s| format!("{s:.3} s"));
+        match self.mode {
+            "calls" => {
+                let session = if self.one_session {
+                    ", one session"
+                } else {
+                    ""
+                };
+                line(
+                    "calls",
+                    format!(
+                        "{} in {secs} ({} in flight{session}, warmup {})",
+                        self.counts.calls(),
+                        self.in_flight.unwrap_or(1),
+                        self.warmup.unwrap_or(0)
+                    ),
+                );
+                line(
+                    "throughput",
+                    opt(self.calls_per_sec(), |r| format!("{r:.0} calls/s")),
+                );
+                line(
+                    "latency",
+                    self.latency.map_or("-".into(), |l| {
+                        format!(
+                            "p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  mean {}",
+                            us(f64::from(l.p50)),
+                            us(f64::from(l.p90)),
+                            us(f64::from(l.p99)),
+                            us(f64::from(l.p999)),
+                            us(f64::from(l.max)),
+                            us(l.mean)
+                        )
+                    }),
+                );
+            }
+            "sessions" => {
+                line(
+                    "sessions",
+                    format!("{} opened in {secs}", self.sessions.unwrap_or(0)),
+                );
+                line(
+                    "open rate",
+                    opt(self.sessions_per_sec(), |r| format!("{r:.0} sessions/s")),
+                );
+                line(
+                    "server rss",
+                    format!(
+                        "before {}, after open {}, after DELETE {}",
+                        opt(self.rss_before_kib, kib),
+                        opt(self.rss_after_open_kib, kib),
+                        opt(self.rss_after_delete_kib, kib)
+                    ),
+                );
+                line(
+                    "per session",
+                    opt(self.bytes_per_session(), |b| format!("{b} bytes")),
+                );
+            }
+            _ => {
+                let (m, p) = self.cold_start_ms.unzip();
+                line(
+                    "cold start",
+                    format!(
+                        "median {} ms, p90 {} ms over {} runs (spawn to initialize response)",
+                        opt(m, |v| format!("{v:.2}")),
+                        opt(p, |v| format!("{v:.2}")),
+                        self.repetitions.unwrap_or(0)
+                    ),
+                );
+            }
+        }
+        let c = self.counts;
+        line(
+            "errors",
+            format!(
+                "{} (json-rpc {}, isError {}, transport {})",
+                c.errors(),
+                c.rpc,
+                c.tool,
+                c.transport
+            ),
+        );
+        if self.pid.is_some() || self.peak_rss_kib.is_some() {
+            let per = if self.mode == "sessions" {
+                "session"
+            } else {
+                "call"
+            };
+            line(
+                "server",
+                format!(
+                    "pid {}, cpu {} per {per}, peak rss {}",
+                    opt(self.pid, |p| p.to_string()),
+                    opt(self.cpu_us_per_unit(), us),
+                    opt(self.peak_rss_kib, kib)
+                ),
+            );
+        }
+        if let Some(c) = self.client_cpu_us_per_call() {
+            line(
+                "generator",
+                format!("cpu {} per call (this process)", us(c)),
+            );
+        }
+        if self.timed_out {
+            line(
+                "stopped",
+                "at --max-seconds (or interrupted) before the run was complete".into(),
+            );
+        }
+        for n in &self.notes {
+            line("note", n.clone());
+        }
+        out
+    }
+}
+
+fn opt<T>(v: Option<T>, f: impl FnOnce(T) -> String) -> String {
+    v.map_or_else(|| "-".to_owned(), f)
+}
+
+fn us(v: f64) -> String {
+    if v >= 10_000.0 {
+        format!("{:.1} ms", v / 1000.0)
+    } else {
+        format!("{v:.1} µs")
+    }
+}
+
+fn kib(v: u64) -> String {
+    format!("{:.1} MiB", v as f64 / 1024.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let mut s: Vec<u32> = (1..=1000).rev().collect();
+        let p = Percentiles::of(&mut s).unwrap();
+        assert_eq!(
+            (p.p50, p.p90, p.p99, p.p999, p.max),
+            (500, 900, 990, 999, 1000)
+        );
+        assert!(Percentiles::of(&mut []).is_none());
+        assert_eq!(median_p90(&mut [3.0, 1.0, 2.0]), Some((2.0, 3.0)));
+    }
+
+    #[test]
+    fn json_fields_are_stable() {
+        let r = Report {
+            mode: "calls",
+            transport: "stdio",
+            ..Report::default()
+        };
+        let v = r.to_json();
+        for k in [
+            "mode",
+            "transport",
+            "calls",
+            "in_flight",
+            "seconds",
+            "calls_per_sec",
+            "p50_us",
+            "p99_us",
+            "p999_us",
+            "errors",
+            "cpu_us_per_call",
+            "peak_rss_kib",
+            "sessions",
+            "rss_before_kib",
+            "rss_after_open_kib",
+            "rss_after_delete_kib",
+            "bytes_per_session",
+            "sessions_per_sec",
+            "cold_start_ms_median",
+            "cold_start_ms_p90",
+        ] {
+            assert!(v.get(k).is_some(), "{k}");
+        }
+    }
+}

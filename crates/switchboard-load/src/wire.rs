@@ -1,0 +1,297 @@
+//! The wire, both transports: pre-serialized request frames and a cheap reading of replies.
+//!
+//! Nothing here knows an SDK type. A request is JSON text built once and split around its id, so
+//! that a call costs one copy and the digits of the id. A reply is read with borrowed raw values:
+//! only the top-level keys, the id and (for results) the `isError` member are looked at.
+
+use std::collections::HashMap;
+
+use serde_json::value::RawValue;
+
+/// The protocol revision offered in `initialize`.
+pub(crate) const PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// The id of the `initialize` request; calls count up from 1.
+pub(crate) const INIT_ID: u64 = 0;
+
+/// The `notifications/initialized` frame (no trailing newline).
+pub(crate) const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+/// The `initialize` request frame (no trailing newline).
+pub(crate) fn initialize_frame() -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{INIT_ID},"method":"initialize","params":{{"protocolVersion":"{PROTOCOL_VERSION}","capabilities":{{}},"clientInfo":{{"name":"switchboard-load","version":"{}"}}}}}}"#,
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// A `tools/call` request split around its id: `prefix ++ id ++ suffix`.
+#[derive(Debug, Clone)]
+pub(crate) struct CallTemplate {
+    prefix: Vec<u8>,
+    suffix: Vec<u8>,
+}
+
+impl CallTemplate {
+    /// The template for calling `tool` with `arguments` (a JSON object).
+    pub(crate) fn new(tool: &str, arguments: &serde_json::Value) -> Self {
+        let params = serde_json::json!({"name": tool, "arguments": arguments});
+        Self {
+            prefix: br#"{"jsonrpc":"2.0","id":"#.to_vec(),
+            suffix: format!(r#","method":"tools/call","params":{params}}}"#).into_bytes(),
+        }
+    }
+
+    /// Appends the frame for request `id` to `out` (no trailing newline).
+    pub(crate) fn write(&self, id: u64, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.prefix);
+        push_u64(id, out);
+        out.extend_from_slice(&self.suffix);
+    }
+
+    /// The frame for request `id` as a fresh buffer.
+    pub(crate) fn frame(&self, id: u64) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.prefix.len() + self.suffix.len() + 20);
+        self.write(id, &mut out);
+        out
+    }
+}
+
+/// Appends the decimal digits of `n`.
+fn push_u64(mut n: u64, out: &mut Vec<u8>) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
+/// How a response ended, as the load report counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// A result without `isError: true`.
+    Ok,
+    /// A result with `isError: true` (the tool failed).
+    ToolError,
+    /// A JSON-RPC error object.
+    RpcError,
+}
+
+/// One incoming frame, classified by structure.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Incoming<'a> {
+    /// A response; `id` is `None` unless it is a non-negative integer (the only ids we send).
+    Response {
+        /// The id, when it is one of ours.
+        id: Option<u64>,
+        /// Result, tool error or protocol error.
+        outcome: Outcome,
+    },
+    /// A request from the server (it has a `method` and an `id`).
+    Request {
+        /// The id, as raw JSON text, to echo in the answer.
+        id: &'a str,
+        /// Whether the method is `ping`.
+        ping: bool,
+    },
+    /// A notification, or anything else that needs no answer.
+    Other,
+}
+
+type Envelope<'a> = HashMap<&'a str, &'a RawValue>;
+
+/// Classifies one frame. Malformed text is `Other`: the caller counts what it expected and did
+/// not get, not what it could not read.
+pub(crate) fn classify(frame: &[u8]) -> Incoming<'_> {
+    let Ok(env) = serde_json::from_slice::<Envelope<'_>>(frame) else {
+        return Incoming::Other;
+    };
+    let id = env.get("id").copied();
+    if let Some(method) = env.get("method") {
+        return match id {
+            Some(id) => Incoming::Request {
+                id: id.get(),
+                ping: method.get() == r#""ping""#,
+            },
+            None => Incoming::Other,
+        };
+    }
+    let outcome = if env.contains_key("error") {
+        Outcome::RpcError
+    } else if let Some(result) = env.get("result") {
+        if is_error_result(result) {
+            Outcome::ToolError
+        } else {
+            Outcome::Ok
+        }
+    } else {
+        return Incoming::Other;
+    };
+    Incoming::Response {
+        id: id.and_then(|raw| raw.get().parse::<u64>().ok()),
+        outcome,
+    }
+}
+
+/// Whether a result object carries `"isError": true`.
+fn is_error_result(result: &RawValue) -> bool {
+    serde_json::from_str::<Envelope<'_>>(result.get())
+        .ok()
+        .and_then(|r| r.get("isError").map(|v| v.get() == "true"))
+        .unwrap_or(false)
+}
+
+/// The answer to a server's request: `{}` for `ping`, method-not-found for anything else (so
+/// that a server waiting on it is not left hanging).
+pub(crate) fn answer(id: &str, ping: bool) -> Vec<u8> {
+    if ping {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#).into_bytes()
+    } else {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32601,"message":"switchboard-load answers only ping"}}}}"#
+        )
+        .into_bytes()
+    }
+}
+
+/// The `protocolVersion` of an `initialize` response, if it has one.
+pub(crate) fn negotiated_version(response: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(response).ok()?;
+    Some(
+        v.get("result")?
+            .get("protocolVersion")?
+            .as_str()?
+            .to_owned(),
+    )
+}
+
+/// An incremental reader of a `text/event-stream` body: feed it bytes, take the `data` of each
+/// complete event. Only `data` fields matter here; `id`, `event`, `retry` and comments are
+/// skipped, and so are events without data (priming events). Lines end with LF or CRLF.
+#[derive(Debug, Default)]
+pub(crate) struct SseScanner {
+    buf: Vec<u8>,
+    start: usize,
+    data: Vec<u8>,
+    has_data: bool,
+}
+
+impl SseScanner {
+    /// Appends body bytes.
+    pub(crate) fn feed(&mut self, bytes: &[u8]) {
+        if self.start > 0 {
+            self.buf.drain(..self.start);
+            self.start = 0;
+        }
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Bytes held for an event not yet complete.
+    pub(crate) fn pending(&self) -> usize {
+        self.buf.len() - self.start + self.data.len()
+    }
+
+    /// The data of the next complete event, if one is buffered.
+    pub(crate) fn next_event(&mut self) -> Option<Vec<u8>> {
+        while let Some(i) = memchr::memchr(b'\n', &self.buf[self.start..]) {
+            let end = self.start + i;
+            let mut line = &self.buf[self.start..end];
+            self.start = end + 1;
+            if let Some(l) = line.strip_suffix(b"\r") {
+                line = l;
+            }
+            if line.is_empty() {
+                // An event with an empty data buffer is not dispatched (priming events).
+                if std::mem::take(&mut self.has_data) && !self.data.is_empty() {
+                    return Some(std::mem::take(&mut self.data));
+                }
+                self.data.clear();
+                continue;
+            }
+            let (field, value) = match memchr::memchr(b':', line) {
+                Some(c) => (&line[..c], &line[c + 1..]),
+                None => (line, &line[line.len()..]),
+            };
+            if field == b"data" {
+                let value = value.strip_prefix(b" ").unwrap_or(value);
+                if self.has_data {
+                    self.data.push(b'\n');
+                }
+                self.data.extend_from_slice(value);
+                self.has_data = true;
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn call_frames_differ_only_in_the_id() {
+        let t = CallTemplate::new("add", &serde_json::json!({"a": 1, "b": 2}));
+        assert_eq!(
+            String::from_utf8(t.frame(0)).unwrap(),
+            r#"{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#
+        );
+        let f = String::from_utf8(t.frame(18_446_744_073_709_551_615)).unwrap();
+        assert!(f.contains(r#""id":18446744073709551615,"#));
+        let v: serde_json::Value = serde_json::from_str(&initialize_frame()).unwrap();
+        assert_eq!(v["params"]["protocolVersion"], PROTOCOL_VERSION);
+    }
+
+    #[test]
+    fn classify_reads_envelopes_by_structure() {
+        let ok = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"3"}]}}"#;
+        let tool = br#"{"result":{"isError":true,"content":[]},"id":8,"jsonrpc":"2.0"}"#;
+        let rpc = br#"{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"x"}}"#;
+        let named = br#"{"jsonrpc":"2.0","id":"a","result":{}}"#;
+        let some = |id, outcome| Incoming::Response { id, outcome };
+        assert_eq!(classify(ok), some(Some(7), Outcome::Ok));
+        assert_eq!(classify(tool), some(Some(8), Outcome::ToolError));
+        assert_eq!(classify(rpc), some(Some(9), Outcome::RpcError));
+        assert_eq!(classify(named), some(None, Outcome::Ok));
+        let ping = br#"{"jsonrpc":"2.0","id":"p1","method":"ping"}"#;
+        assert_eq!(
+            classify(ping),
+            Incoming::Request {
+                id: r#""p1""#,
+                ping: true
+            }
+        );
+        let note = br#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#;
+        assert_eq!(classify(note), Incoming::Other);
+        assert_eq!(classify(b"not json"), Incoming::Other);
+        assert_eq!(
+            answer(r#""p1""#, true),
+            br#"{"jsonrpc":"2.0","id":"p1","result":{}}"#
+        );
+    }
+
+    #[test]
+    fn sse_events_split_anywhere() {
+        let body = b": comment\r\nid: 1\r\ndata:\r\n\r\nevent: message\ndata: {\"a\":\ndata: 1}\n\ndata: x";
+        for cut in 0..body.len() {
+            let mut s = SseScanner::default();
+            let mut got = Vec::new();
+            s.feed(&body[..cut]);
+            while let Some(e) = s.next_event() {
+                got.push(e);
+            }
+            s.feed(&body[cut..]);
+            while let Some(e) = s.next_event() {
+                got.push(e);
+            }
+            assert_eq!(got, vec![b"{\"a\":\n1}".to_vec()], "cut at {cut}");
+            assert_eq!(s.pending(), 7, "the unterminated event stays pending");
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! The load tool over Streamable HTTP, run as a program against a minimal hyper server in this
+//! test (127.0.0.1, an ephemeral port) that answers either JSON bodies or SSE streams, keeps
+//! sessions by `Mcp-Session-Id`, and checks the headers every request must carry.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashSet;
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+
+const LOAD: &str = env!("CARGO_BIN_EXE_switchboard-load");
+
+/// What the test server saw.
+#[derive(Default)]
+struct State {
+    sse: bool,
+    live: Mutex<HashSet<String>>,
+    opened: AtomicU64,
+    deleted: AtomicU64,
+    calls: AtomicU64,
+    /// Requests refused for a missing or wrong header.
+    refused: AtomicU64,
+}
+
+/// Serves on an ephemeral port until the test ends; returns the URL and the state.
+async fn serve(sse: bool) -> (String, Arc<State>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let state = Arc::new(State {
+        sse,
+        ..State::default()
+    });
+    let st = state.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else {
+                return;
+            };
+            let st = st.clone();
+            tokio::spawn(async move {
+                let svc = service_fn(move |req| handle(req, st.clone()));
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(tcp), svc)
+                    .await;
+            });
+        }
+    });
+    (url, state)
+}
+
+fn status(code: StatusCode) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::new()));
+    *r.status_mut() = code;
+    r
+}
+
+async fn handle(
+    req: Request<Incoming>,
+    st: Arc<State>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let (parts, body) = req.into_parts();
+    let header = |k: &str| {
+        parts
+            .headers
+            .get(k)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let session = header("mcp-session-id");
+    let known = session
+        .as_ref()
+        .is_some_and(|s| st.live.lock().unwrap().contains(s));
+    if parts.uri.path() != "/mcp" || header("host").is_none() {
+        st.refused.fetch_add(1, Ordering::Relaxed);
+        return Ok(status(StatusCode::BAD_REQUEST));
+    }
+    if parts.method == Method::DELETE {
+        if !known {
+            return Ok(status(StatusCode::NOT_FOUND));
+        }
+        st.live.lock().unwrap().remove(session.as_deref().unwrap());
+        st.deleted.fetch_add(1, Ordering::Relaxed);
+        return Ok(status(StatusCode::OK));
+    }
+    let accept = header("accept").unwrap_or_default();
+    if !(accept.contains("application/json") && accept.contains("text/event-stream"))
+        || header("content-type").as_deref() != Some("application/json")
+    {
+        st.refused.fetch_add(1, Ordering::Relaxed);
+        return Ok(status(StatusCode::NOT_ACCEPTABLE));
+    }
+    let body = body.collect().await.unwrap().to_bytes();
+    let msg: Value = serde_json::from_slice(&body).unwrap();
+    let mut new_session = None;
+    let result = match msg["method"].as_str() {
+        Some("initialize") => {
+            let id = format!("s-{}", st.opened.fetch_add(1, Ordering::Relaxed));
+            st.live.lock().unwrap().insert(id.clone());
+            new_session = Some(id);
+            json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "t", "version": "0"}})
+        }
+        _ if !known || header("mcp-protocol-version").as_deref() != Some("2025-11-25") => {
+            st.refused.fetch_add(1, Ordering::Relaxed);
+            return Ok(status(if known {
+                StatusCode::BAD_REQUEST
+            } else {
+                StatusCode::NOT_FOUND
+            }));
+        }
+        _ if msg.get("id").is_none() => return Ok(status(StatusCode::ACCEPTED)),
+        Some("tools/call") => {
+            st.calls.fetch_add(1, Ordering::Relaxed);
+            let a = &msg["params"]["arguments"];
+            let sum = a["a"].as_i64().unwrap() + a["b"].as_i64().unwrap();
+            json!({"content": [{"type": "text", "text": sum.to_string()}]})
+        }
+        _ => return Ok(status(StatusCode::BAD_REQUEST)),
+    };
+    let answer = json!({"jsonrpc": "2.0", "id": msg["id"], "result": result}).to_string();
+    let (ctype, text) = if st.sse {
+        // A priming event, a notification and a server request come before the answer.
+        let note = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#;
+        let ping = r#"{"jsonrpc":"2.0","id":"srv-1","method":"ping"}"#;
+        let text = format!(
+            "id: 0\r\ndata:\r\n\r\n: comment\nevent: message\ndata: {note}\n\ndata: {ping}\n\nid: 1\nevent: message\ndata: {answer}\n\n"
+        );
+        ("text/event-stream", text)
+    } else {
+        ("application/json", answer)
+    };
+    let mut resp = Response::new(Full::new(Bytes::from(text)));
+    resp.headers_mut()
+        .insert("content-type", ctype.parse().unwrap());
+    if let Some(id) = new_session {
+        resp.headers_mut()
+            .insert("mcp-session-id", id.parse().unwrap());
+    }
+    Ok(resp)
+}
+
+/// Runs the load tool; returns its exit code, its JSON report and its stderr.
+async fn load(args: &[&str]) -> (i32, Value, String) {
+    let out = tokio::process::Command::new(LOAD)
+        .args(args)
+        .output()
+        .await
+        .unwrap();
+    let report = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (
+        out.status.code().unwrap_or(-1),
+        report,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+async fn calls_with_a_session_per_connection(sse: bool) {
+    let (url, st) = serve(sse).await;
+    let (code, r, err) = load(&[
+        "--url", &url, "-n", "300", "--warmup", "20", "-k", "4", "--json",
+    ])
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["transport"], "http");
+    assert_eq!(r["calls"], 300, "{r}");
+    assert_eq!(r["errors"], 0, "{r}");
+    assert_eq!(r["sessions"], 4, "{r}");
+    assert!(r["calls_per_sec"].as_f64().unwrap() > 0.0);
+    assert!(r["p999_us"].as_u64().is_some(), "{r}");
+    assert_eq!(st.calls.load(Ordering::Relaxed), 320);
+    assert_eq!(st.opened.load(Ordering::Relaxed), 4);
+    assert_eq!(
+        st.deleted.load(Ordering::Relaxed),
+        4,
+        "sessions are deleted at the end"
+    );
+    assert_eq!(st.refused.load(Ordering::Relaxed), 0);
+    assert!(st.live.lock().unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_over_json_bodies() {
+    calls_with_a_session_per_connection(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_over_sse_streams() {
+    calls_with_a_session_per_connection(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_session_over_k_connections() {
+    let (url, st) = serve(true).await;
+    let (code, r, err) = load(&[
+        "--url",
+        &url,
+        "-n",
+        "200",
+        "-k",
+        "8",
+        "--one-session",
+        "--json",
+    ])
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["calls"], 200, "{r}");
+    assert_eq!(r["one_session"], true);
+    assert_eq!(r["sessions"], 1);
+    assert_eq!(st.opened.load(Ordering::Relaxed), 1);
+    assert_eq!(st.deleted.load(Ordering::Relaxed), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_mode_opens_and_deletes() {
+    let (url, st) = serve(false).await;
+    let pid = std::process::id().to_string();
+    let args = [
+        "--url",
+        &url,
+        "--mode",
+        "sessions",
+        "--sessions",
+        "200",
+        "-k",
+        "4",
+        "--pid",
+        &pid,
+        "--json",
+    ];
+    let (code, r, err) = load(&args).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["mode"], "sessions");
+    assert_eq!(r["sessions"], 200, "{r}");
+    assert_eq!(r["errors"], 0, "{r}");
+    for k in [
+        "rss_before_kib",
+        "rss_after_open_kib",
+        "rss_after_delete_kib",
+        "peak_rss_kib",
+    ] {
+        assert!(r[k].as_u64().is_some_and(|v| v > 0), "{k}: {r}");
+    }
+    assert!(r["bytes_per_session"].as_i64().is_some(), "{r}");
+    assert!(r["sessions_per_sec"].as_f64().unwrap() > 0.0, "{r}");
+    assert_eq!(st.opened.load(Ordering::Relaxed), 200);
+    assert_eq!(st.deleted.load(Ordering::Relaxed), 200);
+    assert!(st.live.lock().unwrap().is_empty());
+    assert_eq!(st.refused.load(Ordering::Relaxed), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sse_sessions_and_the_readable_block() {
+    let (url, st) = serve(true).await;
+    let out = tokio::process::Command::new(LOAD)
+        .args([
+            "--url",
+            &url,
+            "--mode",
+            "sessions",
+            "--sessions",
+            "20",
+            "-k",
+            "2",
+        ])
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("20 opened") && text.contains("no --pid"),
+        "{text}"
+    );
+    assert_eq!(st.deleted.load(Ordering::Relaxed), 20);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_and_wrong_urls_fail_cleanly() {
+    // A port that was just free: connection refused.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (code, _, err) = load(&["--url", &url, "-n", "10", "--max-seconds", "5"]).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("connecting"), "{err}");
+    let (code, _, err) = load(&["--url", "https://127.0.0.1/mcp", "-n", "10"]).await;
+    assert_eq!(code, 2);
+    assert!(err.contains("http://"), "{err}");
+    // A wrong path is answered 400: initialize fails, a setup error.
+    let (wrong, _) = serve(false).await;
+    let (code, _, err) = load(&["--url", &wrong.replace("/mcp", "/other"), "-n", "10"]).await;
+    assert_eq!(code, 2, "{err}");
+}
