@@ -295,7 +295,7 @@ class Raw:
 
 def expect_raw(name: str, r: Exchange, check: Callable[[dict], None]) -> None:
     if r.request is None:
-        return bad(name, r.why or "request not sent")
+        return bad(name, f"{r.why or 'request not sent'}{f' (SDK: {r.sdk_error!r})' if r.sdk_error else ''}")
     if r.reply is None:
         return bad(name, f"{r.why}{f' (SDK: {r.sdk_error!r})' if r.sdk_error else ''}")
     if "error" in r.reply:
@@ -307,7 +307,7 @@ def expect_raw(name: str, r: Exchange, check: Callable[[dict], None]) -> None:
 
 def expect_error(name: str, r: Exchange, codes: list[int]) -> None:
     if r.request is None:
-        return bad(name, r.why or "request not sent")
+        return bad(name, f"{r.why or 'request not sent'}{f' (SDK: {r.sdk_error!r})' if r.sdk_error else ''}")
     if r.reply is None:
         return bad(name, f"{r.why}{f' (SDK: {r.sdk_error!r})' if r.sdk_error else ''}")
     if "error" not in r.reply:

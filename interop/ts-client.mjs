@@ -142,12 +142,38 @@ function jsonAfter(text, prefix) {
 
 // Wraps a transport: records every message in both directions (cloned before the SDK sees or
 // mutates it), then passes it through unchanged.
+//
+// Inbound frames are handed to the SDK in arrival order, one per event-loop turn, as if each had
+// arrived in its own read. The SDK (1.32.2) runs notification handlers in a microtask but handles a
+// response synchronously, and deletes a request's progress handler when its response arrives: when
+// a progress notification and the response land in the same stdout chunk, the SDK drops that
+// notification ("unknown token"). The frames and their order are checked on the wire; this keeps
+// the SDK-side checks from depending on how the pipe happened to coalesce writes.
+const CLOSED = Symbol('closed');
 class TapTransport {
   constructor(inner, trace) {
     this.inner = inner;
     this.trace = trace;
     this.log = []; // {dir: 'in'|'out', msg}
     this.errors = [];
+    this.inbox = [];
+    this.draining = false;
+  }
+  deliver(msg, extra) {
+    this.inbox.push([msg, extra]);
+    if (this.draining) return;
+    this.draining = true;
+    const next = () => {
+      const item = this.inbox.shift();
+      if (item === undefined) {
+        this.draining = false;
+        return;
+      }
+      if (item[0] === CLOSED) this.onclose?.();
+      else this.onmessage?.(item[0], item[1]);
+      setImmediate(next);
+    };
+    setImmediate(next);
   }
   get sessionId() {
     return this.inner.sessionId;
@@ -158,13 +184,13 @@ class TapTransport {
   async start() {
     this.inner.onmessage = (msg, extra) => {
       this.record('in', msg);
-      this.onmessage?.(msg, extra);
+      this.deliver(msg, extra);
     };
     this.inner.onerror = (err) => {
       this.errors.push(String(err?.stack || err));
       this.onerror?.(err);
     };
-    this.inner.onclose = () => this.onclose?.();
+    this.inner.onclose = () => this.deliver(CLOSED); // after every frame that arrived before it
     return this.inner.start();
   }
   async send(msg, options) {
@@ -293,15 +319,15 @@ async function main() {
   const raw = new RawCaller(client, tap);
 
   {
-    const r = await raw.call('ping', undefined, ResultSchema);
+    const r = await raw.call('ping', undefined);
     expectRaw('ping -> {}', r, (res) => expectEqual('ping -> {}', res, {}));
   }
   {
-    const r = await raw.call('logging/setLevel', { level: 'debug' }, ResultSchema);
+    const r = await raw.call('logging/setLevel', { level: 'debug' });
     expectRaw('logging/setLevel debug -> {}', r, (res) => expectEqual('logging/setLevel debug -> {}', res, {}));
   }
   {
-    const r = await raw.call('switchboard/no_such_method', {}, ResultSchema);
+    const r = await raw.call('switchboard/no_such_method', {});
     expectError('unknown method -> -32601', r, [-32601]);
   }
 
@@ -393,19 +419,50 @@ async function main() {
   return finish(0, client);
 }
 
-// Sends requests through the SDK and pairs each with its raw frames.
+// Sends requests through the SDK's own typed methods (so its parsing, capability checks and
+// tool output-schema validation all apply) and pairs each with its raw frames.
 class RawCaller {
   constructor(client, tap) {
     this.client = client;
     this.tap = tap;
   }
+  sdk(method, params, options) {
+    const c = this.client;
+    switch (method) {
+      case 'ping':
+        return c.ping(options);
+      case 'logging/setLevel':
+        return c.setLoggingLevel(params.level, options);
+      case 'tools/list':
+        return c.listTools(params, options);
+      case 'tools/call':
+        return c.callTool(params, CallToolResultSchema, options);
+      case 'resources/list':
+        return c.listResources(params, options);
+      case 'resources/templates/list':
+        return c.listResourceTemplates(params, options);
+      case 'resources/read':
+        return c.readResource(params, options);
+      case 'resources/subscribe':
+        return c.subscribeResource(params, options);
+      case 'resources/unsubscribe':
+        return c.unsubscribeResource(params, options);
+      case 'prompts/list':
+        return c.listPrompts(params, options);
+      case 'prompts/get':
+        return c.getPrompt(params, options);
+      case 'completion/complete':
+        return c.complete(params, options);
+      default: // a method the SDK has no helper for (the unknown-method check)
+        return c.request(params === undefined ? { method } : { method, params }, ResultSchema, options);
+    }
+  }
   // -> {request, reply, sdkError, why}
-  async call(method, params, schema = ResultSchema, options = {}) {
+  async call(method, params, options = {}) {
     const from = this.tap.mark();
     let sdkError = null;
-    const req = params === undefined ? { method } : { method, params };
     try {
-      await this.client.request(req, schema, { timeout: REQUEST_TIMEOUT_MS, ...options });
+      await this.sdk(method, params, { timeout: REQUEST_TIMEOUT_MS, ...options });
     } catch (e) {
       sdkError = e;
     }
@@ -414,20 +471,20 @@ class RawCaller {
   }
   async tool(name, args, options = {}) {
     const params = args === undefined ? { name } : { name, arguments: args };
-    return this.call('tools/call', params, CallToolResultSchema, options);
+    return this.call('tools/call', params, options);
   }
 }
 
 // Runs `check(result)` when the exchange produced a result the SDK also accepted.
 function expectRaw(name, r, check) {
-  if (!r.request) return fail(name, r.why ?? 'request not sent');
+  if (!r.request) return fail(name, `${r.why ?? 'request not sent'}${r.sdkError ? ` (SDK: ${r.sdkError.message})` : ''}`);
   if (!r.reply) return fail(name, `${r.why}${r.sdkError ? ` (SDK: ${r.sdkError.message})` : ''}`);
   if (r.reply.error) return fail(name, `expected a result, got JSON-RPC error ${J(r.reply.error)}`);
   if (r.sdkError) return fail(name, `the SDK rejected the result ${J(r.reply.result)}: ${r.sdkError.message}`);
   return check(r.reply.result);
 }
 function expectError(name, r, codes) {
-  if (!r.request) return fail(name, r.why ?? 'request not sent');
+  if (!r.request) return fail(name, `${r.why ?? 'request not sent'}${r.sdkError ? ` (SDK: ${r.sdkError.message})` : ''}`);
   if (!r.reply) return fail(name, `${r.why}${r.sdkError ? ` (SDK: ${r.sdkError.message})` : ''}`);
   if (!r.reply.error) return fail(name, `expected a JSON-RPC error ${codes.join(' or ')}, got result ${J(r.reply.result)}`);
   if (!codes.includes(r.reply.error.code)) return fail(name, `expected error code ${codes.join(' or ')}, got ${J(r.reply.error)}`);
@@ -440,11 +497,17 @@ async function listAll(raw, method, key, maxPages = 20) {
   const pages = [];
   let cursor;
   for (let i = 0; i < maxPages; i++) {
-    const r = await raw.call(method, cursor === undefined ? undefined : { cursor }, ResultSchema);
+    const r = await raw.call(method, cursor === undefined ? undefined : { cursor });
     if (!r.reply || r.reply.error || r.sdkError) return { pages, items: null, error: `${method} page ${i + 1}: ${r.why ?? ''} ${J(r.reply?.error)} ${r.sdkError?.message ?? ''}` };
     pages.push(r.reply.result);
     cursor = r.reply.result.nextCursor;
-    if (cursor === undefined) return { pages, items: pages.flatMap((p) => p[key] ?? []), error: null };
+    if (cursor === undefined) {
+      const items = pages.flatMap((p) => p[key] ?? []);
+      // The SDK caches tool output schemas from the last listTools page only; give it every page so
+      // that callTool validates structuredContent against the listed outputSchema.
+      if (method === 'tools/list') raw.client.cacheToolMetadata(items);
+      return { pages, items, error: null };
+    }
   }
   return { pages, items: null, error: `${method}: more than ${maxPages} pages` };
 }
