@@ -355,12 +355,11 @@ async function main() {
     const r = await raw.tool(name, {});
     expectRaw(`tools/call ${name}`, r, (res) => expectContract(`tools/call ${name}`, res, { content }, OPT_CALL_RESULT));
   }
-  {
-    const r = await raw.tool('test_simple_text', undefined);
-    expectTrue('tools/call test_simple_text: request had no "arguments"', r.request && !('arguments' in (r.request.params ?? {})), `request params ${J(r.request?.params)}`);
-    expectRaw('tools/call test_simple_text (arguments omitted)', r, (res) =>
-      expectContract('tools/call test_simple_text (arguments omitted)', res, { content: simple[0][1] }, OPT_CALL_RESULT),
-    );
+  for (const [name, content] of simple) {
+    const label = `tools/call ${name} (arguments omitted)`;
+    const r = await raw.tool(name, undefined);
+    if (r.request && 'arguments' in (r.request.params ?? {})) fail(label, `the request carried arguments: ${J(r.request.params)}`);
+    else expectRaw(label, r, (res) => expectContract(label, res, { content }, OPT_CALL_RESULT));
   }
   {
     const r = await raw.tool('test_structured_output', { a: 6, b: 7 });
@@ -825,8 +824,23 @@ async function checkResources(raw, tap) {
   };
   await expectRead('resources/read test://static-text', 'test://static-text', { uri: 'test://static-text', mimeType: 'text/plain', text: 'This is the content of the static text resource.' });
   await expectRead('resources/read test://static-binary', 'test://static-binary', { uri: 'test://static-binary', mimeType: 'image/png', blob: PNG });
-  await expectRead('resources/read test://paginated/01', 'test://paginated/01', { uri: 'test://paginated/01', mimeType: 'text/plain', text: 'Paginated resource 01' });
-  await expectRead('resources/read test://paginated/25', 'test://paginated/25', { uri: 'test://paginated/25', mimeType: 'text/plain', text: 'Paginated resource 25' });
+  {
+    const label = 'resources/read test://paginated/01 ... /25';
+    const diffs = [];
+    for (let i = 1; i <= 25; i++) {
+      const uri = `test://paginated/${pad2(i)}`;
+      const r = await read(uri);
+      const want = { contents: [{ uri, mimeType: 'text/plain', text: `Paginated resource ${pad2(i)}` }] };
+      if (!r.reply) diffs.push(`${uri}: ${r.why}`);
+      else if (r.reply.error) diffs.push(`${uri}: JSON-RPC error ${J(r.reply.error)}`);
+      else if (r.sdkError) diffs.push(`${uri}: the SDK rejected ${J(r.reply.result)}: ${r.sdkError.message}`);
+      else {
+        const d = contractDiff(r.reply.result, want, ['_meta']);
+        if (d) diffs.push(`${uri}: ${d}`);
+      }
+    }
+    expectTrue(label, diffs.length === 0, diffs.slice(0, 5).join('; '));
+  }
   const watched = 'test://watched-resource';
   const watchedRead = (t) => ({ uri: watched, mimeType: 'text/plain', text: t });
   await expectRead('resources/read test://watched-resource (initial)', watched, watchedRead('Watched resource content'));
