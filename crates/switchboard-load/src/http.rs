@@ -253,6 +253,16 @@ struct Worked {
     samples: Vec<u32>,
     counts: Counts,
     timed_out: bool,
+    first_error: Option<String>,
+}
+
+/// What a phase did, over every connection; the connections still open come back for the next.
+struct Phase {
+    pairs: Vec<(Conn, Arc<Session>)>,
+    samples: Vec<u32>,
+    counts: Counts,
+    timed_out: bool,
+    first_error: Option<String>,
 }
 
 /// A worker: calls in a loop until `count` calls are taken (shared counter) or the deadline.
@@ -272,6 +282,7 @@ async fn call_worker(
         samples: Vec::new(),
         counts: Counts::default(),
         timed_out: false,
+        first_error: None,
     };
     while taken.fetch_add(1, Ordering::Relaxed) < count {
         if Instant::now() >= deadline {
@@ -293,8 +304,9 @@ async fn call_worker(
                 w.counts.add(outcome);
             }
             Ok(Ok(_)) => {}
-            Ok(Err(_)) => {
+            Ok(Err(e)) => {
                 w.counts.transport += u64::from(record);
+                w.first_error.get_or_insert_with(|| format!("{e:#}"));
                 if conn.send.is_closed()
                     && timeout_at(deadline, conn.reopen())
                         .await
@@ -311,7 +323,7 @@ async fn call_worker(
     w
 }
 
-/// Runs one phase of `count` calls over every connection; connections come back for the next.
+/// Runs one phase of `count` calls over every connection.
 async fn phase(
     conns: Vec<(Conn, Arc<Session>)>,
     template: &Arc<CallTemplate>,
@@ -319,7 +331,7 @@ async fn phase(
     count: u64,
     record: bool,
     deadline: Instant,
-) -> anyhow::Result<(Vec<(Conn, Arc<Session>)>, Vec<u32>, Counts, bool)> {
+) -> anyhow::Result<Phase> {
     let taken = Arc::new(AtomicU64::new(0));
     let tasks: Vec<_> = conns
         .into_iter()
@@ -338,16 +350,22 @@ async fn phase(
             (task, session)
         })
         .collect();
-    let (mut back, mut samples, mut counts, mut timed_out) =
-        (Vec::new(), Vec::new(), Counts::default(), false);
+    let mut out = Phase {
+        pairs: Vec::new(),
+        samples: Vec::new(),
+        counts: Counts::default(),
+        timed_out: false,
+        first_error: None,
+    };
     for (task, session) in tasks {
         let w = task.await.context("a connection task failed")?;
-        back.extend(w.conn.map(|c| (c, session)));
-        samples.extend(w.samples);
-        counts.merge(w.counts);
-        timed_out |= w.timed_out;
+        out.pairs.extend(w.conn.map(|c| (c, session)));
+        out.samples.extend(w.samples);
+        out.counts.merge(w.counts);
+        out.timed_out |= w.timed_out;
+        out.first_error = out.first_error.or(w.first_error);
     }
-    Ok((back, samples, counts, timed_out))
+    Ok(out)
 }
 
 /// The calls mode over HTTP.
@@ -388,16 +406,21 @@ pub(crate) async fn run_calls(plan: &CallPlan, deadline: Instant) -> anyhow::Res
         pid: plan.pid,
         ..Report::default()
     };
-    let (pairs, _, _, timed_out) =
-        phase(pairs, &template, &ids, plan.warmup, false, deadline).await?;
+    let warm = phase(pairs, &template, &ids, plan.warmup, false, deadline).await?;
     let cpu0 = plan.pid.and_then(procfs::cpu_us);
     let me = std::process::id();
     let self0 = procfs::cpu_us(me);
     let t0 = Instant::now();
-    let (mut pairs, mut samples, counts, measured_timed_out) = if timed_out {
-        (pairs, Vec::new(), Counts::default(), true)
+    let mut measured = if warm.timed_out {
+        Phase {
+            samples: Vec::new(),
+            ..warm
+        }
     } else {
-        phase(pairs, &template, &ids, plan.n, true, deadline).await?
+        let first_error = warm.first_error;
+        let mut m = phase(warm.pairs, &template, &ids, plan.n, true, deadline).await?;
+        m.first_error = m.first_error.or(first_error);
+        m
     };
     report.seconds = Some(t0.elapsed().as_secs_f64());
     report.client_cpu_us = self0
@@ -409,10 +432,13 @@ pub(crate) async fn run_calls(plan: &CallPlan, deadline: Instant) -> anyhow::Res
             .map(|(a, b)| b.saturating_sub(a));
         report.peak_rss_kib = procfs::status_kib(pid, "VmHWM");
     }
-    report.counts = counts;
-    report.latency = Percentiles::of(&mut samples);
-    report.timed_out = measured_timed_out;
-    if let Some((conn, _)) = pairs.first_mut() {
+    report.counts = measured.counts;
+    report.latency = Percentiles::of(&mut measured.samples);
+    report.timed_out = measured.timed_out;
+    if let Some(e) = measured.first_error {
+        report.notes.push(format!("first transport error: {e}"));
+    }
+    if let Some((conn, _)) = measured.pairs.first_mut() {
         let failed = delete_all(conn, &opened).await;
         if failed > 0 {
             report
@@ -465,6 +491,7 @@ pub(crate) async fn run_sessions(
             let taken = taken.clone();
             tokio::spawn(async move {
                 let (mut opened, mut errors, mut timed_out) = (Vec::new(), 0u64, false);
+                let mut first_error = None;
                 while taken.fetch_add(1, Ordering::Relaxed) < s {
                     match timeout_at(deadline, conn.initialize()).await {
                         Err(_) => {
@@ -472,8 +499,9 @@ pub(crate) async fn run_sessions(
                             break;
                         }
                         Ok(Ok(session)) => opened.push(session),
-                        Ok(Err(_)) => {
+                        Ok(Err(e)) => {
                             errors += 1;
+                            first_error.get_or_insert_with(|| format!("{e:#}"));
                             if conn.send.is_closed()
                                 && timeout_at(deadline, conn.reopen())
                                     .await
@@ -486,18 +514,25 @@ pub(crate) async fn run_sessions(
                         }
                     }
                 }
-                (conn, opened, errors, timed_out)
+                (conn, opened, errors, timed_out, first_error)
             })
         })
         .collect();
-    let mut held = Vec::new();
+    let (mut held, mut first) = (Vec::new(), None);
     for t in tasks {
-        let (conn, opened, errors, timed_out) = t.await.context("a session task failed")?;
+        let (conn, opened, errors, timed_out, first_error) =
+            t.await.context("a session task failed")?;
+        first = first.or(first_error);
         report.counts.transport += errors;
         report.timed_out |= timed_out;
         held.push((conn, opened));
     }
     report.seconds = Some(t0.elapsed().as_secs_f64());
+    if let Some(e) = first {
+        report
+            .notes
+            .push(format!("first error opening a session: {e}"));
+    }
     report.cpu_us = cpu0
         .zip(pid.and_then(procfs::cpu_us))
         .map(|(a, b)| b.saturating_sub(a));

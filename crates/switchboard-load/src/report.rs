@@ -294,7 +294,15 @@ impl Report {
                 c.transport
             ),
         );
-        if self.pid.is_some() || self.peak_rss_kib.is_some() {
+        if self.mode == "cold-start" {
+            line(
+                "server",
+                format!(
+                    "peak rss {} at the initialize answer",
+                    opt(self.peak_rss_kib, kib)
+                ),
+            );
+        } else if self.pid.is_some() || self.peak_rss_kib.is_some() {
             let per = if self.mode == "sessions" {
                 "session"
             } else {
@@ -334,8 +342,8 @@ fn opt<T>(v: Option<T>, f: impl FnOnce(T) -> String) -> String {
 }
 
 fn us(v: f64) -> String {
-    if v >= 10_000.0 {
-        format!("{:.1} ms", v / 1000.0)
+    if v >= 1000.0 {
+        format!("{:.2} ms", v / 1000.0)
     } else {
         format!("{v:.1} µs")
     }

@@ -447,7 +447,6 @@ pub(crate) async fn run_cold_start(
         report.peak_rss_kib = report
             .peak_rss_kib
             .max(procfs::status_kib(server.pid, "VmHWM"));
-        report.pid = Some(server.pid);
         shutdown(server.child, server.pid, Some(server.stdin)).await;
         match r {
             Ok(Ok(())) => times.push(ms),

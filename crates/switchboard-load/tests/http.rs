@@ -29,16 +29,23 @@ struct State {
     calls: AtomicU64,
     /// Requests refused for a missing or wrong header.
     refused: AtomicU64,
+    /// Live sessions allowed (0: no bound); past it, initialize is answered 503.
+    max_sessions: usize,
 }
 
 /// Serves on an ephemeral port until the test ends; returns the URL and the state.
 async fn serve(sse: bool) -> (String, Arc<State>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let state = Arc::new(State {
+    serve_with(State {
         sse,
         ..State::default()
-    });
+    })
+    .await
+}
+
+async fn serve_with(state: State) -> (String, Arc<State>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let state = Arc::new(state);
     let st = state.clone();
     tokio::spawn(async move {
         loop {
@@ -103,6 +110,9 @@ async fn handle(
     let mut new_session = None;
     let result = match msg["method"].as_str() {
         Some("initialize") => {
+            if st.max_sessions > 0 && st.live.lock().unwrap().len() >= st.max_sessions {
+                return Ok(status(StatusCode::SERVICE_UNAVAILABLE));
+            }
             let id = format!("s-{}", st.opened.fetch_add(1, Ordering::Relaxed));
             st.live.lock().unwrap().insert(id.clone());
             new_session = Some(id);
@@ -301,4 +311,30 @@ async fn unreachable_and_wrong_urls_fail_cleanly() {
     let (wrong, _) = serve(false).await;
     let (code, _, err) = load(&["--url", &wrong.replace("/mcp", "/other"), "-n", "10"]).await;
     assert_eq!(code, 2, "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_sessions_are_counted_with_the_first_reason() {
+    let (url, st) = serve_with(State {
+        max_sessions: 10,
+        ..State::default()
+    })
+    .await;
+    let args = [
+        "--url",
+        &url,
+        "--mode",
+        "sessions",
+        "--sessions",
+        "25",
+        "-k",
+        "3",
+        "--json",
+    ];
+    let (code, r, err) = load(&args).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["sessions"], 10, "{r}");
+    assert_eq!(r["errors_transport"], 15, "{r}");
+    assert!(r["notes"].to_string().contains("503"), "{r}");
+    assert_eq!(st.deleted.load(Ordering::Relaxed), 10);
 }
