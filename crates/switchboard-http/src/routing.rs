@@ -487,6 +487,19 @@ impl Routing {
         }
     }
 
+    /// Closes the connection of the SSE stream that will carry `request`'s answer, keeping the
+    /// stream itself: later events are stored for a `Last-Event-ID` resumption (SEP-1699).
+    /// Returns whether a connection was closed.
+    pub(crate) fn close_connection_of(&mut self, request: &RequestId) -> bool {
+        let Some(stream) = self.by_request.get(request) else {
+            return false;
+        };
+        match self.targets.get_mut(stream) {
+            Some(Target::Sse { conn, .. }) => conn.take().is_some(),
+            _ => false,
+        }
+    }
+
     /// Whether the stream is known and still open.
     pub(crate) fn is_open(&self, stream: u64) -> bool {
         stream == STANDALONE || self.targets.contains_key(&stream)
@@ -597,6 +610,26 @@ mod tests {
         r.register(vec![RequestId::int(3)], false, false).unwrap();
         assert!(!r.by_request.contains_key(&RequestId::int(1)));
         assert_eq!(r.targets.len(), 2);
+    }
+
+    #[test]
+    fn sep1699_closing_a_connection_keeps_the_stream() {
+        let mut r = Routing::new(2, 8, 16);
+        let Registration::Sse { stream, mut rx, .. } =
+            r.register(vec![RequestId::int(4)], false, false).unwrap()
+        else {
+            panic!()
+        };
+        assert!(r.close_connection_of(&RequestId::int(4)));
+        assert!(!r.close_connection_of(&RequestId::int(4)), "already closed");
+        assert!(
+            !r.close_connection_of(&RequestId::int(5)),
+            "no such request"
+        );
+        assert!(rx.try_recv().is_err(), "the connection's channel is closed");
+        // The response still gets its event id on the same stream, for the resumption.
+        let resp = frame(MessageKind::Result, Some(4), None, "{}");
+        assert_eq!(sse(r.plan(&resp)), (EventId::new(stream, 1), true));
     }
 
     #[test]

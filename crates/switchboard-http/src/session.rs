@@ -18,7 +18,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
-use switchboard_jsonrpc::{FrameSink, FrameSource, OutboundFrame, Peer, Transport, TransportError};
+use switchboard_jsonrpc::{
+    FrameSink, FrameSource, OutboundFrame, Peer, Transport, TransportControl, TransportError,
+};
+use switchboard_types::RequestId;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -70,6 +73,10 @@ impl Transport for HttpSessionTransport {
     type Sink = HttpSink;
     type Source = HttpSource;
 
+    fn control(&self) -> Option<Arc<dyn TransportControl>> {
+        Some(Arc::new(Control(Arc::downgrade(&self.session))))
+    }
+
     fn split(self) -> (HttpSink, HttpSource) {
         (
             HttpSink {
@@ -104,6 +111,23 @@ pub(crate) struct SessionBounds {
     pub(crate) stream_queue: usize,
     pub(crate) inbound_queue: usize,
     pub(crate) max_open_streams: usize,
+}
+
+/// What handlers may ask of the HTTP transport (`Context::close_stream` in the server role).
+/// Holds the session weakly: the engine, which holds this, is itself held by the session.
+struct Control(Weak<Session>);
+
+impl TransportControl for Control {
+    /// Closes the POST SSE connection that will carry `request`'s answer; the stream goes on
+    /// in the event store and the client resumes it with `Last-Event-ID` (SEP-1699).
+    fn close_stream(&self, request: &RequestId) -> bool {
+        self.0.upgrade().is_some_and(|s| {
+            s.routing
+                .lock()
+                .map(|mut r| r.close_connection_of(request))
+                .unwrap_or(false)
+        })
+    }
 }
 
 /// One session's state.

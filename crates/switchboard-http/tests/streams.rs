@@ -286,6 +286,35 @@ async fn sep1699_polling_closes_the_post_stream_and_the_client_resumes() {
 }
 
 #[tokio::test]
+async fn sep1699_a_handler_closes_its_own_stream_and_the_answer_waits_for_the_resume() {
+    let server = test_server();
+    let live = live(&server, HttpConfig::default()).await;
+    let sid = wire_session(live.addr).await;
+    let post = send(
+        live.addr,
+        wire_post(live.addr, Some(&sid), call_body(6, "reconnect", json!({}))),
+    )
+    .await;
+    let mut reader = SseReader::new(post.into_body());
+    let priming = reader.next_event(WAIT).await.unwrap();
+    assert_eq!(reader.next_event(WAIT).await, None, "closed by the handler");
+    let resp = send(live.addr, wire_get(live.addr, &sid, priming.id.as_deref())).await;
+    assert_eq!(resp.status(), 200);
+    let mut resumed = SseReader::new(resp.into_body());
+    let mut got = Vec::new();
+    while let Some(e) = resumed.next_event(WAIT).await {
+        got.push(e);
+    }
+    let v = got.last().unwrap().json();
+    assert_eq!(v["id"], 6);
+    assert_eq!(v["result"]["content"][0]["text"], "closed=true");
+    assert_eq!(
+        got.last().unwrap().stream_seq(),
+        (priming.stream_seq().0, 1)
+    );
+}
+
+#[tokio::test]
 async fn ht15_ht16_concurrent_posts_each_get_their_own_stream() {
     let server = test_server();
     let live = live(&server, HttpConfig::default()).await;

@@ -24,7 +24,8 @@ use tower::ServiceExt;
 pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 
 /// The test server: `echo`, `chatty` (progress + log before answering), `slow` (sleeps `ms`),
-/// `sample` (asks the client for sampling, related to its request).
+/// `reconnect` (closes its own SSE stream, then answers), `sample` (asks the client for sampling,
+/// related to its request).
 pub fn test_server() -> Server {
     let obj = json!({"type": "object"});
     Server::builder(Implementation::new("http-test", "0.1.0"))
@@ -61,6 +62,15 @@ pub fn test_server() -> Server {
                     .unwrap_or(100);
                 tokio::time::sleep(Duration::from_millis(ms)).await;
                 Ok(CallToolResult::text(format!("slept {ms}")))
+            },
+        )
+        .tool(
+            Tool::new("reconnect", obj.clone())
+                .with_description("closes its SSE stream, then answers (SEP-1699)"),
+            |call| async move {
+                let closed = call.cx.close_stream();
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Ok(CallToolResult::text(format!("closed={closed}")))
             },
         )
         .tool(
