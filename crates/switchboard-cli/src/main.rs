@@ -137,9 +137,18 @@ fn run() -> anyhow::Result<()> {
         )
         .init();
     let cli = Cli::parse();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    // A stdio server is one session: a single-threaded runtime avoids cross-thread wake-ups on
+    // every frame. Everything else (HTTP with many sessions, the tools) uses the thread pool.
+    let single_session = matches!(cli.command, Command::Serve { http: None, .. });
+    let rt = if single_session {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+    };
     match cli.command {
         Command::Serve {
             stdio: _,

@@ -27,4 +27,4 @@ pub mod stdio;
 #[cfg(unix)]
 pub use child::{ChildCommand, ChildHandle, ChildSink, ChildSource, ChildTransport};
 pub use codec::ndjson::{FrameError, NdjsonDecoder};
-pub use stdio::{StdioSink, StdioSource, StdioTransport};
+pub use stdio::{StdinReader, StdioSink, StdioSource, StdioTransport, StdoutWriter};

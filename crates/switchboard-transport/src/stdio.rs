@@ -10,9 +10,13 @@
 //! Writing: each frame is written as one line and flushed at once. Closing the sink flushes and
 //! shuts the writer down (the peer sees end of input).
 
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use bytes::BytesMut;
 use switchboard_jsonrpc::{FrameSink, FrameSource, OutboundFrame, Transport, TransportError};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, Stdin, Stdout};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf, Stdin, Stdout};
 
 use crate::codec::ndjson::{self, DEFAULT_MAX_FRAME_BYTES};
 use crate::reader::FrameReader;
@@ -29,11 +33,129 @@ pub struct StdioTransport<R, W> {
     max_frame_bytes: usize,
 }
 
-impl StdioTransport<Stdin, Stdout> {
+/// This process's stdin: read through the reactor when it is a pipe (no thread hop per read),
+/// else through Tokio's blocking-pool `Stdin`.
+#[derive(Debug)]
+pub enum StdinReader {
+    /// A pipe, read without blocking.
+    #[cfg(unix)]
+    Pipe(tokio::net::unix::pipe::Receiver),
+    /// Anything else (a terminal, a file).
+    Std(Stdin),
+}
+
+/// This process's stdout: written through the reactor when it is a pipe, else through Tokio's
+/// blocking-pool `Stdout`.
+#[derive(Debug)]
+pub enum StdoutWriter {
+    /// A pipe, written without blocking.
+    #[cfg(unix)]
+    Pipe(tokio::net::unix::pipe::Sender),
+    /// Anything else.
+    Std(Stdout),
+}
+
+#[cfg(unix)]
+fn stdin_pipe() -> Option<tokio::net::unix::pipe::Receiver> {
+    use std::os::fd::AsFd;
+    tokio::runtime::Handle::try_current().ok()?;
+    let fd = io::stdin().as_fd().try_clone_to_owned().ok()?;
+    tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok()
+}
+
+#[cfg(unix)]
+fn stdout_pipe() -> Option<tokio::net::unix::pipe::Sender> {
+    use std::os::fd::AsFd;
+    tokio::runtime::Handle::try_current().ok()?;
+    let fd = io::stdout().as_fd().try_clone_to_owned().ok()?;
+    tokio::net::unix::pipe::Sender::from_owned_fd(fd).ok()
+}
+
+impl StdinReader {
+    /// This process's stdin.
+    pub fn new() -> Self {
+        #[cfg(unix)]
+        if let Some(p) = stdin_pipe() {
+            return StdinReader::Pipe(p);
+        }
+        StdinReader::Std(tokio::io::stdin())
+    }
+}
+
+impl Default for StdinReader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StdoutWriter {
+    /// This process's stdout.
+    pub fn new() -> Self {
+        #[cfg(unix)]
+        if let Some(p) = stdout_pipe() {
+            return StdoutWriter::Pipe(p);
+        }
+        StdoutWriter::Std(tokio::io::stdout())
+    }
+}
+
+impl Default for StdoutWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AsyncRead for StdinReader {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            #[cfg(unix)]
+            StdinReader::Pipe(p) => Pin::new(p).poll_read(cx, buf),
+            StdinReader::Std(s) => Pin::new(s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for StdoutWriter {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            #[cfg(unix)]
+            StdoutWriter::Pipe(p) => Pin::new(p).poll_write(cx, buf),
+            StdoutWriter::Std(s) => Pin::new(s).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            #[cfg(unix)]
+            StdoutWriter::Pipe(p) => Pin::new(p).poll_flush(cx),
+            StdoutWriter::Std(s) => Pin::new(s).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            #[cfg(unix)]
+            StdoutWriter::Pipe(p) => Pin::new(p).poll_shutdown(cx),
+            StdoutWriter::Std(s) => Pin::new(s).poll_shutdown(cx),
+        }
+    }
+}
+
+impl StdioTransport<StdinReader, StdoutWriter> {
     /// The transport over this process's own stdin and stdout (the server side of stdio).
-    /// Nothing else may write to stdout (`[ST-2]`); log to stderr.
+    /// Nothing else may write to stdout (`[ST-2]`); log to stderr. When stdin and stdout are
+    /// pipes (the usual case: a host spawned us) they are driven by the reactor directly, with
+    /// no thread hop per read or write; call it inside a Tokio runtime for that.
     pub fn stdio() -> Self {
-        StdioTransport::new(tokio::io::stdin(), tokio::io::stdout())
+        StdioTransport::new(StdinReader::new(), StdoutWriter::new())
     }
 }
 
