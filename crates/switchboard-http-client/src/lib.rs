@@ -1,0 +1,70 @@
+//! # switchboard-http-client
+//!
+//! The MCP Streamable HTTP transport, client side (SPEC-NOTES §6, revisions 2025-03-26 onward),
+//! with the fallback to the legacy HTTP+SSE transport of 2024-11-05 (§6.9). It implements the
+//! engine's [`switchboard_jsonrpc::Transport`], so any role runs over it; with
+//! `switchboard-client`:
+//!
+//! ```text
+//! let transport = HttpClientTransport::connect("http://127.0.0.1:8080/mcp", HttpClientConfig::default())?;
+//! let session = Client::builder(info).build().connect(transport).await?;
+//! ```
+//!
+//! The crate knows no MCP role and does not pull in a server framework. It reads envelopes
+//! (`Frame::decode`: kinds, ids, the method of `initialize`) and one result, the initialize
+//! result's `protocolVersion`; never `params`.
+//!
+//! # Layout
+//! | module | role |
+//! |---|---|
+//! | [`transport`] | [`HttpClientTransport`], its halves [`HttpClientSink`] / [`HttpClientSource`], [`HttpClientHandle`], [`ConnectError`] |
+//! | [`config`] | [`HttpClientConfig`]: every option and bound, with defaults |
+//! | [`sse`] | [`SseParser`]: a pure, incremental, bounded `text/event-stream` parser |
+//! | `post` | one POST per frame and what its answer means (202, JSON, SSE, 404, 4xx/5xx) |
+//! | `stream` | SSE streams: POST streams, the GET stream, resumption with `Last-Event-ID` |
+//! | `legacy` | the 2024-11-05 HTTP+SSE fallback (`endpoint` event, POSTs answered on the stream) |
+//! | `shared` | state shared by the tasks: session id, negotiated version, mode, failure |
+//!
+//! # Behaviour
+//! * Every POST sends `Accept: application/json, text/event-stream` (`[HT-5]`) and
+//!   `Content-Type: application/json`; after the initialize answer, every request carries
+//!   `MCP-Session-Id` when the server issued one (`[HT-19]`) and `MCP-Protocol-Version` with the
+//!   negotiated version (`[HT-22]`).
+//! * Replies (`[HT-9]`, `[HT-10]`): 202 is nothing; `application/json` is one message or a batch;
+//!   `text/event-stream` is parsed and every message (server requests, notifications, the
+//!   response) goes to the engine in order.
+//! * A POST stream or the GET stream that drops early is resumed with `GET` + `Last-Event-ID`
+//!   after the server's `retry` (default 1 s) (`[HT-11]`, SEP-1699 polling); attempts are bounded.
+//! * The standalone GET stream opens after `notifications/initialized` is accepted (405: none,
+//!   `[HT-12]`/`[HT-13]`).
+//! * 404 to a request carrying the session id: the session is gone (`[HT-21]`); the transport
+//!   fails with a message starting with [`SESSION_EXPIRED`] and
+//!   [`HttpClientHandle::session_expired`] turns true. Starting over (a new transport and a new
+//!   `initialize`) is the client role's choice.
+//! * Any other 4xx / 5xx to a request: the caller gets a local -32603 error with
+//!   `data: {reason: "http_status", status}` (or the server's own JSON-RPC error when it names
+//!   the request), never a hang. A network failure fails the transport with the reason.
+//! * Closing the sink sends `DELETE` with the session id (405 ignored) and stops every stream.
+//! * Bounded: SSE event and JSON body size, POSTs in flight, reconnection attempts, the queue to
+//!   the engine.
+//!
+//! # Features
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `rustls` | off | `https://` endpoints (reqwest with rustls) |
+//! | `http2` | off | HTTP/2 (negotiated over TLS) |
+
+pub mod config;
+mod legacy;
+mod post;
+mod shared;
+pub mod sse;
+mod stream;
+pub mod transport;
+
+pub use config::HttpClientConfig;
+pub use shared::{HttpMode, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_EXPIRED, SESSION_ID};
+pub use sse::{SseError, SseEvent, SseParser};
+pub use transport::{
+    ConnectError, HttpClientHandle, HttpClientSink, HttpClientSource, HttpClientTransport,
+};

@@ -1,0 +1,262 @@
+//! What every task of one client transport shares: the HTTP client, the endpoint, the session
+//! facts learnt on the way (session id, negotiated version, mode), the inbound queue to the
+//! engine, the POST slots, and how the transport ends (closed, or failed with a reason).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use http::HeaderValue;
+use reqwest::{RequestBuilder, Url};
+use serde::Deserialize;
+use serde_json::json;
+use switchboard_jsonrpc::TransportError;
+use switchboard_types::{ErrorCode, ErrorObject, Frame, Message, RequestId, Response};
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::HttpClientConfig;
+
+/// The session header (`MCP-Session-Id`; header names ignore case).
+pub const SESSION_ID: &str = "mcp-session-id";
+/// The protocol version header (2025-06-18 onward).
+pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+/// The SSE resumption header.
+pub const LAST_EVENT_ID: &str = "last-event-id";
+
+/// Every fatal error for an ended session starts with this text (`[HT-21]`); see
+/// [`crate::HttpClientHandle::session_expired`].
+pub const SESSION_EXPIRED: &str = "MCP session expired";
+
+/// Which HTTP transport the server turned out to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HttpMode {
+    /// Not known yet: `initialize` has not been answered.
+    Unknown,
+    /// Streamable HTTP (2025-03-26 onward).
+    Streamable,
+    /// The legacy HTTP+SSE transport (2024-11-05), after the fallback of SPEC-NOTES §6.9.
+    Legacy,
+}
+
+/// Session facts, learnt as frames pass.
+#[derive(Debug)]
+pub(crate) struct State {
+    pub(crate) mode: HttpMode,
+    /// Legacy mode: where every message is POSTed.
+    pub(crate) legacy_post: Option<Url>,
+    pub(crate) session_id: Option<HeaderValue>,
+    pub(crate) protocol_version: Option<HeaderValue>,
+    /// The id of the `initialize` request, whose result is peeked at for the version.
+    pub(crate) init_id: Option<RequestId>,
+    /// Whether the initialize result has been seen.
+    pub(crate) initialized: bool,
+    /// Whether the standalone GET stream has been started.
+    pub(crate) get_started: bool,
+}
+
+/// The shared part of one transport.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) client: reqwest::Client,
+    pub(crate) url: Url,
+    pub(crate) config: HttpClientConfig,
+    state: Mutex<State>,
+    inbound: mpsc::Sender<String>,
+    /// POST slots (`max_concurrent_posts`).
+    pub(crate) posts: Arc<Semaphore>,
+    /// Cancelled when the transport closes or fails: every task stops.
+    pub(crate) cancel: CancellationToken,
+    failure: OnceLock<String>,
+    session_expired: AtomicBool,
+    /// Set while the initialize result has not been seen: inbound frames are peeked at.
+    awaiting_init: AtomicBool,
+}
+
+/// The part of the initialize result the transport reads (`[HT-22]`).
+#[derive(Deserialize)]
+struct InitPeek {
+    #[serde(rename = "protocolVersion")]
+    protocol_version: String,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        client: reqwest::Client,
+        url: Url,
+        config: HttpClientConfig,
+    ) -> (Arc<Shared>, mpsc::Receiver<String>) {
+        let (tx, rx) = mpsc::channel(config.inbound_queue.max(1));
+        let shared = Shared {
+            client,
+            url,
+            posts: Arc::new(Semaphore::new(config.max_concurrent_posts.max(1))),
+            config,
+            state: Mutex::new(State {
+                mode: HttpMode::Unknown,
+                legacy_post: None,
+                session_id: None,
+                protocol_version: None,
+                init_id: None,
+                initialized: false,
+                get_started: false,
+            }),
+            inbound: tx,
+            cancel: CancellationToken::new(),
+            failure: OnceLock::new(),
+            session_expired: AtomicBool::new(false),
+            awaiting_init: AtomicBool::new(false),
+        };
+        (Arc::new(shared), rx)
+    }
+
+    /// The session facts (a poisoned lock is taken over: the state stays consistent field by
+    /// field).
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The fatal reason, once the transport has failed.
+    pub(crate) fn failure(&self) -> Option<&str> {
+        self.failure.get().map(String::as_str)
+    }
+
+    pub(crate) fn session_expired(&self) -> bool {
+        self.session_expired.load(Ordering::Acquire)
+    }
+
+    /// Fails the transport: the reason is reported once by the source after the messages
+    /// already queued, and every task stops.
+    pub(crate) fn fail(&self, reason: String) {
+        if self.cancel.is_cancelled() && self.failure.get().is_none() {
+            // Closed on purpose first: nothing to report.
+            return;
+        }
+        if self.failure.set(reason).is_ok() {
+            tracing::warn!(
+                reason = self.failure().unwrap_or(""),
+                "HTTP client transport failed"
+            );
+        }
+        self.cancel.cancel();
+    }
+
+    /// `[HT-21]`: the server answered 404 to a request carrying the session id.
+    pub(crate) fn session_gone(&self, what: &str) {
+        self.session_expired.store(true, Ordering::Release);
+        self.fail(format!(
+            "{SESSION_EXPIRED}: the server answered 404 Not Found to {what} carrying the session \
+             id (HT-21); start a new session with a new initialize"
+        ));
+    }
+
+    /// Remembers the `initialize` request, so that its result is peeked at.
+    pub(crate) fn expect_init_result(&self, id: RequestId) {
+        self.state().init_id = Some(id);
+        self.awaiting_init.store(true, Ordering::Release);
+    }
+
+    /// Hands one inbound frame to the engine; false once the transport has ended.
+    pub(crate) async fn deliver(&self, text: String) -> bool {
+        if self.awaiting_init.load(Ordering::Acquire) {
+            self.peek_init(&text);
+        }
+        tokio::select! {
+            biased;
+            r = self.inbound.send(text) => r.is_ok(),
+            _ = self.cancel.cancelled() => false,
+        }
+    }
+
+    /// Learns the negotiated version from the initialize result as it passes.
+    fn peek_init(&self, text: &str) {
+        let Ok(Frame::Single(Ok(Message::Response(r)))) = Frame::decode(text) else {
+            return;
+        };
+        let mut st = self.state();
+        if r.id.is_none() || r.id != st.init_id {
+            return;
+        }
+        self.awaiting_init.store(false, Ordering::Release);
+        let Ok(result) = &r.outcome else { return };
+        st.initialized = true;
+        match serde_json::from_str::<InitPeek>(result.get())
+            .ok()
+            .and_then(|p| HeaderValue::from_str(&p.protocol_version).ok())
+        {
+            Some(v) => st.protocol_version = Some(v),
+            None => tracing::debug!("initialize result without a readable protocolVersion"),
+        }
+    }
+
+    /// Answers each of `ids` locally with a -32603 error, so that no caller waits for an answer
+    /// the server will not send.
+    pub(crate) async fn answer_error(
+        &self,
+        ids: &[RequestId],
+        message: &str,
+        data: serde_json::Value,
+    ) {
+        for id in ids {
+            let err = ErrorObject::new(ErrorCode::INTERNAL_ERROR, message).with_data(data.clone());
+            let text = Message::Response(Response::error(Some(id.clone()), err)).to_json();
+            if !self.deliver(text).await {
+                return;
+            }
+        }
+    }
+
+    /// Adds `MCP-Session-Id` and `MCP-Protocol-Version` when known (`[HT-19]`, `[HT-22]`);
+    /// returns whether the session id was sent.
+    pub(crate) fn session_headers(&self, rb: RequestBuilder) -> (RequestBuilder, bool) {
+        let st = self.state();
+        let mut rb = rb;
+        let sent = st.session_id.is_some();
+        if let Some(s) = &st.session_id {
+            rb = rb.header(SESSION_ID, s.clone());
+        }
+        if let Some(v) = &st.protocol_version {
+            rb = rb.header(PROTOCOL_VERSION, v.clone());
+        }
+        (rb, sent)
+    }
+
+    /// Records the session id of the initialize answer, when it is one (`[HT-18]`: visible
+    /// ASCII only).
+    pub(crate) fn learn_session_id(&self, headers: &http::HeaderMap) {
+        let Some(v) = headers.get(SESSION_ID) else {
+            return;
+        };
+        let visible = !v.is_empty() && v.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b));
+        if visible {
+            self.state().session_id = Some(v.clone());
+        } else {
+            tracing::warn!("the server's MCP-Session-Id is not visible ASCII (HT-18); ignored");
+        }
+    }
+}
+
+/// The `data` of a locally synthesized error for an HTTP status.
+pub(crate) fn status_data(status: http::StatusCode) -> serde_json::Value {
+    json!({"reason": "http_status", "status": status.as_u16()})
+}
+
+/// A transport error carrying a reason, for the engine.
+pub(crate) fn other(reason: &str) -> TransportError {
+    TransportError::Other(reason.to_owned())
+}
+
+/// A `reqwest` error with its causes, for messages.
+pub(crate) fn describe(e: &reqwest::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        let c = cause.to_string();
+        if !s.contains(&c) {
+            s.push_str(": ");
+            s.push_str(&c);
+        }
+        source = cause.source();
+    }
+    s
+}

@@ -1,0 +1,349 @@
+//! SSE streams (client side): reading a POST's stream or the standalone GET stream into the
+//! engine, and resuming either with `GET` + `Last-Event-ID` after the server's `retry` delay
+//! (`[HT-11]`, SPEC-NOTES §6.5) when it drops early. The legacy transport's stream is read here
+//! too, without resumption.
+//!
+//! | stream | ends when | on a drop |
+//! |---|---|---|
+//! | POST | every request it carried is answered | resume with `Last-Event-ID`; none to send, or attempts exhausted: each open request gets a local -32603 |
+//! | GET | the transport closes | resume with `Last-Event-ID` (a fresh GET without one); 405: no GET stream |
+//! | legacy | the transport closes | fatal: the 2024-11-05 stream cannot be resumed |
+//!
+//! Reconnection attempts are bounded (`max_reconnect_attempts`, consecutive; a connection that
+//! delivers an event resets the count). When they run out on network errors, the transport fails
+//! with the last error; a 404 while resuming means the session is gone (`[HT-21]`).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::StatusCode;
+use http::header::{ACCEPT, CONTENT_TYPE};
+use serde_json::json;
+use switchboard_types::{Frame, Message, RequestId, Response};
+
+use crate::shared::{LAST_EVENT_ID, Shared, describe};
+use crate::sse::{SseError, SseParser};
+
+/// The shortest wait before a reconnection, whatever the server's `retry:` says: a server
+/// closing every connection at once with `retry: 0` must not get a busy loop.
+const MIN_RETRY: Duration = Duration::from_millis(50);
+
+/// Which stream is read, and what it still owes.
+#[derive(Debug)]
+pub(crate) enum StreamKind {
+    /// A POST's stream: the requests it carried that are not answered yet.
+    Post(HashSet<RequestId>),
+    /// The standalone GET stream.
+    Get,
+    /// The legacy HTTP+SSE stream.
+    Legacy,
+}
+
+impl StreamKind {
+    fn name(&self) -> &'static str {
+        match self {
+            StreamKind::Post(_) => "POST",
+            StreamKind::Get => "GET",
+            StreamKind::Legacy => "legacy",
+        }
+    }
+
+    /// Notes the responses in `text` (POST streams only).
+    fn observe(&mut self, text: &str) {
+        let StreamKind::Post(open) = self else { return };
+        if open.is_empty() {
+            return;
+        }
+        match Frame::decode(text) {
+            Ok(Frame::Single(Ok(Message::Response(r)))) => {
+                if let Some(id) = r.id {
+                    open.remove(&id);
+                }
+            }
+            Ok(Frame::Batch(items)) => {
+                for item in items {
+                    if let Ok(Message::Response(Response { id: Some(id), .. })) = item {
+                        open.remove(&id);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether the stream owes nothing more.
+    fn finished(&self) -> bool {
+        matches!(self, StreamKind::Post(open) if open.is_empty())
+    }
+}
+
+/// How one connection ended.
+enum Pump {
+    /// Nothing more to read: the stream is finished or the transport has ended.
+    Done,
+    /// The body ended (cleanly, or with the error given); `progressed` if it delivered events.
+    Ended {
+        progressed: bool,
+        error: Option<String>,
+    },
+}
+
+/// Why a stream cannot be resumed.
+enum GiveUp {
+    /// The failure is the transport's (network): fatal.
+    Fatal(String),
+    /// The stream alone is lost: its open requests are answered locally.
+    Stream {
+        message: String,
+        data: serde_json::Value,
+    },
+}
+
+/// Reads an SSE stream to its end, resuming it as needed. `first` is the open connection, or
+/// `None` to open the GET stream.
+pub(crate) async fn read(
+    shared: Arc<Shared>,
+    first: Option<reqwest::Response>,
+    mut parser: SseParser,
+    mut kind: StreamKind,
+) {
+    let mut attempts = 0_u32;
+    let mut opening = first.is_none();
+    let mut next = first;
+    loop {
+        let resp = match next.take() {
+            Some(r) => r,
+            None => match reconnect(&shared, &mut parser, &kind, &mut attempts, opening).await {
+                Ok(Some(r)) => r,
+                Ok(None) => return,
+                Err(g) => return give_up(&shared, &kind, g).await,
+            },
+        };
+        opening = false;
+        match pump(&shared, &mut parser, resp, &mut kind).await {
+            Pump::Done => return,
+            Pump::Ended { progressed, error } => {
+                if progressed {
+                    attempts = 0;
+                }
+                if shared.cancel.is_cancelled() || kind.finished() {
+                    return;
+                }
+                let why = error.unwrap_or_else(|| "ended".to_owned());
+                tracing::debug!(stream = kind.name(), why, "SSE connection dropped");
+                if matches!(kind, StreamKind::Legacy) {
+                    shared.fail(format!(
+                        "the legacy HTTP+SSE stream from {} closed ({why})",
+                        shared.url
+                    ));
+                    return;
+                }
+                parser.reconnect();
+                if matches!(kind, StreamKind::Post(_)) && parser.last_event_id().is_none() {
+                    let g = GiveUp::Stream {
+                        message: "the server's SSE stream ended before the response and gave \
+                                  no event id to resume with"
+                            .to_owned(),
+                        data: json!({"reason": "stream_ended"}),
+                    };
+                    return give_up(&shared, &kind, g).await;
+                }
+            }
+        }
+    }
+}
+
+/// Reads one connection's events into the engine.
+async fn pump(
+    shared: &Shared,
+    parser: &mut SseParser,
+    mut resp: reqwest::Response,
+    kind: &mut StreamKind,
+) -> Pump {
+    let mut progressed = false;
+    loop {
+        while let Some(item) = parser.next() {
+            match item {
+                Ok(ev) => {
+                    progressed = true;
+                    if ev.data.is_empty() || ev.event != "message" {
+                        // The priming event, or a type this transport does not use.
+                        continue;
+                    }
+                    kind.observe(&ev.data);
+                    if !shared.deliver(ev.data).await {
+                        return Pump::Done;
+                    }
+                    if kind.finished() {
+                        return Pump::Done;
+                    }
+                }
+                Err(e @ (SseError::EventTooLarge { .. } | SseError::InvalidUtf8)) => {
+                    tracing::warn!(stream = kind.name(), error = %e, "SSE event discarded");
+                }
+            }
+        }
+        let chunk = tokio::select! {
+            biased;
+            _ = shared.cancel.cancelled() => return Pump::Done,
+            c = resp.chunk() => c,
+        };
+        match chunk {
+            Ok(Some(bytes)) => parser.push(&bytes),
+            Ok(None) => {
+                return Pump::Ended {
+                    progressed,
+                    error: None,
+                };
+            }
+            Err(e) => {
+                return Pump::Ended {
+                    progressed,
+                    error: Some(describe(&e)),
+                };
+            }
+        }
+    }
+}
+
+/// Waits the server's `retry` and reconnects with `GET` + `Last-Event-ID`, as often as allowed;
+/// `opening` (the first GET of the standalone stream) goes at once. `Ok(None)`: stop quietly
+/// (closed, or no GET stream on this server).
+async fn reconnect(
+    shared: &Shared,
+    parser: &mut SseParser,
+    kind: &StreamKind,
+    attempts: &mut u32,
+    opening: bool,
+) -> Result<Option<reqwest::Response>, GiveUp> {
+    let max = shared.config.max_reconnect_attempts;
+    let mut wait = !opening;
+    let mut last_error = None;
+    loop {
+        if wait {
+            if *attempts >= max {
+                return Err(exhausted(shared, kind, last_error));
+            }
+            *attempts += 1;
+            let delay = parser
+                .retry()
+                .unwrap_or(shared.config.default_retry)
+                .max(MIN_RETRY);
+            tokio::select! {
+                biased;
+                _ = shared.cancel.cancelled() => return Ok(None),
+                _ = tokio::time::sleep(delay) => {}
+            }
+        }
+        wait = true;
+        let last = parser.last_event_id().map(str::to_owned);
+        let rb = shared
+            .client
+            .get(shared.url.clone())
+            .header(ACCEPT, "text/event-stream");
+        let (mut rb, sent_session) = shared.session_headers(rb);
+        if let Some(l) = &last {
+            rb = rb.header(LAST_EVENT_ID, l.as_str());
+        }
+        let resp = tokio::select! {
+            biased;
+            _ = shared.cancel.cancelled() => return Ok(None),
+            r = rb.send() => r,
+        };
+        let resp = match resp {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::debug!(stream = kind.name(), error = %describe(&e), "SSE reconnection failed");
+                last_error = Some(describe(&e));
+                continue;
+            }
+        };
+        let status = resp.status();
+        if status == StatusCode::OK && is_event_stream(&resp) {
+            tracing::debug!(stream = kind.name(), last_event_id = ?last, "SSE stream (re)opened");
+            return Ok(Some(resp));
+        }
+        if status == StatusCode::NOT_FOUND && sent_session {
+            shared.session_gone("a GET");
+            return Ok(None);
+        }
+        match (kind, status) {
+            (StreamKind::Get, StatusCode::METHOD_NOT_ALLOWED) => {
+                tracing::debug!("the server offers no GET stream (405)");
+                return Ok(None);
+            }
+            // Transient: the old connection is not yet seen closed, or the server is busy.
+            (_, StatusCode::CONFLICT | StatusCode::TOO_MANY_REQUESTS)
+            | (_, StatusCode::SERVICE_UNAVAILABLE | StatusCode::BAD_GATEWAY) => {
+                last_error = Some(format!("HTTP {status}"));
+            }
+            (StreamKind::Get, _) => {
+                tracing::warn!(%status, "the GET stream cannot be (re)opened; going on without it");
+                return Ok(None);
+            }
+            _ => {
+                return Err(GiveUp::Stream {
+                    message: format!(
+                        "the SSE stream could not be resumed: HTTP {status} to GET with \
+                         Last-Event-ID"
+                    ),
+                    data: crate::shared::status_data(status),
+                });
+            }
+        }
+    }
+}
+
+fn exhausted(shared: &Shared, kind: &StreamKind, last_error: Option<String>) -> GiveUp {
+    let n = shared.config.max_reconnect_attempts;
+    match last_error {
+        Some(e) if !e.starts_with("HTTP ") => GiveUp::Fatal(format!(
+            "the {} SSE stream from {} was lost and {n} reconnections failed: {e}",
+            kind.name(),
+            shared.url
+        )),
+        other => GiveUp::Stream {
+            message: format!(
+                "the SSE stream was lost and {n} reconnections did not bring the response{}",
+                other.map(|e| format!(" (last: {e})")).unwrap_or_default()
+            ),
+            data: json!({"reason": "reconnect_attempts_exhausted", "attempts": n}),
+        },
+    }
+}
+
+async fn give_up(shared: &Shared, kind: &StreamKind, g: GiveUp) {
+    match g {
+        GiveUp::Fatal(reason) => shared.fail(reason),
+        GiveUp::Stream { message, data } => match kind {
+            StreamKind::Post(open) => {
+                let ids: Vec<RequestId> = open.iter().cloned().collect();
+                tracing::warn!(open = ids.len(), message, "POST stream given up");
+                shared.answer_error(&ids, &message, data).await;
+            }
+            _ => tracing::warn!(message, "GET stream given up; going on without it"),
+        },
+    }
+}
+
+/// Whether a response is an SSE stream.
+pub(crate) fn is_event_stream(resp: &reqwest::Response) -> bool {
+    media_type(resp).eq_ignore_ascii_case("text/event-stream")
+}
+
+/// The media type of a response, without parameters.
+pub(crate) fn media_type(resp: &reqwest::Response) -> &str {
+    resp.headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(str::trim)
+        .unwrap_or("")
+}
+
+/// Starts the standalone GET stream (`[HT-12]`) in its own task.
+pub(crate) fn start_get(shared: &Arc<Shared>) {
+    let parser = SseParser::new(shared.config.max_event_bytes);
+    tokio::spawn(read(shared.clone(), None, parser, StreamKind::Get));
+}

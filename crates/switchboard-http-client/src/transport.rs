@@ -1,0 +1,365 @@
+//! [`HttpClientTransport`]: the engine's [`Transport`] over Streamable HTTP (client side), with
+//! its halves [`HttpClientSink`] and [`HttpClientSource`], and [`HttpClientHandle`] to ask what
+//! was learnt (mode, session id, negotiated version, whether the session expired).
+//!
+//! Frames are sent in call order; each is its own POST (`[HT-4]`). The sink waits for the answer
+//! of `initialize`, of notifications and of responses (202) before taking the next frame, and
+//! gives a request's POST up to `send_order_wait` to begin its answer, so that frames reach a
+//! prompt server in order while a slow answer never holds the next frame for long. Replies are
+//! read by tasks that feed the source.
+
+use std::sync::Arc;
+
+use reqwest::Url;
+use switchboard_jsonrpc::{FrameSink, FrameSource, OutboundFrame, Transport, TransportError};
+use switchboard_types::{Frame, Message, MessageKind, RequestId};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::DropGuard;
+
+use crate::config::HttpClientConfig;
+use crate::post::{self, Outbound};
+use crate::shared::{HttpMode, Shared, describe, other};
+use crate::stream;
+
+/// Why a transport could not be made. No request is made by [`HttpClientTransport::connect`],
+/// so these are all local.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// The URL does not parse.
+    #[error("invalid MCP endpoint URL {url:?}: {reason}")]
+    InvalidUrl {
+        /// The URL as given.
+        url: String,
+        /// Why it does not parse.
+        reason: String,
+    },
+    /// The scheme is neither `http` nor `https`.
+    #[error("unsupported URL scheme {0:?} (http or https)")]
+    UnsupportedScheme(String),
+    /// An `https` URL, but the crate was built without the `rustls` feature.
+    #[error("https needs switchboard-http-client's `rustls` feature")]
+    TlsUnavailable,
+    /// The HTTP client could not be built.
+    #[error("the HTTP client could not be built: {0}")]
+    Client(String),
+}
+
+/// A client transport to one MCP endpoint over Streamable HTTP, falling back to the legacy
+/// HTTP+SSE transport when the server speaks only that (SPEC-NOTES §6.9).
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use switchboard_http_client::{HttpClientConfig, HttpClientTransport};
+///
+/// let transport = HttpClientTransport::connect("http://127.0.0.1:8080/mcp", HttpClientConfig::default())?;
+/// let handle = transport.handle();
+/// // let session = client.connect(transport).await?;   // switchboard_client::Client
+/// // ...
+/// if handle.session_expired() {
+///     // The server ended the session ([HT-21]): connect a new transport and initialize again.
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct HttpClientTransport {
+    sink: HttpClientSink,
+    source: HttpClientSource,
+}
+
+impl HttpClientTransport {
+    /// A transport to the endpoint `url` (for example `http://127.0.0.1:8080/mcp`). Nothing is
+    /// sent until the engine sends its first frame (normally `initialize`).
+    ///
+    /// # Errors
+    /// The URL does not parse or has another scheme than `http`/`https`; `https` without the
+    /// `rustls` feature; the HTTP client cannot be built.
+    pub fn connect(url: &str, config: HttpClientConfig) -> Result<Self, ConnectError> {
+        let parsed = Url::parse(url).map_err(|e| ConnectError::InvalidUrl {
+            url: url.to_owned(),
+            reason: e.to_string(),
+        })?;
+        match parsed.scheme() {
+            "http" => {}
+            "https" if cfg!(feature = "rustls") => {}
+            "https" => return Err(ConnectError::TlsUnavailable),
+            s => return Err(ConnectError::UnsupportedScheme(s.to_owned())),
+        }
+        let mut builder = reqwest::Client::builder()
+            .default_headers(config.headers.clone())
+            .user_agent(config.user_agent.clone());
+        if let Some(t) = config.connect_timeout {
+            builder = builder.connect_timeout(t);
+        }
+        let client = builder
+            .build()
+            .map_err(|e| ConnectError::Client(describe(&e)))?;
+        let (shared, rx) = Shared::new(client, parsed, config);
+        Ok(HttpClientTransport {
+            sink: HttpClientSink {
+                shared: shared.clone(),
+                _stop_on_drop: shared.cancel.clone().drop_guard(),
+                closed: false,
+            },
+            source: HttpClientSource {
+                shared,
+                rx,
+                reported: false,
+            },
+        })
+    }
+
+    /// A handle to what the transport learns as it runs. Take it before handing the transport
+    /// to the engine.
+    pub fn handle(&self) -> HttpClientHandle {
+        HttpClientHandle {
+            shared: self.sink.shared.clone(),
+        }
+    }
+}
+
+impl Transport for HttpClientTransport {
+    type Sink = HttpClientSink;
+    type Source = HttpClientSource;
+
+    fn split(self) -> (HttpClientSink, HttpClientSource) {
+        (self.sink, self.source)
+    }
+}
+
+/// What a transport has learnt: its mode, the session id, the negotiated version, and whether
+/// the server ended the session. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct HttpClientHandle {
+    shared: Arc<Shared>,
+}
+
+impl HttpClientHandle {
+    /// The MCP endpoint.
+    pub fn url(&self) -> &str {
+        self.shared.url.as_str()
+    }
+
+    /// Which transport the server speaks (known once `initialize` has been answered).
+    pub fn mode(&self) -> HttpMode {
+        self.shared.state().mode
+    }
+
+    /// The session id the server issued, if any. Treat it as a secret: do not log it.
+    pub fn session_id(&self) -> Option<String> {
+        let st = self.shared.state();
+        st.session_id
+            .as_ref()
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    }
+
+    /// The protocol version read from the initialize result, sent as `MCP-Protocol-Version`.
+    pub fn protocol_version(&self) -> Option<String> {
+        let st = self.shared.state();
+        st.protocol_version
+            .as_ref()
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    }
+
+    /// Whether the server answered 404 to the session id (`[HT-21]`). The transport has then
+    /// failed; the client role decides whether to start over with a new transport and a new
+    /// `initialize` (this transport never re-initializes on its own).
+    pub fn session_expired(&self) -> bool {
+        self.shared.session_expired()
+    }
+
+    /// Why the transport failed, once it has.
+    pub fn failure(&self) -> Option<String> {
+        self.shared.failure().map(str::to_owned)
+    }
+}
+
+/// The sending half: one POST per frame. Closing it sends `DELETE` with the session id and
+/// stops every stream; dropping it stops them too.
+#[derive(Debug)]
+pub struct HttpClientSink {
+    shared: Arc<Shared>,
+    _stop_on_drop: DropGuard,
+    closed: bool,
+}
+
+impl FrameSink for HttpClientSink {
+    async fn send(&mut self, frame: OutboundFrame) -> Result<(), TransportError> {
+        let shared = &self.shared;
+        check_open(shared)?;
+        let out = classify(shared, frame);
+        if out.initialize && shared.state().mode == HttpMode::Unknown {
+            post::initialize(shared, out).await;
+            return check_open(shared);
+        }
+        let permit = tokio::select! {
+            biased;
+            _ = shared.cancel.cancelled() => return check_open(shared),
+            p = shared.posts.clone().acquire_owned() => p.map_err(|_| TransportError::Closed)?,
+        };
+        let is_request = out.is_request;
+        let initialized = out.initialized_notification;
+        let (tx, rx) = oneshot::channel();
+        tokio::spawn(post::run(shared.clone(), out, permit, tx));
+        if is_request {
+            let _ = tokio::time::timeout(shared.config.send_order_wait, rx).await;
+        } else {
+            let _ = rx.await;
+        }
+        if initialized {
+            self.start_get_stream();
+        }
+        Ok(())
+    }
+
+    async fn close(&mut self) -> Result<(), TransportError> {
+        if std::mem::replace(&mut self.closed, true) {
+            return Ok(());
+        }
+        let shared = &self.shared;
+        shared.cancel.cancel();
+        let (mode, session) = {
+            let st = shared.state();
+            (st.mode, st.session_id.clone())
+        };
+        if mode == HttpMode::Streamable && session.is_some() && !shared.session_expired() {
+            delete_session(shared).await;
+        }
+        Ok(())
+    }
+}
+
+impl HttpClientSink {
+    /// Opens the standalone GET stream once, after `notifications/initialized` was accepted.
+    fn start_get_stream(&self) {
+        let shared = &self.shared;
+        if !shared.config.get_stream || shared.cancel.is_cancelled() {
+            return;
+        }
+        {
+            let mut st = shared.state();
+            if st.get_started || st.mode != HttpMode::Streamable || st.session_id.is_none() {
+                return;
+            }
+            st.get_started = true;
+        }
+        stream::start_get(shared);
+    }
+}
+
+/// `Err` once the transport has failed (with the reason) or closed.
+fn check_open(shared: &Shared) -> Result<(), TransportError> {
+    match shared.failure() {
+        Some(reason) => Err(other(reason)),
+        None if shared.cancel.is_cancelled() => Err(TransportError::Closed),
+        None => Ok(()),
+    }
+}
+
+/// Ends the session on the server (`DELETE` with the session id); a 405 means the server does
+/// not let clients end sessions, which is fine.
+async fn delete_session(shared: &Shared) {
+    let rb = shared.client.delete(shared.url.clone());
+    let (rb, _) = shared.session_headers(rb);
+    match tokio::time::timeout(shared.config.response_timeout, rb.send()).await {
+        Ok(Ok(r)) if r.status().is_success() => tracing::debug!("session ended with DELETE"),
+        Ok(Ok(r)) if r.status() == http::StatusCode::METHOD_NOT_ALLOWED => {
+            tracing::debug!("the server does not let clients end sessions (405)")
+        }
+        Ok(Ok(r)) => tracing::debug!(status = %r.status(), "DELETE of the session refused"),
+        Ok(Err(e)) => tracing::debug!(error = %describe(&e), "DELETE of the session failed"),
+        Err(_) => tracing::debug!("DELETE of the session got no answer in time"),
+    }
+}
+
+/// Reads what the POST needs from a frame: the ids of its requests, and whether it is
+/// `initialize` or `notifications/initialized`. The engine's own frames carry their id; only
+/// batches, frames without an id, and the frames before the GET stream opens are decoded
+/// (envelope only, never `params`).
+fn classify(shared: &Shared, frame: OutboundFrame) -> Outbound {
+    let (opening, init_done) = {
+        let st = shared.state();
+        (
+            st.mode == HttpMode::Unknown,
+            st.initialized && !st.get_started,
+        )
+    };
+    let is_request = frame.kind == MessageKind::Request;
+    let batch = frame.text.trim_start().starts_with('[');
+    let decode = batch
+        || (is_request && (frame.id.is_none() || opening))
+        || (frame.kind == MessageKind::Notification && init_done);
+    let mut out = Outbound {
+        ids: Vec::new(),
+        is_request,
+        initialize: false,
+        initialized_notification: false,
+        text: String::new(),
+    };
+    if !decode {
+        out.ids.extend(frame.id.filter(|_| is_request));
+        out.text = frame.text;
+        return out;
+    }
+    match Frame::decode(&frame.text) {
+        Ok(Frame::Single(Ok(Message::Request(r)))) => {
+            out.initialize = r.method == "initialize";
+            out.ids.push(r.id);
+        }
+        Ok(Frame::Single(Ok(Message::Notification(n)))) => {
+            out.initialized_notification = n.method == "notifications/initialized";
+        }
+        Ok(Frame::Single(Err(e))) if e.answerable => out.ids.extend(e.id),
+        Ok(Frame::Batch(items)) => {
+            for item in items {
+                match item {
+                    Ok(Message::Request(r)) => out.ids.push(r.id),
+                    Err(e) if e.answerable => out.ids.extend(e.id),
+                    _ => {}
+                }
+            }
+            out.is_request |= !out.ids.is_empty();
+        }
+        _ => {}
+    }
+    dedup(&mut out.ids);
+    out.text = frame.text;
+    out
+}
+
+fn dedup(ids: &mut Vec<RequestId>) {
+    let mut seen = std::collections::HashSet::new();
+    ids.retain(|id| seen.insert(id.clone()));
+}
+
+/// The receiving half: every message from every POST answer and SSE stream, in order per
+/// stream; then, if the transport failed, its reason as a fatal error.
+#[derive(Debug)]
+pub struct HttpClientSource {
+    shared: Arc<Shared>,
+    rx: mpsc::Receiver<String>,
+    reported: bool,
+}
+
+impl FrameSource for HttpClientSource {
+    async fn recv(&mut self) -> Option<Result<String, TransportError>> {
+        tokio::select! {
+            biased;
+            m = self.rx.recv() => m.map(Ok),
+            _ = self.shared.cancel.cancelled() => {
+                if let Ok(m) = self.rx.try_recv() {
+                    return Some(Ok(m));
+                }
+                match self.shared.failure() {
+                    Some(reason) if !self.reported => {
+                        self.reported = true;
+                        Some(Err(other(reason)))
+                    }
+                    _ => None,
+                }
+            }
+        }
+    }
+}
