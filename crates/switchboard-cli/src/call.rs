@@ -7,6 +7,7 @@ use std::io::IsTerminal;
 use anyhow::Context as _;
 use serde_json::{Map, Value, json};
 use switchboard::client::{Client, ClientError, ClientSession, RequestOptions};
+use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
 use switchboard::transport::{ChildCommand, ChildTransport};
 use switchboard::types::elicitation::{ElicitAction, ElicitResult};
 use switchboard::types::lifecycle::Implementation;
@@ -16,8 +17,10 @@ use switchboard::types::{ErrorCode, ErrorObject};
 /// What to call and how.
 #[derive(Debug, Clone)]
 pub struct CallArgs {
-    /// The server command (stdio).
-    pub stdio: String,
+    /// The server command (stdio); exactly one of `stdio` and `url` is set.
+    pub stdio: Option<String>,
+    /// The MCP endpoint (Streamable HTTP, or legacy HTTP+SSE).
+    pub url: Option<String>,
     /// The method, e.g. `tools/call`.
     pub method: String,
     /// The tool or prompt name, or the resource URI.
@@ -87,10 +90,32 @@ fn params_for(a: &CallArgs) -> anyhow::Result<Value> {
     Ok(params)
 }
 
+/// The server to talk to: a child over stdio, or an HTTP endpoint.
+enum Server {
+    Stdio(ChildTransport),
+    Http(HttpClientTransport),
+}
+
+fn open(a: &CallArgs) -> anyhow::Result<(Server, String)> {
+    match (&a.stdio, &a.url) {
+        (Some(_), Some(_)) => anyhow::bail!("give either --stdio or --url, not both"),
+        (Some(cmd), None) => {
+            let command = ChildCommand::new("sh").args(["-c", &format!("exec {cmd}")]);
+            let child =
+                ChildTransport::spawn(command).with_context(|| format!("cannot start `{cmd}`"))?;
+            Ok((Server::Stdio(child), cmd.clone()))
+        }
+        (None, Some(url)) => {
+            let t = HttpClientTransport::connect(url, HttpClientConfig::default())
+                .with_context(|| format!("cannot reach `{url}`"))?;
+            Ok((Server::Http(t), url.clone()))
+        }
+        (None, None) => anyhow::bail!("--stdio or --url is required"),
+    }
+}
+
 async fn connect(a: &CallArgs) -> anyhow::Result<ClientSession> {
-    let command = ChildCommand::new("sh").args(["-c", &format!("exec {}", a.stdio)]);
-    let child =
-        ChildTransport::spawn(command).with_context(|| format!("cannot start `{}`", a.stdio))?;
+    let (server, name) = open(a)?;
     let sampling: Option<Value> = a
         .sampling_response
         .as_deref()
@@ -145,11 +170,12 @@ async fn connect(a: &CallArgs) -> anyhow::Result<ClientSession> {
             serde_json::from_str(roots).context("--roots must be a JSON array of {uri, name?}")?;
         builder = builder.roots(roots);
     }
-    builder
-        .build()
-        .connect(child)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot initialize `{}`: {e}", a.stdio))
+    let client = builder.build();
+    let session = match server {
+        Server::Stdio(child) => client.connect(child).await,
+        Server::Http(http) => client.connect(http).await,
+    };
+    session.map_err(|e| anyhow::anyhow!("cannot initialize `{name}`: {e}"))
 }
 
 fn progress_bar(p: f64, total: Option<f64>) {

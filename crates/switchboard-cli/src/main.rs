@@ -54,11 +54,20 @@ enum Command {
     /// stderr (exit 1); a connection failure exits 2.
     ///
     /// Examples: `switchboard call --stdio "node server.js" tools/call add a=1 b=2`,
-    /// `switchboard call --stdio "switchboard serve" resources/read test://static-text`.
+    /// `switchboard call --stdio "switchboard serve" resources/read test://static-text`,
+    /// `switchboard call --url http://127.0.0.1:8080/mcp tools/list`.
     Call {
         /// Spawn this server command and talk over stdio.
-        #[arg(long, value_name = "CMD ARGS")]
-        stdio: String,
+        #[arg(
+            long,
+            value_name = "CMD ARGS",
+            required_unless_present = "url",
+            conflicts_with = "url"
+        )]
+        stdio: Option<String>,
+        /// Talk to this MCP endpoint over Streamable HTTP (legacy HTTP+SSE servers too).
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
         /// The method, e.g. tools/call, tools/list, resources/read, prompts/get.
         method: String,
         /// The tool or prompt name, or the resource URI.
@@ -92,8 +101,16 @@ enum Command {
     /// robustness); one line per check with its SPEC-NOTES tag. Exit 1 when a check fails.
     Check {
         /// Spawn this server command and check it over stdio.
-        #[arg(long, value_name = "CMD ARGS")]
-        stdio: String,
+        #[arg(
+            long,
+            value_name = "CMD ARGS",
+            required_unless_present = "url",
+            conflicts_with = "url"
+        )]
+        stdio: Option<String>,
+        /// Check the server at this MCP endpoint over Streamable HTTP.
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
         /// Results as JSON lines.
         #[arg(long)]
         json: bool,
@@ -205,6 +222,7 @@ fn run() -> anyhow::Result<()> {
         }
         Command::Call {
             stdio,
+            url,
             method,
             target,
             pairs,
@@ -215,6 +233,7 @@ fn run() -> anyhow::Result<()> {
         } => {
             let args = switchboard_cli::call::CallArgs {
                 stdio,
+                url,
                 method,
                 target,
                 pairs,
@@ -234,10 +253,15 @@ fn run() -> anyhow::Result<()> {
         }
         Command::Check {
             stdio,
+            url,
             json,
             timeout,
         } => {
-            let target = switchboard_cli::check::Target::Stdio(stdio);
+            let target = match (stdio, url) {
+                (_, Some(url)) => switchboard_cli::check::Target::Http(url),
+                (Some(cmd), None) => switchboard_cli::check::Target::Stdio(cmd),
+                (None, None) => anyhow::bail!("--stdio or --url is required"),
+            };
             let results = rt.block_on(switchboard_cli::check::run(
                 &target,
                 std::time::Duration::from_secs(timeout),

@@ -43,7 +43,10 @@
 //!   `initialize`) is the client role's choice.
 //! * Any other 4xx / 5xx to a request: the caller gets a local -32603 error with
 //!   `data: {reason: "http_status", status}` (or the server's own JSON-RPC error when it names
-//!   the request), never a hang. A network failure fails the transport with the reason.
+//!   the request), never a hang. A POST that breaks off after connecting (typically a server
+//!   refusing an oversized body by closing the connection) fails its requests the same way
+//!   (`reason: "http_send_failed"`). A network failure (cannot connect, no awaited answer in
+//!   time, a stream lost past its reconnections) fails the transport with the reason.
 //! * Closing the sink sends `DELETE` with the session id (405 ignored) and stops every stream.
 //! * Bounded: SSE event and JSON body size, POSTs in flight, reconnection attempts, the queue to
 //!   the engine.

@@ -8,7 +8,8 @@
 //! | 200 `text/event-stream` | every event's message goes to the engine, in order; resumed on a drop |
 //! | 404 to a request carrying the session id | the session is gone: fatal (`[HT-21]`) |
 //! | any other 4xx / 5xx | each request in the frame gets a local -32603 with `data: {reason: "http_status", status}`, or the server's own error when it names the request |
-//! | a network failure | fatal, with the reason |
+//! | a network failure (cannot connect; no awaited answer in time) | fatal, with the reason |
+//! | the exchange breaks after connecting (e.g. a refused oversized body) | the frame's requests get a local -32603 with `data: {reason: "http_send_failed"}`; fatal for a frame without requests |
 //!
 //! `initialize` is special: its answer carries the session id, and a 400, 404 or 405 to it starts
 //! the legacy fallback (SPEC-NOTES §6.9).
@@ -64,14 +65,11 @@ pub(crate) async fn run(
     let (rb, sent_session) = request(&shared, &url, &out.text, legacy);
     let send = async {
         if out.is_request {
-            rb.send().await.map_err(|e| describe(&e))
+            rb.send().await.map_err(SendError::Http)
         } else {
             match tokio::time::timeout(shared.config.response_timeout, rb.send()).await {
-                Ok(r) => r.map_err(|e| describe(&e)),
-                Err(_) => Err(format!(
-                    "no answer within {:?}",
-                    shared.config.response_timeout
-                )),
+                Ok(r) => r.map_err(SendError::Http),
+                Err(_) => Err(SendError::Timeout),
             }
         }
     };
@@ -82,8 +80,32 @@ pub(crate) async fn run(
     };
     match resp {
         Ok(resp) => answer(&shared, out, resp, sent_session, legacy, started).await,
-        Err(e) => shared.fail(format!("POST to {url} failed: {e}")),
+        // Connected, but the exchange broke (typically the server refusing an oversized body by
+        // closing the connection mid-write): this POST's requests fail, the transport lives on.
+        Err(SendError::Http(e)) if !e.is_connect() && !e.is_timeout() && !out.ids.is_empty() => {
+            let _ = started.send(());
+            let reason = describe(&e);
+            tracing::warn!(%url, reason, "POST broke off; its requests fail");
+            let message = format!("the POST carrying the request broke off: {reason}");
+            let data = json!({"reason": "http_send_failed"});
+            shared.answer_error(&out.ids, &message, data).await;
+        }
+        Err(SendError::Http(e)) => {
+            shared.fail(format!("POST to {url} failed: {}", describe(&e)));
+        }
+        Err(SendError::Timeout) => shared.fail(format!(
+            "POST to {url}: no answer within {:?}",
+            shared.config.response_timeout
+        )),
     }
+}
+
+/// Why a POST got no answer.
+enum SendError {
+    /// The HTTP exchange failed.
+    Http(reqwest::Error),
+    /// An awaited answer did not come in time.
+    Timeout,
 }
 
 /// The POST request: `Accept` lists both types (`[HT-5]`), the body is JSON, and the session

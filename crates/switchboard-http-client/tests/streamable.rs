@@ -310,6 +310,28 @@ async fn an_http_error_to_a_request_is_answered_locally_with_its_status() {
 }
 
 #[tokio::test]
+async fn a_request_the_server_refuses_mid_body_fails_alone() {
+    let server = test_server();
+    let live = live(
+        &server,
+        HttpConfig::default().with_max_body_bytes(64 * 1024),
+    )
+    .await;
+    let (session, _) = connect(&live.url, HttpClientConfig::default()).await;
+    let big = "x".repeat(8 * 1024 * 1024);
+    let r = session.call_tool("echo", json!({"big": big})).await;
+    let e = r.expect_err("413 or a broken-off POST");
+    let e = e.to_string();
+    assert!(e.contains("413") || e.contains("broke off"), "{e}");
+    let r = session
+        .call_tool("echo", json!({"small": 1}))
+        .await
+        .unwrap();
+    assert_eq!(text(&r), r#"{"small":1}"#, "the session lives on");
+    session.close();
+}
+
+#[tokio::test]
 async fn a_network_failure_is_fatal_with_the_reason() {
     // A port with nobody listening.
     let addr = {

@@ -12,6 +12,7 @@
 //! | [`client`] | `switchboard-client`: [`client::Client`] | `client` (default) |
 
 pub use switchboard_http as http;
+pub use switchboard_http_client as http_client;
 pub use switchboard_jsonrpc as jsonrpc;
 pub use switchboard_transport as transport;
 pub use switchboard_types as types;

@@ -1,10 +1,14 @@
 //! A raw connection to a server under test: frames in and out as text, with no engine between,
-//! so that malformed frames reach the server exactly as written.
+//! so that malformed frames reach the server exactly as written. Over HTTP each frame is one POST
+//! through the client transport's halves (every message of every answer comes back in order).
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use switchboard::jsonrpc::{FrameSink, FrameSource, OutboundFrame, Transport};
+use switchboard::http_client::{
+    HttpClientConfig, HttpClientHandle, HttpClientSink, HttpClientSource, HttpClientTransport,
+};
+use switchboard::jsonrpc::{FrameSink, FrameSource, OutboundFrame, Transport, TransportError};
 use switchboard::transport::{ChildCommand, ChildHandle, ChildSink, ChildSource, ChildTransport};
 use switchboard::types::MessageKind;
 
@@ -13,13 +17,27 @@ use switchboard::types::MessageKind;
 pub enum Target {
     /// Spawn this shell command and talk over its stdin/stdout.
     Stdio(String),
+    /// Talk to this MCP endpoint over Streamable HTTP (a new session per connection).
+    Http(String),
+}
+
+/// The transport halves of one connection.
+enum Link {
+    Child {
+        sink: ChildSink,
+        source: ChildSource,
+        handle: ChildHandle,
+    },
+    Http {
+        sink: HttpClientSink,
+        source: HttpClientSource,
+        handle: HttpClientHandle,
+    },
 }
 
 /// One raw connection.
 pub struct Conn {
-    sink: ChildSink,
-    source: ChildSource,
-    handle: ChildHandle,
+    link: Link,
     backlog: Vec<Value>,
     timeout: Duration,
     syncs: u64,
@@ -37,9 +55,14 @@ pub fn same_id(sent: &Value, got: Option<&Value>) -> bool {
 
 impl std::fmt::Debug for Conn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Conn")
-            .field("pid", &self.handle.pid())
-            .finish()
+        match &self.link {
+            Link::Child { handle, .. } => {
+                f.debug_struct("Conn").field("pid", &handle.pid()).finish()
+            }
+            Link::Http { handle, .. } => {
+                f.debug_struct("Conn").field("url", &handle.url()).finish()
+            }
+        }
     }
 }
 
@@ -69,15 +92,38 @@ impl Conn {
                     .map_err(|e| anyhow::anyhow!("cannot start `{cmd}`: {e}"))?;
                 let handle = t.handle().clone();
                 let (sink, source) = t.split();
-                Ok(Conn {
-                    sink,
-                    source,
-                    handle,
-                    backlog: Vec::new(),
+                Ok(Conn::with(
+                    Link::Child {
+                        sink,
+                        source,
+                        handle,
+                    },
                     timeout,
-                    syncs: 0,
-                })
+                ))
             }
+            Target::Http(url) => {
+                let t = HttpClientTransport::connect(url, HttpClientConfig::default())
+                    .map_err(|e| anyhow::anyhow!("cannot reach `{url}`: {e}"))?;
+                let handle = t.handle();
+                let (sink, source) = t.split();
+                Ok(Conn::with(
+                    Link::Http {
+                        sink,
+                        source,
+                        handle,
+                    },
+                    timeout,
+                ))
+            }
+        }
+    }
+
+    fn with(link: Link, timeout: Duration) -> Conn {
+        Conn {
+            link,
+            backlog: Vec::new(),
+            timeout,
+            syncs: 0,
         }
     }
 
@@ -92,10 +138,11 @@ impl Conn {
             id: None,
             related: None,
         };
-        self.sink
-            .send(frame)
-            .await
-            .map_err(|e| anyhow::anyhow!("send failed: {e}"))
+        let sent = match &mut self.link {
+            Link::Child { sink, .. } => sink.send(frame).await,
+            Link::Http { sink, .. } => sink.send(frame).await,
+        };
+        sent.map_err(|e| anyhow::anyhow!("send failed: {e}"))
     }
 
     /// Sends a JSON value.
@@ -115,7 +162,15 @@ impl Conn {
     }
 
     async fn recv_raw(&mut self) -> Got {
-        match tokio::time::timeout(self.timeout, self.source.recv()).await {
+        let next = async {
+            match &mut self.link {
+                Link::Child { source, .. } => source.recv().await,
+                Link::Http { source, .. } => source.recv().await,
+            }
+        };
+        let next: Result<Option<Result<String, TransportError>>, _> =
+            tokio::time::timeout(self.timeout, next).await;
+        match next {
             Err(_) => Got::Timeout,
             Ok(None) => Got::Closed("end of stream".into()),
             Ok(Some(Err(e))) if !e.is_recoverable() => Got::Closed(e.to_string()),
@@ -196,13 +251,23 @@ impl Conn {
         Some(result)
     }
 
-    /// Whether the server process is still running.
+    /// Whether the server process is still running (over HTTP: the connection has not failed).
     pub fn alive(&self) -> bool {
-        self.handle.exit_status().is_none()
+        match &self.link {
+            Link::Child { handle, .. } => handle.exit_status().is_none(),
+            Link::Http { handle, .. } => handle.failure().is_none(),
+        }
     }
 
-    /// Ends the connection and the server process.
+    /// Ends the connection and the server process (over HTTP: ends the session with DELETE).
     pub async fn close(self) {
-        let _ = self.handle.shutdown(Duration::from_secs(2)).await;
+        match self.link {
+            Link::Child { handle, .. } => {
+                let _ = handle.shutdown(Duration::from_secs(2)).await;
+            }
+            Link::Http { mut sink, .. } => {
+                let _ = sink.close().await;
+            }
+        }
     }
 }
