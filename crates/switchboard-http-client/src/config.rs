@@ -38,7 +38,7 @@ pub const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 pub const DEFAULT_INBOUND_QUEUE: usize = 256;
 
 /// How the client transport behaves and what it bounds. See the module docs for defaults.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct HttpClientConfig {
     /// Extra headers sent on every HTTP request (for example `Authorization`).
@@ -70,6 +70,27 @@ pub struct HttpClientConfig {
     pub inbound_queue: usize,
     /// The `User-Agent` header.
     pub user_agent: String,
+}
+
+impl std::fmt::Debug for HttpClientConfig {
+    /// Shows header names only: values may be credentials.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.keys().map(|k| k.as_str()).collect();
+        f.debug_struct("HttpClientConfig")
+            .field("headers", &names)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("response_timeout", &self.response_timeout)
+            .field("send_order_wait", &self.send_order_wait)
+            .field("max_event_bytes", &self.max_event_bytes)
+            .field("max_concurrent_posts", &self.max_concurrent_posts)
+            .field("max_reconnect_attempts", &self.max_reconnect_attempts)
+            .field("default_retry", &self.default_retry)
+            .field("get_stream", &self.get_stream)
+            .field("legacy_fallback", &self.legacy_fallback)
+            .field("inbound_queue", &self.inbound_queue)
+            .field("user_agent", &self.user_agent)
+            .finish()
+    }
 }
 
 impl Default for HttpClientConfig {

@@ -56,7 +56,6 @@ pub(crate) struct State {
 }
 
 /// The shared part of one transport.
-#[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) client: reqwest::Client,
     pub(crate) url: Url,
@@ -71,6 +70,20 @@ pub(crate) struct Shared {
     session_expired: AtomicBool,
     /// Set while the initialize result has not been seen: inbound frames are peeked at.
     awaiting_init: AtomicBool,
+}
+
+impl std::fmt::Debug for Shared {
+    /// Leaves out the session id and the configured headers (`[HT-19]`: the id is a secret).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = self.state();
+        f.debug_struct("Shared")
+            .field("url", &self.url.as_str())
+            .field("mode", &st.mode)
+            .field("has_session", &st.session_id.is_some())
+            .field("protocol_version", &st.protocol_version)
+            .field("failure", &self.failure())
+            .finish_non_exhaustive()
+    }
 }
 
 /// The part of the initialize result the transport reads (`[HT-22]`).

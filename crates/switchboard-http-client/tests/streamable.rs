@@ -25,6 +25,11 @@ async fn handshake_and_tools_call_with_sse_replies() {
     assert_eq!(handle.mode(), HttpMode::Streamable);
     assert!(handle.session_id().is_some());
     assert_eq!(handle.protocol_version().as_deref(), Some("2025-11-25"));
+    let shown = format!("{handle:?}");
+    assert!(
+        !shown.contains(&handle.session_id().unwrap()),
+        "Debug never shows the session id: {shown}"
+    );
     let r = session.call_tool("echo", json!({"a": 1})).await.unwrap();
     assert_eq!(text(&r), r#"{"a":1}"#);
     let tools = session.list_tools().await.unwrap();
