@@ -87,7 +87,7 @@ async fn every_row_of_the_everything_contract() {
     c.set_level(LoggingLevel::Debug).await.unwrap();
     // §2 tools
     let tools = c.list_tools().await.unwrap();
-    assert_eq!(tools.len(), 19);
+    assert_eq!(tools.len(), 20);
     let call = |name: &'static str, args: Value| {
         let c = c.clone();
         async move { c.call_tool(name, args).await.unwrap() }

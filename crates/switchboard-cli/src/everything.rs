@@ -235,6 +235,16 @@ pub fn everything_server(config: SessionConfig) -> Result<Server, ServerError> {
             })),
             |call| async move { text(format!("Received: {}", Value::Object(call.arguments))) },
         )
+        .tool(
+            tool("test_reconnection", "Closes its SSE stream before answering (SEP-1699 polling)", no_args()),
+            |call| async move {
+                // Over Streamable HTTP the client gets the answer by reconnecting with
+                // Last-Event-ID; over other transports this is a no-op.
+                let closed = call.cx.close_stream();
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                text(format!("Reconnection test completed successfully (stream closed: {closed})"))
+            },
+        )
         .tool(tool("test_list_roots", "Asks the client for its roots", no_args()), |call| async move {
             let r = call.cx.list_roots().await.map_err(|e| ToolError::new(format!("roots/list failed: {e}")))?;
             text(format!("Roots: {}", serde_json::to_value(&r.roots).unwrap_or(json!([]))))
