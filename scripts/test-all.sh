@@ -15,3 +15,9 @@ echo "== interop: the official TypeScript and Python SDK clients against switchb
 cargo build --locked --bin switchboard
 ./scripts/install-peers.sh --check
 ./interop/run-clients.sh --bin target/debug/switchboard
+
+echo "== interop: the official TypeScript and Python SDK clients against switchboard serve --http"
+./interop/run-clients.sh --serve-http target/debug/switchboard
+
+echo "== interop: our client (switchboard call) against @modelcontextprotocol/server-everything over stdio"
+./interop/our-client.sh target/debug/switchboard
