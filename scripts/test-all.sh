@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 echo "== cargo test (workspace, all targets)"
 cargo test --workspace --all-targets --locked
 
-echo "== switchboard demo (release build of the README's first command)"
-cargo run --release --locked --bin switchboard -- demo > /dev/null
+echo "== switchboard demo (the README's first command; the debug build keeps CI within its time)"
+cargo run --locked --bin switchboard -- demo > /dev/null
 
 echo "== interop: the official TypeScript and Python SDK clients against switchboard serve --stdio"
 cargo build --locked --bin switchboard
@@ -21,3 +21,10 @@ echo "== interop: the official TypeScript and Python SDK clients against switchb
 
 echo "== interop: our client (switchboard call) against @modelcontextprotocol/server-everything over stdio"
 ./interop/our-client.sh target/debug/switchboard
+
+echo "== conformance: the official suite (server mode, --suite all) against switchboard serve --http; no FAILURE, no WARNING"
+cargo build --locked --bin switchboard --bin switchboard-conformance-client
+./conformance/ci.sh server target/debug/switchboard
+
+echo "== conformance: our client (switchboard-conformance-client), the four core client scenarios one at a time"
+./conformance/ci.sh client target/debug/switchboard-conformance-client
