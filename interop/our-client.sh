@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Our client (switchboard call) against a real server nobody on this team wrote: the official
-# @modelcontextprotocol/server-everything over stdio, from interop/node_modules on Node 22.
+# @modelcontextprotocol/server-everything, over stdio and over Streamable HTTP (its
+# `streamableHttp` mode, forced onto 127.0.0.1 by interop/listen-localhost.mjs), from
+# interop/node_modules on Node 22.
 # Each check runs one `switchboard call` and compares the JSON result exactly.
 # Ends with `N passed, M failed`; exit 0 only if nothing failed. Install first: scripts/install-peers.sh.
 #
@@ -8,14 +10,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${1:?usage: interop/our-client.sh path/to/switchboard}"
+. interop/lib.sh
 SERVER="$(interop/run-server-everything.sh)"
+TARGET=(--stdio "$SERVER")
 passed=0
 failed=0
 check() { # name, python expression over `r` (the parsed result), call args...
   local name="$1" expr="$2"
   shift 2
   local out
-  if ! out="$(timeout 60 "$BIN" call --stdio "$SERVER" "$@" 2>/tmp/our-client.err)"; then
+  if ! out="$(timeout 60 "$BIN" call "${TARGET[@]}" "$@" 2>/tmp/our-client.err)"; then
     echo "FAIL $name: switchboard call exited non-zero: $(tr '\n' ' ' < /tmp/our-client.err)"
     failed=$((failed + 1))
     return
@@ -28,17 +32,36 @@ check() { # name, python expression over `r` (the parsed result), call args...
     failed=$((failed + 1))
   fi
 }
-check "ping answers {}" 'r == {}' ping
-check "tools/list lists echo and get-sum with object schemas" \
-  '{"echo","get-sum"} <= {t["name"] for t in r["tools"]} and all(t["inputSchema"]["type"] == "object" for t in r["tools"])' tools/list
-check "tools/call echo" 'r["content"] == [{"type": "text", "text": "Echo: hello"}]' tools/call echo message=hello
-check "tools/call get-sum (numbers as JSON)" 'r["content"][0]["text"] == "The sum of 2 and 3 is 5."' tools/call get-sum a=2 b=3
-check "tools/call get-structured-content (structuredContent validated by our client)" '"structuredContent" in r' tools/call get-structured-content location=Chicago
-check "resources/list follows every page" 'len(r["resources"]) > 0 and all("uri" in x for x in r["resources"])' resources/list
-check "resources/templates/list" 'len(r["resourceTemplates"]) > 0' resources/templates/list
-check "prompts/list" 'len(r["prompts"]) > 0' prompts/list
-check "tools/call trigger-sampling-request answered by --sampling-response" '"canned reply" in json.dumps(r)' \
-  tools/call trigger-sampling-request prompt=hi maxTokens=10 \
-  --sampling-response '{"role":"assistant","content":{"type":"text","text":"canned reply"},"model":"m"}'
+all_checks() {
+  check "ping answers {}" 'r == {}' ping
+  check "tools/list lists echo and get-sum with object schemas" \
+    '{"echo","get-sum"} <= {t["name"] for t in r["tools"]} and all(t["inputSchema"]["type"] == "object" for t in r["tools"])' tools/list
+  check "tools/call echo" 'r["content"] == [{"type": "text", "text": "Echo: hello"}]' tools/call echo message=hello
+  check "tools/call get-sum (numbers as JSON)" 'r["content"][0]["text"] == "The sum of 2 and 3 is 5."' tools/call get-sum a=2 b=3
+  check "tools/call get-structured-content (structuredContent validated by our client)" '"structuredContent" in r' tools/call get-structured-content location=Chicago
+  check "resources/list follows every page" 'len(r["resources"]) > 0 and all("uri" in x for x in r["resources"])' resources/list
+  check "resources/templates/list" 'len(r["resourceTemplates"]) > 0' resources/templates/list
+  check "prompts/list" 'len(r["prompts"]) > 0' prompts/list
+  check "tools/call trigger-sampling-request answered by --sampling-response" '"canned reply" in json.dumps(r)' \
+    tools/call trigger-sampling-request prompt=hi maxTokens=10 \
+    --sampling-response '{"role":"assistant","content":{"type":"text","text":"canned reply"},"model":"m"}'
+}
+
+echo "-- over stdio"
+all_checks
+echo "-- over Streamable HTTP"
+PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+LOG="$(mktemp)"
+PORT="$PORT" "$NODE22" --import "$LISTEN_PRELOAD" "$SERVER_EVERYTHING_JS" streamableHttp >"$LOG" 2>&1 &
+HTTP_PID=$!
+trap 'kill "$HTTP_PID" 2>/dev/null || true; rm -f "$LOG"' EXIT
+for _ in $(seq 1 100); do
+  grep -q "listening on port" "$LOG" && break
+  kill -0 "$HTTP_PID" 2>/dev/null || { cat "$LOG" >&2; echo "server-everything (streamableHttp) did not start" >&2; exit 1; }
+  sleep 0.1
+done
+grep -q "listening on port" "$LOG" || { cat "$LOG" >&2; echo "server-everything (streamableHttp) did not start" >&2; exit 1; }
+TARGET=(--url "http://127.0.0.1:$PORT/mcp")
+all_checks
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -19,7 +19,7 @@ cargo build --locked --bin switchboard
 echo "== interop: the official TypeScript and Python SDK clients against switchboard serve --http"
 ./interop/run-clients.sh --serve-http target/debug/switchboard
 
-echo "== interop: our client (switchboard call) against @modelcontextprotocol/server-everything over stdio"
+echo "== interop: our client (switchboard call) against @modelcontextprotocol/server-everything over stdio and Streamable HTTP"
 ./interop/our-client.sh target/debug/switchboard
 
 echo "== conformance: the official suite (server mode, --suite all) against switchboard serve --http; no FAILURE, no WARNING"
