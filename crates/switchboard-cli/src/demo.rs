@@ -50,12 +50,15 @@ fn number_arg(call: &ToolCall, key: &str) -> Result<serde_json::Number, ToolErro
     }
 }
 
-fn arith(
+/// `op` over the number arguments named `keys`: exact for integers (an overflow is a tool
+/// error), floating point otherwise. Shared by the demo's tools and the benchmark's `add`.
+pub(crate) fn arith(
     call: &ToolCall,
+    keys: [&str; 2],
     op: fn(i64, i64) -> Option<i64>,
     fop: fn(f64, f64) -> f64,
 ) -> Result<CallToolResult, ToolError> {
-    let (x, y) = (number_arg(call, "x")?, number_arg(call, "y")?);
+    let (x, y) = (number_arg(call, keys[0])?, number_arg(call, keys[1])?);
     let text = match (x.as_i64(), y.as_i64()) {
         (Some(a), Some(b)) => op(a, b)
             .map(|r| r.to_string())
@@ -87,7 +90,7 @@ pub fn demo_server(config: SessionConfig) -> Result<Server, ServerError> {
     Server::builder(Implementation::new("switchboard-demo", env!("CARGO_PKG_VERSION")))
         .session_config(config.with_name("server"))
         .tool(Tool::new("add", xy_schema()).with_description("Add two numbers"), |call| async move {
-            arith(&call, i64::checked_add, |a, b| a + b)
+            arith(&call, ["x", "y"], i64::checked_add, |a, b| a + b)
         })
         .tool(
             Tool::new(
@@ -198,7 +201,7 @@ pub async fn run() -> Result<Vec<TraceFrame>, DemoError> {
     let changed = session.tools_changed();
     server
         .add_tool(subtract_tool(), |call| async move {
-            arith(&call, i64::checked_sub, |a, b| a - b)
+            arith(&call, ["x", "y"], i64::checked_sub, |a, b| a - b)
         })
         .map_err(DemoError::Server)?;
     let tools = changed.await.map_err(DemoError::Client)?;

@@ -12,7 +12,6 @@ use switchboard::server::{
     CompletionTarget, Context, PromptGet, ResourceRead, Server, ServerError, ToolCall, ToolError,
     prefix_matches, resource_not_found,
 };
-use switchboard::types::ErrorObject;
 use switchboard::types::content::{
     BlobResourceContents, ContentBlock, EmbeddedResource, ResourceContents, TextResourceContents,
 };
@@ -414,6 +413,3 @@ pub fn everything_server(config: SessionConfig) -> Result<Server, ServerError> {
         );
     b.build()
 }
-
-/// Keeps the error type in the public surface for callers matching on reader errors.
-pub type ReadError = ErrorObject;

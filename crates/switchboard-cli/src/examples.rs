@@ -1,10 +1,10 @@
 //! The servers `switchboard serve --example NAME` runs.
 
-use serde_json::{Value, json};
+use serde_json::json;
 use switchboard::jsonrpc::SessionConfig;
-use switchboard::server::{Server, ServerError, ToolError};
+use switchboard::server::{Server, ServerError};
 use switchboard::types::lifecycle::Implementation;
-use switchboard::types::tools::{CallToolResult, Tool};
+use switchboard::types::tools::Tool;
 
 /// The example servers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -39,21 +39,7 @@ pub fn add_server(config: SessionConfig) -> Result<Server, ServerError> {
     .session_config(config.with_name("server"))
     .tool(
         Tool::new("add", schema).with_description("Add two numbers"),
-        |call| async move {
-            let num = |k: &str| match call.arguments.get(k) {
-                Some(Value::Number(n)) => Ok(n.clone()),
-                _ => Err(ToolError::new(format!("argument '{k}' must be a number"))),
-            };
-            let (a, b) = (num("a")?, num("b")?);
-            let sum = match (a.as_i64(), b.as_i64()) {
-                (Some(x), Some(y)) => x
-                    .checked_add(y)
-                    .map(|s| s.to_string())
-                    .ok_or_else(|| ToolError::new("overflow"))?,
-                _ => (a.as_f64().unwrap_or(f64::NAN) + b.as_f64().unwrap_or(f64::NAN)).to_string(),
-            };
-            Ok(CallToolResult::text(sum))
-        },
+        |call| async move { crate::demo::arith(&call, ["a", "b"], i64::checked_add, |a, b| a + b) },
     )
     .build()
 }

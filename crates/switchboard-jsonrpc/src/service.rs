@@ -96,6 +96,13 @@ impl ProgressUpdate {
     }
 }
 
+/// A progress token with the state that enforces `[UT-6]` and `[UT-7]` for it.
+#[derive(Debug, Clone)]
+pub(crate) struct ProgressSlot {
+    pub(crate) token: RequestId,
+    pub(crate) state: Arc<AsyncMutex<ProgressState>>,
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct ProgressState {
     pub(crate) done: bool,
@@ -131,8 +138,9 @@ pub struct RequestContext {
     pub(crate) id: RequestId,
     pub(crate) peer: Peer,
     pub(crate) cancel: CancellationToken,
-    pub(crate) progress_token: Option<RequestId>,
-    pub(crate) progress: Arc<AsyncMutex<ProgressState>>,
+    /// The peer's progress token and what has been sent under it; only when the request asked
+    /// for progress (most do not, so nothing is allocated for them).
+    pub(crate) progress: Option<ProgressSlot>,
 }
 
 impl RequestContext {
@@ -155,7 +163,7 @@ impl RequestContext {
 
     /// The `progressToken` the peer asked progress under, if any.
     pub fn progress_token(&self) -> Option<&RequestId> {
-        self.progress_token.as_ref()
+        self.progress.as_ref().map(|p| &p.token)
     }
 
     /// Sends `notifications/progress` for this request.
@@ -164,10 +172,10 @@ impl RequestContext {
     /// No token was given, the value does not increase (`[UT-6]`), the request has completed
     /// (`[UT-7]`), or the session is closed. Nothing is sent then.
     pub async fn report_progress(&self, update: ProgressUpdate) -> Result<(), ProgressError> {
-        let Some(token) = &self.progress_token else {
+        let Some(ProgressSlot { token, state }) = &self.progress else {
             return Err(ProgressError::NoToken);
         };
-        let mut state = self.progress.lock().await;
+        let mut state = state.lock().await;
         if state.done {
             return Err(ProgressError::Completed);
         }

@@ -23,7 +23,9 @@ use tokio_util::sync::CancellationToken;
 use crate::config::SessionConfig;
 use crate::framelog::{Direction, FrameEvent};
 use crate::peer::{InflightEntry, Inner, Peer};
-use crate::service::{BoxFuture, ProgressState, ProgressUpdate, RequestContext, Service};
+use crate::service::{
+    BoxFuture, ProgressSlot, ProgressState, ProgressUpdate, RequestContext, Service,
+};
 use crate::transport::{FrameSink, FrameSource, OutboundFrame, Transport, TransportError};
 
 /// Starts a session on `transport`, answering the peer with `service`. Must be called inside a
@@ -216,7 +218,7 @@ fn on_frame(peer: &Peer, text: String) {
         Ok(Frame::Single(Err(e))) => on_decode_error(peer, &text, &e, false),
         Ok(Frame::Single(Ok(msg))) => {
             log_inbound(peer, Some(&msg), &text, None, false);
-            if let Some(mut fut) = dispatch(peer, msg, &text, false) {
+            if let Some(mut fut) = dispatch(peer, msg, &text) {
                 // A handler that is ready at once (ping, lists, `initialize`) is answered inline:
                 // no task, and its answer is queued before the next frame is read, so answers to
                 // synchronous requests keep frame order. Anything else runs as its own task.
@@ -287,7 +289,7 @@ fn on_batch(peer: &Peer, text: &str, items: Vec<Result<Message, DecodeError>>) {
             }
             Ok(msg) => {
                 log_inbound(peer, Some(&msg), text, None, true);
-                if let Some(f) = dispatch(peer, msg, text, true) {
+                if let Some(f) = dispatch(peer, msg, text) {
                     futures.push(f);
                 }
             }
@@ -333,12 +335,7 @@ fn on_batch(peer: &Peer, text: &str, items: Vec<Result<Message, DecodeError>>) {
 
 /// Dispatches one message. For a request, returns the future that yields its response (or
 /// nothing, when it was cancelled).
-fn dispatch(
-    peer: &Peer,
-    msg: Message,
-    text: &str,
-    _batch: bool,
-) -> Option<BoxFuture<Option<(Peer, Response)>>> {
+fn dispatch(peer: &Peer, msg: Message, text: &str) -> Option<BoxFuture<Option<(Peer, Response)>>> {
     match msg {
         Message::Request(r) => Some(on_request(peer, r)),
         Message::Notification(n) => {
@@ -384,8 +381,14 @@ fn on_request(peer: &Peer, req: Request) -> BoxFuture<Option<(Peer, Response)>> 
             },
         );
     }
-    let progress_token = req.params.as_ref().and_then(|p| progress_token_of(p.get()));
-    let progress = Arc::new(AsyncMutex::new(ProgressState::default()));
+    let progress = req
+        .params
+        .as_ref()
+        .and_then(|p| progress_token_of(p.get()))
+        .map(|token| ProgressSlot {
+            token,
+            state: Arc::new(AsyncMutex::new(ProgressState::default())),
+        });
     let id = req.id.clone();
     let cx = RequestContext {
         id: id.clone(),
@@ -394,7 +397,6 @@ fn on_request(peer: &Peer, req: Request) -> BoxFuture<Option<(Peer, Response)>> 
             related: Some(id.clone()),
         },
         cancel: cancel.clone(),
-        progress_token,
         progress: progress.clone(),
     };
     let method = req.method.clone();
@@ -407,7 +409,9 @@ fn on_request(peer: &Peer, req: Request) -> BoxFuture<Option<(Peer, Response)>> 
             r = AssertUnwindSafe(fut).catch_unwind() => Some(r),
         };
         // No progress may follow the response (`[UT-7]`).
-        progress.lock().await.done = true;
+        if let Some(p) = &progress {
+            p.state.lock().await.done = true;
+        }
         if let Ok(mut inflight) = peer.inner.inflight.lock() {
             inflight.remove(&id);
         }

@@ -8,12 +8,6 @@
 use switchboard_types::capabilities::{ClientCapabilities, ServerCapabilities};
 use switchboard_types::{ErrorCode, ErrorObject, Feature, ProtocolVersion};
 
-/// Whether the server's declared capabilities cover the inbound request `method`.
-/// `None` for a method the server role does not know at all.
-pub fn server_declares(caps: &ServerCapabilities, method: &str) -> Option<bool> {
-    caps.declares_method(method)
-}
-
 /// -32601 for a capability the server did not declare.
 pub fn undeclared(method: &str, capability: &str) -> ErrorObject {
     ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method} (capability {capability} not declared)"))
@@ -89,10 +83,10 @@ mod tests {
     #[test]
     fn cp_1_inbound_gate_follows_declared_capabilities() {
         let mut caps = ServerCapabilities::default();
-        assert_eq!(server_declares(&caps, "tools/list"), Some(false));
+        assert_eq!(caps.declares_method("tools/list"), Some(false));
         caps.tools = Some(ToolsCapability::default());
-        assert_eq!(server_declares(&caps, "tools/list"), Some(true));
-        assert_eq!(server_declares(&caps, "server/discover"), None);
+        assert_eq!(caps.declares_method("tools/list"), Some(true));
+        assert_eq!(caps.declares_method("server/discover"), None);
     }
 
     #[test]

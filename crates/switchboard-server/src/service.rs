@@ -185,7 +185,8 @@ impl ServerService {
         if !self.state.allows(&params.name) {
             return ready(Err(tool::tool_not_permitted(&params.name)));
         }
-        let arguments = params.arguments.unwrap_or_default();
+        // Validated in place as a JSON value, then handed to the tool without a copy.
+        let arguments = serde_json::Value::Object(params.arguments.unwrap_or_default());
         if let Err(why) = tool.check_input(&arguments) {
             let msg = format!("Invalid arguments for tool {}: {why}", params.name);
             // 2025-11-25 (SEP-1303): a result the model can read; earlier revisions: -32602.
@@ -202,6 +203,9 @@ impl ServerService {
                     )))
             };
         }
+        let serde_json::Value::Object(arguments) = arguments else {
+            return ready(Err(ErrorObject::internal("arguments are an object")));
+        };
         let call = ToolCall {
             name: params.name,
             arguments,
@@ -384,7 +388,7 @@ impl ServerService {
 impl Service for ServerService {
     fn call(&self, req: Request, cx: RequestContext) -> BoxFuture<HandlerResult> {
         let state = self.state.lifecycle();
-        let declared = gate::server_declares(&self.server.capabilities, &req.method);
+        let declared = self.server.capabilities.declares_method(&req.method);
         if let Err(e) = self.server.era.gate_request(
             state,
             &req.method,

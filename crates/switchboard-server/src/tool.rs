@@ -119,14 +119,10 @@ impl RegisteredTool {
     }
 
     /// Validates arguments against `inputSchema`: `Err` lists each violation with its path.
-    pub(crate) fn check_input(&self, args: &JsonObject) -> Result<(), String> {
-        let Some(v) = &self.input else { return Ok(()) };
-        let value = serde_json::Value::Object(args.clone());
-        let errors: Vec<String> = v.iter_errors(&value).map(|e| describe(&e)).collect();
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(errors.join("; "))
+    pub(crate) fn check_input(&self, args: &serde_json::Value) -> Result<(), String> {
+        match &self.input {
+            Some(v) => violations(v, args),
+            None => Ok(()),
         }
     }
 
@@ -139,13 +135,7 @@ impl RegisteredTool {
         let Some(sc) = &result.structured_content else {
             return Err("the tool declares outputSchema but returned no structuredContent".into());
         };
-        let value = serde_json::Value::Object(sc.clone());
-        let errors: Vec<String> = v.iter_errors(&value).map(|e| describe(&e)).collect();
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(errors.join("; "))
-        }
+        violations(v, &serde_json::Value::Object(sc.clone()))
     }
 
     /// Runs the handler; a failure or a panic becomes an `isError` result, a deliberate
@@ -163,6 +153,20 @@ impl RegisteredTool {
                 )))
             }
         }
+    }
+}
+
+/// Every violation of `value` against `v`, with its path, joined; `Ok` when there is none.
+fn violations(v: &jsonschema::Validator, value: &serde_json::Value) -> Result<(), String> {
+    // The common case (valid) takes the short-circuiting check; errors are collected only then.
+    if v.is_valid(value) {
+        return Ok(());
+    }
+    let errors: Vec<String> = v.iter_errors(value).map(|e| describe(&e)).collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
     }
 }
 
