@@ -32,6 +32,10 @@ enum Command {
         /// an SSE stream.
         #[arg(long, requires = "http")]
         json_response: bool,
+        /// With --http: no sessions. Every POST is served on its own (no Mcp-Session-Id; GET and
+        /// DELETE get 405); the client is anonymous, so the server sends it no request.
+        #[arg(long, requires = "http")]
+        stateless: bool,
         /// Which example server to run.
         #[arg(long, value_enum, default_value = "everything")]
         example: switchboard_cli::examples::Example,
@@ -173,6 +177,7 @@ fn run() -> anyhow::Result<()> {
             max_frame_bytes,
             http,
             json_response,
+            stateless,
         } => {
             let config = switchboard::jsonrpc::SessionConfig::default()
                 .with_max_frame_bytes(max_frame_bytes);
@@ -183,6 +188,7 @@ fn run() -> anyhow::Result<()> {
                     // The body bound stays within the engine's frame bound.
                     let mut http_config = HttpConfig::default()
                         .with_json_response(json_response)
+                        .with_stateless(stateless)
                         .with_max_body_bytes(
                             max_frame_bytes.min(switchboard::http::config::DEFAULT_MAX_BODY_BYTES),
                         );

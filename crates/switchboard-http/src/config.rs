@@ -4,6 +4,8 @@
 //! |---|---|---|
 //! | `path` | `/mcp` | the MCP endpoint of [`crate::StreamableHttpService::router`] |
 //! | `json_response` | `false` | answer a POSTed request with one `application/json` body instead of an SSE stream |
+//! | `stateless` | `false` | no sessions: every POST is served on its own (no `Mcp-Session-Id`; GET and DELETE get 405) |
+//! | `session_store` | [`InMemorySessionStore`] (10 000 records) | which sessions exist, so that a node can take over a session it does not hold |
 //! | `max_body_bytes` | 4 MiB | a larger POST body gets 413 |
 //! | `idle_timeout` | 30 min | a session with no request and no open stream for this long is ended |
 //! | `max_sessions` | 10 000 | `initialize` gets 503 when this many sessions are open |
@@ -26,6 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::event_store::{EventStore, InMemoryEventStore};
+use crate::session_store::{InMemorySessionStore, SessionStore};
 
 /// The default MCP endpoint path.
 pub const DEFAULT_PATH: &str = "/mcp";
@@ -64,6 +67,11 @@ pub struct HttpConfig {
     pub path: String,
     /// Answer POSTed requests with one `application/json` response ("JSON-only mode").
     pub json_response: bool,
+    /// Stateless mode: no session ids. Each POST is served by a session of its own that starts
+    /// ready at the request's `MCP-Protocol-Version` (2025-03-26 when absent) and ends with the
+    /// answer; the client is anonymous and declares no capability, so the server sends it no
+    /// request. `initialize` is answered (without `Mcp-Session-Id`); GET and DELETE get 405.
+    pub stateless: bool,
     /// The largest POST body accepted, in bytes; more gets 413. Keep it within the engine's
     /// `SessionConfig::max_frame_bytes` (16 MiB by default): a larger frame is answered by the
     /// engine with an error without id, which no POST can be matched with.
@@ -92,6 +100,9 @@ pub struct HttpConfig {
     pub allowed_origins: Option<Vec<String>>,
     /// Where SSE events are kept for resumption.
     pub event_store: Arc<dyn EventStore>,
+    /// Where session records are kept: a request naming a session this service does not hold
+    /// is served by taking the session over when the store knows its id.
+    pub session_store: Arc<dyn SessionStore>,
     /// Events queued for one SSE connection before a slow client is disconnected.
     pub stream_queue: usize,
     /// POSTed frames queued for the engine before a POST waits.
@@ -107,6 +118,7 @@ impl fmt::Debug for HttpConfig {
         f.debug_struct("HttpConfig")
             .field("path", &self.path)
             .field("json_response", &self.json_response)
+            .field("stateless", &self.stateless)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("idle_timeout", &self.idle_timeout)
             .field("max_sessions", &self.max_sessions)
@@ -133,6 +145,7 @@ impl Default for HttpConfig {
         HttpConfig {
             path: DEFAULT_PATH.to_owned(),
             json_response: false,
+            stateless: false,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
             max_sessions: DEFAULT_MAX_SESSIONS,
@@ -145,6 +158,7 @@ impl Default for HttpConfig {
             allowed_hosts: Some(DEFAULT_ALLOWED_HOSTS.map(String::from).to_vec()),
             allowed_origins: Some(DEFAULT_ALLOWED_ORIGINS.map(String::from).to_vec()),
             event_store: Arc::new(InMemoryEventStore::default()),
+            session_store: Arc::new(InMemorySessionStore::default()),
             stream_queue: DEFAULT_STREAM_QUEUE,
             inbound_queue: DEFAULT_INBOUND_QUEUE,
             max_open_streams: DEFAULT_MAX_OPEN_STREAMS,
@@ -167,6 +181,19 @@ impl HttpConfig {
     /// Turns JSON-only mode on or off.
     pub fn with_json_response(mut self, on: bool) -> Self {
         self.json_response = on;
+        self
+    }
+
+    /// Turns stateless mode on or off (see [`HttpConfig::stateless`]).
+    pub fn with_stateless(mut self, on: bool) -> Self {
+        self.stateless = on;
+        self
+    }
+
+    /// Replaces the session store (share one between the nodes behind a load balancer,
+    /// together with one event store).
+    pub fn with_session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.session_store = store;
         self
     }
 

@@ -22,6 +22,7 @@
 //! | [`server`] | [`StreamableHttpService`] (a `tower::Service`, [`StreamableHttpService::router`]), [`serve`] |
 //! | [`config`] | [`HttpConfig`]: every option and bound, with defaults |
 //! | [`session`] | [`HttpSessionTransport`] (the engine's transport), sessions, the idle reaper |
+//! | [`session_store`] | [`SessionStore`] and [`InMemorySessionStore`]: which sessions exist, for a take-over |
 //! | [`event_store`] | [`EventStore`] and [`InMemoryEventStore`]: SSE events kept for `Last-Event-ID` |
 //! | `routing` | which stream each outbound frame goes on |
 //! | `sse` | event encoding, the SSE response body (priming, replay, keep-alive, polling close) |
@@ -45,6 +46,7 @@ mod routing;
 mod security;
 pub mod server;
 pub mod session;
+pub mod session_store;
 mod sse;
 
 pub use config::HttpConfig;
@@ -52,3 +54,4 @@ pub use event_store::{EventId, EventStore, EventStoreError, InMemoryEventStore, 
 pub use headers::{LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
 pub use server::{SessionFactory, StreamableHttpService, serve, serve_with_shutdown};
 pub use session::{HttpSessionTransport, HttpSink, HttpSource};
+pub use session_store::{InMemorySessionStore, SessionRecord, SessionStore, SessionStoreError};

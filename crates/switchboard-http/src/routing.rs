@@ -162,18 +162,25 @@ pub(crate) struct Routing {
 }
 
 impl Routing {
-    pub(crate) fn new(unsolicited_cap: usize, stream_queue: usize, max_targets: usize) -> Self {
+    /// A table whose streams are numbered from `base + 1` and whose standalone events from
+    /// `base + 1` (`base` is 0 for a new session).
+    pub(crate) fn new(
+        unsolicited_cap: usize,
+        stream_queue: usize,
+        max_targets: usize,
+        base: u64,
+    ) -> Self {
         Routing {
             by_request: HashMap::new(),
             targets: HashMap::new(),
             idless: VecDeque::new(),
-            standalone_seq: 0,
+            standalone_seq: base,
             standalone_conn: None,
             undelivered: VecDeque::new(),
             unsolicited_cap: unsolicited_cap.max(1),
             stream_queue: stream_queue.max(1),
             max_targets: max_targets.max(1),
-            next_stream: STANDALONE + 1,
+            next_stream: STANDALONE + 1 + base,
             next_conn: 1,
             closed: false,
         }
@@ -500,6 +507,24 @@ impl Routing {
         }
     }
 
+    /// The client cancelled `request` (`notifications/cancelled`): it will never be answered,
+    /// so its stream ends now unless other requests of the same batch still wait on it (a JSON
+    /// waiter is told by its channel closing). Returns whether a stream ended.
+    pub(crate) fn cancel(&mut self, request: &RequestId) -> bool {
+        let Some(stream) = self.by_request.remove(request) else {
+            return false;
+        };
+        let Some(target) = self.targets.get_mut(&stream) else {
+            return false;
+        };
+        target.ids_mut().retain(|x| x != request);
+        if !target.ids_mut().is_empty() || self.idless.contains(&stream) {
+            return false;
+        }
+        self.targets.remove(&stream);
+        true
+    }
+
     /// Whether the stream is known and still open.
     pub(crate) fn is_open(&self, stream: u64) -> bool {
         stream == STANDALONE || self.targets.contains_key(&stream)
@@ -550,7 +575,7 @@ mod tests {
 
     #[test]
     fn ht15_related_then_response_then_standalone() {
-        let mut r = Routing::new(2, 8, 16);
+        let mut r = Routing::new(2, 8, 16, 0);
         let Registration::Sse { stream, .. } =
             r.register(vec![RequestId::int(7)], false, false).unwrap()
         else {
@@ -569,7 +594,7 @@ mod tests {
 
     #[test]
     fn duplicates_and_undelivered_bound() {
-        let mut r = Routing::new(2, 8, 16);
+        let mut r = Routing::new(2, 8, 16, 0);
         r.register(vec![RequestId::int(1)], false, false).unwrap();
         assert_eq!(
             r.register(vec![RequestId::int(1)], false, false)
@@ -596,7 +621,7 @@ mod tests {
 
     #[test]
     fn open_streams_are_bounded_abandoned_ones_go_first() {
-        let mut r = Routing::new(2, 8, 2);
+        let mut r = Routing::new(2, 8, 2, 0);
         let a = r.register(vec![RequestId::int(1)], false, false).unwrap();
         let _b = r.register(vec![RequestId::int(2)], false, false).unwrap();
         // Both have a client attached: no room.
@@ -614,7 +639,7 @@ mod tests {
 
     #[test]
     fn sep1699_closing_a_connection_keeps_the_stream() {
-        let mut r = Routing::new(2, 8, 16);
+        let mut r = Routing::new(2, 8, 16, 0);
         let Registration::Sse { stream, mut rx, .. } =
             r.register(vec![RequestId::int(4)], false, false).unwrap()
         else {
@@ -634,7 +659,7 @@ mod tests {
 
     #[test]
     fn batch_answers_go_to_their_post() {
-        let mut r = Routing::new(2, 8, 16);
+        let mut r = Routing::new(2, 8, 16, 0);
         let Registration::Json { stream: a, .. } = r
             .register(vec![RequestId::int(1), RequestId::int(2)], true, true)
             .unwrap()

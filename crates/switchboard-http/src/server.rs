@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::fmt;
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -23,8 +24,9 @@ use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
-use switchboard_jsonrpc::{BoxFuture, Peer};
-use switchboard_types::{ErrorCode, ErrorObject, Frame, Message, RequestId};
+use switchboard_jsonrpc::{BoxFuture, Established, Peer};
+use switchboard_types::lifecycle::CancelledNotificationParams;
+use switchboard_types::{ErrorCode, ErrorObject, Frame, Message, ProtocolVersion, RequestId};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 
@@ -35,8 +37,10 @@ use crate::reply::{self, JSON, TRANSPORT_ERROR, refuse};
 use crate::routing::{Attach, Registration, RouteError};
 use crate::security::{self, Refusal};
 use crate::session::{
-    ConnGuard, HttpSessionTransport, Registry, Session, SessionBounds, new_session_id, reap_loop,
+    ConnGuard, HttpSessionTransport, Origin, Registry, Session, SessionBounds, new_session_id,
+    reap_loop,
 };
+use crate::session_store::SessionRecord;
 use crate::sse::{self, SseBody};
 
 /// Creates the engine side of a new session: typically
@@ -57,6 +61,8 @@ struct Inner {
     factory: SessionFactory,
     registry: Arc<Registry>,
     reaper: OnceLock<()>,
+    /// Stateless requests being served (bounded by `max_sessions`).
+    ephemeral: AtomicUsize,
 }
 
 impl fmt::Debug for StreamableHttpService {
@@ -78,6 +84,10 @@ struct Post {
     batch: bool,
     /// The engine will answer (requests, or answerable invalid entries).
     answered: bool,
+    /// A single `initialize` request's params (compact JSON), for the session store.
+    init_params: Option<Arc<str>>,
+    /// A single `notifications/cancelled`: the request it cancels.
+    cancels: Option<RequestId>,
 }
 
 impl StreamableHttpService {
@@ -98,6 +108,7 @@ impl StreamableHttpService {
                 factory,
                 registry,
                 reaper: OnceLock::new(),
+                ephemeral: AtomicUsize::new(0),
             }),
         }
     }
@@ -157,44 +168,78 @@ impl StreamableHttpService {
         });
     }
 
-    /// The session named by the request, or the answer to send instead (400, 404).
-    #[allow(clippy::result_large_err)] // the error is the ready answer
-    fn session_of(&self, req_headers: &http::HeaderMap) -> Result<Arc<Session>, Response<Body>> {
+    /// The session named by the request, or the answer to send instead (400, 404). A session
+    /// this service does not hold but the session store knows is taken over.
+    async fn session_of(
+        &self,
+        req_headers: &http::HeaderMap,
+    ) -> Result<Arc<Session>, Response<Body>> {
         let Some(id) = headers::session_id(req_headers) else {
             return Err(reply::session_required());
         };
-        let Some(session) = self.inner.registry.get(id) else {
-            return Err(reply::session_not_found());
+        let version = match headers::protocol_version(req_headers) {
+            Ok(v) => v,
+            Err(v) => return Err(reply::bad_protocol_version(&v)),
+        };
+        let session = match self.inner.registry.get(id) {
+            Some(s) => s,
+            None => self.take_over(id, version).await?,
         };
         if session.is_terminated() {
             return Err(reply::session_not_found());
-        }
-        if let Err(v) = headers::protocol_version(req_headers) {
-            return Err(reply::bad_protocol_version(&v));
         }
         session.touch();
         Ok(session)
     }
 
-    #[allow(clippy::result_large_err)] // the error is the ready answer
-    fn create_session(&self) -> Result<Arc<Session>, Response<Body>> {
-        let cfg = &self.inner.config;
-        let full = || {
-            refuse(
-                StatusCode::SERVICE_UNAVAILABLE,
-                TRANSPORT_ERROR,
-                "Service unavailable: too many sessions",
-                "too_many_sessions",
-                None,
-            )
+    /// Starts a local session for an id the session store knows (another node created it, or
+    /// this node dropped its engine): ready at the request's revision, with the client's stored
+    /// `initialize` params. 404 when the store does not know the id.
+    async fn take_over(
+        &self,
+        id: &str,
+        version: Option<ProtocolVersion>,
+    ) -> Result<Arc<Session>, Response<Body>> {
+        let record = match self.inner.config.session_store.load(id).await {
+            Ok(Some(r)) => r,
+            Ok(None) => return Err(reply::session_not_found()),
+            Err(e) => {
+                tracing::warn!(error = %e, "session store unreachable");
+                return Err(unavailable(&e.to_string(), "session_store_failed"));
+            }
         };
-        if self.inner.registry.len() >= self.inner.registry.max {
-            return Err(full());
+        let origin = Origin {
+            established: Some(Established {
+                version: version.unwrap_or(ProtocolVersion::V2025_03_26),
+                initialize: record.initialize.clone(),
+            }),
+            ephemeral: false,
+            stream_base: take_over_stream_base(),
+        };
+        let session = self.start_session(record.id, origin)?;
+        match self.inner.registry.insert(session.clone()) {
+            Ok(winner) if Arc::ptr_eq(&winner, &session) => {
+                self.ensure_reaper();
+                tracing::debug!("HTTP session taken over from the session store");
+                Ok(session)
+            }
+            // Another request took it over first: serve on that one.
+            Ok(winner) => {
+                session.discard();
+                Ok(winner)
+            }
+            Err(()) => {
+                session.discard();
+                Err(too_many_sessions())
+            }
         }
-        let id = new_session_id().map_err(|e| {
-            tracing::error!(error = %e, "no random session id");
-            internal("no session id could be generated")
-        })?;
+    }
+
+    /// A new session (not yet registered) with its engine started by the factory.
+    #[allow(clippy::result_large_err)] // the error is the ready answer
+    fn start_session(&self, id: Arc<str>, origin: Origin) -> Result<Arc<Session>, Response<Body>> {
+        let cfg = &self.inner.config;
+        let record = (!origin.ephemeral).then(|| cfg.session_store.clone());
         let (session, transport) = Session::new(
             id,
             cfg.event_store.clone(),
@@ -205,6 +250,8 @@ impl StreamableHttpService {
                 inbound_queue: cfg.inbound_queue,
                 max_open_streams: cfg.max_open_streams,
             },
+            origin,
+            record,
         );
         let peer = (self.inner.factory)(transport).map_err(|e| {
             tracing::warn!(error = %e, "session factory refused a session");
@@ -217,10 +264,24 @@ impl StreamableHttpService {
             )
         })?;
         session.set_peer(peer);
-        if !self.inner.registry.insert(session.clone()) {
-            let s = session.clone();
-            tokio::spawn(async move { s.terminate().await });
-            return Err(full());
+        Ok(session)
+    }
+
+    /// A new session for an `initialize` POST, registered locally; it goes into the session
+    /// store once its `initialize` has been answered.
+    #[allow(clippy::result_large_err)] // the error is the ready answer
+    fn create_session(&self) -> Result<Arc<Session>, Response<Body>> {
+        if self.inner.registry.len() >= self.inner.registry.max {
+            return Err(too_many_sessions());
+        }
+        let id = new_session_id().map_err(|e| {
+            tracing::error!(error = %e, "no random session id");
+            internal("no session id could be generated")
+        })?;
+        let session = self.start_session(id, Origin::default())?;
+        if self.inner.registry.insert(session.clone()).is_err() {
+            session.discard();
+            return Err(too_many_sessions());
         }
         self.ensure_reaper();
         tracing::debug!(sessions = self.session_count(), "HTTP session created");
@@ -280,6 +341,10 @@ impl StreamableHttpService {
             Ok(p) => p,
             Err(resp) => return resp,
         };
+        if cfg.stateless {
+            return self.post_stateless(&parts.headers, text, post).await;
+        }
+        let init_params = post.init_params.clone();
         let has_session_header = headers::session_id(&parts.headers).is_some();
         let (session, created) = if post.initialize && !has_session_header {
             match self.create_session() {
@@ -287,20 +352,71 @@ impl StreamableHttpService {
                 Err(resp) => return resp,
             }
         } else {
-            match self.session_of(&parts.headers) {
+            match self.session_of(&parts.headers).await {
                 Ok(s) => (s, false),
                 Err(resp) => return resp,
             }
         };
         let mut resp = self.dispatch(&session, text, post).await;
         if created {
-            if resp.status().is_success() {
-                if let Ok(v) = HeaderValue::from_str(&session.id) {
-                    resp.headers_mut().insert(headers::SESSION_ID, v);
-                }
-            } else {
+            let record = SessionRecord {
+                id: session.id.clone(),
+                initialize: init_params,
+            };
+            if !resp.status().is_success() {
                 session.terminate().await;
+            } else if let Err(e) = cfg.session_store.create(record).await {
+                tracing::warn!(error = %e, "session not recorded; refused");
+                session.terminate().await;
+                return unavailable(&e.to_string(), "session_store_failed");
+            } else if let Ok(v) = HeaderValue::from_str(&session.id) {
+                resp.headers_mut().insert(headers::SESSION_ID, v);
             }
+        }
+        resp
+    }
+
+    /// Stateless mode: the POST is served by a session of its own that starts ready (or, for
+    /// `initialize`, is answered by a fresh one) and ends with the answer. No session id is
+    /// given or required; there is nothing to resume.
+    async fn post_stateless(
+        &self,
+        req_headers: &http::HeaderMap,
+        text: String,
+        post: Post,
+    ) -> Response<Body> {
+        let version = match headers::protocol_version(req_headers) {
+            Ok(v) => v.unwrap_or(ProtocolVersion::V2025_03_26),
+            Err(v) => return reply::bad_protocol_version(&v),
+        };
+        if !post.answered {
+            // Notifications and responses concern no session here: nothing is waiting for them.
+            return reply::accepted();
+        }
+        let max = self.inner.registry.max;
+        if self.inner.ephemeral.fetch_add(1, Ordering::AcqRel) >= max {
+            self.inner.ephemeral.fetch_sub(1, Ordering::AcqRel);
+            return too_many_sessions();
+        }
+        let _slot = EphemeralSlot(&self.inner.ephemeral);
+        let origin = Origin {
+            established: (!post.initialize).then_some(Established {
+                version,
+                initialize: None,
+            }),
+            ephemeral: true,
+            stream_base: 0,
+        };
+        let session = match self.start_session(Arc::from(""), origin) {
+            Ok(s) => s,
+            Err(resp) => return resp,
+        };
+        let resp = self.dispatch(&session, text, post).await;
+        if resp.headers().get(CONTENT_TYPE) != Some(&HeaderValue::from_static("text/event-stream"))
+        {
+            // Answered (JSON, 202 or an error): the session is done. An SSE answer ends it
+            // when its stream ends (the `ConnGuard`).
+            session.terminate().await;
         }
         resp
     }
@@ -309,11 +425,16 @@ impl StreamableHttpService {
     async fn dispatch(&self, session: &Arc<Session>, text: String, post: Post) -> Response<Body> {
         let cfg = &self.inner.config;
         if !post.answered {
-            return if session.forward(text).await {
-                reply::accepted()
-            } else {
-                reply::session_not_found()
-            };
+            if !session.forward(text).await {
+                return reply::session_not_found();
+            }
+            if let Some(id) = &post.cancels {
+                // The cancelled request will never be answered: end its stream now.
+                if let Ok(mut r) = session.routing.lock() {
+                    r.cancel(id);
+                }
+            }
+            return reply::accepted();
         }
         let registered = match session.routing.lock() {
             Ok(mut r) => r.register(post.ids, cfg.json_response, post.batch),
@@ -351,22 +472,21 @@ impl StreamableHttpService {
         match registration {
             Registration::Json { rx, .. } => match rx.await {
                 Ok(answer) => json_response(answer),
+                // Cancelled by the client: nothing will come, the POST ends without a body.
+                Err(_) if !session.is_terminated() => reply::accepted(),
                 Err(_) => reply::session_not_found(),
             },
             Registration::Sse { stream, conn, rx } => {
-                let priming = sse::priming(EventId::new(stream, 0), cfg.sse_retry_ms);
+                // A stateless stream cannot be resumed: no priming event, no event ids to keep.
+                let priming = if session.ephemeral {
+                    VecDeque::new()
+                } else {
+                    VecDeque::from([sse::priming(EventId::new(stream, 0), cfg.sse_retry_ms)])
+                };
                 let close_at = cfg
                     .close_sse_after_priming_ms
                     .map(|ms| Instant::now() + Duration::from_millis(ms));
-                self.sse_response(
-                    session,
-                    stream,
-                    conn,
-                    Some(rx),
-                    VecDeque::from([priming]),
-                    0,
-                    close_at,
-                )
+                self.sse_response(session, stream, conn, Some(rx), priming, 0, close_at)
             }
         }
     }
@@ -386,6 +506,7 @@ impl StreamableHttpService {
             session: Arc::downgrade(session),
             stream,
             conn,
+            ephemeral: session.ephemeral.then(|| session.clone()),
         };
         let body = SseBody {
             preface,
@@ -404,6 +525,9 @@ impl StreamableHttpService {
 
     async fn get(&self, req: Request<Body>) -> Response<Body> {
         let cfg = &self.inner.config;
+        if cfg.stateless {
+            return reply::method_not_allowed("POST", "stateless", Some("HT-13"));
+        }
         if !cfg.get_stream {
             return reply::method_not_allowed("POST, DELETE", "get_stream_disabled", Some("HT-13"));
         }
@@ -416,7 +540,7 @@ impl StreamableHttpService {
                 Some("HT-12"),
             );
         }
-        let session = match self.session_of(req.headers()) {
+        let session = match self.session_of(req.headers()).await {
             Ok(s) => s,
             Err(resp) => return resp,
         };
@@ -494,10 +618,13 @@ impl StreamableHttpService {
     }
 
     async fn delete(&self, req: Request<Body>) -> Response<Body> {
+        if self.inner.config.stateless {
+            return reply::method_not_allowed("POST", "stateless", None);
+        }
         if !self.inner.config.allow_delete {
             return reply::method_not_allowed("GET, POST", "delete_disabled", None);
         }
-        let session = match self.session_of(req.headers()) {
+        let session = match self.session_of(req.headers()).await {
             Ok(s) => s,
             Err(resp) => return resp,
         };
@@ -537,20 +664,41 @@ fn classify(text: &str) -> Result<Post, Response<Body>> {
                 initialize: false,
                 batch: false,
                 answered: true,
+                init_params: None,
+                cancels: None,
             }),
             _ => Err(bad(&e.error)),
         },
-        Ok(Frame::Single(Ok(Message::Request(r)))) => Ok(Post {
-            initialize: r.method == "initialize",
-            ids: vec![r.id],
+        Ok(Frame::Single(Ok(Message::Request(r)))) => {
+            let initialize = r.method == "initialize";
+            Ok(Post {
+                init_params: initialize
+                    .then(|| r.params.as_ref().map(|p| Arc::from(p.get())))
+                    .flatten(),
+                initialize,
+                ids: vec![r.id],
+                batch: false,
+                answered: true,
+                cancels: None,
+            })
+        }
+        Ok(Frame::Single(Ok(Message::Notification(n)))) => Ok(Post {
+            ids: Vec::new(),
+            initialize: false,
             batch: false,
-            answered: true,
+            answered: false,
+            init_params: None,
+            cancels: (n.method == "notifications/cancelled")
+                .then(|| cancelled_request(n.params.as_deref()))
+                .flatten(),
         }),
         Ok(Frame::Single(Ok(_))) => Ok(Post {
             ids: Vec::new(),
             initialize: false,
             batch: false,
             answered: false,
+            init_params: None,
+            cancels: None,
         }),
         Ok(Frame::Batch(items)) => {
             let mut post = Post {
@@ -558,6 +706,8 @@ fn classify(text: &str) -> Result<Post, Response<Body>> {
                 initialize: false,
                 batch: true,
                 answered: false,
+                init_params: None,
+                cancels: None,
             };
             for item in items {
                 match item {
@@ -581,6 +731,51 @@ fn classify(text: &str) -> Result<Post, Response<Body>> {
             Ok(post)
         }
     }
+}
+
+/// The `requestId` of a `notifications/cancelled`.
+fn cancelled_request(params: Option<&serde_json::value::RawValue>) -> Option<RequestId> {
+    serde_json::from_str::<CancelledNotificationParams>(params?.get())
+        .ok()?
+        .request_id
+}
+
+/// Releases a stateless request's place in the bound.
+struct EphemeralSlot<'a>(&'a AtomicUsize);
+
+impl Drop for EphemeralSlot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A stream-number base for a session taken over: the time in milliseconds, shifted so that
+/// up to 65 536 streams of the previous holder fit below it.
+fn take_over_stream_base() -> u64 {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| u64::try_from(d.as_millis()).unwrap_or(1));
+    ms << 16
+}
+
+fn too_many_sessions() -> Response<Body> {
+    refuse(
+        StatusCode::SERVICE_UNAVAILABLE,
+        TRANSPORT_ERROR,
+        "Service unavailable: too many sessions",
+        "too_many_sessions",
+        None,
+    )
+}
+
+fn unavailable(why: &str, reason: &'static str) -> Response<Body> {
+    refuse(
+        StatusCode::SERVICE_UNAVAILABLE,
+        TRANSPORT_ERROR,
+        format!("Service unavailable: {why}"),
+        reason,
+        None,
+    )
 }
 
 enum BodyError {

@@ -19,7 +19,8 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use switchboard_jsonrpc::{
-    FrameSink, FrameSource, OutboundFrame, Peer, Transport, TransportControl, TransportError,
+    Established, FrameSink, FrameSource, OutboundFrame, Peer, Transport, TransportControl,
+    TransportError,
 };
 use switchboard_types::RequestId;
 use tokio::sync::mpsc;
@@ -27,6 +28,7 @@ use tokio::time::Instant;
 
 use crate::event_store::{EventStore, StoredEvent};
 use crate::routing::{Plan, Routing};
+use crate::session_store::SessionStore;
 use crate::sse;
 
 /// The engine's transport for one HTTP session: POSTed frames in, routed frames out.
@@ -36,6 +38,7 @@ use crate::sse;
 pub struct HttpSessionTransport {
     session: Arc<Session>,
     rx: mpsc::Receiver<String>,
+    established: Option<Established>,
 }
 
 impl fmt::Debug for HttpSessionTransport {
@@ -77,6 +80,11 @@ impl Transport for HttpSessionTransport {
         Some(Arc::new(Control(Arc::downgrade(&self.session))))
     }
 
+    /// `Some` for a stateless request and for a session taken over from the session store.
+    fn established(&self) -> Option<Established> {
+        self.established.clone()
+    }
+
     fn split(self) -> (HttpSink, HttpSource) {
         (
             HttpSink {
@@ -113,6 +121,18 @@ pub(crate) struct SessionBounds {
     pub(crate) max_open_streams: usize,
 }
 
+/// How a session begins.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Origin {
+    /// Established elsewhere: the engine starts ready (stateless, or taken over from the store).
+    pub(crate) established: Option<Established>,
+    /// Serves one POST and ends with it (stateless mode): nothing is stored, no resumption.
+    pub(crate) ephemeral: bool,
+    /// The first stream number: 0 for a new session; a time-derived base for a session taken
+    /// over, so that its event ids never collide with those the previous node stored.
+    pub(crate) stream_base: u64,
+}
+
 /// What handlers may ask of the HTTP transport (`Context::close_stream` in the server role).
 /// Holds the session weakly: the engine, which holds this, is itself held by the session.
 struct Control(Weak<Session>);
@@ -140,6 +160,10 @@ pub(crate) struct Session {
     pub(crate) store: Arc<dyn EventStore>,
     registry: Weak<Registry>,
     terminated: AtomicBool,
+    /// Serves one POST only (stateless mode).
+    pub(crate) ephemeral: bool,
+    /// Where the session's record lives (`None` for ephemeral sessions).
+    record: Option<Arc<dyn SessionStore>>,
 }
 
 impl Session {
@@ -149,6 +173,8 @@ impl Session {
         store: Arc<dyn EventStore>,
         registry: Weak<Registry>,
         bounds: SessionBounds,
+        origin: Origin,
+        record: Option<Arc<dyn SessionStore>>,
     ) -> (Arc<Session>, HttpSessionTransport) {
         let (tx, rx) = mpsc::channel(bounds.inbound_queue.max(1));
         let session = Arc::new(Session {
@@ -157,6 +183,7 @@ impl Session {
                 bounds.unsolicited_queue,
                 bounds.stream_queue,
                 bounds.max_open_streams,
+                origin.stream_base,
             )),
             inbound: Mutex::new(Some(tx)),
             peer: OnceLock::new(),
@@ -164,10 +191,13 @@ impl Session {
             store,
             registry,
             terminated: AtomicBool::new(false),
+            ephemeral: origin.ephemeral,
+            record,
         });
         let transport = HttpSessionTransport {
             session: session.clone(),
             rx,
+            established: origin.established,
         };
         (session, transport)
     }
@@ -221,12 +251,14 @@ impl Session {
             }
             Plan::Sse { id, last } => {
                 let bytes = sse::encode(id, &frame.text);
-                let event = StoredEvent {
-                    id,
-                    data: Arc::from(frame.text),
-                };
-                if let Err(e) = self.store.append(&self.id, event).await {
-                    tracing::warn!(error = %e, "event not stored; it cannot be replayed");
+                if !self.ephemeral {
+                    let event = StoredEvent {
+                        id,
+                        data: Arc::from(frame.text),
+                    };
+                    if let Err(e) = self.store.append(&self.id, event).await {
+                        tracing::warn!(error = %e, "event not stored; it cannot be replayed");
+                    }
                 }
                 if let Ok(mut r) = self.routing.lock() {
                     r.deliver(id, last, bytes);
@@ -254,8 +286,30 @@ impl Session {
         if let Some(p) = self.peer.get() {
             p.close();
         }
-        self.store.remove_session(&self.id).await;
+        if !self.ephemeral {
+            self.store.remove_session(&self.id).await;
+        }
+        if let Some(records) = &self.record {
+            records.remove(&self.id).await;
+        }
         tracing::debug!("HTTP session ended");
+    }
+}
+
+impl Session {
+    /// Ends a session that was never registered (it lost a race or met a bound): its engine
+    /// and channels close; the registry and the session store are not touched.
+    pub(crate) fn discard(&self) {
+        self.terminated.store(true, Ordering::Release);
+        if let Ok(mut r) = self.routing.lock() {
+            r.close_all();
+        }
+        if let Ok(mut i) = self.inbound.lock() {
+            i.take();
+        }
+        if let Some(p) = self.peer.get() {
+            p.close();
+        }
     }
 }
 
@@ -264,16 +318,30 @@ pub(crate) struct ConnGuard {
     pub(crate) session: Weak<Session>,
     pub(crate) stream: u64,
     pub(crate) conn: u64,
+    /// Stateless mode: the one-POST session, ended with its stream.
+    pub(crate) ephemeral: Option<Arc<Session>>,
 }
 
 impl Drop for ConnGuard {
     fn drop(&mut self) {
+        if let Some(s) = self.ephemeral.take() {
+            end_ephemeral(s);
+            return;
+        }
         if let Some(s) = self.session.upgrade() {
             if let Ok(mut r) = s.routing.lock() {
                 r.detach(self.stream, self.conn);
             }
             s.touch();
         }
+    }
+}
+
+/// Ends a stateless request's session: its stream is done (answered, or the client left, which
+/// cancels the handler).
+pub(crate) fn end_ephemeral(session: Arc<Session>) {
+    if let Ok(handle) = tokio::runtime::Handle::try_current() {
+        handle.spawn(async move { session.terminate().await });
     }
 }
 
@@ -299,16 +367,21 @@ impl Registry {
         self.sessions.lock().ok()?.get(id).cloned()
     }
 
-    /// Inserts a session unless the bound is reached.
-    pub(crate) fn insert(&self, s: Arc<Session>) -> bool {
+    /// Inserts a session unless the bound is reached; when a session with the same id is
+    /// already there (two requests taking over one session at once), that one is returned and
+    /// kept.
+    pub(crate) fn insert(&self, s: Arc<Session>) -> Result<Arc<Session>, ()> {
         let Ok(mut map) = self.sessions.lock() else {
-            return false;
+            return Err(());
         };
-        if map.len() >= self.max {
-            return false;
+        if let Some(existing) = map.get(&s.id) {
+            return Ok(existing.clone());
         }
-        map.insert(s.id.clone(), s);
-        true
+        if map.len() >= self.max {
+            return Err(());
+        }
+        map.insert(s.id.clone(), s.clone());
+        Ok(s)
     }
 
     fn remove(&self, id: &str) {

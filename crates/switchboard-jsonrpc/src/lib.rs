@@ -42,5 +42,5 @@ pub use service::{
 };
 pub use session::{NullService, spawn};
 pub use transport::{
-    FrameSink, FrameSource, OutboundFrame, Transport, TransportControl, TransportError,
+    Established, FrameSink, FrameSource, OutboundFrame, Transport, TransportControl, TransportError,
 };

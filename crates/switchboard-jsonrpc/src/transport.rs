@@ -8,7 +8,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use switchboard_types::{MessageKind, RequestId};
+use switchboard_types::{MessageKind, ProtocolVersion, RequestId};
 
 /// One outbound frame: serialized JSON text plus routing facts the engine already knows.
 #[derive(Debug, Clone)]
@@ -88,6 +88,20 @@ pub trait TransportControl: Send + Sync + 'static {
     }
 }
 
+/// A session whose handshake happened before this transport existed: a stateless Streamable
+/// HTTP request (each POST is served on its own), or a session taken over from a session store
+/// (another node, or this one after its engine was dropped). The engine starts in the ready
+/// state at `version` instead of waiting for `initialize`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Established {
+    /// The revision in force (the `MCP-Protocol-Version` the request carried, or the
+    /// negotiated one).
+    pub version: ProtocolVersion,
+    /// The client's `initialize` params (compact JSON) when known: `clientInfo` and
+    /// capabilities. `None`: an anonymous client that declared no capability.
+    pub initialize: Option<Arc<str>>,
+}
+
 /// A bidirectional transport that splits into its two halves.
 pub trait Transport: Send + 'static {
     /// The sending half.
@@ -97,6 +111,12 @@ pub trait Transport: Send + 'static {
 
     /// Controls this transport offers to handlers; none by default.
     fn control(&self) -> Option<Arc<dyn TransportControl>> {
+        None
+    }
+
+    /// `Some` when the session was established elsewhere and starts ready (see
+    /// [`Established`]); `None` (the default): the session begins with `initialize`.
+    fn established(&self) -> Option<Established> {
         None
     }
 

@@ -7,13 +7,13 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use switchboard_jsonrpc::{SessionConfig, Transport, WeakPeer};
+use switchboard_jsonrpc::{Established, SessionConfig, Transport, WeakPeer};
 use switchboard_types::ErrorObject;
 use switchboard_types::ProtocolVersion;
 use switchboard_types::capabilities::{
-    PromptsCapability, ResourcesCapability, ServerCapabilities, ToolsCapability,
+    ClientCapabilities, PromptsCapability, ResourcesCapability, ServerCapabilities, ToolsCapability,
 };
-use switchboard_types::lifecycle::Implementation;
+use switchboard_types::lifecycle::{Implementation, InitializeRequestParams};
 use switchboard_types::meta::EmptyObject;
 use switchboard_types::prompts::{GetPromptResult, Prompt};
 use switchboard_types::resources::{ReadResourceResult, Resource, ResourceTemplate};
@@ -422,6 +422,9 @@ impl Server {
         }
         let id = self.inner.next_session.fetch_add(1, Ordering::Relaxed);
         let state = Arc::new(SessionState::new(id, self.inner.max_subscriptions));
+        if let Some(established) = transport.established() {
+            self.establish(&state, &established);
+        }
         let service = Arc::new(ServerService::new(self.inner.clone(), state.clone()));
         let peer = switchboard_jsonrpc::spawn(transport, service, self.inner.config.clone());
         if let Ok(mut sessions) = self.inner.sessions.lock() {
@@ -438,6 +441,29 @@ impl Server {
             max_session_tools: self.inner.max_session_tools,
         };
         Ok(ServerSession { handle })
+    }
+
+    /// Starts a session that was established elsewhere (stateless HTTP, a session store) in
+    /// the ready state: the revision in force, the client's identity from its stored
+    /// `initialize` params (an anonymous client declaring nothing when absent or unreadable),
+    /// and the allow-list the policy gives that identity.
+    fn establish(&self, state: &SessionState, established: &Established) {
+        let identity = established
+            .initialize
+            .as_deref()
+            .and_then(|text| serde_json::from_str::<InitializeRequestParams>(text).ok())
+            .map(|p| ClientIdentity {
+                info: p.client_info,
+                capabilities: p.capabilities,
+            });
+        let allow = match &self.inner.policy {
+            None => AllowList::All,
+            Some(policy) => policy(identity.as_ref().unwrap_or(&ClientIdentity {
+                info: Implementation::new("", ""),
+                capabilities: ClientCapabilities::default(),
+            })),
+        };
+        state.establish(established.version, identity, allow);
     }
 
     /// Registers a tool at run time; every ready session is sent `notifications/tools/list_changed`.

@@ -59,6 +59,21 @@ impl SessionState {
         }
     }
 
+    /// Moves a fresh session straight to ready (see [`switchboard_jsonrpc::Established`]).
+    pub(crate) fn establish(
+        &self,
+        version: ProtocolVersion,
+        client: Option<ClientIdentity>,
+        allow: AllowList,
+    ) {
+        if let Ok(mut d) = self.data.lock() {
+            d.lifecycle = LifecycleState::Ready;
+            d.version = Some(version);
+            d.client = client;
+            d.allow = allow;
+        }
+    }
+
     pub(crate) fn lifecycle(&self) -> LifecycleState {
         self.data
             .lock()

@@ -1,0 +1,173 @@
+//! The [`SessionStore`]: which session ids exist and what their handshake said, kept apart from
+//! the engines that serve them (DESIGN-NOTES 3).
+//!
+//! A node keeps its live sessions (engine, streams) in memory. The store keeps the little that
+//! another node, or this one after its engine was dropped, needs to take a session over: its id
+//! and the client's `initialize` params. When a request names a session this node does not
+//! hold, the service asks the store; if the id is there, a local session is started *ready*
+//! (see [`switchboard_jsonrpc::Established`]) at the revision the request's
+//! `MCP-Protocol-Version` names, and the request is served. Unknown ids get 404 as before.
+//!
+//! [`InMemorySessionStore`] is the default (bounded; one process). An external store (Redis, a
+//! database) implements the same trait and is shared by every node, together with a shared
+//! [`crate::EventStore`].
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use crate::event_store::StoreFuture;
+
+/// The default bound on records kept by [`InMemorySessionStore`].
+pub const DEFAULT_MAX_STORED_SESSIONS: usize = 10_000;
+
+/// What is kept of one session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRecord {
+    /// The `Mcp-Session-Id` (a secret: never log it).
+    pub id: Arc<str>,
+    /// The client's `initialize` params, compact JSON (`clientInfo`, capabilities, the
+    /// revision it offered).
+    pub initialize: Option<Arc<str>>,
+}
+
+/// Why the store failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionStoreError {
+    /// The store's bound is reached.
+    #[error("session store full (limit {limit})")]
+    Full {
+        /// The bound.
+        limit: usize,
+    },
+    /// A backend failure, described.
+    #[error("session store: {0}")]
+    Backend(String),
+}
+
+/// Where session records live. Implementations must be cheap to call concurrently.
+pub trait SessionStore: Send + Sync + 'static {
+    /// Records a new session (after its `initialize` was answered successfully).
+    ///
+    /// # Errors
+    /// The store is full or unreachable; the session is then refused.
+    fn create(&self, record: SessionRecord) -> StoreFuture<'_, Result<(), SessionStoreError>>;
+
+    /// The record of `id`, if the session exists.
+    ///
+    /// # Errors
+    /// The store is unreachable.
+    fn load<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> StoreFuture<'a, Result<Option<SessionRecord>, SessionStoreError>>;
+
+    /// Forgets `id` (DELETE, expiry, a failed handshake). Idempotent.
+    fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()>;
+}
+
+/// The default store: a bounded map in this process.
+pub struct InMemorySessionStore {
+    records: Mutex<HashMap<Arc<str>, SessionRecord>>,
+    max: usize,
+}
+
+impl InMemorySessionStore {
+    /// A store keeping at most `max` records (at least 1).
+    pub fn new(max: usize) -> Self {
+        InMemorySessionStore {
+            records: Mutex::default(),
+            max: max.max(1),
+        }
+    }
+
+    /// How many records are kept.
+    pub fn len(&self) -> usize {
+        self.records.lock().map(|r| r.len()).unwrap_or(0)
+    }
+
+    /// Whether no record is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Default for InMemorySessionStore {
+    fn default() -> Self {
+        InMemorySessionStore::new(DEFAULT_MAX_STORED_SESSIONS)
+    }
+}
+
+impl fmt::Debug for InMemorySessionStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InMemorySessionStore")
+            .field("records", &self.len())
+            .field("max", &self.max)
+            .finish()
+    }
+}
+
+impl SessionStore for InMemorySessionStore {
+    fn create(&self, record: SessionRecord) -> StoreFuture<'_, Result<(), SessionStoreError>> {
+        let result = match self.records.lock() {
+            Ok(map) if map.len() >= self.max && !map.contains_key(&record.id) => {
+                Err(SessionStoreError::Full { limit: self.max })
+            }
+            Ok(mut map) => {
+                map.insert(record.id.clone(), record);
+                Ok(())
+            }
+            Err(_) => Err(SessionStoreError::Backend("poisoned".into())),
+        };
+        Box::pin(async move { result })
+    }
+
+    fn load<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> StoreFuture<'a, Result<Option<SessionRecord>, SessionStoreError>> {
+        let found = self
+            .records
+            .lock()
+            .map(|m| m.get(id).cloned())
+            .map_err(|_| SessionStoreError::Backend("poisoned".into()));
+        Box::pin(async move { found })
+    }
+
+    fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
+        if let Ok(mut m) = self.records.lock() {
+            m.remove(id);
+        }
+        Box::pin(async {})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn record(id: &str) -> SessionRecord {
+        SessionRecord {
+            id: Arc::from(id),
+            initialize: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn in_memory_store_is_bounded_and_forgets_on_remove() {
+        let store = InMemorySessionStore::new(2);
+        store.create(record("a")).await.unwrap();
+        store.create(record("b")).await.unwrap();
+        assert_eq!(
+            store.create(record("c")).await,
+            Err(SessionStoreError::Full { limit: 2 })
+        );
+        assert_eq!(store.load("a").await.unwrap(), Some(record("a")));
+        store.remove("a").await;
+        assert_eq!(store.load("a").await.unwrap(), None);
+        store.create(record("c")).await.unwrap();
+        assert_eq!(store.len(), 2);
+    }
+}
