@@ -91,15 +91,38 @@ enum Command {
         #[arg(long)]
         roots: Option<String>,
     },
-    /// A transparent recording proxy: be the stdio server to whoever launched this, relay every
-    /// frame unchanged to the spawned server, and record each one as a JSONL line.
+    /// A transparent recording proxy between any client and any server: every frame relayed
+    /// unchanged and recorded as a JSONL line (ts_ms, direction, transport, session, frame).
+    ///
+    /// `--stdio CMD`: be the stdio server to whoever launched this, relaying to CMD.
+    /// `--listen ADDR --url URL`: a Streamable HTTP reverse proxy (endpoint /mcp) to URL.
+    /// `--listen ADDR --stdio CMD`: expose the stdio server CMD over Streamable HTTP (/mcp).
+    /// `--url URL`: expose the remote HTTP server URL to a stdio host.
     Record {
         /// The recording (JSONL: ts_ms, direction, transport, session, frame).
         #[arg(short, long)]
         output: String,
-        /// The server command to spawn and relay to.
-        #[arg(long, value_name = "CMD ARGS")]
-        stdio: String,
+        /// The server command to spawn and relay to (one per HTTP session with --listen).
+        #[arg(
+            long,
+            value_name = "CMD ARGS",
+            required_unless_present = "url",
+            conflicts_with = "url"
+        )]
+        stdio: Option<String>,
+        /// The upstream MCP endpoint (Streamable HTTP, or legacy HTTP+SSE without --listen).
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
+        /// Serve HTTP clients on ADDR (IP:PORT, or just PORT for 127.0.0.1; 127.0.0.1:8080 when
+        /// no ADDR is given), endpoint /mcp. Binds exactly the address given.
+        #[arg(
+            long,
+            value_name = "ADDR",
+            num_args = 0..=1,
+            default_missing_value = "127.0.0.1:8080",
+            value_parser = switchboard_cli::record::parse_listen
+        )]
+        listen: Option<std::net::SocketAddr>,
     },
     /// Check any server against the spec (handshake, envelope, errors, gates, pagination,
     /// robustness); one line per check with its SPEC-NOTES tag. Exit 1 when a check fails.
@@ -253,8 +276,19 @@ fn run() -> anyhow::Result<()> {
             write_stdout(&outcome.stdout)?;
             std::process::exit(outcome.code);
         }
-        Command::Record { output, stdio } => {
-            let code = rt.block_on(switchboard_cli::record::stdio(&output, &stdio))?;
+        Command::Record {
+            output,
+            stdio,
+            url,
+            listen,
+        } => {
+            let args = switchboard_cli::record::RecordArgs {
+                output,
+                stdio,
+                url,
+                listen,
+            };
+            let code = rt.block_on(switchboard_cli::record::run(args))?;
             std::process::exit(code);
         }
         Command::Check {
