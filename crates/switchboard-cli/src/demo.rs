@@ -14,12 +14,15 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use switchboard::client::{Client, ClientError};
-use switchboard::jsonrpc::{Direction, FrameHook, SessionConfig, memory};
+use switchboard::jsonrpc::{Direction, FrameHook, SessionConfig};
 use switchboard::server::{AllowList, Server, ServerError, ToolCall, ToolError};
 use switchboard::types::ProtocolVersion;
 use switchboard::types::capabilities::{ClientCapabilities, ElicitationCapability};
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::tools::{CallToolResult, Tool};
+
+use crate::demo_wire::Wire;
+use crate::examples::Example;
 
 /// One recorded frame, from the client's point of view.
 #[derive(Debug, Clone, PartialEq)]
@@ -127,11 +130,11 @@ pub enum DemoError {
     Unexpected(String),
 }
 
-/// Runs the worked session in memory and returns every frame, in wire order, with its step.
+/// Runs the worked session on `wire` and returns every frame, in wire order, with its step.
 ///
 /// # Errors
 /// A [`DemoError`] when any step does not behave as the scenario expects.
-pub async fn run() -> Result<Vec<TraceFrame>, DemoError> {
+pub async fn run(wire: Wire) -> Result<Vec<TraceFrame>, DemoError> {
     let frames: Arc<Mutex<Vec<TraceFrame>>> = Arc::default();
     let step = Arc::new(std::sync::atomic::AtomicUsize::new(1));
     let hook = {
@@ -154,9 +157,6 @@ pub async fn run() -> Result<Vec<TraceFrame>, DemoError> {
     };
     let set_step = |n: usize| step.store(n, std::sync::atomic::Ordering::SeqCst);
 
-    let server = demo_server(SessionConfig::default()).map_err(DemoError::Server)?;
-    let (client_end, server_end) = memory::pair();
-    let _session = server.serve(server_end).map_err(DemoError::Server)?;
     let client = Client::builder(Implementation::new(
         "demo-client",
         env!("CARGO_PKG_VERSION"),
@@ -170,10 +170,13 @@ pub async fn run() -> Result<Vec<TraceFrame>, DemoError> {
     .build();
 
     // Steps 1 and 2: `connect` sends initialize, checks the answer, then sends initialized.
-    let session = client
-        .connect(client_end)
-        .await
-        .map_err(DemoError::Client)?;
+    let (session, hosted) = crate::demo_wire::connect(
+        wire,
+        Example::Demo,
+        || demo_server(SessionConfig::default()).map_err(DemoError::Server),
+        &client,
+    )
+    .await?;
 
     set_step(3);
     let tools = session.list_tools().await.map_err(DemoError::Client)?;
@@ -199,11 +202,7 @@ pub async fn run() -> Result<Vec<TraceFrame>, DemoError> {
 
     set_step(6);
     let changed = session.tools_changed();
-    server
-        .add_tool(subtract_tool(), |call| async move {
-            arith(&call, ["x", "y"], i64::checked_sub, |a, b| a - b)
-        })
-        .map_err(DemoError::Server)?;
+    hosted.add_subtract().await?;
     let tools = changed.await.map_err(DemoError::Client)?;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     if names != ["add", "subtract", "weather"] {
@@ -212,6 +211,8 @@ pub async fn run() -> Result<Vec<TraceFrame>, DemoError> {
         )));
     }
     session.close();
+    session.closed().await;
+    drop(hosted);
     let frames = frames.lock().map(|f| f.clone()).unwrap_or_default();
     Ok(frames)
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use switchboard::client::{CancellationToken, Client, ClientError, RequestOptions};
-use switchboard::jsonrpc::{FrameHook, SessionConfig, memory};
+use switchboard::jsonrpc::{FrameHook, SessionConfig};
 use switchboard::types::content::TextContent;
 use switchboard::types::elicitation::{ElicitContentValue, ElicitResult};
 use switchboard::types::lifecycle::Implementation;
@@ -17,6 +17,8 @@ use switchboard::types::meta::OrderedMap;
 use switchboard::types::sampling::{CreateMessageResult, SamplingMessageContentBlock};
 
 use crate::demo::{DemoError, TraceFrame};
+use crate::demo_wire::Wire;
+use crate::examples::Example;
 
 /// The titles of part two's steps (numbered after part one's six).
 pub const STEPS: [&str; 7] = [
@@ -33,7 +35,7 @@ pub const STEPS: [&str; 7] = [
 ///
 /// # Errors
 /// A [`DemoError`] when a step does not behave as expected.
-pub async fn run(first_step: usize) -> Result<Vec<TraceFrame>, DemoError> {
+pub async fn run(first_step: usize, wire: Wire) -> Result<Vec<TraceFrame>, DemoError> {
     let frames: Arc<Mutex<Vec<TraceFrame>>> = Arc::default();
     let step = Arc::new(AtomicUsize::new(first_step));
     let hook = {
@@ -53,10 +55,6 @@ pub async fn run(first_step: usize) -> Result<Vec<TraceFrame>, DemoError> {
     let unexpected =
         |what: &str, got: &dyn std::fmt::Debug| DemoError::Unexpected(format!("{what}: {got:?}"));
 
-    let server = crate::everything::everything_server(SessionConfig::default())
-        .map_err(DemoError::Server)?;
-    let (client_end, server_end) = memory::pair();
-    let _session = server.serve(server_end).map_err(DemoError::Server)?;
     let client = Client::builder(Implementation::new(
         "demo-client",
         env!("CARGO_PKG_VERSION"),
@@ -88,10 +86,16 @@ pub async fn run(first_step: usize) -> Result<Vec<TraceFrame>, DemoError> {
         Ok(ElicitResult::accept(content))
     })
     .build();
-    let c = client
-        .connect(client_end)
-        .await
-        .map_err(DemoError::Client)?;
+    let (c, hosted) = crate::demo_wire::connect(
+        wire,
+        Example::Everything,
+        || {
+            crate::everything::everything_server(SessionConfig::default())
+                .map_err(DemoError::Server)
+        },
+        &client,
+    )
+    .await?;
 
     set(1);
     let r = c
@@ -139,6 +143,8 @@ pub async fn run(first_step: usize) -> Result<Vec<TraceFrame>, DemoError> {
     let token = CancellationToken::new();
     let t2 = token.clone();
     let c2 = c.clone();
+    // Cancel once the server's sampling request has reached the client.
+    let before = frames.lock().map(|f| f.len()).unwrap_or(0);
     let call = tokio::spawn(async move {
         c2.call_tool_with(
             "test_sampling",
@@ -147,11 +153,15 @@ pub async fn run(first_step: usize) -> Result<Vec<TraceFrame>, DemoError> {
         )
         .await
     });
-    // Cancel once the server's sampling request has reached the client.
-    let frames_now = || frames.lock().map(|f| f.len()).unwrap_or(0);
-    let before = frames_now();
-    for _ in 0..200 {
-        if frames_now() >= before + 2 {
+    let sampling_arrived = || {
+        frames.lock().is_ok_and(|f| {
+            f.iter()
+                .skip(before)
+                .any(|x| x.text.contains(r#""method":"sampling/createMessage""#))
+        })
+    };
+    for _ in 0..400 {
+        if sampling_arrived() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
@@ -183,6 +193,7 @@ pub async fn run(first_step: usize) -> Result<Vec<TraceFrame>, DemoError> {
     }
     c.close();
     c.closed().await;
+    drop(hosted);
     let out = frames.lock().map(|f| f.clone()).unwrap_or_default();
     Ok(out)
 }

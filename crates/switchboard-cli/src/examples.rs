@@ -13,6 +13,9 @@ pub enum Example {
     Everything,
     /// One tool, `add` ({a: number, b: number} → a text block with the sum): the benchmark target.
     Add,
+    /// Seed 000's server of the demo: `add`, `weather`, `delete_db` (administrators only);
+    /// SIGUSR1 registers `subtract` (the operator's action of the demo's step 6).
+    Demo,
 }
 
 /// Builds an example server.
@@ -23,6 +26,7 @@ pub fn build(example: Example, config: SessionConfig) -> Result<Server, ServerEr
     match example {
         Example::Everything => crate::everything::everything_server(config),
         Example::Add => add_server(config),
+        Example::Demo => crate::demo::demo_server(config),
     }
 }
 
@@ -42,4 +46,24 @@ pub fn add_server(config: SessionConfig) -> Result<Server, ServerError> {
         |call| async move { crate::demo::arith(&call, ["a", "b"], i64::checked_add, |a, b| a + b) },
     )
     .build()
+}
+
+/// The operator's action of the demo (`serve --example demo`): each SIGUSR1 registers
+/// `subtract` (once; later signals find it there and are ignored).
+///
+/// # Errors
+/// The signal handler cannot be installed.
+pub fn add_subtract_on_sigusr1(server: &Server) -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut usr1 = signal(SignalKind::user_defined1())?;
+    let server = server.clone();
+    tokio::spawn(async move {
+        while usr1.recv().await.is_some() {
+            let added = server.add_tool(crate::demo::subtract_tool(), |call| async move {
+                crate::demo::arith(&call, ["x", "y"], i64::checked_sub, |a, b| a - b)
+            });
+            tracing::info!(ok = added.is_ok(), "SIGUSR1: subtract registered");
+        }
+    });
+    Ok(())
 }

@@ -8,6 +8,7 @@
 //! | [`check`] | `switchboard check`: conformance and robustness checks against any server |
 //! | [`demo`] | the embedded default server and the worked session `switchboard demo` prints |
 //! | [`demo_more`] | part two of the demo: the rest of the protocol against the everything server |
+//! | [`demo_wire`] | where the demo's servers run: in memory, or a child process over stdio or HTTP |
 //! | [`everything`] | the everything server (EVERYTHING-SERVER.md) |
 //! | [`examples`] | the servers `switchboard serve --example` runs |
 //! | [`record`] | `switchboard record`: a transparent recording proxy |
@@ -17,6 +18,7 @@ pub mod call;
 pub mod check;
 pub mod demo;
 pub mod demo_more;
+pub mod demo_wire;
 pub mod everything;
 pub mod examples;
 pub mod record;

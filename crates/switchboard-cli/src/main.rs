@@ -150,6 +150,10 @@ enum Command {
         /// Print only the raw frames, one JSON object per line, with no annotations.
         #[arg(long)]
         raw: bool,
+        /// Where the servers run: in memory, or in a child process of this binary over stdio or
+        /// Streamable HTTP (127.0.0.1).
+        #[arg(long, value_enum, default_value = "memory")]
+        transport: switchboard_cli::demo_wire::Wire,
     },
 }
 
@@ -206,6 +210,9 @@ fn run() -> anyhow::Result<()> {
                 .with_max_frame_bytes(max_frame_bytes);
             rt.block_on(async move {
                 let server = switchboard_cli::examples::build(example, config)?;
+                if example == switchboard_cli::examples::Example::Demo {
+                    switchboard_cli::examples::add_subtract_on_sigusr1(&server)?;
+                }
                 if let Some(addr) = http {
                     use switchboard::http::{HttpConfig, StreamableHttpService};
                     // The body bound stays within the engine's frame bound.
@@ -314,10 +321,11 @@ fn run() -> anyhow::Result<()> {
             let code = switchboard_cli::trace::run(&file, json)?;
             std::process::exit(code);
         }
-        Command::Demo { raw } => {
-            let part1 = rt.block_on(switchboard_cli::demo::run())?;
+        Command::Demo { raw, transport } => {
+            let part1 = rt.block_on(switchboard_cli::demo::run(transport))?;
             let part2 = rt.block_on(switchboard_cli::demo_more::run(
                 switchboard_cli::demo::STEPS.len() + 1,
+                transport,
             ))?;
             let mut text = String::new();
             if raw {
@@ -326,7 +334,10 @@ fn run() -> anyhow::Result<()> {
                     text.push('\n');
                 }
             } else {
-                text.push_str("switchboard demo: MCP sessions between our client and our servers, in memory.\n");
+                text.push_str(&format!(
+                    "switchboard demo: MCP sessions between our client and our servers, {}.\n",
+                    transport.describe()
+                ));
                 text.push_str("Every frame is shown as it crossed the wire (JSON text, serialized and parsed\n");
                 text.push_str("again), with what the inspector says of it underneath.\n");
                 text.push_str("\n## Part 1: seed 000's worked session, against the demo server\n");
