@@ -78,7 +78,12 @@ fn params_for(a: &CallArgs) -> anyhow::Result<Value> {
         }
         ("tools/call" | "prompts/get", None) => anyhow::bail!("{} needs a name", a.method),
         ("resources/read", None) => anyhow::bail!("resources/read needs a URI"),
-        (_, _) => Value::Object(parse_pairs(&a.pairs, true)?),
+        // A method without a name or URI (`logging/setLevel level=debug`, `resources/list
+        // cursor=C`): clap puts the first pair in `target`, so it is a pair too, never dropped.
+        (_, target) => {
+            let pairs: Vec<String> = target.iter().chain(&a.pairs).cloned().collect();
+            Value::Object(parse_pairs(&pairs, true)?)
+        }
     };
     if let Some(raw) = &a.params {
         let extra: Value = serde_json::from_str(raw).context("--params is not JSON")?;
@@ -272,5 +277,34 @@ pub async fn run(a: &CallArgs) -> CallOutcome {
             ),
             None => fail(2, format!("switchboard call: {e}\n")),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(method: &str, target: Option<&str>, pairs: &[&str]) -> CallArgs {
+        CallArgs {
+            stdio: Some("unused".into()),
+            url: None,
+            method: method.into(),
+            target: target.map(str::to_owned),
+            pairs: pairs.iter().map(|p| (*p).to_owned()).collect(),
+            params: None,
+            sampling_response: None,
+            elicitation_response: None,
+            roots: None,
+        }
+    }
+
+    #[test]
+    fn the_first_pair_of_an_untargeted_method_is_kept() {
+        let p = params_for(&args("logging/setLevel", Some("level=debug"), &[])).unwrap();
+        assert_eq!(p, json!({"level": "debug"}));
+        let p = params_for(&args("resources/list", Some("cursor=c1"), &["x=1"])).unwrap();
+        assert_eq!(p, json!({"cursor": "c1", "x": 1}));
+        assert!(params_for(&args("ping", Some("oops"), &[])).is_err());
+        assert_eq!(params_for(&args("ping", None, &[])).unwrap(), json!({}));
     }
 }
