@@ -67,6 +67,10 @@ def text_result(s: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": s}]}
 
 
+def error_result(s: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": s}], "isError": True}
+
+
 # ---------------------------------------------------------------- per-session state
 
 
@@ -235,6 +239,17 @@ async def log(ctx: ServerRequestContext[Any, Any], level: str, data: Any) -> Non
 
 
 async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> dict[str, Any]:
+    listed = {t["name"] for t in TOOLS} | ({DYNAMIC_TOOL["name"]} if state(ctx).dynamic_tool else set())
+    if params.name not in listed:
+        raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name}")
+    try:
+        return await run_tool(ctx, params)
+    except MCPError as e:
+        # The client refused a sampling / elicitation / roots request: the tool fails, the call does not.
+        return error_result(f"{params.name} failed: {e.message}")
+
+
+async def run_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> dict[str, Any]:
     name, args = params.name, params.arguments or {}
     st = state(ctx)
     if name == "test_simple_text":
@@ -281,11 +296,11 @@ async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolR
     if name == "test_structured_output":
         a, b = args.get("a"), args.get("b")
         if not all(isinstance(x, int) and not isinstance(x, bool) for x in (a, b)):
-            return {"content": [{"type": "text", "text": "a and b must be integers"}], "isError": True}
+            return error_result("a and b must be integers")
         sc = {"sum": a + b, "product": a * b}
         return {"content": [{"type": "text", "text": compact(sc)}], "structuredContent": sc}
     if name == "test_error_handling":
-        return {"content": [{"type": "text", "text": "This tool intentionally returns an error for testing"}], "isError": True}
+        return error_result("This tool intentionally returns an error for testing")
     if name == "test_tool_with_progress":
         token = ((ctx.params or {}).get("_meta") or {}).get("progressToken")
         if token is None:
@@ -302,7 +317,7 @@ async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolR
     if name == "test_sampling":
         prompt = args.get("prompt")
         if not isinstance(prompt, str):
-            raise MCPError(INVALID_PARAMS, "missing argument 'prompt'")
+            return error_result("missing argument 'prompt'")
         r = await ctx.session.send_request(
             types.CreateMessageRequest(
                 params=types.CreateMessageRequestParams(
@@ -319,7 +334,7 @@ async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolR
     if name == "test_elicitation":
         message = args.get("message")
         if not isinstance(message, str):
-            raise MCPError(INVALID_PARAMS, "missing argument 'message'")
+            return error_result("missing argument 'message'")
         return await elicit(ctx, message, ELICIT_BASIC_SCHEMA, "User response: ")
     if name == "test_elicitation_sep1034_defaults":
         return await elicit(
@@ -347,9 +362,7 @@ async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolR
         st.dynamic_tool = False
         await ctx.session.send_tool_list_changed()
         return text_result("Removed test_dynamic_tool")
-    if name == "test_dynamic_tool" and st.dynamic_tool:
-        return text_result("dynamic tool response")
-    raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
+    return text_result("dynamic tool response")  # test_dynamic_tool: call_tool let it through
 
 
 # ---------------------------------------------------------------- resources

@@ -22,6 +22,12 @@ echo "== interop: the official TypeScript and Python SDK clients against switchb
 echo "== interop: our client (switchboard call) against @modelcontextprotocol/server-everything over stdio and Streamable HTTP"
 ./interop/our-client.sh target/debug/switchboard
 
+echo "== interop: our client (switchboard call) against a Python SDK everything server over stdio and Streamable HTTP"
+./interop/our-client-py.sh target/debug/switchboard
+
+echo "== interop: switchboard record + trace on TypeScript SDK <-> Python SDK sessions; 0 violations"
+./interop/sdk-transcripts.sh target/debug/switchboard
+
 echo "== conformance: the official suite (server mode, --suite all) against switchboard serve --http; no FAILURE, no WARNING"
 cargo build --locked --bin switchboard --bin switchboard-conformance-client
 ./conformance/ci.sh server target/debug/switchboard
