@@ -22,6 +22,9 @@ echo "== interop: the official TypeScript and Python SDK clients against switchb
 echo "== interop: our client (switchboard call) against @modelcontextprotocol/server-everything over stdio and Streamable HTTP"
 ./interop/our-client.sh target/debug/switchboard
 
+echo "== interop: switchboard check against @modelcontextprotocol/server-everything over stdio and Streamable HTTP; the failing checks must be exactly the expected, justified list"
+./interop/check-server-everything.sh target/debug/switchboard
+
 echo "== interop: our client (switchboard call) against a Python SDK everything server over stdio and Streamable HTTP"
 ./interop/our-client-py.sh target/debug/switchboard
 

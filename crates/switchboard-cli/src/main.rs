@@ -126,6 +126,12 @@ enum Command {
     },
     /// Check any server against the spec (handshake, envelope, errors, gates, pagination,
     /// robustness); one line per check with its SPEC-NOTES tag. Exit 1 when a check fails.
+    ///
+    /// With --url, the Streamable HTTP rules too, as raw HTTP: session ids (HT-18/19/20),
+    /// 202 for notifications (HT-7), Accept (HT-5), reply types (HT-9), MCP-Protocol-Version
+    /// (HT-23), Origin (HT-3), GET (HT-13), DELETE, malformed and oversized bodies, batches.
+    /// Colour only when stdout is a terminal (NO_COLOR turns it off); a progress line on stderr
+    /// when that is a terminal.
     Check {
         /// Spawn this server command and check it over stdio.
         #[arg(
@@ -138,7 +144,7 @@ enum Command {
         /// Check the server at this MCP endpoint over Streamable HTTP.
         #[arg(long, value_name = "URL")]
         url: Option<String>,
-        /// Results as JSON lines.
+        /// Results as JSON lines ({tag, name, outcome, detail}), then {passed, failed, skipped}.
         #[arg(long)]
         json: bool,
         /// Seconds to wait for each answer.
