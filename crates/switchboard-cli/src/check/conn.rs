@@ -41,7 +41,13 @@ pub struct Conn {
     backlog: Vec<Value>,
     timeout: Duration,
     syncs: u64,
+    /// Whether a frame has come yet: the first wait also covers the server's start-up.
+    heard: bool,
 }
+
+/// Added to the first wait of a connection: a spawned server may take seconds to start (Node on
+/// a busy machine), which must not read as "no answer" to the first check.
+const STARTUP_GRACE: Duration = Duration::from_secs(10);
 
 /// Whether a response id answers `id`, loosely: the same value, or the same digits or text once
 /// JSON quoting is ignored (so that a server that changes the id's type is still recognised and
@@ -124,6 +130,7 @@ impl Conn {
             backlog: Vec::new(),
             timeout,
             syncs: 0,
+            heard: false,
         }
     }
 
@@ -162,6 +169,11 @@ impl Conn {
     }
 
     async fn recv_raw(&mut self) -> Got {
+        let wait = if self.heard {
+            self.timeout
+        } else {
+            self.timeout + STARTUP_GRACE
+        };
         let next = async {
             match &mut self.link {
                 Link::Child { source, .. } => source.recv().await,
@@ -169,7 +181,10 @@ impl Conn {
             }
         };
         let next: Result<Option<Result<String, TransportError>>, _> =
-            tokio::time::timeout(self.timeout, next).await;
+            tokio::time::timeout(wait, next).await;
+        if matches!(next, Ok(Some(_))) {
+            self.heard = true;
+        }
         match next {
             Err(_) => Got::Timeout,
             Ok(None) => Got::Closed("end of stream".into()),
