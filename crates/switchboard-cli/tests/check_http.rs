@@ -237,6 +237,44 @@ fn check_url_passes_every_http_rule_against_our_server_in_both_reply_modes() {
 }
 
 #[test]
+fn check_url_lets_a_stateless_server_pass_and_names_the_options_it_took() {
+    let served = serve(&["--stateless"]);
+    let (code, results, summary, text) = check(&served.url);
+    assert_eq!(summary["failed"], 0, "{text}");
+    assert_eq!(code, Some(0));
+    let by_name = |name: &str| {
+        results
+            .iter()
+            .find(|r| r["name"] == name)
+            .map(|r| {
+                (
+                    r["outcome"].as_str().unwrap_or_default().to_owned(),
+                    r["detail"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .unwrap_or_default()
+    };
+    let (o, d) = by_name("initialize gives a visible-ASCII MCP-Session-Id, or none (stateless)");
+    assert_eq!(
+        (o.as_str(), d.as_str()),
+        ("pass", "none: the server is stateless")
+    );
+    let (o, d) = by_name("GET with Accept: text/event-stream opens an SSE stream or is 405");
+    assert_eq!((o.as_str(), d.as_str()), ("pass", "405: no GET stream"));
+    // The session rules do not apply without sessions: skipped, never passed.
+    for name in [
+        "a request without the session id is 400",
+        "an unknown session id is 404",
+        "DELETE ends the session (then 404) or is 405",
+        "a request before initialize is refused",
+    ] {
+        let (o, d) = by_name(name);
+        assert_eq!(o, "skip", "{name}: {d}");
+        assert!(d.contains("stateless"), "{name}: {d}");
+    }
+}
+
+#[test]
 fn check_url_prints_one_line_per_check_without_colour_when_piped() {
     let served = serve(&[]);
     let out = bin()

@@ -266,6 +266,15 @@ impl Conn {
         Some(result)
     }
 
+    /// Whether the server issued a session (always true over stdio, where the connection is the
+    /// session; over HTTP, whether an `MCP-Session-Id` came with the initialize answer).
+    pub fn has_session(&self) -> bool {
+        match &self.link {
+            Link::Child { .. } => true,
+            Link::Http { handle, .. } => handle.session_id().is_some(),
+        }
+    }
+
     /// Whether the server process is still running (over HTTP: the connection has not failed).
     pub fn alive(&self) -> bool {
         match &self.link {
