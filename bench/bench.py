@@ -1,0 +1,408 @@
+#!/usr/bin/env python3
+"""Runs the cross-SDK benchmark (called by bench/run.sh once everything is built; stdlib only).
+
+Every figure comes from `switchboard-load --json`. Configurations run in turns: in each round,
+every row (transport/mode/K) is run once against every peer before the next row, and the peer
+order rotates from round to round; the table shows the median over rounds. HTTP servers are
+started fresh for every round and server mode, all peers of a mode side by side (idle ones cost
+nothing measurable), and stopped by their pid. A peer that cannot start, or a run that cannot
+set up, fails the whole script; a run with errors or that hit --max-seconds is flagged (and fails
+the script in smoke mode).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+
+
+class BenchError(Exception):
+    pass
+
+
+@dataclass
+class Peer:
+    name: str
+    # stdio command (a shell word list joined), or None
+    stdio: str | None = None
+    # HTTP server argv for a server mode ("stateful", "stateless", "json"), or None if absent
+    http: dict[str, list[str] | None] = field(default_factory=dict)
+    # calls scale (slow SDKs get fewer calls so that every run takes a comparable time)
+    scale: float = 1.0
+    note: dict[str, str] = field(default_factory=dict)
+
+
+def peers(a: argparse.Namespace) -> list[Peer]:
+    sb, pb = a.switchboard, Path(a.peers_bin)
+    node, py = a.node, a.python
+    ts, pys = str(HERE / "peers/ts/add-server.mjs"), str(HERE / "peers/py/add_server.py")
+    sb_help = subprocess.run([sb, "serve", "--help"], capture_output=True, text=True).stdout
+    sb_stateless = "--stateless" in sb_help
+    sb_http = [sb, "serve", "--example", "add", "--http", "{addr}"]
+    rmcp_http = [str(pb / "rmcp-add"), "--http", "{addr}"]
+    ts_http = [node, ts, "--http", "{addr}"]
+    py_http = [py, pys, "--http", "{addr}"]
+    hy_http = [str(pb / "hyper-add"), "--http", "{addr}"]
+    return [
+        Peer(
+            "switchboard",
+            stdio=f"{sb} serve --example add --stdio",
+            http={
+                "stateful": sb_http,
+                "stateless": sb_http + ["--stateless"] if sb_stateless else None,
+                "json": sb_http + ["--json-response"],
+            },
+            note={"stateless": "" if sb_stateless else "`switchboard serve` has no --stateless yet"},
+        ),
+        Peer(
+            "rmcp",
+            stdio=f"{pb / 'rmcp-add'} --stdio",
+            http={
+                "stateful": rmcp_http,
+                "stateless": rmcp_http + ["--stateless"],
+                "json": rmcp_http + ["--stateless", "--json-response"],
+            },
+            note={"json": "stateless: rmcp answers in JSON only without sessions"},
+        ),
+        Peer("rmcp (stdio() as documented)", stdio=f"{pb / 'rmcp-add'} --stdio --tokio-stdio"),
+        Peer(
+            "typescript-sdk",
+            stdio=f"{node} {ts} --stdio",
+            http={
+                "stateful": ts_http,
+                "stateless": ts_http + ["--stateless"],
+                "json": ts_http + ["--json-response"],
+            },
+            scale=0.25,
+        ),
+        Peer(
+            "python-sdk",
+            stdio=f"{py} {pys} --stdio",
+            http={
+                "stateful": py_http,
+                "stateless": py_http + ["--stateless"],
+                "json": py_http + ["--json-response"],
+            },
+            scale=0.05,
+        ),
+        Peer("serde-add (limit)", stdio=str(pb / "serde-add")),
+        Peer("echo (pipe limit)", stdio=str(pb / "echo")),
+        Peer(
+            "hyper-add (limit)",
+            http={
+                "stateful": hy_http,
+                "stateless": hy_http + ["--stateless"],
+                "json": hy_http,
+            },
+        ),
+    ]
+
+
+# (row label, transport, server mode, K, one session)
+ROWS = [
+    ("stdio, K=1", "stdio", None, 1, False),
+    ("stdio, K=32", "stdio", None, 32, False),
+    ("HTTP stateful (SSE), K=1", "http", "stateful", 1, False),
+    ("HTTP stateful (SSE), K=32 sessions", "http", "stateful", 32, False),
+    ("HTTP stateful (SSE), K=32 on one session", "http", "stateful", 32, True),
+    ("HTTP stateless, K=32", "http", "stateless", 32, False),
+    ("HTTP JSON responses, K=32 sessions", "http", "json", 32, False),
+]
+
+
+def load(a: argparse.Namespace, args: list[str], max_seconds: float) -> dict:
+    cmd = [a.load, "--json", "--max-seconds", str(max_seconds), *args]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=max_seconds + 60)
+    if p.returncode == 2 or not p.stdout.strip():
+        raise BenchError(f"switchboard-load failed (exit {p.returncode}): {' '.join(cmd)}\n{p.stderr.strip()}")
+    r = json.loads(p.stdout)
+    r["_exit"] = p.returncode
+    return r
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """An HTTP server process of ours, stopped by its pid (its own process group)."""
+
+    def __init__(self, name: str, argv: list[str], logdir: Path, timeout: float):
+        self.name = name
+        self.port = free_port()
+        addr = f"127.0.0.1:{self.port}"
+        self.url = f"http://{addr}/mcp"
+        self.log = logdir / f"{name.split()[0]}-{self.port}.log"
+        self.proc = subprocess.Popen(
+            [x.replace("{addr}", addr) for x in argv],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=open(self.log, "wb"),
+            start_new_session=True,
+        )
+        self.pid = self.proc.pid
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise BenchError(f"{name} exited ({self.proc.returncode}) before listening:\n{self.tail()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise BenchError(f"{name} did not listen on {addr} within {timeout:.0f} s:\n{self.tail()}")
+            time.sleep(0.05)
+
+    def tail(self) -> str:
+        try:
+            return self.log.read_text(errors="replace")[-2000:]
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.pid, signal.SIGTERM)
+                self.proc.wait(timeout=3)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.proc.wait()
+
+
+def check(r: dict, what: str, problems: list[str]) -> None:
+    bad = []
+    if r.get("errors"):
+        bad.append(f"{r['errors']} errors")
+    if r.get("timed_out"):
+        bad.append("stopped at --max-seconds")
+    if bad:
+        notes = "; ".join(r.get("notes") or [])
+        problems.append(f"{what}: {', '.join(bad)}{' (' + notes + ')' if notes else ''}")
+
+
+def run_calls(a: argparse.Namespace, ps: list[Peer], logdir: Path, problems: list[str]) -> dict:
+    """results[row label][peer name] = list of reports (one per round)."""
+    results: dict[str, dict[str, list[dict]]] = {r[0]: {} for r in ROWS}
+    for rnd in range(a.rounds):
+        order = ps[rnd % len(ps):] + ps[: rnd % len(ps)]
+        print(f"-- round {rnd + 1}/{a.rounds}", file=sys.stderr, flush=True)
+        # stdio rows: each run spawns its own server.
+        for label, transport, mode, k, one in ROWS:
+            if transport != "stdio":
+                continue
+            for p in order:
+                if not p.stdio:
+                    continue
+                n = max(a.min_calls, int(a.calls * p.scale))
+                r = load(a, ["--stdio", p.stdio, "-n", str(n), "-k", str(k)], a.max_seconds)
+                check(r, f"{label} / {p.name}", problems)
+                results[label].setdefault(p.name, []).append(r)
+                print(f"   {label:<42} {p.name:<30} {r['calls_per_sec'] or 0:>10.0f} calls/s", file=sys.stderr, flush=True)
+        # HTTP rows, grouped by server mode: fresh servers for every round and mode.
+        for smode in ("stateful", "stateless", "json"):
+            servers: dict[str, Server] = {}
+            try:
+                for p in order:
+                    argv = p.http.get(smode)
+                    if argv:
+                        servers[p.name] = Server(p.name, argv, logdir, a.start_timeout)
+                for label, transport, mode, k, one in ROWS:
+                    if mode != smode:
+                        continue
+                    for p in order:
+                        s = servers.get(p.name)
+                        if s is None:
+                            continue
+                        n = max(a.min_calls, int(a.http_calls * p.scale))
+                        args = ["--url", s.url, "--pid", str(s.pid), "-n", str(n), "-k", str(k)]
+                        if one:
+                            args.append("--one-session")
+                        r = load(a, args, a.max_seconds)
+                        check(r, f"{label} / {p.name}", problems)
+                        results[label].setdefault(p.name, []).append(r)
+                        print(f"   {label:<42} {p.name:<30} {r['calls_per_sec'] or 0:>10.0f} calls/s", file=sys.stderr, flush=True)
+            finally:
+                for s in servers.values():
+                    s.stop()
+    return results
+
+
+def run_sessions(a: argparse.Namespace, ps: list[Peer], logdir: Path, problems: list[str]) -> dict:
+    """Per stateful HTTP peer: S sessions opened and deleted, twice, on one fresh server."""
+    out = {}
+    for p in ps:
+        argv = p.http.get("stateful")
+        if not argv:
+            continue
+        s = Server(p.name, argv, logdir, a.start_timeout)
+        try:
+            time.sleep(0.5)
+            args = ["--url", s.url, "--pid", str(s.pid), "--mode", "sessions", "--sessions", str(a.sessions), "-k", "8"]
+            r1 = load(a, args, a.max_seconds)
+            r2 = load(a, args, a.max_seconds)
+        finally:
+            s.stop()
+        for i, r in enumerate((r1, r2), 1):
+            check(r, f"sessions round {i} / {p.name}", problems)
+        out[p.name] = (r1, r2)
+        print(f"   sessions S={a.sessions:<5} {p.name:<30} {r1['bytes_per_session']} bytes/session", file=sys.stderr, flush=True)
+    return out
+
+
+def run_cold(a: argparse.Namespace, ps: list[Peer], problems: list[str]) -> dict:
+    out = {}
+    for p in ps:
+        if not p.stdio:
+            continue
+        r = load(a, ["--stdio", p.stdio, "--mode", "cold-start", "-n", str(a.cold)], a.max_seconds)
+        check(r, f"cold start / {p.name}", problems)
+        out[p.name] = r
+        print(f"   cold start {p.name:<30} {r['cold_start_ms_median']} ms", file=sys.stderr, flush=True)
+    return out
+
+
+def med(rs: list[dict], key: str) -> float | None:
+    vals = [r[key] for r in rs if r.get(key) is not None]
+    return statistics.median(vals) if vals else None
+
+
+def fmt(v: float | None, digits: int = 0) -> str:
+    if v is None:
+        return "–"
+    return f"{v:,.{digits}f}"
+
+
+def table(a: argparse.Namespace, ps: list[Peer], calls: dict, sess: dict, cold: dict) -> str:
+    lines = []
+    rounds = "1 round" if a.rounds == 1 else f"median of {a.rounds} rounds"
+    lines.append(f"### Calls: `tools/call add`, {rounds}")
+    lines.append("")
+    lines.append("| Configuration | Server | calls/s | × Switchboard | p50 µs | p99 µs | server CPU µs/call |")
+    lines.append("|---|---|--:|--:|--:|--:|--:|")
+    for label, transport, mode, k, one in ROWS:
+        row = calls[label]
+        base = med(row.get("switchboard", []), "calls_per_sec")
+        for p in ps:
+            rs = row.get(p.name)
+            note = p.note.get(mode or "", "")
+            if not rs:
+                if mode and mode in p.http and p.http[mode] is None:
+                    lines.append(f"| {label} | {p.name} | not run: {note} | | | | |")
+                continue
+            cps = med(rs, "calls_per_sec")
+            ratio = f"{cps / base:.2f}" if cps and base else "–"
+            name = p.name + (f" ({note})" if note else "")
+            flag = " ⚠" if any(r.get("errors") or r.get("timed_out") for r in rs) else ""
+            lines.append(
+                f"| {label} | {name} | {fmt(cps)}{flag} | {ratio} | {fmt(med(rs, 'p50_us'))} | "
+                f"{fmt(med(rs, 'p99_us'))} | {fmt(med(rs, 'cpu_us_per_call'), 1)} |"
+            )
+    lines.append("")
+    lines.append(f"### Memory per idle HTTP session (stateful, S={a.sessions}, opened and deleted twice on one server)")
+    lines.append("")
+    lines.append("| Server | bytes/session | sessions/s | RSS before | after DELETE | after 2nd open | after 2nd DELETE | growth, round 2 |")
+    lines.append("|---|--:|--:|--:|--:|--:|--:|--:|")
+    mib = lambda k: "–" if k is None else f"{k / 1024:.1f} MiB"  # noqa: E731
+    for p in ps:
+        if p.name not in sess:
+            continue
+        r1, r2 = sess[p.name]
+        growth = None
+        if r1.get("rss_after_delete_kib") is not None and r2.get("rss_after_delete_kib") is not None:
+            growth = r2["rss_after_delete_kib"] - r1["rss_after_delete_kib"]
+        lines.append(
+            f"| {p.name} | {fmt(r1.get('bytes_per_session'))} | {fmt(r1.get('sessions_per_sec'))} | "
+            f"{mib(r1.get('rss_before_kib'))} | {mib(r1.get('rss_after_delete_kib'))} | "
+            f"{mib(r2.get('rss_after_open_kib'))} | {mib(r2.get('rss_after_delete_kib'))} | "
+            f"{'–' if growth is None else f'{growth:+,} KiB'} |"
+        )
+    lines.append("")
+    lines.append(f"### stdio cold start (spawn → initialize answered), {a.cold} runs each")
+    lines.append("")
+    lines.append("| Server | median ms | p90 ms | × Switchboard | RSS at the answer |")
+    lines.append("|---|--:|--:|--:|--:|")
+    base = cold.get("switchboard", {}).get("cold_start_ms_median")
+    for p in ps:
+        r = cold.get(p.name)
+        if not r:
+            continue
+        m = r.get("cold_start_ms_median")
+        ratio = f"{m / base:.2f}" if m and base else "–"
+        lines.append(f"| {p.name} | {fmt(m, 2)} | {fmt(r.get('cold_start_ms_p90'), 2)} | {ratio} | {mib(r.get('peak_rss_kib'))} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--out")
+    ap.add_argument("--switchboard", required=True)
+    ap.add_argument("--load", required=True)
+    ap.add_argument("--peers-bin", required=True)
+    ap.add_argument("--node", required=True)
+    ap.add_argument("--python", required=True)
+    ap.add_argument("--header", default="", help="text put above the tables")
+    a = ap.parse_args()
+    if a.smoke:
+        a.rounds, a.calls, a.http_calls, a.min_calls = 1, 300, 300, 100
+        a.sessions, a.cold, a.max_seconds, a.start_timeout = 50, 3, 30.0, 60.0
+    else:
+        a.rounds, a.calls, a.http_calls, a.min_calls = 3, 30000, 8000, 300
+        a.sessions, a.cold, a.max_seconds, a.start_timeout = 1000, 20, 60.0, 60.0
+    ps = peers(a)
+    problems: list[str] = []
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="switchboard-bench-") as tmp:
+        logdir = Path(tmp)
+        try:
+            calls = run_calls(a, ps, logdir, problems)
+            print("-- sessions", file=sys.stderr, flush=True)
+            sess = run_sessions(a, ps, logdir, problems)
+            print("-- cold start", file=sys.stderr, flush=True)
+            cold = run_cold(a, ps, problems)
+        except BenchError as e:
+            print(f"bench: ERROR: {e}", file=sys.stderr)
+            return 1
+    md = (a.header + "\n" if a.header else "") + table(a, ps, calls, sess, cold)
+    skipped = [f"{p.name}: {p.note[m]}" for p in ps for m, v in p.http.items() if v is None]
+    if skipped or problems:
+        md += "\n" + "".join(f"- not run: {s}\n" for s in skipped) + "".join(f"- ⚠ {s}\n" for s in problems)
+    md += f"\n(run took {time.monotonic() - t0:.0f} s)\n"
+    print(md)
+    if a.out:
+        Path(a.out).write_text(md)
+        raw = {"calls": calls, "sessions": sess, "cold_start": cold}
+        Path(a.out).with_suffix(".json").write_text(json.dumps(raw, indent=1) + "\n")
+    for s in skipped:
+        print(f"bench: NOTE: not run: {s}", file=sys.stderr)
+    if problems:
+        for s in problems:
+            print(f"bench: WARNING: {s}", file=sys.stderr)
+        if a.smoke:
+            print("bench: smoke mode fails on any error", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The cross-SDK benchmark: builds Switchboard and every peer, runs them in turns and prints a
+# markdown table (see bench/README.md).
+#
+#   bench/run.sh [--smoke|--full] [--out FILE.md]
+#
+# --full (the default): release builds (peers: lto = "thin", codegen-units = 1), 3 rounds, the
+#   median; about 10-15 minutes on 2 cores. --out also writes FILE.json with every raw report.
+# --smoke: keeps the harness working in CI, never a timing check: debug builds (switchboard and
+#   the load tool are already built by scripts/test-all.sh; the peers build in their dev profile,
+#   since a release build of rmcp from scratch takes minutes), tiny runs, one round. Any error
+#   fails it.
+# A peer that fails to build or start fails the script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=../interop/lib.sh
+. interop/lib.sh
+
+mode=full
+out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --smoke) mode=smoke ;;
+    --full) mode=full ;;
+    --out) out="${2:?--out needs a file}"; shift ;;
+    *) echo "usage: bench/run.sh [--smoke|--full] [--out FILE.md]" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+[ -x "$NODE22" ] || interop_die "Node 22 is not installed at $NODE22; run scripts/install-peers.sh"
+[ -x "$VENV_PY" ] || interop_die "the Python venv is not installed at $VENV_PY; run scripts/install-peers.sh"
+[ -d "$INTEROP_DIR/node_modules/@modelcontextprotocol/sdk" ] || interop_die "the TypeScript SDK is not installed; run scripts/install-peers.sh"
+
+target="${CARGO_TARGET_DIR:-$PWD/target}"
+peers_target="$PWD/bench/peers/target"
+if [ "$mode" = full ]; then
+  echo "== bench: building switchboard and switchboard-load (release)" >&2
+  cargo build --release --locked -p switchboard-cli -p switchboard-load
+  echo "== bench: building the peers (release, bench/peers)" >&2
+  cargo build --release --locked --manifest-path bench/peers/Cargo.toml --target-dir "$peers_target"
+  bin="$target/release"
+  peers_bin="$peers_target/release"
+else
+  echo "== bench: building switchboard and switchboard-load (debug)" >&2
+  cargo build --locked -p switchboard-cli -p switchboard-load
+  echo "== bench: building the peers (dev profile, bench/peers)" >&2
+  cargo build --locked --manifest-path bench/peers/Cargo.toml --target-dir "$peers_target"
+  bin="$target/debug"
+  peers_bin="$peers_target/debug"
+fi
+
+rustc_v="$(rustc --version)"
+node_v="$("$NODE22" --version)"
+py_v="$("$VENV_PY" --version 2>&1)"
+rmcp_v="$(grep -A1 '^name = "rmcp"$' bench/peers/Cargo.lock | sed -n 's/^version = "\(.*\)"/\1/p')"
+header="Benchmark ($mode mode), $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown): \
+$(nproc) cores, $rustc_v, rmcp $rmcp_v, @modelcontextprotocol/sdk $SDK_VERSION on Node $node_v, mcp $PY_MCP_VERSION on $py_v. \
+Command: \`bench/run.sh --$mode\`."
+
+args=(--switchboard "$bin/switchboard" --load "$bin/switchboard-load" --peers-bin "$peers_bin"
+      --node "$NODE22" --python "$VENV_PY" --header "$header")
+[ "$mode" = smoke ] && args+=(--smoke)
+[ -n "$out" ] && args+=(--out "$out")
+echo "== bench: running ($mode mode)" >&2
+exec python3 bench/bench.py "${args[@]}"
