@@ -77,7 +77,7 @@ def peers(a: argparse.Namespace) -> list[Peer]:
             },
             note={"json": "stateless: rmcp answers in JSON only without sessions"},
         ),
-        Peer("rmcp (stdio() as documented)", stdio=f"{pb / 'rmcp-add'} --stdio --tokio-stdio"),
+        Peer("rmcp (stdio() as documented)", stdio=f"{pb / 'rmcp-add'} --stdio --tokio-stdio", scale=0.25),
         Peer(
             "typescript-sdk",
             stdio=f"{node} {ts} --stdio",

@@ -37,3 +37,6 @@ cargo build --locked --bin switchboard --bin switchboard-conformance-client
 
 echo "== conformance: our client (switchboard-conformance-client), the four core client scenarios one at a time"
 ./conformance/ci.sh client target/debug/switchboard-conformance-client
+
+echo "== benchmark (smoke mode: keeps the harness working; not a timing check)"
+./bench/run.sh --smoke
