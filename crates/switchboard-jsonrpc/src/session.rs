@@ -58,6 +58,9 @@ pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
     peer
 }
 
+/// The most frames handed to the transport in one [`FrameSink::send_batch`].
+const WRITE_BATCH: usize = 64;
+
 async fn write_loop<S: FrameSink>(
     mut sink: S,
     mut rx: mpsc::Receiver<OutboundFrame>,
@@ -65,12 +68,28 @@ async fn write_loop<S: FrameSink>(
 ) {
     let shutdown = inner.shutdown.clone();
     let name = inner.config.name;
+    // Frames queued behind the first go out with it: one write for many answers under load.
+    let mut batch: Vec<OutboundFrame> = Vec::new();
     loop {
         tokio::select! {
             biased;
             frame = rx.recv() => match frame {
                 Some(f) => {
-                    if let Err(e) = sink.send(f).await {
+                    let sent = if rx.is_empty() {
+                        sink.send(f).await
+                    } else {
+                        batch.push(f);
+                        while batch.len() < WRITE_BATCH {
+                            match rx.try_recv() {
+                                Ok(f) => batch.push(f),
+                                Err(_) => break,
+                            }
+                        }
+                        let sent = sink.send_batch(&mut batch).await;
+                        batch.clear();
+                        sent
+                    };
+                    if let Err(e) = sent {
                         tracing::debug!(side = name, error = %e, "transport send failed; closing");
                         // Waiting callers learn why (e.g. the child process exited).
                         if let Ok(mut r) = inner.close_reason.lock() {

@@ -65,6 +65,21 @@ pub trait FrameSink: Send + 'static {
         frame: OutboundFrame,
     ) -> impl Future<Output = Result<(), TransportError>> + Send;
 
+    /// Sends every frame of `frames` in order, leaving it empty. The engine hands over
+    /// everything queued at once, so that a transport can write the lot with one system call
+    /// (stdio does). Default: one [`FrameSink::send`] each.
+    fn send_batch(
+        &mut self,
+        frames: &mut Vec<OutboundFrame>,
+    ) -> impl Future<Output = Result<(), TransportError>> + Send {
+        async move {
+            for f in frames.drain(..) {
+                self.send(f).await?;
+            }
+            Ok(())
+        }
+    }
+
     /// Closes the sending direction (for stdio: closes the pipe). Default: nothing to do.
     fn close(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send {
         async { Ok(()) }

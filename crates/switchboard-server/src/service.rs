@@ -159,7 +159,7 @@ impl ServerService {
         ok(&result)
     }
 
-    fn find_tool(&self, name: &str) -> Result<Option<RegisteredTool>, ErrorObject> {
+    fn find_tool(&self, name: &str) -> Result<Option<Arc<RegisteredTool>>, ErrorObject> {
         if let Some(t) = self.state.session_tool(name) {
             return Ok(Some(t));
         }
@@ -168,8 +168,7 @@ impl ServerService {
             .tools
             .read()
             .map_err(|_| poisoned())?
-            .get(name)
-            .cloned())
+            .get_shared(name))
     }
 
     fn call_tool(&self, req: &Request, cx: RequestContext) -> BoxFuture<HandlerResult> {

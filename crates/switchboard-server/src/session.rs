@@ -96,11 +96,8 @@ impl SessionState {
             .unwrap_or(false)
     }
 
-    pub(crate) fn session_tool(&self, name: &str) -> Option<RegisteredTool> {
-        self.data
-            .lock()
-            .ok()
-            .and_then(|d| d.tools.get(name).cloned())
+    pub(crate) fn session_tool(&self, name: &str) -> Option<Arc<RegisteredTool>> {
+        self.data.lock().ok().and_then(|d| d.tools.get_shared(name))
     }
 
     pub(crate) fn session_tools(&self) -> Vec<Tool> {

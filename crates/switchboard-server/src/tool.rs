@@ -182,7 +182,8 @@ fn describe(e: &jsonschema::ValidationError<'_>) -> String {
 /// The tools of a server, by name, listed in name order.
 #[derive(Debug, Clone, Default)]
 pub struct ToolRegistry {
-    tools: BTreeMap<String, RegisteredTool>,
+    /// Shared so that a call holds its tool without copying the definition and its schemas.
+    tools: BTreeMap<String, Arc<RegisteredTool>>,
 }
 
 /// A registration error.
@@ -229,7 +230,7 @@ impl ToolRegistry {
                 name: tool.tool.name,
             });
         }
-        self.tools.insert(tool.tool.name.clone(), tool);
+        self.tools.insert(tool.tool.name.clone(), Arc::new(tool));
         Ok(())
     }
 
@@ -237,7 +238,7 @@ impl ToolRegistry {
     ///
     /// # Errors
     /// [`RegistryError::NotFound`] when no tool has this name.
-    pub fn remove(&mut self, name: &str) -> Result<RegisteredTool, RegistryError> {
+    pub fn remove(&mut self, name: &str) -> Result<Arc<RegisteredTool>, RegistryError> {
         self.tools
             .remove(name)
             .ok_or_else(|| RegistryError::NotFound {
@@ -248,12 +249,17 @@ impl ToolRegistry {
 
     /// The tool with this name.
     pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
-        self.tools.get(name)
+        self.tools.get(name).map(|t| &**t)
+    }
+
+    /// The tool with this name, shared (what a call holds while it runs).
+    pub(crate) fn get_shared(&self, name: &str) -> Option<Arc<RegisteredTool>> {
+        self.tools.get(name).cloned()
     }
 
     /// All tools, in name order.
     pub fn iter(&self) -> impl Iterator<Item = &RegisteredTool> {
-        self.tools.values()
+        self.tools.values().map(|t| &**t)
     }
 
     /// How many tools are registered.

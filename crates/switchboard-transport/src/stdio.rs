@@ -224,6 +224,16 @@ impl<W: AsyncWrite + Unpin + Send + 'static> FrameSink for StdioSink<W> {
         Ok(())
     }
 
+    /// Every frame as one line, all in one write and one flush.
+    async fn send_batch(&mut self, frames: &mut Vec<OutboundFrame>) -> Result<(), TransportError> {
+        if self.closed {
+            return Err(TransportError::Closed);
+        }
+        encode_all(&mut self.buf, frames);
+        write_encoded(&mut self.writer, &mut self.buf).await?;
+        Ok(())
+    }
+
     async fn close(&mut self) -> Result<(), TransportError> {
         if std::mem::replace(&mut self.closed, true) {
             return Ok(());
@@ -242,6 +252,22 @@ pub(crate) async fn write_frame<W: AsyncWrite + Unpin>(
 ) -> std::io::Result<()> {
     buf.clear();
     ndjson::encode(text, buf);
+    write_encoded(writer, buf).await
+}
+
+/// Encodes every frame of `frames` as a line into `buf` (cleared first), leaving `frames` empty.
+pub(crate) fn encode_all(buf: &mut BytesMut, frames: &mut Vec<OutboundFrame>) {
+    buf.clear();
+    for f in frames.drain(..) {
+        ndjson::encode(&f.text, buf);
+    }
+}
+
+/// Writes the lines already encoded in `buf` and flushes; a grown buffer is given back.
+pub(crate) async fn write_encoded<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    buf: &mut BytesMut,
+) -> std::io::Result<()> {
     let written = writer.write_all(buf).await;
     if buf.capacity() > KEEP_WRITE_BUFFER {
         *buf = BytesMut::new();

@@ -427,3 +427,22 @@ async fn a_call_racing_the_childs_exit_still_names_the_exit_status() {
         assert_eq!(handle.wait().await.unwrap().code(), Some(3));
     }
 }
+
+#[tokio::test]
+async fn a_batch_of_frames_goes_through_a_cat_child_in_order() {
+    let transport = ChildTransport::spawn(ChildCommand::new("cat")).unwrap();
+    let (mut sink, mut source) = transport.split();
+    let texts: Vec<String> = (0..40)
+        .map(|i| format!(r#"{{"jsonrpc":"2.0","id":{i},"result":{{}}}}"#))
+        .collect();
+    let mut batch: Vec<OutboundFrame> = texts.iter().map(|t| frame(t)).collect();
+    sink.send_batch(&mut batch).await.unwrap();
+    assert!(batch.is_empty(), "the batch is consumed");
+    for t in &texts {
+        let got = tokio::time::timeout(Duration::from_secs(5), source.recv())
+            .await
+            .unwrap();
+        assert_eq!(&got.unwrap().unwrap(), t);
+    }
+    sink.close().await.unwrap();
+}

@@ -281,3 +281,58 @@ fn stdio_constructor_has_the_expected_type() {
         is_transport(&t);
     });
 }
+
+#[tokio::test]
+async fn a_batch_is_written_as_consecutive_lines_and_pipelined_requests_are_each_answered_once() {
+    use switchboard_jsonrpc::{FrameSink, OutboundFrame, Transport};
+    use switchboard_types::MessageKind;
+    // The sink alone: three frames, one write, three lines.
+    let (mut far, near) = tokio::io::duplex(4096);
+    let (sink, _source) = StdioTransport::new(tokio::io::empty(), near).split();
+    let mut sink = sink;
+    let mut batch: Vec<OutboundFrame> = ["1", "2", "3"]
+        .iter()
+        .map(|i| OutboundFrame {
+            text: format!(r#"{{"jsonrpc":"2.0","id":{i},"result":{{}}}}"#),
+            kind: MessageKind::Result,
+            id: None,
+            related: None,
+        })
+        .collect();
+    sink.send_batch(&mut batch).await.unwrap();
+    let mut got = vec![0u8; 4096];
+    let n = far.read(&mut got).await.unwrap();
+    assert_eq!(
+        std::str::from_utf8(&got[..n]).unwrap(),
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n"
+    );
+    // The engine: 200 requests written at once are each answered exactly once, one per line,
+    // whatever batches the writer formed.
+    let (mut client, _peer) = serve(None);
+    let mut input = String::new();
+    for i in 0..200 {
+        input.push_str(&format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"echo\",\"params\":{{\"n\":{i}}}}}\n"
+        ));
+    }
+    client.write_all(input.as_bytes()).await.unwrap();
+    let mut text = String::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    while text.matches('\n').count() < 200 {
+        let n = tokio::time::timeout(Duration::from_secs(5), client.read(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        text.push_str(std::str::from_utf8(&buf[..n]).unwrap());
+    }
+    let mut ids: Vec<i64> = text
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(v["result"]["n"], v["id"]);
+            v["id"].as_i64().unwrap()
+        })
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (0..200).collect::<Vec<_>>());
+}

@@ -43,7 +43,7 @@ pub use command::{ChildCommand, DEFAULT_SHUTDOWN_GRACE, StderrHook};
 pub use process::{ChildHandle, LOG_TARGET};
 
 use crate::reader::FrameReader;
-use crate::stdio::write_frame;
+use crate::stdio::{encode_all, write_encoded, write_frame};
 
 /// After the child is seen to exit, how long its stdout is still read for frames it wrote before
 /// exiting (a grandchild may hold the pipe open, so end of input may never come).
@@ -148,6 +148,23 @@ impl FrameSink for ChildSink {
             return Err(TransportError::Closed);
         };
         match write_frame(writer, &mut self.buf, &frame.text).await {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                stdin.take();
+                drop(stdin);
+                Err(self.write_failed(e).await)
+            }
+        }
+    }
+
+    /// Every frame as one line, all in one write and one flush.
+    async fn send_batch(&mut self, frames: &mut Vec<OutboundFrame>) -> Result<(), TransportError> {
+        encode_all(&mut self.buf, frames);
+        let mut stdin = self.handle.stdin().lock().await;
+        let Some(writer) = stdin.as_mut() else {
+            return Err(TransportError::Closed);
+        };
+        match write_encoded(writer, &mut self.buf).await {
             Ok(()) => Ok(()),
             Err(e) => {
                 stdin.take();
