@@ -39,6 +39,10 @@ enum Command {
         /// Which example server to run.
         #[arg(long, value_enum, default_value = "everything")]
         example: switchboard_cli::examples::Example,
+        /// Runtime worker threads (1: a single-threaded runtime). Default: 1 for stdio (one
+        /// session), one per core for --http.
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
         /// The largest frame accepted, in bytes.
         #[arg(long, default_value_t = switchboard::jsonrpc::config::DEFAULT_MAX_FRAME_BYTES)]
         max_frame_bytes: usize,
@@ -193,15 +197,24 @@ fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     // A stdio server is one session: a single-threaded runtime avoids cross-thread wake-ups on
     // every frame. Everything else (HTTP with many sessions, the tools) uses the thread pool.
-    let single_session = matches!(cli.command, Command::Serve { http: None, .. });
-    let rt = if single_session {
-        tokio::runtime::Builder::new_current_thread()
+    let threads = match &cli.command {
+        Command::Serve {
+            threads: Some(n), ..
+        } => *n,
+        Command::Serve { http: None, .. } => 1,
+        _ => 0,
+    };
+    let rt = match threads {
+        1 => tokio::runtime::Builder::new_current_thread()
             .enable_all()
-            .build()?
-    } else {
-        tokio::runtime::Builder::new_multi_thread()
+            .build()?,
+        0 => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
-            .build()?
+            .build()?,
+        n => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(n)
+            .enable_all()
+            .build()?,
     };
     match cli.command {
         Command::Serve {
@@ -211,6 +224,7 @@ fn run() -> anyhow::Result<()> {
             http,
             json_response,
             stateless,
+            threads: _,
         } => {
             let config = switchboard::jsonrpc::SessionConfig::default()
                 .with_max_frame_bytes(max_frame_bytes);
