@@ -54,6 +54,10 @@ struct Cli {
     /// Sessions mode: how many sessions to open.
     #[arg(long, value_name = "S", default_value_t = 100)]
     sessions: u64,
+    /// Sessions mode: open and delete the S sessions this many times; the report gives the
+    /// server's RSS after each round and the growth of the last against the first.
+    #[arg(long, value_name = "R", default_value_t = 1)]
+    rounds: u64,
     /// Read CPU time and memory of this pid (default: the spawned stdio server).
     #[arg(long)]
     pid: Option<u32>,
@@ -216,7 +220,24 @@ async fn run(cli: &Cli, deadline: Instant) -> anyhow::Result<Report> {
             if cli.sessions == 0 || cli.sessions > MAX_COUNT {
                 bail!("--sessions must be in 1..={MAX_COUNT}");
             }
-            http::run_sessions(&url, cli.sessions, cli.k, cli.pid, deadline).await
+            if cli.rounds == 0 || cli.rounds > 100 {
+                bail!("--rounds must be in 1..=100");
+            }
+            let mut first =
+                http::run_sessions(&url, cli.sessions, cli.k, cli.pid, deadline).await?;
+            first
+                .rounds
+                .push((first.rss_after_open_kib, first.rss_after_delete_kib));
+            for _ in 1..cli.rounds {
+                let r = http::run_sessions(&url, cli.sessions, cli.k, cli.pid, deadline).await?;
+                first
+                    .rounds
+                    .push((r.rss_after_open_kib, r.rss_after_delete_kib));
+                first.notes.extend(r.notes);
+                first.timed_out |= r.timed_out;
+                first.peak_rss_kib = first.peak_rss_kib.max(r.peak_rss_kib);
+            }
+            Ok(first)
         }
         Mode::ColdStart => {
             let Target::Stdio(cmd) = target else {

@@ -115,6 +115,9 @@ pub(crate) struct Report {
     pub(crate) rss_before_kib: Option<u64>,
     pub(crate) rss_after_open_kib: Option<u64>,
     pub(crate) rss_after_delete_kib: Option<u64>,
+    /// Sessions mode, `--rounds` > 1: the server's RSS after opening and after deleting, per
+    /// round (the first round is the fields above).
+    pub(crate) rounds: Vec<(Option<u64>, Option<u64>)>,
     pub(crate) cold_start_ms: Option<(f64, f64)>,
     pub(crate) repetitions: Option<u64>,
     pub(crate) timed_out: bool,
@@ -130,6 +133,14 @@ impl Report {
         (self.mode == "calls")
             .then(|| self.per_sec(self.counts.calls()))
             .flatten()
+    }
+
+    /// RSS after the last round's DELETE minus after the first's: what later rounds of the
+    /// same sessions leave behind (0 when memory is reused).
+    fn growth_after_first_round_kib(&self) -> Option<i64> {
+        let first = self.rounds.first()?.1?;
+        let last = self.rounds.last()?.1?;
+        (self.rounds.len() > 1).then(|| last as i64 - first as i64)
     }
 
     fn sessions_per_sec(&self) -> Option<f64> {
@@ -194,6 +205,8 @@ impl Report {
             "rss_before_kib": self.rss_before_kib,
             "rss_after_open_kib": self.rss_after_open_kib,
             "rss_after_delete_kib": self.rss_after_delete_kib,
+            "rounds": self.rounds.iter().map(|(o, d)| serde_json::json!({"rss_after_open_kib": o, "rss_after_delete_kib": d})).collect::<Vec<_>>(),
+            "growth_after_first_round_kib": self.growth_after_first_round_kib(),
             "bytes_per_session": self.bytes_per_session(),
             "sessions_per_sec": self.sessions_per_sec(),
             "cold_start_ms_median": cs_median,
@@ -269,6 +282,22 @@ impl Report {
                     "per session",
                     opt(self.bytes_per_session(), |b| format!("{b} bytes")),
                 );
+                for (i, (open, deleted)) in self.rounds.iter().enumerate().skip(1) {
+                    line(
+                        &format!("round {}", i + 1),
+                        format!(
+                            "after open {}, after DELETE {}",
+                            opt(*open, kib),
+                            opt(*deleted, kib)
+                        ),
+                    );
+                }
+                if let Some(g) = self.growth_after_first_round_kib() {
+                    line(
+                        "growth",
+                        format!("{g} KiB after DELETE, last round against the first"),
+                    );
+                }
             }
             _ => {
                 let (m, p) = self.cold_start_ms.unzip();
@@ -394,6 +423,8 @@ mod tests {
             "rss_before_kib",
             "rss_after_open_kib",
             "rss_after_delete_kib",
+            "rounds",
+            "growth_after_first_round_kib",
             "bytes_per_session",
             "sessions_per_sec",
             "cold_start_ms_median",
@@ -401,5 +432,24 @@ mod tests {
         ] {
             assert!(v.get(k).is_some(), "{k}");
         }
+    }
+
+    #[test]
+    fn growth_compares_the_last_round_with_the_first_after_delete() {
+        let mut r = Report {
+            mode: "sessions",
+            ..Report::default()
+        };
+        r.rounds.push((Some(900), Some(500)));
+        assert_eq!(
+            r.growth_after_first_round_kib(),
+            None,
+            "one round: no growth"
+        );
+        r.rounds.push((Some(950), Some(520)));
+        r.rounds.push((Some(940), Some(490)));
+        assert_eq!(r.growth_after_first_round_kib(), Some(-10));
+        r.rounds.push((Some(1000), None));
+        assert_eq!(r.growth_after_first_round_kib(), None, "not measured");
     }
 }

@@ -35,7 +35,7 @@ use crate::tool::{
 };
 
 /// Default bound on concurrent sessions of one server.
-pub const DEFAULT_MAX_SESSIONS: usize = 1024;
+pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
 
 /// A server-level error.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
