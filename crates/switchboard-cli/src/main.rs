@@ -99,8 +99,11 @@ enum Command {
     /// unchanged and recorded as a JSONL line (ts_ms, direction, transport, session, frame).
     ///
     /// `--stdio CMD`: be the stdio server to whoever launched this, relaying to CMD.
+    ///
     /// `--listen ADDR --url URL`: a Streamable HTTP reverse proxy (endpoint /mcp) to URL.
+    ///
     /// `--listen ADDR --stdio CMD`: expose the stdio server CMD over Streamable HTTP (/mcp).
+    ///
     /// `--url URL`: expose the remote HTTP server URL to a stdio host.
     Record {
         /// The recording (JSONL: ts_ms, direction, transport, session, frame).

@@ -30,6 +30,9 @@ use tokio::net::TcpListener;
 
 use super::{Direction, Recording, decode_single, one_line, outbound, split_frames};
 
+/// The most client requests tracked per session for routing (the oldest is forgotten first).
+const MAX_TRACKED: usize = 4096;
+
 /// How long a child may take to exit after its session ended and its stdin closed.
 const CHILD_GRACE: Duration = Duration::from_secs(3);
 
@@ -111,6 +114,8 @@ struct Params {
     meta: Option<Meta>,
     #[serde(rename = "progressToken")]
     progress_token: Option<serde_json::Value>,
+    #[serde(rename = "requestId")]
+    request_id: Option<RequestId>,
 }
 
 #[derive(Deserialize)]
@@ -134,7 +139,19 @@ impl Routes {
                 if let Some(token) = token {
                     self.tokens.insert(token.to_string(), r.id.clone());
                 }
+                if self.in_flight.len() >= MAX_TRACKED {
+                    let oldest = self.in_flight.remove(0);
+                    self.tokens.retain(|_, r| *r != oldest);
+                }
                 self.in_flight.push(r.id);
+            } else if let Some(Message::Notification(n)) = decode_single(frame) {
+                // A cancelled request may never be answered: stop routing to it.
+                if n.method == "notifications/cancelled" {
+                    if let Some(id) = params_of(n.params.as_deref()).and_then(|p| p.request_id) {
+                        self.in_flight.retain(|r| *r != id);
+                        self.tokens.retain(|_, r| *r != id);
+                    }
+                }
             }
         }
     }
