@@ -18,12 +18,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
+use switchboard_jsonrpc::queue::Queue;
 use switchboard_jsonrpc::{
     Established, FrameSink, FrameSource, OutboundFrame, Peer, Transport, TransportControl,
     TransportError,
 };
 use switchboard_types::RequestId;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::event_store::{EventStore, StoredEvent};
@@ -37,7 +37,6 @@ use crate::sse;
 /// [`HttpSink`] and an [`HttpSource`].
 pub struct HttpSessionTransport {
     session: Arc<Session>,
-    rx: mpsc::Receiver<String>,
     established: Option<Established>,
 }
 
@@ -67,9 +66,14 @@ impl fmt::Debug for HttpSink {
 }
 
 /// The receiving half: the frames POSTed to this session, in arrival order.
-#[derive(Debug)]
 pub struct HttpSource {
-    rx: mpsc::Receiver<String>,
+    session: Arc<Session>,
+}
+
+impl fmt::Debug for HttpSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpSource").finish_non_exhaustive()
+    }
 }
 
 impl Transport for HttpSessionTransport {
@@ -88,9 +92,11 @@ impl Transport for HttpSessionTransport {
     fn split(self) -> (HttpSink, HttpSource) {
         (
             HttpSink {
+                session: self.session.clone(),
+            },
+            HttpSource {
                 session: self.session,
             },
-            HttpSource { rx: self.rx },
         )
     }
 }
@@ -108,7 +114,7 @@ impl FrameSink for HttpSink {
 
 impl FrameSource for HttpSource {
     async fn recv(&mut self) -> Option<Result<String, TransportError>> {
-        self.rx.recv().await.map(Ok)
+        self.session.inbound.pop().await.map(Ok)
     }
 }
 
@@ -154,7 +160,8 @@ impl TransportControl for Control {
 pub(crate) struct Session {
     pub(crate) id: Arc<str>,
     pub(crate) routing: Mutex<Routing>,
-    inbound: Mutex<Option<mpsc::Sender<String>>>,
+    /// POSTed frames waiting for the engine (bounded; no storage while the session is idle).
+    inbound: Queue<String>,
     peer: OnceLock<Peer>,
     last_active: Mutex<Instant>,
     pub(crate) store: Arc<dyn EventStore>,
@@ -176,7 +183,6 @@ impl Session {
         origin: Origin,
         record: Option<Arc<dyn SessionStore>>,
     ) -> (Arc<Session>, HttpSessionTransport) {
-        let (tx, rx) = mpsc::channel(bounds.inbound_queue.max(1));
         let session = Arc::new(Session {
             id,
             routing: Mutex::new(Routing::new(
@@ -185,7 +191,7 @@ impl Session {
                 bounds.max_open_streams,
                 origin.stream_base,
             )),
-            inbound: Mutex::new(Some(tx)),
+            inbound: Queue::new(bounds.inbound_queue),
             peer: OnceLock::new(),
             last_active: Mutex::new(Instant::now()),
             store,
@@ -196,7 +202,6 @@ impl Session {
         });
         let transport = HttpSessionTransport {
             session: session.clone(),
-            rx,
             established: origin.established,
         };
         (session, transport)
@@ -225,11 +230,7 @@ impl Session {
 
     /// Hands a POSTed frame to the engine. `false` when the session has ended.
     pub(crate) async fn forward(&self, text: String) -> bool {
-        let tx = self.inbound.lock().ok().and_then(|g| g.clone());
-        match tx {
-            Some(tx) => tx.send(text).await.is_ok(),
-            None => false,
-        }
+        self.inbound.push(text).await.is_ok()
     }
 
     /// Routes one outbound frame: plan, store, deliver.
@@ -280,9 +281,7 @@ impl Session {
         if let Ok(mut r) = self.routing.lock() {
             r.close_all();
         }
-        if let Ok(mut i) = self.inbound.lock() {
-            i.take();
-        }
+        self.inbound.close();
         if let Some(p) = self.peer.get() {
             p.close();
         }
@@ -304,9 +303,7 @@ impl Session {
         if let Ok(mut r) = self.routing.lock() {
             r.close_all();
         }
-        if let Ok(mut i) = self.inbound.lock() {
-            i.take();
-        }
+        self.inbound.close();
         if let Some(p) = self.peer.get() {
             p.close();
         }

@@ -10,6 +10,7 @@
 //! | [`memory`] | the in-memory transport pair: only JSON text crosses |
 //! | [`session`] | [`spawn`]: reader loop, writer task, decode, dispatch, response routing |
 //! | [`peer`] | [`Peer`]: outbound requests (ids, pending map, timeouts, cancellation, progress) |
+//! | [`queue`] | [`queue::Queue`]: the bounded outbound queue, storage only while frames wait |
 //! | [`service`] | [`Service`]: the role's handler; [`RequestContext`] for handlers |
 //! | [`framelog`] | [`FrameHook`]: sees every frame with direction, kind and id |
 //! | [`config`] | [`SessionConfig`]: every bound, on by default |
@@ -28,6 +29,7 @@ pub mod error;
 pub mod framelog;
 pub mod memory;
 pub mod peer;
+pub mod queue;
 pub mod service;
 pub mod session;
 pub mod transport;

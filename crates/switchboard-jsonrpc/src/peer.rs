@@ -15,7 +15,7 @@ use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::{
     ErrorObject, Message, MessageKind, Notification, RawJson, Request, RequestId, Response,
 };
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -105,7 +105,8 @@ const RECENT_CANCELLED: usize = 64;
 pub(crate) struct Inner {
     pub(crate) config: SessionConfig,
     pub(crate) service: Arc<dyn Service>,
-    pub(crate) out: mpsc::Sender<OutboundFrame>,
+    /// Frames waiting for the writer (bounded; allocates nothing while a session is idle).
+    pub(crate) out: crate::queue::Queue<OutboundFrame>,
     pub(crate) next_id: AtomicI64,
     pub(crate) pending: Mutex<HashMap<RequestId, PendingEntry>>,
     pub(crate) recently_cancelled: Mutex<VecDeque<RequestId>>,
@@ -239,7 +240,7 @@ impl Inner {
             return Err(RequestError::Closed);
         }
         let frame = self.frame(msg, related);
-        self.out.send(frame).await.map_err(|_| RequestError::Closed)
+        self.out.push(frame).await.map_err(|_| RequestError::Closed)
     }
 
     pub(crate) fn try_send_message(&self, msg: &Message, related: Option<&RequestId>) {
@@ -247,7 +248,7 @@ impl Inner {
             return;
         }
         let frame = self.frame(msg, related);
-        if self.out.try_send(frame).is_err() {
+        if self.out.try_push(frame).is_err() {
             tracing::debug!(
                 side = self.config.name,
                 "outbound queue full or closed; frame dropped"
@@ -512,12 +513,10 @@ impl Peer {
             return;
         }
         let frame = self.inner.frame(&msg, None);
-        if let Err(tokio::sync::mpsc::error::TrySendError::Full(frame)) =
-            self.inner.out.try_send(frame)
-        {
-            let out = self.inner.out.clone();
+        if let Err(crate::queue::PushError::Full(frame)) = self.inner.out.try_push(frame) {
+            let inner = self.inner.clone();
             tokio::spawn(async move {
-                let _ = out.send(frame).await;
+                let _ = inner.out.push(frame).await;
             });
         }
     }

@@ -17,7 +17,7 @@ use switchboard_types::{
     DecodeError, ErrorCode, ErrorObject, Frame, Message, MessageKind, Notification, Request,
     RequestId, Response,
 };
-use tokio::sync::{Mutex as AsyncMutex, mpsc};
+use tokio::sync::Mutex as AsyncMutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::SessionConfig;
@@ -33,11 +33,10 @@ use crate::transport::{FrameSink, FrameSource, OutboundFrame, Transport, Transpo
 pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: SessionConfig) -> Peer {
     let control = transport.control();
     let (sink, source) = transport.split();
-    let (out_tx, out_rx) = mpsc::channel(config.outbound_queue.max(1));
     let inner = Arc::new(Inner {
+        out: crate::queue::Queue::new(config.outbound_queue),
         config,
         service,
-        out: out_tx,
         next_id: AtomicI64::new(1),
         pending: Mutex::default(),
         recently_cancelled: Mutex::default(),
@@ -53,7 +52,7 @@ pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         inner: inner.clone(),
         related: None,
     };
-    tokio::spawn(write_loop(sink, out_rx, inner.clone()));
+    tokio::spawn(write_loop(sink, inner.clone()));
     tokio::spawn(read_loop(source, peer.clone()));
     peer
 }
@@ -61,11 +60,7 @@ pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
 /// The most frames handed to the transport in one [`FrameSink::send_batch`].
 const WRITE_BATCH: usize = 64;
 
-async fn write_loop<S: FrameSink>(
-    mut sink: S,
-    mut rx: mpsc::Receiver<OutboundFrame>,
-    inner: Arc<Inner>,
-) {
+async fn write_loop<S: FrameSink>(mut sink: S, inner: Arc<Inner>) {
     let shutdown = inner.shutdown.clone();
     let name = inner.config.name;
     // Frames queued behind the first go out with it: one write for many answers under load.
@@ -73,18 +68,13 @@ async fn write_loop<S: FrameSink>(
     loop {
         tokio::select! {
             biased;
-            frame = rx.recv() => match frame {
+            frame = inner.out.pop() => match frame {
                 Some(f) => {
-                    let sent = if rx.is_empty() {
+                    let sent = if inner.out.is_empty() {
                         sink.send(f).await
                     } else {
                         batch.push(f);
-                        while batch.len() < WRITE_BATCH {
-                            match rx.try_recv() {
-                                Ok(f) => batch.push(f),
-                                Err(_) => break,
-                            }
-                        }
+                        inner.out.drain_into(&mut batch, WRITE_BATCH - 1);
                         let sent = sink.send_batch(&mut batch).await;
                         batch.clear();
                         sent
@@ -103,7 +93,7 @@ async fn write_loop<S: FrameSink>(
             },
             _ = shutdown.cancelled() => {
                 // Flush what is already queued, then close.
-                while let Ok(f) = rx.try_recv() {
+                while let Some(f) = inner.out.try_pop() {
                     if sink.send(f).await.is_err() {
                         break;
                     }
@@ -112,6 +102,7 @@ async fn write_loop<S: FrameSink>(
             }
         }
     }
+    inner.out.close();
     let _ = sink.close().await;
     inner.flushed.cancel();
 }
@@ -348,7 +339,7 @@ fn on_batch(peer: &Peer, text: &str, items: Vec<Result<Message, DecodeError>>) {
                 batch: true,
             });
         }
-        let _ = peer.inner.out.send(frame).await;
+        let _ = peer.inner.out.push(frame).await;
     });
 }
 
