@@ -25,13 +25,15 @@ pub async fn relay<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
         if reader.read_until(b'\n', &mut line).await? == 0 {
             break;
         }
-        to.write_all(&line).await?;
-        to.flush().await?;
+        // Recorded before it is relayed: the answer to a frame cannot reach the recording
+        // (through the other direction's relay) before the frame itself.
         let text = String::from_utf8_lossy(&line);
         let text = text.trim_end_matches('\n').trim_end_matches('\r');
         if !text.is_empty() {
             rec.frame(direction, "stdio", None, text).await?;
         }
+        to.write_all(&line).await?;
+        to.flush().await?;
     }
     to.shutdown().await.ok();
     Ok(())
