@@ -356,18 +356,21 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--out")
-    ap.add_argument("--switchboard", required=True)
-    ap.add_argument("--load", required=True)
-    ap.add_argument("--peers-bin", required=True)
-    ap.add_argument("--node", required=True)
-    ap.add_argument("--python", required=True)
+    ap.add_argument("--switchboard", default=os.environ.get("BENCH_SWITCHBOARD"))
+    ap.add_argument("--load", default=os.environ.get("BENCH_LOAD"))
+    ap.add_argument("--peers-bin", default=os.environ.get("BENCH_PEERS_BIN"))
+    ap.add_argument("--node", default=os.environ.get("BENCH_NODE"))
+    ap.add_argument("--python", default=os.environ.get("BENCH_PYTHON"))
     ap.add_argument("--header", default="", help="text put above the tables")
     a = ap.parse_args()
+    for k in ("switchboard", "load", "peers_bin", "node", "python"):
+        if not getattr(a, k):
+            ap.error(f"--{k.replace('_', '-')} (or BENCH_{k.upper()}) is required")
     if a.smoke:
         a.rounds, a.calls, a.http_calls, a.min_calls = 1, 300, 300, 100
         a.sessions, a.cold, a.max_seconds, a.start_timeout = 50, 3, 30.0, 60.0
     else:
-        a.rounds, a.calls, a.http_calls, a.min_calls = 3, 30000, 8000, 300
+        a.rounds, a.calls, a.http_calls, a.min_calls = 3, 20000, 6000, 300
         a.sessions, a.cold, a.max_seconds, a.start_timeout = 1000, 20, 60.0, 60.0
     ps = peers(a)
     problems: list[str] = []

@@ -58,8 +58,10 @@ header="Benchmark ($mode mode), $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-pa
 $(nproc) cores, $rustc_v, rmcp $rmcp_v, @modelcontextprotocol/sdk $SDK_VERSION on Node $node_v, mcp $PY_MCP_VERSION on $py_v. \
 Command: \`bench/run.sh --$mode\`."
 
-args=(--switchboard "$bin/switchboard" --load "$bin/switchboard-load" --peers-bin "$peers_bin"
-      --node "$NODE22" --python "$VENV_PY" --header "$header")
+# Paths go through the environment, so that the runner's command line names no server.
+export BENCH_SWITCHBOARD="$bin/switchboard" BENCH_LOAD="$bin/switchboard-load" BENCH_PEERS_BIN="$peers_bin"
+export BENCH_NODE="$NODE22" BENCH_PYTHON="$VENV_PY"
+args=(--header "$header")
 [ "$mode" = smoke ] && args+=(--smoke)
 [ -n "$out" ] && args+=(--out "$out")
 echo "== bench: running ($mode mode)" >&2
