@@ -20,7 +20,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Body;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use futures::StreamExt;
 use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
@@ -317,7 +317,7 @@ impl StreamableHttpService {
         if declared.is_some_and(|n| n > cfg.max_body_bytes as u64) {
             return too_large(cfg.max_body_bytes);
         }
-        let bytes = match read_body(body, cfg.max_body_bytes).await {
+        let bytes = match read_body(body, cfg.max_body_bytes, declared).await {
             Ok(b) => b,
             Err(BodyError::TooLarge) => return too_large(cfg.max_body_bytes),
             Err(BodyError::Read) => {
@@ -330,7 +330,7 @@ impl StreamableHttpService {
                 );
             }
         };
-        let Ok(text) = String::from_utf8(bytes.to_vec()) else {
+        let Ok(text) = String::from_utf8(bytes) else {
             return reply::error_body(
                 StatusCode::BAD_REQUEST,
                 None,
@@ -783,9 +783,10 @@ enum BodyError {
     Read,
 }
 
-async fn read_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
+/// The body as one buffer (moved into the frame text without a copy), at most `limit` bytes.
+async fn read_body(body: Body, limit: usize, declared: Option<u64>) -> Result<Vec<u8>, BodyError> {
     let mut stream = body.into_data_stream();
-    let mut buf = BytesMut::new();
+    let mut buf = Vec::with_capacity(declared.map_or(0, |n| n.min(limit as u64) as usize));
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|_| BodyError::Read)?;
         if buf.len() + chunk.len() > limit {
@@ -793,7 +794,7 @@ async fn read_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
         }
         buf.extend_from_slice(&chunk);
     }
-    Ok(buf.freeze())
+    Ok(buf)
 }
 
 fn json_response(text: String) -> Response<Body> {
