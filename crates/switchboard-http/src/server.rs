@@ -43,6 +43,10 @@ use crate::session::{
 use crate::session_store::SessionRecord;
 use crate::sse::{self, SseBody};
 
+/// How long a POST waits for the first event of its SSE stream before the headers and the
+/// priming event go out alone.
+const FIRST_EVENT_WAIT: Duration = Duration::from_millis(1);
+
 /// Creates the engine side of a new session: typically
 /// `|t| server.serve(t).map(|s| s.peer().clone()).map_err(|e| e.to_string())`.
 pub type SessionFactory = Arc<dyn Fn(HttpSessionTransport) -> Result<Peer, String> + Send + Sync>;
@@ -476,17 +480,32 @@ impl StreamableHttpService {
                 Err(_) if !session.is_terminated() => reply::accepted(),
                 Err(_) => reply::session_not_found(),
             },
-            Registration::Sse { stream, conn, rx } => {
+            Registration::Sse {
+                stream,
+                conn,
+                mut rx,
+            } => {
                 // A stateless stream cannot be resumed: no priming event, no event ids to keep.
-                let priming = if session.ephemeral {
+                let mut preface = if session.ephemeral {
                     VecDeque::new()
                 } else {
                     VecDeque::from([sse::priming(EventId::new(stream, 0), cfg.sse_retry_ms)])
                 };
+                let mut floor = 0;
+                if cfg.close_sse_after_priming_ms.is_none() {
+                    // A quick answer leaves with the headers and the priming event, and the
+                    // body ends with it: one write instead of two. A slow one costs the
+                    // priming event this short wait.
+                    if let Ok(Some(first)) = tokio::time::timeout(FIRST_EVENT_WAIT, rx.recv()).await
+                    {
+                        floor = first.seq;
+                        preface.push_back(first.bytes);
+                    }
+                }
                 let close_at = cfg
                     .close_sse_after_priming_ms
                     .map(|ms| Instant::now() + Duration::from_millis(ms));
-                self.sse_response(session, stream, conn, Some(rx), priming, 0, close_at)
+                self.sse_response(session, stream, conn, Some(rx), preface, floor, close_at)
             }
         }
     }

@@ -11,10 +11,14 @@
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::body::Body;
+use axum::body::{Body, HttpBody};
 use bytes::{BufMut, Bytes, BytesMut};
+use http_body::Frame;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -58,7 +62,10 @@ pub(crate) fn retry_only(retry_ms: u64) -> Bytes {
     Bytes::from(format!("retry: {retry_ms}\n\n"))
 }
 
-/// Everything one SSE connection's body needs.
+/// Everything one SSE connection's body needs. It is the response body itself
+/// ([`http_body::Body`]): each frame carries everything ready at that moment, and the body says
+/// it has ended as soon as its last event is out, so that HTTP/1.1 writes the last chunk and the
+/// end of the chunked body together (one write, one segment) instead of in two.
 pub(crate) struct SseBody {
     /// Sent first, in order.
     pub(crate) preface: VecDeque<Bytes>,
@@ -77,25 +84,19 @@ pub(crate) struct SseBody {
 /// The most bytes gathered into one body frame when several events are ready at once.
 const COALESCE_LIMIT: usize = 64 * 1024;
 
-impl SseBody {
-    /// The next body frame: everything that is ready now, in order, as one write.
-    async fn next(&mut self) -> Option<Bytes> {
-        let first = match self.preface.pop_front() {
-            Some(b) => b,
-            None => self.next_live().await?,
-        };
-        let mut gathered: Option<BytesMut> = None;
-        while gathered.as_ref().map_or(first.len(), BytesMut::len) < COALESCE_LIMIT {
-            let Some(more) = self.preface.pop_front().or_else(|| self.try_live()) else {
-                break;
-            };
-            gathered
-                .get_or_insert_with(|| BytesMut::from(&first[..]))
-                .extend_from_slice(&more);
-        }
-        Some(gathered.map_or(first, BytesMut::freeze))
-    }
+/// The timers of a waiting body, made on first use.
+struct Timers {
+    silence: Option<Pin<Box<tokio::time::Sleep>>>,
+    close: Option<Pin<Box<tokio::time::Sleep>>>,
+}
 
+/// [`SseBody`] with its timers: what `into_body` hands to the HTTP server.
+struct SseStream {
+    inner: SseBody,
+    timers: Timers,
+}
+
+impl SseBody {
     /// A live event that is ready now, if any. Notices a finished stream.
     fn try_live(&mut self) -> Option<Bytes> {
         let rx = self.live.as_mut()?;
@@ -112,51 +113,104 @@ impl SseBody {
         }
     }
 
-    /// Waits for the next live event, a keep-alive, or the polling close.
-    async fn next_live(&mut self) -> Option<Bytes> {
-        if let Some(b) = self.try_live() {
-            return Some(b);
-        }
-        let rx = self.live.as_mut()?;
-        loop {
-            let keep_alive = self.keep_alive;
-            let silence = async move {
-                match keep_alive {
-                    Some(d) => tokio::time::sleep(d).await,
-                    None => std::future::pending().await,
-                }
+    /// Everything ready now (preface first, then live events), as one buffer.
+    fn gather(&mut self, first: Option<Bytes>) -> Option<Bytes> {
+        let first = first
+            .or_else(|| self.preface.pop_front())
+            .or_else(|| self.try_live())?;
+        let mut gathered: Option<BytesMut> = None;
+        while gathered.as_ref().map_or(first.len(), BytesMut::len) < COALESCE_LIMIT {
+            let Some(more) = self.preface.pop_front().or_else(|| self.try_live()) else {
+                break;
             };
-            let close_at = self.close_at;
-            let close = async move {
-                match close_at {
-                    Some(t) => tokio::time::sleep_until(t).await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                biased;
-                m = rx.recv() => match m {
-                    Some(l) if l.seq <= self.floor => continue,
-                    Some(l) => return Some(l.bytes),
-                    None => return None,
-                },
-                _ = close => {
-                    tracing::debug!("SSE stream closed early (polling); the client resumes with Last-Event-ID");
-                    self.live = None;
-                    return None;
-                }
-                _ = silence => return Some(Bytes::from_static(KEEP_ALIVE)),
-            }
+            gathered
+                .get_or_insert_with(|| BytesMut::from(&first[..]))
+                .extend_from_slice(&more);
         }
+        // One more look, so that a stream whose last event is in hand ends with it.
+        if self.preface.is_empty()
+            && self
+                .live
+                .as_ref()
+                .is_some_and(|rx| rx.is_closed() && rx.is_empty())
+        {
+            self.live = None;
+        }
+        Some(gathered.map_or(first, BytesMut::freeze))
     }
 
     /// The HTTP body.
     pub(crate) fn into_body(self) -> Body {
-        let stream = futures::stream::unfold(self, |mut s| async move {
-            let item = s.next().await?;
-            Some((Ok::<_, Infallible>(item), s))
-        });
-        Body::from_stream(stream)
+        Body::new(SseStream {
+            inner: self,
+            timers: Timers {
+                silence: None,
+                close: None,
+            },
+        })
+    }
+}
+
+impl HttpBody for SseStream {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let this = self.get_mut();
+        let body = &mut this.inner;
+        if let Some(b) = body.gather(None) {
+            this.timers.silence = None;
+            return Poll::Ready(Some(Ok(Frame::data(b))));
+        }
+        loop {
+            let Some(rx) = body.live.as_mut() else {
+                return Poll::Ready(None);
+            };
+            match rx.poll_recv(cx) {
+                Poll::Ready(Some(l)) if l.seq <= body.floor => continue,
+                Poll::Ready(Some(l)) => {
+                    this.timers.silence = None;
+                    let b = body.gather(Some(l.bytes));
+                    return Poll::Ready(b.map(|b| Ok(Frame::data(b))));
+                }
+                Poll::Ready(None) => {
+                    body.live = None;
+                    return Poll::Ready(None);
+                }
+                Poll::Pending => break,
+            }
+        }
+        if let Some(at) = body.close_at {
+            let close = this
+                .timers
+                .close
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
+            if close.as_mut().poll(cx).is_ready() {
+                tracing::debug!(
+                    "SSE stream closed early (polling); the client resumes with Last-Event-ID"
+                );
+                body.live = None;
+                return Poll::Ready(None);
+            }
+        }
+        if let Some(every) = body.keep_alive {
+            let silence = this
+                .timers
+                .silence
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep(every)));
+            if silence.as_mut().poll(cx).is_ready() {
+                this.timers.silence = None;
+                return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(KEEP_ALIVE)))));
+            }
+        }
+        Poll::Pending
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.preface.is_empty() && self.inner.live.is_none()
     }
 }
 

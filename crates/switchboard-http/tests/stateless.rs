@@ -339,3 +339,31 @@ async fn a_cancelled_request_in_json_mode_ends_its_post_with_202() {
         .unwrap();
     assert_eq!((status, len), (StatusCode::ACCEPTED, 0));
 }
+
+#[tokio::test]
+async fn a_quick_sse_answer_leaves_with_the_priming_event_in_one_frame_and_ends_the_body() {
+    use axum::body::HttpBody;
+    let svc = service_for(&test_server(), HttpConfig::default());
+    let sid = open_session(&svc, "2025-11-25").await;
+    let resp = oneshot(
+        &svc,
+        with_version(
+            Some(&sid),
+            "2025-11-25",
+            call_body(3, "echo", json!({"q": 1})),
+        ),
+    )
+    .await;
+    assert_eq!(resp.status(), 200);
+    let mut body = resp.into_body();
+    let frame = body.frame().await.unwrap().unwrap();
+    let text = String::from_utf8(frame.into_data().unwrap().to_vec()).unwrap();
+    let events = parse_sse(&text);
+    assert_eq!(events.len(), 2, "priming and answer together: {text:?}");
+    assert_eq!(events[0].data.as_deref(), Some(""));
+    assert_eq!(events[1].json()["id"], 3);
+    assert!(
+        body.is_end_stream(),
+        "the body says it has ended with its last event"
+    );
+}
