@@ -34,7 +34,9 @@ fn golden() -> Vec<(usize, Direction, String)> {
 
 #[tokio::test]
 async fn seed_000_worked_trace_frame_by_frame() {
-    let frames = demo::run().await.expect("the scenario runs");
+    let frames = demo::run(switchboard_cli::demo_wire::Wire::Memory)
+        .await
+        .expect("the scenario runs");
     let got: Vec<(usize, Direction, String)> = frames
         .iter()
         .map(|f| (f.step, f.direction, f.text.clone()))
@@ -48,7 +50,9 @@ async fn seed_000_worked_trace_frame_by_frame() {
 
 #[tokio::test]
 async fn worked_trace_frames_validate_against_the_2025_06_18_schema() {
-    let frames = demo::run().await.expect("the scenario runs");
+    let frames = demo::run(switchboard_cli::demo_wire::Wire::Memory)
+        .await
+        .expect("the scenario runs");
     let pairs: Vec<(Direction, String)> =
         frames.into_iter().map(|f| (f.direction, f.text)).collect();
     assert_eq!(validate_session(&pairs, "2025-06-18"), 12);
@@ -56,7 +60,9 @@ async fn worked_trace_frames_validate_against_the_2025_06_18_schema() {
 
 #[tokio::test]
 async fn lc_4_initialized_is_a_notification_without_id() {
-    let frames = demo::run().await.expect("the scenario runs");
+    let frames = demo::run(switchboard_cli::demo_wire::Wire::Memory)
+        .await
+        .expect("the scenario runs");
     let init: serde_json::Value = serde_json::from_str(&frames[2].text).unwrap();
     assert_eq!(init["method"], "notifications/initialized");
     assert!(
@@ -68,7 +74,9 @@ async fn lc_4_initialized_is_a_notification_without_id() {
 #[test]
 fn demo_render_annotates_each_step_and_direction() {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let frames = rt.block_on(demo::run()).unwrap();
+    let frames = rt
+        .block_on(demo::run(switchboard_cli::demo_wire::Wire::Memory))
+        .unwrap();
     let text = demo::render(&frames);
     for (i, title) in demo::STEPS.iter().enumerate() {
         assert!(
