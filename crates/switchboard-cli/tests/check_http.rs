@@ -6,27 +6,14 @@
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_switchboard"))
-}
+mod common;
 
-/// A server child on 127.0.0.1, killed when dropped.
-struct Served {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::{Served, bin};
 
 /// Spawns `cmd` and waits (20 s at most) for a line containing `listening on http://…/mcp` on
 /// `stdout` or `stderr`; the URL is taken from that line.

@@ -2,60 +2,16 @@
 //! (the everything server over Streamable HTTP on 127.0.0.1).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_switchboard"))
-}
+mod common;
 
-/// A `switchboard serve --http` child on a free 127.0.0.1 port, killed when dropped.
-struct Served {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::{Served, bin};
 
 /// Starts the everything server over HTTP (`extra` flags added) and waits for its
 /// `listening on` line.
 fn serve(extra: &[&str]) -> Served {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let addr = format!("127.0.0.1:{port}");
-    let mut child = bin()
-        .args(["serve", "--http", &addr])
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawns");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if line.contains("listening on") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    let served = Served {
-        child,
-        url: format!("http://{addr}/mcp"),
-    };
-    rx.recv_timeout(Duration::from_secs(20))
-        .expect("the server listens");
-    served
+    common::serve_http(extra)
 }
 
 fn call(url: &str, args: &[&str]) -> (Option<i32>, String, String) {

@@ -5,73 +5,17 @@
 //! that check the recording holds each frame exactly as it travelled.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
 
-fn bin() -> Command {
-    Command::new(BIN)
-}
+mod common;
 
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
-
-/// A child process killed when dropped.
-struct Running {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Spawns `cmd` and waits for `marker` on its stderr (or stdout); `url` is what it serves.
-fn start(mut cmd: Command, marker: &'static str, url: String) -> Running {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawns");
-    let (tx, rx) = std::sync::mpsc::channel();
-    for out in [
-        Box::new(child.stderr.take().unwrap()) as Box<dyn std::io::Read + Send>,
-        Box::new(child.stdout.take().unwrap()),
-    ] {
-        let tx = tx.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                if line.contains(marker) {
-                    let _ = tx.send(());
-                }
-            }
-        });
-    }
-    let running = Running { child, url };
-    rx.recv_timeout(Duration::from_secs(30))
-        .unwrap_or_else(|_| panic!("{marker:?} never printed by {cmd:?}"));
-    running
-}
-
-/// `switchboard serve --http` (the everything server) on a free port.
-fn serve_http(extra: &[&str]) -> Running {
-    let addr = format!("127.0.0.1:{}", free_port());
-    let mut cmd = bin();
-    cmd.args(["serve", "--http", &addr]).args(extra);
-    start(cmd, "listening on", format!("http://{addr}/mcp"))
-}
+use common::{Served as Running, bin, free_port, serve_http, start};
 
 /// `switchboard record -o FILE --listen ADDR` with `upstream` flags, on a free port.
 fn record_listen(file: &Path, upstream: &[&str]) -> Running {
