@@ -68,6 +68,15 @@ def peers(a: argparse.Namespace) -> list[Peer]:
             note={"stateless": "" if sb_stateless else "`switchboard serve` has no --stateless yet"},
         ),
         Peer(
+            "switchboard (--threads 1)",
+            http={
+                "stateful": sb_http + ["--threads", "1"],
+                "stateless": sb_http + ["--stateless", "--threads", "1"] if sb_stateless else None,
+                "json": sb_http + ["--json-response", "--threads", "1"],
+            },
+            note={"stateful": "single-threaded runtime"},
+        ),
+        Peer(
             "rmcp",
             stdio=f"{pb / 'rmcp-add'} --stdio",
             http={
