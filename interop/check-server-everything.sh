@@ -123,18 +123,9 @@ PY
 
 run_check stdio "$EXPECTED_STDIO" --stdio "$SERVER"
 
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
-LOG="$(mktemp)"
-PORT="$PORT" "$NODE22" --import "$LISTEN_PRELOAD" "$SERVER_EVERYTHING_JS" streamableHttp >"$LOG" 2>&1 &
-HTTP_PID=$!
-trap 'kill "$HTTP_PID" 2>/dev/null || true; rm -f "$LOG" "$RESULTS" "$ERRS"' EXIT
-for _ in $(seq 1 100); do
-  grep -q "listening on port" "$LOG" && break
-  kill -0 "$HTTP_PID" 2>/dev/null || { cat "$LOG" >&2; echo "server-everything (streamableHttp) did not start" >&2; exit 1; }
-  sleep 0.1
-done
-grep -q "listening on port" "$LOG" || { cat "$LOG" >&2; echo "server-everything (streamableHttp) did not start" >&2; exit 1; }
-run_check "Streamable HTTP" "$EXPECTED_HTTP" --url "http://127.0.0.1:$PORT/mcp"
+trap 'kill "${SE_HTTP_PID:-}" 2>/dev/null || true; rm -f "${SE_HTTP_LOG:-}" "$RESULTS" "$ERRS"' EXIT
+start_server_everything_http
+run_check "Streamable HTTP" "$EXPECTED_HTTP" --url "$SE_HTTP_URL"
 
 [ "$status" -eq 0 ] && echo "check-server-everything: OK" || echo "check-server-everything: FAILED"
 exit "$status"

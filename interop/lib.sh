@@ -36,3 +36,35 @@ interop_use_node22() {
   PATH="$NODE22_BIN:$PATH"
   export PATH
 }
+
+# Starts @modelcontextprotocol/server-everything in its streamableHttp mode on a free 127.0.0.1
+# port (forced onto loopback by listen-localhost.mjs) and waits for it; fails the script if it
+# does not come up. Sets SE_HTTP_URL (the /mcp endpoint), SE_HTTP_PID and SE_HTTP_LOG; the caller
+# kills SE_HTTP_PID and removes SE_HTTP_LOG on exit.
+start_server_everything_http() {
+  local port
+  port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+  SE_HTTP_LOG="$(mktemp)"
+  PORT="$port" "$NODE22" --import "$LISTEN_PRELOAD" "$SERVER_EVERYTHING_JS" streamableHttp >"$SE_HTTP_LOG" 2>&1 &
+  SE_HTTP_PID=$!
+  for _ in $(seq 1 100); do
+    grep -q "listening on port" "$SE_HTTP_LOG" && break
+    kill -0 "$SE_HTTP_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  grep -q "listening on port" "$SE_HTTP_LOG" || { cat "$SE_HTTP_LOG" >&2; interop_die "server-everything (streamableHttp) did not start"; }
+  SE_HTTP_URL="http://127.0.0.1:$port/mcp"
+}
+
+# Check counters for the scripts that print `PASS name` / `FAIL name: why` and end with
+# `N passed, M failed`.
+passed=0
+failed=0
+pass() {
+  echo "PASS $1"
+  passed=$((passed + 1))
+}
+fail() {
+  echo "FAIL $1: $2"
+  failed=$((failed + 1))
+}

@@ -30,16 +30,6 @@ cleanup() {
 trap cleanup EXIT
 
 TARGET=(--stdio "$STDIO_CMD")
-passed=0
-failed=0
-pass() {
-  echo "PASS $1"
-  passed=$((passed + 1))
-}
-fail() {
-  echo "FAIL $1: $2"
-  failed=$((failed + 1))
-}
 # check NAME EXPR CALL-ARGS...: the call must exit 0 and the python expression over `r` (the
 # parsed JSON result) must hold.
 check() {

@@ -13,23 +13,18 @@ BIN="${1:?usage: interop/our-client.sh path/to/switchboard}"
 . interop/lib.sh
 SERVER="$(interop/run-server-everything.sh)"
 TARGET=(--stdio "$SERVER")
-passed=0
-failed=0
 check() { # name, python expression over `r` (the parsed result), call args...
   local name="$1" expr="$2"
   shift 2
   local out
   if ! out="$(timeout 60 "$BIN" call "${TARGET[@]}" "$@" 2>/tmp/our-client.err)"; then
-    echo "FAIL $name: switchboard call exited non-zero: $(tr '\n' ' ' < /tmp/our-client.err)"
-    failed=$((failed + 1))
+    fail "$name" "switchboard call exited non-zero: $(tr '\n' ' ' < /tmp/our-client.err)"
     return
   fi
   if printf '%s' "$out" | python3 -c "import json,sys; r=json.load(sys.stdin); sys.exit(0 if ($expr) else 1)"; then
-    echo "PASS $name"
-    passed=$((passed + 1))
+    pass "$name"
   else
-    echo "FAIL $name: $(printf '%s' "$out" | tr '\n' ' ' | cut -c1-300)"
-    failed=$((failed + 1))
+    fail "$name" "$(printf '%s' "$out" | tr '\n' ' ' | cut -c1-300)"
   fi
 }
 all_checks() {
@@ -50,18 +45,9 @@ all_checks() {
 echo "-- over stdio"
 all_checks
 echo "-- over Streamable HTTP"
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
-LOG="$(mktemp)"
-PORT="$PORT" "$NODE22" --import "$LISTEN_PRELOAD" "$SERVER_EVERYTHING_JS" streamableHttp >"$LOG" 2>&1 &
-HTTP_PID=$!
-trap 'kill "$HTTP_PID" 2>/dev/null || true; rm -f "$LOG"' EXIT
-for _ in $(seq 1 100); do
-  grep -q "listening on port" "$LOG" && break
-  kill -0 "$HTTP_PID" 2>/dev/null || { cat "$LOG" >&2; echo "server-everything (streamableHttp) did not start" >&2; exit 1; }
-  sleep 0.1
-done
-grep -q "listening on port" "$LOG" || { cat "$LOG" >&2; echo "server-everything (streamableHttp) did not start" >&2; exit 1; }
-TARGET=(--url "http://127.0.0.1:$PORT/mcp")
+trap 'kill "${SE_HTTP_PID:-}" 2>/dev/null || true; rm -f "${SE_HTTP_LOG:-}"' EXIT
+start_server_everything_http
+TARGET=(--url "$SE_HTTP_URL")
 all_checks
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -23,16 +23,6 @@ SERVER_EVERYTHING="$(interop/run-server-everything.sh)"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
-passed=0
-failed=0
-pass() {
-  echo "PASS $1"
-  passed=$((passed + 1))
-}
-fail() {
-  echo "FAIL $1: $2"
-  failed=$((failed + 1))
-}
 
 # trace_checks LABEL RECORDING: `switchboard trace --json` over the recording, then the assertions.
 trace_checks() {
