@@ -25,12 +25,7 @@ use tokio::net::TcpListener;
 async fn start_server(json_response: bool) -> SocketAddr {
     let server = switchboard_cli::examples::add_server(Default::default()).unwrap();
     let service = StreamableHttpService::new(
-        move |t| {
-            server
-                .serve(t)
-                .map(|s| s.peer().clone())
-                .map_err(|e| e.to_string())
-        },
+        server.session_factory(),
         HttpConfig::default().with_json_response(json_response),
     );
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -65,17 +65,8 @@ enum Command {
     /// `switchboard call --stdio "switchboard serve" resources/read test://static-text`,
     /// `switchboard call --url http://127.0.0.1:8080/mcp tools/list`.
     Call {
-        /// Spawn this server command and talk over stdio.
-        #[arg(
-            long,
-            value_name = "CMD ARGS",
-            required_unless_present = "url",
-            conflicts_with = "url"
-        )]
-        stdio: Option<String>,
-        /// Talk to this MCP endpoint over Streamable HTTP (legacy HTTP+SSE servers too).
-        #[arg(long, value_name = "URL")]
-        url: Option<String>,
+        #[command(flatten)]
+        server: ServerArgs,
         /// The method, e.g. tools/call, tools/list, resources/read, prompts/get.
         method: String,
         /// The tool or prompt name, or the resource URI.
@@ -140,17 +131,8 @@ enum Command {
     /// Colour only when stdout is a terminal (NO_COLOR turns it off); a progress line on stderr
     /// when that is a terminal.
     Check {
-        /// Spawn this server command and check it over stdio.
-        #[arg(
-            long,
-            value_name = "CMD ARGS",
-            required_unless_present = "url",
-            conflicts_with = "url"
-        )]
-        stdio: Option<String>,
-        /// Check the server at this MCP endpoint over Streamable HTTP.
-        #[arg(long, value_name = "URL")]
-        url: Option<String>,
+        #[command(flatten)]
+        server: ServerArgs,
         /// Results as JSON lines ({tag, name, outcome, detail}), then {passed, failed, skipped}.
         #[arg(long)]
         json: bool,
@@ -168,6 +150,23 @@ enum Command {
         #[arg(long, value_enum, default_value = "memory")]
         transport: switchboard_cli::demo_wire::Wire,
     },
+}
+
+/// The server `call` and `check` talk to: exactly one of a command to spawn or an endpoint.
+#[derive(Debug, clap::Args)]
+struct ServerArgs {
+    /// Spawn this server command and talk to it over stdio.
+    #[arg(
+        long,
+        value_name = "CMD ARGS",
+        required_unless_present = "url",
+        conflicts_with = "url"
+    )]
+    stdio: Option<String>,
+    /// Talk to the server at this MCP endpoint over Streamable HTTP (`call` also falls back to
+    /// the legacy HTTP+SSE transport).
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
 }
 
 /// Writes to stdout; a closed pipe (`| head`) ends the program quietly instead of panicking.
@@ -257,15 +256,7 @@ fn run() -> anyhow::Result<()> {
                     }
                     let listener = tokio::net::TcpListener::bind(addr).await?;
                     let local = listener.local_addr()?;
-                    let service = StreamableHttpService::new(
-                        move |t| {
-                            server
-                                .serve(t)
-                                .map(|s| s.peer().clone())
-                                .map_err(|e| e.to_string())
-                        },
-                        http_config,
-                    );
+                    let service = StreamableHttpService::new(server.session_factory(), http_config);
                     // The one line a user needs, visible under the default `warn` filter.
                     tracing::warn!("listening on http://{local}/mcp");
                     switchboard::http::serve(listener, service).await?;
@@ -280,8 +271,7 @@ fn run() -> anyhow::Result<()> {
             })?;
         }
         Command::Call {
-            stdio,
-            url,
+            server: ServerArgs { stdio, url },
             method,
             target,
             pairs,
@@ -322,8 +312,7 @@ fn run() -> anyhow::Result<()> {
             std::process::exit(code);
         }
         Command::Check {
-            stdio,
-            url,
+            server: ServerArgs { stdio, url },
             json,
             timeout,
         } => {

@@ -47,12 +47,7 @@ fn add_server() -> Server {
 async fn start(json_response: bool) -> SocketAddr {
     let server = add_server();
     let service = StreamableHttpService::new(
-        move |t| {
-            server
-                .serve(t)
-                .map(|s| s.peer().clone())
-                .map_err(|e| e.to_string())
-        },
+        server.session_factory(),
         HttpConfig::default().with_json_response(json_response),
     );
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();

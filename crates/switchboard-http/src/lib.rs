@@ -10,7 +10,7 @@
 //!
 //! ```text
 //! let service = StreamableHttpService::new(
-//!     move |t| server.serve(t).map(|s| s.peer().clone()).map_err(|e| e.to_string()),
+//!     server.session_factory(),
 //!     HttpConfig::default(),
 //! );
 //! switchboard_http::serve(TcpListener::bind("127.0.0.1:8080").await?, service).await

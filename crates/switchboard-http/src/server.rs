@@ -48,7 +48,7 @@ use crate::sse::{self, SseBody};
 const FIRST_EVENT_WAIT: Duration = Duration::from_millis(1);
 
 /// Creates the engine side of a new session: typically
-/// `|t| server.serve(t).map(|s| s.peer().clone()).map_err(|e| e.to_string())`.
+/// `server.session_factory()` (switchboard-server).
 pub type SessionFactory = Arc<dyn Fn(HttpSessionTransport) -> Result<Peer, String> + Send + Sync>;
 
 /// The Streamable HTTP endpoint. Cheap to clone; every clone serves the same sessions.

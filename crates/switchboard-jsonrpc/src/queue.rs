@@ -144,6 +144,19 @@ impl<T> Queue<T> {
         }
     }
 
+    /// Waits for at least one item, then moves up to `max` waiting items (at least 1) into `out`
+    /// under one lock; returns how many, 0 once the queue is closed and empty.
+    pub async fn pop_into(&self, out: &mut Vec<T>, max: usize) -> usize {
+        loop {
+            let arrived = self.readable.notified();
+            let n = self.drain_into(out, max.max(1));
+            if n > 0 || self.is_closed() {
+                return n;
+            }
+            arrived.await;
+        }
+    }
+
     /// Moves up to `max` waiting items into `out`, under one lock; returns how many.
     pub fn drain_into(&self, out: &mut Vec<T>, max: usize) -> usize {
         let n = {
@@ -253,6 +266,32 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(r, Err(1));
+    }
+
+    #[tokio::test]
+    async fn pop_into_waits_for_one_then_takes_what_is_there_up_to_max() {
+        let q = Arc::new(Queue::new(10));
+        let q2 = q.clone();
+        let waiter = tokio::spawn(async move {
+            let mut out = Vec::new();
+            let n = q2.pop_into(&mut out, 2).await;
+            (n, out)
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!waiter.is_finished(), "nothing queued yet");
+        for i in 0..3 {
+            q.try_push(i).unwrap();
+        }
+        let (n, out) = waiter.await.unwrap();
+        assert_eq!((n, out), (2, vec![0, 1]));
+        q.close();
+        let mut out = Vec::new();
+        assert_eq!(
+            q.pop_into(&mut out, 8).await,
+            1,
+            "what was queued before close"
+        );
+        assert_eq!(q.pop_into(&mut out, 8).await, 0, "closed and empty");
     }
 
     #[test]

@@ -63,34 +63,27 @@ const WRITE_BATCH: usize = 64;
 async fn write_loop<S: FrameSink>(mut sink: S, inner: Arc<Inner>) {
     let shutdown = inner.shutdown.clone();
     let name = inner.config.name;
-    // Frames queued behind the first go out with it: one write for many answers under load.
+    // Everything queued goes out together: one write for many answers under load.
     let mut batch: Vec<OutboundFrame> = Vec::new();
     loop {
         tokio::select! {
             biased;
-            frame = inner.out.pop() => match frame {
-                Some(f) => {
-                    let sent = if inner.out.is_empty() {
-                        sink.send(f).await
-                    } else {
-                        batch.push(f);
-                        inner.out.drain_into(&mut batch, WRITE_BATCH - 1);
-                        let sent = sink.send_batch(&mut batch).await;
-                        batch.clear();
-                        sent
-                    };
-                    if let Err(e) = sent {
-                        tracing::debug!(side = name, error = %e, "transport send failed; closing");
-                        // Waiting callers learn why (e.g. the child process exited).
-                        if let Ok(mut r) = inner.close_reason.lock() {
-                            r.get_or_insert_with(|| e.to_string());
-                        }
-                        shutdown.cancel();
-                        break;
-                    }
+            n = inner.out.pop_into(&mut batch, WRITE_BATCH) => {
+                if n == 0 {
+                    break;
                 }
-                None => break,
-            },
+                let sent = sink.send_batch(&mut batch).await;
+                batch.clear();
+                if let Err(e) = sent {
+                    tracing::debug!(side = name, error = %e, "transport send failed; closing");
+                    // Waiting callers learn why (e.g. the child process exited).
+                    if let Ok(mut r) = inner.close_reason.lock() {
+                        r.get_or_insert_with(|| e.to_string());
+                    }
+                    shutdown.cancel();
+                    break;
+                }
+            }
             _ = shutdown.cancelled() => {
                 // Flush what is already queued, then close.
                 while let Some(f) = inner.out.try_pop() {

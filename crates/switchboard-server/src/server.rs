@@ -7,7 +7,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use switchboard_jsonrpc::{Established, SessionConfig, Transport, WeakPeer};
+use switchboard_jsonrpc::{Established, Peer, SessionConfig, Transport, WeakPeer};
 use switchboard_types::ErrorObject;
 use switchboard_types::ProtocolVersion;
 use switchboard_types::capabilities::{
@@ -407,6 +407,21 @@ impl Server {
     /// How many sessions are open.
     pub fn session_count(&self) -> usize {
         self.inner.sessions.lock().map(|s| s.len()).unwrap_or(0)
+    }
+
+    /// A session factory for transports that open sessions themselves (Streamable HTTP's
+    /// `StreamableHttpService::new(server.session_factory(), config)`): each call serves one
+    /// session and hands back its engine [`Peer`]; a refusal is described.
+    pub fn session_factory<T: Transport>(
+        &self,
+    ) -> impl Fn(T) -> Result<Peer, String> + Send + Sync + 'static {
+        let server = self.clone();
+        move |transport| {
+            server
+                .serve(transport)
+                .map(|s| s.peer().clone())
+                .map_err(|e| e.to_string())
+        }
     }
 
     /// Serves one client on `transport`. Must be called inside a Tokio runtime.

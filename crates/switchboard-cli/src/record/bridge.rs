@@ -25,7 +25,7 @@ use switchboard::http::{HttpConfig, HttpSessionTransport, HttpSink, StreamableHt
 use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
 use switchboard::jsonrpc::{FrameSink, FrameSource, NullService, Peer, SessionConfig, Transport};
 use switchboard::types::{Message, MessageKind, RequestId};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 
 use super::{Direction, Recording, decode_single, one_line, outbound, split_frames};
@@ -257,31 +257,41 @@ impl SessionRelay {
     async fn child_to_http(&self, stdout: impl AsyncRead + Unpin, mut sink: HttpSink) -> HttpSink {
         let mut reader = BufReader::new(stdout);
         let mut line = Vec::with_capacity(4096);
-        loop {
-            line.clear();
-            match reader.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            let text = String::from_utf8_lossy(&line);
-            let text = text.trim_end_matches('\n').trim_end_matches('\r');
-            if text.is_empty() {
-                continue;
-            }
+        while let Some(text) = next_text_line(&mut reader, &mut line).await {
             self.rec
-                .http_frames(Direction::S2c, Some(&self.session), text)
+                .http_frames(Direction::S2c, Some(&self.session), &text)
                 .await;
-            let mut frame = outbound(text.to_owned());
+            let mut frame = outbound(text);
             frame.related = self
                 .routes
                 .lock()
                 .ok()
-                .and_then(|mut r| r.related(text, frame.kind, frame.id.as_ref()));
+                .and_then(|mut r| r.related(&frame.text, frame.kind, frame.id.as_ref()));
             if sink.send(frame).await.is_err() {
                 break;
             }
         }
         sink
+    }
+}
+
+/// The next non-blank line of `reader` as frame text, its line ending removed (invalid UTF-8
+/// replaced); `None` at the end of input or on a read error. `line` is the reused buffer.
+async fn next_text_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+) -> Option<String> {
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', line).await {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => {}
+        }
+        let text = String::from_utf8_lossy(line);
+        let text = text.trim_end_matches('\n').trim_end_matches('\r');
+        if !text.is_empty() {
+            return Some(text.to_owned());
+        }
     }
 }
 
@@ -326,21 +336,11 @@ pub async fn http_to_stdio(url: &str, rec: Recording) -> anyhow::Result<i32> {
     let up = async {
         let mut reader = BufReader::new(tokio::io::stdin());
         let mut line = Vec::with_capacity(4096);
-        loop {
-            line.clear();
-            match reader.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            let text = String::from_utf8_lossy(&line);
-            let text = text.trim_end_matches('\n').trim_end_matches('\r');
-            if text.is_empty() {
-                continue;
-            }
+        while let Some(text) = next_text_line(&mut reader, &mut line).await {
             let session = handle.session_id();
-            rec.http_frames(Direction::C2s, session.as_deref(), text)
+            rec.http_frames(Direction::C2s, session.as_deref(), &text)
                 .await;
-            if sink.send(outbound(text.to_owned())).await.is_err() {
+            if sink.send(outbound(text)).await.is_err() {
                 // The reason reaches stderr through the receiving side.
                 break;
             }

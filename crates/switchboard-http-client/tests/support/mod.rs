@@ -134,16 +134,8 @@ pub async fn live(server: &Server, config: HttpConfig) -> Live {
 /// Like [`live`]; with `cut_first_get`, the first GET stream's connection is closed after its
 /// first body chunk (the priming event), as a dropped connection would be.
 pub async fn live_with(server: &Server, config: HttpConfig, cut_first_get: bool) -> Live {
-    let s = server.clone();
     let cut = Arc::new(AtomicBool::new(cut_first_get));
-    let service = StreamableHttpService::new(
-        move |t| {
-            s.serve(t)
-                .map(|s| s.peer().clone())
-                .map_err(|e| e.to_string())
-        },
-        config,
-    );
+    let service = StreamableHttpService::new(server.session_factory(), config);
     let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
     let record = seen.clone();
     let router = service.router().layer(axum::middleware::from_fn(

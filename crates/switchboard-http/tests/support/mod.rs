@@ -92,16 +92,7 @@ pub fn test_server() -> Server {
 
 /// A service over `server` with `config`.
 pub fn service_for(server: &Server, config: HttpConfig) -> StreamableHttpService {
-    let server = server.clone();
-    StreamableHttpService::new(
-        move |t| {
-            server
-                .serve(t)
-                .map(|s| s.peer().clone())
-                .map_err(|e| e.to_string())
-        },
-        config,
-    )
+    StreamableHttpService::new(server.session_factory(), config)
 }
 
 pub fn init_body(id: i64, version: &str) -> String {
