@@ -23,11 +23,13 @@
 //! | [`completion`] | `completion/complete` |
 //! | [`tasks`] | tasks (2025-11-25, experimental) |
 //! | [`methods`] | method-name constants |
+//! | [`catalogue`] | one typed description per method: direction, capability gate, revisions |
 //!
 //! Every MCP type keeps unknown members in an `extra` map, so a value read from the wire and written
 //! back loses nothing.
 
 pub mod capabilities;
+pub mod catalogue;
 pub mod completion;
 pub mod content;
 pub mod elicitation;
@@ -47,6 +49,7 @@ pub mod tasks;
 pub mod tools;
 pub mod version;
 
+pub use catalogue::{Direction, MethodSpec, Side};
 pub use error::{ErrorCode, ErrorObject};
 pub use id::{ProgressToken, RequestId};
 pub use jsonrpc::{

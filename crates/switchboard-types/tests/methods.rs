@@ -59,3 +59,60 @@ fn requests_and_notifications_are_told_apart() {
         );
     }
 }
+
+/// `(method, direction)` pairs a revision's schema defines, read from its four message unions.
+fn schema_directions(rev: &str) -> BTreeSet<(String, &'static str)> {
+    let path = switchboard_test_support::shared_dir()
+        .join("spec/schema")
+        .join(rev)
+        .join("schema.json");
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("schema")).expect("json");
+    let defs = doc
+        .get("$defs")
+        .or_else(|| doc.get("definitions"))
+        .and_then(Value::as_object)
+        .expect("defs");
+    let mut out = BTreeSet::new();
+    for (union, dir) in [
+        ("ClientRequest", "c2s"),
+        ("ClientNotification", "c2s"),
+        ("ServerRequest", "s2c"),
+        ("ServerNotification", "s2c"),
+    ] {
+        for r in defs[union]["anyOf"].as_array().expect("anyOf") {
+            let name = r["$ref"]
+                .as_str()
+                .expect("ref")
+                .rsplit('/')
+                .next()
+                .expect("name");
+            let method = defs[name]
+                .pointer("/properties/method/const")
+                .and_then(Value::as_str)
+                .expect("method const");
+            out.insert((method.to_owned(), dir));
+        }
+    }
+    out
+}
+
+#[test]
+fn catalogue_revisions_and_directions_match_each_schema() {
+    use switchboard_types::ProtocolVersion;
+    use switchboard_types::catalogue::{CATALOGUE, Direction};
+    for rev in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        let v = ProtocolVersion::parse(rev).expect("known");
+        let ours: BTreeSet<(String, &'static str)> = CATALOGUE
+            .iter()
+            .filter(|s| s.exists_in(v))
+            .flat_map(|s| {
+                [Direction::ClientToServer, Direction::ServerToClient]
+                    .into_iter()
+                    .filter(|d| s.sender.sends(*d))
+                    .map(|d| (s.name.to_owned(), d.as_str()))
+            })
+            .collect();
+        assert_eq!(ours, schema_directions(rev), "{rev}");
+    }
+}
