@@ -795,8 +795,10 @@ mod tests {
 
     #[test]
     fn lc_5_revision_and_capability_age_decide_too() {
-        let mut client = ClientCapabilities::default();
-        client.elicitation = Some(ElicitationCapability::default());
+        let client = ClientCapabilities {
+            elicitation: Some(ElicitationCapability::default()),
+            ..Default::default()
+        };
         let s2c = Direction::ServerToClient;
         let elicit = find(m::ELICITATION_CREATE).unwrap();
         assert!(
