@@ -6,7 +6,8 @@
 //!   `[CP-6]`): a local error, no frame.
 
 use switchboard_types::capabilities::{ClientCapabilities, ServerCapabilities};
-use switchboard_types::{ErrorCode, ErrorObject, Feature, ProtocolVersion};
+use switchboard_types::catalogue::{self, Direction};
+use switchboard_types::{ErrorCode, ErrorObject, ProtocolVersion};
 
 /// -32601 for a capability the server did not declare.
 pub fn undeclared(method: &str, capability: &str) -> ErrorObject {
@@ -16,7 +17,9 @@ pub fn undeclared(method: &str, capability: &str) -> ErrorObject {
 
 pub use switchboard_types::gates::capability_of;
 
-/// Decides whether the server may send `method` (a request or notification) to this client.
+/// Decides whether the server may send `method` (a request or notification) to this client, from
+/// the method's [catalogue](switchboard_types::catalogue) entry: its direction, the revisions it
+/// exists in and the capability that gates it. Extension methods are not gated.
 ///
 /// # Errors
 /// A local error naming the missing capability (or revision); no frame is sent.
@@ -26,53 +29,20 @@ pub fn server_may_send(
     theirs: &ClientCapabilities,
     version: ProtocolVersion,
 ) -> Result<(), ErrorObject> {
-    let refuse = |what: &str| {
-        Err(ErrorObject::new(ErrorCode::INVALID_REQUEST, format!("{method} not sent: {what}"))
-            .with_data(serde_json::json!({"reason": "capability_not_negotiated", "method": method, "missing": what})))
+    let Some(spec) = catalogue::find(method) else {
+        return Ok(());
     };
-    let flag = |b: Option<bool>| b == Some(true);
-    match method {
-        "ping" | "notifications/progress" | "notifications/cancelled" => Ok(()),
-        "sampling/createMessage" if theirs.sampling.is_none() => {
-            refuse("client capability sampling")
-        }
-        "roots/list" if theirs.roots.is_none() => refuse("client capability roots"),
-        "elicitation/create" if !version.supports(Feature::Elicitation) => {
-            refuse("revision without elicitation")
-        }
-        "elicitation/create" if theirs.elicitation.is_none() => {
-            refuse("client capability elicitation")
-        }
-        "notifications/elicitation/complete" if !theirs.supports_url_elicitation() => {
-            refuse("client capability elicitation.url")
-        }
-        "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" if theirs.tasks.is_none() => {
-            refuse("client capability tasks")
-        }
-        "notifications/tools/list_changed"
-            if !flag(ours.tools.as_ref().and_then(|t| t.list_changed)) =>
-        {
-            refuse("server capability tools.listChanged")
-        }
-        "notifications/prompts/list_changed"
-            if !flag(ours.prompts.as_ref().and_then(|t| t.list_changed)) =>
-        {
-            refuse("server capability prompts.listChanged")
-        }
-        "notifications/resources/list_changed"
-            if !flag(ours.resources.as_ref().and_then(|t| t.list_changed)) =>
-        {
-            refuse("server capability resources.listChanged")
-        }
-        "notifications/resources/updated" if !ours.supports_resource_subscribe() => {
-            refuse("server capability resources.subscribe")
-        }
-        "notifications/message" if ours.logging.is_none() => refuse("server capability logging"),
-        "notifications/tasks/status" if ours.tasks.is_none() && theirs.tasks.is_none() => {
-            refuse("capability tasks")
-        }
-        _ => Ok(()),
-    }
+    spec.check(
+        Direction::ServerToClient,
+        Some(version),
+        Some(ours),
+        Some(theirs),
+    )
+    .map_err(|refusal| {
+        let what = refusal.describe();
+        ErrorObject::new(ErrorCode::INVALID_REQUEST, format!("{method} not sent: {what}"))
+            .with_data(serde_json::json!({"reason": "capability_not_negotiated", "method": method, "missing": what}))
+    })
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 //! | [`lifecycle`] | the handshake state machine and its strictness |
 //! | [`era`] | the per-revision seam ([`Era`]); today the stateful era |
 //! | [`gate`] | capability gates in both directions |
+//! | `router` | the method table: built-in routes and the user's extension methods |
 
 pub mod completion;
 pub mod context;
@@ -28,6 +29,7 @@ pub mod lifecycle;
 pub mod pagination;
 pub mod prompt;
 pub mod resource;
+pub(crate) mod router;
 pub mod server;
 pub(crate) mod service;
 pub mod session;
@@ -41,6 +43,7 @@ pub use era::{Era, Stateful};
 pub use lifecycle::{LifecycleState, Strictness};
 pub use prompt::PromptGet;
 pub use resource::ResourceRead;
+pub use router::RouteError;
 pub use server::{Server, ServerBuilder, ServerError, ServerSession};
 pub use session::{SessionError, SessionHandle};
 pub use tool::{AllowList, ClientIdentity, RegisteredTool, RegistryError, ToolCall, ToolError};

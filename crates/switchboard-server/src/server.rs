@@ -13,6 +13,7 @@ use switchboard_types::ProtocolVersion;
 use switchboard_types::capabilities::{
     ClientCapabilities, PromptsCapability, ResourcesCapability, ServerCapabilities, ToolsCapability,
 };
+use switchboard_types::catalogue::{NotificationMethod, RequestMethod};
 use switchboard_types::lifecycle::{Implementation, InitializeRequestParams};
 use switchboard_types::meta::EmptyObject;
 use switchboard_types::prompts::{GetPromptResult, Prompt};
@@ -20,12 +21,14 @@ use switchboard_types::resources::{ReadResourceResult, Resource, ResourceTemplat
 use switchboard_types::tools::{CallToolResult, Tool};
 
 use crate::completion::{CompletionProvider, CompletionRegistry, CompletionTarget};
+use crate::context::Context;
 use crate::era::{Era, Stateful};
 use crate::lifecycle::{LifecycleState, Strictness};
 use crate::pagination::{DEFAULT_PAGE_SIZE, Paginator};
 use crate::prompt::{PromptGet, PromptRegistry};
 use crate::resource::{ResourceError, ResourceRead, ResourceRegistry};
-use crate::service::ServerService;
+use crate::router::{self, NotificationRoute, RequestRoute, RouteError, Router};
+use crate::service::{ServerService, builtin_notifications, builtin_requests};
 use crate::session::{
     DEFAULT_MAX_SESSION_TOOLS, DEFAULT_MAX_SUBSCRIPTIONS, SessionHandle, SessionState,
 };
@@ -47,6 +50,9 @@ pub enum ServerError {
     /// A resource registration failed.
     #[error(transparent)]
     Resource(#[from] ResourceError),
+    /// A method route could not be registered (a duplicate, or a method servers never receive).
+    #[error(transparent)]
+    Route(#[from] RouteError),
     /// The session bound is reached; the new connection is refused.
     #[error("too many sessions (limit {limit})")]
     TooManySessions {
@@ -68,6 +74,7 @@ pub(crate) struct ServerInner {
     pub(crate) versions: Vec<ProtocolVersion>,
     pub(crate) strictness: Strictness,
     pub(crate) era: Arc<dyn Era>,
+    pub(crate) router: Router,
     pub(crate) tools: RwLock<ToolRegistry>,
     pub(crate) resources: RwLock<ResourceRegistry>,
     pub(crate) prompts: RwLock<PromptRegistry>,
@@ -111,6 +118,7 @@ pub struct ServerBuilder {
     prompts: PromptRegistry,
     completions: CompletionRegistry,
     policy: Option<ToolPolicy>,
+    router: Router,
     errors: Vec<ServerError>,
     page_size: usize,
     max_sessions: usize,
@@ -259,6 +267,71 @@ impl ServerBuilder {
         self
     }
 
+    /// Routes the request method `M` to `handler`: an extension method (`acme/echo`) or a
+    /// catalogue method the server does not serve itself. Params are parsed into `M::Params`
+    /// before the handler runs (-32602 when they do not parse; absent params read as `{}`), and
+    /// the result is serialised after. A catalogue method is gated like the built-in ones (its
+    /// capability must be declared; before the handshake only `initialize` and `ping` pass).
+    ///
+    /// A method registered twice, or one a server never receives, fails [`ServerBuilder::build`].
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use switchboard_server::Server;
+    /// use switchboard_types::catalogue::{Method, RequestMethod};
+    /// use switchboard_types::Implementation;
+    ///
+    /// /// `acme/echo`: returns its text.
+    /// struct Echo;
+    /// impl Method for Echo {
+    ///     const NAME: &'static str = "acme/echo";
+    /// }
+    /// #[derive(Serialize, Deserialize)]
+    /// struct Text {
+    ///     text: String,
+    /// }
+    /// impl RequestMethod for Echo {
+    ///     type Params = Text;
+    ///     type Result = Text;
+    /// }
+    ///
+    /// let server = Server::builder(Implementation::new("acme", "1.0"))
+    ///     .request::<Echo, _, _>(|params: Text, _cx| async move { Ok(params) })
+    ///     .build()
+    ///     .expect("one route per method");
+    /// # let _ = server;
+    /// ```
+    pub fn request<M, F, Fut>(mut self, handler: F) -> Self
+    where
+        M: RequestMethod,
+        F: Fn(M::Params, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<M::Result, ErrorObject>> + Send + 'static,
+    {
+        let route = RequestRoute::User(router::request_handler::<M, F, Fut>(handler));
+        if let Err(e) = self.router.add_request(M::NAME, route) {
+            self.errors.push(e.into());
+        }
+        self
+    }
+
+    /// Routes the notification method `N` to `handler`, which runs inline, in frame order, once
+    /// the handshake is complete (spawn a task for long work). Params that do not parse into
+    /// `N::Params` are logged and dropped; a panic in the handler is caught and logged.
+    ///
+    /// A method registered twice, or one a server never receives (or takes itself:
+    /// `notifications/initialized`, cancellation, progress), fails [`ServerBuilder::build`].
+    pub fn notification<N, F>(mut self, handler: F) -> Self
+    where
+        N: NotificationMethod,
+        F: Fn(N::Params, &SessionHandle) + Send + Sync + 'static,
+    {
+        let route = NotificationRoute::User(router::notification_handler::<N, F>(handler));
+        if let Err(e) = self.router.add_notification(N::NAME, route) {
+            self.errors.push(e.into());
+        }
+        self
+    }
+
     /// Sets the per-session allow-list policy; it sees `clientInfo` and capabilities.
     pub fn tool_policy(
         mut self,
@@ -353,6 +426,7 @@ impl ServerBuilder {
                 versions,
                 strictness: self.strictness,
                 era: Arc::new(Stateful),
+                router: self.router,
                 tools: RwLock::new(self.tools),
                 resources: RwLock::new(self.resources),
                 prompts: RwLock::new(self.prompts),
@@ -370,6 +444,20 @@ impl ServerBuilder {
     }
 }
 
+/// The routes of the methods the server serves itself.
+fn builtin_router() -> Router {
+    let mut router = Router::default();
+    for (method, f) in builtin_requests() {
+        let added = router.add_request(method, RequestRoute::Builtin(f));
+        debug_assert!(added.is_ok(), "built-in routes are distinct");
+    }
+    for method in builtin_notifications() {
+        let added = router.add_notification(method, NotificationRoute::Builtin);
+        debug_assert!(added.is_ok(), "built-in routes are distinct");
+    }
+    router
+}
+
 impl Server {
     /// Starts building a server that calls itself `info`.
     pub fn builder(info: Implementation) -> ServerBuilder {
@@ -385,6 +473,7 @@ impl Server {
             prompts: PromptRegistry::default(),
             completions: CompletionRegistry::default(),
             policy: None,
+            router: builtin_router(),
             errors: Vec::new(),
             page_size: DEFAULT_PAGE_SIZE,
             max_sessions: DEFAULT_MAX_SESSIONS,

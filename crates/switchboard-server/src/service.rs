@@ -20,12 +20,19 @@ use switchboard_types::resources::{
 use switchboard_types::tools::{CallToolRequestParams, CallToolResult, ListToolsResult, Tool};
 use switchboard_types::{ErrorCode, ErrorObject, Feature, MessageKind, Notification, Request};
 
+use switchboard_types::catalogue::{
+    self, CallTool, Cancelled, Complete, Direction, GetPrompt, Initialize, Initialized,
+    ListPrompts, ListResourceTemplates, ListResources, ListTools, Method, MethodSpec, Ping,
+    Progress, ReadResource, Refusal, SetLevel, Subscribe, Unsubscribe,
+};
+
 use crate::completion::{CompletionQuery, CompletionTarget};
 use crate::context::{Context, resource_not_found};
 use crate::gate;
 use crate::lifecycle::{LifecycleEvent, LifecycleState};
 use crate::prompt::{self, PromptGet};
 use crate::resource::ResourceRead;
+use crate::router::{Builtin, NotificationRoute, RequestRoute, invalid_params};
 use crate::server::ServerInner;
 use crate::session::{SessionHandle, SessionState};
 use crate::tool::{self, AllowList, ClientIdentity, RegisteredTool, ToolCall};
@@ -59,16 +66,6 @@ fn parse_optional<T: DeserializeOwned + Default>(req: &Request) -> Result<T, Err
         None => Ok(T::default()),
         Some(p) => serde_json::from_str(p.get()).map_err(|e| invalid_params(&req.method, &e)),
     }
-}
-
-fn invalid_params(method: &str, e: &serde_json::Error) -> ErrorObject {
-    ErrorObject::new(
-        ErrorCode::INVALID_PARAMS,
-        format!("Invalid params for {method}: {e}"),
-    )
-    .with_data(
-        serde_json::json!({"reason": "invalid_params", "method": method, "detail": e.to_string()}),
-    )
 }
 
 impl ServerService {
@@ -153,7 +150,7 @@ impl ServerService {
     }
 
     fn list_tools(&self, req: &Request) -> HandlerResult {
-        let page = self.page("tools/list", &self.visible_tools()?, req)?;
+        let page = self.page(ListTools::NAME, &self.visible_tools()?, req)?;
         let mut result = ListToolsResult::new(page.items);
         result.next_cursor = page.next_cursor;
         ok(&result)
@@ -225,7 +222,7 @@ impl ServerService {
 
     fn list_resources(&self, req: &Request) -> HandlerResult {
         let registry = self.server.resources.read().map_err(|_| poisoned())?;
-        let page = self.page("resources/list", registry.resources(), req)?;
+        let page = self.page(ListResources::NAME, registry.resources(), req)?;
         ok(&ListResourcesResult {
             resources: page.items,
             next_cursor: page.next_cursor,
@@ -240,7 +237,7 @@ impl ServerService {
             .read()
             .map_err(|_| poisoned())?
             .templates();
-        let page = self.page("resources/templates/list", &templates, req)?;
+        let page = self.page(ListResourceTemplates::NAME, &templates, req)?;
         ok(&ListResourceTemplatesResult {
             resource_templates: page.items,
             next_cursor: page.next_cursor,
@@ -299,7 +296,7 @@ impl ServerService {
 
     fn list_prompts(&self, req: &Request) -> HandlerResult {
         let prompts = self.server.prompts.read().map_err(|_| poisoned())?.list();
-        let page = self.page("prompts/list", &prompts, req)?;
+        let page = self.page(ListPrompts::NAME, &prompts, req)?;
         ok(&ListPromptsResult {
             prompts: page.items,
             next_cursor: page.next_cursor,
@@ -384,71 +381,135 @@ impl ServerService {
     }
 }
 
-impl Service for ServerService {
-    fn call(&self, req: Request, cx: RequestContext) -> BoxFuture<HandlerResult> {
-        let state = self.state.lifecycle();
-        let declared = self.server.capabilities.declares_method(&req.method);
-        if let Err(e) = self.server.era.gate_request(
-            state,
-            &req.method,
-            declared.is_some(),
-            self.server.strictness,
+/// The requests the server serves itself, one route per catalogue method.
+pub(crate) fn builtin_requests() -> [(&'static str, Builtin); 13] {
+    [
+        (Initialize::NAME, |s, r, _| ready(s.initialize(&r))),
+        (Ping::NAME, |_, _, _| ready(Ok(empty_object()))),
+        (ListTools::NAME, |s, r, _| ready(s.list_tools(&r))),
+        (CallTool::NAME, |s, r, cx| s.call_tool(&r, cx)),
+        (ListResources::NAME, |s, r, _| ready(s.list_resources(&r))),
+        (ListResourceTemplates::NAME, |s, r, _| {
+            ready(s.list_templates(&r))
+        }),
+        (ReadResource::NAME, |s, r, cx| s.read_resource(&r, cx)),
+        (Subscribe::NAME, |s, r, _| ready(s.subscribe(&r, true))),
+        (Unsubscribe::NAME, |s, r, _| ready(s.subscribe(&r, false))),
+        (ListPrompts::NAME, |s, r, _| ready(s.list_prompts(&r))),
+        (GetPrompt::NAME, |s, r, cx| s.get_prompt(&r, cx)),
+        (SetLevel::NAME, |s, r, _| ready(s.set_level(&r))),
+        (Complete::NAME, |s, r, _| ready(s.complete(&r))),
+    ]
+}
+
+/// The notifications the server (its lifecycle) or the engine takes itself.
+pub(crate) fn builtin_notifications() -> [&'static str; 3] {
+    [Initialized::NAME, Cancelled::NAME, Progress::NAME]
+}
+
+impl ServerService {
+    /// The inbound gate of a routed catalogue method: it must exist in the negotiated revision
+    /// and the capability it needs must be one this server declared (-32601 otherwise).
+    fn gate_capability(&self, spec: &MethodSpec, method: &str) -> Result<(), ErrorObject> {
+        if let Some(v) = self.state.version() {
+            if !spec.exists_in(v) {
+                return Err(ErrorObject::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!("Method not found: {method} (not in protocol revision {v})"),
+                )
+                .with_data(serde_json::json!({"reason": "not_in_revision", "method": method})));
+            }
+        }
+        match spec.check(
+            Direction::ClientToServer,
+            None,
+            Some(&self.server.capabilities),
+            None,
         ) {
-            return ready(Err(e));
-        }
-        if declared == Some(false) {
-            return ready(Err(gate::undeclared(
-                &req.method,
-                gate::capability_of(&req.method),
-            )));
-        }
-        match req.method.as_str() {
-            "initialize" => ready(self.initialize(&req)),
-            "ping" => ready(Ok(empty_object())),
-            "tools/list" => ready(self.list_tools(&req)),
-            "tools/call" => self.call_tool(&req, cx),
-            "resources/list" => ready(self.list_resources(&req)),
-            "resources/templates/list" => ready(self.list_templates(&req)),
-            "resources/read" => self.read_resource(&req, cx),
-            "resources/subscribe" => ready(self.subscribe(&req, true)),
-            "resources/unsubscribe" => ready(self.subscribe(&req, false)),
-            "prompts/list" => ready(self.list_prompts(&req)),
-            "prompts/get" => self.get_prompt(&req, cx),
-            "logging/setLevel" => ready(self.set_level(&req)),
-            "completion/complete" => ready(self.complete(&req)),
-            m => ready(Err(ErrorObject::method_not_found(m))),
+            Ok(()) => Ok(()),
+            Err(Refusal::Undeclared { capability, .. }) => {
+                Err(gate::undeclared(method, capability.name()))
+            }
+            Err(_) => Err(ErrorObject::method_not_found(method)),
         }
     }
 
-    fn notify(&self, n: Notification, _peer: &Peer) {
-        match n.method.as_str() {
-            "notifications/initialized" => {
-                let Ok(mut d) = self.state.data.lock() else {
-                    return;
-                };
-                match d.lifecycle.apply(LifecycleEvent::Initialized) {
-                    Ok(next) => d.lifecycle = next,
-                    Err(e) => {
-                        tracing::warn!(session = self.state.id, error = %e, "notifications/initialized out of place; ignored")
-                    }
+    fn handle(&self, peer: &Peer) -> SessionHandle {
+        SessionHandle {
+            state: self.state.clone(),
+            peer: peer.unrelated(),
+            max_session_tools: self.server.max_session_tools,
+        }
+    }
+}
+
+impl Service for ServerService {
+    fn call(&self, req: Request, cx: RequestContext) -> BoxFuture<HandlerResult> {
+        let state = self.state.lifecycle();
+        let entry = self.server.router.request(&req.method);
+        // A catalogue request the server does not route still counts as known to the lifecycle
+        // gate: before the handshake it is -32600, like every other MCP request.
+        let known = entry.is_some() || catalogue::request(&req.method).is_some();
+        if let Err(e) =
+            self.server
+                .era
+                .gate_request(state, &req.method, known, self.server.strictness)
+        {
+            return ready(Err(e));
+        }
+        let Some(entry) = entry else {
+            return ready(Err(match catalogue::request(&req.method) {
+                Some(spec) => match self.gate_capability(spec, &req.method) {
+                    Err(e) => e,
+                    Ok(()) => ErrorObject::method_not_found(&req.method),
+                },
+                None => ErrorObject::method_not_found(&req.method),
+            }));
+        };
+        if let Some(spec) = entry.spec {
+            if let Err(e) = self.gate_capability(spec, &req.method) {
+                return ready(Err(e));
+            }
+        }
+        match &entry.route {
+            RequestRoute::Builtin(f) => f(self, req, cx),
+            RequestRoute::User(h) => h(req.params, self.context(cx)),
+        }
+    }
+
+    fn notify(&self, n: Notification, peer: &Peer) {
+        let method = n.method.as_str();
+        if method == Initialized::NAME {
+            let Ok(mut d) = self.state.data.lock() else {
+                return;
+            };
+            match d.lifecycle.apply(LifecycleEvent::Initialized) {
+                Ok(next) => d.lifecycle = next,
+                Err(e) => {
+                    tracing::warn!(session = self.state.id, error = %e, "notifications/initialized out of place; ignored")
                 }
             }
-            "notifications/cancelled" | "notifications/progress" => {}
-            m => {
-                if self.state.lifecycle() != LifecycleState::Ready {
-                    tracing::warn!(
-                        session = self.state.id,
-                        method = m,
-                        "notification before the handshake completed; ignored"
-                    );
-                } else {
-                    tracing::debug!(
-                        session = self.state.id,
-                        method = m,
-                        "notification without a handler ignored"
-                    );
-                }
-            }
+            return;
+        }
+        let route = self.server.router.notification(method).map(|e| &e.route);
+        if let Some(NotificationRoute::Builtin) = route {
+            return;
+        }
+        if self.state.lifecycle() != LifecycleState::Ready {
+            tracing::warn!(
+                session = self.state.id,
+                method,
+                "notification before the handshake completed; ignored"
+            );
+            return;
+        }
+        match route {
+            Some(NotificationRoute::User(h)) => h(n.params.as_ref(), &self.handle(peer)),
+            _ => tracing::debug!(
+                session = self.state.id,
+                method,
+                "notification without a handler ignored"
+            ),
         }
     }
 
@@ -473,11 +534,11 @@ impl Service for ServerService {
     }
 
     fn cancellable(&self, method: &str) -> bool {
-        method != "initialize"
+        method != Initialize::NAME
     }
 
     fn allowed_in_batch(&self, method: &str) -> bool {
-        method != "initialize"
+        method != Initialize::NAME
     }
 
     fn closed(&self) {
