@@ -247,6 +247,7 @@ fn a_method_servers_never_receive_cannot_be_routed() {
         e,
         RouteError::NotReceived {
             method: "sampling/createMessage".into(),
+            side: "server",
             kind: "request"
         }
     );

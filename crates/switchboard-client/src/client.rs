@@ -3,10 +3,10 @@
 //! [`ClientSession`].
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use switchboard_jsonrpc::{RequestContext, RequestError, RequestOptions, SessionConfig, Transport};
-use switchboard_types::capabilities::{ClientCapabilities, ServerCapabilities};
+use switchboard_types::capabilities::ClientCapabilities;
 use switchboard_types::elicitation::{
     ElicitRequestParams, ElicitResult, ElicitationCompleteNotificationParams,
 };
@@ -18,17 +18,24 @@ use switchboard_types::{ErrorCode, ErrorObject, ProtocolVersion};
 
 use crate::error::ClientError;
 use crate::handlers::{ElicitationModes, Handlers, boxed};
+use crate::router::{NotificationRoute, RequestRoute, Router, builtin_router};
 use crate::service::ClientService;
 use crate::session::ClientSession;
+pub use crate::session::Negotiated;
 use crate::state::{ClientState, Phase, SessionOptions};
 use crate::subscription::DEFAULT_MAX_SUBSCRIPTIONS;
+use switchboard_jsonrpc::RouteError;
+use switchboard_jsonrpc::router::{typed_notification, typed_request};
+use switchboard_types::catalogue::{
+    Initialize, Initialized, Method, NotificationMethod, RequestMethod,
+};
 
 /// Default bound on pages followed by a list-all helper.
 pub const DEFAULT_MAX_PAGES: usize = 1000;
 
 /// An MCP client's identity, offer and handlers. Cheap to clone; one `Client` can
 /// [`connect`](Client::connect) any number of sessions, which share its handlers.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Client {
     info: Implementation,
     capabilities: ClientCapabilities,
@@ -39,6 +46,9 @@ pub struct Client {
     max_subscriptions: usize,
     auto_refresh: bool,
     handlers: Arc<Handlers>,
+    router: Arc<Router>,
+    /// The first route that could not be added; [`Client::connect`] reports it.
+    route_error: Option<RouteError>,
 }
 
 /// Builds a [`Client`].
@@ -53,6 +63,19 @@ pub struct Client {
 pub struct ClientBuilder {
     client: Client,
     handlers: Handlers,
+    router: Router,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("info", &self.info)
+            .field("capabilities", &self.capabilities)
+            .field("offer", &self.offer)
+            .field("handlers", &self.handlers)
+            .field("router", &self.router)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ClientBuilder {
@@ -175,27 +198,54 @@ impl ClientBuilder {
         self
     }
 
+    /// Answers the server's request method `M` with `handler`: an extension method
+    /// (`acme/confirm`) or a catalogue method the client does not answer itself (the tasks
+    /// methods). Params are parsed into `M::Params` before the handler runs (-32602 when they do
+    /// not parse; absent params read as `{}`); the result is serialised after. A catalogue
+    /// method still needs its capability declared ([`capabilities`](ClientBuilder::capabilities)).
+    ///
+    /// A method routed twice, or one a client never receives, makes [`Client::connect`] fail
+    /// with [`ClientError::Route`] before anything is sent.
+    pub fn request<M, F, Fut>(mut self, handler: F) -> Self
+    where
+        M: RequestMethod,
+        F: Fn(M::Params, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<M::Result, ErrorObject>> + Send + 'static,
+    {
+        let route = RequestRoute::User(typed_request::<M, RequestContext, F, Fut>(handler));
+        if let Err(e) = self.router.add_request(M::NAME, route) {
+            self.client.route_error.get_or_insert(e);
+        }
+        self
+    }
+
+    /// Takes the server's notification method `N` with `handler`, inline and in frame order once
+    /// the handshake is complete. Params that do not parse are logged and dropped; a panic in
+    /// the handler is caught and logged.
+    ///
+    /// A method routed twice, one a client never receives, or one the client takes itself (list
+    /// changes, resource updates, log lines: see [`on_log`](ClientBuilder::on_log) and the
+    /// session's waiters) makes [`Client::connect`] fail with [`ClientError::Route`].
+    pub fn notification<N, F>(mut self, handler: F) -> Self
+    where
+        N: NotificationMethod,
+        F: Fn(N::Params, &ClientSession) + Send + Sync + 'static,
+    {
+        let route = NotificationRoute::User(typed_notification::<N, ClientSession, F>(handler));
+        if let Err(e) = self.router.add_notification(N::NAME, route) {
+            self.client.route_error.get_or_insert(e);
+        }
+        self
+    }
+
     /// Builds the client.
     pub fn build(self) -> Client {
         Client {
             handlers: Arc::new(self.handlers),
+            router: Arc::new(self.router),
             ..self.client
         }
     }
-}
-
-/// What the handshake settled.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct Negotiated {
-    /// The revision both sides use.
-    pub protocol_version: ProtocolVersion,
-    /// What the server declared.
-    pub capabilities: ServerCapabilities,
-    /// Who the server is.
-    pub server_info: Implementation,
-    /// The server's instructions, if any.
-    pub instructions: Option<String>,
 }
 
 impl Client {
@@ -212,8 +262,11 @@ impl Client {
                 max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
                 auto_refresh: false,
                 handlers: Arc::default(),
+                router: Arc::new(builtin_router()),
+                route_error: None,
             },
             handlers: Handlers::default(),
+            router: builtin_router(),
         }
     }
 
@@ -231,6 +284,9 @@ impl Client {
     /// a revision this client does not support (the session is closed, `[LC-9]`);
     /// [`ClientError::Handshake`] when the server refused `initialize`; a request error.
     pub async fn connect<T: Transport>(&self, transport: T) -> Result<ClientSession, ClientError> {
+        if let Some(e) = &self.route_error {
+            return Err(ClientError::Route(e.clone()));
+        }
         if let Some(roots) = &self.handlers.roots {
             crate::session::check_roots(roots)?;
         }
@@ -244,16 +300,15 @@ impl Client {
             },
             self.max_subscriptions,
         ));
-        let peer = switchboard_jsonrpc::spawn(
-            transport,
-            Arc::new(ClientService {
-                state: state.clone(),
-            }),
-            self.config.clone(),
-        );
+        let service = Arc::new(ClientService {
+            state: state.clone(),
+            router: self.router.clone(),
+            session: OnceLock::new(),
+        });
+        let peer = switchboard_jsonrpc::spawn(transport, service.clone(), self.config.clone());
         let params = InitializeRequestParams::new(self.offer, capabilities, self.info.clone());
         let result: InitializeResult = match peer
-            .call("initialize", Some(&params), RequestOptions::default())
+            .call(Initialize::NAME, Some(&params), RequestOptions::default())
             .await
         {
             Ok(r) => r,
@@ -298,13 +353,15 @@ impl Client {
             s.server_caps = Some(result.capabilities.clone());
             s.phase = Phase::Ready;
         }
-        peer.notify::<()>("notifications/initialized", None).await?;
         let negotiated = Negotiated {
             protocol_version: version,
             capabilities: result.capabilities,
             server_info: result.server_info,
             instructions: result.instructions,
         };
-        Ok(ClientSession::new(peer, state, negotiated))
+        let session = ClientSession::new(peer.clone(), state, negotiated);
+        let _ = service.session.set(session.clone());
+        peer.notify::<()>(Initialized::NAME, None).await?;
+        Ok(session)
     }
 }

@@ -82,6 +82,11 @@ pub enum ClientError {
         /// Why it was refused.
         reason: &'static str,
     },
+    /// A route given to [`ClientBuilder::request`](crate::ClientBuilder::request) or
+    /// [`ClientBuilder::notification`](crate::ClientBuilder::notification) could not be added
+    /// (a duplicate, or a method a client never receives); nothing is sent.
+    #[error(transparent)]
+    Route(#[from] switchboard_jsonrpc::RouteError),
 }
 
 impl ClientError {

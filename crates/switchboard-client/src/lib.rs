@@ -9,10 +9,12 @@
 //! |---|---|
 //! | [`client`] | [`Client`] / [`ClientBuilder`]: identity, offer, handlers; the handshake |
 //! | [`session`] | [`ClientSession`]: a typed call per server method, caches, subscriptions, roots |
-//! | [`cache`] | [`ListKind`]: list caches, list-all with a page bound, change waiters, auto-refresh |
+//! | [`cache`] | [`ListKind`]: the list caches and their change generations |
+//! | `listing` | list-all with a page bound, change waiters, auto-refresh |
 //! | [`subscription`] | [`SubscriptionId`]: resource subscriptions and update routing (bounded) |
-//! | [`handlers`] | handlers for the server's requests (sampling, elicitation, roots) |
-//! | `service` | the engine service: answers server requests, routes notifications, guards sends |
+//! | [`handlers`] | the handlers a client installs for the server's requests and notifications |
+//! | `router` | the method table: built-in answers (sampling, elicitation, roots) and user routes |
+//! | `service` | the engine service: gates and routes server requests and notifications, guards sends |
 //! | `validation` | `structuredContent` checked against the tool's `outputSchema` (`[SF-7]`) |
 //! | [`error`] | [`ClientError`] |
 //!
@@ -27,6 +29,8 @@ pub mod cache;
 pub mod client;
 pub mod error;
 pub mod handlers;
+pub(crate) mod listing;
+pub(crate) mod router;
 pub(crate) mod service;
 pub mod session;
 pub(crate) mod state;

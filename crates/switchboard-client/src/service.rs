@@ -3,11 +3,14 @@
 //! notifications (list changes, resource updates, log lines, elicitation completions) and guards
 //! what the client may send (`[LC-5]`, §3.2).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use switchboard_jsonrpc::{BoxFuture, HandlerResult, Peer, RequestContext, Service};
+use switchboard_types::catalogue::{
+    self, Cancelled, Direction, ElicitationComplete, Initialize, Initialized, LoggingMessage,
+    Method, MethodSpec, Ping, Refusal, ResourceUpdated, Side,
+};
 use switchboard_types::elicitation::ElicitationCompleteNotificationParams;
-use switchboard_types::jsonrpc::empty_object;
 use switchboard_types::logging::LoggingMessageNotificationParams;
 use switchboard_types::prompts::Prompt;
 use switchboard_types::resources::{Resource, ResourceTemplate, ResourceUpdatedNotificationParams};
@@ -16,68 +19,66 @@ use switchboard_types::{
     ErrorCode, ErrorObject, Feature, MessageKind, Notification, ProtocolVersion, Request,
 };
 
-use crate::cache::{ListKind, note_change};
-use crate::handlers::{dispatch, parse_notification, run_callback};
+use crate::cache::ListKind;
+use crate::handlers::run_callback;
+use crate::listing::note_change;
+use crate::router::{NotificationRoute, RequestRoute, Router, parse_notification};
+use crate::session::ClientSession;
 use crate::state::{ClientState, Phase};
 
 pub(crate) struct ClientService {
     pub(crate) state: Arc<ClientState>,
+    pub(crate) router: Arc<Router>,
+    /// The session handle, once the handshake has produced it (for notification handlers).
+    pub(crate) session: OnceLock<ClientSession>,
 }
 
 fn ready(r: HandlerResult) -> BoxFuture<HandlerResult> {
     Box::pin(std::future::ready(r))
 }
 
-/// The revision that introduced a server-to-client request, when it is not the baseline.
-fn introduced_in(method: &str) -> Option<Feature> {
-    match method {
-        "elicitation/create" => Some(Feature::Elicitation),
-        m if m.starts_with("tasks/") => Some(Feature::Tasks),
-        _ => None,
-    }
-}
-
-impl Service for ClientService {
-    fn call(&self, req: Request, cx: RequestContext) -> BoxFuture<HandlerResult> {
-        if req.method == "ping" {
-            return ready(Ok(empty_object()));
-        }
+impl ClientService {
+    /// The inbound gate of a catalogue request: declared by this client (-32601 otherwise, as
+    /// the spec's roots page says) and present in the negotiated revision.
+    fn gate(&self, spec: &MethodSpec) -> Result<(), ErrorObject> {
+        let method = spec.name;
         let version = self.state.version();
-        match self.state.capabilities.declares_method(&req.method) {
-            // Undeclared or unknown: -32601, as the spec's roots page says.
-            None => ready(Err(ErrorObject::method_not_found(&req.method))),
-            Some(false) => ready(Err(ErrorObject::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                format!(
-                    "Method not found: {} (client capability not declared)",
-                    req.method
-                ),
-            )
-            .with_data(
-                serde_json::json!({"reason": "capability_not_declared", "method": req.method}),
-            ))),
-            // Declared, but the negotiated revision does not have the method.
-            Some(true)
-                if introduced_in(&req.method)
-                    .is_some_and(|f| !version.is_some_and(|v| v.supports(f))) =>
-            {
-                ready(Err(ErrorObject::new(
+        match spec.check(
+            Direction::ServerToClient,
+            None,
+            None,
+            Some(&self.state.capabilities),
+        ) {
+            Ok(()) => {}
+            Err(Refusal::Undeclared { .. }) => {
+                return Err(ErrorObject::new(
                     ErrorCode::METHOD_NOT_FOUND,
-                    format!(
-                        "Method not found: {} (not in protocol revision {})",
-                        req.method,
-                        version.map_or("(none)", ProtocolVersion::as_str)
-                    ),
+                    format!("Method not found: {method} (client capability not declared)"),
                 )
                 .with_data(
-                    serde_json::json!({"reason": "not_in_revision", "method": req.method}),
-                )))
+                    serde_json::json!({"reason": "capability_not_declared", "method": method}),
+                ));
             }
-            Some(true) => dispatch(self.state.clone(), req, cx),
+            Err(_) => return Err(ErrorObject::method_not_found(method)),
         }
+        if version.is_some_and(|v| !spec.exists_in(v))
+            || (version.is_none() && spec.since > ProtocolVersion::V2024_11_05)
+        {
+            return Err(ErrorObject::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "Method not found: {method} (not in protocol revision {})",
+                    version.map_or("(none)", ProtocolVersion::as_str)
+                ),
+            )
+            .with_data(serde_json::json!({"reason": "not_in_revision", "method": method})));
+        }
+        Ok(())
     }
 
-    fn notify(&self, n: Notification, peer: &Peer) {
+    /// Takes a notification the client handles itself: list changes, resource updates, log
+    /// lines and elicitation completions (cancellation and progress are the engine's).
+    fn builtin_notification(&self, n: &Notification, peer: &Peer) {
         let state = &self.state;
         let method = n.method.as_str();
         for kind in ListKind::changed_by(method) {
@@ -88,47 +89,71 @@ impl Service for ClientService {
                 ListKind::Prompts => note_change::<Prompt>(peer, state),
             }
         }
-        match method {
-            "notifications/tools/list_changed"
-            | "notifications/resources/list_changed"
-            | "notifications/prompts/list_changed" => {}
-            "notifications/resources/updated" => {
-                if let Some(p) = parse_notification::<ResourceUpdatedNotificationParams>(
-                    method,
-                    n.params.as_ref(),
-                ) {
-                    state.subscriptions.route(p);
-                }
+        if method == ResourceUpdated::NAME {
+            if let Some(p) =
+                parse_notification::<ResourceUpdatedNotificationParams>(method, n.params.as_ref())
+            {
+                state.subscriptions.route(p);
             }
-            "notifications/message" => {
-                if let (Some(f), Some(p)) = (
-                    state.handlers.on_log.clone(),
-                    parse_notification::<LoggingMessageNotificationParams>(
-                        method,
-                        n.params.as_ref(),
-                    ),
-                ) {
-                    run_callback(method, move || f(p));
-                }
+        } else if method == LoggingMessage::NAME {
+            if let (Some(f), Some(p)) = (
+                state.handlers.on_log.clone(),
+                parse_notification::<LoggingMessageNotificationParams>(method, n.params.as_ref()),
+            ) {
+                run_callback(method, move || f(p));
             }
-            "notifications/elicitation/complete" => {
-                let Some(p) = parse_notification::<ElicitationCompleteNotificationParams>(
-                    method,
-                    n.params.as_ref(),
-                ) else {
-                    return;
-                };
-                // `[EL-9]`: unknown or already-completed ids are ignored.
-                if !state.forget_elicitation(&p.elicitation_id) {
-                    tracing::debug!(id = %p.elicitation_id, "completion of an unknown elicitation ignored");
-                    return;
-                }
-                if let Some(f) = state.handlers.on_elicitation_complete.clone() {
-                    run_callback(method, move || f(p));
-                }
+        } else if method == ElicitationComplete::NAME {
+            let Some(p) = parse_notification::<ElicitationCompleteNotificationParams>(
+                method,
+                n.params.as_ref(),
+            ) else {
+                return;
+            };
+            // `[EL-9]`: unknown or already-completed ids are ignored.
+            if !state.forget_elicitation(&p.elicitation_id) {
+                tracing::debug!(id = %p.elicitation_id, "completion of an unknown elicitation ignored");
+                return;
             }
-            "notifications/cancelled" | "notifications/progress" => {}
-            m => tracing::debug!(method = m, "server notification without a handler"),
+            if let Some(f) = state.handlers.on_elicitation_complete.clone() {
+                run_callback(method, move || f(p));
+            }
+        }
+    }
+}
+
+impl Service for ClientService {
+    fn call(&self, req: Request, cx: RequestContext) -> BoxFuture<HandlerResult> {
+        let Some(route) = self.router.request(&req.method) else {
+            // Undeclared or unknown: -32601.
+            return ready(Err(match catalogue::request(&req.method) {
+                Some(spec) => self
+                    .gate(spec)
+                    .err()
+                    .unwrap_or_else(|| ErrorObject::method_not_found(&req.method)),
+                None => ErrorObject::method_not_found(&req.method),
+            }));
+        };
+        if let Some(spec) = route.spec {
+            if let Err(e) = self.gate(spec) {
+                return ready(Err(e));
+            }
+        }
+        match &route.handler {
+            RequestRoute::Builtin(f) => f(self.state.clone(), req, cx),
+            RequestRoute::User(h) => h(req.params, cx),
+        }
+    }
+
+    fn notify(&self, n: Notification, peer: &Peer) {
+        match self.router.notification(&n.method).map(|r| &r.handler) {
+            Some(NotificationRoute::Builtin) => self.builtin_notification(&n, peer),
+            Some(NotificationRoute::User(h)) => match self.session.get() {
+                Some(session) => h(n.params.as_ref(), session),
+                None => {
+                    tracing::debug!(method = %n.method, "notification before the handshake completed; ignored")
+                }
+            },
+            None => tracing::debug!(method = %n.method, "server notification without a handler"),
         }
     }
 
@@ -153,31 +178,38 @@ impl Service for ClientService {
         match phase {
             Phase::Closed => refuse("the session is closed".into()),
             // Before the server has answered `initialize`: only `initialize` and `ping` (§3.2).
-            Phase::Handshake => match (kind, method) {
-                (MessageKind::Request, "initialize" | "ping") => Ok(()),
-                (
-                    MessageKind::Notification,
-                    "notifications/initialized" | "notifications/cancelled",
-                ) => Ok(()),
+            Phase::Handshake => match kind {
+                MessageKind::Request if method == Initialize::NAME || method == Ping::NAME => {
+                    Ok(())
+                }
+                MessageKind::Notification
+                    if method == Initialized::NAME || method == Cancelled::NAME =>
+                {
+                    Ok(())
+                }
                 _ => refuse("the handshake has not completed".into()),
             },
-            Phase::Ready => {
-                // 2024-11-05 had `completion/complete` but no capability for it (§8.5).
-                let ungated = method == "completion/complete"
-                    && !version.is_some_and(|v| v.supports(Feature::CompletionsCapability));
-                if kind == MessageKind::Request && !ungated {
-                    if let Some(false) = caps.as_ref().and_then(|c| c.declares_method(method)) {
-                        let cap = switchboard_types::gates::capability_of(method);
-                        return refuse(format!("the server did not declare {cap}"));
-                    }
-                }
-                if method == "notifications/roots/list_changed"
-                    && !self.state.declares_roots_list_changed()
-                {
-                    return refuse("this client did not declare roots.listChanged".into());
-                }
-                Ok(())
-            }
+            // Extension methods are not gated; catalogue methods by their entry. 2024-11-05 had
+            // `completion/complete` but no capability for it (§8.5): the catalogue knows.
+            Phase::Ready => match catalogue::find(method).map(|spec| {
+                spec.check(
+                    Direction::ClientToServer,
+                    version,
+                    caps.as_ref(),
+                    Some(&self.state.capabilities),
+                )
+            }) {
+                None | Some(Ok(())) => Ok(()),
+                Some(Err(Refusal::Undeclared {
+                    capability,
+                    side: Some(Side::Server),
+                })) => refuse(format!("the server did not declare {}", capability.name())),
+                Some(Err(Refusal::Undeclared {
+                    capability,
+                    side: Some(Side::Client),
+                })) => refuse(format!("this client did not declare {}", capability.path())),
+                Some(Err(other)) => refuse(other.describe()),
+            },
         }
     }
 
@@ -188,7 +220,7 @@ impl Service for ClientService {
     }
 
     fn cancellable(&self, method: &str) -> bool {
-        method != "initialize"
+        method != Initialize::NAME
     }
 
     fn closed(&self) {

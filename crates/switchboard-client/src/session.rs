@@ -32,6 +32,7 @@ use switchboard_types::completion::{
     CompleteContext, CompleteRequestParams, CompleteResult, Reference,
 };
 use switchboard_types::jsonrpc::to_raw;
+use switchboard_types::lifecycle::Implementation;
 use switchboard_types::logging::{LoggingLevel, SetLevelRequestParams};
 use switchboard_types::meta::{EmptyResult, OrderedMap};
 use switchboard_types::prompts::{
@@ -45,11 +46,25 @@ use switchboard_types::roots::Root;
 use switchboard_types::tools::{CallToolRequestParams, CallToolResult, ListToolsResult, Tool};
 use switchboard_types::{Feature, ProtocolVersion};
 
-use crate::cache::{ListKind, Listed, changed, list_all, list_page};
-use crate::client::Negotiated;
+use crate::cache::ListKind;
 use crate::error::ClientError;
+use crate::listing::{Listed, changed, list_all, list_page};
 use crate::state::{ClientState, Phase};
 use crate::subscription::SubscriptionId;
+
+/// What the handshake settled.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Negotiated {
+    /// The revision both sides use.
+    pub protocol_version: ProtocolVersion,
+    /// What the server declared.
+    pub capabilities: ServerCapabilities,
+    /// Who the server is.
+    pub server_info: Implementation,
+    /// The server's instructions, if any.
+    pub instructions: Option<String>,
+}
 
 /// One initialized connection to a server. Cheap to clone; clones share the session.
 #[derive(Clone)]

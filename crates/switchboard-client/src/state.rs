@@ -6,12 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use switchboard_types::ProtocolVersion;
 use switchboard_types::capabilities::{ClientCapabilities, ServerCapabilities};
-use switchboard_types::prompts::Prompt;
-use switchboard_types::resources::{Resource, ResourceTemplate};
 use switchboard_types::roots::Root;
-use switchboard_types::tools::Tool;
 
-use crate::cache::ListCache;
+use crate::cache::Lists;
 use crate::handlers::{Handlers, PendingElicitations};
 use crate::subscription::Subscriptions;
 use crate::validation::OutputValidators;
@@ -39,15 +36,6 @@ pub(crate) struct Shared {
 pub(crate) struct SessionOptions {
     pub(crate) max_pages: usize,
     pub(crate) auto_refresh: bool,
-}
-
-/// The cached lists, one per [`ListKind`](crate::ListKind).
-#[derive(Default)]
-pub(crate) struct Lists {
-    pub(crate) tools: ListCache<Tool>,
-    pub(crate) resources: ListCache<Resource>,
-    pub(crate) templates: ListCache<ResourceTemplate>,
-    pub(crate) prompts: ListCache<Prompt>,
 }
 
 /// State shared by the service and the session handle.

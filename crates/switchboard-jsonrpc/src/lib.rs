@@ -11,6 +11,7 @@
 //! | [`session`] | [`spawn`]: reader loop, writer task, decode, dispatch, response routing |
 //! | [`peer`] | [`Peer`]: outbound requests (ids, pending map, timeouts, cancellation, progress) |
 //! | [`queue`] | [`queue::Queue`]: the bounded outbound queue, storage only while frames wait |
+//! | [`router`] | [`router::MethodTable`]: one route per method, typed handlers erased |
 //! | [`service`] | [`Service`]: the role's handler; [`RequestContext`] for handlers |
 //! | [`framelog`] | [`FrameHook`]: sees every frame with direction, kind and id |
 //! | [`config`] | [`SessionConfig`]: every bound, on by default |
@@ -30,6 +31,7 @@ pub mod framelog;
 pub mod memory;
 pub mod peer;
 pub mod queue;
+pub mod router;
 pub mod service;
 pub mod session;
 pub mod transport;
@@ -38,6 +40,7 @@ pub use config::SessionConfig;
 pub use error::RequestError;
 pub use framelog::{Direction, FrameEvent, FrameHook};
 pub use peer::{Peer, RequestOptions, WeakPeer};
+pub use router::{MethodTable, Route, RouteError};
 pub use service::{
     BoxFuture, HandlerResult, ProgressCallback, ProgressError, ProgressUpdate, RequestContext,
     Service,

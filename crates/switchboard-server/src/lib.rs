@@ -9,6 +9,8 @@
 //! | [`server`] | [`Server`] (shared by sessions) and its builder; [`ServerSession`] per client |
 //! | [`session`] | [`SessionHandle`]: a session's client, extensions, tools, subscriptions, log level |
 //! | [`context`] | [`Context`]: progress, cancellation, logging, sampling, elicitation, roots |
+//! | [`policy`] | who the client is and which tools it may see ([`AllowList`]) |
+//! | [`error`] | registration and session errors |
 //! | [`tool`] | tool registry, allow-lists, the `tools/call` error lattice, schema validation |
 //! | [`typed`] | typed tools: `inputSchema` / `outputSchema` from Rust types (schemars) |
 //! | [`resource`] | resources and RFC 6570 templates |
@@ -24,9 +26,11 @@
 pub mod completion;
 pub mod context;
 pub mod era;
+pub mod error;
 pub mod gate;
 pub mod lifecycle;
 pub mod pagination;
+pub mod policy;
 pub mod prompt;
 pub mod resource;
 pub(crate) mod router;
@@ -43,7 +47,7 @@ pub use era::{Era, Stateful};
 pub use lifecycle::{LifecycleState, Strictness};
 pub use prompt::PromptGet;
 pub use resource::ResourceRead;
-pub use router::RouteError;
 pub use server::{Server, ServerBuilder, ServerError, ServerSession};
 pub use session::{SessionError, SessionHandle};
+pub use switchboard_jsonrpc::RouteError;
 pub use tool::{AllowList, ClientIdentity, RegisteredTool, RegistryError, ToolCall, ToolError};

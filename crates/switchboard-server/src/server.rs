@@ -1,13 +1,12 @@
 //! [`Server`]: what the server offers (info, capabilities, tools, resources, prompts,
 //! completions, policies), shared by all its sessions; [`ServerSession`]: one connected client.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use switchboard_jsonrpc::{Established, Peer, SessionConfig, Transport, WeakPeer};
+use switchboard_jsonrpc::{Established, Peer, SessionConfig, Transport};
 use switchboard_types::ErrorObject;
 use switchboard_types::ProtocolVersion;
 use switchboard_types::capabilities::{
@@ -22,13 +21,15 @@ use switchboard_types::tools::{CallToolResult, Tool};
 
 use crate::completion::{CompletionProvider, CompletionRegistry, CompletionTarget};
 use crate::context::Context;
-use crate::era::{Era, Stateful};
+use crate::era::Stateful;
 use crate::lifecycle::{LifecycleState, Strictness};
 use crate::pagination::{DEFAULT_PAGE_SIZE, Paginator};
 use crate::prompt::{PromptGet, PromptRegistry};
 use crate::resource::{ResourceError, ResourceRead, ResourceRegistry};
-use crate::router::{self, NotificationRoute, RequestRoute, RouteError, Router};
-use crate::service::{ServerService, builtin_notifications, builtin_requests};
+use crate::router::{NotificationRoute, RequestRoute, Router, builtin_router};
+use crate::service::{
+    ServerInner, ServerService, SessionEntry, builtin_notifications, builtin_requests,
+};
 use crate::session::{
     DEFAULT_MAX_SESSION_TOOLS, DEFAULT_MAX_SUBSCRIPTIONS, SessionHandle, SessionState,
 };
@@ -36,6 +37,7 @@ use crate::tool::{
     AllowList, ClientIdentity, RegisteredTool, RegistryError, ToolCall, ToolError, ToolPolicy,
     ToolRegistry,
 };
+use switchboard_jsonrpc::router::{RouteError, typed_notification, typed_request};
 
 /// Default bound on concurrent sessions of one server.
 pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
@@ -59,34 +61,6 @@ pub enum ServerError {
         /// The bound.
         limit: usize,
     },
-}
-
-pub(crate) struct SessionEntry {
-    pub(crate) peer: WeakPeer,
-    pub(crate) state: Arc<SessionState>,
-    pub(crate) runtime: tokio::runtime::Handle,
-}
-
-pub(crate) struct ServerInner {
-    pub(crate) info: Implementation,
-    pub(crate) instructions: Option<String>,
-    pub(crate) capabilities: ServerCapabilities,
-    pub(crate) versions: Vec<ProtocolVersion>,
-    pub(crate) strictness: Strictness,
-    pub(crate) era: Arc<dyn Era>,
-    pub(crate) router: Router,
-    pub(crate) tools: RwLock<ToolRegistry>,
-    pub(crate) resources: RwLock<ResourceRegistry>,
-    pub(crate) prompts: RwLock<PromptRegistry>,
-    pub(crate) completions: RwLock<CompletionRegistry>,
-    pub(crate) policy: Option<ToolPolicy>,
-    pub(crate) paginator: Paginator,
-    pub(crate) sessions: Mutex<HashMap<u64, SessionEntry>>,
-    pub(crate) next_session: AtomicU64,
-    pub(crate) max_sessions: usize,
-    pub(crate) max_subscriptions: usize,
-    pub(crate) max_session_tools: usize,
-    pub(crate) config: SessionConfig,
 }
 
 /// An MCP server: cheap to clone, shared by all its sessions.
@@ -118,7 +92,7 @@ pub struct ServerBuilder {
     prompts: PromptRegistry,
     completions: CompletionRegistry,
     policy: Option<ToolPolicy>,
-    router: Router,
+    router: Router<ServerService>,
     errors: Vec<ServerError>,
     page_size: usize,
     max_sessions: usize,
@@ -307,7 +281,7 @@ impl ServerBuilder {
         F: Fn(M::Params, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<M::Result, ErrorObject>> + Send + 'static,
     {
-        let route = RequestRoute::User(router::request_handler::<M, F, Fut>(handler));
+        let route = RequestRoute::User(typed_request::<M, Context, F, Fut>(handler));
         if let Err(e) = self.router.add_request(M::NAME, route) {
             self.errors.push(e.into());
         }
@@ -325,7 +299,7 @@ impl ServerBuilder {
         N: NotificationMethod,
         F: Fn(N::Params, &SessionHandle) + Send + Sync + 'static,
     {
-        let route = NotificationRoute::User(router::notification_handler::<N, F>(handler));
+        let route = NotificationRoute::User(typed_notification::<N, SessionHandle, F>(handler));
         if let Err(e) = self.router.add_notification(N::NAME, route) {
             self.errors.push(e.into());
         }
@@ -444,20 +418,6 @@ impl ServerBuilder {
     }
 }
 
-/// The routes of the methods the server serves itself.
-fn builtin_router() -> Router {
-    let mut router = Router::default();
-    for (method, f) in builtin_requests() {
-        let added = router.add_request(method, RequestRoute::Builtin(f));
-        debug_assert!(added.is_ok(), "built-in routes are distinct");
-    }
-    for method in builtin_notifications() {
-        let added = router.add_notification(method, NotificationRoute::Builtin);
-        debug_assert!(added.is_ok(), "built-in routes are distinct");
-    }
-    router
-}
-
 impl Server {
     /// Starts building a server that calls itself `info`.
     pub fn builder(info: Implementation) -> ServerBuilder {
@@ -473,7 +433,7 @@ impl Server {
             prompts: PromptRegistry::default(),
             completions: CompletionRegistry::default(),
             policy: None,
-            router: builtin_router(),
+            router: builtin_router(builtin_requests(), builtin_notifications()),
             errors: Vec::new(),
             page_size: DEFAULT_PAGE_SIZE,
             max_sessions: DEFAULT_MAX_SESSIONS,

@@ -1,14 +1,20 @@
 //! The server's [`Service`] for one session: lifecycle gating, negotiation, capability gates and
 //! dispatch to the primitives. Runs on the engine; never sees bytes.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, RwLock};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use switchboard_jsonrpc::{BoxFuture, HandlerResult, Peer, RequestContext, Service};
+use switchboard_jsonrpc::{
+    BoxFuture, HandlerResult, Peer, RequestContext, Service, SessionConfig, WeakPeer,
+};
+use switchboard_types::ProtocolVersion;
+use switchboard_types::capabilities::ServerCapabilities;
 use switchboard_types::completion::{CompleteRequestParams, CompleteResult, Reference};
 use switchboard_types::jsonrpc::{empty_object, to_raw};
+use switchboard_types::lifecycle::Implementation;
 use switchboard_types::lifecycle::{InitializeRequestParams, InitializeResult};
 use switchboard_types::logging::SetLevelRequestParams;
 use switchboard_types::meta::PaginatedRequestParams;
@@ -26,16 +32,52 @@ use switchboard_types::catalogue::{
     Progress, ReadResource, Refusal, SetLevel, Subscribe, Unsubscribe,
 };
 
-use crate::completion::{CompletionQuery, CompletionTarget};
+use crate::completion::{CompletionQuery, CompletionRegistry, CompletionTarget};
 use crate::context::{Context, resource_not_found};
+use crate::era::Era;
 use crate::gate;
+use crate::lifecycle::Strictness;
 use crate::lifecycle::{LifecycleEvent, LifecycleState};
+use crate::pagination::Paginator;
+use crate::policy::ToolPolicy;
+use crate::prompt::PromptRegistry;
 use crate::prompt::{self, PromptGet};
 use crate::resource::ResourceRead;
-use crate::router::{Builtin, NotificationRoute, RequestRoute, invalid_params};
-use crate::server::ServerInner;
+use crate::resource::ResourceRegistry;
+use crate::router::{Builtin, NotificationRoute, RequestRoute, Router};
 use crate::session::{SessionHandle, SessionState};
+use crate::tool::ToolRegistry;
 use crate::tool::{self, AllowList, ClientIdentity, RegisteredTool, ToolCall};
+use switchboard_jsonrpc::router::invalid_params;
+
+/// A session of one server, as the server's registry keeps it.
+pub(crate) struct SessionEntry {
+    pub(crate) peer: WeakPeer,
+    pub(crate) state: Arc<SessionState>,
+    pub(crate) runtime: tokio::runtime::Handle,
+}
+
+pub(crate) struct ServerInner {
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) capabilities: ServerCapabilities,
+    pub(crate) versions: Vec<ProtocolVersion>,
+    pub(crate) strictness: Strictness,
+    pub(crate) era: Arc<dyn Era>,
+    pub(crate) router: Router<ServerService>,
+    pub(crate) tools: RwLock<ToolRegistry>,
+    pub(crate) resources: RwLock<ResourceRegistry>,
+    pub(crate) prompts: RwLock<PromptRegistry>,
+    pub(crate) completions: RwLock<CompletionRegistry>,
+    pub(crate) policy: Option<ToolPolicy>,
+    pub(crate) paginator: Paginator,
+    pub(crate) sessions: Mutex<HashMap<u64, SessionEntry>>,
+    pub(crate) next_session: AtomicU64,
+    pub(crate) max_sessions: usize,
+    pub(crate) max_subscriptions: usize,
+    pub(crate) max_session_tools: usize,
+    pub(crate) config: SessionConfig,
+}
 
 pub(crate) struct ServerService {
     server: Arc<ServerInner>,
@@ -142,7 +184,7 @@ impl ServerService {
     fn visible_tools(&self) -> Result<Vec<Tool>, ErrorObject> {
         let registry = self.server.tools.read().map_err(|_| poisoned())?;
         let mut tools: Vec<Tool> = registry.iter().map(|t| t.tool.clone()).collect();
-        tools.extend(self.state.session_tools());
+        tools.extend(tool::session_tools(&self.state));
         tools.retain(|t| self.state.allows(&t.name));
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         tools.dedup_by(|a, b| a.name == b.name);
@@ -157,7 +199,7 @@ impl ServerService {
     }
 
     fn find_tool(&self, name: &str) -> Result<Option<Arc<RegisteredTool>>, ErrorObject> {
-        if let Some(t) = self.state.session_tool(name) {
+        if let Some(t) = tool::session_tool(&self.state, name) {
             return Ok(Some(t));
         }
         Ok(self
@@ -382,7 +424,7 @@ impl ServerService {
 }
 
 /// The requests the server serves itself, one route per catalogue method.
-pub(crate) fn builtin_requests() -> [(&'static str, Builtin); 13] {
+pub(crate) fn builtin_requests() -> [(&'static str, Builtin<ServerService>); 13] {
     [
         (Initialize::NAME, |s, r, _| ready(s.initialize(&r))),
         (Ping::NAME, |_, _, _| ready(Ok(empty_object()))),
@@ -471,7 +513,7 @@ impl Service for ServerService {
                 return ready(Err(e));
             }
         }
-        match &entry.route {
+        match &entry.handler {
             RequestRoute::Builtin(f) => f(self, req, cx),
             RequestRoute::User(h) => h(req.params, self.context(cx)),
         }
@@ -491,7 +533,7 @@ impl Service for ServerService {
             }
             return;
         }
-        let route = self.server.router.notification(method).map(|e| &e.route);
+        let route = self.server.router.notification(method).map(|e| &e.handler);
         if let Some(NotificationRoute::Builtin) = route {
             return;
         }

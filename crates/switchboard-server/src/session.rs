@@ -4,19 +4,17 @@
 use std::any::{Any, TypeId};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use switchboard_jsonrpc::{Peer, RequestError};
+use switchboard_jsonrpc::Peer;
 use switchboard_types::ProtocolVersion;
 use switchboard_types::logging::{LoggingLevel, LoggingMessageNotificationParams};
 use switchboard_types::resources::ResourceUpdatedNotificationParams;
-use switchboard_types::tools::{CallToolResult, Tool};
 
+pub use crate::error::SessionError;
 use crate::lifecycle::LifecycleState;
-use crate::tool::{
-    AllowList, ClientIdentity, RegisteredTool, RegistryError, ToolCall, ToolError, ToolRegistry,
-};
+use crate::policy::{AllowList, ClientIdentity};
+use switchboard_types::catalogue::{LoggingMessage, Method, ResourceUpdated, ToolListChanged};
 
 /// Default bound on resource subscriptions per session.
 pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1024;
@@ -30,7 +28,6 @@ pub(crate) struct SessionData {
     pub(crate) allow: AllowList,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) subscriptions: HashSet<String>,
-    pub(crate) tools: ToolRegistry,
 }
 
 /// The state of one session, shared by its service and every handle to it.
@@ -52,7 +49,6 @@ impl SessionState {
                 allow: AllowList::All,
                 log_level: None,
                 subscriptions: HashSet::new(),
-                tools: ToolRegistry::default(),
             }),
             extensions: Mutex::default(),
             max_subscriptions,
@@ -96,15 +92,24 @@ impl SessionState {
             .unwrap_or(false)
     }
 
-    pub(crate) fn session_tool(&self, name: &str) -> Option<Arc<RegisteredTool>> {
-        self.data.lock().ok().and_then(|d| d.tools.get_shared(name))
+    /// The session's value of type `T`, inserting `T::default()` the first time.
+    pub(crate) fn extension<T: Any + Send + Sync + Default>(&self) -> Arc<T> {
+        let Ok(mut map) = self.extensions.lock() else {
+            return Arc::new(T::default());
+        };
+        let entry = map
+            .entry(TypeId::of::<T>())
+            .or_insert_with(|| Arc::new(T::default()));
+        entry
+            .clone()
+            .downcast::<T>()
+            .unwrap_or_else(|_| Arc::new(T::default()))
     }
 
-    pub(crate) fn session_tools(&self) -> Vec<Tool> {
-        self.data
-            .lock()
-            .map(|d| d.tools.iter().map(|t| t.tool.clone()).collect())
-            .unwrap_or_default()
+    /// The session's value of type `T`, if one was ever inserted.
+    pub(crate) fn existing_extension<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        let map = self.extensions.lock().ok()?;
+        map.get(&TypeId::of::<T>())?.clone().downcast::<T>().ok()
     }
 }
 
@@ -115,24 +120,6 @@ impl fmt::Debug for SessionState {
             .field("lifecycle", &self.lifecycle())
             .finish()
     }
-}
-
-/// Why a session-level operation failed.
-#[derive(Debug, Clone, thiserror::Error)]
-#[non_exhaustive]
-pub enum SessionError {
-    /// The bound on subscriptions per session is reached.
-    #[error("too many subscriptions (limit {limit})")]
-    TooManySubscriptions {
-        /// The bound.
-        limit: usize,
-    },
-    /// A registration failed.
-    #[error(transparent)]
-    Registry(#[from] RegistryError),
-    /// Sending failed (refused locally, or the session is closed).
-    #[error(transparent)]
-    Send(#[from] RequestError),
 }
 
 /// A handle to one session, for handlers and for the server's owner.
@@ -179,53 +166,7 @@ impl SessionHandle {
 
     /// The session's value of type `T`, inserting `T::default()` the first time.
     pub fn extension<T: Any + Send + Sync + Default>(&self) -> Arc<T> {
-        let Ok(mut map) = self.state.extensions.lock() else {
-            return Arc::new(T::default());
-        };
-        let entry = map
-            .entry(TypeId::of::<T>())
-            .or_insert_with(|| Arc::new(T::default()));
-        entry
-            .clone()
-            .downcast::<T>()
-            .unwrap_or_else(|_| Arc::new(T::default()))
-    }
-
-    /// Registers a tool for this session only, and tells this client its tool list changed.
-    /// Re-registering an existing session tool replaces it.
-    ///
-    /// # Errors
-    /// A bound on session tools, or a failure to notify.
-    pub async fn add_tool<F, Fut>(&self, tool: Tool, handler: F) -> Result<(), SessionError>
-    where
-        F: Fn(ToolCall) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
-    {
-        {
-            let mut d = self.state.data.lock().map_err(|_| RequestError::Closed)?;
-            let _ = d.tools.remove(&tool.name);
-            if d.tools.len() >= self.max_session_tools {
-                return Err(RegistryError::Duplicate {
-                    kind: "session tool (limit reached)",
-                    name: tool.name,
-                }
-                .into());
-            }
-            d.tools.insert(RegisteredTool::new(tool, handler)?)?;
-        }
-        self.tools_changed().await
-    }
-
-    /// Removes a session tool (a no-op when absent) and tells this client its tool list changed.
-    ///
-    /// # Errors
-    /// A failure to notify.
-    pub async fn remove_tool(&self, name: &str) -> Result<(), SessionError> {
-        {
-            let mut d = self.state.data.lock().map_err(|_| RequestError::Closed)?;
-            let _ = d.tools.remove(name);
-        }
-        self.tools_changed().await
+        self.state.extension::<T>()
     }
 
     /// Sends `notifications/tools/list_changed` to this client (when `tools.listChanged` was declared).
@@ -233,10 +174,7 @@ impl SessionHandle {
     /// # Errors
     /// Refused locally when not declared, or the session is closed.
     pub async fn tools_changed(&self) -> Result<(), SessionError> {
-        Ok(self
-            .peer
-            .notify::<()>("notifications/tools/list_changed", None)
-            .await?)
+        Ok(self.peer.notify::<()>(ToolListChanged::NAME, None).await?)
     }
 
     /// Whether this client subscribed to `uri`.
@@ -259,7 +197,7 @@ impl SessionHandle {
         }
         let params = ResourceUpdatedNotificationParams::new(uri);
         self.peer
-            .notify("notifications/resources/updated", Some(&params))
+            .notify(ResourceUpdated::NAME, Some(&params))
             .await?;
         Ok(true)
     }
@@ -296,6 +234,6 @@ pub(crate) async fn log_via(
     }
     let mut params = LoggingMessageNotificationParams::new(level, data);
     params.logger = logger.map(str::to_owned);
-    peer.notify("notifications/message", Some(&params)).await?;
+    peer.notify(LoggingMessage::NAME, Some(&params)).await?;
     Ok(true)
 }

@@ -7,7 +7,7 @@
 //! | the tool's own error, or a panic inside it | a result with `isError: true`, reason in a text block |
 //! | a deliberate protocol error ([`ToolError::Rpc`], e.g. -32042) | that JSON-RPC error |
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -16,12 +16,15 @@ use std::sync::Arc;
 use futures::FutureExt;
 use switchboard_jsonrpc::BoxFuture;
 use switchboard_types::ErrorObject;
-use switchboard_types::capabilities::ClientCapabilities;
-use switchboard_types::lifecycle::Implementation;
 use switchboard_types::meta::JsonObject;
 use switchboard_types::tools::{CallToolResult, Tool};
 
 use crate::context::Context;
+pub use crate::error::RegistryError;
+use crate::error::SessionError;
+pub use crate::policy::{AllowList, ClientIdentity, ToolPolicy};
+use crate::session::{SessionHandle, SessionState};
+use switchboard_jsonrpc::RequestError;
 
 /// Why a tool did not produce a result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -186,38 +189,6 @@ pub struct ToolRegistry {
     tools: BTreeMap<String, Arc<RegisteredTool>>,
 }
 
-/// A registration error.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum RegistryError {
-    /// A tool, prompt or resource with this name is already registered.
-    #[error("{kind} '{name}' is already registered")]
-    Duplicate {
-        /// What kind of thing ("tool", "prompt", ...).
-        kind: &'static str,
-        /// The duplicated name.
-        name: String,
-    },
-    /// A tool's schema is not a valid JSON Schema.
-    #[error("tool '{name}': invalid {which}: {reason}")]
-    InvalidSchema {
-        /// The tool.
-        name: String,
-        /// `inputSchema` or `outputSchema`.
-        which: &'static str,
-        /// What the validator said.
-        reason: String,
-    },
-    /// Nothing with this name is registered.
-    #[error("{kind} '{name}' is not registered")]
-    NotFound {
-        /// What kind of thing.
-        kind: &'static str,
-        /// The missing name.
-        name: String,
-    },
-}
-
 impl ToolRegistry {
     /// Adds a tool.
     ///
@@ -273,53 +244,6 @@ impl ToolRegistry {
     }
 }
 
-/// Which tools one client may see and call.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum AllowList {
-    /// Every tool.
-    #[default]
-    All,
-    /// Only these tools.
-    Only(HashSet<String>),
-    /// Every tool but these.
-    AllExcept(HashSet<String>),
-}
-
-impl AllowList {
-    /// Only the named tools.
-    pub fn only<I: IntoIterator<Item = S>, S: Into<String>>(names: I) -> Self {
-        AllowList::Only(names.into_iter().map(Into::into).collect())
-    }
-
-    /// Every tool but the named ones.
-    pub fn all_except<I: IntoIterator<Item = S>, S: Into<String>>(names: I) -> Self {
-        AllowList::AllExcept(names.into_iter().map(Into::into).collect())
-    }
-
-    /// Whether the tool `name` is allowed.
-    pub fn allows(&self, name: &str) -> bool {
-        match self {
-            AllowList::All => true,
-            AllowList::Only(s) => s.contains(name),
-            AllowList::AllExcept(s) => !s.contains(name),
-        }
-    }
-}
-
-/// Who the client is, as the allow-list policy sees it.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct ClientIdentity {
-    /// `clientInfo` from `initialize`.
-    pub info: Implementation,
-    /// The client's declared capabilities.
-    pub capabilities: ClientCapabilities,
-}
-
-/// Decides a session's allow-list once, when the client has initialized.
-pub type ToolPolicy = Arc<dyn Fn(&ClientIdentity) -> AllowList + Send + Sync>;
-
 /// -32602 for an unknown tool name.
 pub fn unknown_tool(name: &str) -> ErrorObject {
     ErrorObject::new(
@@ -336,4 +260,67 @@ pub fn tool_not_permitted(name: &str) -> ErrorObject {
         format!("tool '{name}' not permitted for this client"),
     )
     .with_data(serde_json::json!({"reason": "tool_not_permitted", "tool": name}))
+}
+
+/// The tools registered for one session only, kept in the session's extension map.
+#[derive(Debug, Default)]
+struct SessionTools(std::sync::Mutex<ToolRegistry>);
+
+/// The session tool called `name`, if any.
+pub(crate) fn session_tool(state: &SessionState, name: &str) -> Option<Arc<RegisteredTool>> {
+    let tools = state.existing_extension::<SessionTools>()?;
+    let registry = tools.0.lock().ok()?;
+    registry.get_shared(name)
+}
+
+/// The session's own tools.
+pub(crate) fn session_tools(state: &SessionState) -> Vec<Tool> {
+    let Some(tools) = state.existing_extension::<SessionTools>() else {
+        return Vec::new();
+    };
+    tools
+        .0
+        .lock()
+        .map(|r| r.iter().map(|t| t.tool.clone()).collect())
+        .unwrap_or_default()
+}
+
+impl SessionHandle {
+    /// Registers a tool for this session only, and tells this client its tool list changed.
+    /// Re-registering an existing session tool replaces it.
+    ///
+    /// # Errors
+    /// A bound on session tools, or a failure to notify.
+    pub async fn add_tool<F, Fut>(&self, tool: Tool, handler: F) -> Result<(), SessionError>
+    where
+        F: Fn(ToolCall) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
+    {
+        {
+            let tools = self.state.extension::<SessionTools>();
+            let mut registry = tools.0.lock().map_err(|_| RequestError::Closed)?;
+            let _ = registry.remove(&tool.name);
+            if registry.len() >= self.max_session_tools {
+                return Err(RegistryError::Duplicate {
+                    kind: "session tool (limit reached)",
+                    name: tool.name,
+                }
+                .into());
+            }
+            registry.insert(RegisteredTool::new(tool, handler)?)?;
+        }
+        self.tools_changed().await
+    }
+
+    /// Removes a session tool (a no-op when absent) and tells this client its tool list changed.
+    ///
+    /// # Errors
+    /// A failure to notify.
+    pub async fn remove_tool(&self, name: &str) -> Result<(), SessionError> {
+        if let Some(tools) = self.state.existing_extension::<SessionTools>() {
+            let mut registry = tools.0.lock().map_err(|_| RequestError::Closed)?;
+            let _ = registry.remove(name);
+        }
+        self.tools_changed().await
+    }
 }
