@@ -1,39 +1,15 @@
 //! [`Inspector`]: annotates each frame of a session, in wire order.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
+use switchboard_types::catalogue::{
+    self, Cancelled, Initialize, Initialized, Method, Ping, Progress, Sender,
+};
 
-/// Which way a frame travels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub enum Direction {
-    /// Client → server.
-    #[serde(rename = "c2s")]
-    ClientToServer,
-    /// Server → client.
-    #[serde(rename = "s2c")]
-    ServerToClient,
-}
-
-impl Direction {
-    /// The other direction.
-    pub fn reverse(self) -> Self {
-        match self {
-            Direction::ClientToServer => Direction::ServerToClient,
-            Direction::ServerToClient => Direction::ClientToServer,
-        }
-    }
-
-    /// `c2s` or `s2c`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::ClientToServer => "c2s",
-            Direction::ServerToClient => "s2c",
-        }
-    }
-}
+pub use switchboard_types::Direction;
 
 /// The structural kind of a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -128,6 +104,16 @@ struct Open {
     at_ms: Option<f64>,
 }
 
+/// A request that was answered or cancelled.
+struct Closed {
+    index: usize,
+    method: String,
+    progress_token: Option<Value>,
+}
+
+/// How many answered or cancelled requests are remembered for late answers and late progress.
+pub const MAX_CLOSED: usize = 4096;
+
 /// Annotates a session frame by frame. Keeps what later frames need (open requests, negotiated
 /// capabilities, the phase); every map is bounded by the number of open requests.
 #[derive(Default)]
@@ -139,8 +125,10 @@ pub struct Inspector {
     server_caps: Option<Value>,
     /// Open requests by (direction of the request, id).
     open: HashMap<(Direction, String), Open>,
-    /// Requests answered or cancelled, by (direction, id): for late progress.
-    closed: HashMap<(Direction, String), (usize, String)>,
+    /// Requests answered or cancelled, by (direction, id): for late answers and late progress.
+    closed: HashMap<(Direction, String), Closed>,
+    /// The order `closed` was filled in, oldest first (its bound).
+    closed_order: VecDeque<(Direction, String)>,
     /// Ids of notification-named frames that carried an id (to flag answers to them).
     notification_ids: HashMap<(Direction, String), usize>,
     pub(crate) reports: Vec<FrameReport>,
@@ -156,51 +144,26 @@ impl fmt::Debug for Inspector {
     }
 }
 
-/// The protocol area of a method.
+/// The protocol area of a method, from the catalogue; `None` for a method no revision defines.
 pub fn primitive_of(method: &str) -> Option<&'static str> {
-    let m = method.strip_prefix("notifications/").unwrap_or(method);
-    Some(match m.split('/').next()? {
-        "initialize" | "initialized" => "lifecycle",
-        "ping" | "progress" | "cancelled" => "utility",
-        "tools" => "tools",
-        "resources" => "resources",
-        "prompts" => "prompts",
-        "completion" => "completion",
-        "logging" | "message" => "logging",
-        "roots" => "roots",
-        "sampling" => "sampling",
-        "elicitation" => "elicitation",
-        "tasks" => "tasks",
-        _ => return None,
-    })
+    catalogue::find(method).map(|s| s.primitive.as_str())
 }
 
-/// The capability a method needs (`server.tools`, `client.sampling`, ...), given who sends it.
+/// The capability a method needs (`server.tools`, `client.sampling`, ...), from the catalogue.
+///
+/// Whose declaration counts follows the method's own direction (a `tools/list` sent the wrong
+/// way still needs the server's `tools`); `None` for an ungated or unknown method, and for one
+/// either side's declaration opens (`notifications/tasks/status`). `direction` decides for
+/// methods either side sends (`tasks/get`: the receiver's `tasks`).
 pub fn capability_of(method: &str, direction: Direction) -> Option<String> {
-    let s = match method {
-        "tools/list" | "tools/call" => "server.tools",
-        "notifications/tools/list_changed" => "server.tools.listChanged",
-        "resources/list" | "resources/read" | "resources/templates/list" => "server.resources",
-        "resources/subscribe" | "resources/unsubscribe" | "notifications/resources/updated" => {
-            "server.resources.subscribe"
-        }
-        "notifications/resources/list_changed" => "server.resources.listChanged",
-        "prompts/list" | "prompts/get" => "server.prompts",
-        "notifications/prompts/list_changed" => "server.prompts.listChanged",
-        "logging/setLevel" | "notifications/message" => "server.logging",
-        "completion/complete" => "server.completions",
-        "sampling/createMessage" => "client.sampling",
-        "roots/list" => "client.roots",
-        "notifications/roots/list_changed" => "client.roots.listChanged",
-        "elicitation/create" => "client.elicitation",
-        "notifications/elicitation/complete" => "client.elicitation.url",
-        m if m.starts_with("tasks/") => match direction {
-            Direction::ClientToServer => "server.tasks",
-            Direction::ServerToClient => "client.tasks",
-        },
-        _ => return None,
+    let spec = catalogue::find(method)?;
+    let natural = match spec.sender {
+        Sender::Client => Direction::ClientToServer,
+        Sender::Server => Direction::ServerToClient,
+        Sender::Either => direction,
     };
-    Some(s.to_owned())
+    let (side, capability) = spec.gate_side(natural)?;
+    Some(format!("{}.{}", side.as_str(), capability.path()))
 }
 
 fn declared(caps: &Value, path: &str) -> bool {
@@ -369,13 +332,13 @@ impl Inspector {
             self.notification_ids
                 .insert((r.direction, id_key(id)), r.index);
         }
-        if !self.initialized && !matches!(method, "initialize" | "ping") {
+        if !self.initialized && method != Initialize::NAME && method != Ping::NAME {
             r.violations.push(Violation {
                 tag: "LC-1",
                 reason: format!("{method} before the handshake completed"),
             });
         }
-        if method == "initialize" {
+        if method == Initialize::NAME {
             self.client_caps = obj
                 .get("params")
                 .and_then(|p| p.get("capabilities"))
@@ -408,32 +371,53 @@ impl Inspector {
     fn on_notification(&mut self, r: &mut FrameReport, method: &str, obj: &Map<String, Value>) {
         r.kind = Kind::Notification;
         let params = obj.get("params");
-        match method {
-            "notifications/initialized" => {
-                r.phase = Phase::Initialization;
-                self.initialized = true;
-            }
-            "notifications/cancelled" => {
-                let target = params.and_then(|p| p.get("requestId")).map(id_key);
-                // A cancellation refers to a request sent earlier in the same direction (UT-2).
-                let key = target.map(|t| (r.direction, t));
-                if let Some(open) = key.as_ref().and_then(|k| self.open.get(k)) {
-                    r.refers_to = Some(open.index);
-                    if open.method == "initialize" {
-                        r.violations.push(Violation {
-                            tag: "UT-8",
-                            reason: "initialize must not be cancelled".into(),
-                        });
-                    }
-                }
-                if let Some(k) = key {
-                    if let Some(o) = self.open.remove(&k) {
-                        self.closed.insert(k, (o.index, o.method));
-                    }
+        if method == Initialized::NAME {
+            r.phase = Phase::Initialization;
+            self.initialized = true;
+        } else if method == Cancelled::NAME {
+            let target = params.and_then(|p| p.get("requestId")).map(id_key);
+            // A cancellation refers to a request sent earlier in the same direction (UT-2).
+            let key = target.map(|t| (r.direction, t));
+            if let Some(open) = key.as_ref().and_then(|k| self.open.get(k)) {
+                r.refers_to = Some(open.index);
+                if open.method == Initialize::NAME {
+                    r.violations.push(Violation {
+                        tag: "UT-8",
+                        reason: "initialize must not be cancelled".into(),
+                    });
                 }
             }
-            "notifications/progress" => self.on_progress(r, params),
-            _ => {}
+            if let Some(k) = key {
+                if let Some(o) = self.open.remove(&k) {
+                    self.close(k, o);
+                }
+            }
+        } else if method == Progress::NAME {
+            self.on_progress(r, params);
+        }
+    }
+
+    /// Remembers an answered or cancelled request, for late answers and late progress. The
+    /// oldest is forgotten beyond [`MAX_CLOSED`], so memory stays bounded on endless sessions.
+    fn close(&mut self, key: (Direction, String), open: Open) {
+        if self.closed.len() >= MAX_CLOSED {
+            if let Some(old) = self.closed_order.pop_front() {
+                self.closed.remove(&old);
+            }
+        }
+        if self
+            .closed
+            .insert(
+                key.clone(),
+                Closed {
+                    index: open.index,
+                    method: open.method,
+                    progress_token: open.progress_token,
+                },
+            )
+            .is_none()
+        {
+            self.closed_order.push_back(key);
         }
     }
 
@@ -465,11 +449,30 @@ impl Inspector {
                     }
                 }
             }
-            None => r.violations.push(Violation {
-                tag: "UT-7",
-                reason: "progress for no active request (unknown token, or after the response)"
-                    .into(),
-            }),
+            None => {
+                // After the response (or the cancellation): still linked to its request.
+                let late = self
+                    .closed
+                    .values()
+                    .filter(|c| c.progress_token.is_some() && c.progress_token == token)
+                    .max_by_key(|c| c.index);
+                match late {
+                    Some(c) => {
+                        r.refers_to = Some(c.index);
+                        r.violations.push(Violation {
+                            tag: "UT-7",
+                            reason: format!(
+                                "progress after the request at frame {} was answered",
+                                c.index
+                            ),
+                        });
+                    }
+                    None => r.violations.push(Violation {
+                        tag: "UT-7",
+                        reason: "progress for no active request (unknown token)".into(),
+                    }),
+                }
+            }
         }
     }
 
@@ -482,10 +485,21 @@ impl Inspector {
             Kind::Response
         };
         if has_result && has_error {
+            // Neither shape: not an answer. Linked to its request, which stays open.
+            r.kind = Kind::Invalid;
             r.violations.push(Violation {
                 tag: "JR-7",
-                reason: "both result and error".into(),
+                reason: "both result and error: neither a response nor an error".into(),
             });
+            if let Some(open) = obj
+                .get("id")
+                .and_then(|id| self.open.get(&(r.direction.reverse(), id_key(id))))
+            {
+                r.refers_to = Some(open.index);
+                r.method = Some(open.method.clone());
+                r.primitive = primitive_of(&open.method);
+            }
+            return;
         }
         let Some(id) = obj.get("id").filter(|i| !i.is_null()) else {
             if has_result {
@@ -516,21 +530,21 @@ impl Inspector {
                         .or_default()
                         .push(b - a);
                 }
-                if open.method == "initialize" && has_result {
+                if open.method == Initialize::NAME && has_result {
                     self.server_caps = obj
                         .get("result")
                         .and_then(|res| res.get("capabilities"))
                         .cloned();
                 }
-                self.closed.insert(key, (open.index, open.method));
+                self.close(key, open);
             }
             None => match self.closed.get(&key) {
-                Some((index, method)) => {
-                    r.refers_to = Some(*index);
-                    r.method = Some(method.clone());
+                Some(c) => {
+                    r.refers_to = Some(c.index);
+                    r.method = Some(c.method.clone());
                     r.violations.push(Violation {
                         tag: "JR-6",
-                        reason: format!("second answer to the request at frame {index}"),
+                        reason: format!("second answer to the request at frame {}", c.index),
                     });
                 }
                 None => r.violations.push(Violation {

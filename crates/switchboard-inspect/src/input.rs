@@ -3,6 +3,7 @@
 //! (direction inferred from the method).
 
 use serde_json::Value;
+use switchboard_types::catalogue::{self, Sender};
 
 use crate::annotate::Direction;
 
@@ -27,20 +28,9 @@ pub struct InputError {
     pub reason: String,
 }
 
-/// Methods only a server sends.
+/// Methods only a server sends, from the catalogue.
 fn server_sent(method: &str) -> bool {
-    matches!(
-        method,
-        "sampling/createMessage"
-            | "roots/list"
-            | "elicitation/create"
-            | "notifications/message"
-            | "notifications/resources/updated"
-            | "notifications/resources/list_changed"
-            | "notifications/tools/list_changed"
-            | "notifications/prompts/list_changed"
-            | "notifications/elicitation/complete"
-    )
+    catalogue::find(method).is_some_and(|spec| spec.sender == Sender::Server)
 }
 
 fn timestamp_ms(v: &Value) -> Option<f64> {

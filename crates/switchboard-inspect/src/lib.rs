@@ -12,8 +12,9 @@
 //! | [`input`] | reads recordings (JSONL), `->`/`<-` transcripts and bare frames |
 //! | [`render`] | the readable table |
 //!
-//! Depends on serde / serde_json only: it reads frames as JSON, never through the engine, so it
-//! can judge peers that get the envelope wrong.
+//! Depends on serde / serde_json and the wire crate's method catalogue only (primitive,
+//! capability and direction of each method come from there): it reads frames as JSON, never
+//! through the engine, so it can judge peers that get the envelope wrong.
 
 pub mod annotate;
 pub mod input;

@@ -200,3 +200,67 @@ fn inputs_recordings_arrows_and_bare_frames() {
     );
     assert!(parse_input("?? what").is_err());
 }
+
+#[test]
+fn jr_7_a_message_with_both_result_and_error_is_invalid_not_an_error() {
+    let i = trace(&format!(
+        "{HANDSHAKE}
+-> {{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}}
+<- {{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"tools\":[]}},\"error\":{{\"code\":-32603,\"message\":\"x\"}}}}
+"
+    ));
+    let r = &i.reports()[4];
+    assert_eq!(r.kind, Kind::Invalid, "neither shape: {r:?}");
+    assert_eq!(tags(&i, 4), vec!["JR-7"]);
+    assert_eq!(r.refers_to, Some(3), "still linked to the request it names");
+    assert_eq!(r.method.as_deref(), Some("tools/list"));
+    assert_eq!(i.unanswered(), vec![3], "an invalid message answers nothing");
+}
+
+#[test]
+fn ut_7_progress_after_the_response_keeps_its_link() {
+    let i = trace(&format!(
+        "{HANDSHAKE}
+-> {{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{{\"name\":\"a\",\"_meta\":{{\"progressToken\":7}}}}}}
+<- {{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"content\":[]}}}}
+<- {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":7,\"progress\":1}}}}
+<- {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":8,\"progress\":1}}}}
+"
+    ));
+    assert_eq!(tags(&i, 5), vec!["UT-7"]);
+    assert_eq!(i.reports()[5].refers_to, Some(3), "late progress links to its request");
+    assert_eq!(tags(&i, 6), vec!["UT-7"]);
+    assert_eq!(i.reports()[6].refers_to, None, "an unknown token links to nothing");
+}
+
+#[test]
+fn answered_requests_are_remembered_within_a_bound() {
+    let mut i = trace(HANDSHAKE);
+    let n = switchboard_inspect::annotate::MAX_CLOSED + 1;
+    for id in 0..n {
+        let id = id + 100;
+        i.observe(
+            Direction::ClientToServer,
+            &format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}"),
+            None,
+        );
+        i.observe(
+            Direction::ServerToClient,
+            &format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}"),
+            None,
+        );
+    }
+    // The first answered ping is forgotten; the last is still known.
+    let first = i.observe(
+        Direction::ServerToClient,
+        "{\"jsonrpc\":\"2.0\",\"id\":100,\"result\":{}}",
+        None,
+    );
+    assert!(first.violations[0].reason.contains("orphan"), "{first:?}");
+    let last = i.observe(
+        Direction::ServerToClient,
+        &format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{}}}}", n + 99),
+        None,
+    );
+    assert!(last.violations[0].reason.contains("second answer"), "{last:?}");
+}
