@@ -3,6 +3,7 @@
 //! a connection failure exits 2.
 
 use std::io::IsTerminal;
+use switchboard::types::catalogue::{self, Arguments, Target};
 
 use anyhow::Context as _;
 use serde_json::{Map, Value, json};
@@ -66,21 +67,24 @@ pub fn parse_pairs(pairs: &[String], json_values: bool) -> anyhow::Result<Map<St
 }
 
 fn params_for(a: &CallArgs) -> anyhow::Result<Value> {
-    let mut params = match (a.method.as_str(), &a.target) {
-        ("tools/call", Some(name)) => {
-            json!({"name": name, "arguments": parse_pairs(&a.pairs, true)?})
+    // How the method names its target comes from the catalogue: `tools/call NAME k=v` (JSON
+    // argument values), `prompts/get NAME k=v` (string arguments), `resources/read URI`.
+    let target = catalogue::request(&a.method).and_then(|s| s.target);
+    let mut params = match (target, &a.target) {
+        (Some(Target::Name(kind)), Some(name)) => {
+            let json_values = kind == Arguments::Json;
+            json!({"name": name, "arguments": parse_pairs(&a.pairs, json_values)?})
         }
-        ("prompts/get", Some(name)) => {
-            json!({"name": name, "arguments": parse_pairs(&a.pairs, false)?})
+        (Some(Target::Uri), Some(uri)) => {
+            let mut p = parse_pairs(&a.pairs, true)?;
+            p.insert("uri".into(), Value::String(uri.clone()));
+            Value::Object(p)
         }
-        ("resources/read" | "resources/subscribe" | "resources/unsubscribe", Some(uri)) => {
-            json!({"uri": uri})
-        }
-        ("tools/call" | "prompts/get", None) => anyhow::bail!("{} needs a name", a.method),
-        ("resources/read", None) => anyhow::bail!("resources/read needs a URI"),
+        (Some(Target::Name(_)), None) => anyhow::bail!("{} needs a name", a.method),
+        (Some(Target::Uri), None) => anyhow::bail!("{} needs a URI", a.method),
         // A method without a name or URI (`logging/setLevel level=debug`, `resources/list
         // cursor=C`): clap puts the first pair in `target`, so it is a pair too, never dropped.
-        (_, target) => {
+        (None, target) => {
             let pairs: Vec<String> = target.iter().chain(&a.pairs).cloned().collect();
             Value::Object(parse_pairs(&pairs, true)?)
         }
@@ -200,15 +204,9 @@ fn progress_bar(p: f64, total: Option<f64>) {
     }
 }
 
-/// The array member of a paginated list result.
+/// The array member of a paginated list result, from the catalogue.
 fn list_key(method: &str) -> Option<&'static str> {
-    Some(match method {
-        "tools/list" => "tools",
-        "resources/list" => "resources",
-        "resources/templates/list" => "resourceTemplates",
-        "prompts/list" => "prompts",
-        _ => return None,
-    })
+    catalogue::request(method).and_then(|s| s.list_member)
 }
 
 /// Follows `nextCursor` (at most 1000 pages) and returns one result with every item.
@@ -306,5 +304,32 @@ mod tests {
         assert_eq!(p, json!({"cursor": "c1", "x": 1}));
         assert!(params_for(&args("ping", Some("oops"), &[])).is_err());
         assert_eq!(params_for(&args("ping", None, &[])).unwrap(), json!({}));
+    }
+
+    #[test]
+    fn targets_and_list_members_follow_the_catalogue() {
+        let p = params_for(&args("tools/call", Some("add"), &["a=1", "s=x"])).unwrap();
+        assert_eq!(p, json!({"name": "add", "arguments": {"a": 1, "s": "x"}}));
+        let p = params_for(&args("prompts/get", Some("p"), &["n=1"])).unwrap();
+        assert_eq!(
+            p,
+            json!({"name": "p", "arguments": {"n": "1"}}),
+            "prompt arguments are strings"
+        );
+        let p = params_for(&args("resources/subscribe", Some("file:///a"), &[])).unwrap();
+        assert_eq!(p, json!({"uri": "file:///a"}));
+        assert!(
+            params_for(&args("resources/unsubscribe", None, &[])).is_err(),
+            "needs a URI"
+        );
+        assert!(
+            params_for(&args("tools/call", None, &[])).is_err(),
+            "needs a name"
+        );
+        assert_eq!(
+            list_key("resources/templates/list"),
+            Some("resourceTemplates")
+        );
+        assert_eq!(list_key("tools/call"), None);
     }
 }
