@@ -51,6 +51,7 @@ use crate::error::ClientError;
 use crate::listing::{Listed, changed, list_all, list_page};
 use crate::state::{ClientState, Phase};
 use crate::subscription::SubscriptionId;
+use switchboard_types::methods;
 
 /// What the handshake settled.
 #[derive(Debug, Clone, PartialEq)]
@@ -209,7 +210,7 @@ impl ClientSession {
     pub async fn ping(&self) -> Result<(), ClientError> {
         let _: serde_json::Value = self
             .peer
-            .call::<(), _>("ping", None, RequestOptions::default())
+            .call::<(), _>(methods::PING, None, RequestOptions::default())
             .await?;
         Ok(())
     }
@@ -297,7 +298,7 @@ impl ClientSession {
         opts: RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
         let params = CallToolRequestParams::new(name).with_arguments(arguments);
-        let result: CallToolResult = self.send("tools/call", &params, opts).await?;
+        let result: CallToolResult = self.send(methods::TOOLS_CALL, &params, opts).await?;
         if !self.protocol_version().supports(Feature::StructuredContent) {
             return Ok(result);
         }
@@ -384,7 +385,7 @@ impl ClientSession {
     /// A request error, e.g. the server's -32002 for an unknown resource.
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
         self.send(
-            "resources/read",
+            methods::RESOURCES_READ,
             &ResourceRequestParams::new(uri),
             RequestOptions::default(),
         )
@@ -412,7 +413,7 @@ impl ClientSession {
             };
             let _: EmptyResult = self
                 .send(
-                    "resources/subscribe",
+                    methods::RESOURCES_SUBSCRIBE,
                     &ResourceRequestParams::new(uri),
                     RequestOptions::default(),
                 )
@@ -432,7 +433,7 @@ impl ClientSession {
         if last {
             let _: EmptyResult = self
                 .send(
-                    "resources/unsubscribe",
+                    methods::RESOURCES_UNSUBSCRIBE,
                     &ResourceRequestParams::new(uri),
                     RequestOptions::default(),
                 )
@@ -497,7 +498,7 @@ impl ClientSession {
     ) -> Result<GetPromptResult, ClientError> {
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = string_map(arguments);
-        self.send("prompts/get", &params, RequestOptions::default())
+        self.send(methods::PROMPTS_GET, &params, RequestOptions::default())
             .await
     }
 
@@ -511,7 +512,7 @@ impl ClientSession {
     pub async fn set_level(&self, level: LoggingLevel) -> Result<(), ClientError> {
         let _: EmptyResult = self
             .send(
-                "logging/setLevel",
+                methods::LOGGING_SET_LEVEL,
                 &SetLevelRequestParams::new(level),
                 RequestOptions::default(),
             )
@@ -557,8 +558,12 @@ impl ClientSession {
                 ..Default::default()
             });
         }
-        self.send("completion/complete", &params, RequestOptions::default())
-            .await
+        self.send(
+            methods::COMPLETION_COMPLETE,
+            &params,
+            RequestOptions::default(),
+        )
+        .await
     }
 
     // ----- roots -------------------------------------------------------------------------------
@@ -594,7 +599,7 @@ impl ClientSession {
             return Ok(false);
         }
         self.peer
-            .notify::<()>("notifications/roots/list_changed", None)
+            .notify::<()>(methods::NOTIFICATIONS_ROOTS_LIST_CHANGED, None)
             .await?;
         Ok(true)
     }

@@ -20,6 +20,7 @@ use crate::config::HttpClientConfig;
 use crate::post::{self, Outbound};
 use crate::shared::{HttpMode, Shared, describe, other};
 use crate::stream;
+use switchboard_types::methods;
 
 /// Why a transport could not be made. No request is made by [`HttpClientTransport::connect`],
 /// so these are all local.
@@ -305,11 +306,11 @@ fn classify(shared: &Shared, frame: OutboundFrame) -> Outbound {
     }
     match Frame::decode(&frame.text) {
         Ok(Frame::Single(Ok(Message::Request(r)))) => {
-            out.initialize = r.method == "initialize";
+            out.initialize = r.method == methods::INITIALIZE;
             out.ids.push(r.id);
         }
         Ok(Frame::Single(Ok(Message::Notification(n)))) => {
-            out.initialized_notification = n.method == "notifications/initialized";
+            out.initialized_notification = n.method == methods::NOTIFICATIONS_INITIALIZED;
         }
         Ok(Frame::Single(Err(e))) if e.answerable => out.ids.extend(e.id),
         Ok(Frame::Batch(items)) => {

@@ -24,6 +24,7 @@ use crate::error::RequestError;
 use crate::framelog::{Direction, FrameEvent};
 use crate::service::{ProgressCallback, ProgressUpdate, Service};
 use crate::transport::OutboundFrame;
+use switchboard_types::methods;
 
 /// Options for one outbound request.
 #[derive(Clone, Default)]
@@ -493,14 +494,14 @@ impl Peer {
 
     async fn send_cancelled(&self, id: &RequestId, reason: &str) -> Result<(), RequestError> {
         let params = serde_json::json!({"requestId": id, "reason": reason});
-        self.notify_unchecked("notifications/cancelled", &params)
+        self.notify_unchecked(methods::NOTIFICATIONS_CANCELLED, &params)
             .await
     }
 
     fn send_cancelled_now(&self, id: &RequestId, reason: &str) {
         self.inner.remember_cancelled(id.clone());
         let params = serde_json::json!({"requestId": id, "reason": reason});
-        if let Ok(n) = Notification::new("notifications/cancelled", Some(&params)) {
+        if let Ok(n) = Notification::new(methods::NOTIFICATIONS_CANCELLED, Some(&params)) {
             self.inner
                 .try_send_message(&Message::Notification(n), self.related.as_ref());
         }

@@ -248,21 +248,22 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use switchboard_types::methods;
 
     #[test]
     fn duplicates_and_methods_of_the_other_side_are_refused() {
         let mut t: MethodTable<u8, u8> = MethodTable::new(Side::Server);
-        assert_eq!(t.add_request("tools/list", 1), Ok(()));
+        assert_eq!(t.add_request(methods::TOOLS_LIST, 1), Ok(()));
         assert!(matches!(
-            t.add_request("tools/list", 2),
+            t.add_request(methods::TOOLS_LIST, 2),
             Err(RouteError::Duplicate { .. })
         ));
         assert!(matches!(
-            t.add_request("sampling/createMessage", 3),
+            t.add_request(methods::SAMPLING_CREATE_MESSAGE, 3),
             Err(RouteError::NotReceived { side: "server", .. })
         ));
         assert!(matches!(
-            t.add_notification("tools/call", 3),
+            t.add_notification(methods::TOOLS_CALL, 3),
             Err(RouteError::NotReceived {
                 kind: "notification",
                 ..
@@ -272,9 +273,9 @@ mod tests {
         assert!(t.request("acme/x").is_some_and(|r| r.spec.is_none()));
         assert_eq!(t.add_request("", 5), Err(RouteError::EmptyName));
         let mut c: MethodTable<u8, u8> = MethodTable::new(Side::Client);
-        assert_eq!(c.add_request("sampling/createMessage", 1), Ok(()));
+        assert_eq!(c.add_request(methods::SAMPLING_CREATE_MESSAGE, 1), Ok(()));
         assert_eq!(
-            c.add_request("ping", 1),
+            c.add_request(methods::PING, 1),
             Ok(()),
             "either side receives ping"
         );

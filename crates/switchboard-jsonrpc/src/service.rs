@@ -13,6 +13,7 @@ use tokio::sync::Mutex as AsyncMutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::peer::Peer;
+use switchboard_types::methods;
 
 /// A boxed, sendable future.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -199,7 +200,7 @@ impl RequestContext {
         // Sent while holding the state lock: the response, which sets `done` under the same
         // lock, can never overtake a progress notification already queued.
         self.peer
-            .notify_unchecked("notifications/progress", &params)
+            .notify_unchecked(methods::NOTIFICATIONS_PROGRESS, &params)
             .await
             .map_err(|_| ProgressError::Closed)?;
         state.last = Some(update.progress);

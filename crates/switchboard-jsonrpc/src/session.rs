@@ -27,6 +27,7 @@ use crate::service::{
     BoxFuture, ProgressSlot, ProgressState, ProgressUpdate, RequestContext, Service,
 };
 use crate::transport::{FrameSink, FrameSource, OutboundFrame, Transport, TransportError};
+use switchboard_types::methods;
 
 /// Starts a session on `transport`, answering the peer with `service`. Must be called inside a
 /// Tokio runtime. Returns the handle used to talk to the peer.
@@ -468,8 +469,8 @@ fn progress_token_of(params: &str) -> Option<RequestId> {
 
 fn on_notification(peer: &Peer, n: Notification) {
     match n.method.as_str() {
-        "notifications/cancelled" => on_cancelled(peer, &n),
-        "notifications/progress" => on_progress(peer, &n),
+        methods::NOTIFICATIONS_CANCELLED => on_cancelled(peer, &n),
+        methods::NOTIFICATIONS_PROGRESS => on_progress(peer, &n),
         _ => {}
     }
     // The role sees every notification, the cross-cutting ones included (for its own records).

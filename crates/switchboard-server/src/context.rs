@@ -17,6 +17,7 @@ use switchboard_types::{ErrorCode, ErrorObject, Feature, RequestId};
 use tokio_util::sync::CancellationToken;
 
 use crate::session::{SessionError, SessionHandle, log_via};
+use switchboard_types::methods;
 
 /// The context of one request being handled.
 #[derive(Clone)]
@@ -149,7 +150,8 @@ impl Context {
                 "client capability sampling.tools (CP-5)".into(),
             ));
         }
-        self.ask("sampling/createMessage", Some(&params)).await
+        self.ask(methods::SAMPLING_CREATE_MESSAGE, Some(&params))
+            .await
     }
 
     /// Asks the user for input (`elicitation/create`), form or URL mode.
@@ -185,7 +187,7 @@ impl Context {
             }
             _ => {}
         }
-        self.ask("elicitation/create", Some(&params)).await
+        self.ask(methods::ELICITATION_CREATE, Some(&params)).await
     }
 
     /// Asks the client for its roots (`roots/list`).
@@ -198,7 +200,7 @@ impl Context {
                 "client capability roots".into(),
             ));
         }
-        self.ask::<(), _>("roots/list", None).await
+        self.ask::<(), _>(methods::ROOTS_LIST, None).await
     }
 
     /// Closes the stream that will carry this request's answer, when the transport has one
@@ -221,7 +223,7 @@ impl Context {
         );
         self.request
             .peer()
-            .notify("notifications/elicitation/complete", Some(&params))
+            .notify(methods::NOTIFICATIONS_ELICITATION_COMPLETE, Some(&params))
             .await
     }
 }

@@ -11,6 +11,7 @@ use std::fmt;
 use switchboard_types::{ErrorObject, Feature, MessageKind, ProtocolVersion};
 
 use crate::lifecycle::{LifecycleState, Strictness};
+use switchboard_types::methods;
 
 /// Version-specific behaviour of the server role.
 pub trait Era: Send + Sync + fmt::Debug + 'static {
@@ -91,9 +92,9 @@ impl Era for Stateful {
         strict: Strictness,
     ) -> Result<(), ErrorObject> {
         match (state, method) {
-            (_, "ping") => Ok(()),
-            (LifecycleState::AwaitingInitialize, "initialize") => Ok(()),
-            (_, "initialize") => Err(ErrorObject::invalid_request(
+            (_, methods::PING) => Ok(()),
+            (LifecycleState::AwaitingInitialize, methods::INITIALIZE) => Ok(()),
+            (_, methods::INITIALIZE) => Err(ErrorObject::invalid_request(
                 "initialize was already received",
                 "already_initialized",
             )),
@@ -117,10 +118,12 @@ impl Era for Stateful {
         let allowed = match state {
             LifecycleState::Ready => true,
             // Between our `initialize` answer and the client's `initialized`: ping and logging only (§3.2).
-            LifecycleState::Initializing => method == "ping" || method == "notifications/message",
+            LifecycleState::Initializing => {
+                method == methods::PING || method == methods::NOTIFICATIONS_MESSAGE
+            }
             LifecycleState::AwaitingInitialize | LifecycleState::Closed => {
                 kind == MessageKind::Notification
-                    && method == "notifications/message"
+                    && method == methods::NOTIFICATIONS_MESSAGE
                     && state != LifecycleState::Closed
             }
         };
@@ -176,16 +179,26 @@ mod tests {
         let s = Strictness::Strict;
         assert!(
             Stateful
-                .gate_request(LifecycleState::AwaitingInitialize, "initialize", true, s)
+                .gate_request(
+                    LifecycleState::AwaitingInitialize,
+                    methods::INITIALIZE,
+                    true,
+                    s
+                )
                 .is_ok()
         );
         assert!(
             Stateful
-                .gate_request(LifecycleState::AwaitingInitialize, "ping", true, s)
+                .gate_request(LifecycleState::AwaitingInitialize, methods::PING, true, s)
                 .is_ok()
         );
         let e = Stateful
-            .gate_request(LifecycleState::AwaitingInitialize, "tools/list", true, s)
+            .gate_request(
+                LifecycleState::AwaitingInitialize,
+                methods::TOOLS_LIST,
+                true,
+                s,
+            )
             .unwrap_err();
         assert_eq!(e.code, switchboard_types::ErrorCode::INVALID_REQUEST);
         let e = Stateful
@@ -199,14 +212,14 @@ mod tests {
         assert_eq!(e.code, switchboard_types::ErrorCode::METHOD_NOT_FOUND);
         assert!(
             Stateful
-                .gate_request(LifecycleState::Initializing, "tools/list", true, s)
+                .gate_request(LifecycleState::Initializing, methods::TOOLS_LIST, true, s)
                 .is_err()
         );
         assert!(
             Stateful
                 .gate_request(
                     LifecycleState::Initializing,
-                    "tools/list",
+                    methods::TOOLS_LIST,
                     true,
                     Strictness::Lenient
                 )
@@ -214,7 +227,7 @@ mod tests {
         );
         assert!(
             Stateful
-                .gate_request(LifecycleState::Ready, "initialize", true, s)
+                .gate_request(LifecycleState::Ready, methods::INITIALIZE, true, s)
                 .is_err()
         );
     }

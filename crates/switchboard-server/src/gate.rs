@@ -49,13 +49,14 @@ pub fn server_may_send(
 mod tests {
     use super::*;
     use switchboard_types::capabilities::{ElicitationCapability, ToolsCapability};
+    use switchboard_types::methods;
 
     #[test]
     fn cp_1_inbound_gate_follows_declared_capabilities() {
         let mut caps = ServerCapabilities::default();
-        assert_eq!(caps.declares_method("tools/list"), Some(false));
+        assert_eq!(caps.declares_method(methods::TOOLS_LIST), Some(false));
         caps.tools = Some(ToolsCapability::default());
-        assert_eq!(caps.declares_method("tools/list"), Some(true));
+        assert_eq!(caps.declares_method(methods::TOOLS_LIST), Some(true));
         assert_eq!(caps.declares_method("server/discover"), None);
     }
 
@@ -64,13 +65,13 @@ mod tests {
         let ours = ServerCapabilities::default();
         let mut theirs = ClientCapabilities::default();
         let v = ProtocolVersion::V2025_11_25;
-        assert!(server_may_send("sampling/createMessage", &ours, &theirs, v).is_err());
-        assert!(server_may_send("elicitation/create", &ours, &theirs, v).is_err());
+        assert!(server_may_send(methods::SAMPLING_CREATE_MESSAGE, &ours, &theirs, v).is_err());
+        assert!(server_may_send(methods::ELICITATION_CREATE, &ours, &theirs, v).is_err());
         theirs.elicitation = Some(ElicitationCapability::default());
-        assert!(server_may_send("elicitation/create", &ours, &theirs, v).is_ok());
+        assert!(server_may_send(methods::ELICITATION_CREATE, &ours, &theirs, v).is_ok());
         assert!(
             server_may_send(
-                "elicitation/create",
+                methods::ELICITATION_CREATE,
                 &ours,
                 &theirs,
                 ProtocolVersion::V2025_03_26
@@ -78,10 +79,18 @@ mod tests {
             .is_err()
         );
         assert!(
-            server_may_send("notifications/elicitation/complete", &ours, &theirs, v).is_err(),
+            server_may_send(
+                methods::NOTIFICATIONS_ELICITATION_COMPLETE,
+                &ours,
+                &theirs,
+                v
+            )
+            .is_err(),
             "form-only client"
         );
-        assert!(server_may_send("notifications/tools/list_changed", &ours, &theirs, v).is_err());
-        assert!(server_may_send("ping", &ours, &theirs, v).is_ok());
+        assert!(
+            server_may_send(methods::NOTIFICATIONS_TOOLS_LIST_CHANGED, &ours, &theirs, v).is_err()
+        );
+        assert!(server_may_send(methods::PING, &ours, &theirs, v).is_ok());
     }
 }

@@ -95,19 +95,28 @@ pub fn invalid_cursor(list: &str) -> ErrorObject {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use switchboard_types::methods;
 
     #[test]
     fn ut_11_pages_follow_cursors_to_the_end() {
         let p = Paginator::new(10);
         let items: Vec<u32> = (0..28).collect();
-        let first = p.page("resources/list", &items, None).unwrap();
+        let first = p.page(methods::RESOURCES_LIST, &items, None).unwrap();
         assert_eq!(first.items.len(), 10);
         let second = p
-            .page("resources/list", &items, first.next_cursor.as_deref())
+            .page(
+                methods::RESOURCES_LIST,
+                &items,
+                first.next_cursor.as_deref(),
+            )
             .unwrap();
         assert_eq!(second.items[0], 10);
         let third = p
-            .page("resources/list", &items, second.next_cursor.as_deref())
+            .page(
+                methods::RESOURCES_LIST,
+                &items,
+                second.next_cursor.as_deref(),
+            )
             .unwrap();
         assert_eq!(third.items.len(), 8);
         assert_eq!(third.next_cursor, None);
@@ -118,12 +127,12 @@ mod tests {
         let p = Paginator::new(10);
         let items: Vec<u32> = (0..28).collect();
         let c = p
-            .page("tools/list", &items, None)
+            .page(methods::TOOLS_LIST, &items, None)
             .unwrap()
             .next_cursor
             .unwrap();
         assert!(
-            p.page("prompts/list", &items, Some(&c)).is_err(),
+            p.page(methods::PROMPTS_LIST, &items, Some(&c)).is_err(),
             "issued for another list"
         );
         let edited = c.replacen('a', "b", 1).replacen("a-", "b-", 1);
@@ -132,12 +141,14 @@ mod tests {
             if bad == c {
                 continue;
             }
-            let e = p.page("tools/list", &items, Some(bad)).unwrap_err();
+            let e = p.page(methods::TOOLS_LIST, &items, Some(bad)).unwrap_err();
             assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{bad}");
         }
         let other_server = Paginator::new(10);
         assert!(
-            other_server.page("tools/list", &items, Some(&c)).is_err(),
+            other_server
+                .page(methods::TOOLS_LIST, &items, Some(&c))
+                .is_err(),
             "a key per server"
         );
     }

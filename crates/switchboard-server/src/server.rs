@@ -38,6 +38,7 @@ use crate::tool::{
     ToolRegistry,
 };
 use switchboard_jsonrpc::router::{RouteError, typed_notification, typed_request};
+use switchboard_types::methods;
 
 /// Default bound on concurrent sessions of one server.
 pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
@@ -545,7 +546,7 @@ impl Server {
             .write()
             .map_err(|_| poisoned())?
             .insert(tool)?;
-        self.broadcast("notifications/tools/list_changed");
+        self.broadcast(methods::NOTIFICATIONS_TOOLS_LIST_CHANGED);
         Ok(())
     }
 
@@ -559,7 +560,7 @@ impl Server {
             .write()
             .map_err(|_| poisoned())?
             .remove(name)?;
-        self.broadcast("notifications/tools/list_changed");
+        self.broadcast(methods::NOTIFICATIONS_TOOLS_LIST_CHANGED);
         Ok(())
     }
 
@@ -577,7 +578,7 @@ impl Server {
             .write()
             .map_err(|_| poisoned())?
             .insert(resource, reader)?;
-        self.broadcast("notifications/resources/list_changed");
+        self.broadcast(methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED);
         Ok(())
     }
 
@@ -591,7 +592,7 @@ impl Server {
             .write()
             .map_err(|_| poisoned())?
             .remove(uri)?;
-        self.broadcast("notifications/resources/list_changed");
+        self.broadcast(methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED);
         Ok(())
     }
 
@@ -609,7 +610,7 @@ impl Server {
             .write()
             .map_err(|_| poisoned())?
             .insert(prompt, handler)?;
-        self.broadcast("notifications/prompts/list_changed");
+        self.broadcast(methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED);
         Ok(())
     }
 
@@ -623,7 +624,7 @@ impl Server {
             .write()
             .map_err(|_| poisoned())?
             .remove(name)?;
-        self.broadcast("notifications/prompts/list_changed");
+        self.broadcast(methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED);
         Ok(())
     }
 
@@ -647,7 +648,7 @@ impl Server {
                     switchboard_types::resources::ResourceUpdatedNotificationParams::new(uri);
                 entry.runtime.spawn(async move {
                     let _ = peer
-                        .notify("notifications/resources/updated", Some(&params))
+                        .notify(methods::NOTIFICATIONS_RESOURCES_UPDATED, Some(&params))
                         .await;
                 });
             }
