@@ -1,5 +1,6 @@
 //! The README's complete server is this crate's `readme_server` binary, word for word; here it
-//! is run and driven by our own client over stdio.
+//! is run and driven by our own client over stdio. The README's check of a server in a test is
+//! this crate's `tests/readme_check.rs`, word for word (cargo runs it as a test of its own).
 #![allow(clippy::unwrap_used)]
 
 use serde_json::json;
@@ -9,6 +10,7 @@ use switchboard::types::lifecycle::Implementation;
 use switchboard::types::tools::CallToolResult;
 
 const SOURCE: &str = include_str!("../src/bin/readme_server.rs");
+const CHECK_SOURCE: &str = include_str!("readme_check.rs");
 
 #[test]
 fn the_readme_shows_the_example_word_for_word_in_at_most_15_lines() {
@@ -16,6 +18,12 @@ fn the_readme_shows_the_example_word_for_word_in_at_most_15_lines() {
     assert!(readme.contains(&format!("```rust\n{SOURCE}```")), "README.md must contain src/bin/readme_server.rs verbatim");
     let code_lines = SOURCE.lines().filter(|l| !l.trim().is_empty()).count();
     assert!(code_lines <= 15, "{code_lines} lines");
+}
+
+#[test]
+fn the_readme_shows_the_check_test_word_for_word() {
+    let readme = include_str!("../../README.md");
+    assert!(readme.contains(&format!("```rust\n{CHECK_SOURCE}```")), "README.md must contain tests/readme_check.rs verbatim");
 }
 
 #[tokio::test]

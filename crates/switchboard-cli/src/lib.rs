@@ -5,7 +5,7 @@
 //! | module | role |
 //! |---|---|
 //! | [`call`] | `switchboard call`: one request to any server, the result as JSON |
-//! | [`check`] | `switchboard check`: conformance and robustness checks against any server |
+//! | [`check`] | `switchboard check`: the checks of `switchboard-check`, printed (progress, colour) |
 //! | [`demo`] | the embedded default server and the worked session `switchboard demo` prints |
 //! | [`demo_more`] | part two of the demo: the rest of the protocol against the everything server |
 //! | [`demo_wire`] | where the demo's servers run: in memory, or a child process over stdio or HTTP |

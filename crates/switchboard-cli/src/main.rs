@@ -317,12 +317,12 @@ fn run() -> anyhow::Result<()> {
             timeout,
         } => {
             let target = match (stdio, url) {
-                (_, Some(url)) => switchboard_cli::check::Target::Http(url),
-                (Some(cmd), None) => switchboard_cli::check::Target::Stdio(cmd),
+                (_, Some(url)) => switchboard_check::Target::Http(url),
+                (Some(cmd), None) => switchboard_check::Target::Stdio(cmd),
                 (None, None) => anyhow::bail!("--stdio or --url is required"),
             };
             let results = rt.block_on(switchboard_cli::check::run(
-                &target,
+                target,
                 std::time::Duration::from_secs(timeout),
             ))?;
             let (text, code) = switchboard_cli::check::report(&results, json);

@@ -27,7 +27,8 @@ pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default time a request's POST may hold back the next frame.
 pub const DEFAULT_SEND_ORDER_WAIT: Duration = Duration::from_millis(100);
 /// The default bound on one SSE event or JSON body: 16 MiB.
-pub const DEFAULT_MAX_EVENT_BYTES: usize = crate::sse::DEFAULT_MAX_EVENT_BYTES;
+pub const DEFAULT_MAX_EVENT_BYTES: usize =
+    switchboard_transport::codec::sse::DEFAULT_MAX_EVENT_BYTES;
 /// The default bound on POSTs in flight.
 pub const DEFAULT_MAX_CONCURRENT_POSTS: usize = 256;
 /// The default bound on consecutive failed reconnections of one stream.

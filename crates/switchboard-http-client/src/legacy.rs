@@ -11,10 +11,11 @@ use std::sync::Arc;
 use http::StatusCode;
 use http::header::ACCEPT;
 use reqwest::Url;
+use switchboard_transport::headers;
 
 use crate::shared::{HttpMode, Shared, describe};
-use crate::sse::SseParser;
 use crate::stream::{self, StreamKind, is_event_stream};
+use switchboard_transport::codec::sse::SseParser;
 
 /// Opens the legacy stream, reads its `endpoint` event and switches the transport to legacy
 /// mode; the stream is then read by its own task.
@@ -48,7 +49,7 @@ async fn endpoint(shared: &Shared) -> Result<(Url, reqwest::Response, SseParser)
     let mut resp = shared
         .client
         .get(shared.url.clone())
-        .header(ACCEPT, "text/event-stream")
+        .header(ACCEPT, headers::EVENT_STREAM)
         .send()
         .await
         .map_err(|e| describe(&e))?;

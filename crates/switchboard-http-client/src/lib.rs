@@ -19,7 +19,7 @@
 //! |---|---|
 //! | [`transport`] | [`HttpClientTransport`], its halves [`HttpClientSink`] / [`HttpClientSource`], [`HttpClientHandle`], [`ConnectError`] |
 //! | [`config`] | [`HttpClientConfig`]: every option and bound, with defaults |
-//! | [`sse`] | [`SseParser`]: a pure, incremental, bounded `text/event-stream` parser |
+//! | [`sse`] | [`SseParser`]: the pure, bounded `text/event-stream` parser (`switchboard_transport::codec::sse`, re-exported) |
 //! | `post` | one POST per frame and what its answer means (202, JSON, SSE, 404, 4xx/5xx) |
 //! | `stream` | SSE streams: POST streams, the GET stream, resumption with `Last-Event-ID` |
 //! | `legacy` | the 2024-11-05 HTTP+SSE fallback (`endpoint` event, POSTs answered on the stream) |
@@ -61,9 +61,10 @@ pub mod config;
 mod legacy;
 mod post;
 mod shared;
-pub mod sse;
 mod stream;
 pub mod transport;
+
+pub use switchboard_transport::codec::sse;
 
 pub use config::HttpClientConfig;
 pub use shared::{HttpMode, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_EXPIRED, SESSION_ID};

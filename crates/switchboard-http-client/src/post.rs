@@ -21,13 +21,14 @@ use http::StatusCode;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::Url;
 use serde_json::json;
+use switchboard_transport::headers;
 use switchboard_types::{Message, RequestId};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 
 use crate::legacy;
 use crate::shared::{HttpMode, Shared, describe, status_data};
-use crate::sse::SseParser;
 use crate::stream::{self, StreamKind, is_event_stream, media_type};
+use switchboard_transport::codec::sse::SseParser;
 
 /// The most of an error body read to find the server's JSON-RPC error.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
@@ -119,8 +120,8 @@ fn request(
     let rb = shared
         .client
         .post(url.clone())
-        .header(ACCEPT, "application/json, text/event-stream")
-        .header(CONTENT_TYPE, "application/json")
+        .header(ACCEPT, headers::POST_ACCEPT)
+        .header(CONTENT_TYPE, headers::JSON)
         .body(text.to_owned());
     if legacy {
         (rb, false)
@@ -162,7 +163,7 @@ async fn answer(
         stream::read(shared.clone(), Some(resp), parser, StreamKind::Post(open)).await;
         return;
     }
-    let json = media_type(&resp).eq_ignore_ascii_case("application/json");
+    let json = media_type(&resp).eq_ignore_ascii_case(headers::JSON);
     let _ = started.send(());
     if !json {
         if status != StatusCode::ACCEPTED && resp.content_length().is_some_and(|n| n > 0) {

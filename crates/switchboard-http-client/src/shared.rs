@@ -16,12 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::HttpClientConfig;
 
-/// The session header (`MCP-Session-Id`; header names ignore case).
-pub const SESSION_ID: &str = "mcp-session-id";
-/// The protocol version header (2025-06-18 onward).
-pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
-/// The SSE resumption header.
-pub const LAST_EVENT_ID: &str = "last-event-id";
+pub use switchboard_transport::headers::{LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
 
 /// Every fatal error for an ended session starts with this text (`[HT-21]`); see
 /// [`crate::HttpClientHandle::session_expired`].

@@ -20,10 +20,11 @@ use std::time::Duration;
 use http::StatusCode;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::json;
+use switchboard_transport::headers::{self, LAST_EVENT_ID};
 use switchboard_types::{Frame, Message, RequestId, Response};
 
-use crate::shared::{LAST_EVENT_ID, Shared, describe};
-use crate::sse::{SseError, SseParser};
+use crate::shared::{Shared, describe};
+use switchboard_transport::codec::sse::SseParser;
 
 /// The shortest wait before a reconnection, whatever the server's `retry:` says: a server
 /// closing every connection at once with `retry: 0` must not get a busy loop.
@@ -179,7 +180,8 @@ async fn pump(
                         return Pump::Done;
                     }
                 }
-                Err(e @ (SseError::EventTooLarge { .. } | SseError::InvalidUtf8)) => {
+                // Every SSE error is about one event, which the parser has skipped.
+                Err(e) => {
                     tracing::warn!(stream = kind.name(), error = %e, "SSE event discarded");
                 }
             }
@@ -241,7 +243,7 @@ async fn reconnect(
         let rb = shared
             .client
             .get(shared.url.clone())
-            .header(ACCEPT, "text/event-stream");
+            .header(ACCEPT, headers::EVENT_STREAM);
         let (mut rb, sent_session) = shared.session_headers(rb);
         if let Some(l) = &last {
             rb = rb.header(LAST_EVENT_ID, l.as_str());
@@ -329,7 +331,7 @@ async fn give_up(shared: &Shared, kind: &StreamKind, g: GiveUp) {
 
 /// Whether a response is an SSE stream.
 pub(crate) fn is_event_stream(resp: &reqwest::Response) -> bool {
-    media_type(resp).eq_ignore_ascii_case("text/event-stream")
+    media_type(resp).eq_ignore_ascii_case(headers::EVENT_STREAM)
 }
 
 /// The media type of a response, without parameters.
@@ -337,9 +339,7 @@ pub(crate) fn media_type(resp: &reqwest::Response) -> &str {
     resp.headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(str::trim)
-        .unwrap_or("")
+        .map_or("", headers::media_type)
 }
 
 /// Starts the standalone GET stream (`[HT-12]`) in its own task.

@@ -3,14 +3,10 @@
 
 use http::HeaderMap;
 use http::header::{ACCEPT, CONTENT_TYPE};
+use switchboard_transport::headers::{EVENT_STREAM, JSON, media_type};
 use switchboard_types::ProtocolVersion;
 
-/// The session header (`MCP-Session-Id`; spelled `Mcp-Session-Id` in 2025-03-26 and 2025-06-18).
-pub const SESSION_ID: &str = "mcp-session-id";
-/// The protocol version header (2025-06-18 onward).
-pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
-/// The SSE resumption header.
-pub const LAST_EVENT_ID: &str = "last-event-id";
+pub use switchboard_transport::headers::{LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
 
 /// The media types named by `Accept` (parameters and `q` ignored; wildcards honoured).
 fn accepts(headers: &HeaderMap, ty: &str) -> bool {
@@ -29,12 +25,12 @@ fn accepts(headers: &HeaderMap, ty: &str) -> bool {
 
 /// `[HT-5]`: a POST's `Accept` lists both `application/json` and `text/event-stream`.
 pub(crate) fn post_accept_ok(headers: &HeaderMap) -> bool {
-    accepts(headers, "application/json") && accepts(headers, "text/event-stream")
+    accepts(headers, JSON) && accepts(headers, EVENT_STREAM)
 }
 
 /// `[HT-12]`: a GET's `Accept` includes `text/event-stream`.
 pub(crate) fn get_accept_ok(headers: &HeaderMap) -> bool {
-    accepts(headers, "text/event-stream")
+    accepts(headers, EVENT_STREAM)
 }
 
 /// The body is declared as `application/json` (parameters such as `charset` allowed).
@@ -42,8 +38,7 @@ pub(crate) fn content_type_json(headers: &HeaderMap) -> bool {
     headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+        .is_some_and(|v| media_type(v).eq_ignore_ascii_case(JSON))
 }
 
 /// The session id sent by the client, when present and readable.

@@ -17,8 +17,9 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, HttpBody};
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use http_body::Frame;
+use switchboard_transport::codec;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -35,20 +36,11 @@ pub(crate) struct Live {
     pub(crate) bytes: Bytes,
 }
 
-/// Encodes one event: `id:` then the data, one `data:` line per line of text.
+/// Encodes one event: `id:` then the data, one `data:` line per line of text
+/// ([`switchboard_transport::codec::sse::encode`], the encoder the parser is tested against).
 pub(crate) fn encode(id: EventId, data: &str) -> Bytes {
-    let mut b = BytesMut::with_capacity(data.len() + 32);
-    b.put_slice(b"id: ");
-    b.put_slice(id.to_string().as_bytes());
-    b.put_slice(b"\n");
-    // Frames are compact JSON without raw newlines; split anyway so that no input can break
-    // the framing.
-    for line in data.split(['\n', '\r']) {
-        b.put_slice(b"data: ");
-        b.put_slice(line.as_bytes());
-        b.put_slice(b"\n");
-    }
-    b.put_slice(b"\n");
+    let mut b = BytesMut::new();
+    codec::sse::encode(id, data, &mut b);
     b.freeze()
 }
 

@@ -3,10 +3,15 @@
 //! L1 bytes: turns byte streams into the JSON text frames the engine
 //! ([`switchboard_jsonrpc`]) moves, and back. It never reads `params` and knows no role.
 //!
+//! The pure parts (`codec`, `headers`) are shared with the Streamable HTTP crates, so that the
+//! server, the client and the checker read and write Server-Sent Events and name headers one way.
+//!
 //! # Layout
 //! | module | side | role |
 //! |---|---|---|
 //! | [`codec::ndjson`] | both | pure newline-delimited JSON framing: [`NdjsonDecoder`], [`codec::ndjson::encode`] |
+//! | [`codec::sse`] | both | pure, bounded Server-Sent Events: [`SseParser`], [`codec::sse::encode`] |
+//! | [`headers`] | both | the Streamable HTTP header names and media types (`MCP-Session-Id`, ...) |
 //! | [`stdio`] | server (and tests) | [`StdioTransport`] over any `AsyncRead`/`AsyncWrite` pair, or the process's stdin/stdout |
 //! | [`child`] | client | [`ChildTransport`]: starts a server as a child process, forwards its stderr, shuts it down per spec §3.5 (Unix only) |
 //!
@@ -21,10 +26,12 @@
 #[cfg(unix)]
 pub mod child;
 pub mod codec;
+pub mod headers;
 mod reader;
 pub mod stdio;
 
 #[cfg(unix)]
 pub use child::{ChildCommand, ChildHandle, ChildSink, ChildSource, ChildTransport};
 pub use codec::ndjson::{FrameError, NdjsonDecoder};
+pub use codec::sse::{SseError, SseEvent, SseParser};
 pub use stdio::{StdinReader, StdioSink, StdioSource, StdioTransport, StdoutWriter};

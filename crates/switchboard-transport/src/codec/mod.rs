@@ -4,5 +4,7 @@
 //! | module | framing |
 //! |---|---|
 //! | [`ndjson`] | newline-delimited JSON (stdio, `[ST-1]`): one message per line |
+//! | [`sse`] | Server-Sent Events (Streamable HTTP, `[HT-9]`): the parser and the event encoder |
 
 pub mod ndjson;
+pub mod sse;

@@ -4,9 +4,15 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use switchboard_types::methods;
 
-use super::conn::{Conn, Got, Target};
-use super::{CheckResult, Outcome, Results};
+use crate::conn::{Conn, Got, same_id};
+use crate::{CheckError, CheckResult, Outcome, Results, Target};
+
+/// A request method no server has (vendor-prefixed, so that no MCP revision can add it).
+const UNKNOWN_METHOD: &str = "switchboard/no_such_method";
+/// A notification method no server knows.
+const UNKNOWN_NOTIFICATION: &str = "notifications/switchboard_check_unknown";
 
 fn pass(tag: &'static str, name: &'static str, detail: impl Into<String>) -> CheckResult {
     CheckResult {
@@ -68,17 +74,17 @@ fn expect_code(tag: &'static str, name: &'static str, g: &Got, code: i64) -> Che
 }
 
 /// Runs all checks.
-pub(super) async fn all(
+pub(crate) async fn all(
     target: &Target,
     timeout: Duration,
     results: &mut Results,
-) -> anyhow::Result<()> {
+) -> Result<(), CheckError> {
     pre_handshake(target, timeout, results).await?;
     negotiation(target, timeout, results).await?;
     let mut c = Conn::open(target, timeout)?;
     let Some(init) = c.handshake().await else {
         c.close().await;
-        anyhow::bail!("the server did not complete the handshake");
+        return Err(CheckError::Handshake);
     };
     results.push(handshake_shape(&init));
     let caps = init.get("capabilities").cloned().unwrap_or(json!({}));
@@ -95,7 +101,7 @@ async fn pre_handshake(
     target: &Target,
     timeout: Duration,
     out: &mut Results,
-) -> anyhow::Result<()> {
+) -> Result<(), CheckError> {
     let mut c = Conn::open(target, timeout)?;
     if matches!(target, Target::Http(_)) {
         // Streamable HTTP has no session before initialize: a request without a session id is
@@ -106,7 +112,7 @@ async fn pre_handshake(
             "not applicable over Streamable HTTP (no session before initialize)",
         ));
     } else {
-        let ping = c.request(json!(1), "ping", None).await;
+        let ping = c.request(json!(1), methods::PING, None).await;
         out.push(match &ping {
             Got::Frame(v) if v.get("result") == Some(&json!({})) => {
                 pass("UT-1", "ping before initialize answers {}", "{}")
@@ -114,7 +120,7 @@ async fn pre_handshake(
             g => fail("UT-1", "ping before initialize answers {}", show(g)),
         });
     }
-    let early = c.request(json!(2), "tools/list", None).await;
+    let early = c.request(json!(2), methods::TOOLS_LIST, None).await;
     let after = c.initialize("2025-11-25").await;
     let initialized = matches!(&after, Got::Frame(v) if v.get("result").is_some());
     out.push(match error_code(&early) {
@@ -148,7 +154,11 @@ async fn pre_handshake(
     Ok(())
 }
 
-async fn negotiation(target: &Target, timeout: Duration, out: &mut Results) -> anyhow::Result<()> {
+async fn negotiation(
+    target: &Target,
+    timeout: Duration,
+    out: &mut Results,
+) -> Result<(), CheckError> {
     let mut c = Conn::open(target, timeout)?;
     let r = c.initialize("2025-11-25").await;
     out.push(match &r {
@@ -212,7 +222,7 @@ fn handshake_shape(init: &Value) -> CheckResult {
 }
 
 async fn envelope(c: &mut Conn, out: &mut Results) {
-    let r = c.request(json!("p"), "ping", None).await;
+    let r = c.request(json!("p"), methods::PING, None).await;
     out.push(match &r {
         Got::Frame(v) if v.get("result") == Some(&json!({})) => {
             pass("UT-1", "ping answers {}", "{}")
@@ -229,7 +239,7 @@ async fn envelope(c: &mut Conn, out: &mut Results) {
     ] {
         // The answer must be the ping's result: over HTTP an error synthesized by our client
         // (an HTTP 4xx refusing the frame) carries the id we sent, not one the server wrote.
-        let r = c.request(id.clone(), "ping", None).await;
+        let r = c.request(id.clone(), methods::PING, None).await;
         out.push(match &r {
             Got::Frame(v) if v.get("id") == Some(&id) && v.get("result").is_some() => {
                 pass("JR-6", what, format!("id {id}"))
@@ -238,19 +248,23 @@ async fn envelope(c: &mut Conn, out: &mut Results) {
         });
     }
     c.sync().await;
-    let r = c
-        .request(json!(11), "switchboard/no_such_method", Some(json!({})))
-        .await;
+    let r = c.request(json!(11), UNKNOWN_METHOD, Some(json!({}))).await;
     out.push(expect_code("JR", "an unknown method is -32601", &r, -32601));
     c.sync().await;
     let _ = c
-        .send_text(r#"{"jsonrpc":"2.0","id":12,"method":"ping""#)
+        .send_text(&format!(
+            r#"{{"jsonrpc":"2.0","id":12,"method":"{}""#,
+            methods::PING
+        ))
         .await;
     let r = c.recv().await;
     out.push(expect_code("JR", "malformed JSON is -32700", &r, -32700));
     c.sync().await;
     let _ = c
-        .send_text(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#)
+        .send_text(&format!(
+            r#"{{"jsonrpc":"2.0","id":null,"method":"{}"}}"#,
+            methods::PING
+        ))
         .await;
     let r = c.recv().await;
     out.push(expect_code(
@@ -261,7 +275,10 @@ async fn envelope(c: &mut Conn, out: &mut Results) {
     ));
     c.sync().await;
     let _ = c
-        .send_text(r#"{"jsonrpc":"1.0","id":13,"method":"ping"}"#)
+        .send_text(&format!(
+            r#"{{"jsonrpc":"1.0","id":13,"method":"{}"}}"#,
+            methods::PING
+        ))
         .await;
     let r = c.recv().await;
     out.push(expect_code(
@@ -272,16 +289,19 @@ async fn envelope(c: &mut Conn, out: &mut Results) {
     ));
     // A notification is never answered: the next frame must be the answer to the ping behind it.
     c.sync().await;
-    let _ = c.notify("notifications/switchboard_check_unknown").await;
+    let _ = c.notify(UNKNOWN_NOTIFICATION).await;
     let _ = c
-        .send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}"#)
+        .send_text(&format!(
+            r#"{{"jsonrpc":"2.0","method":"{}","params":{{}}}}"#,
+            methods::NOTIFICATIONS_CANCELLED
+        ))
         .await;
     let _ = c
-        .send(&json!({"jsonrpc": "2.0", "id": "after", "method": "ping"}))
+        .send(&json!({"jsonrpc": "2.0", "id": "after", "method": methods::PING}))
         .await;
     let r = c.recv().await;
     out.push(match &r {
-        Got::Frame(v) if super::conn::same_id(&json!("after"), v.get("id")) => pass(
+        Got::Frame(v) if same_id(&json!("after"), v.get("id")) => pass(
             "JR-11",
             "notifications are never answered",
             "next frame answered the ping",
@@ -296,13 +316,17 @@ async fn envelope(c: &mut Conn, out: &mut Results) {
 
 async fn gates(c: &mut Conn, caps: &Value, out: &mut Results) {
     let probes = [
-        ("tools", "tools/list", json!({})),
-        ("resources", "resources/list", json!({})),
-        ("prompts", "prompts/list", json!({})),
-        ("logging", "logging/setLevel", json!({"level": "info"})),
+        ("tools", methods::TOOLS_LIST, json!({})),
+        ("resources", methods::RESOURCES_LIST, json!({})),
+        ("prompts", methods::PROMPTS_LIST, json!({})),
+        (
+            "logging",
+            methods::LOGGING_SET_LEVEL,
+            json!({"level": "info"}),
+        ),
         (
             "completions",
-            "completion/complete",
+            methods::COMPLETION_COMPLETE,
             json!({"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": ""}}),
         ),
     ];
@@ -352,7 +376,11 @@ async fn tools(c: &mut Conn, caps: &Value, out: &mut Results) {
     for page in 0..100 {
         let params = cursor.as_ref().map_or(json!({}), |c| json!({"cursor": c}));
         let Got::Frame(r) = c
-            .request(json!(format!("tl-{page}")), "tools/list", Some(params))
+            .request(
+                json!(format!("tl-{page}")),
+                methods::TOOLS_LIST,
+                Some(params),
+            )
             .await
         else {
             break;
@@ -389,7 +417,7 @@ async fn tools(c: &mut Conn, caps: &Value, out: &mut Results) {
     let r = c
         .request(
             json!("unknown-tool"),
-            "tools/call",
+            methods::TOOLS_CALL,
             Some(json!({"name": "switchboard_check_no_such_tool", "arguments": {}})),
         )
         .await;
@@ -409,7 +437,7 @@ async fn tools(c: &mut Conn, caps: &Value, out: &mut Results) {
         ),
     });
     let r = c
-        .request(json!("no-name"), "tools/call", Some(json!({})))
+        .request(json!("no-name"), methods::TOOLS_CALL, Some(json!({})))
         .await;
     out.push(expect_code(
         "JR",
@@ -421,9 +449,9 @@ async fn tools(c: &mut Conn, caps: &Value, out: &mut Results) {
 
 async fn pagination(c: &mut Conn, caps: &Value, out: &mut Results) {
     let lists = [
-        ("tools", "tools/list", "tools"),
-        ("resources", "resources/list", "resources"),
-        ("prompts", "prompts/list", "prompts"),
+        ("tools", methods::TOOLS_LIST, "tools"),
+        ("resources", methods::RESOURCES_LIST, "resources"),
+        ("prompts", methods::PROMPTS_LIST, "prompts"),
     ];
     let Some((_, method, _)) = lists
         .iter()
@@ -461,12 +489,14 @@ async fn pagination(c: &mut Conn, caps: &Value, out: &mut Results) {
 
 async fn oversized(c: &mut Conn, out: &mut Results) {
     let pad = "x".repeat(20 * 1024 * 1024);
-    let big =
-        format!(r#"{{"jsonrpc":"2.0","id":"big","method":"ping","params":{{"pad":"{pad}"}}}}"#);
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":"big","method":"{ping}","params":{{"pad":"{pad}"}}}}"#,
+        ping = methods::PING
+    );
     let _ = c.send_text(&big).await;
     drop(big);
     // Whatever the answer to the oversized frame, the server must live on and serve the next ping.
-    let r = c.request(json!("after-big"), "ping", None).await;
+    let r = c.request(json!("after-big"), methods::PING, None).await;
     out.push(match &r {
         Got::Frame(v) if v.get("result").is_some() && c.alive() => pass(
             "ST",

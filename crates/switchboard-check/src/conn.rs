@@ -5,21 +5,15 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use switchboard::http_client::{
+use switchboard_http_client::{
     HttpClientConfig, HttpClientHandle, HttpClientSink, HttpClientSource, HttpClientTransport,
 };
-use switchboard::jsonrpc::{FrameSink, FrameSource, OutboundFrame, Transport, TransportError};
-use switchboard::transport::{ChildCommand, ChildHandle, ChildSink, ChildSource, ChildTransport};
-use switchboard::types::MessageKind;
+use switchboard_jsonrpc::{FrameSink, FrameSource, OutboundFrame, Transport, TransportError};
+use switchboard_transport::{ChildCommand, ChildHandle, ChildSink, ChildSource, ChildTransport};
+use switchboard_types::{MessageKind, methods};
 
-/// How to reach the server under test.
-#[derive(Debug, Clone)]
-pub enum Target {
-    /// Spawn this shell command and talk over its stdin/stdout.
-    Stdio(String),
-    /// Talk to this MCP endpoint over Streamable HTTP (a new session per connection).
-    Http(String),
-}
+use crate::CheckError;
+use crate::target::{Link as AnyLink, Target};
 
 /// The transport halves of one connection.
 enum Link {
@@ -33,10 +27,15 @@ enum Link {
         source: HttpClientSource,
         handle: HttpClientHandle,
     },
+    InProcess {
+        link: Box<dyn AnyLink>,
+        /// The transport has ended (end of stream, or a fatal error).
+        ended: bool,
+    },
 }
 
 /// One raw connection.
-pub struct Conn {
+pub(crate) struct Conn {
     link: Link,
     backlog: Vec<Value>,
     timeout: Duration,
@@ -52,7 +51,7 @@ const STARTUP_GRACE: Duration = Duration::from_secs(10);
 /// Whether a response id answers `id`, loosely: the same value, or the same digits or text once
 /// JSON quoting is ignored (so that a server that changes the id's type is still recognised and
 /// the type check can fail precisely).
-pub fn same_id(sent: &Value, got: Option<&Value>) -> bool {
+pub(crate) fn same_id(sent: &Value, got: Option<&Value>) -> bool {
     let Some(got) = got else { return false };
     sent == got
         || (!got.is_null()
@@ -68,13 +67,14 @@ impl std::fmt::Debug for Conn {
             Link::Http { handle, .. } => {
                 f.debug_struct("Conn").field("url", &handle.url()).finish()
             }
+            Link::InProcess { ended, .. } => f.debug_struct("Conn").field("ended", ended).finish(),
         }
     }
 }
 
 /// What happened when waiting for a frame.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Got {
+pub(crate) enum Got {
     /// A frame (parsed as JSON, or a string value holding the raw text when it was not JSON).
     Frame(Value),
     /// Nothing within the timeout.
@@ -87,15 +87,17 @@ impl Conn {
     /// Opens a connection to `target`.
     ///
     /// # Errors
-    /// The server cannot be started.
-    pub fn open(target: &Target, timeout: Duration) -> anyhow::Result<Conn> {
+    /// The server cannot be started or reached.
+    pub(crate) fn open(target: &Target, timeout: Duration) -> Result<Conn, CheckError> {
         match target {
             Target::Stdio(cmd) => {
                 let command = ChildCommand::new("sh")
                     .args(["-c", &format!("exec {cmd}")])
                     .on_stderr(|_| {});
-                let t = ChildTransport::spawn(command)
-                    .map_err(|e| anyhow::anyhow!("cannot start `{cmd}`: {e}"))?;
+                let t = ChildTransport::spawn(command).map_err(|e| CheckError::Spawn {
+                    command: cmd.clone(),
+                    reason: e.to_string(),
+                })?;
                 let handle = t.handle().clone();
                 let (sink, source) = t.split();
                 Ok(Conn::with(
@@ -108,8 +110,12 @@ impl Conn {
                 ))
             }
             Target::Http(url) => {
-                let t = HttpClientTransport::connect(url, HttpClientConfig::default())
-                    .map_err(|e| anyhow::anyhow!("cannot reach `{url}`: {e}"))?;
+                let t = HttpClientTransport::connect(url, HttpClientConfig::default()).map_err(
+                    |e| CheckError::Connect {
+                        url: url.clone(),
+                        reason: e.to_string(),
+                    },
+                )?;
                 let handle = t.handle();
                 let (sink, source) = t.split();
                 Ok(Conn::with(
@@ -120,6 +126,15 @@ impl Conn {
                     },
                     timeout,
                 ))
+            }
+            Target::InProcess(connector) => {
+                let link = connector
+                    .connect()
+                    .map_err(|reason| CheckError::InProcess { reason })?;
+                let mut conn = Conn::with(Link::InProcess { link, ended: false }, timeout);
+                // Nothing to start: no grace on the first wait.
+                conn.heard = true;
+                Ok(conn)
             }
         }
     }
@@ -138,30 +153,30 @@ impl Conn {
     ///
     /// # Errors
     /// The connection is closed.
-    pub async fn send_text(&mut self, text: &str) -> anyhow::Result<()> {
+    pub(crate) async fn send_text(&mut self, text: &str) -> Result<(), TransportError> {
         let frame = OutboundFrame {
             text: text.to_owned(),
             kind: MessageKind::Request,
             id: None,
             related: None,
         };
-        let sent = match &mut self.link {
+        match &mut self.link {
             Link::Child { sink, .. } => sink.send(frame).await,
             Link::Http { sink, .. } => sink.send(frame).await,
-        };
-        sent.map_err(|e| anyhow::anyhow!("send failed: {e}"))
+            Link::InProcess { link, .. } => link.send(frame).await,
+        }
     }
 
     /// Sends a JSON value.
     ///
     /// # Errors
     /// The connection is closed.
-    pub async fn send(&mut self, v: &Value) -> anyhow::Result<()> {
+    pub(crate) async fn send(&mut self, v: &Value) -> Result<(), TransportError> {
         self.send_text(&v.to_string()).await
     }
 
     /// The next frame.
-    pub async fn recv(&mut self) -> Got {
+    pub(crate) async fn recv(&mut self) -> Got {
         if !self.backlog.is_empty() {
             return Got::Frame(self.backlog.remove(0));
         }
@@ -178,12 +193,19 @@ impl Conn {
             match &mut self.link {
                 Link::Child { source, .. } => source.recv().await,
                 Link::Http { source, .. } => source.recv().await,
+                Link::InProcess { link, .. } => link.recv().await,
             }
         };
         let next: Result<Option<Result<String, TransportError>>, _> =
             tokio::time::timeout(wait, next).await;
         if matches!(next, Ok(Some(_))) {
             self.heard = true;
+        }
+        if let Link::InProcess { ended, .. } = &mut self.link {
+            if matches!(&next, Ok(None)) || matches!(&next, Ok(Some(Err(e))) if !e.is_recoverable())
+            {
+                *ended = true;
+            }
         }
         match next {
             Err(_) => Got::Timeout,
@@ -198,7 +220,7 @@ impl Conn {
 
     /// The next response (a frame without `method`) with this id; requests and notifications
     /// from the server on the way are answered (ping) or set aside.
-    pub async fn response(&mut self, id: &Value) -> Got {
+    pub(crate) async fn response(&mut self, id: &Value) -> Got {
         if let Some(i) = self
             .backlog
             .iter()
@@ -218,23 +240,23 @@ impl Conn {
     }
 
     /// Sends a request and waits for its response.
-    pub async fn request(&mut self, id: Value, method: &str, params: Option<Value>) -> Got {
+    pub(crate) async fn request(&mut self, id: Value, method: &str, params: Option<Value>) -> Got {
         let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
         if let Some(p) = params {
             msg["params"] = p;
         }
         if let Err(e) = self.send(&msg).await {
-            return Got::Closed(e.to_string());
+            return Got::Closed(format!("send failed: {e}"));
         }
         self.response(&id).await
     }
 
     /// A ping round trip that discards every frame before its answer: the next check starts
     /// from a clean stream. Returns false when the ping got no answer.
-    pub async fn sync(&mut self) -> bool {
+    pub(crate) async fn sync(&mut self) -> bool {
         self.syncs += 1;
         let id = json!(format!("sync-{}", self.syncs));
-        let ok = matches!(self.request(id, "ping", None).await, Got::Frame(_));
+        let ok = matches!(self.request(id, methods::PING, None).await, Got::Frame(_));
         self.backlog.clear();
         ok
     }
@@ -243,54 +265,61 @@ impl Conn {
     ///
     /// # Errors
     /// The connection is closed.
-    pub async fn notify(&mut self, method: &str) -> anyhow::Result<()> {
+    pub(crate) async fn notify(&mut self, method: &str) -> Result<(), TransportError> {
         self.send(&json!({"jsonrpc": "2.0", "method": method}))
             .await
     }
 
     /// Initializes offering `version`; returns the result (or what came instead).
-    pub async fn initialize(&mut self, version: &str) -> Got {
+    pub(crate) async fn initialize(&mut self, version: &str) -> Got {
         let params = json!({"protocolVersion": version, "capabilities": {},
             "clientInfo": {"name": "switchboard-check", "version": env!("CARGO_PKG_VERSION")}});
-        self.request(json!("init"), "initialize", Some(params))
+        self.request(json!("init"), methods::INITIALIZE, Some(params))
             .await
     }
 
     /// The full handshake; `Some(result)` when it succeeded.
-    pub async fn handshake(&mut self) -> Option<Value> {
+    pub(crate) async fn handshake(&mut self) -> Option<Value> {
         let Got::Frame(r) = self.initialize("2025-11-25").await else {
             return None;
         };
         let result = r.get("result").cloned()?;
-        self.notify("notifications/initialized").await.ok()?;
+        self.notify(methods::NOTIFICATIONS_INITIALIZED).await.ok()?;
         Some(result)
     }
 
-    /// Whether the server issued a session (always true over stdio, where the connection is the
-    /// session; over HTTP, whether an `MCP-Session-Id` came with the initialize answer).
-    pub fn has_session(&self) -> bool {
+    /// Whether the server issued a session (always true over stdio and in process, where the
+    /// connection is the session; over HTTP, whether an `MCP-Session-Id` came with the initialize
+    /// answer).
+    pub(crate) fn has_session(&self) -> bool {
         match &self.link {
-            Link::Child { .. } => true,
+            Link::Child { .. } | Link::InProcess { .. } => true,
             Link::Http { handle, .. } => handle.session_id().is_some(),
         }
     }
 
-    /// Whether the server process is still running (over HTTP: the connection has not failed).
-    pub fn alive(&self) -> bool {
+    /// Whether the server process is still running (over HTTP: the connection has not failed;
+    /// in process: the transport has not ended).
+    pub(crate) fn alive(&self) -> bool {
         match &self.link {
             Link::Child { handle, .. } => handle.exit_status().is_none(),
             Link::Http { handle, .. } => handle.failure().is_none(),
+            Link::InProcess { ended, .. } => !ended,
         }
     }
 
-    /// Ends the connection and the server process (over HTTP: ends the session with DELETE).
-    pub async fn close(self) {
+    /// Ends the connection and the server process (over HTTP: ends the session with DELETE; in
+    /// process: closes the transport, which ends the session).
+    pub(crate) async fn close(self) {
         match self.link {
             Link::Child { handle, .. } => {
                 let _ = handle.shutdown(Duration::from_secs(2)).await;
             }
             Link::Http { mut sink, .. } => {
                 let _ = sink.close().await;
+            }
+            Link::InProcess { mut link, .. } => {
+                let _ = link.close().await;
             }
         }
     }

@@ -10,12 +10,17 @@ use std::time::Duration;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue, ORIGIN};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
+use switchboard_transport::codec::sse::SseParser;
+use switchboard_transport::headers::{
+    EVENT_STREAM, JSON, POST_ACCEPT, PROTOCOL_VERSION, SESSION_ID as SESSION_HEADER, media_type,
+};
+use switchboard_types::methods;
 use tokio::time::Instant;
 
-use super::{CheckResult, Outcome, Results};
+use crate::{CheckResult, Outcome, Results};
 
 /// How many results [`all`] pushes: one per entry of [`CHECKS`], always.
-pub(super) const COUNT: usize = CHECKS.len();
+pub(crate) const COUNT: usize = CHECKS.len();
 
 type Check = (&'static str, &'static str);
 
@@ -75,13 +80,12 @@ const CHECKS: [Check; 15] = [
     DELETE_ENDS,
 ];
 
-const BOTH: &str = "application/json, text/event-stream";
-const SESSION_HEADER: &str = "mcp-session-id";
-const VERSION_HEADER: &str = "mcp-protocol-version";
 const LATEST: &str = "2025-11-25";
 const BATCH_VERSION: &str = "2025-03-26";
 const EVIL_ORIGIN: &str = "http://evil.example";
 const FORGED_ID: &str = "switchboard-check-forged-session-id";
+/// The notification in the probing batch: a method no server knows, so that it changes nothing.
+const BATCH_NOTIFICATION: &str = "notifications/switchboard_check";
 /// The most body text kept from one answer.
 const BODY_LIMIT: usize = 1 << 20;
 /// The oversized body.
@@ -125,7 +129,7 @@ struct Reply {
 
 impl Reply {
     fn is_sse(&self) -> bool {
-        self.media == "text/event-stream"
+        self.media == EVENT_STREAM
     }
 
     /// The response answering `id`.
@@ -210,7 +214,7 @@ impl<'a> Probe<'a> {
         Probe {
             method: Method::POST,
             body: Some(body.into()),
-            accept: Some(BOTH),
+            accept: Some(POST_ACCEPT),
             session: None,
             version: None,
             origin: None,
@@ -234,7 +238,8 @@ impl<'a> Probe<'a> {
 
     /// A `ping` request with this id.
     fn ping(id: &str) -> Probe<'a> {
-        Probe::post(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string()).expect(&[id])
+        Probe::post(json!({"jsonrpc": "2.0", "id": id, "method": methods::PING}).to_string())
+            .expect(&[id])
     }
 
     fn expect(mut self, ids: &[&str]) -> Probe<'a> {
@@ -250,51 +255,13 @@ impl<'a> Probe<'a> {
     }
 }
 
-/// What the SSE parser has gathered: `data` lines joined per event.
-#[derive(Debug, Default)]
-struct SseParser {
-    line: Vec<u8>,
-    data: Vec<String>,
-}
-
-impl SseParser {
-    /// Feeds bytes; returns the data of every event they complete.
-    fn feed(&mut self, bytes: &[u8], events: &mut Vec<String>) {
-        for &b in bytes {
-            if b == b'\n' {
-                let line = std::mem::take(&mut self.line);
-                self.line_done(&line, events);
-            } else if self.line.len() < BODY_LIMIT {
-                self.line.push(b);
-            }
+/// Adds the messages of every event the parser has completed to the reply. An event that is
+/// too large or not UTF-8 carries no message the check can judge, and is passed over.
+fn gather_events(reply: &mut Reply, parser: &mut SseParser) {
+    while let Some(event) = parser.next() {
+        if let Ok(event) = event {
+            gather(reply, &event.data);
         }
-    }
-
-    fn line_done(&mut self, line: &[u8], events: &mut Vec<String>) {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.is_empty() {
-            // An event whose data is empty (e.g. the priming event) carries nothing.
-            let data = self.data.join("\n");
-            self.data.clear();
-            if !data.is_empty() {
-                events.push(data);
-            }
-            return;
-        }
-        let text = String::from_utf8_lossy(line);
-        if let Some(rest) = text.strip_prefix("data:") {
-            self.data
-                .push(rest.strip_prefix(' ').unwrap_or(rest).to_owned());
-        }
-    }
-
-    /// The end of the stream ends the last event.
-    fn finish(&mut self, events: &mut Vec<String>) {
-        if !self.line.is_empty() {
-            let line = std::mem::take(&mut self.line);
-            self.line_done(&line, events);
-        }
-        self.line_done(b"", events);
     }
 }
 
@@ -387,13 +354,13 @@ impl Http {
             rb = rb.header(SESSION_HEADER, s);
         }
         if let Some(v) = p.version {
-            rb = rb.header(VERSION_HEADER, v);
+            rb = rb.header(PROTOCOL_VERSION, v);
         }
         if let Some(o) = p.origin {
             rb = rb.header(ORIGIN, o);
         }
         if let Some(body) = p.body {
-            rb = rb.header(CONTENT_TYPE, "application/json").body(body);
+            rb = rb.header(CONTENT_TYPE, JSON).body(body);
         }
         let mut resp = match tokio::time::timeout_at(deadline, rb.send()).await {
             Err(_) => {
@@ -414,8 +381,7 @@ impl Http {
             .headers()
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .map(|v| v.trim().to_ascii_lowercase())
+            .map(|v| media_type(v).to_ascii_lowercase())
             .unwrap_or_default();
         let mut reply = Reply {
             status: resp.status(),
@@ -430,8 +396,7 @@ impl Http {
             return Ok(reply);
         }
         let mut raw = Vec::new();
-        let mut parser = SseParser::default();
-        let mut events = Vec::new();
+        let mut parser = SseParser::new(BODY_LIMIT);
         loop {
             let chunk = match tokio::time::timeout_at(deadline, resp.chunk()).await {
                 Ok(Ok(Some(c))) => c,
@@ -441,10 +406,8 @@ impl Http {
             let room = BODY_LIMIT.saturating_sub(raw.len());
             raw.extend_from_slice(&chunk[..chunk.len().min(room)]);
             if sse {
-                parser.feed(&chunk, &mut events);
-                for e in events.drain(..) {
-                    gather(&mut reply, &e);
-                }
+                parser.push(&chunk);
+                gather_events(&mut reply, &mut parser);
                 if complete(&reply, &p.ids) {
                     break;
                 }
@@ -454,10 +417,9 @@ impl Http {
         }
         reply.body = String::from_utf8_lossy(&raw).into_owned();
         if sse {
-            parser.finish(&mut events);
-            for e in events.drain(..) {
-                gather(&mut reply, &e);
-            }
+            // The end of the body ends its last event, even without the blank line.
+            parser.finish();
+            gather_events(&mut reply, &mut parser);
         } else {
             let body = reply.body.clone();
             gather(&mut reply, &body);
@@ -467,7 +429,7 @@ impl Http {
 
     /// POSTs `initialize` offering `version` (with `origin` when given).
     async fn initialize(&self, version: &str, origin: Option<&str>) -> Result<Reply, Failed> {
-        let body = json!({"jsonrpc": "2.0", "id": "init", "method": "initialize",
+        let body = json!({"jsonrpc": "2.0", "id": "init", "method": methods::INITIALIZE,
             "params": {"protocolVersion": version, "capabilities": {},
                 "clientInfo": {"name": "switchboard-check", "version": env!("CARGO_PKG_VERSION")}}});
         let mut p = Probe::post(body.to_string()).expect(&["init"]);
@@ -496,7 +458,8 @@ impl Http {
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
             version: negotiated.to_owned(),
         };
-        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+        let note =
+            json!({"jsonrpc": "2.0", "method": methods::NOTIFICATIONS_INITIALIZED}).to_string();
         let initialized = self.send(Probe::post(note).within(&session)).await;
         Ok((session, init, initialized))
     }
@@ -510,7 +473,7 @@ impl Http {
 }
 
 /// Runs the HTTP checks against `url`, pushing exactly [`COUNT`] results.
-pub(super) async fn all(url: &str, timeout: Duration, out: &mut Results) {
+pub(crate) async fn all(url: &str, timeout: Duration, out: &mut Results) {
     let client = Client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
@@ -588,7 +551,7 @@ fn session_id(init: &Reply) -> CheckResult {
 async fn content_type(http: &Http, s: &Session, init: &Reply) -> CheckResult {
     let ok = |r: &Reply, id: &str| {
         r.status == StatusCode::OK
-            && (r.media == "application/json" || r.is_sse())
+            && (r.media == JSON || r.is_sse())
             && r.answer(&json!(id)).is_some()
     };
     if !ok(init, "init") {
@@ -653,7 +616,7 @@ async fn forged_session(http: &Http, s: &Session) -> CheckResult {
 async fn accept(http: &Http, s: &Session) -> CheckResult {
     let mut seen = Vec::new();
     let mut ok = true;
-    for only in ["application/json", "text/event-stream"] {
+    for only in [JSON, EVENT_STREAM] {
         let mut p = Probe::ping("accept").within(s);
         p.accept = Some(only);
         match http.send(p).await {
@@ -729,7 +692,7 @@ async fn origin(http: &Http, s: &Session) -> CheckResult {
 
 async fn get_stream(http: &Http, s: &Session) -> CheckResult {
     let mut p = Probe::bodiless(Method::GET).within(s);
-    p.accept = Some("text/event-stream");
+    p.accept = Some(EVENT_STREAM);
     match http.send(p).await {
         Ok(r) if r.status == StatusCode::OK && r.is_sse() => {
             pass(GET_STREAM, "200 text/event-stream: a standalone stream")
@@ -743,7 +706,11 @@ async fn get_stream(http: &Http, s: &Session) -> CheckResult {
 }
 
 async fn malformed(http: &Http, s: &Session) -> CheckResult {
-    let p = Probe::post(r#"{"jsonrpc":"2.0","id":"malformed","method":"ping""#).within(s);
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":"malformed","method":"{}""#,
+        methods::PING
+    );
+    let p = Probe::post(body).within(s);
     match http.send(p).await {
         Ok(r) if r.status == StatusCode::BAD_REQUEST && r.error_codes().contains(&-32700) => {
             pass(MALFORMED, format!("400 {} with -32700", r.media))
@@ -756,9 +723,9 @@ async fn malformed(http: &Http, s: &Session) -> CheckResult {
 /// A batch of two pings and a notification.
 fn batch(a: &str, b: &str) -> String {
     json!([
-        {"jsonrpc": "2.0", "id": a, "method": "ping"},
-        {"jsonrpc": "2.0", "id": b, "method": "ping"},
-        {"jsonrpc": "2.0", "method": "notifications/switchboard_check"}
+        {"jsonrpc": "2.0", "id": a, "method": methods::PING},
+        {"jsonrpc": "2.0", "id": b, "method": methods::PING},
+        {"jsonrpc": "2.0", "method": BATCH_NOTIFICATION}
     ])
     .to_string()
 }
@@ -844,8 +811,10 @@ async fn batch_answered(http: &Http) -> CheckResult {
 
 async fn oversized(http: &Http, s: &Session) -> CheckResult {
     let pad = "x".repeat(BIG);
-    let body =
-        format!(r#"{{"jsonrpc":"2.0","id":"big","method":"ping","params":{{"pad":"{pad}"}}}}"#);
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":"big","method":"{ping}","params":{{"pad":"{pad}"}}}}"#,
+        ping = methods::PING
+    );
     drop(pad);
     let big = http
         .send(Probe::post(body).within(s).expect(&["big"]))
@@ -921,21 +890,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sse_events_are_gathered_across_chunks_and_line_endings() {
-        let mut p = SseParser::default();
-        let mut events = Vec::new();
-        p.feed(b"id: 1\r\ndata: \r\n\r\nevent: message\nda", &mut events);
-        assert!(events.is_empty(), "{events:?}");
-        p.feed(b"ta: {\"a\":\ndata: 1}\n\ndata:x", &mut events);
-        assert_eq!(events, vec!["{\"a\":\n1}".to_owned()]);
-        p.finish(&mut events);
-        assert_eq!(events.last().map(String::as_str), Some("x"));
+    fn sse_messages_are_gathered_across_chunks_and_up_to_the_end_of_the_body() {
+        let mut reply = reply(Vec::new());
+        let mut p = SseParser::new(BODY_LIMIT);
+        p.push(b"id: 1\r\ndata: \r\n\r\nevent: message\nda");
+        gather_events(&mut reply, &mut p);
+        assert!(
+            reply.messages.is_empty(),
+            "the priming event carries nothing"
+        );
+        p.push(b"ta: {\"a\":\ndata: 1}\n\ndata: [{\"b\":2}");
+        gather_events(&mut reply, &mut p);
+        assert_eq!(reply.messages, vec![json!({"a": 1})]);
+        p.push(b",{\"c\":3}]");
+        p.finish();
+        gather_events(&mut reply, &mut p);
+        assert_eq!(
+            reply.messages,
+            vec![json!({"a": 1}), json!({"b": 2}), json!({"c": 3})]
+        );
+        assert!(reply.array);
     }
 
     fn reply(messages: Vec<Value>) -> Reply {
         Reply {
             status: StatusCode::OK,
-            media: "text/event-stream".into(),
+            media: EVENT_STREAM.into(),
             session: None,
             body: String::new(),
             messages,
@@ -948,7 +928,7 @@ mod tests {
         let ids = [json!("a"), json!("b")];
         let a = json!({"jsonrpc": "2.0", "id": "a", "result": {}});
         let b = json!({"jsonrpc": "2.0", "id": "b", "result": {}});
-        let request = json!({"jsonrpc": "2.0", "id": "b", "method": "ping"});
+        let request = json!({"jsonrpc": "2.0", "id": "b", "method": methods::PING});
         assert!(!complete(&reply(vec![a.clone(), request]), &ids));
         assert!(complete(&reply(vec![a, b]), &ids));
         let refused =

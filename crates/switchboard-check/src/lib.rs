@@ -1,0 +1,210 @@
+//! # switchboard-check
+//!
+//! Conformance and robustness checks against any MCP server, each named by its SPEC-NOTES tag:
+//! the library behind `switchboard check`, for a server's own test suite. It speaks to the
+//! server as a careless or hostile client would: raw JSON-RPC frames (malformed ones included)
+//! over stdio, Streamable HTTP or a transport in the same process, and hand-written HTTP requests
+//! for the Streamable HTTP rules. It judges only what comes back, so it checks servers written
+//! with any SDK.
+//!
+//! ```no_run
+//! use switchboard_check::Target;
+//!
+//! # async fn doc() -> Result<(), switchboard_check::CheckError> {
+//! let report = switchboard_check::run(&Target::stdio("node dist/server.js")).await?;
+//! assert_eq!(report.failed(), 0, "{report}");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! A server built in the test itself is reached with [`Target::in_process`] (the README's
+//! "Check your own server" section has the whole test); [`Checker`] sets the timeout and
+//! watches results as they come.
+//!
+//! # Targets
+//! | [`Target`] | each connection | checks |
+//! |---|---|---|
+//! | [`Target::stdio`] | the command, spawned with `sh -c`, over its stdin/stdout | the shared checks |
+//! | [`Target::http`] | a Streamable HTTP session | the shared checks, then the Streamable HTTP rules |
+//! | [`Target::in_process`] | a transport the closure makes (the in-memory pair to a server in the test) | the shared checks |
+//!
+//! # The checks
+//! * **Shared** (every target; fresh connections where the handshake is the subject): `ping`
+//!   before and after `initialize` (`UT-1`), a request before `initialize` (`LC-1`), version
+//!   negotiation (`LC-7`, `LC-8`), the `initialize` result (`LC-3`), ids of each type kept
+//!   exactly (`JR-6`), unknown methods, malformed JSON, null ids, a wrong `jsonrpc` (`JR`,
+//!   `JR-4`, `JR-1`), notifications never answered (`JR-11`), methods of undeclared capabilities
+//!   (`CP-1`), tool schemas and unknown tools (`SF-6`, `SF`), bad params (`JR`), forged cursors
+//!   (`UT-12`), a 20 MiB frame (`ST`).
+//! * **Streamable HTTP** ([`Target::http`] only; one hand-written request per probe): session ids
+//!   (`HT-18`, `HT-19`, `HT-20`), reply types (`HT-9`), 202 for notifications and responses
+//!   (`HT-7`), `Accept` (`HT-5`), `MCP-Protocol-Version` (`HT-23`), `Origin` (`HT-3`), the GET
+//!   stream (`HT-13`), malformed bodies and batches (`HT-6`, `JR-12`), an oversized body, DELETE.
+//!
+//! Where the spec leaves the server a choice (JSON or SSE answers, a GET stream or 405, sessions
+//! or none), either passes and the detail names the one taken; a rule that cannot apply (the
+//! session rules on a stateless server) is a skip, never a pass.
+//!
+//! # Layout
+//! | module | role |
+//! |---|---|
+//! | [`target`] | [`Target`]: how each connection is made; [`Connector`] for in-process servers |
+//! | [`report`] | [`CheckResult`], [`Outcome`], [`Report`]: text and JSON-lines forms |
+//! | `conn` | a raw connection: frames as text, no engine between |
+//! | `checks` | the shared checks |
+//! | `http_rules` | the Streamable HTTP rules as raw HTTP |
+
+mod checks;
+mod conn;
+mod http_rules;
+pub mod report;
+pub mod target;
+
+use std::time::Duration;
+
+pub use report::{CheckResult, Outcome, Report};
+pub use target::{Connector, Target};
+
+/// How long each check waits for an answer unless told otherwise (a spawned server's first
+/// answer gets ten seconds more, for its start-up).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// About how many results the shared checks give (the capability gates vary).
+const SHARED_ESTIMATE: usize = 21;
+
+/// Why the checks could not run at all (a server that runs but breaks rules gives a [`Report`]
+/// with failures instead).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckError {
+    /// The server command could not be started.
+    #[error("cannot start `{command}`: {reason}")]
+    Spawn {
+        /// The command.
+        command: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The endpoint could not be used (an invalid URL, no HTTP client).
+    #[error("cannot reach `{url}`: {reason}")]
+    Connect {
+        /// The endpoint.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The in-process connector gave no transport.
+    #[error("cannot connect in process: {reason}")]
+    InProcess {
+        /// The connector's error.
+        reason: String,
+    },
+    /// The server never completed the handshake, so the checks past it cannot run.
+    #[error("the server did not complete the handshake")]
+    Handshake,
+}
+
+/// Runs every check against `target` with the defaults (a [`DEFAULT_TIMEOUT`] per answer).
+///
+/// # Errors
+/// The server could not be started or reached, or never completed a handshake.
+pub async fn run(target: &Target) -> Result<Report, CheckError> {
+    Checker::new(target.clone()).run().await
+}
+
+/// A run of the checks, configured: the target, the timeout, an observer of each result.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use switchboard_check::{Checker, Target};
+///
+/// # async fn doc() -> Result<(), switchboard_check::CheckError> {
+/// let report = Checker::new(Target::http("http://127.0.0.1:8080/mcp"))
+///     .with_timeout(Duration::from_secs(2))
+///     .on_result(|r| eprintln!("{r}"))
+///     .run()
+///     .await?;
+/// print!("{}", report.to_json_lines());
+/// # Ok(())
+/// # }
+/// ```
+pub struct Checker {
+    target: Target,
+    timeout: Duration,
+    observer: Option<Observer>,
+}
+
+/// Called with each result as it comes.
+type Observer = Box<dyn FnMut(&CheckResult) + Send>;
+
+impl std::fmt::Debug for Checker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Checker")
+            .field("target", &self.target)
+            .field("timeout", &self.timeout)
+            .field("observer", &self.observer.is_some())
+            .finish()
+    }
+}
+
+impl Checker {
+    /// The checks against `target`, with a [`DEFAULT_TIMEOUT`] per answer.
+    pub fn new(target: Target) -> Checker {
+        Checker {
+            target,
+            timeout: DEFAULT_TIMEOUT,
+            observer: None,
+        }
+    }
+
+    /// How long each check waits for an answer.
+    pub fn with_timeout(mut self, timeout: Duration) -> Checker {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Calls `observer` with each result as soon as it is known (for a progress display).
+    pub fn on_result(mut self, observer: impl FnMut(&CheckResult) + Send + 'static) -> Checker {
+        self.observer = Some(Box::new(observer));
+        self
+    }
+
+    /// About how many results the run gives (the capability gates vary with the server).
+    pub fn estimated_total(&self) -> usize {
+        match self.target {
+            Target::Http(_) => SHARED_ESTIMATE + http_rules::COUNT,
+            Target::Stdio(_) | Target::InProcess(_) => SHARED_ESTIMATE,
+        }
+    }
+
+    /// Runs every check: the shared ones, then, over HTTP, the Streamable HTTP rules.
+    ///
+    /// # Errors
+    /// The server could not be started or reached, or never completed a handshake.
+    pub async fn run(self) -> Result<Report, CheckError> {
+        let mut results = Results {
+            items: Vec::new(),
+            observer: self.observer,
+        };
+        checks::all(&self.target, self.timeout, &mut results).await?;
+        if let Target::Http(url) = &self.target {
+            http_rules::all(url, self.timeout, &mut results).await;
+        }
+        Ok(Report::from(results.items))
+    }
+}
+
+/// The results so far; each is shown to the observer as it is pushed.
+pub(crate) struct Results {
+    items: Vec<CheckResult>,
+    observer: Option<Observer>,
+}
+
+impl Results {
+    pub(crate) fn push(&mut self, r: CheckResult) {
+        if let Some(observe) = &mut self.observer {
+            observe(&r);
+        }
+        self.items.push(r);
+    }
+}

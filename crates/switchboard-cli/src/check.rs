@@ -1,0 +1,70 @@
+//! `switchboard check`: the checks of [`switchboard_check`] against the server named on the
+//! command line, printed a line each with its SPEC-NOTES tag (or as JSON lines). This module adds
+//! only what a terminal needs: the progress line and the colours.
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use switchboard_check::{CheckError, Checker, Report, Target};
+
+/// Runs every check against `target`. When stderr is a terminal and the run lasts over a second,
+/// a progress line (`checking 12/36 …`) is rewritten there, and cleared at the end.
+///
+/// # Errors
+/// The server could not be started or never completed a handshake (exit 2 at the caller).
+pub async fn run(target: Target, timeout: Duration) -> Result<Report, CheckError> {
+    let done = Arc::new(AtomicUsize::new(0));
+    let counter = done.clone();
+    let checker = Checker::new(target)
+        .with_timeout(timeout)
+        .on_result(move |_| {
+            counter.fetch_add(1, Ordering::Relaxed);
+        });
+    let total = checker.estimated_total();
+    let progress = std::io::stderr()
+        .is_terminal()
+        .then(|| tokio::spawn(progress(done, total)));
+    let ran = checker.run().await;
+    if let Some(task) = progress {
+        task.abort();
+        let _ = task.await;
+        // Clear whatever the progress line wrote (nothing when the run was short).
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[K");
+        let _ = err.flush();
+    }
+    ran
+}
+
+/// Rewrites `checking N/M …` on stderr every 100 ms, from one second on.
+async fn progress(done: Arc<AtomicUsize>, total: usize) {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    loop {
+        let n = done.load(Ordering::Relaxed);
+        {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[Kchecking {}/{} …", n + 1, total.max(n + 1));
+            let _ = err.flush();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Whether results are coloured: stdout is a terminal and `NO_COLOR` is unset or empty.
+fn colour_wanted() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// The report as printed (a line each, then `N passed, M failed[, K skipped]`, or JSON lines)
+/// and the exit code: 0 when nothing failed, 1 otherwise. The words are coloured (green pass,
+/// red FAIL) only when stdout is a terminal and `NO_COLOR` is not set.
+pub fn report(report: &Report, json: bool) -> (String, i32) {
+    let text = if json {
+        report.to_json_lines()
+    } else {
+        report.to_text(colour_wanted())
+    };
+    (text, i32::from(report.failed() > 0))
+}
