@@ -281,6 +281,7 @@ pub async fn run(a: &CallArgs) -> CallOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use switchboard::types::methods;
 
     fn args(method: &str, target: Option<&str>, pairs: &[&str]) -> CallArgs {
         CallArgs {
@@ -298,38 +299,41 @@ mod tests {
 
     #[test]
     fn the_first_pair_of_an_untargeted_method_is_kept() {
-        let p = params_for(&args("logging/setLevel", Some("level=debug"), &[])).unwrap();
+        let p = params_for(&args(methods::LOGGING_SET_LEVEL, Some("level=debug"), &[])).unwrap();
         assert_eq!(p, json!({"level": "debug"}));
-        let p = params_for(&args("resources/list", Some("cursor=c1"), &["x=1"])).unwrap();
+        let p = params_for(&args(methods::RESOURCES_LIST, Some("cursor=c1"), &["x=1"])).unwrap();
         assert_eq!(p, json!({"cursor": "c1", "x": 1}));
-        assert!(params_for(&args("ping", Some("oops"), &[])).is_err());
-        assert_eq!(params_for(&args("ping", None, &[])).unwrap(), json!({}));
+        assert!(params_for(&args(methods::PING, Some("oops"), &[])).is_err());
+        assert_eq!(
+            params_for(&args(methods::PING, None, &[])).unwrap(),
+            json!({})
+        );
     }
 
     #[test]
     fn targets_and_list_members_follow_the_catalogue() {
-        let p = params_for(&args("tools/call", Some("add"), &["a=1", "s=x"])).unwrap();
+        let p = params_for(&args(methods::TOOLS_CALL, Some("add"), &["a=1", "s=x"])).unwrap();
         assert_eq!(p, json!({"name": "add", "arguments": {"a": 1, "s": "x"}}));
-        let p = params_for(&args("prompts/get", Some("p"), &["n=1"])).unwrap();
+        let p = params_for(&args(methods::PROMPTS_GET, Some("p"), &["n=1"])).unwrap();
         assert_eq!(
             p,
             json!({"name": "p", "arguments": {"n": "1"}}),
             "prompt arguments are strings"
         );
-        let p = params_for(&args("resources/subscribe", Some("file:///a"), &[])).unwrap();
+        let p = params_for(&args(methods::RESOURCES_SUBSCRIBE, Some("file:///a"), &[])).unwrap();
         assert_eq!(p, json!({"uri": "file:///a"}));
         assert!(
-            params_for(&args("resources/unsubscribe", None, &[])).is_err(),
+            params_for(&args(methods::RESOURCES_UNSUBSCRIBE, None, &[])).is_err(),
             "needs a URI"
         );
         assert!(
-            params_for(&args("tools/call", None, &[])).is_err(),
+            params_for(&args(methods::TOOLS_CALL, None, &[])).is_err(),
             "needs a name"
         );
         assert_eq!(
-            list_key("resources/templates/list"),
+            list_key(methods::RESOURCES_TEMPLATES_LIST),
             Some("resourceTemplates")
         );
-        assert_eq!(list_key("tools/call"), None);
+        assert_eq!(list_key(methods::TOOLS_CALL), None);
     }
 }

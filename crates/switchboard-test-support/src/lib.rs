@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
+use switchboard_types::catalogue::{self, CallTool, Method};
 
 /// The `shared/` folder: `$SWITCHBOARD_SHARED_DIR`, or `shared/` beside the workspace root.
 ///
@@ -42,29 +43,10 @@ pub fn shared_dir() -> PathBuf {
     candidate
 }
 
-/// The schema type of the result that answers `method`, or `None` for a method we do not know.
+/// The schema type of the result that answers `method` (from the method catalogue), or `None`
+/// for a method the catalogue does not know.
 pub fn result_def_for(method: &str) -> Option<&'static str> {
-    Some(match method {
-        "initialize" => "InitializeResult",
-        "ping" | "resources/subscribe" | "resources/unsubscribe" | "logging/setLevel" => {
-            "EmptyResult"
-        }
-        "tools/list" => "ListToolsResult",
-        "tools/call" => "CallToolResult",
-        "resources/list" => "ListResourcesResult",
-        "resources/templates/list" => "ListResourceTemplatesResult",
-        "resources/read" => "ReadResourceResult",
-        "prompts/list" => "ListPromptsResult",
-        "prompts/get" => "GetPromptResult",
-        "completion/complete" => "CompleteResult",
-        "sampling/createMessage" => "CreateMessageResult",
-        "roots/list" => "ListRootsResult",
-        "elicitation/create" => "ElicitResult",
-        "tasks/get" => "GetTaskResult",
-        "tasks/list" => "ListTasksResult",
-        "tasks/cancel" => "CancelTaskResult",
-        _ => return None,
-    })
+    catalogue::request(method).and_then(|s| s.result_type)
 }
 
 /// The official JSON Schema of one protocol revision, with compiled validators per type.
@@ -209,7 +191,7 @@ impl Schemas {
         if let (Some(result), Some(method)) = (frame.get("result"), answering) {
             if let Some(def) = result_def_for(method) {
                 // A task-augmented tools/call is answered by a CreateTaskResult.
-                if method == "tools/call"
+                if method == CallTool::NAME
                     && result.get("task").is_some()
                     && self.has_def("CreateTaskResult")
                 {
@@ -225,18 +207,19 @@ impl Schemas {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use switchboard_types::methods;
 
     #[test]
     fn every_revision_loads_and_knows_its_methods() {
         for v in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
             let s = Schemas::get(v);
             assert_eq!(
-                s.def_for_method("tools/call"),
+                s.def_for_method(methods::TOOLS_CALL),
                 Some("CallToolRequest"),
                 "{v}"
             );
             assert_eq!(
-                s.def_for_method("notifications/initialized"),
+                s.def_for_method(methods::NOTIFICATIONS_INITIALIZED),
                 Some("InitializedNotification")
             );
         }
@@ -245,14 +228,18 @@ mod tests {
     #[test]
     fn a_bad_frame_is_rejected() {
         let s = Schemas::get("2025-11-25");
-        let bad = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}});
+        let bad = json!({"jsonrpc":"2.0","id":1,"method":methods::TOOLS_CALL,"params":{}});
         assert!(
             s.validate_frame(&bad, None).is_err(),
             "tools/call without name must fail"
         );
-        let good = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add"}});
+        let good =
+            json!({"jsonrpc":"2.0","id":1,"method":methods::TOOLS_CALL,"params":{"name":"add"}});
         assert_eq!(s.validate_frame(&good, None), Ok(()));
         let bad_result = json!({"jsonrpc":"2.0","id":1,"result":{"content":"5"}});
-        assert!(s.validate_frame(&bad_result, Some("tools/call")).is_err());
+        assert!(
+            s.validate_frame(&bad_result, Some(methods::TOOLS_CALL))
+                .is_err()
+        );
     }
 }

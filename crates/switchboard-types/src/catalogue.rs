@@ -401,6 +401,9 @@ pub struct MethodSpec {
     pub target: Option<Target>,
     /// For a paginated list request: the result member holding the items.
     pub list_member: Option<&'static str>,
+    /// For a request: the name of its result type, which is also the name of its definition in
+    /// the official schema (`ListToolsResult`, `EmptyResult`).
+    pub result_type: Option<&'static str>,
 }
 
 /// Why a method may not be sent (see [`MethodSpec::check`]).
@@ -564,6 +567,7 @@ const fn spec(
         until: None,
         target: None,
         list_member: None,
+        result_type: None,
     }
 }
 
@@ -588,6 +592,10 @@ impl MethodSpec {
         self.list_member = Some(member);
         self
     }
+    const fn result(mut self, name: &'static str) -> Self {
+        self.result_type = Some(name);
+        self
+    }
 }
 
 macro_rules! methods {
@@ -604,7 +612,7 @@ macro_rules! methods {
             pub struct $marker;
 
             impl $marker {
-                const DEFINITION: MethodSpec = $spec;
+                const DEFINITION: MethodSpec = methods!(@def $spec $(, $result)?);
             }
 
             impl Method for $marker {
@@ -614,6 +622,12 @@ macro_rules! methods {
 
             methods!(@impl $kind $marker, $params $(, $result)?);
         )*
+    };
+    (@def $spec:expr, $result:ty) => {
+        $spec.result(stringify!($result))
+    };
+    (@def $spec:expr) => {
+        $spec
     };
     (@impl request $marker:ident, $params:ty, $result:ty) => {
         impl RequestMethod for $marker {
