@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use switchboard::jsonrpc::memory::MemoryTransport;
-use switchboard::jsonrpc::{Direction, FrameHook};
+use switchboard::jsonrpc::{Flow, FrameHook};
 use switchboard_test_support::Schemas;
 
 /// How long a test waits for a frame before failing.
@@ -234,7 +234,7 @@ impl RawPeer {
 
 /// A frame hook that records every frame with its direction.
 #[derive(Debug, Clone, Default)]
-pub struct Recorder(pub Arc<Mutex<Vec<(Direction, String)>>>);
+pub struct Recorder(pub Arc<Mutex<Vec<(Flow, String)>>>);
 
 impl Recorder {
     /// The hook to install in a [`switchboard::jsonrpc::SessionConfig`].
@@ -248,7 +248,7 @@ impl Recorder {
     }
 
     /// The frames so far.
-    pub fn frames(&self) -> Vec<(Direction, String)> {
+    pub fn frames(&self) -> Vec<(Flow, String)> {
         self.0.lock().map(|f| f.clone()).unwrap_or_default()
     }
 }
@@ -257,10 +257,10 @@ impl Recorder {
 ///
 /// # Panics
 /// When a frame violates the schema of `version`.
-pub fn validate_session(frames: &[(Direction, String)], version: &str) -> usize {
+pub fn validate_session(frames: &[(Flow, String)], version: &str) -> usize {
     let mut checker = FrameChecker::default();
     for (dir, text) in frames {
-        checker.see(version, text, *dir == Direction::Outbound, true);
+        checker.see(version, text, *dir == Flow::Outbound, true);
     }
     checker.checked
 }

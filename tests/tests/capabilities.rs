@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchboard::client::{Client, ClientError};
-use switchboard::jsonrpc::{Direction, RequestError, RequestOptions, SessionConfig, memory};
+use switchboard::jsonrpc::{Flow, RequestError, RequestOptions, SessionConfig, memory};
 use switchboard::server::Server;
 use switchboard::types::capabilities::{ClientCapabilities, ServerCapabilities, ToolsCapability};
 use switchboard::types::lifecycle::Implementation;
@@ -91,7 +91,7 @@ async fn client_sends_nothing_but_initialize_and_ping_before_the_handshake() {
     let outbound: Vec<_> = rec
         .frames()
         .into_iter()
-        .filter(|(d, _)| *d == Direction::Outbound)
+        .filter(|(d, _)| *d == Flow::Outbound)
         .collect();
     assert_eq!(outbound.len(), 1);
 }

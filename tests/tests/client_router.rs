@@ -48,27 +48,34 @@ impl NotificationMethod for Hello {
 
 fn server() -> Server {
     Server::builder(Implementation::new("asks", "1"))
-        .tool(Tool::new("ask", json!({"type": "object"})), |call| async move {
-            let peer = call.cx.session().peer().clone();
-            peer.notify(Hello::NAME, Some(&Greeting { n: 7 }))
-                .await
-                .map_err(|e| ToolError::new(e.to_string()))?;
-            let a: Answer = peer
-                .call(
-                    Confirm::NAME,
-                    Some(&Question {
-                        question: "deploy?".into(),
-                    }),
-                    RequestOptions::default(),
-                )
-                .await
-                .map_err(|e| ToolError::new(e.to_string()))?;
-            let bad: Result<Answer, _> = peer
-                .call(Confirm::NAME, Some(&json!({"q": 1})), RequestOptions::default())
-                .await;
-            let code = bad.err().and_then(|e| e.as_rejection().map(|r| r.code.0));
-            Ok(CallToolResult::text(format!("{} {code:?}", a.yes)))
-        })
+        .tool(
+            Tool::new("ask", json!({"type": "object"})),
+            |call| async move {
+                let peer = call.cx.session().peer().clone();
+                peer.notify(Hello::NAME, Some(&Greeting { n: 7 }))
+                    .await
+                    .map_err(|e| ToolError::new(e.to_string()))?;
+                let a: Answer = peer
+                    .call(
+                        Confirm::NAME,
+                        Some(&Question {
+                            question: "deploy?".into(),
+                        }),
+                        RequestOptions::default(),
+                    )
+                    .await
+                    .map_err(|e| ToolError::new(e.to_string()))?;
+                let bad: Result<Answer, _> = peer
+                    .call(
+                        Confirm::NAME,
+                        Some(&json!({"q": 1})),
+                        RequestOptions::default(),
+                    )
+                    .await;
+                let code = bad.err().and_then(|e| e.as_rejection().map(|r| r.code.0));
+                Ok(CallToolResult::text(format!("{} {code:?}", a.yes)))
+            },
+        )
         .build()
         .expect("server")
 }
@@ -94,7 +101,10 @@ async fn the_servers_extension_request_and_notification_reach_typed_handlers() {
     let r = session.call_tool("ask", json!({})).await.expect("call");
     assert_eq!(r.is_error, None, "{r:?}");
     let text = serde_json::to_value(&r.content).expect("json")[0]["text"].clone();
-    assert_eq!(text, "true Some(-32602)", "typed answer; bad params are -32602");
+    assert_eq!(
+        text, "true Some(-32602)",
+        "typed answer; bad params are -32602"
+    );
     assert_eq!(hellos.load(Ordering::SeqCst), 7);
 }
 
@@ -112,16 +122,23 @@ async fn an_ambiguous_client_table_fails_connect_and_sends_nothing() {
     }
     let client = Client::builder(Implementation::new("host", "1"))
         .request::<switchboard::types::catalogue::ListTools, _, _>(|_, _cx| async move {
-            Err(switchboard::types::ErrorObject::internal("clients never receive tools/list"))
+            Err(switchboard::types::ErrorObject::internal(
+                "clients never receive tools/list",
+            ))
         })
         .build();
     assert!(matches!(
         client.connect(memory::pair().0).await,
-        Err(ClientError::Route(RouteError::NotReceived { side: "client", .. }))
+        Err(ClientError::Route(RouteError::NotReceived {
+            side: "client",
+            ..
+        }))
     ));
     let sampling_twice = Client::builder(Implementation::new("host", "1"))
         .request::<CreateMessage, _, _>(|_, _cx| async move {
-            Err(switchboard::types::ErrorObject::internal("the built-in route answers sampling"))
+            Err(switchboard::types::ErrorObject::internal(
+                "the built-in route answers sampling",
+            ))
         })
         .build();
     assert!(matches!(
@@ -129,8 +146,5 @@ async fn an_ambiguous_client_table_fails_connect_and_sends_nothing() {
         Err(ClientError::Route(RouteError::Duplicate { .. }))
     ));
     let sent = tokio::time::timeout(std::time::Duration::from_millis(50), b.recv_text()).await;
-    assert!(
-        !matches!(sent, Ok(Some(_))),
-        "nothing is sent: {sent:?}"
-    );
+    assert!(!matches!(sent, Ok(Some(_))), "nothing is sent: {sent:?}");
 }

@@ -24,7 +24,10 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// Every `"method"` literal naming a catalogue method in `crates/*/src` outside the types crate.
 fn method_literals(crates: &Path) -> Vec<String> {
-    let names: Vec<String> = CATALOGUE.iter().map(|s| format!("\"{}\"", s.name)).collect();
+    let names: Vec<String> = CATALOGUE
+        .iter()
+        .map(|s| format!("\"{}\"", s.name))
+        .collect();
     let mut found = Vec::new();
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(crates)
         .expect("crates/")
@@ -68,8 +71,11 @@ fn the_literal_counter_sees_literals() {
     let dir = std::env::temp_dir().join(format!("sb-tidy-{}", std::process::id()));
     let src = dir.join("switchboard-x/src");
     std::fs::create_dir_all(&src).expect("dir");
-    std::fs::write(src.join("lib.rs"), "const A: &str = \"tools/call\"; // \"ping\"\n")
-        .expect("write");
+    std::fs::write(
+        src.join("lib.rs"),
+        "const A: &str = \"tools/call\"; // \"ping\"\n",
+    )
+    .expect("write");
     let found = method_literals(&dir);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(found.len(), 2, "{found:?}");

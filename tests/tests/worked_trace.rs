@@ -5,14 +5,14 @@
 //!   excludes it (issue 3), so this client sees `add` and `weather`;
 //! * the seed's unknown-tool code is -32601; the spec's is -32602 (see `tools.rs`).
 
-use switchboard::jsonrpc::Direction;
+use switchboard::jsonrpc::Flow;
 use switchboard_cli::demo;
 use switchboard_tests::validate_session;
 
-fn golden() -> Vec<(usize, Direction, String)> {
+fn golden() -> Vec<(usize, Flow, String)> {
     let v = env!("CARGO_PKG_VERSION");
-    let out = Direction::Outbound;
-    let inb = Direction::Inbound;
+    let out = Flow::Outbound;
+    let inb = Flow::Inbound;
     let add = r#"{"name":"add","description":"Add two numbers","inputSchema":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"}},"required":["x","y"]}}"#;
     let sub = r#"{"name":"subtract","description":"Subtract y from x","inputSchema":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"}},"required":["x","y"]}}"#;
     let weather = r#"{"name":"weather","description":"Current weather for a city (canned data)","inputSchema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}"#;
@@ -37,7 +37,7 @@ async fn seed_000_worked_trace_frame_by_frame() {
     let frames = demo::run(switchboard_cli::demo_wire::Wire::Memory)
         .await
         .expect("the scenario runs");
-    let got: Vec<(usize, Direction, String)> = frames
+    let got: Vec<(usize, Flow, String)> = frames
         .iter()
         .map(|f| (f.step, f.direction, f.text.clone()))
         .collect();
@@ -53,8 +53,7 @@ async fn worked_trace_frames_validate_against_the_2025_06_18_schema() {
     let frames = demo::run(switchboard_cli::demo_wire::Wire::Memory)
         .await
         .expect("the scenario runs");
-    let pairs: Vec<(Direction, String)> =
-        frames.into_iter().map(|f| (f.direction, f.text)).collect();
+    let pairs: Vec<(Flow, String)> = frames.into_iter().map(|f| (f.direction, f.text)).collect();
     assert_eq!(validate_session(&pairs, "2025-06-18"), 12);
 }
 

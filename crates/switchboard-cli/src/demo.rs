@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use switchboard::client::{Client, ClientError};
-use switchboard::jsonrpc::{Direction, FrameHook, SessionConfig};
+use switchboard::jsonrpc::{Flow, FrameHook, SessionConfig};
 use switchboard::server::{AllowList, Server, ServerError, ToolCall, ToolError};
 use switchboard::types::ProtocolVersion;
 use switchboard::types::capabilities::{ClientCapabilities, ElicitationCapability};
@@ -30,7 +30,7 @@ pub struct TraceFrame {
     /// The step of the scenario the frame belongs to (1-based).
     pub step: usize,
     /// `Outbound`: client → server; `Inbound`: server → client.
-    pub direction: Direction,
+    pub direction: Flow,
     /// The exact JSON text on the wire.
     pub text: String,
 }
@@ -225,8 +225,8 @@ pub fn render(frames: &[TraceFrame]) -> String {
     let mut inspector = switchboard_inspect::Inspector::new();
     for f in frames {
         let dir = match f.direction {
-            Direction::Outbound => switchboard_inspect::Direction::ClientToServer,
-            Direction::Inbound => switchboard_inspect::Direction::ServerToClient,
+            Flow::Outbound => switchboard_inspect::Direction::ClientToServer,
+            Flow::Inbound => switchboard_inspect::Direction::ServerToClient,
         };
         let r = inspector.observe(dir, &f.text, None).clone();
         if f.step != current {
@@ -239,8 +239,8 @@ pub fn render(frames: &[TraceFrame]) -> String {
             out.push_str(&format!("\n# step {current}: {title}\n"));
         }
         let arrow = match f.direction {
-            Direction::Outbound => "client → server",
-            Direction::Inbound => "server → client",
+            Flow::Outbound => "client → server",
+            Flow::Inbound => "server → client",
         };
         out.push_str(&format!("  {arrow}  {}\n", f.text));
         out.push_str(&format!("      {}\n", annotation(&r)));

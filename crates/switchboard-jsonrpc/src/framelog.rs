@@ -6,21 +6,22 @@ use std::sync::Arc;
 
 use switchboard_types::{ErrorObject, MessageKind, RequestId};
 
-/// Which way a frame travels, from this engine's point of view.
+/// Which way a frame travels relative to this engine: received or sent. (The wire direction,
+/// client → server or back, is [`switchboard_types::Direction`]; the engine does not know its role.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Direction {
+pub enum Flow {
     /// Received from the peer.
     Inbound,
     /// Sent to the peer.
     Outbound,
 }
 
-impl Direction {
+impl Flow {
     /// An arrow for traces: `<-` inbound, `->` outbound.
     pub fn arrow(self) -> &'static str {
         match self {
-            Direction::Inbound => "<-",
-            Direction::Outbound => "->",
+            Flow::Inbound => "<-",
+            Flow::Outbound => "->",
         }
     }
 }
@@ -30,7 +31,7 @@ impl Direction {
 #[non_exhaustive]
 pub struct FrameEvent<'a> {
     /// The direction.
-    pub direction: Direction,
+    pub direction: Flow,
     /// The structural kind; `None` for a frame that is not a valid message.
     pub kind: Option<MessageKind>,
     /// The id of a request or response.

@@ -38,7 +38,7 @@ pub mod transport;
 
 pub use config::SessionConfig;
 pub use error::RequestError;
-pub use framelog::{Direction, FrameEvent, FrameHook};
+pub use framelog::{Flow, FrameEvent, FrameHook};
 pub use peer::{Peer, RequestOptions, WeakPeer};
 pub use router::{MethodTable, Route, RouteError};
 pub use service::{

@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::SessionConfig;
 use crate::error::RequestError;
-use crate::framelog::{Direction, FrameEvent};
+use crate::framelog::{Flow, FrameEvent};
 use crate::service::{ProgressCallback, ProgressUpdate, Service};
 use crate::transport::OutboundFrame;
 use switchboard_types::methods;
@@ -215,7 +215,7 @@ impl Inner {
         let text = msg.to_json();
         if let Some(hook) = &self.config.frame_hook {
             hook.call(&FrameEvent {
-                direction: Direction::Outbound,
+                direction: Flow::Outbound,
                 kind: Some(msg.kind()),
                 id: msg.id(),
                 method: msg.method(),

@@ -21,7 +21,7 @@ use tokio::sync::Mutex as AsyncMutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::SessionConfig;
-use crate::framelog::{Direction, FrameEvent};
+use crate::framelog::{Flow, FrameEvent};
 use crate::peer::{InflightEntry, Inner, Peer};
 use crate::service::{
     BoxFuture, ProgressSlot, ProgressState, ProgressUpdate, RequestContext, Service,
@@ -191,7 +191,7 @@ fn log_inbound(
 ) {
     if let Some(hook) = &peer.inner.config.frame_hook {
         hook.call(&FrameEvent {
-            direction: Direction::Inbound,
+            direction: Flow::Inbound,
             kind: msg.map(Message::kind),
             id: msg.and_then(Message::id),
             method: msg.and_then(Message::method),
@@ -324,7 +324,7 @@ fn on_batch(peer: &Peer, text: &str, items: Vec<Result<Message, DecodeError>>) {
         };
         if let Some(hook) = &peer.inner.config.frame_hook {
             hook.call(&FrameEvent {
-                direction: Direction::Outbound,
+                direction: Flow::Outbound,
                 kind: Some(frame.kind),
                 id: None,
                 method: None,

@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use switchboard_jsonrpc::memory::{self, MemoryTransport};
 use switchboard_jsonrpc::{
-    BoxFuture, Direction, FrameHook, HandlerResult, Peer, ProgressError, ProgressUpdate,
-    RequestContext, RequestError, RequestOptions, Service, SessionConfig, spawn,
+    BoxFuture, Flow, FrameHook, HandlerResult, Peer, ProgressError, ProgressUpdate, RequestContext,
+    RequestError, RequestOptions, Service, SessionConfig, spawn,
 };
 use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::{ErrorObject, MessageKind, Notification, Request};
@@ -614,7 +614,7 @@ async fn progress_resets_timeout_up_to_a_hard_maximum() {
 
 #[tokio::test]
 async fn frame_hook_sees_every_frame_with_direction_and_id() {
-    type Seen = Vec<(Direction, Option<MessageKind>, Option<String>)>;
+    type Seen = Vec<(Flow, Option<MessageKind>, Option<String>)>;
     let log: Arc<Mutex<Seen>> = Arc::default();
     let l = log.clone();
     let hook = FrameHook::new(move |e| {
@@ -637,17 +637,17 @@ async fn frame_hook_sees_every_frame_with_direction_and_id() {
         log,
         vec![
             (
-                Direction::Inbound,
+                Flow::Inbound,
                 Some(MessageKind::Request),
                 Some("\"a\"".into())
             ),
             (
-                Direction::Outbound,
+                Flow::Outbound,
                 Some(MessageKind::Result),
                 Some("\"a\"".into())
             ),
-            (Direction::Inbound, None, None),
-            (Direction::Outbound, Some(MessageKind::Error), None),
+            (Flow::Inbound, None, None),
+            (Flow::Outbound, Some(MessageKind::Error), None),
         ]
     );
 }
