@@ -16,14 +16,14 @@ use switchboard_types::sampling::{CreateMessageRequestParams, CreateMessageResul
 use switchboard_types::{ErrorCode, ErrorObject, Feature, RequestId};
 use tokio_util::sync::CancellationToken;
 
-use crate::session::{SessionError, SessionHandle, log_via};
+use crate::session::{ServerSession, SessionError, log_via};
 use switchboard_types::methods;
 
 /// The context of one request being handled.
 #[derive(Clone)]
 pub struct Context {
     pub(crate) request: RequestContext,
-    pub(crate) session: SessionHandle,
+    pub(crate) session: ServerSession,
 }
 
 impl fmt::Debug for Context {
@@ -59,7 +59,7 @@ impl Context {
     }
 
     /// The session this request arrived on.
-    pub fn session(&self) -> &SessionHandle {
+    pub fn session(&self) -> &ServerSession {
         &self.session
     }
 

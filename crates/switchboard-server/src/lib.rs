@@ -6,8 +6,8 @@
 //! # Layout
 //! | module | role |
 //! |---|---|
-//! | [`server`] | [`Server`] (shared by sessions) and its builder; [`ServerSession`] per client |
-//! | [`session`] | [`SessionHandle`]: a session's client, extensions, tools, subscriptions, log level |
+//! | [`server`] | [`Server`] (shared by sessions) and its builder |
+//! | [`session`] | [`ServerSession`]: one connected client: its identity, extensions, subscriptions, log level |
 //! | [`context`] | [`Context`]: progress, cancellation, logging, sampling, elicitation, roots |
 //! | [`policy`] | who the client is and which tools it may see ([`AllowList`]) |
 //! | [`error`] | registration and session errors |
@@ -47,7 +47,7 @@ pub use era::{Era, Stateful};
 pub use lifecycle::{LifecycleState, Strictness};
 pub use prompt::PromptGet;
 pub use resource::ResourceRead;
-pub use server::{Server, ServerBuilder, ServerError, ServerSession};
-pub use session::{SessionError, SessionHandle};
+pub use server::{Server, ServerBuilder, ServerError};
+pub use session::{ServerSession, SessionError};
 pub use switchboard_jsonrpc::RouteError;
 pub use tool::{AllowList, ClientIdentity, RegisteredTool, RegistryError, ToolCall, ToolError};

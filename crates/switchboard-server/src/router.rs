@@ -13,7 +13,7 @@ use switchboard_types::Request;
 use switchboard_types::catalogue::Side;
 
 use crate::context::Context;
-use crate::session::SessionHandle;
+use crate::session::ServerSession;
 
 /// A built-in request route: a method of the server's own service `S`.
 pub(crate) type Builtin<S> = fn(&S, Request, RequestContext) -> BoxFuture<HandlerResult>;
@@ -41,7 +41,7 @@ pub(crate) enum NotificationRoute {
     /// Handled by the server itself (the lifecycle) or by the engine (cancellation, progress).
     Builtin,
     /// A handler registered by the user; runs inline, in frame order.
-    User(ErasedNotification<SessionHandle>),
+    User(ErasedNotification<ServerSession>),
 }
 
 /// The method table of one server whose own service is `S`.

@@ -28,10 +28,10 @@ use crate::prompt::{PromptGet, PromptRegistry};
 use crate::resource::{ResourceError, ResourceRead, ResourceRegistry};
 use crate::router::{NotificationRoute, RequestRoute, Router, builtin_router};
 use crate::service::{
-    ServerInner, ServerService, SessionEntry, builtin_notifications, builtin_requests,
+    OpenSession, ServerInner, ServerService, builtin_notifications, builtin_requests,
 };
 use crate::session::{
-    DEFAULT_MAX_SESSION_TOOLS, DEFAULT_MAX_SUBSCRIPTIONS, SessionHandle, SessionState,
+    DEFAULT_MAX_SESSION_TOOLS, DEFAULT_MAX_SUBSCRIPTIONS, ServerSession, SessionState,
 };
 use crate::tool::{
     AllowList, ClientIdentity, RegisteredTool, RegistryError, ToolCall, ToolError, ToolPolicy,
@@ -298,9 +298,9 @@ impl ServerBuilder {
     pub fn notification<N, F>(mut self, handler: F) -> Self
     where
         N: NotificationMethod,
-        F: Fn(N::Params, &SessionHandle) + Send + Sync + 'static,
+        F: Fn(N::Params, &ServerSession) + Send + Sync + 'static,
     {
-        let route = NotificationRoute::User(typed_notification::<N, SessionHandle, F>(handler));
+        let route = NotificationRoute::User(typed_notification::<N, ServerSession, F>(handler));
         if let Err(e) = self.router.add_notification(N::NAME, route) {
             self.errors.push(e.into());
         }
@@ -493,19 +493,18 @@ impl Server {
         let service = Arc::new(ServerService::new(self.inner.clone(), state.clone()));
         let peer = switchboard_jsonrpc::spawn(transport, service, self.inner.config.clone());
         if let Ok(mut sessions) = self.inner.sessions.lock() {
-            let entry = SessionEntry {
+            let entry = OpenSession {
                 peer: peer.downgrade(),
                 state: state.clone(),
                 runtime: tokio::runtime::Handle::current(),
             };
             sessions.insert(id, entry);
         }
-        let handle = SessionHandle {
+        Ok(ServerSession {
             state,
             peer,
             max_session_tools: self.inner.max_session_tools,
-        };
-        Ok(ServerSession { handle })
+        })
     }
 
     /// Starts a session that was established elsewhere (stateless HTTP, a session store) in
@@ -683,48 +682,17 @@ fn poisoned() -> ServerError {
     })
 }
 
-/// One connected client.
-#[derive(Debug, Clone)]
-pub struct ServerSession {
-    handle: SessionHandle,
-}
-
-impl std::ops::Deref for ServerSession {
-    type Target = SessionHandle;
-
-    fn deref(&self) -> &SessionHandle {
-        &self.handle
-    }
-}
-
-impl ServerSession {
-    /// The session handle (also reachable through `Deref`).
-    pub fn handle(&self) -> &SessionHandle {
-        &self.handle
-    }
-
-    /// Resolves when the session has closed.
-    pub async fn closed(&self) {
-        self.handle.peer.closed().await
-    }
-
-    /// Closes the session.
-    pub fn close(&self) {
-        self.handle.peer.close()
-    }
-}
-
-/// The session handles of all open sessions (for tests and tools that inspect a server).
+/// The open sessions (for tests and tools that inspect a server).
 impl Server {
-    /// Handles to every open session.
-    pub fn sessions(&self) -> Vec<SessionHandle> {
+    /// A handle to every open session.
+    pub fn sessions(&self) -> Vec<ServerSession> {
         let Ok(sessions) = self.inner.sessions.lock() else {
             return Vec::new();
         };
         sessions
             .values()
             .filter_map(|e| {
-                e.peer.upgrade().map(|peer| SessionHandle {
+                e.peer.upgrade().map(|peer| ServerSession {
                     state: e.state.clone(),
                     peer,
                     max_session_tools: self.inner.max_session_tools,

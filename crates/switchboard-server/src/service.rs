@@ -45,13 +45,13 @@ use crate::prompt::{self, PromptGet};
 use crate::resource::ResourceRead;
 use crate::resource::ResourceRegistry;
 use crate::router::{Builtin, NotificationRoute, RequestRoute, Router};
-use crate::session::{SessionHandle, SessionState};
+use crate::session::{ServerSession, SessionState};
 use crate::tool::ToolRegistry;
 use crate::tool::{self, AllowList, ClientIdentity, RegisteredTool, ToolCall};
 use switchboard_jsonrpc::router::invalid_params;
 
 /// A session of one server, as the server's registry keeps it.
-pub(crate) struct SessionEntry {
+pub(crate) struct OpenSession {
     pub(crate) peer: WeakPeer,
     pub(crate) state: Arc<SessionState>,
     pub(crate) runtime: tokio::runtime::Handle,
@@ -71,7 +71,7 @@ pub(crate) struct ServerInner {
     pub(crate) completions: RwLock<CompletionRegistry>,
     pub(crate) policy: Option<ToolPolicy>,
     pub(crate) paginator: Paginator,
-    pub(crate) sessions: Mutex<HashMap<u64, SessionEntry>>,
+    pub(crate) sessions: Mutex<HashMap<u64, OpenSession>>,
     pub(crate) next_session: AtomicU64,
     pub(crate) max_sessions: usize,
     pub(crate) max_subscriptions: usize,
@@ -116,7 +116,7 @@ impl ServerService {
     }
 
     fn context(&self, cx: RequestContext) -> Context {
-        let session = SessionHandle {
+        let session = ServerSession {
             state: self.state.clone(),
             peer: cx.peer().unrelated(),
             max_session_tools: self.server.max_session_tools,
@@ -476,8 +476,8 @@ impl ServerService {
         }
     }
 
-    fn handle(&self, peer: &Peer) -> SessionHandle {
-        SessionHandle {
+    fn handle(&self, peer: &Peer) -> ServerSession {
+        ServerSession {
             state: self.state.clone(),
             peer: peer.unrelated(),
             max_session_tools: self.server.max_session_tools,

@@ -1,4 +1,4 @@
-//! Per-session state and [`SessionHandle`], the handle handlers use to reach their own session:
+//! Per-session state and [`ServerSession`], the handle handlers use to reach their own session:
 //! its client, typed extensions, per-session tools, subscriptions and log level.
 
 use std::any::{Any, TypeId};
@@ -21,7 +21,7 @@ pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1024;
 /// Default bound on tools registered for one session.
 pub const DEFAULT_MAX_SESSION_TOOLS: usize = 256;
 
-pub(crate) struct SessionData {
+pub(crate) struct SessionFields {
     pub(crate) lifecycle: LifecycleState,
     pub(crate) version: Option<ProtocolVersion>,
     pub(crate) client: Option<ClientIdentity>,
@@ -33,7 +33,7 @@ pub(crate) struct SessionData {
 /// The state of one session, shared by its service and every handle to it.
 pub(crate) struct SessionState {
     pub(crate) id: u64,
-    pub(crate) data: Mutex<SessionData>,
+    pub(crate) data: Mutex<SessionFields>,
     extensions: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
     pub(crate) max_subscriptions: usize,
 }
@@ -42,7 +42,7 @@ impl SessionState {
     pub(crate) fn new(id: u64, max_subscriptions: usize) -> Self {
         SessionState {
             id,
-            data: Mutex::new(SessionData {
+            data: Mutex::new(SessionFields {
                 lifecycle: LifecycleState::AwaitingInitialize,
                 version: None,
                 client: None,
@@ -122,23 +122,24 @@ impl fmt::Debug for SessionState {
     }
 }
 
-/// A handle to one session, for handlers and for the server's owner.
+/// One connected client: the handle [`Server::serve`](crate::Server::serve) returns and handlers
+/// reach through [`Context::session`](crate::Context::session). Cheap to clone.
 #[derive(Clone)]
-pub struct SessionHandle {
+pub struct ServerSession {
     pub(crate) state: Arc<SessionState>,
     pub(crate) peer: Peer,
     pub(crate) max_session_tools: usize,
 }
 
-impl fmt::Debug for SessionHandle {
+impl fmt::Debug for ServerSession {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SessionHandle")
+        f.debug_struct("ServerSession")
             .field("id", &self.state.id)
             .finish()
     }
 }
 
-impl SessionHandle {
+impl ServerSession {
     /// A number unique among this server's sessions.
     pub fn id(&self) -> u64 {
         self.state.id
@@ -162,6 +163,16 @@ impl SessionHandle {
     /// The engine handle (sends are not related to any request).
     pub fn peer(&self) -> &Peer {
         &self.peer
+    }
+
+    /// Resolves when the session has closed.
+    pub async fn closed(&self) {
+        self.peer.closed().await
+    }
+
+    /// Closes the session.
+    pub fn close(&self) {
+        self.peer.close()
     }
 
     /// The session's value of type `T`, inserting `T::default()` the first time.

@@ -23,7 +23,7 @@ use crate::context::Context;
 pub use crate::error::RegistryError;
 use crate::error::SessionError;
 pub use crate::policy::{AllowList, ClientIdentity, ToolPolicy};
-use crate::session::{SessionHandle, SessionState};
+use crate::session::{ServerSession, SessionState};
 use switchboard_jsonrpc::RequestError;
 
 /// Why a tool did not produce a result.
@@ -285,7 +285,7 @@ pub(crate) fn session_tools(state: &SessionState) -> Vec<Tool> {
         .unwrap_or_default()
 }
 
-impl SessionHandle {
+impl ServerSession {
     /// Registers a tool for this session only, and tells this client its tool list changed.
     /// Re-registering an existing session tool replaces it.
     ///
