@@ -15,7 +15,7 @@ use switchboard::types::logging::LoggingLevel;
 use switchboard::types::meta::OrderedMap;
 use switchboard::types::roots::Root;
 use switchboard::types::sampling::{CreateMessageResult, SamplingMessageContentBlock};
-use switchboard_cli::everything::{PNG, WAV, everything_server};
+use switchboard_example_servers::everything::{PNG, WAV, everything_server};
 use switchboard_tests::{Recorder, validate_session};
 
 struct Fixture {

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 use switchboard::jsonrpc::{SessionConfig, memory};
-use switchboard_cli::everything::{PNG, WAV, everything_server};
+use switchboard_example_servers::everything::{PNG, WAV, everything_server};
 use switchboard_tests::RawPeer;
 
 const CLIENT_CAPS: &str =

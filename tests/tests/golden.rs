@@ -7,7 +7,7 @@ use switchboard::jsonrpc::{
     spawn,
 };
 use switchboard::types::{Notification, Request};
-use switchboard_cli::demo::demo_server;
+use switchboard_example_servers::demo::demo_server;
 use switchboard_tests::RawPeer;
 
 async fn demo_peer() -> RawPeer {

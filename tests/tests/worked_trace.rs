@@ -1,12 +1,11 @@
-//! Seed 000's "Worked trace of one session", reproduced frame by frame in memory (issue 2, item 7).
+//! The demo's worked session (part one of `switchboard demo`), frame by frame, in memory.
 //!
-//! Where the seed differs from the spec or a later issue, ours wins and says so:
-//! * seed step 3 lists `delete_db` to every client; we hide a tool from clients whose allow-list
-//!   excludes it (issue 3), so this client sees `add` and `weather`;
-//! * the seed's unknown-tool code is -32601; the spec's is -32602 (see `tools.rs`).
+//! * A tool is hidden from clients whose allow-list excludes it, so this client sees `add` and
+//!   `weather`, not `delete_db`;
+//! * an unknown tool is -32602, as the spec says (see `tools.rs`).
 
 use switchboard::jsonrpc::Flow;
-use switchboard_cli::demo;
+use switchboard_example_servers::demo::{self, InMemory, part_one};
 use switchboard_tests::validate_session;
 
 fn golden() -> Vec<(usize, Flow, String)> {
@@ -33,10 +32,8 @@ fn golden() -> Vec<(usize, Flow, String)> {
 }
 
 #[tokio::test]
-async fn seed_000_worked_trace_frame_by_frame() {
-    let frames = demo::run(switchboard_cli::demo_wire::Wire::Memory)
-        .await
-        .expect("the scenario runs");
+async fn the_worked_session_frame_by_frame() {
+    let frames = part_one::run(&InMemory).await.expect("the scenario runs");
     let got: Vec<(usize, Flow, String)> = frames
         .iter()
         .map(|f| (f.step, f.direction, f.text.clone()))
@@ -50,18 +47,14 @@ async fn seed_000_worked_trace_frame_by_frame() {
 
 #[tokio::test]
 async fn worked_trace_frames_validate_against_the_2025_06_18_schema() {
-    let frames = demo::run(switchboard_cli::demo_wire::Wire::Memory)
-        .await
-        .expect("the scenario runs");
+    let frames = part_one::run(&InMemory).await.expect("the scenario runs");
     let pairs: Vec<(Flow, String)> = frames.into_iter().map(|f| (f.direction, f.text)).collect();
     assert_eq!(validate_session(&pairs, "2025-06-18"), 12);
 }
 
 #[tokio::test]
 async fn lc_4_initialized_is_a_notification_without_id() {
-    let frames = demo::run(switchboard_cli::demo_wire::Wire::Memory)
-        .await
-        .expect("the scenario runs");
+    let frames = part_one::run(&InMemory).await.expect("the scenario runs");
     let init: serde_json::Value = serde_json::from_str(&frames[2].text).unwrap();
     assert_eq!(init["method"], "notifications/initialized");
     assert!(
@@ -71,19 +64,24 @@ async fn lc_4_initialized_is_a_notification_without_id() {
 }
 
 #[test]
-fn demo_render_annotates_each_step_and_direction() {
+fn every_step_of_both_parts_has_a_title() {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let frames = rt
-        .block_on(demo::run(switchboard_cli::demo_wire::Wire::Memory))
-        .unwrap();
-    let text = demo::render(&frames);
-    for (i, title) in demo::STEPS.iter().enumerate() {
+    let (one, two) = rt.block_on(async {
+        let one = part_one::run(&InMemory).await.unwrap();
+        let two = demo::part_two::run(&InMemory, part_one::STEPS.len() + 1)
+            .await
+            .unwrap();
+        (one, two)
+    });
+    let steps: std::collections::BTreeSet<usize> = one.iter().chain(&two).map(|f| f.step).collect();
+    let all = part_one::STEPS.len() + demo::part_two::STEPS.len();
+    assert_eq!(steps, (1..=all).collect(), "every step has frames");
+    for n in 1..=all {
         assert!(
-            text.contains(&format!("# step {}: {title}", i + 1)),
-            "missing step {}",
-            i + 1
+            demo::step_title(n).is_some_and(|t| !t.is_empty()),
+            "step {n}"
         );
     }
-    assert_eq!(text.matches("client → server").count(), 6);
-    assert_eq!(text.matches("server → client").count(), 6);
+    assert_eq!(demo::step_title(all + 1), None);
+    assert_eq!(demo::step_title(0), None);
 }

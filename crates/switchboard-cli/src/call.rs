@@ -17,7 +17,7 @@ use switchboard::types::{ErrorCode, ErrorObject};
 
 /// What to call and how.
 #[derive(Debug, Clone)]
-pub struct CallArgs {
+pub(crate) struct CallArgs {
     /// The server command (stdio); exactly one of `stdio` and `url` is set.
     pub stdio: Option<String>,
     /// The MCP endpoint (Streamable HTTP, or legacy HTTP+SSE).
@@ -40,7 +40,7 @@ pub struct CallArgs {
 
 /// The outcome for the caller: text for stdout or stderr, and the exit code.
 #[derive(Debug)]
-pub struct CallOutcome {
+pub(crate) struct CallOutcome {
     /// Printed on stdout.
     pub stdout: String,
     /// Printed on stderr.
@@ -50,7 +50,10 @@ pub struct CallOutcome {
 }
 
 /// Parses `key=value`: the value as JSON when it parses (numbers, booleans, objects), else a string.
-pub fn parse_pairs(pairs: &[String], json_values: bool) -> anyhow::Result<Map<String, Value>> {
+pub(crate) fn parse_pairs(
+    pairs: &[String],
+    json_values: bool,
+) -> anyhow::Result<Map<String, Value>> {
     let mut out = Map::new();
     for p in pairs {
         let (k, v) = p
@@ -237,7 +240,7 @@ async fn list_all(
 }
 
 /// Runs one call.
-pub async fn run(a: &CallArgs) -> CallOutcome {
+pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
     let fail = |code: i32, msg: String| CallOutcome {
         stdout: String::new(),
         stderr: msg,

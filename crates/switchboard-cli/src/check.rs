@@ -14,7 +14,7 @@ use switchboard_check::{CheckError, Checker, Report, Target};
 ///
 /// # Errors
 /// The server could not be started or never completed a handshake (exit 2 at the caller).
-pub async fn run(target: Target, timeout: Duration) -> Result<Report, CheckError> {
+pub(crate) async fn run(target: Target, timeout: Duration) -> Result<Report, CheckError> {
     let done = Arc::new(AtomicUsize::new(0));
     let counter = done.clone();
     let checker = Checker::new(target)
@@ -60,7 +60,7 @@ fn colour_wanted() -> bool {
 /// The report as printed (a line each, then `N passed, M failed[, K skipped]`, or JSON lines)
 /// and the exit code: 0 when nothing failed, 1 otherwise. The words are coloured (green pass,
 /// red FAIL) only when stdout is a terminal and `NO_COLOR` is not set.
-pub fn report(report: &Report, json: bool) -> (String, i32) {
+pub(crate) fn report(report: &Report, json: bool) -> (String, i32) {
     let text = if json {
         report.to_json_lines()
     } else {

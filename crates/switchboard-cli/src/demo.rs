@@ -1,225 +1,96 @@
-//! The embedded demo: seed 000's worked session, run in memory and recorded frame by frame.
+//! `switchboard demo`: the demo's two sessions (switchboard-example-servers), on the wire the
+//! user picks, printed frame by frame with what the inspector says of each frame.
 //!
-//! 1. handshake (`initialize` offering 2025-06-18, `notifications/initialized`);
-//! 2. `tools/list`;
-//! 3. `add` 2 + 3 → `"5"`;
-//! 4. `delete_db`, which exists but is outside this client's allow-list → -32600;
-//! 5. the server registers `subtract` → `notifications/tools/list_changed` → the client re-lists.
-//!
-//! Where seed 000 differs from the spec, the spec wins: an unknown tool is -32602, not -32601;
-//! and (issue 3) a tool outside a client's allow-list is not listed to that client, so
-//! `tools/list` shows `add` and `weather`, not `delete_db`.
+//! Over stdio and HTTP each server is this very binary in a child process
+//! (`switchboard serve --example NAME`, with `--http 127.0.0.1:0` for HTTP).
 
-use std::sync::{Arc, Mutex};
+use std::process::Stdio;
+use std::time::Duration;
 
-use serde_json::{Value, json};
-use switchboard::client::{Client, ClientError};
-use switchboard::jsonrpc::{Flow, FrameHook, SessionConfig};
-use switchboard::server::{AllowList, Server, ServerError, ToolCall, ToolError};
-use switchboard::types::ProtocolVersion;
-use switchboard::types::capabilities::{ClientCapabilities, ElicitationCapability};
-use switchboard::types::lifecycle::Implementation;
-use switchboard::types::tools::{CallToolResult, Tool};
+use switchboard::client::{Client, ClientSession};
+use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
+use switchboard::jsonrpc::Flow;
+use switchboard::transport::{ChildCommand, ChildTransport};
+use switchboard_example_servers::Example;
+use switchboard_example_servers::demo::{
+    DemoError, Host, HostedServer, InMemory, TraceFrame, part_one, part_two, step_title,
+};
+use tokio::io::{AsyncBufReadExt, BufReader};
 
-use crate::demo_wire::Wire;
-use crate::examples::Example;
-
-/// One recorded frame, from the client's point of view.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TraceFrame {
-    /// The step of the scenario the frame belongs to (1-based).
-    pub step: usize,
-    /// `Outbound`: client → server; `Inbound`: server → client.
-    pub direction: Flow,
-    /// The exact JSON text on the wire.
-    pub text: String,
+/// The transport the demo runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum Wire {
+    /// Both ends in this process, over an in-memory pair (JSON text, serialized and parsed).
+    #[default]
+    Memory,
+    /// The server is this binary, spawned as `switchboard serve --example NAME` on stdio.
+    Stdio,
+    /// The server is this binary, spawned as `switchboard serve --example NAME --http
+    /// 127.0.0.1:0`; the client speaks Streamable HTTP to it.
+    Http,
 }
 
-/// The titles of the scenario's steps.
-pub const STEPS: [&str; 6] = [
-    "handshake: initialize (offering 2025-06-18) and its result",
-    "notifications/initialized: the session is live (no answer)",
-    "tools/list: the tools this client may use",
-    "tools/call add {x:2, y:3} → \"5\"",
-    "tools/call delete_db: exists, but not on this client's allow-list → -32600",
-    "server registers subtract → notifications/tools/list_changed → client re-lists",
-];
-
-fn number_arg(call: &ToolCall, key: &str) -> Result<serde_json::Number, ToolError> {
-    match call.arguments.get(key) {
-        Some(Value::Number(n)) => Ok(n.clone()),
-        Some(_) => Err(ToolError::new(format!("argument '{key}' must be a number"))),
-        None => Err(ToolError::new(format!("missing argument '{key}'"))),
-    }
-}
-
-/// `op` over the number arguments named `keys`: exact for integers (an overflow is a tool
-/// error), floating point otherwise. Shared by the demo's tools and the benchmark's `add`.
-pub(crate) fn arith(
-    call: &ToolCall,
-    keys: [&str; 2],
-    op: fn(i64, i64) -> Option<i64>,
-    fop: fn(f64, f64) -> f64,
-) -> Result<CallToolResult, ToolError> {
-    let (x, y) = (number_arg(call, keys[0])?, number_arg(call, keys[1])?);
-    let text = match (x.as_i64(), y.as_i64()) {
-        (Some(a), Some(b)) => op(a, b)
-            .map(|r| r.to_string())
-            .ok_or_else(|| ToolError::new("integer overflow"))?,
-        _ => fop(
-            x.as_f64().unwrap_or(f64::NAN),
-            y.as_f64().unwrap_or(f64::NAN),
-        )
-        .to_string(),
-    };
-    Ok(CallToolResult::text(text))
-}
-
-fn xy_schema() -> Value {
-    json!({"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}}, "required": ["x", "y"]})
-}
-
-/// The `subtract` tool the scenario registers at step 6.
-pub fn subtract_tool() -> Tool {
-    Tool::new("subtract", xy_schema()).with_description("Subtract y from x")
-}
-
-/// The embedded default server: `add`, `weather` and `delete_db`; `delete_db` is allowed only to a
-/// client that calls itself `switchboard-admin`.
-///
-/// # Errors
-/// A registration error (none with these fixed names).
-pub fn demo_server(config: SessionConfig) -> Result<Server, ServerError> {
-    Server::builder(Implementation::new("switchboard-demo", env!("CARGO_PKG_VERSION")))
-        .session_config(config.with_name("server"))
-        .tool(Tool::new("add", xy_schema()).with_description("Add two numbers"), |call| async move {
-            arith(&call, ["x", "y"], i64::checked_add, |a, b| a + b)
-        })
-        .tool(
-            Tool::new(
-                "weather",
-                json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
-            )
-            .with_description("Current weather for a city (canned data)"),
-            |call| async move {
-                let city = call.arguments.get("city").and_then(Value::as_str).ok_or_else(|| ToolError::new("missing argument 'city'"))?;
-                Ok(CallToolResult::text(format!("Sunny, 22°C in {city}")))
-            },
-        )
-        .tool(
-            Tool::new("delete_db", json!({"type": "object"})).with_description("Delete the database (administrators only)"),
-            |_call| async move { Ok(CallToolResult::text("database deleted")) },
-        )
-        .tool_policy(|client| {
-            if client.info.name == "switchboard-admin" { AllowList::All } else { AllowList::all_except(["delete_db"]) }
-        })
-        .build()
-}
-
-/// Why the demo failed.
-#[derive(Debug, thiserror::Error)]
-pub enum DemoError {
-    /// The server could not be built or started.
-    #[error("demo server: {0}")]
-    Server(ServerError),
-    /// A client call failed unexpectedly.
-    #[error("demo client: {0}")]
-    Client(ClientError),
-    /// The session did not go as the scenario expects.
-    #[error("demo: {0}")]
-    Unexpected(String),
-}
-
-/// Runs the worked session on `wire` and returns every frame, in wire order, with its step.
-///
-/// # Errors
-/// A [`DemoError`] when any step does not behave as the scenario expects.
-pub async fn run(wire: Wire) -> Result<Vec<TraceFrame>, DemoError> {
-    let frames: Arc<Mutex<Vec<TraceFrame>>> = Arc::default();
-    let step = Arc::new(std::sync::atomic::AtomicUsize::new(1));
-    let hook = {
-        let frames = frames.clone();
-        let step = step.clone();
-        FrameHook::new(move |e| {
-            // `connect` sends initialized right after the initialize result: that is step 2.
-            let step = match e.method {
-                Some("notifications/initialized") => 2,
-                _ => step.load(std::sync::atomic::Ordering::SeqCst),
-            };
-            if let Ok(mut f) = frames.lock() {
-                f.push(TraceFrame {
-                    step,
-                    direction: e.direction,
-                    text: e.text.to_owned(),
-                });
+impl Wire {
+    /// How the demo's heading names this wire.
+    fn describe(self) -> &'static str {
+        match self {
+            Wire::Memory => "in memory",
+            Wire::Stdio => "over stdio (each server is `switchboard serve` in a child process)",
+            Wire::Http => {
+                "over Streamable HTTP on 127.0.0.1 (each server is `switchboard serve --http` in a child process)"
             }
-        })
-    };
-    let set_step = |n: usize| step.store(n, std::sync::atomic::Ordering::SeqCst);
-
-    let client = Client::builder(Implementation::new(
-        "demo-client",
-        env!("CARGO_PKG_VERSION"),
-    ))
-    .capabilities(ClientCapabilities {
-        elicitation: Some(ElicitationCapability::default()),
-        ..Default::default()
-    })
-    .protocol_version(ProtocolVersion::V2025_06_18)
-    .session_config(SessionConfig::default().with_frame_hook(hook))
-    .build();
-
-    // Steps 1 and 2: `connect` sends initialize, checks the answer, then sends initialized.
-    let (session, hosted) = crate::demo_wire::connect(
-        wire,
-        Example::Demo,
-        || demo_server(SessionConfig::default()).map_err(DemoError::Server),
-        &client,
-    )
-    .await?;
-
-    set_step(3);
-    let tools = session.list_tools().await.map_err(DemoError::Client)?;
-    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    if names != ["add", "weather"] {
-        return Err(DemoError::Unexpected(format!("tools/list gave {names:?}")));
+        }
     }
-
-    set_step(4);
-    let sum = session
-        .call_tool("add", json!({"x": 2, "y": 3}))
-        .await
-        .map_err(DemoError::Client)?;
-    if sum != CallToolResult::text("5") {
-        return Err(DemoError::Unexpected(format!("add gave {sum:?}")));
-    }
-
-    set_step(5);
-    match session.call_tool("delete_db", json!({})).await {
-        Err(ClientError::Request(e)) if e.as_rejection().is_some_and(|o| o.code.0 == -32600) => {}
-        other => return Err(DemoError::Unexpected(format!("delete_db gave {other:?}"))),
-    }
-
-    set_step(6);
-    let changed = session.tools_changed();
-    hosted.add_subtract().await?;
-    let tools = changed.await.map_err(DemoError::Client)?;
-    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    if names != ["add", "subtract", "weather"] {
-        return Err(DemoError::Unexpected(format!(
-            "re-listed tools gave {names:?}"
-        )));
-    }
-    session.close();
-    session.closed().await;
-    drop(hosted);
-    let frames = frames.lock().map(|f| f.clone()).unwrap_or_default();
-    Ok(frames)
 }
 
-/// Renders the trace as annotated text: a heading per step, one line per frame, and under each
+/// Runs both sessions on `wire`; returns what `switchboard demo` prints: the raw frames, one per
+/// line, or the annotated text.
+pub(crate) async fn run(wire: Wire, raw: bool) -> Result<String, DemoError> {
+    let (one, two) = match wire {
+        Wire::Memory => sessions(&InMemory).await?,
+        Wire::Stdio | Wire::Http => {
+            sessions(&ChildProcess {
+                http: wire == Wire::Http,
+            })
+            .await?
+        }
+    };
+    let mut text = String::new();
+    if raw {
+        for f in one.iter().chain(&two) {
+            text.push_str(&f.text);
+            text.push('\n');
+        }
+        return Ok(text);
+    }
+    text.push_str(&format!(
+        "switchboard demo: MCP sessions between our client and our servers, {}.\n",
+        wire.describe()
+    ));
+    text.push_str(
+        "Every frame is shown as it crossed the wire (JSON text, serialized and parsed\n",
+    );
+    text.push_str("again), with what the inspector says of it underneath.\n");
+    text.push_str("\n## Part 1: a worked session, against the demo server\n");
+    text.push_str(&render(&one));
+    text.push_str("\n## Part 2: the rest of the protocol, against the everything server\n");
+    text.push_str(&render(&two));
+    text.push_str(&format!(
+        "\n{} frames in two sessions; both closed cleanly.\n",
+        one.len() + two.len()
+    ));
+    Ok(text)
+}
+
+async fn sessions(host: &impl Host) -> Result<(Vec<TraceFrame>, Vec<TraceFrame>), DemoError> {
+    let one = part_one::run(host).await?;
+    let two = part_two::run(host, part_one::STEPS.len() + 1).await?;
+    Ok((one, two))
+}
+
+/// Renders frames as annotated text: a heading per step, one line per frame, and under each
 /// frame what the inspector (switchboard-inspect) says of it.
-pub fn render(frames: &[TraceFrame]) -> String {
+fn render(frames: &[TraceFrame]) -> String {
     let mut out = String::new();
     let mut current = 0;
     let mut inspector = switchboard_inspect::Inspector::new();
@@ -231,11 +102,7 @@ pub fn render(frames: &[TraceFrame]) -> String {
         let r = inspector.observe(dir, &f.text, None).clone();
         if f.step != current {
             current = f.step;
-            let title = STEPS
-                .get(current - 1)
-                .or_else(|| crate::demo_more::STEPS.get(current - 1 - STEPS.len()))
-                .copied()
-                .unwrap_or("");
+            let title = step_title(current).unwrap_or("");
             out.push_str(&format!("\n# step {current}: {title}\n"));
         }
         let arrow = match f.direction {
@@ -281,4 +148,118 @@ fn annotation(r: &switchboard_inspect::FrameReport) -> String {
         parts.push(format!("VIOLATION {v}"));
     }
     format!("[#{}] {}", r.index, parts.join(" · "))
+}
+
+/// The servers run as this binary in child processes, over stdio or over HTTP.
+struct ChildProcess {
+    http: bool,
+}
+
+/// A demo server in a child process: its pid, for the operator's signal.
+struct Child {
+    pid: u32,
+    /// The HTTP server's process, killed on drop; the stdio child is owned by its transport.
+    _http: Option<tokio::process::Child>,
+}
+
+impl Host for ChildProcess {
+    type Server = Child;
+
+    async fn connect(
+        &self,
+        example: Example,
+        client: &Client,
+    ) -> Result<(ClientSession, Child), DemoError> {
+        if !self.http {
+            let command = ChildCommand::new(self_exe()?).args([
+                "serve",
+                "--stdio",
+                "--example",
+                example.name(),
+            ]);
+            let transport = ChildTransport::spawn(command)
+                .map_err(|e| DemoError::Unexpected(format!("spawning the server: {e}")))?;
+            let pid = transport.pid();
+            let session = client.connect(transport).await.map_err(DemoError::Client)?;
+            return Ok((session, Child { pid, _http: None }));
+        }
+        let (child, url) = spawn_http(example).await?;
+        let pid = child
+            .id()
+            .ok_or_else(|| DemoError::Unexpected("the HTTP server exited".into()))?;
+        let transport = HttpClientTransport::connect(&url, HttpClientConfig::default())
+            .map_err(|e| DemoError::Unexpected(format!("{url}: {e}")))?;
+        let session = client.connect(transport).await.map_err(DemoError::Client)?;
+        Ok((
+            session,
+            Child {
+                pid,
+                _http: Some(child),
+            },
+        ))
+    }
+}
+
+impl HostedServer for Child {
+    /// SIGUSR1, which `serve --example demo` answers by registering `subtract`.
+    async fn add_subtract(&self) -> Result<(), DemoError> {
+        let pid = self.pid;
+        let status = tokio::process::Command::new("kill")
+            .args(["-USR1", &pid.to_string()])
+            .status()
+            .await
+            .map_err(|e| DemoError::Unexpected(format!("kill -USR1: {e}")))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(DemoError::Unexpected(format!("kill -USR1 {pid}: {status}")))
+        }
+    }
+}
+
+fn self_exe() -> Result<std::path::PathBuf, DemoError> {
+    std::env::current_exe().map_err(|e| DemoError::Unexpected(format!("own executable: {e}")))
+}
+
+/// Spawns `switchboard serve --http 127.0.0.1:0` and reads the address it announces on stderr
+/// (under the default log filter, whatever RUST_LOG says here).
+async fn spawn_http(example: Example) -> Result<(tokio::process::Child, String), DemoError> {
+    let mut child = tokio::process::Command::new(self_exe()?)
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--example",
+            example.name(),
+        ])
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| DemoError::Unexpected(format!("spawning the HTTP server: {e}")))?;
+    let stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| DemoError::Unexpected("no stderr pipe".into()))?;
+    let mut lines = BufReader::new(stderr).lines();
+    let find = async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(i) = line.find("listening on ") {
+                return Some(line[i + "listening on ".len()..].trim().to_owned());
+            }
+        }
+        None
+    };
+    let url = tokio::time::timeout(Duration::from_secs(10), find)
+        .await
+        .ok()
+        .flatten()
+        .ok_or_else(|| {
+            DemoError::Unexpected("the HTTP server did not announce its address".into())
+        })?;
+    // Keep draining its stderr so that it never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Ok((child, url))
 }

@@ -1,4 +1,13 @@
-//! `switchboard`: the command-line toolkit.
+//! `switchboard`: the command-line toolkit. Argument parsing and printing; the behaviour lives in
+//! the libraries (the roles, the transports and their relays, the inspector, the example
+//! servers).
+
+mod call;
+mod check;
+mod demo;
+mod record;
+mod serve;
+mod trace;
 
 use clap::{Parser, Subcommand};
 
@@ -38,7 +47,7 @@ enum Command {
         stateless: bool,
         /// Which example server to run.
         #[arg(long, value_enum, default_value = "everything")]
-        example: switchboard_cli::examples::Example,
+        example: switchboard_example_servers::Example,
         /// Runtime worker threads (1: a single-threaded runtime). Default: 1 for stdio (one
         /// session), one per core for --http.
         #[arg(long, value_name = "N")]
@@ -118,12 +127,13 @@ enum Command {
             value_name = "ADDR",
             num_args = 0..=1,
             default_missing_value = "127.0.0.1:8080",
-            value_parser = switchboard_cli::record::parse_listen
+            value_parser = record::parse_listen
         )]
         listen: Option<std::net::SocketAddr>,
     },
     /// Check any server against the spec (handshake, envelope, errors, gates, pagination,
-    /// robustness); one line per check with its SPEC-NOTES tag. Exit 1 when a check fails.
+    /// robustness); one line per check with the tag of the rule it checks. Exit 1 when a check
+    /// fails.
     ///
     /// With --url, the Streamable HTTP rules too, as raw HTTP: session ids (HT-18/19/20),
     /// 202 for notifications (HT-7), Accept (HT-5), reply types (HT-9), MCP-Protocol-Version
@@ -140,7 +150,8 @@ enum Command {
         #[arg(long, default_value_t = 5)]
         timeout: u64,
     },
-    /// Run a full MCP session against the embedded demo server, in memory, and print every frame.
+    /// Run two full MCP sessions against the example servers, in memory by default, and print
+    /// every frame with what the inspector says of it.
     Demo {
         /// Print only the raw frames, one JSON object per line, with no annotations.
         #[arg(long)]
@@ -148,7 +159,7 @@ enum Command {
         /// Where the servers run: in memory, or in a child process of this binary over stdio or
         /// Streamable HTTP (127.0.0.1).
         #[arg(long, value_enum, default_value = "memory")]
-        transport: switchboard_cli::demo_wire::Wire,
+        transport: demo::Wire,
     },
 }
 
@@ -188,14 +199,40 @@ fn main() {
     }
 }
 
+/// Whether `target` is one of this binary's own log targets (`switchboard`, `switchboard::record`
+/// ...): not a library's, and not a child server's stderr, which the child-process transport
+/// logs under its own target.
+fn own_target(target: &str) -> bool {
+    (target == "switchboard" || target.starts_with("switchboard::"))
+        && target != switchboard::transport::child::LOG_TARGET
+}
+
+/// Logs go to stderr (stdout carries only frames when serving stdio). RUST_LOG sets the filter;
+/// without it, the CLI's own messages show from INFO (`listening on ...`), everything else from
+/// WARN.
+fn init_logging() {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let registry = tracing_subscriber::registry();
+    match tracing_subscriber::EnvFilter::try_from_default_env() {
+        Ok(filter) => registry.with(fmt.with_filter(filter)).init(),
+        Err(_) => registry
+            .with(fmt.with_filter(tracing_subscriber::filter::filter_fn(|m| {
+                let least = if own_target(m.target()) {
+                    tracing::Level::INFO
+                } else {
+                    tracing::Level::WARN
+                };
+                *m.level() <= least
+            })))
+            .init(),
+    }
+}
+
 fn run() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .init();
+    init_logging();
     let cli = Cli::parse();
     // A stdio server is one session: a single-threaded runtime avoids cross-thread wake-ups on
     // every frame. Everything else (HTTP with many sessions, the tools) uses the thread pool.
@@ -228,47 +265,13 @@ fn run() -> anyhow::Result<()> {
             stateless,
             threads: _,
         } => {
-            let config = switchboard::jsonrpc::SessionConfig::default()
-                .with_max_frame_bytes(max_frame_bytes);
-            rt.block_on(async move {
-                let server = switchboard_cli::examples::build(example, config)?;
-                if example == switchboard_cli::examples::Example::Demo {
-                    switchboard_cli::examples::add_subtract_on_sigusr1(&server)?;
-                }
-                if let Some(addr) = http {
-                    use switchboard::http::{HttpConfig, StreamableHttpService};
-                    // The body bound stays within the engine's frame bound.
-                    let mut http_config = HttpConfig::default()
-                        .with_json_response(json_response)
-                        .with_stateless(stateless)
-                        .with_max_body_bytes(
-                            max_frame_bytes.min(switchboard::http::config::DEFAULT_MAX_BODY_BYTES),
-                        );
-                    let ip = addr.ip();
-                    if !ip.is_loopback() && !ip.is_unspecified() {
-                        let host = match ip {
-                            std::net::IpAddr::V6(v6) => format!("[{v6}]"),
-                            std::net::IpAddr::V4(v4) => v4.to_string(),
-                        };
-                        http_config = http_config
-                            .allow_host(host.clone())
-                            .allow_origin(format!("http://{host}:*"));
-                    }
-                    let listener = tokio::net::TcpListener::bind(addr).await?;
-                    let local = listener.local_addr()?;
-                    let service = StreamableHttpService::new(server.session_factory(), http_config);
-                    // The one line a user needs, visible under the default `warn` filter.
-                    tracing::warn!("listening on http://{local}/mcp");
-                    switchboard::http::serve(listener, service).await?;
-                    return anyhow::Ok(());
-                }
-                let transport = switchboard::transport::stdio::StdioTransport::stdio()
-                    .with_max_frame_bytes(max_frame_bytes);
-                let session = server.serve(transport)?;
-                tracing::info!(?example, "serving on stdio");
-                session.closed().await;
-                anyhow::Ok(())
-            })?;
+            rt.block_on(serve::run(serve::ServeArgs {
+                example,
+                http,
+                json_response,
+                stateless,
+                max_frame_bytes,
+            }))?;
         }
         Command::Call {
             server: ServerArgs { stdio, url },
@@ -280,7 +283,7 @@ fn run() -> anyhow::Result<()> {
             elicitation_response,
             roots,
         } => {
-            let args = switchboard_cli::call::CallArgs {
+            let args = call::CallArgs {
                 stdio,
                 url,
                 method,
@@ -291,7 +294,7 @@ fn run() -> anyhow::Result<()> {
                 elicitation_response,
                 roots,
             };
-            let outcome = rt.block_on(switchboard_cli::call::run(&args));
+            let outcome = rt.block_on(call::run(&args));
             eprint!("{}", outcome.stderr);
             write_stdout(&outcome.stdout)?;
             std::process::exit(outcome.code);
@@ -302,13 +305,13 @@ fn run() -> anyhow::Result<()> {
             url,
             listen,
         } => {
-            let args = switchboard_cli::record::RecordArgs {
+            let args = record::RecordArgs {
                 output,
                 stdio,
                 url,
                 listen,
             };
-            let code = rt.block_on(switchboard_cli::record::run(args))?;
+            let code = rt.block_on(record::run(args))?;
             std::process::exit(code);
         }
         Command::Check {
@@ -321,48 +324,18 @@ fn run() -> anyhow::Result<()> {
                 (Some(cmd), None) => switchboard_check::Target::Stdio(cmd),
                 (None, None) => anyhow::bail!("--stdio or --url is required"),
             };
-            let results = rt.block_on(switchboard_cli::check::run(
-                target,
-                std::time::Duration::from_secs(timeout),
-            ))?;
-            let (text, code) = switchboard_cli::check::report(&results, json);
+            let results =
+                rt.block_on(check::run(target, std::time::Duration::from_secs(timeout)))?;
+            let (text, code) = check::report(&results, json);
             write_stdout(&text)?;
             std::process::exit(code);
         }
         Command::Trace { file, json } => {
-            let code = switchboard_cli::trace::run(&file, json)?;
+            let code = trace::run(&file, json)?;
             std::process::exit(code);
         }
         Command::Demo { raw, transport } => {
-            let part1 = rt.block_on(switchboard_cli::demo::run(transport))?;
-            let part2 = rt.block_on(switchboard_cli::demo_more::run(
-                switchboard_cli::demo::STEPS.len() + 1,
-                transport,
-            ))?;
-            let mut text = String::new();
-            if raw {
-                for f in part1.iter().chain(&part2) {
-                    text.push_str(&f.text);
-                    text.push('\n');
-                }
-            } else {
-                text.push_str(&format!(
-                    "switchboard demo: MCP sessions between our client and our servers, {}.\n",
-                    transport.describe()
-                ));
-                text.push_str("Every frame is shown as it crossed the wire (JSON text, serialized and parsed\n");
-                text.push_str("again), with what the inspector says of it underneath.\n");
-                text.push_str("\n## Part 1: seed 000's worked session, against the demo server\n");
-                text.push_str(&switchboard_cli::demo::render(&part1));
-                text.push_str(
-                    "\n## Part 2: the rest of the protocol, against the everything server\n",
-                );
-                text.push_str(&switchboard_cli::demo::render(&part2));
-                text.push_str(&format!(
-                    "\n{} frames in two sessions; both closed cleanly.\n",
-                    part1.len() + part2.len()
-                ));
-            }
+            let text = rt.block_on(demo::run(transport, raw))?;
             write_stdout(&text)?;
         }
     }

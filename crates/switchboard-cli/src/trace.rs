@@ -10,7 +10,7 @@ use switchboard_inspect::{Inspector, parse_input, render};
 ///
 /// # Errors
 /// The file cannot be read (exit 2 at the caller) or parsed.
-pub fn run(file: &str, json: bool) -> anyhow::Result<i32> {
+pub(crate) fn run(file: &str, json: bool) -> anyhow::Result<i32> {
     let mut text = String::new();
     if file == "-" {
         std::io::stdin()

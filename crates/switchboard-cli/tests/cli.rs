@@ -1,4 +1,5 @@
-//! The `switchboard` binary end to end: exit codes and output of `demo` and `trace`.
+//! The `switchboard` binary end to end: exit codes and output of `demo`, `trace`, `serve`,
+//! `check`, `call` and `record`.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -21,6 +22,82 @@ fn demo_prints_the_annotated_session_and_exits_0() {
         "nothing on stderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn demo_annotates_each_step_and_direction_and_speaks_to_users() {
+    let out = bin().arg("demo").output().expect("runs");
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    for n in 1..=13 {
+        let heading = format!("\n# step {n}: ");
+        let at = text.find(&heading).unwrap_or_else(|| panic!("no step {n}"));
+        let title = text[at + heading.len()..].lines().next().unwrap_or("");
+        assert!(!title.trim().is_empty(), "step {n} has a title");
+    }
+    let (one, two) = text.split_once("## Part 2").expect("two parts");
+    assert!(one.contains("## Part 1: a worked session, against the demo server"));
+    assert_eq!(one.matches("client → server").count(), 6);
+    assert_eq!(one.matches("server → client").count(), 6);
+    assert_eq!(
+        two.matches("client → server").count() + two.matches("server → client").count(),
+        36
+    );
+    for internal in ["seed", "SPEC-NOTES", "../shared", "issue "] {
+        assert!(!text.contains(internal), "the demo mentions {internal:?}");
+    }
+}
+
+#[test]
+fn help_speaks_to_users() {
+    for command in [
+        &["--help"][..],
+        &["serve", "--help"],
+        &["demo", "--help"],
+        &["record", "--help"],
+        &["check", "--help"],
+    ] {
+        let out = bin().args(command).output().expect("runs");
+        assert_eq!(out.status.code(), Some(0), "{command:?}");
+        let text = String::from_utf8(out.stdout).expect("utf-8");
+        for internal in ["seed", "Seed", "SPEC-NOTES", "../shared", ".md", "issue "] {
+            assert!(
+                !text.contains(internal),
+                "{command:?} mentions {internal:?}:\n{text}"
+            );
+        }
+    }
+}
+
+/// `serve --http` announces its address on stderr at INFO, shown without RUST_LOG; stdout stays
+/// empty.
+#[test]
+fn serve_http_prints_listening_on_to_stderr_by_default() {
+    use std::io::{BufRead, BufReader};
+    let mut child = bin()
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send(line);
+        }
+    });
+    let line = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("a line on stderr");
+    let _ = child.kill();
+    let out = child.wait_with_output().expect("exits");
+    assert!(line.contains("INFO"), "{line}");
+    assert!(line.contains("listening on http://127.0.0.1:"), "{line}");
+    assert!(line.trim_end().ends_with("/mcp"), "{line}");
+    assert!(out.stdout.is_empty(), "nothing on stdout");
 }
 
 fn trace_stdin(input: &str, extra: &[&str]) -> (Option<i32>, String) {

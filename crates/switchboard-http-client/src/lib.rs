@@ -24,6 +24,7 @@
 //! | `stream` | SSE streams: POST streams, the GET stream, resumption with `Last-Event-ID` |
 //! | `legacy` | the 2024-11-05 HTTP+SSE fallback (`endpoint` event, POSTs answered on the stream) |
 //! | `shared` | state shared by the tasks: session id, negotiated version, mode, failure |
+//! | [`stdio_bridge`] | a remote server exposed to a stdio host, every frame shown to a tap |
 //!
 //! # Behaviour
 //! * Every POST sends `Accept: application/json, text/event-stream` (`[HT-5]`) and
@@ -61,6 +62,7 @@ pub mod config;
 mod legacy;
 mod post;
 mod shared;
+pub mod stdio_bridge;
 mod stream;
 pub mod transport;
 

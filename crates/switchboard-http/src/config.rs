@@ -167,6 +167,25 @@ impl Default for HttpConfig {
 }
 
 impl HttpConfig {
+    /// The default configuration for a server bound to `addr`: `Host` and `Origin` must name
+    /// loopback (the defaults) or, when `addr` is a specific non-loopback IP, that IP (any port).
+    /// An unspecified address (`0.0.0.0`, `[::]`) adds nothing: name the hosts it is reached by
+    /// with [`HttpConfig::allow_host`] and [`HttpConfig::allow_origin`].
+    pub fn for_bind_address(addr: SocketAddr) -> Self {
+        let config = HttpConfig::default();
+        let ip = addr.ip();
+        if ip.is_loopback() || ip.is_unspecified() {
+            return config;
+        }
+        let host = match ip {
+            std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+            std::net::IpAddr::V4(v4) => v4.to_string(),
+        };
+        config
+            .allow_host(host.clone())
+            .allow_origin(format!("http://{host}:*"))
+    }
+
     /// Sets the endpoint path (a leading `/` is added when missing).
     pub fn with_path(mut self, path: impl Into<String>) -> Self {
         let p = path.into();
@@ -309,5 +328,60 @@ impl HttpConfig {
     pub fn with_inbound_queue(mut self, n: usize) -> Self {
         self.inbound_queue = n.max(1);
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::security::{host_allowed, origin_allowed};
+
+    fn allows(config: &HttpConfig, host: &str, origin: &str) -> (bool, bool) {
+        let hosts = config.allowed_hosts.as_deref().unwrap_or_default();
+        let origins = config.allowed_origins.as_deref().unwrap_or_default();
+        (host_allowed(host, hosts), origin_allowed(origin, origins))
+    }
+
+    #[test]
+    fn a_loopback_or_unspecified_bind_address_keeps_the_loopback_defaults() {
+        let defaults = HttpConfig::default();
+        for addr in ["127.0.0.1:0", "[::1]:8080", "0.0.0.0:80", "[::]:9000"] {
+            let c = HttpConfig::for_bind_address(addr.parse().expect("an address"));
+            assert_eq!(c.allowed_hosts, defaults.allowed_hosts, "{addr}");
+            assert_eq!(c.allowed_origins, defaults.allowed_origins, "{addr}");
+        }
+        let c = HttpConfig::for_bind_address("0.0.0.0:80".parse().expect("an address"));
+        assert_eq!(
+            allows(&c, "10.0.0.5:80", "http://10.0.0.5:80"),
+            (false, false)
+        );
+    }
+
+    #[test]
+    fn a_specific_address_is_allowed_as_host_and_origin_on_any_port() {
+        let c = HttpConfig::for_bind_address("10.1.2.3:8080".parse().expect("an address"));
+        assert_eq!(
+            allows(&c, "10.1.2.3:8080", "http://10.1.2.3:8080"),
+            (true, true)
+        );
+        assert_eq!(allows(&c, "10.1.2.3", "http://10.1.2.3:1234"), (true, true));
+        assert_eq!(
+            allows(&c, "localhost:8080", "http://localhost:3000"),
+            (true, true)
+        );
+        assert_eq!(
+            allows(&c, "10.1.2.4:8080", "http://10.1.2.4:8080"),
+            (false, false)
+        );
+        assert_eq!(
+            allows(&c, "10.1.2.3:8080", "https://10.1.2.3:8080"),
+            (true, false)
+        );
+        let c = HttpConfig::for_bind_address("[fd00::1]:8080".parse().expect("an address"));
+        assert_eq!(
+            allows(&c, "[fd00::1]:8080", "http://[fd00::1]:8080"),
+            (true, true)
+        );
+        assert_eq!(allows(&c, "fd00::1", "http://fd00::1:8080"), (false, false));
     }
 }

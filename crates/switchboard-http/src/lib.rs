@@ -24,6 +24,8 @@
 //! | [`session`] | [`HttpSessionTransport`] (the engine's transport), sessions, the idle reaper |
 //! | [`session_store`] | [`SessionStore`] and [`InMemorySessionStore`]: which sessions exist, for a take-over |
 //! | [`event_store`] | [`EventStore`] and [`InMemoryEventStore`]: SSE events kept for `Last-Event-ID` |
+//! | [`stdio_bridge`] | a stdio server exposed over this endpoint, one child per session, every frame shown to a tap |
+//! | `proxy` | (feature `proxy`) a Streamable HTTP reverse proxy, every frame shown to a tap |
 //! | `routing` | which stream each outbound frame goes on |
 //! | `sse` | event encoding, the SSE response body (priming, replay, keep-alive, polling close) |
 //! | `security` | `Host` / `Origin` allow-lists (DNS-rebinding protection) |
@@ -37,10 +39,13 @@
 //! * Sessions, bodies, queued messages and stored events are bounded; an ended session leaves
 //!   nothing behind.
 //! * The transport never reads `params`: messages are classified with `Frame::decode`.
+//! * The relays ([`stdio_bridge`], `proxy`) pass every frame on unchanged; their tap sees it first.
 
 pub mod config;
 pub mod event_store;
 mod headers;
+#[cfg(feature = "proxy")]
+pub mod proxy;
 mod reply;
 mod routing;
 mod security;
@@ -48,6 +53,7 @@ pub mod server;
 pub mod session;
 pub mod session_store;
 mod sse;
+pub mod stdio_bridge;
 
 pub use config::HttpConfig;
 pub use event_store::{EventId, EventStore, EventStoreError, InMemoryEventStore, StoredEvent};

@@ -14,6 +14,7 @@
 //! | [`router`] | [`router::MethodTable`]: one route per method, typed handlers erased |
 //! | [`service`] | [`Service`]: the role's handler; [`RequestContext`] for handlers |
 //! | [`framelog`] | [`FrameHook`]: sees every frame with direction, kind and id |
+//! | [`related`] | [`RelatedRequests`]: for relays, which client request a server frame belongs to |
 //! | [`config`] | [`SessionConfig`]: every bound, on by default |
 //! | [`error`] | [`RequestError`] for callers |
 //!
@@ -31,6 +32,7 @@ pub mod framelog;
 pub mod memory;
 pub mod peer;
 pub mod queue;
+pub mod related;
 pub mod router;
 pub mod service;
 pub mod session;
@@ -40,6 +42,7 @@ pub use config::SessionConfig;
 pub use error::RequestError;
 pub use framelog::{Flow, FrameEvent, FrameHook};
 pub use peer::{Peer, RequestOptions, WeakPeer};
+pub use related::RelatedRequests;
 pub use router::{MethodTable, Route, RouteError};
 pub use service::{
     BoxFuture, HandlerResult, ProgressCallback, ProgressError, ProgressUpdate, RequestContext,

@@ -14,6 +14,7 @@
 //! | [`headers`] | both | the Streamable HTTP header names and media types (`MCP-Session-Id`, ...) |
 //! | [`stdio`] | server (and tests) | [`StdioTransport`] over any `AsyncRead`/`AsyncWrite` pair, or the process's stdin/stdout |
 //! | [`child`] | client | [`ChildTransport`]: starts a server as a child process, forwards its stderr, shuts it down per spec §3.5 (Unix only) |
+//! | [`relay`] | neither | relays between two peers, byte for byte, each frame shown to a [`FrameTap`] first; helpers for the HTTP relays |
 //!
 //! # Guarantees
 //! * Memory per connection is bounded by the frame bound plus one read: an oversized line is
@@ -28,10 +29,12 @@ pub mod child;
 pub mod codec;
 pub mod headers;
 mod reader;
+pub mod relay;
 pub mod stdio;
 
 #[cfg(unix)]
 pub use child::{ChildCommand, ChildHandle, ChildSink, ChildSource, ChildTransport};
 pub use codec::ndjson::{FrameError, NdjsonDecoder};
 pub use codec::sse::{SseError, SseEvent, SseParser};
+pub use relay::{FrameTap, TappedFrame};
 pub use stdio::{StdinReader, StdioSink, StdioSource, StdioTransport, StdoutWriter};

@@ -1,44 +1,77 @@
-//! What `switchboard record` adds per frame, measured in process on 127.0.0.1 (the recording is
-//! written to a real file, flushed per frame, as the CLI does).
+//! What the reverse proxy (`switchboard record --listen --url`) adds per frame, measured in
+//! process on 127.0.0.1, with a tap that does what the CLI's recording does: one JSON line per
+//! frame, written to a real file and flushed.
 //!
 //! | bench | one iteration |
 //! |---|---|
-//! | `http/{json,sse}/direct` | a `tools/call` round trip to the add server (`switchboard-http`) |
-//! | `http/{json,sse}/via_record` | the same through the recording reverse proxy (2 frames recorded) |
-//! | `stdio/direct` | one frame line written to a pipe and read back |
-//! | `stdio/via_record` | the same through the stdio relay (1 frame recorded) |
+//! | `http/{json,sse}/direct` | a `tools/call` round trip to an add server |
+//! | `http/{json,sse}/via_record` | the same through the tapped reverse proxy (2 frames tapped) |
 //!
-//! The overhead per round trip is `via_record - direct` (two frames for HTTP, one for stdio).
+//! The overhead per round trip is `via_record - direct`. The stdio relay's bench is
+//! `switchboard-transport`'s `relay`.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde_json::json;
-use switchboard::http::{HttpConfig, StreamableHttpService};
-use switchboard_cli::record::{Recording, http_proxy, stdio};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use serde_json::{Value, json};
+use switchboard_http::{HttpConfig, StreamableHttpService, proxy};
+use switchboard_server::{Server, ToolError};
+use switchboard_transport::{FrameTap, TappedFrame};
+use switchboard_types::lifecycle::Implementation;
+use switchboard_types::tools::{CallToolResult, Tool};
 use tokio::net::TcpListener;
 
+/// One JSON line per frame, flushed: the work of `switchboard record`'s tap.
+struct FileTap(Mutex<std::io::BufWriter<std::fs::File>>);
+
+impl FrameTap for FileTap {
+    fn frame(&self, f: TappedFrame<'_>) {
+        let mut line = json!({"ts_ms": 0.0, "direction": f.direction, "transport": "http", "session": f.session, "frame": f.text}).to_string();
+        line.push('\n');
+        let mut w = self.0.lock().unwrap();
+        w.write_all(line.as_bytes()).unwrap();
+        w.flush().unwrap();
+    }
+}
+
+fn add_server() -> Server {
+    let schema = json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]});
+    Server::builder(Implementation::new("bench", "0.1.0"))
+        .tool(
+            Tool::new("add", schema).with_description("Add two numbers"),
+            |call| async move {
+                let n = |k: &str| call.arguments.get(k).and_then(Value::as_i64);
+                match (n("a"), n("b")) {
+                    (Some(a), Some(b)) => Ok(CallToolResult::text((a + b).to_string())),
+                    _ => Err(ToolError::new("a and b must be integers")),
+                }
+            },
+        )
+        .build()
+        .unwrap()
+}
+
 async fn start_server(json_response: bool) -> SocketAddr {
-    let server = switchboard_cli::examples::add_server(Default::default()).unwrap();
     let service = StreamableHttpService::new(
-        server.session_factory(),
+        add_server().session_factory(),
         HttpConfig::default().with_json_response(json_response),
     );
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(switchboard::http::serve(listener, service));
+    tokio::spawn(switchboard_http::serve(listener, service));
     addr
 }
 
-async fn start_proxy(upstream: SocketAddr, rec: Recording) -> SocketAddr {
+async fn start_proxy(upstream: SocketAddr, tap: Arc<dyn FrameTap>) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let url = format!("http://{upstream}/mcp");
-    tokio::spawn(async move { http_proxy::serve(listener, &url, rec).await });
+    tokio::spawn(async move { proxy::serve(listener, &url, tap).await });
     addr
 }
 
@@ -112,7 +145,7 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let dir = std::env::temp_dir().join(format!("sb-record-bench-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("sb-proxy-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut group = c.benchmark_group("record");
     group
@@ -121,10 +154,9 @@ fn bench(c: &mut Criterion) {
     for (mode, json_response) in [("json", true), ("sse", false)] {
         let (direct, proxied) = rt.block_on(async {
             let server = start_server(json_response).await;
-            let rec = Recording::create(dir.join(format!("{mode}.jsonl")).to_str().unwrap())
-                .await
-                .unwrap();
-            let proxy = start_proxy(server, rec).await;
+            let file = std::fs::File::create(dir.join(format!("{mode}.jsonl"))).unwrap();
+            let tap = Arc::new(FileTap(Mutex::new(std::io::BufWriter::new(file))));
+            let proxy = start_proxy(server, tap).await;
             (Session::open(server).await, Session::open(proxy).await)
         });
         group.bench_function(format!("http/{mode}/direct"), |b| {
@@ -134,38 +166,6 @@ fn bench(c: &mut Criterion) {
             b.to_async(&rt).iter(|| proxied.call());
         });
     }
-    let frame = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}
-"#;
-    // Direct: a frame through one pipe.
-    let (mut w, r) = tokio::io::duplex(64 * 1024);
-    let mut r = BufReader::new(r);
-    let mut line = Vec::new();
-    group.bench_function("stdio/direct", |b| {
-        b.iter(|| {
-            line.clear();
-            rt.block_on(async {
-                w.write_all(frame).await.unwrap();
-                w.flush().await.unwrap();
-                r.read_until(b'\n', &mut line).await.unwrap();
-            });
-        });
-    });
-    // Through the relay: pipe, relay (recording), pipe.
-    let (mut w, relay_in) = tokio::io::duplex(64 * 1024);
-    let (relay_out, r) = tokio::io::duplex(64 * 1024);
-    let rec = rt.block_on(Recording::create(dir.join("stdio.jsonl").to_str().unwrap()));
-    rt.spawn(stdio::relay(relay_in, relay_out, rec.unwrap(), "c2s"));
-    let mut r = BufReader::new(r);
-    group.bench_function("stdio/via_record", |b| {
-        b.iter(|| {
-            line.clear();
-            rt.block_on(async {
-                w.write_all(frame).await.unwrap();
-                w.flush().await.unwrap();
-                r.read_until(b'\n', &mut line).await.unwrap();
-            });
-        });
-    });
     group.finish();
     std::fs::remove_dir_all(&dir).ok();
 }

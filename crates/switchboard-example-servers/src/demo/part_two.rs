@@ -1,14 +1,13 @@
-//! Part two of `switchboard demo`: the rest of the protocol against the everything server, in
-//! memory: sampling, elicitation, progress, logging, a cancellation and a resource subscription.
-//! Frames are numbered on from part one's steps.
+//! Part two of the demo: the rest of the protocol against the everything server: sampling,
+//! elicitation, progress, logging, a cancellation and a resource subscription. Steps are numbered
+//! on from part one's.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
 use switchboard::client::{CancellationToken, Client, ClientError, RequestOptions};
-use switchboard::jsonrpc::{FrameHook, SessionConfig};
+use switchboard::jsonrpc::SessionConfig;
 use switchboard::types::content::TextContent;
 use switchboard::types::elicitation::{ElicitContentValue, ElicitResult};
 use switchboard::types::lifecycle::Implementation;
@@ -16,9 +15,11 @@ use switchboard::types::logging::LoggingLevel;
 use switchboard::types::meta::OrderedMap;
 use switchboard::types::sampling::{CreateMessageResult, SamplingMessageContentBlock};
 
-use crate::demo::{DemoError, TraceFrame};
-use crate::demo_wire::Wire;
-use crate::examples::Example;
+use tokio::sync::Notify;
+
+use super::host::Host;
+use super::trace::{DemoError, Recorder, TraceFrame};
+use crate::Example;
 
 /// The titles of part two's steps (numbered after part one's six).
 pub const STEPS: [&str; 7] = [
@@ -31,27 +32,16 @@ pub const STEPS: [&str; 7] = [
     "subscription: subscribe to a resource; a change sends notifications/resources/updated",
 ];
 
-/// Runs part two; `first_step` is the number of its first step (7 after part one).
+/// Runs part two on `host`; `first_step` is the number of its first step (7 after part one).
 ///
 /// # Errors
 /// A [`DemoError`] when a step does not behave as expected.
-pub async fn run(first_step: usize, wire: Wire) -> Result<Vec<TraceFrame>, DemoError> {
-    let frames: Arc<Mutex<Vec<TraceFrame>>> = Arc::default();
-    let step = Arc::new(AtomicUsize::new(first_step));
-    let hook = {
-        let frames = frames.clone();
-        let step = step.clone();
-        FrameHook::new(move |e| {
-            if let Ok(mut f) = frames.lock() {
-                f.push(TraceFrame {
-                    step: step.load(Ordering::SeqCst),
-                    direction: e.direction,
-                    text: e.text.to_owned(),
-                });
-            }
-        })
-    };
-    let set = |n: usize| step.store(first_step + n, Ordering::SeqCst);
+pub async fn run(host: &impl Host, first_step: usize) -> Result<Vec<TraceFrame>, DemoError> {
+    let recorder = Recorder::new(first_step);
+    let set = |n: usize| recorder.set_step(first_step + n);
+    // Told when the sampling request that the user will cancel has reached the client.
+    let endless_sampling = Arc::new(Notify::new());
+    let endless = endless_sampling.clone();
     let unexpected =
         |what: &str, got: &dyn std::fmt::Debug| DemoError::Unexpected(format!("{what}: {got:?}"));
 
@@ -59,22 +49,26 @@ pub async fn run(first_step: usize, wire: Wire) -> Result<Vec<TraceFrame>, DemoE
         "demo-client",
         env!("CARGO_PKG_VERSION"),
     ))
-    .session_config(SessionConfig::default().with_frame_hook(hook))
-    .sampling(|params, _| async move {
-        let prompt =
-            serde_json::to_value(&params.messages).unwrap_or_default()[0]["content"]["text"]
-                .as_str()
-                .unwrap_or("")
-                .to_owned();
-        if prompt == "think forever" {
-            // The model never finishes: the user will cancel the call.
-            tokio::time::sleep(Duration::from_secs(3600)).await;
+    .session_config(SessionConfig::default().with_frame_hook(recorder.hook(|_| None)))
+    .sampling(move |params, _| {
+        let endless = endless.clone();
+        async move {
+            let prompt =
+                serde_json::to_value(&params.messages).unwrap_or_default()[0]["content"]["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned();
+            if prompt == "think forever" {
+                // The model never finishes: the user will cancel the call.
+                endless.notify_one();
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+            }
+            let text = TextContent::new(format!("The answer to {prompt:?} is 42."));
+            Ok(CreateMessageResult::new(
+                "demo-model",
+                SamplingMessageContentBlock::Text(text),
+            ))
         }
-        let text = TextContent::new(format!("The answer to {prompt:?} is 42."));
-        Ok(CreateMessageResult::new(
-            "demo-model",
-            SamplingMessageContentBlock::Text(text),
-        ))
     })
     .elicitation(|_, _| async {
         let mut content = OrderedMap::new();
@@ -86,16 +80,7 @@ pub async fn run(first_step: usize, wire: Wire) -> Result<Vec<TraceFrame>, DemoE
         Ok(ElicitResult::accept(content))
     })
     .build();
-    let (c, hosted) = crate::demo_wire::connect(
-        wire,
-        Example::Everything,
-        || {
-            crate::everything::everything_server(SessionConfig::default())
-                .map_err(DemoError::Server)
-        },
-        &client,
-    )
-    .await?;
+    let (c, hosted) = host.connect(Example::Everything, &client).await?;
 
     set(1);
     let r = c
@@ -144,7 +129,6 @@ pub async fn run(first_step: usize, wire: Wire) -> Result<Vec<TraceFrame>, DemoE
     let t2 = token.clone();
     let c2 = c.clone();
     // Cancel once the server's sampling request has reached the client.
-    let before = frames.lock().map(|f| f.len()).unwrap_or(0);
     let call = tokio::spawn(async move {
         c2.call_tool_with(
             "test_sampling",
@@ -153,19 +137,7 @@ pub async fn run(first_step: usize, wire: Wire) -> Result<Vec<TraceFrame>, DemoE
         )
         .await
     });
-    let sampling_arrived = || {
-        frames.lock().is_ok_and(|f| {
-            f.iter()
-                .skip(before)
-                .any(|x| x.text.contains(r#""method":"sampling/createMessage""#))
-        })
-    };
-    for _ in 0..400 {
-        if sampling_arrived() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let _ = tokio::time::timeout(Duration::from_secs(2), endless_sampling.notified()).await;
     token.cancel();
     match call.await {
         Ok(Err(ClientError::Request(switchboard::jsonrpc::RequestError::Cancelled))) => {}
@@ -194,6 +166,5 @@ pub async fn run(first_step: usize, wire: Wire) -> Result<Vec<TraceFrame>, DemoE
     c.close();
     c.closed().await;
     drop(hosted);
-    let out = frames.lock().map(|f| f.clone()).unwrap_or_default();
-    Ok(out)
+    Ok(recorder.frames())
 }

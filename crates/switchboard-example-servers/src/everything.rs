@@ -1,6 +1,6 @@
-//! The "everything" server: ../shared/conformance/EVERYTHING-SERVER.md, exactly. Names, payloads,
-//! pagination (10 per page), per-session subscriptions and dynamic tools, completion values.
-//! A superset of what the official conformance suite requires.
+//! The everything server: every MCP feature, with exactly the names, payloads and behaviour the
+//! interop and conformance runs expect: pagination (10 per page), per-session subscriptions and
+//! dynamic tools, completion values. A superset of what the official conformance suite requires.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;

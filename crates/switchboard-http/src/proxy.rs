@@ -1,19 +1,19 @@
-//! `switchboard record -o FILE --listen ADDR --url UPSTREAM`: a Streamable HTTP reverse proxy that
-//! records every JSON-RPC frame it relays.
+//! A Streamable HTTP reverse proxy that shows every JSON-RPC frame it relays to a [`FrameTap`]
+//! (feature `proxy`).
 //!
 //! * Endpoint: `/mcp`, and the upstream URL's own path when it differs; anything else is 404.
 //! * Every method is relayed (POST, GET, DELETE, and whatever else the upstream answers), with
 //!   the status, the body and the end-to-end headers both ways (`Mcp-Session-Id`,
 //!   `MCP-Protocol-Version`, `Last-Event-ID`, `Content-Type`, `Accept`, `Origin`, credentials...).
 //!   Not passed: hop-by-hop headers, `Host` (the upstream's own), `Content-Length` (recomputed),
-//!   and `Accept-Encoding` (bodies must stay readable to be recorded).
-//! * Request bodies are read whole (bounded), recorded, then sent. An SSE answer is relayed chunk
-//!   by chunk as it arrives, never buffered; each complete `message` event is recorded before the
-//!   chunk that completes it is passed on. A JSON answer is read whole, recorded, then passed on.
-//! * Recorded: each frame of a POST body (`c2s`, with the request's session id, so `null` for
-//!   `initialize`), of a JSON answer and of each SSE event (`s2c`, with the answer's
-//!   `Mcp-Session-Id`, else the request's). Batches are recorded entry by entry.
-//! * An upstream that cannot be reached is answered 502 with a JSON-RPC error body (not recorded:
+//!   and `Accept-Encoding` (bodies must stay readable to be tapped).
+//! * Request bodies are read whole (bounded), tapped, then sent. An SSE answer is relayed chunk
+//!   by chunk as it arrives, never buffered; each complete `message` event is tapped before the
+//!   chunk that completes it is passed on. A JSON answer is read whole, tapped, then passed on.
+//! * Tapped: each frame of a POST body (client to server, with the request's session id, so
+//!   none for `initialize`), of a JSON answer and of each SSE event (server to client, with the
+//!   answer's `Mcp-Session-Id`, else the request's). Batches are tapped entry by entry.
+//! * An upstream that cannot be reached is answered 502 with a JSON-RPC error body (not tapped:
 //!   it is not a server frame).
 
 use std::sync::Arc;
@@ -24,38 +24,61 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::StatusCode;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
-use switchboard::http_client::SseParser;
+use switchboard_transport::FrameTap;
+use switchboard_transport::SseParser;
+use switchboard_transport::headers::{EVENT_STREAM, JSON, media_type as bare_media_type};
+use switchboard_transport::relay::tap_body;
+use switchboard_types::Direction;
 use tokio::net::TcpListener;
 
-use super::{Direction, Recording};
+use crate::headers::SESSION_ID;
 
 /// The largest request body accepted, and the largest JSON answer relayed.
 pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
-/// The largest SSE event recorded (a larger one is still relayed, and noted in the log).
+/// The largest SSE event tapped (a larger one is still relayed, and noted in the log).
 pub const MAX_EVENT_BYTES: usize = 64 * 1024 * 1024;
 
-const SESSION_ID: &str = "mcp-session-id";
+/// Why the proxy cannot start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProxyError {
+    /// The upstream URL does not parse.
+    #[error("invalid upstream URL {url:?}: {reason}")]
+    InvalidUrl {
+        /// The URL given.
+        url: String,
+        /// Why it does not parse.
+        reason: String,
+    },
+    /// The upstream URL is not `http://` (the proxy has no TLS).
+    #[error("unsupported upstream URL scheme {0:?} (http only)")]
+    UnsupportedScheme(String),
+    /// The HTTP client could not be built.
+    #[error("the HTTP client could not be built: {0}")]
+    Client(String),
+    /// The listener failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
 
 /// The proxy's shared state.
-#[derive(Debug)]
 struct Proxy {
     client: reqwest::Client,
     upstream: reqwest::Url,
-    rec: Recording,
+    tap: Arc<dyn FrameTap>,
 }
 
-/// Checks the upstream URL: `http://` only (this build has no TLS).
+/// Checks the upstream URL: `http://` only (the proxy has no TLS).
 ///
 /// # Errors
 /// The URL does not parse or is not `http://`.
-pub fn upstream_url(url: &str) -> anyhow::Result<reqwest::Url> {
-    let parsed = reqwest::Url::parse(url)
-        .map_err(|e| anyhow::anyhow!("invalid upstream URL {url:?}: {e}"))?;
+pub fn upstream_url(url: &str) -> Result<reqwest::Url, ProxyError> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| ProxyError::InvalidUrl {
+        url: url.to_owned(),
+        reason: e.to_string(),
+    })?;
     if parsed.scheme() != "http" {
-        anyhow::bail!(
-            "unsupported upstream URL scheme {:?} (http only)",
-            parsed.scheme()
-        );
+        return Err(ProxyError::UnsupportedScheme(parsed.scheme().to_owned()));
     }
     Ok(parsed)
 }
@@ -64,18 +87,18 @@ pub fn upstream_url(url: &str) -> anyhow::Result<reqwest::Url> {
 ///
 /// # Errors
 /// The upstream URL is not a valid `http://` URL, or the HTTP client cannot be built.
-pub fn router(upstream: &str, rec: Recording) -> anyhow::Result<axum::Router> {
+pub fn router(upstream: &str, tap: Arc<dyn FrameTap>) -> Result<axum::Router, ProxyError> {
     let upstream = upstream_url(upstream)?;
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .tcp_nodelay(true)
         .build()
-        .map_err(|e| anyhow::anyhow!("the HTTP client could not be built: {e}"))?;
+        .map_err(|e| ProxyError::Client(e.to_string()))?;
     let path = upstream.path().to_owned();
     let state = Arc::new(Proxy {
         client,
         upstream,
-        rec,
+        tap,
     });
     let mut router = axum::Router::new().route("/mcp", axum::routing::any(relay));
     if path != "/mcp" && !path.is_empty() {
@@ -88,12 +111,13 @@ pub fn router(upstream: &str, rec: Recording) -> anyhow::Result<axum::Router> {
 ///
 /// # Errors
 /// A bad upstream URL; an I/O error of the listener.
-pub async fn serve(listener: TcpListener, upstream: &str, rec: Recording) -> anyhow::Result<()> {
+pub async fn serve(
+    listener: TcpListener,
+    upstream: &str,
+    tap: Arc<dyn FrameTap>,
+) -> Result<(), ProxyError> {
     use axum::serve::ListenerExt;
-    let router = router(upstream, rec)?;
-    let local = listener.local_addr()?;
-    // The one line a user needs, visible under the default `warn` filter.
-    tracing::warn!("listening on http://{local}/mcp, relaying to {upstream}");
+    let router = router(upstream, tap)?;
     let listener = listener.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });
@@ -141,15 +165,14 @@ fn session_of(headers: &HeaderMap) -> Option<String> {
 }
 
 fn is_event_stream(headers: &HeaderMap) -> bool {
-    media_type(headers).eq_ignore_ascii_case("text/event-stream")
+    media_type(headers).eq_ignore_ascii_case(EVENT_STREAM)
 }
 
 fn media_type(headers: &HeaderMap) -> &str {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(str::trim)
+        .map(bare_media_type)
         .unwrap_or("")
 }
 
@@ -162,14 +185,12 @@ fn gateway_error(status: StatusCode, message: &str) -> Response {
     .to_string();
     let mut r = Response::new(Body::from(body));
     *r.status_mut() = status;
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
     r
 }
 
-/// Relays one HTTP request upstream and its answer back, recording the frames.
+/// Relays one HTTP request upstream and its answer back, tapping the frames.
 async fn relay(State(proxy): State<Arc<Proxy>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
     let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
@@ -184,13 +205,13 @@ async fn relay(State(proxy): State<Arc<Proxy>>, req: Request) -> Response {
     let session = session_of(&parts.headers);
     if !body.is_empty() {
         match std::str::from_utf8(&body) {
-            Ok(text) => {
-                proxy
-                    .rec
-                    .http_frames(Direction::C2s, session.as_deref(), text)
-                    .await;
-            }
-            Err(_) => tracing::warn!("a request body that is not UTF-8 was relayed unrecorded"),
+            Ok(text) => tap_body(
+                &*proxy.tap,
+                Direction::ClientToServer,
+                session.as_deref(),
+                text,
+            ),
+            Err(_) => tracing::warn!("a request body that is not UTF-8 was relayed but not tapped"),
         }
     }
     let mut url = proxy.upstream.clone();
@@ -223,20 +244,22 @@ async fn relay(State(proxy): State<Arc<Proxy>>, req: Request) -> Response {
     }
     let answer_session = session_of(&headers).or(session);
     let body = if is_event_stream(&headers) {
-        sse_body(resp, proxy.rec.clone(), answer_session)
+        sse_body(resp, proxy.tap.clone(), answer_session)
     } else {
         match read_whole(resp).await {
             Ok(bytes) => {
-                if media_type(&headers).eq_ignore_ascii_case("application/json") {
+                if media_type(&headers).eq_ignore_ascii_case(JSON) {
                     match std::str::from_utf8(&bytes) {
-                        Ok(text) => {
-                            proxy
-                                .rec
-                                .http_frames(Direction::S2c, answer_session.as_deref(), text)
-                                .await;
-                        }
+                        Ok(text) => tap_body(
+                            &*proxy.tap,
+                            Direction::ServerToClient,
+                            answer_session.as_deref(),
+                            text,
+                        ),
                         Err(_) => {
-                            tracing::warn!("a JSON answer that is not UTF-8 was relayed unrecorded")
+                            tracing::warn!(
+                                "a JSON answer that is not UTF-8 was relayed but not tapped"
+                            )
                         }
                     }
                 }
@@ -278,18 +301,18 @@ async fn read_whole(mut resp: reqwest::Response) -> Result<Bytes, String> {
 struct SseRelay {
     resp: reqwest::Response,
     parser: SseParser,
-    rec: Recording,
+    tap: Arc<dyn FrameTap>,
     session: Option<String>,
 }
 
-/// An SSE answer relayed chunk by chunk; every complete `message` event is recorded before the
+/// An SSE answer relayed chunk by chunk; every complete `message` event is tapped before the
 /// chunk that completes it goes on. Dropping the body (the client went away) drops the upstream
 /// connection.
-fn sse_body(resp: reqwest::Response, rec: Recording, session: Option<String>) -> Body {
+fn sse_body(resp: reqwest::Response, tap: Arc<dyn FrameTap>, session: Option<String>) -> Body {
     let state = SseRelay {
         resp,
         parser: SseParser::new(MAX_EVENT_BYTES),
-        rec,
+        tap,
         session,
     };
     let stream = futures::stream::unfold(Some(state), |state| async move {
@@ -299,13 +322,16 @@ fn sse_body(resp: reqwest::Response, rec: Recording, session: Option<String>) ->
                 st.parser.push(&chunk);
                 while let Some(event) = st.parser.next() {
                     match event {
-                        Ok(ev) if ev.event == "message" && !ev.data.is_empty() => {
-                            st.rec
-                                .http_frames(Direction::S2c, st.session.as_deref(), &ev.data)
-                                .await;
-                        }
+                        Ok(ev) if ev.event == "message" && !ev.data.is_empty() => tap_body(
+                            &*st.tap,
+                            Direction::ServerToClient,
+                            st.session.as_deref(),
+                            &ev.data,
+                        ),
                         Ok(_) => {}
-                        Err(e) => tracing::warn!(error = %e, "an SSE event was relayed unrecorded"),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "an SSE event was relayed but not tapped")
+                        }
                     }
                 }
                 Some((Ok::<Bytes, std::io::Error>(chunk), Some(st)))

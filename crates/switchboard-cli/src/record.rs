@@ -1,0 +1,171 @@
+//! `switchboard record -o FILE`: a transparent recording proxy between any MCP client and any
+//! MCP server, writing one JSONL object per frame: `{ts_ms, direction, transport, session, frame}`.
+//!
+//! | flags | mode | relay |
+//! |---|---|---|
+//! | `--stdio CMD` | stdio server to whoever launched us, relaying to the spawned server | `switchboard_transport::relay::relay_child` |
+//! | `--listen ADDR --url UPSTREAM` | Streamable HTTP reverse proxy (POST, GET, DELETE, SSE) | `switchboard_http::proxy` |
+//! | `--listen ADDR --stdio CMD` | bridge: a stdio server exposed over Streamable HTTP | `switchboard_http::stdio_bridge` |
+//! | `--url UPSTREAM` | bridge: a remote Streamable HTTP server exposed to a stdio host | `switchboard_http_client::stdio_bridge` |
+//!
+//! The relays pass frames on unchanged and show each one to a frame tap first; the tap here
+//! writes the recording. A batch is recorded entry by entry, each entry's exact text. The one
+//! alteration is forced by stdio framing: a frame that reaches stdio from HTTP with raw line
+//! breaks in it (JSON whitespace only) has them turned into spaces on the stdio side.
+//!
+//! `session` is the HTTP session id the frame travelled under (`MCP-Session-Id`), `null` over
+//! stdio and for the `initialize` request of the HTTP proxy, which travels before the server
+//! issues one.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::Context as _;
+use serde_json::json;
+use switchboard_http::{HttpConfig, proxy, stdio_bridge};
+use switchboard_http_client::{HttpClientConfig, HttpClientTransport};
+use switchboard_transport::relay::relay_child;
+use switchboard_transport::{FrameTap, TappedFrame};
+
+/// What `switchboard record` was asked to do.
+#[derive(Debug, Clone)]
+pub(crate) struct RecordArgs {
+    /// The recording file.
+    pub(crate) output: String,
+    /// The server command to spawn (stdio upstream).
+    pub(crate) stdio: Option<String>,
+    /// The upstream MCP endpoint (HTTP upstream).
+    pub(crate) url: Option<String>,
+    /// Where to listen for HTTP clients.
+    pub(crate) listen: Option<std::net::SocketAddr>,
+}
+
+/// The recording file: one JSON line per frame, written and flushed before the frame is
+/// relayed, so that a crash loses nothing already relayed. A write failure is logged; it never
+/// breaks the session.
+struct Recording {
+    file: Mutex<std::io::BufWriter<std::fs::File>>,
+    /// `stdio` or `http`: the transport the client side speaks.
+    transport: &'static str,
+}
+
+impl Recording {
+    /// Creates (truncates) the recording file.
+    fn create(path: &str, transport: &'static str) -> anyhow::Result<Arc<dyn FrameTap>> {
+        let file = std::fs::File::create(path).with_context(|| format!("creating {path}"))?;
+        Ok(Arc::new(Recording {
+            file: Mutex::new(std::io::BufWriter::new(file)),
+            transport,
+        }))
+    }
+}
+
+/// Milliseconds since the Unix epoch, with sub-millisecond precision.
+fn now_ms() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64() * 1000.0)
+        .unwrap_or(0.0)
+}
+
+impl FrameTap for Recording {
+    fn frame(&self, f: TappedFrame<'_>) {
+        let mut line = json!({"ts_ms": now_ms(), "direction": f.direction, "transport": self.transport, "session": f.session, "frame": f.text}).to_string();
+        line.push('\n');
+        let written = match self.file.lock() {
+            Ok(mut w) => w.write_all(line.as_bytes()).and_then(|()| w.flush()),
+            Err(_) => Err(std::io::Error::other("the recording's lock is poisoned")),
+        };
+        if let Err(e) = written {
+            tracing::error!(error = %e, "recording failed");
+        }
+    }
+}
+
+/// The command `--stdio CMD` names: `sh -c "exec CMD"`, its stderr passed through.
+fn server_command(command: &str) -> tokio::process::Command {
+    let mut c = tokio::process::Command::new("sh");
+    c.args(["-c", &format!("exec {command}")])
+        .stderr(std::process::Stdio::inherit());
+    c
+}
+
+/// Runs the mode the flags select until it ends; returns the exit code.
+///
+/// # Errors
+/// Usage errors (no upstream, or both), a server that cannot start, a listener that cannot bind,
+/// a recording that cannot be created.
+pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
+    match (args.listen, args.stdio, args.url) {
+        (None, Some(cmd), None) => {
+            let rec = Recording::create(&args.output, "stdio")?;
+            let mut child = server_command(&cmd)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .with_context(|| format!("cannot start `{cmd}`"))?;
+            let status =
+                relay_child(&mut child, tokio::io::stdin(), tokio::io::stdout(), rec).await?;
+            Ok(status.code().unwrap_or(1))
+        }
+        (Some(addr), None, Some(url)) => {
+            let rec = Recording::create(&args.output, "http")?;
+            let listener = bind(addr).await?;
+            let local = listener.local_addr()?;
+            proxy::upstream_url(&url)?;
+            tracing::info!("listening on http://{local}/mcp, relaying to {url}");
+            proxy::serve(listener, &url, rec).await?;
+            Ok(0)
+        }
+        (Some(addr), Some(cmd), None) => {
+            let rec = Recording::create(&args.output, "http")?;
+            let listener = bind(addr).await?;
+            let local = listener.local_addr()?;
+            let config = HttpConfig::for_bind_address(local);
+            let service = stdio_bridge::service(move || server_command(&cmd), rec, config);
+            tracing::info!("listening on http://{local}/mcp");
+            switchboard_http::serve(listener, service).await?;
+            Ok(0)
+        }
+        (None, None, Some(url)) => {
+            let rec = Recording::create(&args.output, "http")?;
+            let transport = HttpClientTransport::connect(&url, HttpClientConfig::default())?;
+            let relayed = switchboard_http_client::stdio_bridge::relay(
+                transport,
+                tokio::io::stdin(),
+                tokio::io::stdout(),
+                &*rec,
+            )
+            .await;
+            match relayed {
+                Ok(()) => Ok(0),
+                Err(e) => {
+                    eprintln!("switchboard record: {e}");
+                    Ok(1)
+                }
+            }
+        }
+        _ => anyhow::bail!("give exactly one upstream: --stdio CMD or --url URL"),
+    }
+}
+
+async fn bind(addr: std::net::SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))
+}
+
+/// Parses `--listen`: `IP:PORT`, or a bare `PORT` (or `:PORT`) on 127.0.0.1.
+///
+/// # Errors
+/// Neither form.
+pub(crate) fn parse_listen(s: &str) -> Result<std::net::SocketAddr, String> {
+    let port = s.strip_prefix(':').unwrap_or(s);
+    if let Ok(port) = port.parse::<u16>() {
+        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    s.parse()
+        .map_err(|_| format!("{s:?} is neither IP:PORT nor PORT"))
+}

@@ -1,0 +1,55 @@
+//! `switchboard serve`: an example server (switchboard-example-servers) over stdio or over
+//! Streamable HTTP.
+
+use switchboard::jsonrpc::SessionConfig;
+use switchboard_example_servers::Example;
+use switchboard_http::{HttpConfig, StreamableHttpService};
+
+/// How to serve.
+#[derive(Debug, Clone)]
+pub(crate) struct ServeArgs {
+    /// Which server.
+    pub(crate) example: Example,
+    /// Serve Streamable HTTP on this address instead of stdio.
+    pub(crate) http: Option<std::net::SocketAddr>,
+    /// With `http`: one JSON body per POSTed request instead of an SSE stream.
+    pub(crate) json_response: bool,
+    /// With `http`: no sessions.
+    pub(crate) stateless: bool,
+    /// The largest frame accepted, in bytes.
+    pub(crate) max_frame_bytes: usize,
+}
+
+/// Serves until stdin ends (stdio) or the process is stopped (HTTP).
+///
+/// # Errors
+/// The server cannot be built, the listener cannot bind, or serving fails.
+pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let config = SessionConfig::default().with_max_frame_bytes(args.max_frame_bytes);
+    let server = switchboard_example_servers::build(args.example, config)?;
+    if args.example == Example::Demo {
+        switchboard_example_servers::demo::subtract_on_sigusr1(&server)?;
+    }
+    if let Some(addr) = args.http {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let local = listener.local_addr()?;
+        // The body bound stays within the engine's frame bound.
+        let http_config = HttpConfig::for_bind_address(local)
+            .with_json_response(args.json_response)
+            .with_stateless(args.stateless)
+            .with_max_body_bytes(
+                args.max_frame_bytes
+                    .min(switchboard_http::config::DEFAULT_MAX_BODY_BYTES),
+            );
+        let service = StreamableHttpService::new(server.session_factory(), http_config);
+        tracing::info!("listening on http://{local}/mcp");
+        switchboard_http::serve(listener, service).await?;
+        return Ok(());
+    }
+    let transport = switchboard::transport::stdio::StdioTransport::stdio()
+        .with_max_frame_bytes(args.max_frame_bytes);
+    let session = server.serve(transport)?;
+    tracing::info!(example = args.example.name(), "serving on stdio");
+    session.closed().await;
+    Ok(())
+}

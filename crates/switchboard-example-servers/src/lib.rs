@@ -1,0 +1,57 @@
+//! # switchboard-example-servers
+//!
+//! The example servers that `switchboard serve --example NAME` runs, and the two sessions that
+//! `switchboard demo` plays against them. A library so that the CLI and the tests run exactly the
+//! same servers.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`everything`] | the everything server: every MCP feature, as the interop and conformance runs expect it |
+//! | [`add`] | one tool, `add`: the benchmark target |
+//! | [`demo`] | the demo's server (`add`, `weather`, `delete_db`), and the demo's two client sessions |
+//!
+//! [`Example`] names the servers and [`build`] builds one.
+
+pub mod add;
+pub mod demo;
+pub mod everything;
+
+use switchboard::jsonrpc::SessionConfig;
+use switchboard::server::{Server, ServerError};
+
+/// The example servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Example {
+    /// Every MCP feature: tools of every content type, resources with templates and
+    /// subscriptions, prompts, completion, logging, progress, sampling, elicitation and roots.
+    Everything,
+    /// One tool, `add` ({a: number, b: number} → a text block with the sum): the benchmark target.
+    Add,
+    /// The demo's server: `add`, `weather`, `delete_db` (administrators only); SIGUSR1 registers
+    /// `subtract`, as the operator does in `switchboard demo`.
+    Demo,
+}
+
+impl Example {
+    /// The name `switchboard serve --example` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Example::Everything => "everything",
+            Example::Add => "add",
+            Example::Demo => "demo",
+        }
+    }
+}
+
+/// Builds an example server.
+///
+/// # Errors
+/// A registration error (none with these fixed definitions).
+pub fn build(example: Example, config: SessionConfig) -> Result<Server, ServerError> {
+    match example {
+        Example::Everything => everything::everything_server(config),
+        Example::Add => add::add_server(config),
+        Example::Demo => demo::demo_server(config),
+    }
+}
