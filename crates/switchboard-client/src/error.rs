@@ -6,7 +6,7 @@ use switchboard_types::elicitation::URLElicitationRequiredErrorData;
 use switchboard_types::tools::CallToolResult;
 use switchboard_types::{ErrorCode, ErrorObject};
 
-use crate::subscription::SubscriptionId;
+use crate::subscription::{SubscriptionError, SubscriptionId};
 
 /// Why a client operation failed.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -87,6 +87,16 @@ pub enum ClientError {
     /// (a duplicate, or a method a client never receives); nothing is sent.
     #[error(transparent)]
     Route(#[from] switchboard_jsonrpc::RouteError),
+}
+
+impl From<SubscriptionError> for ClientError {
+    fn from(e: SubscriptionError) -> Self {
+        match e {
+            SubscriptionError::TooMany { limit } => ClientError::TooManySubscriptions { limit },
+            SubscriptionError::Unknown(id) => ClientError::UnknownSubscription(id),
+            SubscriptionError::Poisoned => ClientError::NotReady("subscription registry poisoned"),
+        }
+    }
 }
 
 impl ClientError {

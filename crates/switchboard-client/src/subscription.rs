@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex};
 
 use switchboard_types::resources::ResourceUpdatedNotificationParams;
 
-use crate::error::ClientError;
 use crate::handlers::run_callback;
 
 /// Default bound on resource subscriptions per session.
@@ -26,6 +25,20 @@ impl fmt::Display for SubscriptionId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "#{}", self.0)
     }
+}
+
+/// Why a subscription could not be added or removed; [`ClientError`](crate::ClientError) carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SubscriptionError {
+    /// The bound is reached.
+    TooMany {
+        /// The bound.
+        limit: usize,
+    },
+    /// No such subscription.
+    Unknown(SubscriptionId),
+    /// The registry's lock is poisoned.
+    Poisoned,
 }
 
 /// Receives `notifications/resources/updated` for a subscribed URI. It runs on the session's
@@ -53,10 +66,10 @@ impl Subscriptions {
         }
     }
 
-    fn registry(&self) -> Result<std::sync::MutexGuard<'_, Registry>, ClientError> {
+    fn registry(&self) -> Result<std::sync::MutexGuard<'_, Registry>, SubscriptionError> {
         self.registry
             .lock()
-            .map_err(|_| ClientError::NotReady("subscription registry poisoned"))
+            .map_err(|_| SubscriptionError::Poisoned)
     }
 
     /// Registers `callback` for `uri`; also whether it is the URI's first subscription.
@@ -64,10 +77,10 @@ impl Subscriptions {
         &self,
         uri: &str,
         callback: ResourceUpdateCallback,
-    ) -> Result<(SubscriptionId, bool), ClientError> {
+    ) -> Result<(SubscriptionId, bool), SubscriptionError> {
         let mut r = self.registry()?;
         if r.uri_of.len() >= self.limit {
-            return Err(ClientError::TooManySubscriptions { limit: self.limit });
+            return Err(SubscriptionError::TooMany { limit: self.limit });
         }
         r.next += 1;
         let id = SubscriptionId(r.next);
@@ -78,12 +91,9 @@ impl Subscriptions {
     }
 
     /// Removes a subscription; its URI, and whether it was the URI's last.
-    pub(crate) fn remove(&self, id: SubscriptionId) -> Result<(String, bool), ClientError> {
+    pub(crate) fn remove(&self, id: SubscriptionId) -> Result<(String, bool), SubscriptionError> {
         let mut r = self.registry()?;
-        let uri = r
-            .uri_of
-            .remove(&id)
-            .ok_or(ClientError::UnknownSubscription(id))?;
+        let uri = r.uri_of.remove(&id).ok_or(SubscriptionError::Unknown(id))?;
         let last = match r.by_uri.get_mut(&uri) {
             Some(list) => {
                 list.retain(|(i, _)| *i != id);
