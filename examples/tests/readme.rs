@@ -11,6 +11,7 @@ use switchboard::types::tools::CallToolResult;
 
 const SOURCE: &str = include_str!("../src/bin/readme_server.rs");
 const CHECK_SOURCE: &str = include_str!("readme_check.rs");
+const EXTENSION_SOURCE: &str = include_str!("readme_extension.rs");
 
 #[test]
 fn the_readme_shows_the_example_word_for_word_in_at_most_15_lines() {
@@ -24,6 +25,12 @@ fn the_readme_shows_the_example_word_for_word_in_at_most_15_lines() {
 fn the_readme_shows_the_check_test_word_for_word() {
     let readme = include_str!("../../README.md");
     assert!(readme.contains(&format!("```rust\n{CHECK_SOURCE}```")), "README.md must contain tests/readme_check.rs verbatim");
+}
+
+#[test]
+fn the_readme_shows_the_extension_method_word_for_word() {
+    let readme = include_str!("../../README.md");
+    assert!(readme.contains(&format!("```rust\n{EXTENSION_SOURCE}```")), "README.md must contain tests/readme_extension.rs verbatim");
 }
 
 #[tokio::test]
