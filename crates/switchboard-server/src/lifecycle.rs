@@ -47,10 +47,12 @@ impl fmt::Display for LifecycleState {
 /// is enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Strictness {
-    /// Seed 000's invariant: every request but `ping` gets -32600 until `initialized` arrives.
+    /// The default: the handshake is an invariant, and every request but `ping` gets -32600
+    /// until `notifications/initialized` arrives.
     #[default]
     Strict,
-    /// SPEC-NOTES §3.2's recommendation: serve requests once `initialize` has been answered.
+    /// The spec's recommendation (it only says SHOULD here): serve requests once `initialize`
+    /// has been answered, for hosts that race the two messages.
     Lenient,
 }
 
