@@ -41,7 +41,10 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 args.max_frame_bytes
                     .min(switchboard_http::config::DEFAULT_MAX_BODY_BYTES),
             );
-        let service = StreamableHttpService::new(server.session_factory(), http_config);
+        let service = StreamableHttpService::new(
+            switchboard::server_http::session_factory(&server),
+            http_config,
+        );
         tracing::info!("listening on http://{local}/mcp");
         switchboard_http::serve(listener, service).await?;
         return Ok(());

@@ -47,7 +47,7 @@ fn add_server() -> Server {
 async fn start(json_response: bool) -> SocketAddr {
     let server = add_server();
     let service = StreamableHttpService::new(
-        server.session_factory(),
+        switchboard::server_http::session_factory(&server),
         HttpConfig::default().with_json_response(json_response),
     );
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();

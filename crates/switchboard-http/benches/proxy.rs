@@ -58,7 +58,7 @@ fn add_server() -> Server {
 
 async fn start_server(json_response: bool) -> SocketAddr {
     let service = StreamableHttpService::new(
-        add_server().session_factory(),
+        switchboard::server_http::session_factory(&add_server()),
         HttpConfig::default().with_json_response(json_response),
     );
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -5,12 +5,15 @@
 //! the engine sends to the right SSE stream.
 //!
 //! The crate knows no MCP role: it takes a *session factory* that starts the engine on a
-//! [`HttpSessionTransport`] and returns its [`switchboard_jsonrpc::Peer`]. With
+//! [`HttpSessionTransport`] and returns its [`switchboard_jsonrpc::Peer`]. A session that does
+//! not begin with its own `initialize` (a stateless request, a session taken over from the
+//! [`SessionStore`]) carries a [`Resume`] for the factory to hand to the role. The facade
+//! (`switchboard`, features `server` and `http-server`) supplies the factory for
 //! `switchboard-server`:
 //!
 //! ```text
 //! let service = StreamableHttpService::new(
-//!     server.session_factory(),
+//!     switchboard::server_http::session_factory(&server),
 //!     HttpConfig::default(),
 //! );
 //! switchboard_http::serve(TcpListener::bind("127.0.0.1:8080").await?, service).await
@@ -38,7 +41,10 @@
 //!   session, and a resumption replays only the stream its `Last-Event-ID` names.
 //! * Sessions, bodies, queued messages and stored events are bounded; an ended session leaves
 //!   nothing behind.
-//! * The transport never reads `params`: messages are classified with `Frame::decode`.
+//! * The transport never reads `params`: messages are classified with `Frame::decode`. A
+//!   cancelled request's stream ends when the engine reports the cancellation
+//!   ([`switchboard_jsonrpc::TransportControl::request_cancelled`]); the session store keeps
+//!   the role's snapshot verbatim ([`switchboard_jsonrpc::TransportControl::save_snapshot`]).
 //! * The relays ([`stdio_bridge`], `proxy`) pass every frame on unchanged; their tap sees it first.
 
 pub mod config;
@@ -59,5 +65,5 @@ pub use config::HttpConfig;
 pub use event_store::{EventId, EventStore, EventStoreError, InMemoryEventStore, StoredEvent};
 pub use headers::{LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
 pub use server::{SessionFactory, StreamableHttpService, serve, serve_with_shutdown};
-pub use session::{HttpSessionTransport, HttpSink, HttpSource};
+pub use session::{HttpSessionTransport, HttpSink, HttpSource, Resume};
 pub use session_store::{InMemorySessionStore, SessionRecord, SessionStore, SessionStoreError};

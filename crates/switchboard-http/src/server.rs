@@ -24,9 +24,8 @@ use bytes::Bytes;
 use futures::StreamExt;
 use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
-use switchboard_jsonrpc::{BoxFuture, Established, Peer};
-use switchboard_types::lifecycle::CancelledNotificationParams;
-use switchboard_types::{ErrorCode, ErrorObject, Frame, Message, ProtocolVersion, RequestId};
+use switchboard_jsonrpc::{BoxFuture, Peer};
+use switchboard_types::{ErrorCode, ErrorObject, Frame, Message, RequestId, methods};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 
@@ -37,18 +36,19 @@ use crate::reply::{self, JSON, TRANSPORT_ERROR, refuse};
 use crate::routing::{Attach, Registration, RouteError};
 use crate::security::{self, Refusal};
 use crate::session::{
-    ConnGuard, HttpSessionTransport, Origin, Registry, Session, SessionBounds, new_session_id,
-    reap_loop,
+    ConnGuard, HttpSessionTransport, Origin, Registry, Resume, Session, SessionBounds,
+    new_session_id, reap_loop,
 };
-use crate::session_store::SessionRecord;
 use crate::sse::{self, SseBody};
 
 /// How long a POST waits for the first event of its SSE stream before the headers and the
 /// priming event go out alone.
 const FIRST_EVENT_WAIT: Duration = Duration::from_millis(1);
 
-/// Creates the engine side of a new session: typically
-/// `server.session_factory()` (switchboard-server).
+/// Creates the engine side of a new session. It starts the role on the transport, ready when
+/// [`HttpSessionTransport::resume`] is `Some`: typically
+/// `switchboard::server_http::session_factory(&server)` (the facade joins the server role and
+/// this crate).
 pub type SessionFactory = Arc<dyn Fn(HttpSessionTransport) -> Result<Peer, String> + Send + Sync>;
 
 /// The Streamable HTTP endpoint. Cheap to clone; every clone serves the same sessions.
@@ -78,7 +78,7 @@ impl fmt::Debug for StreamableHttpService {
     }
 }
 
-/// What a POST body holds, read structurally.
+/// What a POST body holds, read structurally (envelopes only: `params` are never read).
 struct Post {
     /// Ids the engine will answer.
     ids: Vec<RequestId>,
@@ -88,10 +88,6 @@ struct Post {
     batch: bool,
     /// The engine will answer (requests, or answerable invalid entries).
     answered: bool,
-    /// A single `initialize` request's params (compact JSON), for the session store.
-    init_params: Option<Arc<str>>,
-    /// A single `notifications/cancelled`: the request it cancels.
-    cancels: Option<RequestId>,
 }
 
 impl StreamableHttpService {
@@ -182,7 +178,7 @@ impl StreamableHttpService {
             return Err(reply::session_required());
         };
         let version = match headers::protocol_version(req_headers) {
-            Ok(v) => v,
+            Ok(v) => v.map(|v| v.as_str().to_owned()),
             Err(v) => return Err(reply::bad_protocol_version(&v)),
         };
         let session = match self.inner.registry.get(id) {
@@ -197,12 +193,12 @@ impl StreamableHttpService {
     }
 
     /// Starts a local session for an id the session store knows (another node created it, or
-    /// this node dropped its engine): ready at the request's revision, with the client's stored
-    /// `initialize` params. 404 when the store does not know the id.
+    /// this node dropped its engine): the factory is asked to resume it at the request's
+    /// revision with the stored snapshot. 404 when the store does not know the id.
     async fn take_over(
         &self,
         id: &str,
-        version: Option<ProtocolVersion>,
+        version: Option<String>,
     ) -> Result<Arc<Session>, Response<Body>> {
         let record = match self.inner.config.session_store.load(id).await {
             Ok(Some(r)) => r,
@@ -213,10 +209,11 @@ impl StreamableHttpService {
             }
         };
         let origin = Origin {
-            established: Some(Established {
-                version: version.unwrap_or(ProtocolVersion::V2025_03_26),
-                initialize: record.initialize.clone(),
+            resume: Some(Resume {
+                protocol_version: version,
+                snapshot: record.snapshot.clone(),
             }),
+            stored: true,
             ephemeral: false,
             stream_base: take_over_stream_base(),
         };
@@ -348,7 +345,6 @@ impl StreamableHttpService {
         if cfg.stateless {
             return self.post_stateless(&parts.headers, text, post).await;
         }
-        let init_params = post.init_params.clone();
         let has_session_header = headers::session_id(&parts.headers).is_some();
         let (session, created) = if post.initialize && !has_session_header {
             match self.create_session() {
@@ -363,13 +359,9 @@ impl StreamableHttpService {
         };
         let mut resp = self.dispatch(&session, text, post).await;
         if created {
-            let record = SessionRecord {
-                id: session.id.clone(),
-                initialize: init_params,
-            };
             if !resp.status().is_success() {
                 session.terminate().await;
-            } else if let Err(e) = cfg.session_store.create(record).await {
+            } else if let Err(e) = session.write_record(true).await {
                 tracing::warn!(error = %e, "session not recorded; refused");
                 session.terminate().await;
                 return unavailable(&e.to_string(), "session_store_failed");
@@ -390,7 +382,7 @@ impl StreamableHttpService {
         post: Post,
     ) -> Response<Body> {
         let version = match headers::protocol_version(req_headers) {
-            Ok(v) => v.unwrap_or(ProtocolVersion::V2025_03_26),
+            Ok(v) => v.map(|v| v.as_str().to_owned()),
             Err(v) => return reply::bad_protocol_version(&v),
         };
         if !post.answered {
@@ -404,10 +396,11 @@ impl StreamableHttpService {
         }
         let _slot = EphemeralSlot(&self.inner.ephemeral);
         let origin = Origin {
-            established: (!post.initialize).then_some(Established {
-                version,
-                initialize: None,
+            resume: (!post.initialize).then_some(Resume {
+                protocol_version: version,
+                snapshot: None,
             }),
+            stored: false,
             ephemeral: true,
             stream_base: 0,
         };
@@ -429,14 +422,10 @@ impl StreamableHttpService {
     async fn dispatch(&self, session: &Arc<Session>, text: String, post: Post) -> Response<Body> {
         let cfg = &self.inner.config;
         if !post.answered {
+            // A cancellation among them reaches the engine, which tells the routing
+            // (`TransportControl::request_cancelled`) to end the cancelled request's stream.
             if !session.forward(text).await {
                 return reply::session_not_found();
-            }
-            if let Some(id) = &post.cancels {
-                // The cancelled request will never be answered: end its stream now.
-                if let Ok(mut r) = session.routing.lock() {
-                    r.cancel(id);
-                }
             }
             return reply::accepted();
         }
@@ -670,67 +659,39 @@ async fn store_queued(session: &Session, queued: Vec<(EventId, String)>) -> Vec<
     out
 }
 
-/// Reads a POST body structurally: which ids will be answered, whether it is `initialize`.
+/// Reads a POST body structurally: which ids will be answered, whether it is `initialize`
+/// (the method name only; `params` stay unread).
 /// Bodies the engine would answer without an id, or not at all, are refused here (400).
 #[allow(clippy::result_large_err)] // the error is the ready answer
 fn classify(text: &str) -> Result<Post, Response<Body>> {
     let bad = |e: &ErrorObject| reply::error_body(StatusCode::BAD_REQUEST, None, e.clone());
+    let single = |ids: Vec<RequestId>, initialize: bool| Post {
+        answered: !ids.is_empty(),
+        ids,
+        initialize,
+        batch: false,
+    };
     match Frame::decode(text) {
         Err(e) => Err(bad(&e.error)),
         Ok(Frame::Single(Err(e))) => match (&e.id, e.answerable) {
-            (Some(id), true) => Ok(Post {
-                ids: vec![id.clone()],
-                initialize: false,
-                batch: false,
-                answered: true,
-                init_params: None,
-                cancels: None,
-            }),
+            (Some(id), true) => Ok(single(vec![id.clone()], false)),
             _ => Err(bad(&e.error)),
         },
         Ok(Frame::Single(Ok(Message::Request(r)))) => {
-            let initialize = r.method == "initialize";
-            Ok(Post {
-                init_params: initialize
-                    .then(|| r.params.as_ref().map(|p| Arc::from(p.get())))
-                    .flatten(),
-                initialize,
-                ids: vec![r.id],
-                batch: false,
-                answered: true,
-                cancels: None,
-            })
+            let initialize = r.method == methods::INITIALIZE;
+            Ok(single(vec![r.id], initialize))
         }
-        Ok(Frame::Single(Ok(Message::Notification(n)))) => Ok(Post {
-            ids: Vec::new(),
-            initialize: false,
-            batch: false,
-            answered: false,
-            init_params: None,
-            cancels: (n.method == "notifications/cancelled")
-                .then(|| cancelled_request(n.params.as_deref()))
-                .flatten(),
-        }),
-        Ok(Frame::Single(Ok(_))) => Ok(Post {
-            ids: Vec::new(),
-            initialize: false,
-            batch: false,
-            answered: false,
-            init_params: None,
-            cancels: None,
-        }),
+        Ok(Frame::Single(Ok(_))) => Ok(single(Vec::new(), false)),
         Ok(Frame::Batch(items)) => {
             let mut post = Post {
                 ids: Vec::new(),
                 initialize: false,
                 batch: true,
                 answered: false,
-                init_params: None,
-                cancels: None,
             };
             for item in items {
                 match item {
-                    Ok(Message::Request(r)) if r.method == "initialize" => {
+                    Ok(Message::Request(r)) if r.method == methods::INITIALIZE => {
                         return Err(bad(&ErrorObject::invalid_request(
                             "initialize must not be sent in a batch",
                             "initialize_in_batch",
@@ -750,13 +711,6 @@ fn classify(text: &str) -> Result<Post, Response<Body>> {
             Ok(post)
         }
     }
-}
-
-/// The `requestId` of a `notifications/cancelled`.
-fn cancelled_request(params: Option<&serde_json::value::RawValue>) -> Option<RequestId> {
-    serde_json::from_str::<CancelledNotificationParams>(params?.get())
-        .ok()?
-        .request_id
 }
 
 /// Releases a stateless request's place in the bound.

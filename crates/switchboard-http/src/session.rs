@@ -20,24 +20,40 @@ use std::time::Duration;
 
 use switchboard_jsonrpc::queue::Queue;
 use switchboard_jsonrpc::{
-    Established, FrameSink, FrameSource, OutboundFrame, Peer, Transport, TransportControl,
-    TransportError,
+    FrameSink, FrameSource, OutboundFrame, Peer, Transport, TransportControl, TransportError,
 };
 use switchboard_types::RequestId;
 use tokio::time::Instant;
 
 use crate::event_store::{EventStore, StoredEvent};
 use crate::routing::{Plan, Routing};
-use crate::session_store::SessionStore;
+use crate::session_store::{SessionRecord, SessionStore, SessionStoreError};
 use crate::sse;
 
 /// The engine's transport for one HTTP session: POSTed frames in, routed frames out.
 ///
-/// The session factory passes it to the engine (`Server::serve`); it splits into an
-/// [`HttpSink`] and an [`HttpSource`].
+/// The session factory passes it to the engine (`Server::serve`, or `Server::serve_resumed`
+/// when [`HttpSessionTransport::resume`] says so); it splits into an [`HttpSink`] and an
+/// [`HttpSource`].
 pub struct HttpSessionTransport {
     session: Arc<Session>,
-    established: Option<Established>,
+    resume: Option<Resume>,
+}
+
+/// How a session that does not begin with its own `initialize` on this node is to start: a
+/// stateless request (each POST is served on its own), or a session taken over from the
+/// [`SessionStore`]. The session factory hands it to the role, which reads it; this crate only
+/// carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Resume {
+    /// The request's `MCP-Protocol-Version` header (checked to name a supported revision);
+    /// `None` when the request carried none.
+    pub protocol_version: Option<String>,
+    /// The snapshot the role handed over when the session's handshake completed
+    /// ([`TransportControl::save_snapshot`]), as the session store keeps it. `None` for a
+    /// stateless request, and for a session whose role handed over none.
+    pub snapshot: Option<Arc<str>>,
 }
 
 impl fmt::Debug for HttpSessionTransport {
@@ -51,6 +67,13 @@ impl HttpSessionTransport {
     /// The session id this transport serves. Treat it as a secret: do not log it (`[SEC-SH-8]`).
     pub fn session_id(&self) -> &str {
         &self.session.id
+    }
+
+    /// `Some` when the session starts without a handshake of its own (a stateless request, a
+    /// session taken over from the session store): the role must start it ready, as the
+    /// [`Resume`] describes. `None`: the session begins with the client's `initialize`.
+    pub fn resume(&self) -> Option<&Resume> {
+        self.resume.as_ref()
     }
 }
 
@@ -82,11 +105,6 @@ impl Transport for HttpSessionTransport {
 
     fn control(&self) -> Option<Arc<dyn TransportControl>> {
         Some(Arc::new(Control(Arc::downgrade(&self.session))))
-    }
-
-    /// `Some` for a stateless request and for a session taken over from the session store.
-    fn established(&self) -> Option<Established> {
-        self.established.clone()
     }
 
     fn split(self) -> (HttpSink, HttpSource) {
@@ -130,8 +148,10 @@ pub(crate) struct SessionBounds {
 /// How a session begins.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Origin {
-    /// Established elsewhere: the engine starts ready (stateless, or taken over from the store).
-    pub(crate) established: Option<Established>,
+    /// Established elsewhere: the role starts it ready (stateless, or taken over from the store).
+    pub(crate) resume: Option<Resume>,
+    /// The session store already holds the session's record (taken over).
+    pub(crate) stored: bool,
     /// Serves one POST and ends with it (stateless mode): nothing is stored, no resumption.
     pub(crate) ephemeral: bool,
     /// The first stream number: 0 for a new session; a time-derived base for a session taken
@@ -139,8 +159,8 @@ pub(crate) struct Origin {
     pub(crate) stream_base: u64,
 }
 
-/// What handlers may ask of the HTTP transport (`Context::close_stream` in the server role).
-/// Holds the session weakly: the engine, which holds this, is itself held by the session.
+/// What the engine and the role may ask of the HTTP transport. Holds the session weakly: the
+/// engine, which holds this, is itself held by the session.
 struct Control(Weak<Session>);
 
 impl TransportControl for Control {
@@ -154,6 +174,39 @@ impl TransportControl for Control {
                 .unwrap_or(false)
         })
     }
+
+    /// The client cancelled `request`, which will never be answered: its stream ends now (a
+    /// JSON waiter is told by its channel closing and answers 202).
+    fn request_cancelled(&self, request: &RequestId) {
+        if let Some(s) = self.0.upgrade() {
+            if let Ok(mut r) = s.routing.lock() {
+                r.cancel(request);
+            }
+        }
+    }
+
+    /// Keeps the role's snapshot for the session store (never parsed here).
+    fn save_snapshot(&self, snapshot: &str) {
+        if let Some(s) = self.0.upgrade() {
+            s.save_snapshot(snapshot);
+        }
+    }
+}
+
+/// A session's record in the [`SessionStore`], kept in step with the role's snapshot.
+///
+/// The POST that creates the session writes the record before the client learns the session
+/// id; the role hands its snapshot over while answering `initialize`, and the sink writes it
+/// before the next frame leaves (so before the client sees that answer). Either may come first:
+/// whichever writes second writes the snapshot.
+struct RecordSlot {
+    store: Arc<dyn SessionStore>,
+    /// The latest snapshot the role handed over.
+    snapshot: Mutex<Option<Arc<str>>>,
+    /// Set when `snapshot` changed since the store was last written.
+    dirty: AtomicBool,
+    /// What the store holds: `None` until the record is first written.
+    written: tokio::sync::Mutex<Option<Option<Arc<str>>>>,
 }
 
 /// One session's state.
@@ -169,8 +222,8 @@ pub(crate) struct Session {
     terminated: AtomicBool,
     /// Serves one POST only (stateless mode).
     pub(crate) ephemeral: bool,
-    /// Where the session's record lives (`None` for ephemeral sessions).
-    record: Option<Arc<dyn SessionStore>>,
+    /// The session's record (`None` for ephemeral sessions).
+    record: Option<RecordSlot>,
 }
 
 impl Session {
@@ -183,6 +236,20 @@ impl Session {
         origin: Origin,
         record: Option<Arc<dyn SessionStore>>,
     ) -> (Arc<Session>, HttpSessionTransport) {
+        let record = record.map(|store| {
+            // A session taken over is recorded already, with the snapshot it resumes from.
+            let stored = origin
+                .resume
+                .as_ref()
+                .and_then(|r| r.snapshot.clone())
+                .filter(|_| origin.stored);
+            RecordSlot {
+                store,
+                snapshot: Mutex::new(stored.clone()),
+                dirty: AtomicBool::new(false),
+                written: tokio::sync::Mutex::new(origin.stored.then_some(stored)),
+            }
+        });
         let session = Arc::new(Session {
             id,
             routing: Mutex::new(Routing::new(
@@ -202,7 +269,7 @@ impl Session {
         });
         let transport = HttpSessionTransport {
             session: session.clone(),
-            established: origin.established,
+            resume: origin.resume,
         };
         (session, transport)
     }
@@ -233,8 +300,53 @@ impl Session {
         self.inbound.push(text).await.is_ok()
     }
 
+    /// Keeps the role's snapshot; the sink writes it to the store before the next frame.
+    fn save_snapshot(&self, snapshot: &str) {
+        let Some(slot) = &self.record else {
+            return; // An ephemeral session is never resumed.
+        };
+        if let Ok(mut s) = slot.snapshot.lock() {
+            *s = Some(Arc::from(snapshot));
+        }
+        slot.dirty.store(true, Ordering::Release);
+    }
+
+    /// Writes the session's record to the session store: `create` for the POST that created
+    /// the session (the first write); otherwise only when the record exists and the snapshot
+    /// changed since.
+    ///
+    /// # Errors
+    /// The store refused the record (full, unreachable).
+    pub(crate) async fn write_record(&self, create: bool) -> Result<(), SessionStoreError> {
+        let Some(slot) = &self.record else {
+            return Ok(());
+        };
+        let mut written = slot.written.lock().await;
+        if (written.is_none() && !create) || self.terminated.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let snapshot = slot.snapshot.lock().map(|s| s.clone()).unwrap_or(None);
+        if written.as_ref() == Some(&snapshot) {
+            return Ok(());
+        }
+        let record = SessionRecord {
+            id: self.id.clone(),
+            snapshot: snapshot.clone(),
+        };
+        slot.store.create(record).await?;
+        *written = Some(snapshot);
+        Ok(())
+    }
+
     /// Routes one outbound frame: plan, store, deliver.
     async fn route(&self, frame: OutboundFrame) -> Result<(), TransportError> {
+        if let Some(slot) = &self.record {
+            if slot.dirty.load(Ordering::Acquire) && slot.dirty.swap(false, Ordering::AcqRel) {
+                if let Err(e) = self.write_record(false).await {
+                    tracing::warn!(error = %e, "session snapshot not stored; a take-over will not know the client");
+                }
+            }
+        }
         let plan = match self.routing.lock() {
             Ok(mut r) => r.plan(&frame),
             Err(_) => return Err(TransportError::Closed),
@@ -288,8 +400,11 @@ impl Session {
         if !self.ephemeral {
             self.store.remove_session(&self.id).await;
         }
-        if let Some(records) = &self.record {
-            records.remove(&self.id).await;
+        if let Some(slot) = &self.record {
+            // Under the record's lock: a snapshot write in progress finishes first, and none
+            // starts after (the session is marked terminated).
+            let _written = slot.written.lock().await;
+            slot.store.remove(&self.id).await;
         }
         tracing::debug!("HTTP session ended");
     }

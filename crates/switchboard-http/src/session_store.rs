@@ -1,12 +1,14 @@
-//! The [`SessionStore`]: which session ids exist and what their handshake said, kept apart from
-//! the engines that serve them (DESIGN-NOTES 3).
+//! The [`SessionStore`]: which session ids exist and the snapshot their role handed over, kept
+//! apart from the engines that serve them (DESIGN-NOTES 3).
 //!
 //! A node keeps its live sessions (engine, streams) in memory. The store keeps the little that
 //! another node, or this one after its engine was dropped, needs to take a session over: its id
-//! and the client's `initialize` params. When a request names a session this node does not
-//! hold, the service asks the store; if the id is there, a local session is started *ready*
-//! (see [`switchboard_jsonrpc::Established`]) at the revision the request's
-//! `MCP-Protocol-Version` names, and the request is served. Unknown ids get 404 as before.
+//! and the snapshot the role handed over when the handshake completed
+//! ([`switchboard_jsonrpc::TransportControl::save_snapshot`]; opaque text, stored verbatim and
+//! never parsed here). When a request names a session this node does not hold, the service asks
+//! the store; if the id is there, the session factory is given a [`crate::Resume`] (the
+//! request's `MCP-Protocol-Version` and that snapshot) so that the role starts the session
+//! *ready*, and the request is served. Unknown ids get 404 as before.
 //!
 //! [`InMemorySessionStore`] is the default (bounded; one process). An external store (Redis, a
 //! database) implements the same trait and is shared by every node, together with a shared
@@ -26,9 +28,8 @@ pub const DEFAULT_MAX_STORED_SESSIONS: usize = 10_000;
 pub struct SessionRecord {
     /// The `Mcp-Session-Id` (a secret: never log it).
     pub id: Arc<str>,
-    /// The client's `initialize` params, compact JSON (`clientInfo`, capabilities, the
-    /// revision it offered).
-    pub initialize: Option<Arc<str>>,
+    /// The role's snapshot of the session (opaque text; `None` until the role hands one over).
+    pub snapshot: Option<Arc<str>>,
 }
 
 /// Why the store failed.
@@ -48,7 +49,8 @@ pub enum SessionStoreError {
 
 /// Where session records live. Implementations must be cheap to call concurrently.
 pub trait SessionStore: Send + Sync + 'static {
-    /// Records a new session (after its `initialize` was answered successfully).
+    /// Records a new session (once its `initialize` POST was answered), or replaces the record
+    /// of an id already stored (the role's snapshot arrived after the first write).
     ///
     /// # Errors
     /// The store is full or unreachable; the session is then refused.
@@ -151,7 +153,7 @@ mod tests {
     fn record(id: &str) -> SessionRecord {
         SessionRecord {
             id: Arc::from(id),
-            initialize: None,
+            snapshot: None,
         }
     }
 

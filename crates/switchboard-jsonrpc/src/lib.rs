@@ -50,5 +50,5 @@ pub use service::{
 };
 pub use session::{NullService, spawn};
 pub use transport::{
-    Established, FrameSink, FrameSource, OutboundFrame, Transport, TransportControl, TransportError,
+    FrameSink, FrameSource, OutboundFrame, Transport, TransportControl, TransportError,
 };

@@ -495,20 +495,29 @@ fn on_cancelled(peer: &Peer, n: &Notification) {
         );
         return;
     };
-    let Ok(inflight) = peer.inner.inflight.lock() else {
-        return;
+    let cancelled = {
+        let Ok(inflight) = peer.inner.inflight.lock() else {
+            return;
+        };
+        match inflight.get(&id) {
+            Some(e) if e.cancellable => {
+                tracing::debug!(side = peer.inner.config.name, %id, "request cancelled by the peer");
+                e.cancel.cancel();
+                true
+            }
+            Some(_) => {
+                tracing::warn!(side = peer.inner.config.name, %id, "cancellation of a request that cannot be cancelled ignored");
+                false
+            }
+            None => {
+                tracing::debug!(side = peer.inner.config.name, %id, "cancellation of an unknown or finished request ignored");
+                false
+            }
+        }
     };
-    match inflight.get(&id) {
-        Some(e) if e.cancellable => {
-            tracing::debug!(side = peer.inner.config.name, %id, "request cancelled by the peer");
-            e.cancel.cancel();
-        }
-        Some(_) => {
-            tracing::warn!(side = peer.inner.config.name, %id, "cancellation of a request that cannot be cancelled ignored")
-        }
-        None => {
-            tracing::debug!(side = peer.inner.config.name, %id, "cancellation of an unknown or finished request ignored")
-        }
+    // The request will never be answered: the transport may end what waits for its answer.
+    if let (true, Some(control)) = (cancelled, &peer.inner.control) {
+        control.request_cancelled(&id);
     }
 }
 

@@ -8,7 +8,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use switchboard_types::{MessageKind, ProtocolVersion, RequestId};
+use switchboard_types::{MessageKind, RequestId};
 
 /// One outbound frame: serialized JSON text plus routing facts the engine already knows.
 #[derive(Debug, Clone)]
@@ -92,7 +92,12 @@ pub trait FrameSource: Send + 'static {
     fn recv(&mut self) -> impl Future<Output = Option<Result<String, TransportError>>> + Send;
 }
 
-/// Transport-specific controls a handler may use through [`crate::Peer::transport_control`].
+/// Transport-specific controls, reached by handlers through [`crate::Peer::transport_control`]
+/// and by the engine itself. Every hook has a default that does nothing, so a transport
+/// implements only what it offers.
+///
+/// The hooks carry request ids and opaque text only: the engine and the transports never learn
+/// what a role's handshake says, and a transport never reads `params` to find out.
 pub trait TransportControl: Send + Sync + 'static {
     /// Closes the stream that will carry the answer to `request` (Streamable HTTP: that POST's
     /// SSE stream) without ending the request: the client gets the rest by reconnecting with
@@ -101,20 +106,23 @@ pub trait TransportControl: Send + Sync + 'static {
         let _ = request;
         false
     }
-}
 
-/// A session whose handshake happened before this transport existed: a stateless Streamable
-/// HTTP request (each POST is served on its own), or a session taken over from a session store
-/// (another node, or this one after its engine was dropped). The engine starts in the ready
-/// state at `version` instead of waiting for `initialize`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Established {
-    /// The revision in force (the `MCP-Protocol-Version` the request carried, or the
-    /// negotiated one).
-    pub version: ProtocolVersion,
-    /// The client's `initialize` params (compact JSON) when known: `clientInfo` and
-    /// capabilities. `None`: an anonymous client that declared no capability.
-    pub initialize: Option<Arc<str>>,
+    /// Called by the engine when the peer has cancelled `request` (a cancellable request in
+    /// flight): its handler is dropped and it will never be answered, so the transport may end
+    /// whatever waits for that answer (Streamable HTTP: the POST's SSE stream ends at once; a
+    /// POST waiting for a JSON answer ends with 202 and no body).
+    fn request_cancelled(&self, request: &RequestId) {
+        let _ = request;
+    }
+
+    /// Keeps `snapshot`, an opaque description of the session that the role hands over when its
+    /// handshake completes, so that the session can later be resumed without a new handshake
+    /// (Streamable HTTP: stored verbatim in the session store and handed back to the session
+    /// factory when a node takes the session over). The transport never parses it; a later call
+    /// replaces it. Default: not kept (the transport cannot resume sessions).
+    fn save_snapshot(&self, snapshot: &str) {
+        let _ = snapshot;
+    }
 }
 
 /// A bidirectional transport that splits into its two halves.
@@ -126,12 +134,6 @@ pub trait Transport: Send + 'static {
 
     /// Controls this transport offers to handlers; none by default.
     fn control(&self) -> Option<Arc<dyn TransportControl>> {
-        None
-    }
-
-    /// `Some` when the session was established elsewhere and starts ready (see
-    /// [`Established`]); `None` (the default): the session begins with `initialize`.
-    fn established(&self) -> Option<Established> {
         None
     }
 

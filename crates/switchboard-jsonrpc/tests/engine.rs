@@ -10,10 +10,10 @@ use serde_json::{Value, json};
 use switchboard_jsonrpc::memory::{self, MemoryTransport};
 use switchboard_jsonrpc::{
     BoxFuture, Flow, FrameHook, HandlerResult, Peer, ProgressError, ProgressUpdate, RequestContext,
-    RequestError, RequestOptions, Service, SessionConfig, spawn,
+    RequestError, RequestOptions, Service, SessionConfig, Transport, TransportControl, spawn,
 };
 use switchboard_types::jsonrpc::to_raw;
-use switchboard_types::{ErrorObject, MessageKind, Notification, Request};
+use switchboard_types::{ErrorObject, MessageKind, Notification, Request, RequestId};
 
 /// A test service: `echo` returns its params, `sleep` waits `ms` then answers, `panic` panics,
 /// `fail` returns -32602, `progress` reports progress, anything else is -32601.
@@ -399,6 +399,72 @@ async fn ut_8_initialize_is_never_cancelled() {
         next(&mut b).await["result"]["ok"],
         1,
         "initialize is answered despite the cancellation"
+    );
+}
+
+/// A memory transport with a control that records which requests the engine reported
+/// cancelled.
+struct Recorded {
+    end: MemoryTransport,
+    cancelled: Arc<Mutex<Vec<String>>>,
+}
+
+struct Recorder(Arc<Mutex<Vec<String>>>);
+
+impl TransportControl for Recorder {
+    fn request_cancelled(&self, request: &RequestId) {
+        self.0.lock().unwrap().push(request.to_string());
+    }
+}
+
+impl Transport for Recorded {
+    type Sink = <MemoryTransport as Transport>::Sink;
+    type Source = <MemoryTransport as Transport>::Source;
+
+    fn control(&self) -> Option<Arc<dyn TransportControl>> {
+        Some(Arc::new(Recorder(self.cancelled.clone())))
+    }
+
+    fn split(self) -> (Self::Sink, Self::Source) {
+        self.end.split()
+    }
+}
+
+#[tokio::test]
+async fn ut_2_the_transport_is_told_of_a_cancelled_request_and_of_nothing_else() {
+    let cancelled = Arc::new(Mutex::new(Vec::new()));
+    let (a, mut b) = memory::pair();
+    let transport = Recorded {
+        end: a,
+        cancelled: cancelled.clone(),
+    };
+    let _p = spawn(
+        transport,
+        Arc::new(TestService::default()),
+        SessionConfig::default(),
+    );
+    for frame in [
+        r#"{"jsonrpc":"2.0","id":"s","method":"sleep","params":{"ms":5000}}"#,
+        r#"{"jsonrpc":"2.0","id":"e","method":"echo","params":{}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"e"}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s"}}"#,
+    ] {
+        b.send_text(frame).await.unwrap();
+    }
+    // `echo` is answered at once; the cancellation behind it meets no request in flight.
+    assert_eq!(next(&mut b).await["id"], "e");
+    for _ in 0..100 {
+        if !cancelled.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    nothing_within(&mut b, 50).await;
+    assert_eq!(
+        *cancelled.lock().unwrap(),
+        vec![r#""s""#.to_owned()],
+        "only the cancellable request in flight is reported"
     );
 }
 

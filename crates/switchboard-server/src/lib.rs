@@ -8,6 +8,7 @@
 //! |---|---|
 //! | [`server`] | [`Server`] (shared by sessions) and its builder |
 //! | [`session`] | [`ServerSession`]: one connected client: its identity, extensions, subscriptions, log level |
+//! | [`resume`] | [`Resumption`]: a session whose handshake happened elsewhere; the snapshot handed to the transport |
 //! | [`context`] | [`Context`]: progress, cancellation, logging, sampling, elicitation, roots |
 //! | [`policy`] | who the client is and which tools it may see ([`AllowList`]) |
 //! | [`error`] | registration and session errors |
@@ -33,6 +34,7 @@ pub mod pagination;
 pub mod policy;
 pub mod prompt;
 pub mod resource;
+pub mod resume;
 pub(crate) mod router;
 pub mod server;
 pub(crate) mod service;
@@ -47,6 +49,7 @@ pub use era::{Era, Stateful};
 pub use lifecycle::{LifecycleState, Strictness};
 pub use prompt::PromptGet;
 pub use resource::ResourceRead;
+pub use resume::Resumption;
 pub use server::{Server, ServerBuilder, ServerError};
 pub use session::{ServerSession, SessionError};
 pub use switchboard_jsonrpc::RouteError;

@@ -6,14 +6,14 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use switchboard_jsonrpc::{Established, Peer, SessionConfig, Transport};
+use switchboard_jsonrpc::{SessionConfig, Transport};
 use switchboard_types::ErrorObject;
 use switchboard_types::ProtocolVersion;
 use switchboard_types::capabilities::{
     ClientCapabilities, PromptsCapability, ResourcesCapability, ServerCapabilities, ToolsCapability,
 };
 use switchboard_types::catalogue::{NotificationMethod, RequestMethod};
-use switchboard_types::lifecycle::{Implementation, InitializeRequestParams};
+use switchboard_types::lifecycle::Implementation;
 use switchboard_types::meta::EmptyObject;
 use switchboard_types::prompts::{GetPromptResult, Prompt};
 use switchboard_types::resources::{ReadResourceResult, Resource, ResourceTemplate};
@@ -26,6 +26,7 @@ use crate::lifecycle::{LifecycleState, Strictness};
 use crate::pagination::{DEFAULT_PAGE_SIZE, Paginator};
 use crate::prompt::{PromptGet, PromptRegistry};
 use crate::resource::{ResourceError, ResourceRead, ResourceRegistry};
+use crate::resume::Resumption;
 use crate::router::{NotificationRoute, RequestRoute, Router, builtin_router};
 use crate::service::{
     OpenSession, ServerInner, ServerService, builtin_notifications, builtin_requests,
@@ -62,6 +63,10 @@ pub enum ServerError {
         /// The bound.
         limit: usize,
     },
+    /// A session to resume names a revision this server does not serve (the value, cut to
+    /// 64 characters).
+    #[error("cannot resume a session at revision {0:?}")]
+    UnsupportedRevision(String),
 }
 
 /// An MCP server: cheap to clone, shared by all its sessions.
@@ -459,26 +464,38 @@ impl Server {
         self.inner.sessions.lock().map(|s| s.len()).unwrap_or(0)
     }
 
-    /// A session factory for transports that open sessions themselves (Streamable HTTP's
-    /// `StreamableHttpService::new(server.session_factory(), config)`): each call serves one
-    /// session and hands back its engine [`Peer`]; a refusal is described.
-    pub fn session_factory<T: Transport>(
-        &self,
-    ) -> impl Fn(T) -> Result<Peer, String> + Send + Sync + 'static {
-        let server = self.clone();
-        move |transport| {
-            server
-                .serve(transport)
-                .map(|s| s.peer().clone())
-                .map_err(|e| e.to_string())
-        }
-    }
-
-    /// Serves one client on `transport`. Must be called inside a Tokio runtime.
+    /// Serves one client on `transport`; the session begins with the client's `initialize`.
+    /// Must be called inside a Tokio runtime.
     ///
     /// # Errors
     /// [`ServerError::TooManySessions`] when the session bound is reached.
     pub fn serve<T: Transport>(&self, transport: T) -> Result<ServerSession, ServerError> {
+        self.start(transport, None)
+    }
+
+    /// Serves one client whose handshake happened elsewhere (see [`crate::resume`]): the
+    /// session starts ready at the revision `resumption` names, with the client its snapshot
+    /// describes and the allow-list the policy gives that client. Streamable HTTP calls this
+    /// (through the facade's session factory) for a stateless request and for a session taken
+    /// over from its session store. Must be called inside a Tokio runtime.
+    ///
+    /// # Errors
+    /// [`ServerError::UnsupportedRevision`] when the revision is not served;
+    /// [`ServerError::TooManySessions`] when the session bound is reached.
+    pub fn serve_resumed<T: Transport>(
+        &self,
+        transport: T,
+        resumption: &Resumption,
+    ) -> Result<ServerSession, ServerError> {
+        let (version, client) = resumption.read()?;
+        self.start(transport, Some((version, client)))
+    }
+
+    fn start<T: Transport>(
+        &self,
+        transport: T,
+        resumed: Option<(ProtocolVersion, Option<ClientIdentity>)>,
+    ) -> Result<ServerSession, ServerError> {
         let too_many = ServerError::TooManySessions {
             limit: self.inner.max_sessions,
         };
@@ -486,9 +503,13 @@ impl Server {
             return Err(too_many);
         }
         let id = self.inner.next_session.fetch_add(1, Ordering::Relaxed);
-        let state = Arc::new(SessionState::new(id, self.inner.max_subscriptions));
-        if let Some(established) = transport.established() {
-            self.establish(&state, &established);
+        let state = Arc::new(SessionState::new(
+            id,
+            self.inner.max_subscriptions,
+            transport.control(),
+        ));
+        if let Some((version, client)) = resumed {
+            self.establish(&state, version, client);
         }
         let service = Arc::new(ServerService::new(self.inner.clone(), state.clone()));
         let peer = switchboard_jsonrpc::spawn(transport, service, self.inner.config.clone());
@@ -507,27 +528,22 @@ impl Server {
         })
     }
 
-    /// Starts a session that was established elsewhere (stateless HTTP, a session store) in
-    /// the ready state: the revision in force, the client's identity from its stored
-    /// `initialize` params (an anonymous client declaring nothing when absent or unreadable),
-    /// and the allow-list the policy gives that identity.
-    fn establish(&self, state: &SessionState, established: &Established) {
-        let identity = established
-            .initialize
-            .as_deref()
-            .and_then(|text| serde_json::from_str::<InitializeRequestParams>(text).ok())
-            .map(|p| ClientIdentity {
-                info: p.client_info,
-                capabilities: p.capabilities,
-            });
+    /// Moves a resumed session to ready: the revision in force, the client (anonymous and
+    /// declaring nothing when unknown), and the allow-list the policy gives that client.
+    fn establish(
+        &self,
+        state: &SessionState,
+        version: ProtocolVersion,
+        client: Option<ClientIdentity>,
+    ) {
         let allow = match &self.inner.policy {
             None => AllowList::All,
-            Some(policy) => policy(identity.as_ref().unwrap_or(&ClientIdentity {
+            Some(policy) => policy(client.as_ref().unwrap_or(&ClientIdentity {
                 info: Implementation::new("", ""),
                 capabilities: ClientCapabilities::default(),
             })),
         };
-        state.establish(established.version, identity, allow);
+        state.establish(version, client, allow);
     }
 
     /// Registers a tool at run time; every ready session is sent `notifications/tools/list_changed`.

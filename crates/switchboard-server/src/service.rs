@@ -156,6 +156,9 @@ impl ServerService {
             d.client = Some(identity);
             d.allow = allow;
         }
+        if let Some(p) = &req.params {
+            self.state.handshake_completed(p.get());
+        }
         if version.as_str() != params.protocol_version {
             tracing::info!(offered = %params.protocol_version, chosen = %version, "protocol version counter-offer");
         }

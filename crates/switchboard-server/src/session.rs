@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use switchboard_jsonrpc::Peer;
+use switchboard_jsonrpc::{Peer, TransportControl};
 use switchboard_types::ProtocolVersion;
 use switchboard_types::logging::{LoggingLevel, LoggingMessageNotificationParams};
 use switchboard_types::resources::ResourceUpdatedNotificationParams;
@@ -36,10 +36,16 @@ pub(crate) struct SessionState {
     pub(crate) data: Mutex<SessionFields>,
     extensions: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
     pub(crate) max_subscriptions: usize,
+    /// What the transport offers; it keeps the session's snapshot for a later resume.
+    control: Option<Arc<dyn TransportControl>>,
 }
 
 impl SessionState {
-    pub(crate) fn new(id: u64, max_subscriptions: usize) -> Self {
+    pub(crate) fn new(
+        id: u64,
+        max_subscriptions: usize,
+        control: Option<Arc<dyn TransportControl>>,
+    ) -> Self {
         SessionState {
             id,
             data: Mutex::new(SessionFields {
@@ -52,10 +58,12 @@ impl SessionState {
             }),
             extensions: Mutex::default(),
             max_subscriptions,
+            control,
         }
     }
 
-    /// Moves a fresh session straight to ready (see [`switchboard_jsonrpc::Established`]).
+    /// Moves a fresh session straight to ready: its handshake happened elsewhere (see
+    /// [`crate::resume`]).
     pub(crate) fn establish(
         &self,
         version: ProtocolVersion,
@@ -67,6 +75,14 @@ impl SessionState {
             d.version = Some(version);
             d.client = client;
             d.allow = allow;
+        }
+    }
+
+    /// The handshake has completed with `initialize_params`: the transport is handed the
+    /// session's snapshot (see [`crate::resume`]).
+    pub(crate) fn handshake_completed(&self, initialize_params: &str) {
+        if let Some(control) = &self.control {
+            control.save_snapshot(crate::resume::snapshot_of(initialize_params));
         }
     }
 

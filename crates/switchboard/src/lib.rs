@@ -1,23 +1,78 @@
 //! # switchboard
 //!
-//! A Model Context Protocol (MCP) stack: wire types, a symmetric JSON-RPC engine, and the server
-//! and client roles. This crate only re-exports; each layer is its own crate.
+//! A Model Context Protocol (MCP) stack: wire types, a symmetric JSON-RPC engine, the
+//! transports, and the server and client roles. This crate re-exports; each layer is its own
+//! crate. The one piece of its own is [`server_http`], the session factory that joins the
+//! server role and the Streamable HTTP server (the two never depend on each other).
 //!
 //! | re-export | crate | feature |
 //! |---|---|---|
 //! | [`types`] | `switchboard-types`: every wire type, [`types::ProtocolVersion`] | always |
 //! | [`jsonrpc`] | `switchboard-jsonrpc`: engine, [`jsonrpc::Transport`], in-memory pair | always |
-//! | [`transport`] | `switchboard-transport`: stdio (both ends), framing | always |
-//! | [`server`] | `switchboard-server`: [`server::Server`] | `server` (default) |
-//! | [`client`] | `switchboard-client`: [`client::Client`] | `client` (default) |
+//! | `server` | `switchboard-server`: `server::Server` | `server` |
+//! | `client` | `switchboard-client`: `client::Client` | `client` |
+//! | `transport` | `switchboard-transport`: stdio (both ends), child processes, framing | `stdio` |
+//! | `http` | `switchboard-http`: the Streamable HTTP server transport (axum) | `http-server` |
+//! | `http_client` | `switchboard-http-client`: the Streamable HTTP client transport (reqwest) | `http-client` |
+//! | `server_http` | the session factory serving a `Server` over Streamable HTTP | `server` and `http-server` |
+//!
+//! Every feature is on by default. A stdio-only server needs `server,stdio`, and compiles no
+//! HTTP stack (no axum, hyper or reqwest); a client of remote servers needs
+//! `client,http-client`, which compiles no axum.
 
-pub use switchboard_http as http;
-pub use switchboard_http_client as http_client;
 pub use switchboard_jsonrpc as jsonrpc;
-pub use switchboard_transport as transport;
 pub use switchboard_types as types;
 
 #[cfg(feature = "client")]
 pub use switchboard_client as client;
+#[cfg(feature = "http-server")]
+pub use switchboard_http as http;
+#[cfg(feature = "http-client")]
+pub use switchboard_http_client as http_client;
 #[cfg(feature = "server")]
 pub use switchboard_server as server;
+#[cfg(feature = "stdio")]
+pub use switchboard_transport as transport;
+
+/// Serving a [`server::Server`] over Streamable HTTP (features `server` and `http-server`).
+///
+/// ```no_run
+/// # async fn run(server: switchboard::server::Server) -> std::io::Result<()> {
+/// use switchboard::http::{HttpConfig, StreamableHttpService};
+///
+/// let service = StreamableHttpService::new(
+///     switchboard::server_http::session_factory(&server),
+///     HttpConfig::default(),
+/// );
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// switchboard::http::serve(listener, service).await
+/// # }
+/// ```
+#[cfg(all(feature = "server", feature = "http-server"))]
+pub mod server_http {
+    use switchboard_http::HttpSessionTransport;
+    use switchboard_jsonrpc::Peer;
+    use switchboard_server::{Resumption, Server};
+
+    /// The session factory for `StreamableHttpService::new`: each call serves one HTTP session
+    /// with `server`. A session that begins with `initialize` is served as any transport's
+    /// ([`Server::serve`]); a stateless request or a session taken over from the session store
+    /// is resumed ([`Server::serve_resumed`]) with what the transport carried: the
+    /// `MCP-Protocol-Version` header and the stored snapshot. A refusal is described.
+    pub fn session_factory(
+        server: &Server,
+    ) -> impl Fn(HttpSessionTransport) -> Result<Peer, String> + Send + Sync + 'static {
+        let server = server.clone();
+        move |transport| {
+            let session = match transport.resume() {
+                None => server.serve(transport),
+                Some(resume) => {
+                    let resumption =
+                        Resumption::new(resume.protocol_version.clone(), resume.snapshot.clone());
+                    server.serve_resumed(transport, &resumption)
+                }
+            };
+            session.map(|s| s.peer().clone()).map_err(|e| e.to_string())
+        }
+    }
+}

@@ -135,7 +135,8 @@ pub async fn live(server: &Server, config: HttpConfig) -> Live {
 /// first body chunk (the priming event), as a dropped connection would be.
 pub async fn live_with(server: &Server, config: HttpConfig, cut_first_get: bool) -> Live {
     let cut = Arc::new(AtomicBool::new(cut_first_get));
-    let service = StreamableHttpService::new(server.session_factory(), config);
+    let service =
+        StreamableHttpService::new(switchboard::server_http::session_factory(server), config);
     let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
     let record = seen.clone();
     let router = service.router().layer(axum::middleware::from_fn(

@@ -92,7 +92,7 @@ pub fn test_server() -> Server {
 
 /// A service over `server` with `config`.
 pub fn service_for(server: &Server, config: HttpConfig) -> StreamableHttpService {
-    StreamableHttpService::new(server.session_factory(), config)
+    StreamableHttpService::new(switchboard::server_http::session_factory(server), config)
 }
 
 pub fn init_body(id: i64, version: &str) -> String {
