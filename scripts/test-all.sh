@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 echo "== cargo test (workspace, all targets)"
 cargo test --workspace --all-targets --locked
 
+echo "== facade features: a stdio-only selection compiles no axum, hyper or reqwest; an HTTP client no axum; an HTTP server no reqwest"
+./scripts/check-features.sh
+
 echo "== switchboard demo (the README's first command; the debug build keeps CI within its time)"
 cargo run --locked --bin switchboard -- demo > /dev/null
 

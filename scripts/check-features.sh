@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Checks the facade's features (crates/switchboard): a selection of features compiles only what
+# it needs. For each selection below, `cargo tree -e normal` must not list the forbidden crates
+# (a stdio-only server compiles no HTTP stack; an HTTP client compiles no axum; an HTTP server
+# compiles no reqwest). Exits 1 naming the selection and the crate when one shows up.
+#
+#   scripts/check-features.sh            the dependency checks (seconds; part of test-all.sh)
+#   scripts/check-features.sh --build    also builds the facade with each single feature and the
+#                                        selections below, failing on any warning (minutes: a
+#                                        selection unifies dependency features differently, so
+#                                        dependencies are rebuilt)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=false
+case "${1:-}" in
+    --build) build=true ;;
+    "") ;;
+    *) echo "usage: $0 [--build]" >&2; exit 2 ;;
+esac
+
+# selection | forbidden crates (an extended regex over crate names)
+checks=(
+    "server,stdio|axum|axum-core|hyper|hyper-util|reqwest"
+    "client,stdio|axum|axum-core|hyper|hyper-util|reqwest"
+    "server|axum|axum-core|hyper|hyper-util|reqwest"
+    "client|axum|axum-core|hyper|hyper-util|reqwest"
+    "client,http-client|axum|axum-core"
+    "server,http-server|reqwest"
+    "server,stdio,http-server|reqwest"
+)
+
+fail=0
+for check in "${checks[@]}"; do
+    features=${check%%|*}
+    forbidden=${check#*|}
+    crates=$(cargo tree --locked -p switchboard --no-default-features --features "$features" \
+        -e normal --prefix none --format '{p}' | awk '{print $1}' | sort -u)
+    found=$(grep -xE "$forbidden" <<<"$crates" || true)
+    if [[ -n $found ]]; then
+        echo "FAIL  --features $features pulls in: $(tr '\n' ' ' <<<"$found")"
+        fail=1
+    else
+        echo "ok    --features $features: none of $forbidden"
+    fi
+done
+
+if $build; then
+    # No features, each single feature, then every selection above not already built.
+    selections=("" server client stdio http-server http-client)
+    for s in "${checks[@]%%|*}"; do
+        [[ " ${selections[*]} " == *" $s "* ]] || selections+=("$s")
+    done
+    for features in "${selections[@]}"; do
+        label=${features:-(none)}
+        # A warning in any crate of the selection fails the check.
+        if ! out=$(cargo build --locked -p switchboard --no-default-features \
+            ${features:+--features "$features"} --message-format short 2>&1); then
+            echo "FAIL  build --features $label"
+            echo "$out" | tail -20
+            fail=1
+        elif grep -q "warning" <<<"$out"; then
+            echo "FAIL  build --features $label: warnings"
+            grep "warning" <<<"$out" | head -20
+            fail=1
+        else
+            echo "ok    build --features $label"
+        fi
+    done
+fi
+
+exit $fail
