@@ -54,7 +54,9 @@ if $build; then
     for features in "${selections[@]}"; do
         label=${features:-(none)}
         # A warning in any crate of the selection fails the check.
-        if ! out=$(cargo build --locked -p switchboard --no-default-features \
+        # Without incremental caches: each selection keeps its own artifacts, and those
+        # caches would only multiply the disk they take.
+        if ! out=$(CARGO_INCREMENTAL=0 cargo build --locked -p switchboard --no-default-features \
             ${features:+--features "$features"} --message-format short 2>&1); then
             echo "FAIL  build --features $label"
             echo "$out" | tail -20

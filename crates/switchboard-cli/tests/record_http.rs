@@ -415,6 +415,62 @@ async fn the_stdio_to_http_bridge_routes_progress_to_the_post_stream() {
     assert!(lines.iter().all(|l| l["session"] == session.as_str()));
 }
 
+/// Over the stdio→HTTP bridge, a cancelled request's POST stream ends at once (the child drops
+/// the request and will never answer it), as it does on `switchboard serve --http`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stdio_to_http_bridge_ends_a_cancelled_requests_stream_at_once() {
+    use switchboard::types::methods;
+    let server = format!("{BIN} serve");
+    let file = temp("bridge-cancel");
+    let bridge = record_listen(&file, &["--stdio", &server]);
+    let client = reqwest::Client::new();
+    let post = |body: Value, session: Option<&str>| {
+        let mut rb = client
+            .post(&bridge.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        if let Some(s) = session {
+            rb = rb
+                .header("mcp-session-id", s)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        rb.send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": methods::INITIALIZE, "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"sampling": {}},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let r = post(init, None).await.unwrap();
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    r.text().await.unwrap();
+    let note = json!({"jsonrpc": "2.0", "method": methods::NOTIFICATIONS_INITIALIZED});
+    post(note, Some(&session)).await.unwrap();
+    // test_sampling waits for our sampling answer, which never comes.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": methods::TOOLS_CALL,
+        "params": {"name": "test_sampling", "arguments": {"prompt": "hi"}}});
+    let mut r = post(call, Some(&session)).await.unwrap();
+    let mut body = String::new();
+    while !body.contains(methods::SAMPLING_CREATE_MESSAGE) {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), r.chunk())
+            .await
+            .expect("the sampling request")
+            .unwrap()
+            .expect("the stream is open");
+        body.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    let cancel = json!({"jsonrpc": "2.0", "method": methods::NOTIFICATIONS_CANCELLED,
+        "params": {"requestId": 2, "reason": "user"}});
+    assert_eq!(post(cancel, Some(&session)).await.unwrap().status(), 202);
+    let rest = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(chunk) = r.chunk().await.unwrap() {
+            body.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+    })
+    .await;
+    assert!(rest.is_ok(), "the stream ended at once: {body}");
+    assert!(!body.contains(r#""id":2,"result""#), "{body}");
+}
+
 #[test]
 fn the_http_to_stdio_bridge_serves_a_remote_server_to_a_stdio_host() {
     let served = serve_http(&[]);

@@ -89,14 +89,23 @@ impl SessionRelay {
         mut stdin: ChildStdin,
         stdout: ChildStdout,
     ) {
+        let control = t.control();
         let (sink, mut source) = t.split();
         let (session, tap, routes) = (self.session.clone(), self.tap.clone(), self.routes.clone());
         // HTTP → child: ends when the session ends (DELETE, reaper) or the child's stdin breaks.
         let mut up = tokio::spawn(async move {
             while let Some(Ok(text)) = source.recv().await {
                 tap_body(&*tap, Direction::ClientToServer, Some(&session), &text);
-                if let Ok(mut r) = routes.lock() {
-                    r.client_sent(&text);
+                let cancelled = routes
+                    .lock()
+                    .map(|mut r| r.client_sent(&text))
+                    .unwrap_or_default();
+                // A cancelled request will never be answered: its POST stream ends now, as the
+                // engine has the transport do when it serves a session itself.
+                if let Some(control) = &control {
+                    for id in &cancelled {
+                        control.request_cancelled(id);
+                    }
                 }
                 let line = one_line(&text);
                 let wrote = async {

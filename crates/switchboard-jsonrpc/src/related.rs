@@ -64,8 +64,11 @@ impl RelatedRequests {
         self.tokens.retain(|_, r| r != id);
     }
 
-    /// Notes the requests of a frame the client sent, and forgets the ones it cancels.
-    pub fn client_sent(&mut self, text: &str) {
+    /// Notes the requests of a frame the client sent, and forgets the ones it cancels; returns
+    /// the ids it cancels (a relay may end what waits for their answers, as the engine has its
+    /// transport do through `TransportControl::request_cancelled`).
+    pub fn client_sent(&mut self, text: &str) -> Vec<RequestId> {
+        let mut cancelled = Vec::new();
         for m in messages(text) {
             match m {
                 Message::Request(r) => {
@@ -86,11 +89,13 @@ impl RelatedRequests {
                 Message::Notification(n) if n.method == methods::NOTIFICATIONS_CANCELLED => {
                     if let Some(id) = params_of(n.params.as_deref()).and_then(|p| p.request_id) {
                         self.forget(&id);
+                        cancelled.push(id);
                     }
                 }
                 _ => {}
             }
         }
+        cancelled
     }
 
     /// The client request that a frame the server sent (`text`, of `kind`, with `id`) belongs
@@ -169,9 +174,10 @@ mod tests {
             "t1 is forgotten with its request"
         );
         let c = methods::NOTIFICATIONS_CANCELLED;
-        r.client_sent(&format!(
+        let cancelled = r.client_sent(&format!(
             r#"{{"jsonrpc":"2.0","method":"{c}","params":{{"requestId":2}}}}"#
         ));
+        assert_eq!(cancelled, vec![id(2)], "the cancelled request is named");
         assert_eq!(r.server_sent(NOTE, kind, None), None);
     }
 
