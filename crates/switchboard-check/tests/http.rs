@@ -21,7 +21,8 @@ async fn serve(config: HttpConfig) -> String {
         .expect("a valid server");
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let service = StreamableHttpService::new(server.session_factory(), config);
+    let service =
+        StreamableHttpService::new(switchboard::server_http::session_factory(&server), config);
     tokio::spawn(switchboard_http::serve(listener, service));
     url
 }
