@@ -487,7 +487,9 @@ impl Server {
         transport: T,
         resumption: &Resumption,
     ) -> Result<ServerSession, ServerError> {
-        let (version, client) = resumption.read()?;
+        let (version, client) = resumption
+            .read()
+            .map_err(ServerError::UnsupportedRevision)?;
         self.start(transport, Some((version, client)))
     }
 
