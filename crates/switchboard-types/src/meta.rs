@@ -15,7 +15,6 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::id::ProgressToken;
-use crate::tasks::RelatedTaskMetadata;
 
 /// A JSON object with arbitrary members (member order is kept).
 pub type JsonObject = Map<String, Value>;
@@ -422,6 +421,17 @@ macro_rules! wire_tag {
     };
 }
 pub(crate) use wire_tag;
+
+/// The value under `_meta["io.modelcontextprotocol/related-task"]` (`RelatedTaskMetadata`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RelatedTaskMetadata {
+    /// The task this message belongs to.
+    pub task_id: String,
+    /// Members this crate does not know.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
 
 #[cfg(test)]
 mod tests {

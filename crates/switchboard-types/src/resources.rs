@@ -9,69 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::content::{Annotations, Icon, ResourceContents};
 use crate::meta::{Cursor, JsonObject, Meta, PaginatedRequestParams};
 
-/// A resource the server can read (`Resource`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Resource {
-    /// The resource URI (`[SF-3]`, `[SF-4]`).
-    pub uri: String,
-    /// Programmatic name.
-    pub name: String,
-    /// Display name (2025-06-18+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What the resource is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The MIME type, if known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// Display hints.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Annotations>,
-    /// Size of the raw content in bytes, if known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<u64>,
-    /// Icons (2025-11-25).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub icons: Option<Vec<Icon>>,
-    /// Metadata (2025-06-18+).
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Members this crate does not know.
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
-
-impl Resource {
-    /// A resource with a URI and a name.
-    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
-        Resource {
-            uri: uri.into(),
-            name: name.into(),
-            title: None,
-            description: None,
-            mime_type: None,
-            annotations: None,
-            size: None,
-            icons: None,
-            meta: None,
-            extra: JsonObject::new(),
-        }
-    }
-
-    /// Sets the MIME type.
-    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Sets the description.
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-}
+pub use crate::content::Resource;
 
 /// A family of resources described by an RFC 6570 URI template (`ResourceTemplate`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

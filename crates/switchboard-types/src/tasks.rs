@@ -74,16 +74,7 @@ pub struct TaskMetadata {
     pub extra: JsonObject,
 }
 
-/// The value under `_meta["io.modelcontextprotocol/related-task"]` (`RelatedTaskMetadata`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RelatedTaskMetadata {
-    /// The task this message belongs to.
-    pub task_id: String,
-    /// Members this crate does not know.
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
+pub use crate::meta::RelatedTaskMetadata;
 
 /// Base params of a request that may run as a task (`TaskAugmentedRequestParams`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
