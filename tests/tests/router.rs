@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use switchboard::jsonrpc::memory;
 use switchboard::server::{RouteError, Server, ServerBuilder, ServerError};
 use switchboard::types::catalogue::{
-    CallTool, CreateMessage, GetTask, Initialized, Method, NotificationMethod, RequestMethod,
+    CallTool, CreateMessage, Initialized, Method, NotificationMethod, RequestMethod,
     RootsListChanged,
 };
 use switchboard::types::lifecycle::Implementation;
@@ -81,11 +81,6 @@ fn server(pokes: Arc<AtomicUsize>, roots_changed: Arc<AtomicUsize>) -> Server {
             roots_changed.fetch_add(1, Ordering::SeqCst);
         })
         .notification::<Panicky, _>(|_, _| panic!("a notification handler bug"))
-        .request::<GetTask, _, _>(|_, _cx| async move {
-            Err(ErrorObject::internal(
-                "never reached without the tasks capability",
-            ))
-        })
         .build()
         .expect("a table without duplicates builds")
 }
@@ -185,7 +180,7 @@ async fn a_panicking_extension_handler_never_takes_the_session_down() {
 }
 
 #[tokio::test]
-async fn cp_1_a_user_routed_catalogue_method_is_gated_by_its_capability() {
+async fn cp_1_a_routed_catalogue_method_is_gated_by_its_capability() {
     let s = server(Arc::default(), Arc::default());
     let mut c = connect(&s).await;
     c.handshake("2025-11-25", json!({})).await;

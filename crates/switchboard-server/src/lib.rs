@@ -12,6 +12,7 @@
 //! | [`context`] | [`Context`]: progress, cancellation, logging, sampling, elicitation, roots |
 //! | [`policy`] | who the client is and which tools it may see ([`AllowList`]) |
 //! | [`error`] | registration and session errors |
+//! | `task` | tools run as tasks: `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` |
 //! | [`tool`] | tool registry, allow-lists, the `tools/call` error lattice, schema validation |
 //! | [`typed`] | typed tools: `inputSchema` / `outputSchema` from Rust types (schemars) |
 //! | [`resource`] | resources and RFC 6570 templates |
@@ -39,6 +40,7 @@ pub(crate) mod router;
 pub mod server;
 pub(crate) mod service;
 pub mod session;
+pub(crate) mod task;
 pub mod tool;
 pub mod typed;
 pub mod uri_template;

@@ -34,12 +34,18 @@ use crate::service::{
 use crate::session::{
     DEFAULT_MAX_SESSION_TOOLS, DEFAULT_MAX_SUBSCRIPTIONS, ServerSession, SessionState,
 };
+use crate::task::Tasks;
 use crate::tool::{
     AllowList, ClientIdentity, RegisteredTool, RegistryError, ToolCall, ToolError, ToolPolicy,
     ToolRegistry,
 };
 use switchboard_jsonrpc::router::{RouteError, typed_notification, typed_request};
+use switchboard_tasks::{InMemoryTaskStore, TaskStore};
+use switchboard_types::capabilities::{
+    ServerTaskRequests, ServerTasksCapability, ToolsTaskRequests,
+};
 use switchboard_types::methods;
+use switchboard_types::tools::TaskSupport;
 
 /// Default bound on concurrent sessions of one server.
 pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
@@ -99,6 +105,7 @@ pub struct ServerBuilder {
     completions: CompletionRegistry,
     policy: Option<ToolPolicy>,
     router: Router<ServerService>,
+    task_store: Option<Arc<dyn TaskStore>>,
     errors: Vec<ServerError>,
     page_size: usize,
     max_sessions: usize,
@@ -114,6 +121,7 @@ struct Enabled {
     prompts: bool,
     logging: bool,
     completions: bool,
+    tasks: bool,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -164,6 +172,19 @@ impl ServerBuilder {
     /// Declares `completions` even when no provider is registered yet.
     pub fn enable_completions(mut self) -> Self {
         self.enable.completions = true;
+        self
+    }
+
+    /// Declares `tasks` (`list`, `cancel`, `requests.tools.call`: tools may run as tasks,
+    /// 2025-11-25) even when no registered tool supports tasks yet.
+    pub fn enable_tasks(mut self) -> Self {
+        self.enable.tasks = true;
+        self
+    }
+
+    /// Where tasks are kept (default: an [`InMemoryTaskStore`] with its default bounds).
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.task_store = Some(store);
         self
     }
 
@@ -378,6 +399,24 @@ impl ServerBuilder {
         if self.enable.completions || !self.completions.is_empty() {
             caps.completions = Some(EmptyObject::default());
         }
+        let task_tools = self
+            .tools
+            .iter()
+            .any(|t| t.tool.task_support() != TaskSupport::Forbidden);
+        if self.enable.tasks || task_tools {
+            caps.tasks = Some(ServerTasksCapability {
+                list: Some(EmptyObject::default()),
+                cancel: Some(EmptyObject::default()),
+                requests: Some(ServerTaskRequests {
+                    tools: Some(ToolsTaskRequests {
+                        call: Some(EmptyObject::default()),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            });
+        }
         caps
     }
 
@@ -407,6 +446,10 @@ impl ServerBuilder {
                 strictness: self.strictness,
                 era: Arc::new(Stateful),
                 router: self.router,
+                tasks: Tasks::new(
+                    self.task_store
+                        .unwrap_or_else(|| Arc::new(InMemoryTaskStore::default())),
+                ),
                 tools: RwLock::new(self.tools),
                 resources: RwLock::new(self.resources),
                 prompts: RwLock::new(self.prompts),
@@ -440,6 +483,7 @@ impl Server {
             completions: CompletionRegistry::default(),
             policy: None,
             router: builtin_router(builtin_requests(), builtin_notifications()),
+            task_store: None,
             errors: Vec::new(),
             page_size: DEFAULT_PAGE_SIZE,
             max_sessions: DEFAULT_MAX_SESSIONS,

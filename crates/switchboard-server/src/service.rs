@@ -27,9 +27,10 @@ use switchboard_types::tools::{CallToolRequestParams, CallToolResult, ListToolsR
 use switchboard_types::{ErrorCode, ErrorObject, Feature, MessageKind, Notification, Request};
 
 use switchboard_types::catalogue::{
-    self, CallTool, Cancelled, Complete, Direction, GetPrompt, Initialize, Initialized,
-    ListPrompts, ListResourceTemplates, ListResources, ListTools, Method, MethodSpec, Ping,
-    Progress, ReadResource, Refusal, SetLevel, Subscribe, Unsubscribe,
+    self, CallTool, CancelTask, Cancelled, Complete, Direction, GetPrompt, GetTask, GetTaskPayload,
+    Initialize, Initialized, ListPrompts, ListResourceTemplates, ListResources, ListTasks,
+    ListTools, Method, MethodSpec, Ping, Progress, ReadResource, Refusal, SetLevel, Subscribe,
+    Unsubscribe,
 };
 
 use crate::completion::{CompletionQuery, CompletionRegistry, CompletionTarget};
@@ -46,7 +47,19 @@ use crate::resource::ResourceRead;
 use crate::resource::ResourceRegistry;
 use crate::router::{Builtin, NotificationRoute, RequestRoute, Router};
 use crate::session::{ServerSession, SessionState};
+use crate::task::{self, Tasks};
 use crate::tool::ToolRegistry;
+use switchboard_tasks::Outcome;
+use switchboard_types::tasks::CreateTaskResult;
+
+/// One of the four task methods.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum TaskMethod {
+    Get,
+    Result,
+    List,
+    Cancel,
+}
 use crate::tool::{self, AllowList, ClientIdentity, RegisteredTool, ToolCall};
 use switchboard_jsonrpc::router::invalid_params;
 
@@ -65,6 +78,7 @@ pub(crate) struct ServerInner {
     pub(crate) strictness: Strictness,
     pub(crate) era: Arc<dyn Era>,
     pub(crate) router: Router<ServerService>,
+    pub(crate) tasks: Tasks,
     pub(crate) tools: RwLock<ToolRegistry>,
     pub(crate) resources: RwLock<ResourceRegistry>,
     pub(crate) prompts: RwLock<PromptRegistry>,
@@ -247,11 +261,24 @@ impl ServerService {
         let serde_json::Value::Object(arguments) = arguments else {
             return ready(Err(ErrorObject::internal("arguments are an object")));
         };
+        let run_as_task = match task::as_task(
+            self.tasks_for_tools(),
+            params.task.is_some(),
+            tool.tool.task_support(),
+            &params.name,
+        ) {
+            Ok(t) => t,
+            Err(e) => return ready(Err(e)),
+        };
+        let ttl = params.task.as_ref().and_then(|t| t.ttl);
         let call = ToolCall {
             name: params.name,
             arguments,
             cx: self.context(cx),
         };
+        if run_as_task {
+            return self.start_task(tool, call, ttl);
+        }
         Box::pin(async move {
             let name = call.name.clone();
             let result = tool.run(call).await?;
@@ -262,6 +289,95 @@ impl ServerService {
                     .with_data(serde_json::json!({"reason": "invalid_structured_content", "tool": name, "spec": "SF-7"})));
             }
             ok(&result)
+        })
+    }
+
+    /// Whether tools may run as tasks in this session: the server declared
+    /// `tasks.requests.tools.call` and the negotiated revision has tasks (`[TK-1]`).
+    fn tasks_for_tools(&self) -> bool {
+        self.server
+            .capabilities
+            .tasks
+            .as_ref()
+            .and_then(|t| t.requests.as_ref())
+            .and_then(|r| r.tools.as_ref())
+            .is_some_and(|t| t.call.is_some())
+            && self
+                .state
+                .version()
+                .is_some_and(|v| v.supports(Feature::Tasks))
+    }
+
+    /// Answers a task-augmented call with its new task at once (`[TK-7]`) and runs the tool in
+    /// the background; its outcome goes to the store for `tasks/result`.
+    fn start_task(
+        &self,
+        tool: Arc<RegisteredTool>,
+        call: ToolCall,
+        ttl: Option<u64>,
+    ) -> BoxFuture<HandlerResult> {
+        let server = self.server.clone();
+        let session = self.state.id;
+        Box::pin(async move {
+            let owner = task::owner(session);
+            let created = server
+                .tasks
+                .store
+                .create(&owner, ttl)
+                .await
+                .map_err(|e| e.to_error_object())?;
+            let id = created.task_id.clone();
+            let work = {
+                let server = server.clone();
+                let id = id.clone();
+                tokio::spawn(async move {
+                    let name = call.name.clone();
+                    let (outcome, failed) = match tool.run(call).await {
+                        Ok(result) => match tool.check_output(&result) {
+                            Err(why) => {
+                                tracing::error!(tool = %name, %why, "structuredContent does not match outputSchema");
+                                (
+                                    Outcome::Error(ErrorObject::internal(format!(
+                                        "tool {name} produced output that does not match its outputSchema"
+                                    ))),
+                                    true,
+                                )
+                            }
+                            Ok(()) => match to_raw(&result) {
+                                Ok(raw) => (Outcome::Result(Arc::from(raw)), result.is_error()),
+                                Err(e) => {
+                                    (Outcome::Error(ErrorObject::internal(e.to_string())), true)
+                                }
+                            },
+                        },
+                        Err(e) => (Outcome::Error(e), true),
+                    };
+                    if let Err(e) = server.tasks.store.finish(&id, outcome, failed).await {
+                        tracing::debug!(task = %id, error = %e, "task outcome not stored");
+                    }
+                    server.tasks.finished(&id);
+                })
+            };
+            server.tasks.started(id, session, work.abort_handle());
+            ok(&CreateTaskResult::new(created))
+        })
+    }
+
+    /// `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, scoped to this session.
+    fn task_request(&self, req: Request, method: TaskMethod) -> BoxFuture<HandlerResult> {
+        let server = self.server.clone();
+        let owner = task::owner(self.state.id);
+        Box::pin(async move {
+            let store = &*server.tasks.store;
+            match method {
+                TaskMethod::Get => ok(&task::get(store, &owner, parse(&req)?).await?),
+                TaskMethod::Result => ok(&task::result(store, &owner, parse(&req)?).await?),
+                TaskMethod::List => {
+                    let page = server.paginator.page_size();
+                    ok(&task::list(store, &owner, parse_optional(&req)?, page).await?)
+                }
+                TaskMethod::Cancel => ok(&task::cancel(&server.tasks, &owner, parse(&req)?).await?),
+            }
         })
     }
 
@@ -427,7 +543,7 @@ impl ServerService {
 }
 
 /// The requests the server serves itself, one route per catalogue method.
-pub(crate) fn builtin_requests() -> [(&'static str, Builtin<ServerService>); 13] {
+pub(crate) fn builtin_requests() -> [(&'static str, Builtin<ServerService>); 17] {
     [
         (Initialize::NAME, |s, r, _| ready(s.initialize(&r))),
         (Ping::NAME, |_, _, _| ready(Ok(empty_object()))),
@@ -444,6 +560,16 @@ pub(crate) fn builtin_requests() -> [(&'static str, Builtin<ServerService>); 13]
         (GetPrompt::NAME, |s, r, cx| s.get_prompt(&r, cx)),
         (SetLevel::NAME, |s, r, _| ready(s.set_level(&r))),
         (Complete::NAME, |s, r, _| ready(s.complete(&r))),
+        (GetTask::NAME, |s, r, _| s.task_request(r, TaskMethod::Get)),
+        (GetTaskPayload::NAME, |s, r, _| {
+            s.task_request(r, TaskMethod::Result)
+        }),
+        (ListTasks::NAME, |s, r, _| {
+            s.task_request(r, TaskMethod::List)
+        }),
+        (CancelTask::NAME, |s, r, _| {
+            s.task_request(r, TaskMethod::Cancel)
+        }),
     ]
 }
 
@@ -587,6 +713,7 @@ impl Service for ServerService {
     }
 
     fn closed(&self) {
+        self.server.tasks.session_closed(self.state.id);
         if let Ok(mut d) = self.state.data.lock() {
             d.lifecycle = LifecycleState::Closed;
             d.subscriptions.clear();

@@ -1,0 +1,272 @@
+//! Tools run as tasks (2025-11-25, SEP-1686): every frame we emit is checked against the schema
+//! by the raw peer.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use switchboard::jsonrpc::memory;
+use switchboard::server::Server;
+use switchboard::types::lifecycle::Implementation;
+use switchboard::types::tools::{CallToolResult, TaskSupport, Tool};
+use switchboard_tests::RawPeer;
+
+fn server() -> Server {
+    let obj = json!({"type": "object"});
+    Server::builder(Implementation::new("tasks", "1"))
+        .tool(
+            Tool::new(
+                "slow",
+                json!({"type": "object", "properties": {"ms": {"type": "integer"}}}),
+            )
+            .with_task_support(TaskSupport::Optional),
+            |call| async move {
+                let ms = call
+                    .arguments
+                    .get("ms")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                Ok(CallToolResult::text(format!("slept {ms}")))
+            },
+        )
+        .tool(
+            Tool::new("required", obj.clone()).with_task_support(TaskSupport::Required),
+            |_| async { Ok(CallToolResult::text("done")) },
+        )
+        .tool(Tool::new("plain", obj.clone()), |_| async {
+            Ok(CallToolResult::text("plain"))
+        })
+        .tool(
+            Tool::new("fails", obj).with_task_support(TaskSupport::Optional),
+            |_| async { Ok(CallToolResult::error("it broke")) },
+        )
+        .build()
+        .expect("server")
+}
+
+async fn client(s: &Server, version: &str) -> RawPeer {
+    let (a, b) = memory::pair();
+    s.serve(b).expect("serve");
+    let mut c = RawPeer::new(a, version);
+    let init = c.handshake(version, json!({})).await;
+    if version == "2025-11-25" {
+        assert_eq!(
+            init["capabilities"]["tasks"],
+            json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+            "declared because a tool supports tasks"
+        );
+    } else {
+        assert!(
+            init["capabilities"].get("tasks").is_none(),
+            "not before 2025-11-25"
+        );
+    }
+    c
+}
+
+fn call(name: &str, args: Value, task: Option<Value>) -> Value {
+    let mut p = json!({"name": name, "arguments": args});
+    if let Some(t) = task {
+        p["task"] = t;
+    }
+    p
+}
+
+#[tokio::test]
+async fn tk_7_tk_15_tk_16_tk_21_a_task_is_created_at_once_and_its_result_comes_later() {
+    let s = server();
+    let mut c = client(&s, "2025-11-25").await;
+    let r = c
+        .request(
+            json!(1),
+            "tools/call",
+            call("slow", json!({"ms": 150}), Some(json!({"ttl": 60000}))),
+        )
+        .await;
+    let task = &r["result"]["task"];
+    assert_eq!(task["status"], "working", "TK-9: {r}");
+    assert_eq!(task["ttl"], 60000);
+    assert!(task["pollInterval"].is_u64() && task["createdAt"].is_string());
+    let id = task["taskId"].as_str().expect("taskId").to_owned();
+    let g = c
+        .request(json!(2), "tasks/get", json!({"taskId": id}))
+        .await;
+    assert_eq!(g["result"]["status"], "working", "{g}");
+    let res = c
+        .request(json!(3), "tasks/result", json!({"taskId": id}))
+        .await;
+    assert_eq!(
+        res["result"]["content"][0]["text"], "slept 150",
+        "TK-15/16: {res}"
+    );
+    assert_eq!(
+        res["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], id,
+        "TK-21"
+    );
+    let g = c
+        .request(json!(4), "tasks/get", json!({"taskId": id}))
+        .await;
+    assert_eq!(g["result"]["status"], "completed");
+    let again = c
+        .request(json!(5), "tasks/result", json!({"taskId": id}))
+        .await;
+    assert_eq!(
+        again["result"], res["result"],
+        "asked twice: the same answer"
+    );
+}
+
+#[tokio::test]
+async fn tk_2_tk_5_tk_6_support_levels() {
+    let s = server();
+    let mut c = client(&s, "2025-11-25").await;
+    let r = c
+        .request(json!(1), "tools/call", call("required", json!({}), None))
+        .await;
+    assert_eq!(r["error"]["code"], -32601, "TK-5: {r}");
+    let r = c
+        .request(
+            json!(2),
+            "tools/call",
+            call("plain", json!({}), Some(json!({}))),
+        )
+        .await;
+    assert_eq!(r["error"]["code"], -32601, "TK-2: {r}");
+    let r = c
+        .request(
+            json!(3),
+            "tools/call",
+            call("required", json!({}), Some(json!({}))),
+        )
+        .await;
+    assert!(r["result"]["task"]["taskId"].is_string(), "{r}");
+    let r = c
+        .request(json!(4), "tools/call", call("slow", json!({}), None))
+        .await;
+    assert_eq!(
+        r["result"]["content"][0]["text"], "slept 0",
+        "optional: plain is fine"
+    );
+    // An older revision has no tasks: the field is ignored and the call runs (TK-6).
+    let mut old = client(&s, "2025-06-18").await;
+    let r = old
+        .request(
+            json!(1),
+            "tools/call",
+            call("slow", json!({}), Some(json!({}))),
+        )
+        .await;
+    assert_eq!(r["result"]["content"][0]["text"], "slept 0", "{r}");
+    let r = old.request(json!(2), "tasks/list", json!({})).await;
+    assert_eq!(
+        r["error"]["code"], -32601,
+        "no tasks methods before 2025-11-25: {r}"
+    );
+}
+
+#[tokio::test]
+async fn tk_14_tk_19_cancel_stops_the_work_and_is_final() {
+    let s = server();
+    let mut c = client(&s, "2025-11-25").await;
+    let r = c
+        .request(
+            json!(1),
+            "tools/call",
+            call("slow", json!({"ms": 60000}), Some(json!({}))),
+        )
+        .await;
+    let id = r["result"]["task"]["taskId"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let x = c
+        .request(json!(2), "tasks/cancel", json!({"taskId": id}))
+        .await;
+    assert_eq!(x["result"]["status"], "cancelled", "TK-19: {x}");
+    let g = c
+        .request(json!(3), "tasks/get", json!({"taskId": id}))
+        .await;
+    assert_eq!(g["result"]["status"], "cancelled");
+    let res = c
+        .request(json!(4), "tasks/result", json!({"taskId": id}))
+        .await;
+    assert!(
+        res["error"].is_object(),
+        "a cancelled task has no result: {res}"
+    );
+    let x = c
+        .request(json!(5), "tasks/cancel", json!({"taskId": id}))
+        .await;
+    assert_eq!(x["error"]["code"], -32602, "TK-14: {x}");
+}
+
+#[tokio::test]
+async fn failed_tasks_keep_the_is_error_result() {
+    let s = server();
+    let mut c = client(&s, "2025-11-25").await;
+    let r = c
+        .request(
+            json!(1),
+            "tools/call",
+            call("fails", json!({}), Some(json!({}))),
+        )
+        .await;
+    let id = r["result"]["task"]["taskId"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let res = c
+        .request(json!(2), "tasks/result", json!({"taskId": id}))
+        .await;
+    assert_eq!(
+        res["result"]["isError"], true,
+        "TK-15: exactly the call's result: {res}"
+    );
+    let g = c
+        .request(json!(3), "tasks/get", json!({"taskId": id}))
+        .await;
+    assert_eq!(g["result"]["status"], "failed");
+}
+
+#[tokio::test]
+async fn tk_18_tk_23_list_shows_only_this_sessions_tasks() {
+    let s = server();
+    let mut c = client(&s, "2025-11-25").await;
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let r = c
+            .request(
+                json!(i),
+                "tools/call",
+                call("slow", json!({}), Some(json!({}))),
+            )
+            .await;
+        ids.push(r["result"]["task"]["taskId"].clone());
+    }
+    let l = c.request(json!(10), "tasks/list", json!({})).await;
+    let listed: Vec<Value> = l["result"]["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .map(|t| t["taskId"].clone())
+        .collect();
+    assert_eq!(listed, ids, "{l}");
+    let mut other = client(&s, "2025-11-25").await;
+    let l = other.request(json!(1), "tasks/list", json!({})).await;
+    assert_eq!(l["result"]["tasks"], json!([]), "TK-23");
+    let g = other
+        .request(json!(2), "tasks/get", json!({"taskId": ids[0]}))
+        .await;
+    assert_eq!(
+        g["error"]["code"], -32602,
+        "another session's task is unknown: {g}"
+    );
+    let g = c
+        .request(json!(11), "tasks/get", json!({"taskId": "tsk_nope"}))
+        .await;
+    assert_eq!(g["error"]["code"], -32602);
+    let l = c
+        .request(json!(12), "tasks/list", json!({"cursor": "zz-not-ours"}))
+        .await;
+    assert_eq!(l["error"]["code"], -32602, "an invalid cursor: {l}");
+}
