@@ -270,3 +270,50 @@ async fn tk_18_tk_23_list_shows_only_this_sessions_tasks() {
         .await;
     assert_eq!(l["error"]["code"], -32602, "an invalid cursor: {l}");
 }
+
+/// The next `notifications/tasks/status` frame (other frames are skipped).
+async fn next_status(c: &mut RawPeer) -> Value {
+    loop {
+        let f = c.recv().await;
+        if f["method"] == "notifications/tasks/status" {
+            return f;
+        }
+    }
+}
+
+#[tokio::test]
+async fn tk_20_tk_22_status_notifications_carry_the_whole_task() {
+    let s = server();
+    let mut c = client(&s, "2025-11-25").await;
+    let r = c
+        .request(
+            json!(1),
+            "tools/call",
+            call("slow", json!({"ms": 10}), Some(json!({}))),
+        )
+        .await;
+    let id = r["result"]["task"]["taskId"].clone();
+    let n = next_status(&mut c).await;
+    assert_eq!(n["params"]["taskId"], id, "{n}");
+    assert_eq!(n["params"]["status"], "completed");
+    assert!(n["params"]["lastUpdatedAt"].is_string());
+    assert!(
+        n["params"].get("_meta").is_none(),
+        "TK-22: no related-task meta"
+    );
+    let r = c
+        .request(
+            json!(2),
+            "tools/call",
+            call("slow", json!({"ms": 60000}), Some(json!({}))),
+        )
+        .await;
+    let id = r["result"]["task"]["taskId"].clone();
+    c.request(json!(3), "tasks/cancel", json!({"taskId": id}))
+        .await;
+    let n = next_status(&mut c).await;
+    assert_eq!(
+        (n["params"]["taskId"].clone(), n["params"]["status"].clone()),
+        (id, json!("cancelled"))
+    );
+}

@@ -18,7 +18,7 @@ use switchboard::types::content::{
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 use switchboard::types::resources::{ReadResourceResult, Resource, ResourceTemplate};
-use switchboard::types::tools::{CallToolResult, Tool};
+use switchboard::types::tools::{CallToolResult, TaskSupport, Tool};
 
 /// The 1x1 PNG of the contract, base64.
 pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -149,6 +149,24 @@ pub fn everything_server(config: SessionConfig) -> Result<Server, ServerError> {
                 let (a, b) = (int_arg(&call, "a")?, int_arg(&call, "b")?);
                 Ok(CallToolResult::structured(json!({"sum": a + b, "product": a * b})))
             },
+        )
+        .tool(
+            tool(
+                "test_task_slow",
+                "Sleeps ms milliseconds, then returns a text block; may run as a task",
+                json!({"type": "object", "properties": {"ms": {"type": "integer", "minimum": 0}}, "required": ["ms"]}),
+            )
+            .with_task_support(TaskSupport::Optional),
+            |call| async move {
+                let ms = int_arg(&call, "ms")?.clamp(0, 600_000) as u64;
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                text(format!("slept {ms} ms"))
+            },
+        )
+        .tool(
+            tool("test_task_required", "Returns a text block; runs only as a task", no_args())
+                .with_task_support(TaskSupport::Required),
+            |_| async { text("the task is done") },
         )
         .tool(tool("test_error_handling", "Always fails", no_args()), |_| async {
             Err(ToolError::new("This tool intentionally returns an error for testing"))

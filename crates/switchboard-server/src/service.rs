@@ -318,6 +318,7 @@ impl ServerService {
     ) -> BoxFuture<HandlerResult> {
         let server = self.server.clone();
         let session = self.state.id;
+        let peer = call.cx.session().peer().clone();
         Box::pin(async move {
             let owner = task::owner(session);
             let created = server
@@ -352,8 +353,11 @@ impl ServerService {
                         },
                         Err(e) => (Outcome::Error(e), true),
                     };
-                    if let Err(e) = server.tasks.store.finish(&id, outcome, failed).await {
-                        tracing::debug!(task = %id, error = %e, "task outcome not stored");
+                    match server.tasks.store.finish(&id, outcome, failed).await {
+                        Ok(done) => task::notify_status(&peer, done).await,
+                        Err(e) => {
+                            tracing::debug!(task = %id, error = %e, "task outcome not stored")
+                        }
                     }
                     server.tasks.finished(&id);
                 })
@@ -364,8 +368,14 @@ impl ServerService {
     }
 
     /// `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, scoped to this session.
-    fn task_request(&self, req: Request, method: TaskMethod) -> BoxFuture<HandlerResult> {
+    fn task_request(
+        &self,
+        req: Request,
+        cx: RequestContext,
+        method: TaskMethod,
+    ) -> BoxFuture<HandlerResult> {
         let server = self.server.clone();
+        let peer = cx.peer().unrelated();
         let owner = task::owner(self.state.id);
         Box::pin(async move {
             let store = &*server.tasks.store;
@@ -376,7 +386,11 @@ impl ServerService {
                     let page = server.paginator.page_size();
                     ok(&task::list(store, &owner, parse_optional(&req)?, page).await?)
                 }
-                TaskMethod::Cancel => ok(&task::cancel(&server.tasks, &owner, parse(&req)?).await?),
+                TaskMethod::Cancel => {
+                    let cancelled = task::cancel(&server.tasks, &owner, parse(&req)?).await?;
+                    task::notify_status(&peer, cancelled.task.clone()).await;
+                    ok(&cancelled)
+                }
             }
         })
     }
@@ -560,15 +574,17 @@ pub(crate) fn builtin_requests() -> [(&'static str, Builtin<ServerService>); 17]
         (GetPrompt::NAME, |s, r, cx| s.get_prompt(&r, cx)),
         (SetLevel::NAME, |s, r, _| ready(s.set_level(&r))),
         (Complete::NAME, |s, r, _| ready(s.complete(&r))),
-        (GetTask::NAME, |s, r, _| s.task_request(r, TaskMethod::Get)),
-        (GetTaskPayload::NAME, |s, r, _| {
-            s.task_request(r, TaskMethod::Result)
+        (GetTask::NAME, |s, r, cx| {
+            s.task_request(r, cx, TaskMethod::Get)
         }),
-        (ListTasks::NAME, |s, r, _| {
-            s.task_request(r, TaskMethod::List)
+        (GetTaskPayload::NAME, |s, r, cx| {
+            s.task_request(r, cx, TaskMethod::Result)
         }),
-        (CancelTask::NAME, |s, r, _| {
-            s.task_request(r, TaskMethod::Cancel)
+        (ListTasks::NAME, |s, r, cx| {
+            s.task_request(r, cx, TaskMethod::List)
+        }),
+        (CancelTask::NAME, |s, r, cx| {
+            s.task_request(r, cx, TaskMethod::Cancel)
         }),
     ]
 }

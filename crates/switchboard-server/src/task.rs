@@ -8,9 +8,12 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
+use switchboard_jsonrpc::Peer;
 use switchboard_tasks::{Outcome, Owner, TaskStore};
+use switchboard_types::catalogue::{Method, TaskStatus};
 use switchboard_types::meta::{Meta, PaginatedRequestParams};
 use switchboard_types::tasks::{GetTaskRequestParams, GetTaskResult, ListTasksResult};
+use switchboard_types::tasks::{Task, TaskStatusNotificationParams};
 use switchboard_types::tools::TaskSupport;
 use switchboard_types::{ErrorCode, ErrorObject};
 use tokio::task::AbortHandle;
@@ -102,6 +105,15 @@ pub(crate) fn as_task(
         )
         .with_data(serde_json::json!({"reason": "task_required", "tool": tool, "spec": "TK-5"}))),
         (asked, _) => Ok(asked),
+    }
+}
+
+/// Sends `notifications/tasks/status` with the whole task (optional for the requestor to use,
+/// `[TK-20]`; no related-task `_meta`, `[TK-22]`). A refusal or a closed session is only logged.
+pub(crate) async fn notify_status(peer: &Peer, task: Task) {
+    let params = TaskStatusNotificationParams::from(task);
+    if let Err(e) = peer.notify(TaskStatus::NAME, Some(&params)).await {
+        tracing::debug!(error = %e, "task status notification not sent");
     }
 }
 
