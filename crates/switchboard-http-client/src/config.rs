@@ -14,6 +14,7 @@
 //! | `max_event_bytes` | 16 MiB | bound on one SSE event and on one JSON body; larger ones are discarded |
 //! | `max_concurrent_posts` | 256 | POSTs in flight at once; the next frame waits for a free slot |
 //! | `max_reconnect_attempts` | 5 | consecutive failed reconnections of one SSE stream (POST or GET) before giving up |
+//! | `max_resumptions` | 1000 | reconnections of one POST stream in all, successful or not |
 //! | `default_retry` | 1 s | the wait before a reconnection when the server sent no `retry:` |
 //! | `min_retry`, `max_retry` | 100 ms, 30 s | the range a server's `retry:` is clamped to |
 //! | `get_stream` | `true` | open the standalone GET stream after initialization (`[HT-12]`) |
@@ -59,6 +60,8 @@ pub const DEFAULT_MAX_EVENT_BYTES: usize =
 pub const DEFAULT_MAX_CONCURRENT_POSTS: usize = 256;
 /// The default bound on consecutive failed reconnections of one stream.
 pub const DEFAULT_MAX_RECONNECT_ATTEMPTS: u32 = 5;
+/// The default bound on the reconnections of one POST stream in all.
+pub const DEFAULT_MAX_RESUMPTIONS: u32 = 1000;
 /// The default reconnection delay when the server sent no `retry:` (`[HT-11]`).
 pub const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// The default shortest reconnection delay, whatever the server's `retry:` says: a server that
@@ -112,6 +115,10 @@ pub struct HttpClientConfig {
     /// Consecutive failed reconnections of one SSE stream before it is given up. A connection
     /// that delivers an event resets the count.
     pub max_reconnect_attempts: u32,
+    /// Reconnections of one POST stream in all, successful or not: a server that closes every
+    /// connection after an event (SEP-1699 polling) is followed this many times, then the
+    /// stream's open requests get a local error. The GET stream is not bounded so.
+    pub max_resumptions: u32,
     /// The wait before reconnecting when the server sent no `retry:` field.
     pub default_retry: Duration,
     /// The shortest wait before reconnecting, whatever the server's `retry:` says.
@@ -147,6 +154,7 @@ impl std::fmt::Debug for HttpClientConfig {
             .field("max_event_bytes", &self.max_event_bytes)
             .field("max_concurrent_posts", &self.max_concurrent_posts)
             .field("max_reconnect_attempts", &self.max_reconnect_attempts)
+            .field("max_resumptions", &self.max_resumptions)
             .field("default_retry", &self.default_retry)
             .field("min_retry", &self.min_retry)
             .field("max_retry", &self.max_retry)
@@ -173,6 +181,7 @@ impl Default for HttpClientConfig {
             max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
             max_concurrent_posts: DEFAULT_MAX_CONCURRENT_POSTS,
             max_reconnect_attempts: DEFAULT_MAX_RECONNECT_ATTEMPTS,
+            max_resumptions: DEFAULT_MAX_RESUMPTIONS,
             default_retry: DEFAULT_RETRY,
             min_retry: DEFAULT_MIN_RETRY,
             max_retry: DEFAULT_MAX_RETRY,
@@ -251,6 +260,12 @@ impl HttpClientConfig {
     /// Sets the bound on consecutive failed reconnections of one stream.
     pub fn with_max_reconnect_attempts(mut self, n: u32) -> Self {
         self.max_reconnect_attempts = n;
+        self
+    }
+
+    /// Sets the bound on the reconnections of one POST stream in all.
+    pub fn with_max_resumptions(mut self, n: u32) -> Self {
+        self.max_resumptions = n;
         self
     }
 

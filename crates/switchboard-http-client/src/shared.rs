@@ -315,3 +315,71 @@ pub(crate) fn describe(e: &reqwest::Error) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::time::Duration;
+
+    use super::*;
+
+    fn shared(config: HttpClientConfig) -> (Arc<Shared>, mpsc::Receiver<Inbound>) {
+        let url = Url::parse("http://127.0.0.1:1/mcp").unwrap();
+        Shared::new(reqwest::Client::new(), url, config)
+    }
+
+    /// Whether `deliver(text)` completes at once (the queue had room).
+    async fn fits(shared: &Arc<Shared>, text: String) -> Option<tokio::task::JoinHandle<bool>> {
+        let s = shared.clone();
+        let task = tokio::spawn(async move { s.deliver(text).await });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if task.is_finished() {
+            assert!(task.await.unwrap());
+            None
+        } else {
+            Some(task)
+        }
+    }
+
+    #[tokio::test]
+    async fn the_inbound_queue_is_bounded_by_count() {
+        let (s, mut rx) = shared(HttpClientConfig::default().with_inbound_queue(2));
+        assert!(fits(&s, "a".into()).await.is_none());
+        assert!(fits(&s, "b".into()).await.is_none());
+        let third = fits(&s, "c".into()).await.expect("the third waits");
+        assert_eq!(rx.recv().await.unwrap().text, "a");
+        assert!(third.await.unwrap(), "delivered once there is room");
+    }
+
+    #[tokio::test]
+    async fn the_inbound_queue_is_bounded_by_bytes() {
+        let config = HttpClientConfig::default()
+            .with_inbound_queue(100)
+            .with_max_inbound_bytes(4096);
+        let (s, mut rx) = shared(config);
+        let chunk = |c: char| c.to_string().repeat(1500);
+        assert!(fits(&s, chunk('a')).await.is_none());
+        assert!(fits(&s, chunk('b')).await.is_none());
+        let third = fits(&s, chunk('c')).await.expect("over 4096 bytes: waits");
+        assert!(rx.recv().await.unwrap().text.starts_with('a'));
+        assert!(third.await.unwrap());
+        // A message larger than the whole budget waits for an empty queue, then passes.
+        let big = fits(&s, "d".repeat(10_000))
+            .await
+            .expect("waits for the queue to empty");
+        assert!(rx.recv().await.unwrap().text.starts_with('b'));
+        assert!(!big.is_finished());
+        assert!(rx.recv().await.unwrap().text.starts_with('c'));
+        assert!(big.await.unwrap());
+        assert_eq!(rx.recv().await.unwrap().text.len(), 10_000);
+    }
+
+    #[tokio::test]
+    async fn a_closed_transport_stops_a_waiting_delivery() {
+        let (s, _rx) = shared(HttpClientConfig::default().with_inbound_queue(1));
+        assert!(fits(&s, "a".into()).await.is_none());
+        let waiting = fits(&s, "b".into()).await.expect("waits");
+        s.cancel.cancel();
+        assert!(!waiting.await.unwrap());
+    }
+}

@@ -10,7 +10,9 @@
 //! | legacy | the transport closes | fatal: the 2024-11-05 stream cannot be resumed |
 //!
 //! Reconnection attempts are bounded (`max_reconnect_attempts`, consecutive; a connection that
-//! delivers an event resets the count), and so is the wait before each: the server's `retry:`
+//! delivers an event resets the count; and `max_resumptions` in all for a POST stream, so that a
+//! server closing every connection after an event cannot keep a POST's slot for ever), and so
+//! is the wait before each: the server's `retry:`
 //! clamped to `min_retry..=max_retry`. When they run out on network errors, the transport fails
 //! with the last error (on timeouts and HTTP statuses only the stream is given up); a 404 while
 //! resuming means the session is gone (`[HT-21]`). A resuming GET follows same-origin redirects
@@ -123,7 +125,7 @@ pub(crate) async fn read(
     mut parser: SseParser,
     mut kind: StreamKind,
 ) {
-    let mut attempts = 0_u32;
+    let mut attempts = Attempts::default();
     let mut opening = first.is_none();
     let mut next = first;
     let mut discarded = 0_usize;
@@ -148,7 +150,7 @@ pub(crate) async fn read(
             }
             Pump::Ended { progressed, error } => {
                 if progressed {
-                    attempts = 0;
+                    attempts.consecutive = 0;
                 }
                 if shared.cancel.is_cancelled() || kind.finished() {
                     return;
@@ -267,6 +269,15 @@ async fn pump(
     }
 }
 
+/// The reconnections of one stream.
+#[derive(Debug, Default)]
+struct Attempts {
+    /// Failed in a row (a connection that delivers an event resets it).
+    consecutive: u32,
+    /// In all (bounded for POST streams only: the GET stream lives as long as the session).
+    total: u32,
+}
+
 /// Waits the server's `retry` and reconnects with `GET` + `Last-Event-ID`, as often as allowed;
 /// `opening` (the first GET of the standalone stream) goes at once. `Ok(None)`: stop quietly
 /// (closed, or no GET stream on this server).
@@ -274,18 +285,29 @@ async fn reconnect(
     shared: &Shared,
     parser: &mut SseParser,
     kind: &StreamKind,
-    attempts: &mut u32,
+    attempts: &mut Attempts,
     opening: bool,
 ) -> Result<Option<reqwest::Response>, GiveUp> {
     let max = shared.config.max_reconnect_attempts;
+    let max_total = shared.config.max_resumptions;
     let mut wait = !opening;
     let mut last_error = None;
     loop {
         if wait {
-            if *attempts >= max {
+            if attempts.consecutive >= max {
                 return Err(exhausted(shared, kind, last_error));
             }
-            *attempts += 1;
+            if matches!(kind, StreamKind::Post(_)) && attempts.total >= max_total {
+                return Err(GiveUp::Stream {
+                    message: format!(
+                        "the SSE stream was resumed {max_total} times without bringing the \
+                         response (max_resumptions)"
+                    ),
+                    data: json!({"reason": "resumptions_exhausted", "resumptions": max_total}),
+                });
+            }
+            attempts.consecutive += 1;
+            attempts.total += 1;
             let delay = shared.config.reconnect_delay(parser.retry());
             tokio::select! {
                 biased;
