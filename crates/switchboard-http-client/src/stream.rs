@@ -36,6 +36,18 @@ use crate::redirect;
 use crate::shared::{Shared, describe, timeout_error};
 use switchboard_transport::codec::sse::SseParser;
 
+/// The longest event id sent back as `Last-Event-ID`: a server's id may be as long as an event
+/// (`max_event_bytes`), and a header that size would be refused by any server anyway. A POST
+/// stream with a longer id is not resumed; the GET stream opens afresh without it.
+const MAX_LAST_EVENT_ID: usize = 4096;
+
+/// The id to resume with: the last event id, unless it is over `MAX_LAST_EVENT_ID`.
+fn resume_id(parser: &SseParser) -> Option<&str> {
+    parser
+        .last_event_id()
+        .filter(|l| l.len() <= MAX_LAST_EVENT_ID)
+}
+
 /// Which stream is read, and what it still owes.
 #[derive(Debug)]
 pub(crate) enum StreamKind {
@@ -165,7 +177,21 @@ pub(crate) async fn read(
                     return;
                 }
                 parser.reconnect();
-                if matches!(kind, StreamKind::Post(_)) && parser.last_event_id().is_none() {
+                if matches!(kind, StreamKind::Post(_))
+                    && parser
+                        .last_event_id()
+                        .is_some_and(|l| l.len() > MAX_LAST_EVENT_ID)
+                {
+                    let g = GiveUp::Stream {
+                        message: format!(
+                            "the server's SSE stream ended before the response and its event \
+                             id is over {MAX_LAST_EVENT_ID} bytes; not sent back to resume"
+                        ),
+                        data: json!({"reason": "event_id_too_long", "limit": MAX_LAST_EVENT_ID}),
+                    };
+                    return give_up(&shared, &kind, g.noting(discarded, &shared)).await;
+                }
+                if matches!(kind, StreamKind::Post(_)) && resume_id(&parser).is_none() {
                     let g = GiveUp::Stream {
                         message: "the server's SSE stream ended before the response and gave \
                                   no event id to resume with"
@@ -316,7 +342,7 @@ async fn reconnect(
             }
         }
         wait = true;
-        let last = parser.last_event_id().map(str::to_owned);
+        let last = resume_id(parser).map(str::to_owned);
         let rb = shared
             .client
             .get(shared.url.clone())

@@ -220,3 +220,17 @@ async fn a_post_stream_reconnected_for_ever_is_given_up_after_the_bound() {
     );
     assert_eq!(srv.count("GET"), 3);
 }
+
+#[tokio::test]
+async fn an_event_id_too_long_to_send_back_is_not_resumed_with() {
+    let srv = raw::raw(|_| {
+        let id = "i".repeat(5000);
+        sse(&format!("id: {id}\nretry: 10\ndata: \n\n"))
+    })
+    .await;
+    let mut c = RawClient::new(&srv.url, raw_config());
+    c.call(1).await;
+    let e = local_error(&c.recv().await, 1, "event_id_too_long");
+    assert_eq!(e["data"]["limit"], 4096);
+    assert_eq!(srv.count("GET"), 0);
+}
