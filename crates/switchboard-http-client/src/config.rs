@@ -25,8 +25,9 @@
 //!
 //! A timeout fails only what it bounds: the requests of that POST get a local -32603 error whose
 //! `data` is `{reason: "http_timeout", timeout: "<option name>", ms}`, the POST's slot is freed
-//! and the session goes on. Past `response_timeout` on a frame without requests (a notification
-//! or a response, which the sender waits for) the transport fails, as on a network error.
+//! and the session goes on. Past `response_timeout` on `initialize` or on a frame without
+//! requests (a notification or a response, which the sender waits for) the transport fails, as
+//! on a network error.
 //!
 //! Redirects are followed only when they stay on the endpoint's origin (scheme, host and port),
 //! keep the method (a POST or `DELETE` follows 307 and 308 only) and carry no user info, at
