@@ -5,16 +5,35 @@
 //! |---|---|---|
 //! | `headers` | none | extra headers on every HTTP request (e.g. `Authorization`) |
 //! | `connect_timeout` | 10 s | bound on opening a TCP connection |
-//! | `response_timeout` | 30 s | bound on the answer to a POST the sender waits for (`initialize`, notifications, responses) and on the legacy `endpoint` event |
+//! | `response_timeout` | 30 s | bound on the answer to a POST the sender waits for (`initialize`, notifications, responses), on the headers of a GET (resumption, the standalone stream), on `DELETE` and on the legacy `endpoint` event |
+//! | `post_header_timeout` | 5 min | from sending a request's POST to its answer's status and headers (a server answering with JSON sends them when the result is ready) |
+//! | `post_timeout` | 5 min | from sending a request's POST to the last byte of an answer that does not stream (JSON, an error body) |
+//! | `sse_idle_timeout` | 5 min | the longest silence (no byte: no event, progress or keep-alive comment) on a POST's SSE answer before its requests fail |
+//! | `max_redirects` | 3 | redirects followed per request, on the endpoint's origin only (see below) |
 //! | `send_order_wait` | 100 ms | how long a request's POST may hold back the next frame while waiting for its answer to start (keeps frames in order on a prompt server) |
 //! | `max_event_bytes` | 16 MiB | bound on one SSE event and on one JSON body; larger ones are discarded |
 //! | `max_concurrent_posts` | 256 | POSTs in flight at once; the next frame waits for a free slot |
 //! | `max_reconnect_attempts` | 5 | consecutive failed reconnections of one SSE stream (POST or GET) before giving up |
+//! | `max_resumptions` | 1000 | reconnections of one POST stream in all, successful or not |
 //! | `default_retry` | 1 s | the wait before a reconnection when the server sent no `retry:` |
+//! | `min_retry`, `max_retry` | 100 ms, 30 s | the range a server's `retry:` is clamped to |
 //! | `get_stream` | `true` | open the standalone GET stream after initialization (`[HT-12]`) |
 //! | `legacy_fallback` | `true` | fall back to the 2024-11-05 HTTP+SSE transport when `initialize` gets 400, 404 or 405 |
 //! | `inbound_queue` | 256 | messages queued for the engine before the HTTP readers wait |
+//! | `max_inbound_bytes` | 64 MiB | bytes of the messages queued for the engine before the HTTP readers wait |
 //! | `user_agent` | `switchboard-http-client/<version>` | the `User-Agent` header |
+//!
+//! A timeout fails only what it bounds: the requests of that POST get a local -32603 error whose
+//! `data` is `{reason: "http_timeout", timeout: "<option name>", ms}`, the POST's slot is freed
+//! and the session goes on. Past `response_timeout` on `initialize` or on a frame without
+//! requests (a notification or a response, which the sender waits for) the transport fails, as
+//! on a network error.
+//!
+//! Redirects are followed only when they stay on the endpoint's origin (scheme, host and port),
+//! keep the method (a POST or `DELETE` follows 307 and 308 only) and carry no user info, at
+//! most `max_redirects` per request. Any other redirect is not followed and no request is made
+//! to its target: the session id, `Authorization` and the configured `headers` stay with the
+//! endpoint's origin. See the `redirect` module for why.
 
 use std::time::Duration;
 
@@ -22,8 +41,17 @@ use http::HeaderMap;
 
 /// The default bound on opening a connection.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// The default bound on an awaited POST answer and on the legacy `endpoint` event.
+/// The default bound on an awaited POST answer, a GET's headers, `DELETE` and the legacy
+/// `endpoint` event.
 pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default bound from sending a request's POST to its answer's headers.
+pub const DEFAULT_POST_HEADER_TIMEOUT: Duration = Duration::from_secs(300);
+/// The default bound from sending a request's POST to the end of an answer that does not stream.
+pub const DEFAULT_POST_TIMEOUT: Duration = Duration::from_secs(300);
+/// The default bound on silence on a POST's SSE answer.
+pub const DEFAULT_SSE_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// The default bound on redirects followed per request (same origin only).
+pub const DEFAULT_MAX_REDIRECTS: usize = 3;
 /// The default time a request's POST may hold back the next frame.
 pub const DEFAULT_SEND_ORDER_WAIT: Duration = Duration::from_millis(100);
 /// The default bound on one SSE event or JSON body: 16 MiB.
@@ -33,10 +61,22 @@ pub const DEFAULT_MAX_EVENT_BYTES: usize =
 pub const DEFAULT_MAX_CONCURRENT_POSTS: usize = 256;
 /// The default bound on consecutive failed reconnections of one stream.
 pub const DEFAULT_MAX_RECONNECT_ATTEMPTS: u32 = 5;
+/// The default bound on the reconnections of one POST stream in all.
+pub const DEFAULT_MAX_RESUMPTIONS: u32 = 1000;
 /// The default reconnection delay when the server sent no `retry:` (`[HT-11]`).
 pub const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+/// The default shortest reconnection delay, whatever the server's `retry:` says: a server that
+/// closes every connection at once with `retry: 0` gets no busy loop.
+pub const DEFAULT_MIN_RETRY: Duration = Duration::from_millis(100);
+/// The default longest reconnection delay, whatever the server's `retry:` says: a stream is not
+/// left waiting for days on `retry: 999999999`.
+pub const DEFAULT_MAX_RETRY: Duration = Duration::from_secs(30);
 /// The default number of inbound messages queued for the engine.
 pub const DEFAULT_INBOUND_QUEUE: usize = 256;
+/// The default bound on the bytes of the messages queued for the engine: 64 MiB.
+pub const DEFAULT_MAX_INBOUND_BYTES: usize = 64 * 1024 * 1024;
+/// The largest `max_inbound_bytes` accepted (the byte budget is counted in `u32` permits).
+const MAX_INBOUND_BYTES_CAP: usize = u32::MAX as usize;
 
 /// How the client transport behaves and what it bounds. See the module docs for defaults.
 #[derive(Clone)]
@@ -47,9 +87,24 @@ pub struct HttpClientConfig {
     /// Bound on opening a TCP connection; `None`: the system's.
     pub connect_timeout: Option<Duration>,
     /// Bound on the answer to a POST the sending side waits for (`initialize`, notifications
-    /// and responses: 202 expected) and on the legacy `endpoint` event. Past it the transport
-    /// fails as on a network error.
+    /// and responses: 202 expected), on the status and headers of a GET (a resumption, the
+    /// standalone stream), on `DELETE` and on the legacy `endpoint` event. Past it an awaited
+    /// POST fails the transport as a network error would; a GET counts as a failed reconnection.
     pub response_timeout: Duration,
+    /// From sending a request's POST to its answer's status and headers. A server answering
+    /// with JSON sends them when the result is ready, so this bounds the longest such request.
+    /// Past it the POST's requests get a local error and its slot is freed.
+    pub post_header_timeout: Duration,
+    /// From sending a request's POST to the last byte of an answer that does not stream (a JSON
+    /// body, an error body). Past it the POST's requests get a local error.
+    pub post_timeout: Duration,
+    /// The longest silence on a POST's SSE answer: any byte (an event, a progress notification,
+    /// a keep-alive comment) starts it again. Past it the stream's open requests get a local
+    /// error and its slot is freed. The standalone GET stream may be silent for as long as the
+    /// server likes.
+    pub sse_idle_timeout: Duration,
+    /// Redirects followed per request, on the endpoint's origin only; 0 follows none.
+    pub max_redirects: usize,
     /// After a request's POST starts, the next frame waits up to this long for that POST's
     /// answer to begin, so that on a prompt server frames arrive in the order they were sent;
     /// a slower answer (a JSON reply to a long tool call) does not hold later frames longer.
@@ -61,14 +116,25 @@ pub struct HttpClientConfig {
     /// Consecutive failed reconnections of one SSE stream before it is given up. A connection
     /// that delivers an event resets the count.
     pub max_reconnect_attempts: u32,
+    /// Reconnections of one POST stream in all, successful or not: a server that closes every
+    /// connection after an event (SEP-1699 polling) is followed this many times, then the
+    /// stream's open requests get a local error. The GET stream is not bounded so.
+    pub max_resumptions: u32,
     /// The wait before reconnecting when the server sent no `retry:` field.
     pub default_retry: Duration,
+    /// The shortest wait before reconnecting, whatever the server's `retry:` says.
+    pub min_retry: Duration,
+    /// The longest wait before reconnecting, whatever the server's `retry:` says.
+    pub max_retry: Duration,
     /// Whether to open the standalone GET stream after initialization.
     pub get_stream: bool,
     /// Whether to fall back to the 2024-11-05 HTTP+SSE transport (SPEC-NOTES §6.9).
     pub legacy_fallback: bool,
     /// Inbound messages queued for the engine before the HTTP readers wait.
     pub inbound_queue: usize,
+    /// Bytes of the inbound messages queued for the engine before the HTTP readers wait (a
+    /// message larger than the whole budget waits for an empty queue).
+    pub max_inbound_bytes: usize,
     /// The `User-Agent` header.
     pub user_agent: String,
 }
@@ -81,14 +147,22 @@ impl std::fmt::Debug for HttpClientConfig {
             .field("headers", &names)
             .field("connect_timeout", &self.connect_timeout)
             .field("response_timeout", &self.response_timeout)
+            .field("post_header_timeout", &self.post_header_timeout)
+            .field("post_timeout", &self.post_timeout)
+            .field("sse_idle_timeout", &self.sse_idle_timeout)
+            .field("max_redirects", &self.max_redirects)
             .field("send_order_wait", &self.send_order_wait)
             .field("max_event_bytes", &self.max_event_bytes)
             .field("max_concurrent_posts", &self.max_concurrent_posts)
             .field("max_reconnect_attempts", &self.max_reconnect_attempts)
+            .field("max_resumptions", &self.max_resumptions)
             .field("default_retry", &self.default_retry)
+            .field("min_retry", &self.min_retry)
+            .field("max_retry", &self.max_retry)
             .field("get_stream", &self.get_stream)
             .field("legacy_fallback", &self.legacy_fallback)
             .field("inbound_queue", &self.inbound_queue)
+            .field("max_inbound_bytes", &self.max_inbound_bytes)
             .field("user_agent", &self.user_agent)
             .finish()
     }
@@ -100,14 +174,22 @@ impl Default for HttpClientConfig {
             headers: HeaderMap::new(),
             connect_timeout: Some(DEFAULT_CONNECT_TIMEOUT),
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
+            post_header_timeout: DEFAULT_POST_HEADER_TIMEOUT,
+            post_timeout: DEFAULT_POST_TIMEOUT,
+            sse_idle_timeout: DEFAULT_SSE_IDLE_TIMEOUT,
+            max_redirects: DEFAULT_MAX_REDIRECTS,
             send_order_wait: DEFAULT_SEND_ORDER_WAIT,
             max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
             max_concurrent_posts: DEFAULT_MAX_CONCURRENT_POSTS,
             max_reconnect_attempts: DEFAULT_MAX_RECONNECT_ATTEMPTS,
+            max_resumptions: DEFAULT_MAX_RESUMPTIONS,
             default_retry: DEFAULT_RETRY,
+            min_retry: DEFAULT_MIN_RETRY,
+            max_retry: DEFAULT_MAX_RETRY,
             get_stream: true,
             legacy_fallback: true,
             inbound_queue: DEFAULT_INBOUND_QUEUE,
+            max_inbound_bytes: DEFAULT_MAX_INBOUND_BYTES,
             user_agent: concat!("switchboard-http-client/", env!("CARGO_PKG_VERSION")).to_owned(),
         }
     }
@@ -126,9 +208,35 @@ impl HttpClientConfig {
         self
     }
 
-    /// Sets the bound on awaited POST answers and on the legacy `endpoint` event.
+    /// Sets the bound on awaited POST answers, GET headers, `DELETE` and the legacy `endpoint`
+    /// event.
     pub fn with_response_timeout(mut self, t: Duration) -> Self {
         self.response_timeout = t;
+        self
+    }
+
+    /// Sets the bound from sending a request's POST to its answer's headers.
+    pub fn with_post_header_timeout(mut self, t: Duration) -> Self {
+        self.post_header_timeout = t;
+        self
+    }
+
+    /// Sets the bound from sending a request's POST to the end of an answer that does not
+    /// stream.
+    pub fn with_post_timeout(mut self, t: Duration) -> Self {
+        self.post_timeout = t;
+        self
+    }
+
+    /// Sets the longest silence on a POST's SSE answer.
+    pub fn with_sse_idle_timeout(mut self, t: Duration) -> Self {
+        self.sse_idle_timeout = t;
+        self
+    }
+
+    /// Sets how many same-origin redirects a request may follow (0: none).
+    pub fn with_max_redirects(mut self, n: usize) -> Self {
+        self.max_redirects = n;
         self
     }
 
@@ -156,10 +264,33 @@ impl HttpClientConfig {
         self
     }
 
+    /// Sets the bound on the reconnections of one POST stream in all.
+    pub fn with_max_resumptions(mut self, n: u32) -> Self {
+        self.max_resumptions = n;
+        self
+    }
+
     /// Sets the reconnection delay used when the server sent no `retry:`.
     pub fn with_default_retry(mut self, t: Duration) -> Self {
         self.default_retry = t;
         self
+    }
+
+    /// Sets the range a server's `retry:` is clamped to (`max` is raised to `min` if below it).
+    pub fn with_retry_range(mut self, min: Duration, max: Duration) -> Self {
+        self.min_retry = min;
+        self.max_retry = max.max(min);
+        self
+    }
+
+    /// The wait before a reconnection: the server's `retry:` clamped to
+    /// [`min_retry`](Self::min_retry)..=[`max_retry`](Self::max_retry), or
+    /// [`default_retry`](Self::default_retry) when it sent none.
+    pub fn reconnect_delay(&self, server_retry: Option<Duration>) -> Duration {
+        match server_retry {
+            Some(r) => r.clamp(self.min_retry, self.max_retry.max(self.min_retry)),
+            None => self.default_retry,
+        }
     }
 
     /// Opens the standalone GET stream after initialization, or not.
@@ -180,9 +311,33 @@ impl HttpClientConfig {
         self
     }
 
+    /// Sets the bound on the bytes queued for the engine (1 KiB to 4 GiB).
+    pub fn with_max_inbound_bytes(mut self, n: usize) -> Self {
+        self.max_inbound_bytes = n.clamp(1024, MAX_INBOUND_BYTES_CAP);
+        self
+    }
+
     /// Sets the `User-Agent` header.
     pub fn with_user_agent(mut self, ua: impl Into<String>) -> Self {
         self.user_agent = ua.into();
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_servers_retry_is_clamped_to_the_range() {
+        let c = HttpClientConfig::default();
+        let ms = Duration::from_millis;
+        assert_eq!(c.reconnect_delay(Some(ms(999_999_999))), DEFAULT_MAX_RETRY);
+        assert_eq!(c.reconnect_delay(Some(ms(u64::MAX))), DEFAULT_MAX_RETRY);
+        assert_eq!(c.reconnect_delay(Some(ms(0))), DEFAULT_MIN_RETRY);
+        assert_eq!(c.reconnect_delay(Some(ms(500))), ms(500));
+        assert_eq!(c.reconnect_delay(None), DEFAULT_RETRY);
+        let c = c.with_retry_range(ms(10), ms(5));
+        assert_eq!(c.reconnect_delay(Some(ms(999_999_999))), ms(10));
     }
 }

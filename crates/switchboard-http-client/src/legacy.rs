@@ -13,6 +13,7 @@ use http::header::ACCEPT;
 use reqwest::Url;
 use switchboard_transport::headers;
 
+use crate::redirect;
 use crate::shared::{HttpMode, Shared, describe};
 use crate::stream::{self, StreamKind, is_event_stream};
 use switchboard_transport::codec::sse::SseParser;
@@ -46,13 +47,16 @@ pub(crate) async fn open(shared: &Arc<Shared>) -> Result<(), String> {
 
 /// GETs the URL and reads up to the first event, which must be `endpoint`.
 async fn endpoint(shared: &Shared) -> Result<(Url, reqwest::Response, SseParser), String> {
-    let mut resp = shared
+    let req = shared
         .client
         .get(shared.url.clone())
         .header(ACCEPT, headers::EVENT_STREAM)
-        .send()
-        .await
+        .build()
         .map_err(|e| describe(&e))?;
+    let mut resp = redirect::execute(shared, req)
+        .await
+        .map_err(|e| describe(&e))?
+        .map_err(|refused| refused.message())?;
     if resp.status() != StatusCode::OK || !is_event_stream(&resp) {
         return Err(format!(
             "GET answered HTTP {} without an SSE stream",

@@ -23,6 +23,7 @@
 //! | `post` | one POST per frame and what its answer means (202, JSON, SSE, 404, 4xx/5xx) |
 //! | `stream` | SSE streams: POST streams, the GET stream, resumption with `Last-Event-ID` |
 //! | `legacy` | the 2024-11-05 HTTP+SSE fallback (`endpoint` event, POSTs answered on the stream) |
+//! | `redirect` | every request goes out through it: redirects followed on the endpoint's origin only |
 //! | `shared` | state shared by the tasks: session id, negotiated version, mode, failure |
 //! | [`stdio_bridge`] | a remote server exposed to a stdio host, every frame shown to a tap |
 //!
@@ -35,7 +36,16 @@
 //!   `text/event-stream` is parsed and every message (server requests, notifications, the
 //!   response) goes to the engine in order.
 //! * A POST stream or the GET stream that drops early is resumed with `GET` + `Last-Event-ID`
-//!   after the server's `retry` (default 1 s) (`[HT-11]`, SEP-1699 polling); attempts are bounded.
+//!   after the server's `retry` (default 1 s; clamped to 100 ms ..= 30 s) (`[HT-11]`, SEP-1699
+//!   polling); attempts are bounded.
+//! * Redirects are followed only on the endpoint's origin, keeping the method, at most 3 per
+//!   request; any other redirect is not followed (no request goes to its target), so the session
+//!   id, `Authorization` and the configured headers never reach another origin. The requests
+//!   concerned get a local -32603 with `data: {reason: "redirect_refused", status, location}`.
+//! * Timeouts (defaults in [`config`]): connecting, a request POST's headers and its whole JSON
+//!   answer, silence on a POST's SSE answer. A timeout fails the requests of that POST with a
+//!   local -32603 (`data: {reason: "http_timeout", timeout, ms}`), frees its slot, and the
+//!   session goes on.
 //! * The standalone GET stream opens after `notifications/initialized` is accepted (405: none,
 //!   `[HT-12]`/`[HT-13]`).
 //! * 404 to a request carrying the session id: the session is gone (`[HT-21]`); the transport
@@ -49,8 +59,10 @@
 //!   (`reason: "http_send_failed"`). A network failure (cannot connect, no awaited answer in
 //!   time, a stream lost past its reconnections) fails the transport with the reason.
 //! * Closing the sink sends `DELETE` with the session id (405 ignored) and stops every stream.
-//! * Bounded: SSE event and JSON body size, POSTs in flight, reconnection attempts, the queue to
-//!   the engine.
+//! * Bounded, each with a default in [`config`] and in `docs/BOUNDS.md`: SSE event and JSON
+//!   body size, POSTs in flight, reconnection attempts and delays, redirects, the queue to the
+//!   engine (by count and by bytes), and the time of every exchange but the standalone GET
+//!   stream's.
 //!
 //! # Features
 //! | feature | default | what it adds |
@@ -61,6 +73,7 @@
 pub mod config;
 mod legacy;
 mod post;
+mod redirect;
 mod shared;
 pub mod stdio_bridge;
 mod stream;

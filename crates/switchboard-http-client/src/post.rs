@@ -8,14 +8,17 @@
 //! | 200 `text/event-stream` | every event's message goes to the engine, in order; resumed on a drop |
 //! | 404 to a request carrying the session id | the session is gone: fatal (`[HT-21]`) |
 //! | any other 4xx / 5xx | each request in the frame gets a local -32603 with `data: {reason: "http_status", status}`, or the server's own error when it names the request |
-//! | a network failure (cannot connect; no awaited answer in time) | fatal, with the reason |
-//! | the exchange breaks after connecting (e.g. a refused oversized body) | the frame's requests get a local -32603 with `data: {reason: "http_send_failed"}`; fatal for a frame without requests |
+//! | a redirect | followed on the endpoint's origin only (see `redirect`); one not followed: the frame's requests get a local -32603 with `data: {reason: "redirect_refused", status, location}` |
+//! | no headers within `post_header_timeout`, a JSON body not ended within `post_timeout`, no connection within `connect_timeout` | the frame's requests get a local -32603 with `data: {reason: "http_timeout", timeout, ms}`; the slot is freed |
+//! | a network failure (cannot connect; no awaited answer to a frame without requests within `response_timeout`) | fatal, with the reason |
+//! | the exchange breaks after connecting (e.g. a refused oversized body) | the frame's requests get a local -32603 with `data: {reason: "http_send_failed"}` (`http_read_failed` when the body breaks off); fatal for a frame without requests |
 //!
 //! `initialize` is special: its answer carries the session id, and a 400, 404 or 405 to it starts
 //! the legacy fallback (SPEC-NOTES §6.9).
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 use http::StatusCode;
 use http::header::{ACCEPT, CONTENT_TYPE};
@@ -24,9 +27,11 @@ use serde_json::json;
 use switchboard_transport::headers;
 use switchboard_types::{Message, RequestId};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
+use tokio::time::Instant;
 
 use crate::legacy;
-use crate::shared::{HttpMode, Shared, describe, status_data};
+use crate::redirect::{self, Refused};
+use crate::shared::{HttpMode, Shared, describe, status_data, timeout_error};
 use crate::stream::{self, StreamKind, is_event_stream, media_type};
 use switchboard_transport::codec::sse::SseParser;
 
@@ -48,8 +53,54 @@ pub(crate) struct Outbound {
     pub(crate) initialized_notification: bool,
 }
 
+/// The time budget of one POST's answer: from `begun`, the headers within `header`, the whole of
+/// an answer that does not stream within `whole`; each named by its option for messages.
+#[derive(Debug, Clone, Copy)]
+struct Budget {
+    begun: Instant,
+    header: (Duration, &'static str),
+    whole: (Duration, &'static str),
+}
+
+impl Budget {
+    /// A request's POST may take as long as its handler (a JSON answer starts when the result is
+    /// ready); a frame the sender waits for (a notification, a response) gets `response_timeout`.
+    fn for_post(shared: &Shared, is_request: bool) -> Budget {
+        let c = &shared.config;
+        let (header, whole) = if is_request {
+            (
+                (c.post_header_timeout, "post_header_timeout"),
+                (c.post_timeout, "post_timeout"),
+            )
+        } else {
+            let t = (c.response_timeout, "response_timeout");
+            (t, t)
+        };
+        Budget {
+            begun: Instant::now(),
+            header,
+            whole,
+        }
+    }
+
+    /// `initialize`: the sender waits for it, so `response_timeout` bounds all of it.
+    fn for_initialize(shared: &Shared) -> Budget {
+        let t = (shared.config.response_timeout, "response_timeout");
+        Budget {
+            begun: Instant::now(),
+            header: t,
+            whole: t,
+        }
+    }
+
+    fn deadline(&self) -> Instant {
+        self.begun + self.whole.0
+    }
+}
+
 /// Sends one frame and handles its answer; `started` fires once the answer has begun (status and
-/// headers handled). Holds its POST slot until the answer is fully read.
+/// headers handled). Holds its POST slot until the answer is fully read, or until a timeout
+/// fails the frame's requests.
 pub(crate) async fn run(
     shared: Arc<Shared>,
     out: Outbound,
@@ -64,49 +115,86 @@ pub(crate) async fn run(
         }
     };
     let (rb, sent_session) = request(&shared, &url, &out.text, legacy);
-    let send = async {
-        if out.is_request {
-            rb.send().await.map_err(SendError::Http)
-        } else {
-            match tokio::time::timeout(shared.config.response_timeout, rb.send()).await {
-                Ok(r) => r.map_err(SendError::Http),
-                Err(_) => Err(SendError::Timeout),
-            }
-        }
-    };
+    let budget = Budget::for_post(&shared, out.is_request);
     let resp = tokio::select! {
         biased;
         _ = shared.cancel.cancelled() => return,
-        r = send => r,
+        r = send(&shared, rb, budget.header.0) => r,
     };
+    let resp = match resp {
+        Ok(resp) => {
+            return answer(&shared, out, resp, sent_session, legacy, started, budget).await;
+        }
+        Err(e) => e,
+    };
+    let _ = started.send(());
     match resp {
-        Ok(resp) => answer(&shared, out, resp, sent_session, legacy, started).await,
+        SendError::Refused(r) if out.ids.is_empty() => {
+            tracing::warn!(
+                why = r.message(),
+                "a notification or response was not delivered"
+            );
+        }
+        SendError::Refused(r) => shared.answer_error(&out.ids, &r.message(), r.data()).await,
+        // The server took the POST and said nothing in time: this POST's requests fail, its slot
+        // is freed, the transport lives on.
+        SendError::Timeout if out.is_request => {
+            let (option_time, option) = budget.header;
+            let what = format!("no answer to the POST to {url}");
+            let (message, data) = timeout_error(&what, option, option_time);
+            tracing::warn!(message, "POST timed out; its requests fail");
+            shared.answer_error(&out.ids, &message, data).await;
+        }
+        SendError::Timeout => shared.fail(format!(
+            "POST to {url}: no answer within {:?} (response_timeout)",
+            shared.config.response_timeout
+        )),
+        SendError::Http(e) if e.is_connect() && e.is_timeout() && !out.ids.is_empty() => {
+            let connect = shared.config.connect_timeout.unwrap_or_default();
+            let what = format!("no connection to {url}");
+            let (message, data) = timeout_error(&what, "connect_timeout", connect);
+            tracing::warn!(message, "POST could not connect in time; its requests fail");
+            shared.answer_error(&out.ids, &message, data).await;
+        }
         // Connected, but the exchange broke (typically the server refusing an oversized body by
         // closing the connection mid-write): this POST's requests fail, the transport lives on.
-        Err(SendError::Http(e)) if !e.is_connect() && !e.is_timeout() && !out.ids.is_empty() => {
-            let _ = started.send(());
+        SendError::Http(e) if !e.is_connect() && !e.is_timeout() && !out.ids.is_empty() => {
             let reason = describe(&e);
             tracing::warn!(%url, reason, "POST broke off; its requests fail");
             let message = format!("the POST carrying the request broke off: {reason}");
             let data = json!({"reason": "http_send_failed"});
             shared.answer_error(&out.ids, &message, data).await;
         }
-        Err(SendError::Http(e)) => {
+        SendError::Http(e) => {
             shared.fail(format!("POST to {url} failed: {}", describe(&e)));
         }
-        Err(SendError::Timeout) => shared.fail(format!(
-            "POST to {url}: no answer within {:?}",
-            shared.config.response_timeout
-        )),
     }
 }
 
-/// Why a POST got no answer.
+/// Why a POST got no answer to handle.
 enum SendError {
     /// The HTTP exchange failed.
     Http(reqwest::Error),
-    /// An awaited answer did not come in time.
+    /// A redirect that was not followed.
+    Refused(Refused),
+    /// The answer's headers did not come in time.
     Timeout,
+}
+
+/// Sends a request (following same-origin redirects) and waits up to `limit` for its answer's
+/// status and headers.
+async fn send(
+    shared: &Shared,
+    rb: reqwest::RequestBuilder,
+    limit: Duration,
+) -> Result<reqwest::Response, SendError> {
+    let req = rb.build().map_err(SendError::Http)?;
+    match tokio::time::timeout(limit, redirect::execute(shared, req)).await {
+        Err(_) => Err(SendError::Timeout),
+        Ok(Err(e)) => Err(SendError::Http(e)),
+        Ok(Ok(Err(refused))) => Err(SendError::Refused(refused)),
+        Ok(Ok(Ok(resp))) => Ok(resp),
+    }
 }
 
 /// The POST request: `Accept` lists both types (`[HT-5]`), the body is JSON, and the session
@@ -130,7 +218,7 @@ fn request(
     }
 }
 
-/// Handles a POST's answer.
+/// Handles a POST's answer; a body that does not stream must end within the budget.
 async fn answer(
     shared: &Arc<Shared>,
     out: Outbound,
@@ -138,6 +226,7 @@ async fn answer(
     sent_session: bool,
     legacy: bool,
     started: oneshot::Sender<()>,
+    budget: Budget,
 ) {
     let status = resp.status();
     if status == StatusCode::NOT_FOUND && sent_session {
@@ -146,7 +235,9 @@ async fn answer(
         return;
     }
     if !status.is_success() {
-        let body = read_body(&mut resp, ERROR_BODY_LIMIT).await.ok().flatten();
+        let read =
+            tokio::time::timeout_at(budget.deadline(), read_body(&mut resp, ERROR_BODY_LIMIT));
+        let body = read.await.ok().and_then(Result::ok).flatten();
         let _ = started.send(());
         reject(shared, &out, status, body.as_deref()).await;
         return;
@@ -179,17 +270,36 @@ async fn answer(
         return;
     }
     let limit = shared.config.max_event_bytes;
-    match read_body(&mut resp, limit).await {
-        Ok(Some(body)) if body.trim().is_empty() => {}
-        Ok(Some(body)) => {
+    let read = tokio::time::timeout_at(budget.deadline(), read_body(&mut resp, limit));
+    match read.await {
+        Ok(Ok(Some(body))) if body.trim().is_empty() => {}
+        Ok(Ok(Some(body))) => {
             let _ = shared.deliver(body).await;
         }
-        Ok(None) => {
-            let message = format!("the server's JSON answer exceeds {limit} bytes");
+        Ok(Ok(None)) => {
+            let message =
+                format!("the server's JSON answer exceeds {limit} bytes (max_event_bytes)");
             let data = json!({"reason": "response_too_large", "limit": limit});
             shared.answer_error(&out.ids, &message, data).await;
         }
-        Err(e) => shared.fail(format!(
+        // The body stalled: the POST's requests fail, its slot is freed.
+        Err(_) if !out.ids.is_empty() => {
+            let (after, option) = budget.whole;
+            let what = format!("the JSON answer from {} did not end", shared.url);
+            let (message, data) = timeout_error(&what, option, after);
+            tracing::warn!(message, "JSON answer timed out; its requests fail");
+            shared.answer_error(&out.ids, &message, data).await;
+        }
+        Err(_) => {
+            tracing::warn!("the JSON answer to a notification or response did not end in time")
+        }
+        // The body broke off: the POST's requests fail, the transport lives on.
+        Ok(Err(e)) if !out.ids.is_empty() => {
+            let message = format!("reading the JSON answer from {} failed: {e}", shared.url);
+            let data = json!({"reason": "http_read_failed"});
+            shared.answer_error(&out.ids, &message, data).await;
+        }
+        Ok(Err(e)) => shared.fail(format!(
             "reading the answer from {} failed: {e}",
             shared.url
         )),
@@ -255,26 +365,34 @@ pub(crate) async fn initialize(shared: &Arc<Shared>, out: Outbound) {
         shared.expect_init_result(id.clone());
     }
     let (rb, _) = request(shared, &shared.url, &out.text, false);
-    let sent = tokio::time::timeout(shared.config.response_timeout, rb.send());
+    let budget = Budget::for_initialize(shared);
     let resp = tokio::select! {
         biased;
         _ = shared.cancel.cancelled() => return,
-        r = sent => r,
+        r = send(shared, rb, budget.header.0) => r,
     };
+    let url = &shared.url;
     let resp = match resp {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => {
+        Ok(r) => r,
+        Err(SendError::Http(e)) => {
+            let hint = if e.is_connect() && e.is_timeout() {
+                " (connect_timeout)"
+            } else {
+                ""
+            };
             return shared.fail(format!(
-                "POST initialize to {} failed: {}",
-                shared.url,
+                "POST initialize to {url} failed: {}{hint}",
                 describe(&e)
             ));
         }
-        Err(_) => {
+        Err(SendError::Timeout) => {
             return shared.fail(format!(
-                "POST initialize to {}: no answer within {:?}",
-                shared.url, shared.config.response_timeout
+                "POST initialize to {url}: no answer within {:?} (response_timeout)",
+                shared.config.response_timeout
             ));
+        }
+        Err(SendError::Refused(r)) => {
+            return shared.fail(format!("POST initialize to {url}: {}", r.message()));
         }
     };
     let status = resp.status();
@@ -298,7 +416,7 @@ pub(crate) async fn initialize(shared: &Arc<Shared>, out: Outbound) {
         return;
     };
     tokio::spawn(async move {
-        answer(&shared2, out, resp, false, false, tx).await;
+        answer(&shared2, out, resp, false, false, tx, budget).await;
         drop(permit)
     });
     let _ = rx.await;

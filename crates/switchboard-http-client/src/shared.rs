@@ -1,6 +1,7 @@
 //! What every task of one client transport shares: the HTTP client, the endpoint, the session
 //! facts learnt on the way (session id, negotiated version, mode), the inbound queue to the
-//! engine, the POST slots, and how the transport ends (closed, or failed with a reason).
+//! engine (bounded by count and by bytes), the POST slots, and how the transport ends (closed,
+//! or failed with a reason).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -11,7 +12,7 @@ use serde::Deserialize;
 use serde_json::json;
 use switchboard_jsonrpc::TransportError;
 use switchboard_types::{ErrorCode, ErrorObject, Frame, Message, RequestId, Response};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::HttpClientConfig;
@@ -50,13 +51,22 @@ pub(crate) struct State {
     pub(crate) get_started: bool,
 }
 
+/// One message queued for the engine, holding its share of the byte budget until taken.
+#[derive(Debug)]
+pub(crate) struct Inbound {
+    pub(crate) text: String,
+    _bytes: OwnedSemaphorePermit,
+}
+
 /// The shared part of one transport.
 pub(crate) struct Shared {
     pub(crate) client: reqwest::Client,
     pub(crate) url: Url,
     pub(crate) config: HttpClientConfig,
     state: Mutex<State>,
-    inbound: mpsc::Sender<String>,
+    inbound: mpsc::Sender<Inbound>,
+    /// The byte budget of the inbound queue (`max_inbound_bytes`), one permit per byte.
+    inbound_bytes: Arc<Semaphore>,
     /// POST slots (`max_concurrent_posts`).
     pub(crate) posts: Arc<Semaphore>,
     /// Cancelled when the transport closes or fails: every task stops.
@@ -93,11 +103,12 @@ impl Shared {
         client: reqwest::Client,
         url: Url,
         config: HttpClientConfig,
-    ) -> (Arc<Shared>, mpsc::Receiver<String>) {
+    ) -> (Arc<Shared>, mpsc::Receiver<Inbound>) {
         let (tx, rx) = mpsc::channel(config.inbound_queue.max(1));
         let shared = Shared {
             client,
             url,
+            inbound_bytes: Arc::new(Semaphore::new(inbound_budget(&config))),
             posts: Arc::new(Semaphore::new(config.max_concurrent_posts.max(1))),
             config,
             state: Mutex::new(State {
@@ -164,14 +175,33 @@ impl Shared {
         self.awaiting_init.store(true, Ordering::Release);
     }
 
-    /// Hands one inbound frame to the engine; false once the transport has ended.
+    /// Hands one inbound frame to the engine, waiting while the queue is full by count or by
+    /// bytes; false once the transport has ended.
     pub(crate) async fn deliver(&self, text: String) -> bool {
         if self.awaiting_init.load(Ordering::Acquire) {
             self.peek_init(&text);
         }
+        // A message larger than the whole budget takes all of it: it waits for an empty queue.
+        let budget = inbound_budget(&self.config);
+        let share = u32::try_from(text.len().clamp(1, budget)).unwrap_or(u32::MAX);
+        let queued = async {
+            let bytes = self
+                .inbound_bytes
+                .clone()
+                .acquire_many_owned(share)
+                .await
+                .ok()?;
+            self.inbound
+                .send(Inbound {
+                    text,
+                    _bytes: bytes,
+                })
+                .await
+                .ok()
+        };
         tokio::select! {
             biased;
-            r = self.inbound.send(text) => r.is_ok(),
+            r = queued => r.is_some(),
             _ = self.cancel.cancelled() => false,
         }
     }
@@ -244,9 +274,26 @@ impl Shared {
     }
 }
 
+/// The byte budget of the inbound queue, in permits (at least 1, at most `u32::MAX`).
+fn inbound_budget(config: &HttpClientConfig) -> usize {
+    config.max_inbound_bytes.clamp(1, u32::MAX as usize)
+}
+
 /// The `data` of a locally synthesized error for an HTTP status.
 pub(crate) fn status_data(status: http::StatusCode) -> serde_json::Value {
     json!({"reason": "http_status", "status": status.as_u16()})
+}
+
+/// The message and `data` of a local error for a timeout, named by its option.
+pub(crate) fn timeout_error(
+    what: &str,
+    option: &str,
+    after: std::time::Duration,
+) -> (String, serde_json::Value) {
+    let message = format!("{what} within {after:?} ({option})");
+    let ms = u64::try_from(after.as_millis()).unwrap_or(u64::MAX);
+    let data = json!({"reason": "http_timeout", "timeout": option, "ms": ms});
+    (message, data)
 }
 
 /// A transport error carrying a reason, for the engine.
@@ -267,4 +314,72 @@ pub(crate) fn describe(e: &reqwest::Error) -> String {
         source = cause.source();
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::time::Duration;
+
+    use super::*;
+
+    fn shared(config: HttpClientConfig) -> (Arc<Shared>, mpsc::Receiver<Inbound>) {
+        let url = Url::parse("http://127.0.0.1:1/mcp").unwrap();
+        Shared::new(reqwest::Client::new(), url, config)
+    }
+
+    /// Whether `deliver(text)` completes at once (the queue had room).
+    async fn fits(shared: &Arc<Shared>, text: String) -> Option<tokio::task::JoinHandle<bool>> {
+        let s = shared.clone();
+        let task = tokio::spawn(async move { s.deliver(text).await });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if task.is_finished() {
+            assert!(task.await.unwrap());
+            None
+        } else {
+            Some(task)
+        }
+    }
+
+    #[tokio::test]
+    async fn the_inbound_queue_is_bounded_by_count() {
+        let (s, mut rx) = shared(HttpClientConfig::default().with_inbound_queue(2));
+        assert!(fits(&s, "a".into()).await.is_none());
+        assert!(fits(&s, "b".into()).await.is_none());
+        let third = fits(&s, "c".into()).await.expect("the third waits");
+        assert_eq!(rx.recv().await.unwrap().text, "a");
+        assert!(third.await.unwrap(), "delivered once there is room");
+    }
+
+    #[tokio::test]
+    async fn the_inbound_queue_is_bounded_by_bytes() {
+        let config = HttpClientConfig::default()
+            .with_inbound_queue(100)
+            .with_max_inbound_bytes(4096);
+        let (s, mut rx) = shared(config);
+        let chunk = |c: char| c.to_string().repeat(1500);
+        assert!(fits(&s, chunk('a')).await.is_none());
+        assert!(fits(&s, chunk('b')).await.is_none());
+        let third = fits(&s, chunk('c')).await.expect("over 4096 bytes: waits");
+        assert!(rx.recv().await.unwrap().text.starts_with('a'));
+        assert!(third.await.unwrap());
+        // A message larger than the whole budget waits for an empty queue, then passes.
+        let big = fits(&s, "d".repeat(10_000))
+            .await
+            .expect("waits for the queue to empty");
+        assert!(rx.recv().await.unwrap().text.starts_with('b'));
+        assert!(!big.is_finished());
+        assert!(rx.recv().await.unwrap().text.starts_with('c'));
+        assert!(big.await.unwrap());
+        assert_eq!(rx.recv().await.unwrap().text.len(), 10_000);
+    }
+
+    #[tokio::test]
+    async fn a_closed_transport_stops_a_waiting_delivery() {
+        let (s, _rx) = shared(HttpClientConfig::default().with_inbound_queue(1));
+        assert!(fits(&s, "a".into()).await.is_none());
+        let waiting = fits(&s, "b".into()).await.expect("waits");
+        s.cancel.cancel();
+        assert!(!waiting.await.unwrap());
+    }
 }

@@ -10,12 +10,21 @@
 //! | legacy | the transport closes | fatal: the 2024-11-05 stream cannot be resumed |
 //!
 //! Reconnection attempts are bounded (`max_reconnect_attempts`, consecutive; a connection that
-//! delivers an event resets the count). When they run out on network errors, the transport fails
-//! with the last error; a 404 while resuming means the session is gone (`[HT-21]`).
+//! delivers an event resets the count; and `max_resumptions` in all for a POST stream, so that a
+//! server closing every connection after an event cannot keep a POST's slot for ever), and so
+//! is the wait before each: the server's `retry:`
+//! clamped to `min_retry..=max_retry`. When they run out on network errors, the transport fails
+//! with the last error (on timeouts and HTTP statuses only the stream is given up); a 404 while
+//! resuming means the session is gone (`[HT-21]`). A resuming GET follows same-origin redirects
+//! only (`redirect`) and gets `response_timeout` for its headers.
+//!
+//! A POST stream silent for `sse_idle_timeout` (no byte at all: keep-alive comments count, and
+//! so do progress notifications) is given up: its open requests get a local error. The GET and
+//! legacy streams may stay silent as long as the server likes. An event over `max_event_bytes`
+//! is discarded (the parser skips it); a POST stream that ends without its response says so.
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::Duration;
 
 use http::StatusCode;
 use http::header::{ACCEPT, CONTENT_TYPE};
@@ -23,12 +32,21 @@ use serde_json::json;
 use switchboard_transport::headers::{self, LAST_EVENT_ID};
 use switchboard_types::{Frame, Message, RequestId, Response};
 
-use crate::shared::{Shared, describe};
+use crate::redirect;
+use crate::shared::{Shared, describe, timeout_error};
 use switchboard_transport::codec::sse::SseParser;
 
-/// The shortest wait before a reconnection, whatever the server's `retry:` says: a server
-/// closing every connection at once with `retry: 0` must not get a busy loop.
-const MIN_RETRY: Duration = Duration::from_millis(50);
+/// The longest event id sent back as `Last-Event-ID`: a server's id may be as long as an event
+/// (`max_event_bytes`), and a header that size would be refused by any server anyway. A POST
+/// stream with a longer id is not resumed; the GET stream opens afresh without it.
+const MAX_LAST_EVENT_ID: usize = 4096;
+
+/// The id to resume with: the last event id, unless it is over `MAX_LAST_EVENT_ID`.
+fn resume_id(parser: &SseParser) -> Option<&str> {
+    parser
+        .last_event_id()
+        .filter(|l| l.len() <= MAX_LAST_EVENT_ID)
+}
 
 /// Which stream is read, and what it still owes.
 #[derive(Debug)]
@@ -88,6 +106,16 @@ enum Pump {
         progressed: bool,
         error: Option<String>,
     },
+    /// A POST stream sent nothing for `sse_idle_timeout`.
+    Idle,
+}
+
+/// Why the last reconnection failed.
+enum Failed {
+    /// A network error: fatal once the attempts run out.
+    Network(String),
+    /// An HTTP status, or no headers in time: the stream alone is lost.
+    Answer(String),
 }
 
 /// Why a stream cannot be resumed.
@@ -109,24 +137,32 @@ pub(crate) async fn read(
     mut parser: SseParser,
     mut kind: StreamKind,
 ) {
-    let mut attempts = 0_u32;
+    let mut attempts = Attempts::default();
     let mut opening = first.is_none();
     let mut next = first;
+    let mut discarded = 0_usize;
     loop {
         let resp = match next.take() {
             Some(r) => r,
             None => match reconnect(&shared, &mut parser, &kind, &mut attempts, opening).await {
                 Ok(Some(r)) => r,
                 Ok(None) => return,
-                Err(g) => return give_up(&shared, &kind, g).await,
+                Err(g) => return give_up(&shared, &kind, g.noting(discarded, &shared)).await,
             },
         };
         opening = false;
-        match pump(&shared, &mut parser, resp, &mut kind).await {
+        match pump(&shared, &mut parser, resp, &mut kind, &mut discarded).await {
             Pump::Done => return,
+            Pump::Idle => {
+                let after = shared.config.sse_idle_timeout;
+                let what = format!("the SSE answer from {} sent nothing", shared.url);
+                let (message, data) = timeout_error(&what, "sse_idle_timeout", after);
+                let g = GiveUp::Stream { message, data };
+                return give_up(&shared, &kind, g.noting(discarded, &shared)).await;
+            }
             Pump::Ended { progressed, error } => {
                 if progressed {
-                    attempts = 0;
+                    attempts.consecutive = 0;
                 }
                 if shared.cancel.is_cancelled() || kind.finished() {
                     return;
@@ -141,27 +177,67 @@ pub(crate) async fn read(
                     return;
                 }
                 parser.reconnect();
-                if matches!(kind, StreamKind::Post(_)) && parser.last_event_id().is_none() {
+                if matches!(kind, StreamKind::Post(_))
+                    && parser
+                        .last_event_id()
+                        .is_some_and(|l| l.len() > MAX_LAST_EVENT_ID)
+                {
+                    let g = GiveUp::Stream {
+                        message: format!(
+                            "the server's SSE stream ended before the response and its event \
+                             id is over {MAX_LAST_EVENT_ID} bytes; not sent back to resume"
+                        ),
+                        data: json!({"reason": "event_id_too_long", "limit": MAX_LAST_EVENT_ID}),
+                    };
+                    return give_up(&shared, &kind, g.noting(discarded, &shared)).await;
+                }
+                if matches!(kind, StreamKind::Post(_)) && resume_id(&parser).is_none() {
                     let g = GiveUp::Stream {
                         message: "the server's SSE stream ended before the response and gave \
                                   no event id to resume with"
                             .to_owned(),
                         data: json!({"reason": "stream_ended"}),
                     };
-                    return give_up(&shared, &kind, g).await;
+                    return give_up(&shared, &kind, g.noting(discarded, &shared)).await;
                 }
             }
         }
     }
 }
 
-/// Reads one connection's events into the engine.
+impl GiveUp {
+    /// Says, in a stream's give-up, that events over the bound were discarded (one of them may
+    /// have been the awaited response).
+    fn noting(self, discarded: usize, shared: &Shared) -> GiveUp {
+        match self {
+            GiveUp::Stream { message, mut data } if discarded > 0 => {
+                let limit = shared.config.max_event_bytes;
+                if let Some(map) = data.as_object_mut() {
+                    map.insert("discarded_events".to_owned(), json!(discarded));
+                }
+                GiveUp::Stream {
+                    message: format!(
+                        "{message}; {discarded} SSE event(s) over {limit} bytes were discarded \
+                         (max_event_bytes)"
+                    ),
+                    data,
+                }
+            }
+            other => other,
+        }
+    }
+}
+
+/// Reads one connection's events into the engine; a POST stream silent for `sse_idle_timeout`
+/// ends with [`Pump::Idle`].
 async fn pump(
     shared: &Shared,
     parser: &mut SseParser,
     mut resp: reqwest::Response,
     kind: &mut StreamKind,
+    discarded: &mut usize,
 ) -> Pump {
+    let idle = matches!(kind, StreamKind::Post(_)).then_some(shared.config.sse_idle_timeout);
     let mut progressed = false;
     loop {
         while let Some(item) = parser.next() {
@@ -182,14 +258,24 @@ async fn pump(
                 }
                 // Every SSE error is about one event, which the parser has skipped.
                 Err(e) => {
+                    *discarded += 1;
                     tracing::warn!(stream = kind.name(), error = %e, "SSE event discarded");
                 }
             }
         }
+        let next = async {
+            match idle {
+                Some(after) => tokio::time::timeout(after, resp.chunk()).await.ok(),
+                None => Some(resp.chunk().await),
+            }
+        };
         let chunk = tokio::select! {
             biased;
             _ = shared.cancel.cancelled() => return Pump::Done,
-            c = resp.chunk() => c,
+            c = next => match c {
+                Some(c) => c,
+                None => return Pump::Idle,
+            },
         };
         match chunk {
             Ok(Some(bytes)) => parser.push(&bytes),
@@ -209,6 +295,15 @@ async fn pump(
     }
 }
 
+/// The reconnections of one stream.
+#[derive(Debug, Default)]
+struct Attempts {
+    /// Failed in a row (a connection that delivers an event resets it).
+    consecutive: u32,
+    /// In all (bounded for POST streams only: the GET stream lives as long as the session).
+    total: u32,
+}
+
 /// Waits the server's `retry` and reconnects with `GET` + `Last-Event-ID`, as often as allowed;
 /// `opening` (the first GET of the standalone stream) goes at once. `Ok(None)`: stop quietly
 /// (closed, or no GET stream on this server).
@@ -216,22 +311,30 @@ async fn reconnect(
     shared: &Shared,
     parser: &mut SseParser,
     kind: &StreamKind,
-    attempts: &mut u32,
+    attempts: &mut Attempts,
     opening: bool,
 ) -> Result<Option<reqwest::Response>, GiveUp> {
     let max = shared.config.max_reconnect_attempts;
+    let max_total = shared.config.max_resumptions;
     let mut wait = !opening;
     let mut last_error = None;
     loop {
         if wait {
-            if *attempts >= max {
+            if attempts.consecutive >= max {
                 return Err(exhausted(shared, kind, last_error));
             }
-            *attempts += 1;
-            let delay = parser
-                .retry()
-                .unwrap_or(shared.config.default_retry)
-                .max(MIN_RETRY);
+            if matches!(kind, StreamKind::Post(_)) && attempts.total >= max_total {
+                return Err(GiveUp::Stream {
+                    message: format!(
+                        "the SSE stream was resumed {max_total} times without bringing the \
+                         response (max_resumptions)"
+                    ),
+                    data: json!({"reason": "resumptions_exhausted", "resumptions": max_total}),
+                });
+            }
+            attempts.consecutive += 1;
+            attempts.total += 1;
+            let delay = shared.config.reconnect_delay(parser.retry());
             tokio::select! {
                 biased;
                 _ = shared.cancel.cancelled() => return Ok(None),
@@ -239,7 +342,7 @@ async fn reconnect(
             }
         }
         wait = true;
-        let last = parser.last_event_id().map(str::to_owned);
+        let last = resume_id(parser).map(str::to_owned);
         let rb = shared
             .client
             .get(shared.url.clone())
@@ -248,16 +351,34 @@ async fn reconnect(
         if let Some(l) = &last {
             rb = rb.header(LAST_EVENT_ID, l.as_str());
         }
+        let limit = shared.config.response_timeout;
+        let sent = async {
+            let req = rb.build()?;
+            redirect::execute(shared, req).await
+        };
         let resp = tokio::select! {
             biased;
             _ = shared.cancel.cancelled() => return Ok(None),
-            r = rb.send() => r,
+            r = tokio::time::timeout(limit, sent) => r,
         };
         let resp = match resp {
-            Ok(r) => r,
-            Err(e) => {
+            Ok(Ok(Ok(r))) => r,
+            Ok(Ok(Err(refused))) => {
+                return Err(GiveUp::Stream {
+                    message: format!("the SSE stream could not be resumed: {}", refused.message()),
+                    data: refused.data(),
+                });
+            }
+            Ok(Err(e)) => {
                 tracing::debug!(stream = kind.name(), error = %describe(&e), "SSE reconnection failed");
-                last_error = Some(describe(&e));
+                last_error = Some(Failed::Network(describe(&e)));
+                continue;
+            }
+            Err(_) => {
+                tracing::debug!(stream = kind.name(), "SSE reconnection: no answer in time");
+                last_error = Some(Failed::Answer(format!(
+                    "no answer within {limit:?} (response_timeout)"
+                )));
                 continue;
             }
         };
@@ -278,7 +399,7 @@ async fn reconnect(
             // Transient: the old connection is not yet seen closed, or the server is busy.
             (_, StatusCode::CONFLICT | StatusCode::TOO_MANY_REQUESTS)
             | (_, StatusCode::SERVICE_UNAVAILABLE | StatusCode::BAD_GATEWAY) => {
-                last_error = Some(format!("HTTP {status}"));
+                last_error = Some(Failed::Answer(format!("HTTP {status}")));
             }
             (StreamKind::Get, _) => {
                 tracing::warn!(%status, "the GET stream cannot be (re)opened; going on without it");
@@ -297,21 +418,25 @@ async fn reconnect(
     }
 }
 
-fn exhausted(shared: &Shared, kind: &StreamKind, last_error: Option<String>) -> GiveUp {
+fn exhausted(shared: &Shared, kind: &StreamKind, last_error: Option<Failed>) -> GiveUp {
     let n = shared.config.max_reconnect_attempts;
-    match last_error {
-        Some(e) if !e.starts_with("HTTP ") => GiveUp::Fatal(format!(
-            "the {} SSE stream from {} was lost and {n} reconnections failed: {e}",
-            kind.name(),
-            shared.url
-        )),
-        other => GiveUp::Stream {
-            message: format!(
-                "the SSE stream was lost and {n} reconnections did not bring the response{}",
-                other.map(|e| format!(" (last: {e})")).unwrap_or_default()
-            ),
-            data: json!({"reason": "reconnect_attempts_exhausted", "attempts": n}),
-        },
+    let other = match last_error {
+        Some(Failed::Network(e)) => {
+            return GiveUp::Fatal(format!(
+                "the {} SSE stream from {} was lost and {n} reconnections failed: {e}",
+                kind.name(),
+                shared.url
+            ));
+        }
+        Some(Failed::Answer(e)) => Some(e),
+        None => None,
+    };
+    GiveUp::Stream {
+        message: format!(
+            "the SSE stream was lost and {n} reconnections did not bring the response{}",
+            other.map(|e| format!(" (last: {e})")).unwrap_or_default()
+        ),
+        data: json!({"reason": "reconnect_attempts_exhausted", "attempts": n}),
     }
 }
 

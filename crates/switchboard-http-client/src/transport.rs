@@ -18,7 +18,8 @@ use tokio_util::sync::DropGuard;
 
 use crate::config::HttpClientConfig;
 use crate::post::{self, Outbound};
-use crate::shared::{HttpMode, Shared, describe, other};
+use crate::redirect;
+use crate::shared::{HttpMode, Inbound, Shared, describe, other};
 use crate::stream;
 use switchboard_types::methods;
 
@@ -86,9 +87,11 @@ impl HttpClientTransport {
             "https" => return Err(ConnectError::TlsUnavailable),
             s => return Err(ConnectError::UnsupportedScheme(s.to_owned())),
         }
+        // Redirects are followed by `redirect::execute`, on the endpoint's origin only.
         let mut builder = reqwest::Client::builder()
             .default_headers(config.headers.clone())
-            .user_agent(config.user_agent.clone());
+            .user_agent(config.user_agent.clone())
+            .redirect(reqwest::redirect::Policy::none());
         if let Some(t) = config.connect_timeout {
             builder = builder.connect_timeout(t);
         }
@@ -264,12 +267,18 @@ fn check_open(shared: &Shared) -> Result<(), TransportError> {
 async fn delete_session(shared: &Shared) {
     let rb = shared.client.delete(shared.url.clone());
     let (rb, _) = shared.session_headers(rb);
-    match tokio::time::timeout(shared.config.response_timeout, rb.send()).await {
-        Ok(Ok(r)) if r.status().is_success() => tracing::debug!("session ended with DELETE"),
-        Ok(Ok(r)) if r.status() == http::StatusCode::METHOD_NOT_ALLOWED => {
+    let req = match rb.build() {
+        Ok(req) => req,
+        Err(e) => return tracing::debug!(error = %describe(&e), "DELETE not built"),
+    };
+    let sent = redirect::execute(shared, req);
+    match tokio::time::timeout(shared.config.response_timeout, sent).await {
+        Ok(Ok(Ok(r))) if r.status().is_success() => tracing::debug!("session ended with DELETE"),
+        Ok(Ok(Ok(r))) if r.status() == http::StatusCode::METHOD_NOT_ALLOWED => {
             tracing::debug!("the server does not let clients end sessions (405)")
         }
-        Ok(Ok(r)) => tracing::debug!(status = %r.status(), "DELETE of the session refused"),
+        Ok(Ok(Ok(r))) => tracing::debug!(status = %r.status(), "DELETE of the session refused"),
+        Ok(Ok(Err(refused))) => tracing::debug!(why = refused.message(), "DELETE not sent on"),
         Ok(Err(e)) => tracing::debug!(error = %describe(&e), "DELETE of the session failed"),
         Err(_) => tracing::debug!("DELETE of the session got no answer in time"),
     }
@@ -340,7 +349,7 @@ fn dedup(ids: &mut Vec<RequestId>) {
 #[derive(Debug)]
 pub struct HttpClientSource {
     shared: Arc<Shared>,
-    rx: mpsc::Receiver<String>,
+    rx: mpsc::Receiver<Inbound>,
     reported: bool,
 }
 
@@ -348,10 +357,10 @@ impl FrameSource for HttpClientSource {
     async fn recv(&mut self) -> Option<Result<String, TransportError>> {
         tokio::select! {
             biased;
-            m = self.rx.recv() => m.map(Ok),
+            m = self.rx.recv() => m.map(|m| Ok(m.text)),
             _ = self.shared.cancel.cancelled() => {
                 if let Ok(m) = self.rx.try_recv() {
-                    return Some(Ok(m));
+                    return Some(Ok(m.text));
                 }
                 match self.shared.failure() {
                     Some(reason) if !self.reported => {

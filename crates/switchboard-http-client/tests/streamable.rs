@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{WAIT, connect, eventually, live, live_with, test_server, text};
+use support::{Options, WAIT, connect, eventually, live, live_with, test_server, text};
 use switchboard_client::RequestOptions;
 use switchboard_http::HttpConfig;
 use switchboard_http_client::{HttpClientConfig, HttpClientTransport, HttpMode, SESSION_EXPIRED};
@@ -159,7 +159,11 @@ async fn the_get_stream_carries_list_changed_after_add_tool() {
 #[tokio::test]
 async fn a_dropped_get_stream_is_resumed_with_last_event_id() {
     let server = test_server();
-    let live = live_with(&server, HttpConfig::default().with_sse_retry_ms(100), true).await;
+    let cut = Options {
+        cut_first_get: Some(1),
+        ..Options::default()
+    };
+    let live = live_with(&server, HttpConfig::default().with_sse_retry_ms(100), cut).await;
     let (session, _) = connect(&live.url, HttpClientConfig::default()).await;
     eventually("the GET stream was resumed", || {
         live.seen()

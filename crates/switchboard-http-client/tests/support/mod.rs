@@ -3,8 +3,9 @@
 //! headers), and a client with a sampling handler.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
+pub mod raw;
+
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,7 +17,10 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use switchboard_client::{Client, ClientSession};
 use switchboard_http::{HttpConfig, StreamableHttpService};
-use switchboard_http_client::{HttpClientConfig, HttpClientHandle, HttpClientTransport};
+use switchboard_http_client::{
+    HttpClientConfig, HttpClientHandle, HttpClientSink, HttpClientSource, HttpClientTransport,
+};
+use switchboard_jsonrpc::{FrameSink, FrameSource, OutboundFrame, Transport};
 use switchboard_server::{Server, ToolError};
 use switchboard_types::LoggingLevel;
 use switchboard_types::content::TextContent;
@@ -25,6 +29,7 @@ use switchboard_types::sampling::{
     CreateMessageRequestParams, CreateMessageResult, SamplingMessage, SamplingMessageContentBlock,
 };
 use switchboard_types::tools::{CallToolResult, Tool};
+use switchboard_types::{MessageKind, RequestId};
 use tokio::net::TcpListener;
 
 pub const WAIT: Duration = Duration::from_secs(10);
@@ -90,6 +95,8 @@ pub fn test_server() -> Server {
 #[derive(Debug, Clone)]
 pub struct Seen {
     pub method: String,
+    pub path: String,
+    pub authorization: Option<String>,
     pub session: Option<String>,
     pub version: Option<String>,
     pub accept: Option<String>,
@@ -128,44 +135,84 @@ fn header(req: &Request, name: &str) -> Option<String> {
 }
 
 pub async fn live(server: &Server, config: HttpConfig) -> Live {
-    live_with(server, config, false).await
+    live_with(server, config, Options::default()).await
 }
 
-/// Like [`live`]; with `cut_first_get`, the first GET stream's connection is closed after its
-/// first body chunk (the priming event), as a dropped connection would be.
-pub async fn live_with(server: &Server, config: HttpConfig, cut_first_get: bool) -> Live {
-    let cut = Arc::new(AtomicBool::new(cut_first_get));
+/// How [`live_with`] misbehaves on purpose.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The first GET stream (one without `Last-Event-ID`) is cut after this many body chunks
+    /// (0: before its first byte, so before its priming event), as a dropped connection would be.
+    pub cut_first_get: Option<usize>,
+    /// Every request carrying a session id is answered with a 307 to this URL.
+    pub redirect_sessions_to: Option<String>,
+    /// Also serve this path, whose every request is redirected (307) to the endpoint.
+    pub moved_from: Option<&'static str>,
+    /// Bind this address (a server restarted on the same port) instead of a new port.
+    pub addr: Option<SocketAddr>,
+}
+
+/// Like [`live`], misbehaving as `options` says.
+pub async fn live_with(server: &Server, config: HttpConfig, options: Options) -> Live {
+    let cut = Arc::new(Mutex::new(options.cut_first_get));
     let service =
         StreamableHttpService::new(switchboard::server_http::session_factory(server), config);
     let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
     let record = seen.clone();
-    let router = service.router().layer(axum::middleware::from_fn(
+    let mut router = service.router();
+    if let Some(path) = options.moved_from {
+        router = router.route(
+            path,
+            axum::routing::any(|| async {
+                (
+                    axum::http::StatusCode::TEMPORARY_REDIRECT,
+                    [(axum::http::header::LOCATION, "/mcp")],
+                )
+            }),
+        );
+    }
+    let elsewhere = options.redirect_sessions_to.clone();
+    let router = router.layer(axum::middleware::from_fn(
         move |req: Request, next: Next| {
             let record = record.clone();
             let cut = cut.clone();
+            let elsewhere = elsewhere.clone();
             async move {
-                let first_get = req.method() == "GET"
-                    && !req.headers().contains_key("last-event-id")
-                    && cut.swap(false, Ordering::AcqRel);
+                let keep = if req.method() == "GET" && !req.headers().contains_key("last-event-id")
+                {
+                    cut.lock().unwrap().take()
+                } else {
+                    None
+                };
                 record.lock().unwrap().push(Seen {
                     method: req.method().to_string(),
+                    path: req.uri().path().to_owned(),
+                    authorization: header(&req, "authorization"),
                     session: header(&req, "mcp-session-id"),
                     version: header(&req, "mcp-protocol-version"),
                     accept: header(&req, "accept"),
                     content_type: header(&req, "content-type"),
                     last_event_id: header(&req, "last-event-id"),
                 });
-                let resp = next.run(req).await;
-                if !first_get {
-                    return resp;
+                if let Some(to) = elsewhere.filter(|_| req.headers().contains_key("mcp-session-id"))
+                {
+                    return Response::builder()
+                        .status(307)
+                        .header("location", to)
+                        .body(Body::empty())
+                        .unwrap();
                 }
+                let resp = next.run(req).await;
+                let Some(keep) = keep else {
+                    return resp;
+                };
                 let (parts, body) = resp.into_parts();
-                let one = body.into_data_stream().take(1);
-                Response::from_parts(parts, Body::from_stream(one))
+                let kept = body.into_data_stream().take(keep);
+                Response::from_parts(parts, Body::from_stream(kept))
             }
         },
     ));
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let listener = bind(options.addr).await;
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let closing = service.clone();
@@ -183,6 +230,27 @@ pub async fn live_with(server: &Server, config: HttpConfig, cut_first_get: bool)
         service,
         seen,
         stop: Some(tx),
+    }
+}
+
+/// A listener on `addr` (retried while the previous server there is shutting down), or on a
+/// new port.
+async fn bind(addr: Option<SocketAddr>) -> TcpListener {
+    let Some(addr) = addr else {
+        return TcpListener::bind("127.0.0.1:0").await.unwrap();
+    };
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        match TcpListener::bind(addr).await {
+            Ok(l) => return l,
+            Err(e) => {
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "rebinding {addr}: {e}"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
     }
 }
 
@@ -225,4 +293,57 @@ pub async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
         assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// A transport driven frame by frame, without an engine: what is sent and received is exactly
+/// what the test writes and reads.
+pub struct RawClient {
+    pub sink: HttpClientSink,
+    pub source: HttpClientSource,
+    pub handle: HttpClientHandle,
+}
+
+impl RawClient {
+    pub fn new(url: &str, config: HttpClientConfig) -> RawClient {
+        let transport = HttpClientTransport::connect(url, config).unwrap();
+        let handle = transport.handle();
+        let (sink, source) = transport.split();
+        RawClient {
+            sink,
+            source,
+            handle,
+        }
+    }
+
+    /// Sends a `tools/call` request with `id`.
+    pub async fn call(&mut self, id: i64) {
+        let frame = OutboundFrame {
+            text: json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "x", "arguments": {}}})
+            .to_string(),
+            kind: MessageKind::Request,
+            id: Some(RequestId::int(id)),
+            related: None,
+        };
+        self.sink.send(frame).await.unwrap();
+    }
+
+    /// The next message, as JSON (panics after `WAIT`, on a transport error or at the end).
+    pub async fn recv(&mut self) -> Value {
+        let text = tokio::time::timeout(WAIT, self.source.recv())
+            .await
+            .expect("a message in time")
+            .expect("not the end")
+            .expect("no transport error");
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+/// Asserts that `v` is a local error for request `id` with the `reason` in its data; returns
+/// the error object.
+pub fn local_error(v: &Value, id: i64, reason: &str) -> Value {
+    assert_eq!(v["id"], id, "{v}");
+    assert_eq!(v["error"]["code"], -32603, "{v}");
+    assert_eq!(v["error"]["data"]["reason"], reason, "{v}");
+    v["error"].clone()
 }

@@ -1,0 +1,73 @@
+//! Every buffer the client keeps, crossed: an SSE event and a JSON body over `max_event_bytes`
+//! (the POSTs in flight are crossed in `timeouts.rs`, the inbound queue's count and bytes in the
+//! crate's unit tests). The request concerned gets a clear error; the session goes on.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use serde_json::json;
+use support::raw::{self, Reply, result, sse_head};
+use support::{RawClient, local_error};
+use switchboard_http_client::HttpClientConfig;
+
+const NOTE: &str =
+    r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#;
+
+fn config() -> HttpClientConfig {
+    HttpClientConfig::default()
+        .with_get_stream(false)
+        .with_legacy_fallback(false)
+        .with_max_event_bytes(1024)
+}
+
+/// The answer to request `id`, padded to about `size` bytes.
+fn padded(id: i64, size: usize) -> String {
+    result(id, json!({"pad": "x".repeat(size)}))
+}
+
+#[tokio::test]
+async fn an_sse_event_over_the_bound_is_discarded_and_its_request_fails_clearly() {
+    let srv = raw::raw(|req| {
+        let id = req.rpc_id().unwrap_or(0);
+        let mut bytes = sse_head();
+        let answer = if id >= 100 {
+            padded(id, 10)
+        } else {
+            padded(id, 4096)
+        };
+        bytes.extend_from_slice(format!("data: {answer}\n\ndata: {NOTE}\n\n").as_bytes());
+        Reply::close(bytes)
+    })
+    .await;
+    let mut c = RawClient::new(&srv.url, config());
+    c.call(1).await;
+    assert_eq!(
+        c.recv().await["method"],
+        "notifications/message",
+        "the stream goes on past the discarded event"
+    );
+    let e = local_error(&c.recv().await, 1, "stream_ended");
+    assert_eq!(e["data"]["discarded_events"], 1);
+    assert!(
+        e["message"].as_str().unwrap().contains("max_event_bytes"),
+        "{e}"
+    );
+    c.call(100).await;
+    assert_eq!(c.recv().await["id"], 100);
+}
+
+#[tokio::test]
+async fn a_json_body_over_the_bound_fails_its_request() {
+    let srv = raw::raw(|req| {
+        let id = req.rpc_id().unwrap_or(0);
+        let size = if id >= 100 { 10 } else { 4096 };
+        Reply::close(raw::json(&padded(id, size)))
+    })
+    .await;
+    let mut c = RawClient::new(&srv.url, config());
+    c.call(1).await;
+    let e = local_error(&c.recv().await, 1, "response_too_large");
+    assert_eq!(e["data"]["limit"], 1024);
+    c.call(100).await;
+    assert_eq!(c.recv().await["id"], 100);
+}
