@@ -317,3 +317,71 @@ async fn tk_20_tk_22_status_notifications_carry_the_whole_task() {
         (id, json!("cancelled"))
     );
 }
+
+mod client_api {
+    use super::*;
+    use switchboard::client::{Client, ClientError};
+    use switchboard::types::tasks::TaskStatus;
+
+    async fn session(s: &Server) -> switchboard::client::ClientSession {
+        let (a, b) = memory::pair();
+        s.serve(b).expect("serve");
+        Client::builder(Implementation::new("tasks-client", "1"))
+            .build()
+            .connect(a)
+            .await
+            .expect("connect")
+    }
+
+    #[tokio::test]
+    async fn a_tool_task_is_started_polled_and_collected() {
+        let s = server();
+        let c = session(&s).await;
+        let t = c
+            .start_tool_task("slow", json!({"ms": 30}), Some(10_000))
+            .await
+            .expect("task");
+        assert_eq!(t.status, TaskStatus::Working);
+        let done = c.wait_task(&t.task_id).await.expect("wait");
+        assert_eq!(done.status, TaskStatus::Completed);
+        let r = c.tool_task_result(&t.task_id).await.expect("result");
+        assert_eq!(r.content, CallToolResult::text("slept 30").content, "TK-15");
+        let related = r
+            .meta
+            .as_ref()
+            .and_then(|m| m.related_task())
+            .map(|m| m.task_id);
+        assert_eq!(related.as_deref(), Some(t.task_id.as_str()), "TK-21");
+        let listed = c.list_tasks().await.expect("list");
+        assert_eq!(listed.len(), 1);
+        let slow = c
+            .start_tool_task("slow", json!({"ms": 60000}), None)
+            .await
+            .expect("task");
+        let x = c.cancel_task(&slow.task_id).await.expect("cancel");
+        assert_eq!(x.status, TaskStatus::Cancelled);
+        let again = c.cancel_task(&slow.task_id).await.unwrap_err();
+        assert_eq!(again.code().map(|c| c.0), Some(-32602), "TK-14");
+    }
+
+    #[tokio::test]
+    async fn tk_1_tk_2_nothing_is_sent_for_a_task_the_server_cannot_run() {
+        let s = server();
+        let c = session(&s).await;
+        c.list_tools().await.expect("tools");
+        let e = c
+            .start_tool_task("plain", json!({}), None)
+            .await
+            .unwrap_err();
+        assert!(matches!(e, ClientError::TaskRefused(_)), "TK-2: {e}");
+        let no_tasks = Server::builder(Implementation::new("plain", "1"))
+            .tool(Tool::new("t", json!({"type": "object"})), |_| async {
+                Ok(CallToolResult::text("x"))
+            })
+            .build()
+            .expect("server");
+        let c = session(&no_tasks).await;
+        let e = c.start_tool_task("t", json!({}), None).await.unwrap_err();
+        assert!(matches!(e, ClientError::TaskRefused(_)), "TK-1: {e}");
+    }
+}

@@ -82,6 +82,10 @@ pub enum ClientError {
         /// Why it was refused.
         reason: &'static str,
     },
+    /// A task-augmented call was not sent: the server did not declare tasks for it, or the tool
+    /// forbids them (`[TK-1]`, `[TK-2]`).
+    #[error("not run as a task: {0}")]
+    TaskRefused(String),
     /// A route given to [`ClientBuilder::request`](crate::ClientBuilder::request) or
     /// [`ClientBuilder::notification`](crate::ClientBuilder::notification) could not be added
     /// (a duplicate, or a method a client never receives); nothing is sent.

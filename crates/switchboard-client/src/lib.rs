@@ -16,6 +16,7 @@
 //! | `router` | the method table: built-in answers (sampling, elicitation, roots) and user routes |
 //! | `service` | the engine service: gates and routes server requests and notifications, guards sends |
 //! | `validation` | `structuredContent` checked against the tool's `outputSchema` (`[SF-7]`) |
+//! | [`task`] | tools called as tasks: start, get, wait, result, cancel, list |
 //! | [`error`] | [`ClientError`] |
 //!
 //! # Features
@@ -35,6 +36,7 @@ pub(crate) mod service;
 pub mod session;
 pub(crate) mod state;
 pub mod subscription;
+pub mod task;
 pub(crate) mod validation;
 
 pub use cache::ListKind;

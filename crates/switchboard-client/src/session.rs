@@ -135,6 +135,11 @@ impl ClientSession {
         &self.state.capabilities
     }
 
+    /// The bound on pages a list-all helper follows.
+    pub(crate) fn max_pages(&self) -> usize {
+        self.state.options.max_pages
+    }
+
     /// The engine handle, for raw requests.
     pub fn peer(&self) -> &Peer {
         &self.peer
@@ -181,7 +186,7 @@ impl ClientSession {
         })
     }
 
-    async fn send<P: Serialize, R: DeserializeOwned>(
+    pub(crate) async fn send<P: Serialize, R: DeserializeOwned>(
         &self,
         method: &str,
         params: &P,
