@@ -2,8 +2,11 @@
 //! CLI mode. Prints the JSON result on stdout (exit 0); a JSON-RPC error goes to stderr (exit 1);
 //! a connection failure exits 2.
 
+use std::time::Duration;
+
 use std::io::IsTerminal;
 use switchboard::types::catalogue::{self, Arguments, Target};
+use switchboard::types::methods;
 
 use anyhow::Context as _;
 use serde_json::{Map, Value, json};
@@ -36,6 +39,15 @@ pub(crate) struct CallArgs {
     pub elicitation_response: Option<String>,
     /// Roots to offer (JSON array of roots).
     pub roots: Option<String>,
+    /// Run a `tools/call` as a task.
+    pub task: Option<TaskArgs>,
+}
+
+/// `--task` options.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TaskArgs {
+    /// The retention to ask for, in milliseconds.
+    pub ttl: Option<u64>,
 }
 
 /// The outcome for the caller: text for stdout or stderr, and the exit code.
@@ -239,6 +251,49 @@ async fn list_all(
     Ok(json!({ key: all }))
 }
 
+/// `tools/call` as a task: the status on stderr as it changes, then the result as a plain
+/// call's; Ctrl-C cancels the task.
+async fn run_task(
+    session: &ClientSession,
+    a: &CallArgs,
+    params: Value,
+    task: TaskArgs,
+) -> Result<Value, ClientError> {
+    if a.method != methods::TOOLS_CALL {
+        return Err(ClientError::TaskRefused(format!(
+            "--task applies to tools/call, not {}",
+            a.method
+        )));
+    }
+    let name = params["name"].as_str().unwrap_or_default().to_owned();
+    let arguments = params.get("arguments").cloned().unwrap_or(json!({}));
+    let _ = session.list_tools().await;
+    let t = session.start_tool_task(&name, arguments, task.ttl).await?;
+    eprintln!("task {}: {}", t.task_id, t.status);
+    let mut last = t.status;
+    loop {
+        let every = Duration::from_millis(t.poll_interval.unwrap_or(1_000).clamp(50, 30_000));
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {
+                let c = session.cancel_task(&t.task_id).await?;
+                eprintln!("task {}: {}", c.task_id, c.status);
+                return Err(ClientError::TaskRefused("cancelled by Ctrl-C".into()));
+            }
+            _ = tokio::time::sleep(every) => {}
+        }
+        let now = session.get_task(&t.task_id).await?;
+        if now.status != last {
+            eprintln!("task {}: {}", now.task_id, now.status);
+            last = now.status;
+        }
+        if now.status.is_terminal() {
+            break;
+        }
+    }
+    let r = session.tool_task_result(&t.task_id).await?;
+    serde_json::to_value(r).map_err(|e| ClientError::Handshake(e.to_string()))
+}
+
 /// Runs one call.
 pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
     let fail = |code: i32, msg: String| CallOutcome {
@@ -254,7 +309,9 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
         Ok(s) => s,
         Err(e) => return fail(2, format!("switchboard call: {e:#}\n")),
     };
-    let result = if let Some(key) = list_key(&a.method).filter(|_| params.get("cursor").is_none()) {
+    let result = if let Some(task) = a.task {
+        run_task(&session, a, params, task).await
+    } else if let Some(key) = list_key(&a.method).filter(|_| params.get("cursor").is_none()) {
         list_all(&session, &a.method, key, params).await
     } else {
         let opts = RequestOptions::default().with_progress(|u| progress_bar(u.progress, u.total));
@@ -297,6 +354,7 @@ mod tests {
             sampling_response: None,
             elicitation_response: None,
             roots: None,
+            task: None,
         }
     }
 

@@ -94,6 +94,13 @@ enum Command {
         /// Offer these roots (a JSON array of {uri, name?}); no roots capability otherwise.
         #[arg(long)]
         roots: Option<String>,
+        /// With tools/call: run the call as a task (2025-11-25): the status is shown on stderr as
+        /// it changes, then the result is printed as a plain call's; Ctrl-C cancels the task.
+        #[arg(long)]
+        task: bool,
+        /// With --task: the retention to ask for, in milliseconds.
+        #[arg(long, value_name = "MS", requires = "task")]
+        ttl: Option<u64>,
     },
     /// A transparent recording proxy between any client and any server: every frame relayed
     /// unchanged and recorded as a JSONL line (ts_ms, direction, transport, session, frame).
@@ -282,6 +289,8 @@ fn run() -> anyhow::Result<()> {
             sampling_response,
             elicitation_response,
             roots,
+            task,
+            ttl,
         } => {
             let args = call::CallArgs {
                 stdio,
@@ -293,6 +302,7 @@ fn run() -> anyhow::Result<()> {
                 sampling_response,
                 elicitation_response,
                 roots,
+                task: task.then_some(call::TaskArgs { ttl }),
             };
             let outcome = rt.block_on(call::run(&args));
             eprint!("{}", outcome.stderr);

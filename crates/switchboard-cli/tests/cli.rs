@@ -405,3 +405,29 @@ fn record_relays_byte_for_byte_and_its_recording_traces_clean() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn call_task_shows_the_status_then_prints_the_result() {
+    let (code, out, err) = call(&[
+        "tools/call",
+        "test_task_slow",
+        "ms=200",
+        "--task",
+        "--ttl",
+        "60000",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+    assert_eq!(v["content"][0]["text"], "slept 200 ms");
+    let task = v["_meta"]["io.modelcontextprotocol/related-task"]["taskId"]
+        .as_str()
+        .expect("related task");
+    assert!(err.contains(&format!("task {task}: working")), "{err}");
+    assert!(err.contains(&format!("task {task}: completed")), "{err}");
+    let (code, out, err) = call(&["tools/call", "test_task_required", "--task"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("the task is done"));
+    let (code, _, err) = call(&["tools/call", "test_simple_text", "--task"]);
+    assert_eq!(code, Some(2), "a tool that forbids tasks: nothing sent");
+    assert!(err.contains("TK-2"), "{err}");
+}
