@@ -7,7 +7,10 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use switchboard_types::catalogue::{
     self, Cancelled, Initialize, Initialized, Method, Ping, Progress, Sender,
+    TaskStatus as TaskStatusChanged,
 };
+
+use crate::tasks::TaskTracker;
 
 pub use switchboard_types::Direction;
 
@@ -99,6 +102,8 @@ pub struct FrameReport {
 struct Open {
     index: usize,
     method: String,
+    /// `params.taskId` of a task method.
+    task_id: Option<String>,
     progress_token: Option<Value>,
     last_progress: Option<f64>,
     at_ms: Option<f64>,
@@ -133,6 +138,7 @@ pub struct Inspector {
     notification_ids: HashMap<(Direction, String), usize>,
     pub(crate) reports: Vec<FrameReport>,
     pub(crate) latencies: HashMap<String, Vec<f64>>,
+    tasks: TaskTracker,
 }
 
 impl fmt::Debug for Inspector {
@@ -356,11 +362,22 @@ impl Inspector {
             .and_then(|p| p.get("_meta"))
             .and_then(|m| m.get("progressToken"))
             .cloned();
+        // tasks/get, tasks/result, tasks/cancel: linked to the call that created the task.
+        let task_id = obj
+            .get("params")
+            .and_then(|p| p.get("taskId"))
+            .and_then(Value::as_str)
+            .filter(|_| primitive_of(method) == Some("tasks"))
+            .map(str::to_owned);
+        if let Some(id) = &task_id {
+            r.refers_to = self.tasks.created_by(id);
+        }
         self.open.insert(
             key,
             Open {
                 index: r.index,
                 method: method.to_owned(),
+                task_id,
                 progress_token,
                 last_progress: None,
                 at_ms: r.elapsed_ms,
@@ -394,6 +411,12 @@ impl Inspector {
             }
         } else if method == Progress::NAME {
             self.on_progress(r, params);
+        } else if method == TaskStatusChanged::NAME {
+            if let Some(task) = params {
+                self.tasks.observe_task(task, &mut r.violations);
+                let id = task.get("taskId").and_then(Value::as_str);
+                r.refers_to = id.and_then(|id| self.tasks.created_by(id));
+            }
         }
     }
 
@@ -529,6 +552,15 @@ impl Inspector {
                         .entry(open.method.clone())
                         .or_default()
                         .push(b - a);
+                }
+                if let Some(result) = obj.get("result") {
+                    self.tasks.response(
+                        &open.method,
+                        open.index,
+                        open.task_id.as_deref(),
+                        result,
+                        &mut r.violations,
+                    );
                 }
                 if open.method == Initialize::NAME && has_result {
                     self.server_caps = obj

@@ -8,6 +8,7 @@
 //! | module | role |
 //! |---|---|
 //! | [`annotate`] | [`Inspector`]: one [`FrameReport`] per frame (kind, primitive, phase, capability, links, violations) |
+//! | [`tasks`] | task frames: links to the creating call, the TK rules a trace can judge |
 //! | [`summary`] | [`Summary`]: counts, unanswered requests, latency per method, lifecycle share |
 //! | [`input`] | reads recordings (JSONL), `->`/`<-` transcripts and bare frames |
 //! | [`render`] | the readable table |
@@ -20,6 +21,7 @@ pub mod annotate;
 pub mod input;
 pub mod render;
 pub mod summary;
+pub mod tasks;
 
 pub use annotate::{Direction, FrameReport, Inspector, Kind, Phase, Violation};
 pub use input::{InputError, TraceInput, parse_input};

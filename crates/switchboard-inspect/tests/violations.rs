@@ -214,7 +214,11 @@ fn jr_7_a_message_with_both_result_and_error_is_invalid_not_an_error() {
     assert_eq!(tags(&i, 4), vec!["JR-7"]);
     assert_eq!(r.refers_to, Some(3), "still linked to the request it names");
     assert_eq!(r.method.as_deref(), Some("tools/list"));
-    assert_eq!(i.unanswered(), vec![3], "an invalid message answers nothing");
+    assert_eq!(
+        i.unanswered(),
+        vec![3],
+        "an invalid message answers nothing"
+    );
 }
 
 #[test]
@@ -228,9 +232,17 @@ fn ut_7_progress_after_the_response_keeps_its_link() {
 "
     ));
     assert_eq!(tags(&i, 5), vec!["UT-7"]);
-    assert_eq!(i.reports()[5].refers_to, Some(3), "late progress links to its request");
+    assert_eq!(
+        i.reports()[5].refers_to,
+        Some(3),
+        "late progress links to its request"
+    );
     assert_eq!(tags(&i, 6), vec!["UT-7"]);
-    assert_eq!(i.reports()[6].refers_to, None, "an unknown token links to nothing");
+    assert_eq!(
+        i.reports()[6].refers_to,
+        None,
+        "an unknown token links to nothing"
+    );
 }
 
 #[test]
@@ -262,5 +274,70 @@ fn answered_requests_are_remembered_within_a_bound() {
         &format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{}}}}", n + 99),
         None,
     );
-    assert!(last.violations[0].reason.contains("second answer"), "{last:?}");
+    assert!(
+        last.violations[0].reason.contains("second answer"),
+        "{last:?}"
+    );
 }
+
+const TASK: &str =
+    r#""createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttl":1000"#;
+
+#[test]
+fn task_frames_are_linked_to_the_call_that_created_the_task() {
+    let i = trace(&format!(
+        "{TASK_HANDSHAKE}
+-> {{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{{\"name\":\"slow\",\"task\":{{}}}}}}
+<- {{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"task\":{{\"taskId\":\"t1\",\"status\":\"working\",{TASK}}}}}}}
+-> {{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tasks/result\",\"params\":{{\"taskId\":\"t1\"}}}}
+<- {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/status\",\"params\":{{\"taskId\":\"t1\",\"status\":\"completed\",{TASK}}}}}
+<- {{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{{\"content\":[],\"_meta\":{{\"io.modelcontextprotocol/related-task\":{{\"taskId\":\"t1\"}}}}}}}}
+"
+    ));
+    for r in i.reports() {
+        assert!(r.violations.is_empty(), "{r:?}");
+    }
+    assert_eq!(
+        i.reports()[5].refers_to,
+        Some(3),
+        "tasks/result links to the tools/call"
+    );
+    assert_eq!(i.reports()[5].primitive, Some("tasks"));
+    assert_eq!(
+        i.reports()[6].refers_to,
+        Some(3),
+        "the status notification too"
+    );
+    assert_eq!(
+        i.reports()[7].refers_to,
+        Some(5),
+        "the answer links to its request"
+    );
+}
+
+#[test]
+fn tk_9_tk_10_tk_11_tk_21_task_rules() {
+    let i = trace(&format!(
+        "{TASK_HANDSHAKE}
+-> {{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{{\"name\":\"slow\",\"task\":{{}}}}}}
+<- {{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"task\":{{\"taskId\":\"t1\",\"status\":\"completed\"}}}}}}
+-> {{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tasks/get\",\"params\":{{\"taskId\":\"t1\"}}}}
+<- {{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{{\"taskId\":\"t1\",\"status\":\"working\",{TASK}}}}}
+-> {{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tasks/result\",\"params\":{{\"taskId\":\"t1\"}}}}
+<- {{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{{\"content\":[]}}}}
+"
+    ));
+    assert_eq!(tags(&i, 4), vec!["TK-11", "TK-9"]);
+    assert_eq!(
+        tags(&i, 6),
+        vec!["TK-10"],
+        "a completed task went back to working"
+    );
+    assert_eq!(tags(&i, 8), vec!["TK-21"]);
+}
+
+const TASK_HANDSHAKE: &str = r#"
+-> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}
+<- {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"s","version":"1"}}}
+-> {"jsonrpc":"2.0","method":"notifications/initialized"}
+"#;
