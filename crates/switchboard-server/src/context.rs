@@ -16,6 +16,11 @@ use switchboard_types::sampling::{CreateMessageRequestParams, CreateMessageResul
 use switchboard_types::{ErrorCode, ErrorObject, Feature, RequestId};
 use tokio_util::sync::CancellationToken;
 
+use crate::task;
+use std::sync::Arc;
+use switchboard_tasks::TaskStore;
+use switchboard_types::meta::Meta;
+use switchboard_types::tasks::TaskStatus;
 use crate::session::{ServerSession, SessionError, log_via};
 use switchboard_types::methods;
 
@@ -24,6 +29,16 @@ use switchboard_types::methods;
 pub struct Context {
     pub(crate) request: RequestContext,
     pub(crate) session: ServerSession,
+    /// Set when the request runs as a task: requests to the client then move the task to
+    /// `input_required` and carry its related-task `_meta` (`[TK-13]`).
+    pub(crate) task: Option<TaskLink>,
+}
+
+/// The task a request runs as.
+#[derive(Clone)]
+pub(crate) struct TaskLink {
+    pub(crate) id: String,
+    pub(crate) store: Arc<dyn TaskStore>,
 }
 
 impl fmt::Debug for Context {
@@ -117,11 +132,51 @@ impl Context {
         method: &str,
         params: Option<&P>,
     ) -> Result<R, ClientRequestError> {
-        Ok(self
-            .request
-            .peer()
-            .call(method, params, RequestOptions::default())
-            .await?)
+        let Some(link) = &self.task else {
+            return Ok(self
+                .request
+                .peer()
+                .call(method, params, RequestOptions::default())
+                .await?);
+        };
+        // Run as a task: the task waits for input while the client answers (`[TK-13]`: the
+        // request carries the task's id). The call that created the task was answered long
+        // ago, so the request is not tied to its stream.
+        let mut value = match params {
+            Some(p) => serde_json::to_value(p)
+                .map_err(RequestError::from)?,
+            None => serde_json::json!({}),
+        };
+        if let Some(obj) = value.as_object_mut() {
+            let mut meta: Meta = obj
+                .get("_meta")
+                .and_then(|m| serde_json::from_value(m.clone()).ok())
+                .unwrap_or_else(Meta::new);
+            meta.set_related_task(&link.id);
+            if let Ok(meta) = serde_json::to_value(meta) {
+                obj.insert("_meta".into(), meta);
+            }
+        }
+        let peer = self.request.peer().unrelated();
+        let waiting = format!("waiting for the client's answer to {method}");
+        if let Ok(t) = link
+            .store
+            .set_status(&link.id, TaskStatus::InputRequired, Some(waiting))
+            .await
+        {
+            task::notify_status(&peer, t).await;
+        }
+        let answer = peer
+            .call(method, Some(&value), RequestOptions::default())
+            .await;
+        if let Ok(t) = link
+            .store
+            .set_status(&link.id, TaskStatus::Working, None)
+            .await
+        {
+            task::notify_status(&peer, t).await;
+        }
+        Ok(answer?)
     }
 
     fn client_caps(&self) -> Option<switchboard_types::capabilities::ClientCapabilities> {

@@ -34,7 +34,7 @@ use switchboard_types::catalogue::{
 };
 
 use crate::completion::{CompletionQuery, CompletionRegistry, CompletionTarget};
-use crate::context::{Context, resource_not_found};
+use crate::context::{Context, TaskLink, resource_not_found};
 use crate::era::Era;
 use crate::gate;
 use crate::lifecycle::Strictness;
@@ -138,6 +138,7 @@ impl ServerService {
         Context {
             request: cx,
             session,
+            task: None,
         }
     }
 
@@ -328,6 +329,11 @@ impl ServerService {
                 .await
                 .map_err(|e| e.to_error_object())?;
             let id = created.task_id.clone();
+            let mut call = call;
+            call.cx.task = Some(TaskLink {
+                id: id.clone(),
+                store: server.tasks.store.clone(),
+            });
             let work = {
                 let server = server.clone();
                 let id = id.clone();
