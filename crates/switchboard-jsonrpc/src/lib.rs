@@ -30,7 +30,9 @@
 //! * Responses are routed by id in any order; an orphan response is logged with its frame and dropped.
 //! * A duplicate in-flight id from the peer gets -32600; in-flight requests, pending requests,
 //!   frame size and the outbound queue are bounded. When the queue is full the reader waits
-//!   before it reads on, so a peer that does not read its answers cannot pile them up.
+//!   before it reads on, so a peer that does not read its answers cannot pile them up; an
+//!   answer without id (to a frame whose id was unreadable) is dropped instead, so a peer
+//!   flooding garbage while reading nothing cannot wedge the session.
 //! * A cancelled request's handler future is dropped and no answer is sent.
 
 pub mod config;

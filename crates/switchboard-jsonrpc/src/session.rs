@@ -214,7 +214,22 @@ fn on_bad_frame(peer: &Peer, e: &TransportError) -> Option<OutboundFrame> {
         _ => ErrorObject::parse_error("frame is not valid UTF-8"),
     };
     peer_log!(peer, WARN, side = peer.inner.config.name, error = %e, "bad frame discarded");
-    peer.answer(Response::error(None, err))
+    answer_idless(peer, Response::error(None, err))
+}
+
+/// Queues an answer that carries no id (the frame's id was unreadable) when there is room, and
+/// drops it otherwise: nobody can be waiting for it, and a peer that floods us with garbage
+/// while it reads nothing back must not stall the reader (both sides would wait on each other).
+fn answer_idless(peer: &Peer, response: Response) -> Option<OutboundFrame> {
+    if peer.answer(response).is_some() {
+        peer_log!(
+            peer,
+            DEBUG,
+            side = peer.inner.config.name,
+            "outbound queue full: an answer without id dropped"
+        );
+    }
+    None
 }
 
 fn log_inbound(
@@ -253,7 +268,7 @@ fn on_frame(peer: &Peer, text: String) -> Option<OutboundFrame> {
             bytes = text.len(),
             "frame over the size bound discarded"
         );
-        return peer.answer(Response::error(None, err));
+        return answer_idless(peer, Response::error(None, err));
     }
     match Frame::decode(&text) {
         Err(e) => on_decode_error(peer, &text, &e, false),
@@ -291,7 +306,11 @@ fn on_decode_error(peer: &Peer, text: &str, e: &DecodeError, batch: bool) -> Opt
     }
     if e.answerable {
         peer_log!(peer, DEBUG, side = peer.inner.config.name, error = %e.error, "invalid frame answered");
-        peer.answer(Response::error(e.id.clone(), e.error.clone()))
+        let response = Response::error(e.id.clone(), e.error.clone());
+        match e.id {
+            Some(_) => peer.answer(response),
+            None => answer_idless(peer, response),
+        }
     } else {
         let (frame, bytes) = frame_fields(text);
         peer_log!(peer, WARN, side = peer.inner.config.name, error = %e.error, %frame, bytes, "invalid notification or response dropped");
@@ -317,7 +336,7 @@ fn on_batch(
             "batch_not_allowed",
         );
         log_inbound(peer, None, text, Some(&err), true);
-        return peer.answer(Response::error(None, err));
+        return answer_idless(peer, Response::error(None, err));
     }
     let entries = items.len();
     let mut invalid = 0usize;

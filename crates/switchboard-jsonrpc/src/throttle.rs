@@ -102,7 +102,7 @@ fn report(side: &str, suppressed: u64) {
     tracing::warn!(
         side,
         suppressed,
-        "{suppressed} log lines about this peer's input suppressed (over the per-session budget)"
+        "{suppressed} log lines caused by the peer suppressed (over its budget)"
     );
 }
 

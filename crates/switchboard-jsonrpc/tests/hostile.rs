@@ -297,3 +297,35 @@ async fn a_peer_that_does_not_read_its_answers_is_slowed_down_not_buffered() {
         assert_eq!(recv(&mut source).await["error"]["code"], -32600);
     }
 }
+
+#[tokio::test]
+async fn garbage_from_a_peer_that_reads_nothing_never_stalls_the_reader() {
+    let (a, b) = memory::pair_with_capacity(8);
+    let mut config = SessionConfig::default();
+    config.outbound_queue = 8;
+    let _peer = spawn(a, Arc::new(Hostile), config);
+    let (mut sink, mut source) = MemoryTransport::split(b);
+    // Parse errors carry no id: once nobody reads them, they are dropped, and reading goes on.
+    for _ in 0..10_000 {
+        tokio::time::timeout(Duration::from_secs(5), sink.send(frame("not json".into())))
+            .await
+            .expect("the reader keeps reading")
+            .unwrap();
+    }
+    sink.send(frame(r#"{"jsonrpc":"2.0","id":"end","method":"echo"}"#.into()))
+        .await
+        .unwrap();
+    let mut parse_errors = 0;
+    loop {
+        let a = recv(&mut source).await;
+        if a["id"] == "end" {
+            break;
+        }
+        assert_eq!(a["error"]["code"], -32700);
+        parse_errors += 1;
+    }
+    assert!(
+        (1..10_000).contains(&parse_errors),
+        "{parse_errors} parse errors answered: those nobody read were dropped"
+    );
+}
