@@ -329,3 +329,17 @@ async fn garbage_from_a_peer_that_reads_nothing_never_stalls_the_reader() {
         "{parse_errors} parse errors answered: those nobody read were dropped"
     );
 }
+
+#[tokio::test]
+async fn at_end_of_input_handlers_get_eof_grace_to_finish_and_no_more() {
+    for (grace, answered) in [(Duration::from_secs(2), true), (Duration::from_millis(1), false)] {
+        let (_peer, mut sink, mut source) = start(SessionConfig::default().with_eof_grace(grace));
+        let slow = json!({"jsonrpc": "2.0", "id": 1, "method": "slow"}).to_string();
+        sink.send(frame(slow)).await.unwrap();
+        drop(sink); // End of input.
+        let next = tokio::time::timeout(Duration::from_secs(5), source.recv())
+            .await
+            .expect("the session ends in time");
+        assert_eq!(next.is_some(), answered, "grace {grace:?}: {next:?}");
+    }
+}
