@@ -312,9 +312,11 @@ async fn garbage_from_a_peer_that_reads_nothing_never_stalls_the_reader() {
             .expect("the reader keeps reading")
             .unwrap();
     }
-    sink.send(frame(r#"{"jsonrpc":"2.0","id":"end","method":"echo"}"#.into()))
-        .await
-        .unwrap();
+    sink.send(frame(
+        r#"{"jsonrpc":"2.0","id":"end","method":"echo"}"#.into(),
+    ))
+    .await
+    .unwrap();
     let mut parse_errors = 0;
     loop {
         let a = recv(&mut source).await;
@@ -332,7 +334,10 @@ async fn garbage_from_a_peer_that_reads_nothing_never_stalls_the_reader() {
 
 #[tokio::test]
 async fn at_end_of_input_handlers_get_eof_grace_to_finish_and_no_more() {
-    for (grace, answered) in [(Duration::from_secs(2), true), (Duration::from_millis(1), false)] {
+    for (grace, answered) in [
+        (Duration::from_secs(2), true),
+        (Duration::from_millis(1), false),
+    ] {
         let (_peer, mut sink, mut source) = start(SessionConfig::default().with_eof_grace(grace));
         let slow = json!({"jsonrpc": "2.0", "id": 1, "method": "slow"}).to_string();
         sink.send(frame(slow)).await.unwrap();
