@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::framelog::FrameHook;
+pub use crate::throttle::DEFAULT_LOG_LINES_PER_SECOND;
 
 /// Default bound on one inbound frame: 16 MiB.
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
@@ -37,6 +38,10 @@ pub struct SessionConfig {
     pub name: &'static str,
     /// After a clean end of input, how long requests already being handled may still finish.
     pub eof_grace: Duration,
+    /// Log lines the peer's input may cause per second (bad frames, orphan responses, stray
+    /// cancellations, handler panics), also the burst; the rest are counted and reported as
+    /// one line. At least 1.
+    pub log_lines_per_second: u32,
 }
 
 impl Default for SessionConfig {
@@ -50,6 +55,7 @@ impl Default for SessionConfig {
             frame_hook: None,
             name: "peer",
             eof_grace: DEFAULT_EOF_GRACE,
+            log_lines_per_second: DEFAULT_LOG_LINES_PER_SECOND,
         }
     }
 }
@@ -88,6 +94,12 @@ impl SessionConfig {
     /// Sets how long requests in flight may finish after a clean end of input.
     pub fn with_eof_grace(mut self, grace: Duration) -> Self {
         self.eof_grace = grace;
+        self
+    }
+
+    /// Sets how many log lines per second the peer's input may cause (at least 1).
+    pub fn with_log_lines_per_second(mut self, n: u32) -> Self {
+        self.log_lines_per_second = n.max(1);
         self
     }
 

@@ -16,14 +16,23 @@
 //! | [`framelog`] | [`FrameHook`]: sees every frame with direction, kind and id |
 //! | [`related`] | [`RelatedRequests`]: for relays, which client request a server frame belongs to |
 //! | [`config`] | [`SessionConfig`]: every bound, on by default |
+//! | [`throttle`] | [`LogThrottle`]: the per-session budget of log lines the peer's input causes |
 //! | [`error`] | [`RequestError`] for callers |
 //!
 //! # Guarantees
 //! * Messages are told apart by structure; `"id": null` is an invalid request (-32600).
-//! * Inbound requests run concurrently; a panicking handler answers -32603 and the session lives on.
+//! * Inbound requests run concurrently; a panicking handler answers -32603 and the session lives
+//!   on, whether it panics in [`Service::call`] itself or in the future it returns; a panic in
+//!   [`Service::notify`] is logged and the session lives on.
+//! * Log lines caused by the peer's input are bounded in size and rate per session
+//!   ([`LogThrottle`]); answers that echo the peer's text cut it
+//!   ([`switchboard_types::error::echo`]).
 //! * Responses are routed by id in any order; an orphan response is logged with its frame and dropped.
 //! * A duplicate in-flight id from the peer gets -32600; in-flight requests, pending requests,
-//!   frame size and the outbound queue are bounded.
+//!   frame size and the outbound queue are bounded. When the queue is full the reader waits
+//!   before it reads on, so a peer that does not read its answers cannot pile them up; an
+//!   answer without id (to a frame whose id was unreadable) is dropped instead, so a peer
+//!   flooding garbage while reading nothing cannot wedge the session.
 //! * A cancelled request's handler future is dropped and no answer is sent.
 
 pub mod config;
@@ -36,6 +45,7 @@ pub mod related;
 pub mod router;
 pub mod service;
 pub mod session;
+pub mod throttle;
 pub mod transport;
 
 pub use config::SessionConfig;
@@ -49,6 +59,7 @@ pub use service::{
     Service,
 };
 pub use session::{NullService, spawn};
+pub use throttle::LogThrottle;
 pub use transport::{
     FrameSink, FrameSource, OutboundFrame, Transport, TransportControl, TransportError,
 };

@@ -122,6 +122,8 @@ pub(crate) struct Inner {
     pub(crate) flushed: CancellationToken,
     /// What the transport lets handlers control, if anything.
     pub(crate) control: Option<Arc<dyn crate::transport::TransportControl>>,
+    /// The budget of log lines the peer's input may cause.
+    pub(crate) log: crate::throttle::LogThrottle,
 }
 
 /// A handle to one session: sends to the peer. Cheap to clone.
@@ -285,6 +287,12 @@ impl Peer {
     /// Why the connection was lost, when the transport failed (e.g. the exit status of a child).
     pub fn close_reason(&self) -> Option<String> {
         self.inner.close_reason.lock().ok().and_then(|r| r.clone())
+    }
+
+    /// The session's budget of log lines caused by the peer's input. A role checks it before
+    /// logging anything the peer can repeat at will (`if peer.log_throttle().admit(..)`).
+    pub fn log_throttle(&self) -> &crate::throttle::LogThrottle {
+        &self.inner.log
     }
 
     /// Transport-specific controls (e.g. closing an SSE stream early), when the transport has any.
@@ -507,18 +515,18 @@ impl Peer {
         }
     }
 
-    /// Queues a response without waiting; when the outbound queue is full, a task waits instead.
-    pub(crate) fn respond_now(&self, response: Response) {
+    /// Queues a response without waiting. When the outbound queue is full, the frame is handed
+    /// back: the reader queues it before it reads on, so a peer that does not read its answers
+    /// is slowed down instead of piling them up.
+    pub(crate) fn answer(&self, response: Response) -> Option<OutboundFrame> {
         let msg = Message::Response(response);
         if self.inner.shutdown.is_cancelled() {
-            return;
+            return None;
         }
         let frame = self.inner.frame(&msg, None);
-        if let Err(crate::queue::PushError::Full(frame)) = self.inner.out.try_push(frame) {
-            let inner = self.inner.clone();
-            tokio::spawn(async move {
-                let _ = inner.out.push(frame).await;
-            });
+        match self.inner.out.try_push(frame) {
+            Err(crate::queue::PushError::Full(frame)) => Some(frame),
+            _ => None,
         }
     }
 

@@ -21,6 +21,7 @@ use serde::de::DeserializeOwned;
 use switchboard_types::catalogue::{
     self, MethodKind, MethodSpec, NotificationMethod, RequestMethod, Side,
 };
+use switchboard_types::error::echo;
 use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::{ErrorCode, ErrorObject, RawJson};
 
@@ -179,15 +180,17 @@ pub fn parse_params<T: DeserializeOwned>(
     serde_json::from_str(text).map_err(|e| invalid_params(method, &e))
 }
 
-/// -32602 for params of `method` that do not parse.
+/// -32602 for params of `method` that do not parse. The method and the parser's detail (which
+/// can quote the peer's value) are cut by [`echo`].
 pub fn invalid_params(method: &str, e: &serde_json::Error) -> ErrorObject {
+    let method = echo(method);
+    let detail = e.to_string();
+    let detail = echo(&detail);
     ErrorObject::new(
         ErrorCode::INVALID_PARAMS,
-        format!("Invalid params for {method}: {e}"),
+        format!("Invalid params for {method}: {detail}"),
     )
-    .with_data(
-        serde_json::json!({"reason": "invalid_params", "method": method, "detail": e.to_string()}),
-    )
+    .with_data(serde_json::json!({"reason": "invalid_params", "method": method, "detail": detail}))
 }
 
 /// A type-erased request handler: raw params and a context `C` in, a raw result out.

@@ -26,13 +26,16 @@ use crate::peer::{InflightEntry, Inner, Peer};
 use crate::service::{
     BoxFuture, ProgressSlot, ProgressState, ProgressUpdate, RequestContext, Service,
 };
+use crate::throttle::shown;
 use crate::transport::{FrameSink, FrameSource, OutboundFrame, Transport, TransportError};
+use switchboard_types::error::echo;
 use switchboard_types::methods;
 
 /// Starts a session on `transport`, answering the peer with `service`. Must be called inside a
 /// Tokio runtime. Returns the handle used to talk to the peer.
 pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: SessionConfig) -> Peer {
     let control = transport.control();
+    let config_log_rate = config.log_lines_per_second;
     let (sink, source) = transport.split();
     let inner = Arc::new(Inner {
         out: crate::queue::Queue::new(config.outbound_queue),
@@ -48,6 +51,7 @@ pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         inflight_done: tokio::sync::Notify::new(),
         flushed: CancellationToken::new(),
         control,
+        log: crate::throttle::LogThrottle::new(config_log_rate),
     });
     let peer = Peer {
         inner: inner.clone(),
@@ -57,6 +61,9 @@ pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
     tokio::spawn(read_loop(source, peer.clone()));
     peer
 }
+
+/// A request's answer to come: the response, or nothing when the request was cancelled.
+type Answer = BoxFuture<Option<(Peer, Response)>>;
 
 /// The most frames handed to the transport in one [`FrameSink::send_batch`].
 const WRITE_BATCH: usize = 64;
@@ -109,7 +116,7 @@ async fn read_loop<S: FrameSource>(mut source: S, peer: Peer) {
             _ = shutdown.cancelled() => break,
             next = source.recv() => next,
         };
-        match next {
+        let backlog = match next {
             None => {
                 // A clean end of input: let requests already being handled finish (bounded by
                 // `eof_grace`) so that `printf frames | server` still gets every answer.
@@ -124,6 +131,14 @@ async fn read_loop<S: FrameSource>(mut source: S, peer: Peer) {
                     *r = Some(e.to_string());
                 }
                 break;
+            }
+        };
+        if let Some(frame) = backlog {
+            // The outbound queue is full: the answer waits for room, and so does the next read.
+            tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => break,
+                _ = peer.inner.out.push(frame) => {}
             }
         }
     }
@@ -162,10 +177,35 @@ fn finish(peer: &Peer) {
     if let Ok(mut pending) = inner.pending.lock() {
         pending.clear();
     }
+    inner.log.flush(inner.config.name);
     inner.service.closed();
 }
 
-fn on_bad_frame(peer: &Peer, e: &TransportError) {
+/// Logs a line about the peer's input at `level`, within the session's [`LogThrottle`] budget.
+/// Peer-supplied text in the fields goes through [`shown`].
+///
+/// [`LogThrottle`]: crate::throttle::LogThrottle
+macro_rules! peer_log {
+    ($peer:expr, $level:ident, $($arg:tt)+) => {
+        if tracing::enabled!(tracing::Level::$level)
+            && $peer.inner.log.admit($peer.inner.config.name)
+        {
+            tracing::event!(tracing::Level::$level, $($arg)+);
+        }
+    };
+}
+
+/// A frame's text as a log line shows it (cut), with its full length in bytes.
+fn frame_fields(text: &str) -> (std::borrow::Cow<'_, str>, usize) {
+    (shown(text), text.len())
+}
+
+/// A request id as a log line shows it (a string id can be as long as the frame allows).
+fn id_shown(id: &RequestId) -> String {
+    shown(&id.to_string()).into_owned()
+}
+
+fn on_bad_frame(peer: &Peer, e: &TransportError) -> Option<OutboundFrame> {
     let err = match e {
         TransportError::FrameTooLarge { limit } => {
             ErrorObject::new(ErrorCode::INVALID_REQUEST, "frame too large")
@@ -173,13 +213,23 @@ fn on_bad_frame(peer: &Peer, e: &TransportError) {
         }
         _ => ErrorObject::parse_error("frame is not valid UTF-8"),
     };
-    tracing::warn!(side = peer.inner.config.name, error = %e, "bad frame discarded");
-    answer_now(peer, Response::error(None, err));
+    peer_log!(peer, WARN, side = peer.inner.config.name, error = %e, "bad frame discarded");
+    answer_idless(peer, Response::error(None, err))
 }
 
-fn answer_now(peer: &Peer, response: Response) {
-    let peer = peer.clone();
-    tokio::spawn(async move { peer.respond(response).await });
+/// Queues an answer that carries no id (the frame's id was unreadable) when there is room, and
+/// drops it otherwise: nobody can be waiting for it, and a peer that floods us with garbage
+/// while it reads nothing back must not stall the reader (both sides would wait on each other).
+fn answer_idless(peer: &Peer, response: Response) -> Option<OutboundFrame> {
+    if peer.answer(response).is_some() {
+        peer_log!(
+            peer,
+            DEBUG,
+            side = peer.inner.config.name,
+            "outbound queue full: an answer without id dropped"
+        );
+    }
+    None
 }
 
 fn log_inbound(
@@ -202,40 +252,44 @@ fn log_inbound(
     }
 }
 
-fn on_frame(peer: &Peer, text: String) {
+/// Handles one frame. Returns an answer that did not fit in the outbound queue: the reader
+/// queues it before it reads on.
+fn on_frame(peer: &Peer, text: String) -> Option<OutboundFrame> {
     let inner = &peer.inner;
     if text.len() > inner.config.max_frame_bytes {
         let err = ErrorObject::new(ErrorCode::INVALID_REQUEST, "frame too large").with_data(
             serde_json::json!({"reason": "frame_too_large", "limit": inner.config.max_frame_bytes}),
         );
         log_inbound(peer, None, "", Some(&err), false);
-        tracing::warn!(
+        peer_log!(
+            peer,
+            WARN,
             side = inner.config.name,
             bytes = text.len(),
             "frame over the size bound discarded"
         );
-        answer_now(peer, Response::error(None, err));
-        return;
+        return answer_idless(peer, Response::error(None, err));
     }
     match Frame::decode(&text) {
         Err(e) => on_decode_error(peer, &text, &e, false),
         Ok(Frame::Single(Err(e))) => on_decode_error(peer, &text, &e, false),
         Ok(Frame::Single(Ok(msg))) => {
             log_inbound(peer, Some(&msg), &text, None, false);
-            if let Some(mut fut) = dispatch(peer, msg, &text) {
-                // A handler that is ready at once (ping, lists, `initialize`) is answered inline:
-                // no task, and its answer is queued before the next frame is read, so answers to
-                // synchronous requests keep frame order. Anything else runs as its own task.
-                match (&mut fut).now_or_never() {
-                    Some(Some((p, r))) => p.respond_now(r),
-                    Some(None) => {}
-                    None => {
-                        tokio::spawn(async move {
-                            if let Some((p, r)) = fut.await {
-                                p.respond(r).await;
-                            }
-                        });
-                    }
+            let mut fut = dispatch(peer, msg, &text)?;
+            // A handler that is ready at once (ping, lists, `initialize`) is answered inline:
+            // no task, and its answer is queued before the next frame is read, so answers to
+            // synchronous requests keep frame order. Anything else runs as its own task (at
+            // most `max_in_flight` of them: over the bound a request is answered at once).
+            match (&mut fut).now_or_never() {
+                Some(Some((p, r))) => p.answer(r),
+                Some(None) => None,
+                None => {
+                    tokio::spawn(async move {
+                        if let Some((p, r)) = fut.await {
+                            p.respond(r).await;
+                        }
+                    });
+                    None
                 }
             }
         }
@@ -243,43 +297,66 @@ fn on_frame(peer: &Peer, text: String) {
     }
 }
 
-fn on_decode_error(peer: &Peer, text: &str, e: &DecodeError, batch: bool) {
+/// A frame (or, in a batch, an entry) that is not a valid message. Outside a batch the answer,
+/// when it gets one, is queued here; a batch entry's answer goes into the batch's array.
+fn on_decode_error(peer: &Peer, text: &str, e: &DecodeError, batch: bool) -> Option<OutboundFrame> {
     log_inbound(peer, None, text, Some(&e.error), batch);
+    if batch {
+        return None; // The batch logs its invalid entries once, as one line.
+    }
     if e.answerable {
-        tracing::debug!(side = peer.inner.config.name, error = %e.error, "invalid frame answered");
-        if !batch {
-            answer_now(peer, Response::error(e.id.clone(), e.error.clone()));
+        peer_log!(peer, DEBUG, side = peer.inner.config.name, error = %e.error, "invalid frame answered");
+        let response = Response::error(e.id.clone(), e.error.clone());
+        match e.id {
+            Some(_) => peer.answer(response),
+            None => answer_idless(peer, response),
         }
     } else {
-        tracing::warn!(side = peer.inner.config.name, error = %e.error, frame = %text, "invalid notification or response dropped");
+        let (frame, bytes) = frame_fields(text);
+        peer_log!(peer, WARN, side = peer.inner.config.name, error = %e.error, %frame, bytes, "invalid notification or response dropped");
+        None
     }
 }
 
 /// A batch (JSON-RPC array): allowed only when the role says so (2025-03-26, `[JR-12]`); its
 /// requests are answered together in one array, its notifications not at all.
-fn on_batch(peer: &Peer, text: &str, items: Vec<Result<Message, DecodeError>>) {
+///
+/// Every entry is dispatched before any handler is polled, so an id repeated inside the batch
+/// meets the first one in the in-flight map (-32600): one hash lookup per entry, no pairwise
+/// comparison. When every answer is ready at once, the array is queued here (in frame order,
+/// with backpressure like a single answer); otherwise one task waits for the rest.
+fn on_batch(
+    peer: &Peer,
+    text: &str,
+    items: Vec<Result<Message, DecodeError>>,
+) -> Option<OutboundFrame> {
     if !peer.inner.service.batch_allowed() {
         let err = ErrorObject::invalid_request(
             "batches are not accepted by the negotiated protocol revision",
             "batch_not_allowed",
         );
         log_inbound(peer, None, text, Some(&err), true);
-        answer_now(peer, Response::error(None, err));
-        return;
+        return answer_idless(peer, Response::error(None, err));
     }
-    let mut futures: Vec<BoxFuture<Option<(Peer, Response)>>> = Vec::new();
+    let entries = items.len();
+    let mut invalid = 0usize;
+    let mut dropped = 0usize;
+    let mut futures: Vec<Answer> = Vec::new();
     let mut immediate: Vec<Response> = Vec::new();
     for item in items {
         match item {
             Err(e) => {
+                invalid += 1;
                 on_decode_error(peer, text, &e, true);
                 if e.answerable {
                     immediate.push(Response::error(e.id.clone(), e.error.clone()));
+                } else {
+                    dropped += 1;
                 }
             }
             Ok(Message::Request(r)) if !peer.inner.service.allowed_in_batch(&r.method) => {
                 let err = ErrorObject::invalid_request(
-                    format!("{} must not be sent in a batch", r.method),
+                    format!("{} must not be sent in a batch", echo(&r.method)),
                     "not_allowed_in_batch",
                 );
                 log_inbound(
@@ -299,47 +376,88 @@ fn on_batch(peer: &Peer, text: &str, items: Vec<Result<Message, DecodeError>>) {
             }
         }
     }
+    if invalid > 0 {
+        // One line for the whole batch, however many of its entries are bad.
+        let (frame, bytes) = frame_fields(text);
+        if dropped > 0 {
+            peer_log!(peer, WARN, side = peer.inner.config.name, invalid, dropped, entries, %frame, bytes, "batch with invalid entries; invalid notifications and responses dropped");
+        } else {
+            peer_log!(peer, DEBUG, side = peer.inner.config.name, invalid, entries, %frame, bytes, "batch with invalid entries answered");
+        }
+    }
     if futures.is_empty() && immediate.is_empty() {
-        return; // A batch of notifications and responses gets no reply.
+        return None; // A batch of notifications and responses gets no reply.
+    }
+    // Poll each handler once, in frame order; ready answers need no task.
+    let mut answers: Vec<Option<Response>> = Vec::with_capacity(futures.len());
+    let mut waiting: Vec<(usize, Answer)> = Vec::new();
+    for mut fut in futures {
+        match (&mut fut).now_or_never() {
+            Some(answer) => answers.push(answer.map(|(_, r)| r)),
+            None => {
+                waiting.push((answers.len(), fut));
+                answers.push(None);
+            }
+        }
+    }
+    if waiting.is_empty() {
+        let frame = batch_frame(peer, immediate, answers)?;
+        return match peer.inner.out.try_push(frame) {
+            Err(crate::queue::PushError::Full(frame)) => Some(frame),
+            _ => None,
+        };
     }
     let peer = peer.clone();
     tokio::spawn(async move {
-        let mut responses = immediate;
-        responses.extend(
-            join_all(futures)
-                .await
-                .into_iter()
-                .flatten()
-                .map(|(_, r)| r),
-        );
-        if responses.is_empty() {
-            return;
+        let (slots, futures): (Vec<usize>, Vec<_>) = waiting.into_iter().unzip();
+        for (slot, answer) in slots.into_iter().zip(join_all(futures).await) {
+            answers[slot] = answer.map(|(_, r)| r);
         }
-        let messages: Vec<Message> = responses.into_iter().map(Message::Response).collect();
-        let frame = OutboundFrame {
-            text: batch_to_json(&messages),
-            kind: MessageKind::Result,
-            id: None,
-            related: None,
-        };
-        if let Some(hook) = &peer.inner.config.frame_hook {
-            hook.call(&FrameEvent {
-                direction: Flow::Outbound,
-                kind: Some(frame.kind),
-                id: None,
-                method: None,
-                text: &frame.text,
-                invalid: None,
-                batch: true,
-            });
+        if let Some(frame) = batch_frame(&peer, immediate, answers) {
+            let _ = peer.inner.out.push(frame).await;
         }
-        let _ = peer.inner.out.push(frame).await;
     });
+    None
+}
+
+/// The answer to a batch: one array, the entries' own errors first, then the requests' answers
+/// in frame order; `None` when nothing is to be answered (every request was cancelled).
+fn batch_frame(
+    peer: &Peer,
+    immediate: Vec<Response>,
+    answers: Vec<Option<Response>>,
+) -> Option<OutboundFrame> {
+    let messages: Vec<Message> = immediate
+        .into_iter()
+        .chain(answers.into_iter().flatten())
+        .map(Message::Response)
+        .collect();
+    if messages.is_empty() {
+        return None;
+    }
+    let frame = OutboundFrame {
+        text: batch_to_json(&messages),
+        kind: MessageKind::Result,
+        id: None,
+        related: None,
+    };
+    if let Some(hook) = &peer.inner.config.frame_hook {
+        hook.call(&FrameEvent {
+            direction: Flow::Outbound,
+            kind: Some(frame.kind),
+            id: None,
+            method: None,
+            text: &frame.text,
+            invalid: None,
+            batch: true,
+        });
+    }
+    Some(frame)
 }
 
 /// Dispatches one message. For a request, returns the future that yields its response (or
 /// nothing, when it was cancelled).
-fn dispatch(peer: &Peer, msg: Message, text: &str) -> Option<BoxFuture<Option<(Peer, Response)>>> {
+fn dispatch(peer: &Peer, msg: Message, text: &str) -> Option<Answer> {
     match msg {
         Message::Request(r) => Some(on_request(peer, r)),
         Message::Notification(n) => {
@@ -353,7 +471,7 @@ fn dispatch(peer: &Peer, msg: Message, text: &str) -> Option<BoxFuture<Option<(P
     }
 }
 
-fn on_request(peer: &Peer, req: Request) -> BoxFuture<Option<(Peer, Response)>> {
+fn on_request(peer: &Peer, req: Request) -> Answer {
     let inner = &peer.inner;
     let cancel = inner.shutdown.child_token();
     {
@@ -362,7 +480,10 @@ fn on_request(peer: &Peer, req: Request) -> BoxFuture<Option<(Peer, Response)>> 
         };
         if inflight.contains_key(&req.id) {
             let err = ErrorObject::invalid_request(
-                format!("request id {} is already in flight", req.id),
+                format!(
+                    "request id {} is already in flight",
+                    echo(&req.id.to_string())
+                ),
                 "duplicate_request_id",
             );
             let r = Response::error(Some(req.id), err);
@@ -403,14 +524,21 @@ fn on_request(peer: &Peer, req: Request) -> BoxFuture<Option<(Peer, Response)>> 
         cancel: cancel.clone(),
         progress: progress.clone(),
     };
-    let method = req.method.clone();
-    let fut = inner.service.call(req, cx);
+    let method: String = echo(&req.method).into_owned();
+    // The role's synchronous part (lifecycle, policies, input checks, completion providers) can
+    // panic as well as the future it returns: both become -32603.
+    type Caught = Result<crate::service::HandlerResult, Box<dyn std::any::Any + Send>>;
+    let fut: BoxFuture<Caught> =
+        match std::panic::catch_unwind(AssertUnwindSafe(|| inner.service.call(req, cx))) {
+            Ok(fut) => AssertUnwindSafe(fut).catch_unwind().boxed(),
+            Err(panic) => Box::pin(std::future::ready(Err(panic))),
+        };
     let peer = peer.clone();
     Box::pin(async move {
         let outcome = tokio::select! {
             biased;
             _ = cancel.cancelled() => None,
-            r = AssertUnwindSafe(fut).catch_unwind() => Some(r),
+            r = fut => Some(r),
         };
         // No progress may follow the response (`[UT-7]`).
         if let Some(p) = &progress {
@@ -425,7 +553,7 @@ fn on_request(peer: &Peer, req: Request) -> BoxFuture<Option<(Peer, Response)>> 
             Ok(Err(e)) => Response::error(Some(id), e),
             Err(panic) => {
                 let what = panic_message(&panic);
-                tracing::error!(side = peer.inner.config.name, %method, panic = %what, "request handler panicked");
+                peer_log!(peer, ERROR, side = peer.inner.config.name, %method, panic = %shown(&what), "request handler panicked");
                 Response::error(
                     Some(id),
                     ErrorObject::new(
@@ -474,7 +602,14 @@ fn on_notification(peer: &Peer, n: Notification) {
         _ => {}
     }
     // The role sees every notification, the cross-cutting ones included (for its own records).
-    peer.inner.service.notify(n, peer);
+    // A panic in it is the role's bug, not the session's end.
+    let method = n.method.clone();
+    let delivered =
+        std::panic::catch_unwind(AssertUnwindSafe(|| peer.inner.service.notify(n, peer)));
+    if let Err(panic) = delivered {
+        let what = panic_message(&panic);
+        peer_log!(peer, ERROR, side = peer.inner.config.name, method = %shown(&method), panic = %shown(&what), "notification handler panicked; the session goes on");
+    }
 }
 
 fn on_cancelled(peer: &Peer, n: &Notification) {
@@ -489,7 +624,9 @@ fn on_cancelled(peer: &Peer, n: &Notification) {
         .and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok())
         .and_then(|c| c.request_id)
     else {
-        tracing::debug!(
+        peer_log!(
+            peer,
+            DEBUG,
             side = peer.inner.config.name,
             "malformed cancellation ignored"
         );
@@ -501,16 +638,16 @@ fn on_cancelled(peer: &Peer, n: &Notification) {
         };
         match inflight.get(&id) {
             Some(e) if e.cancellable => {
-                tracing::debug!(side = peer.inner.config.name, %id, "request cancelled by the peer");
+                tracing::debug!(side = peer.inner.config.name, id = %id_shown(&id), "request cancelled by the peer");
                 e.cancel.cancel();
                 true
             }
             Some(_) => {
-                tracing::warn!(side = peer.inner.config.name, %id, "cancellation of a request that cannot be cancelled ignored");
+                peer_log!(peer, WARN, side = peer.inner.config.name, id = %id_shown(&id), "cancellation of a request that cannot be cancelled ignored");
                 false
             }
             None => {
-                tracing::debug!(side = peer.inner.config.name, %id, "cancellation of an unknown or finished request ignored");
+                peer_log!(peer, DEBUG, side = peer.inner.config.name, id = %id_shown(&id), "cancellation of an unknown or finished request ignored");
                 false
             }
         }
@@ -535,7 +672,12 @@ fn on_progress(peer: &Peer, n: &Notification) {
         .as_ref()
         .and_then(|p| serde_json::from_str::<Progress>(p.get()).ok())
     else {
-        tracing::debug!(side = peer.inner.config.name, "malformed progress ignored");
+        peer_log!(
+            peer,
+            DEBUG,
+            side = peer.inner.config.name,
+            "malformed progress ignored"
+        );
         return;
     };
     let callback = {
@@ -543,14 +685,14 @@ fn on_progress(peer: &Peer, n: &Notification) {
             return;
         };
         let Some(entry) = pending.get_mut(&p.progress_token) else {
-            tracing::debug!(side = peer.inner.config.name, token = %p.progress_token, "progress for no active request dropped");
+            peer_log!(peer, DEBUG, side = peer.inner.config.name, token = %id_shown(&p.progress_token), "progress for no active request dropped");
             return;
         };
         if entry
             .last_progress
             .is_some_and(|last| p.progress.partial_cmp(&last) != Some(std::cmp::Ordering::Greater))
         {
-            tracing::warn!(side = peer.inner.config.name, token = %p.progress_token, "progress that does not increase dropped");
+            peer_log!(peer, WARN, side = peer.inner.config.name, token = %id_shown(&p.progress_token), "progress that does not increase dropped");
             return;
         }
         entry.last_progress = Some(p.progress);
@@ -569,12 +711,14 @@ fn on_progress(peer: &Peer, n: &Notification) {
 fn on_response(peer: &Peer, r: Response, text: &str) {
     let inner = &peer.inner;
     let Some(id) = r.id.clone() else {
+        let (frame, bytes) = frame_fields(text);
         match &r.outcome {
             Err(e) => {
-                tracing::warn!(side = inner.config.name, error = %e, frame = %text, "error response without id")
+                let error = shown(&e.to_string()).into_owned();
+                peer_log!(peer, WARN, side = inner.config.name, %error, %frame, bytes, "error response without id")
             }
             Ok(_) => {
-                tracing::warn!(side = inner.config.name, frame = %text, "result without id dropped")
+                peer_log!(peer, WARN, side = inner.config.name, %frame, bytes, "result without id dropped")
             }
         }
         return;
@@ -585,10 +729,11 @@ fn on_response(peer: &Peer, r: Response, text: &str) {
             let _ = entry.tx.send(r.outcome);
         }
         None if inner.was_cancelled(&id) => {
-            tracing::debug!(side = inner.config.name, %id, "late answer to a cancelled request dropped");
+            peer_log!(peer, DEBUG, side = inner.config.name, %id, "late answer to a cancelled request dropped");
         }
         None => {
-            tracing::warn!(side = inner.config.name, %id, frame = %text, "orphan response: no request with this id is waiting; dropped");
+            let (frame, bytes) = frame_fields(text);
+            peer_log!(peer, WARN, side = inner.config.name, id = %id_shown(&id), %frame, bytes, "orphan response: no request with this id is waiting; dropped");
         }
     }
 }

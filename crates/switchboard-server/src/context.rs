@@ -295,8 +295,10 @@ pub fn url_elicitation_required(
         .into_error(message)
 }
 
-/// -32002 for an unknown resource (revisions up to 2025-11-25).
+/// -32002 for an unknown resource (revisions up to 2025-11-25); the URI is cut by
+/// [`echo`](switchboard_types::error::echo).
 pub fn resource_not_found(uri: &str) -> ErrorObject {
+    let uri = switchboard_types::error::echo(uri);
     ErrorObject::new(
         ErrorCode::RESOURCE_NOT_FOUND,
         format!("Resource not found: {uri}"),

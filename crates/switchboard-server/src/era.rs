@@ -54,6 +54,7 @@ pub struct Stateful;
 
 /// -32600 "server not initialized".
 pub fn not_initialized(method: &str, state: LifecycleState) -> ErrorObject {
+    let method = switchboard_types::error::echo(method);
     ErrorObject::new(
         switchboard_types::ErrorCode::INVALID_REQUEST,
         "server not initialized",

@@ -9,8 +9,10 @@ use switchboard_types::capabilities::{ClientCapabilities, ServerCapabilities};
 use switchboard_types::catalogue::{self, Direction};
 use switchboard_types::{ErrorCode, ErrorObject, ProtocolVersion};
 
-/// -32601 for a capability the server did not declare.
+/// -32601 for a capability the server did not declare; the method is cut by
+/// [`echo`](switchboard_types::error::echo).
 pub fn undeclared(method: &str, capability: &str) -> ErrorObject {
+    let method = switchboard_types::error::echo(method);
     ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method} (capability {capability} not declared)"))
         .with_data(serde_json::json!({"reason": "capability_not_declared", "method": method, "capability": capability}))
 }

@@ -111,8 +111,9 @@ impl PromptRegistry {
     }
 }
 
-/// -32602 for an unknown prompt.
+/// -32602 for an unknown prompt; the name is cut by [`echo`](switchboard_types::error::echo).
 pub fn unknown_prompt(name: &str) -> ErrorObject {
+    let name = switchboard_types::error::echo(name);
     ErrorObject::new(ErrorCode::INVALID_PARAMS, format!("Unknown prompt: {name}"))
         .with_data(serde_json::json!({"reason": "unknown_prompt", "prompt": name}))
 }

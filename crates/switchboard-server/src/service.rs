@@ -62,6 +62,8 @@ pub(crate) enum TaskMethod {
 }
 use crate::tool::{self, AllowList, ClientIdentity, RegisteredTool, ToolCall};
 use switchboard_jsonrpc::router::invalid_params;
+use switchboard_jsonrpc::throttle::shown;
+use switchboard_types::error::{echo, echo_value};
 
 /// A session of one server, as the server's registry keeps it.
 pub(crate) struct OpenSession {
@@ -175,7 +177,7 @@ impl ServerService {
             self.state.handshake_completed(p.get());
         }
         if version.as_str() != params.protocol_version {
-            tracing::info!(offered = %params.protocol_version, chosen = %version, "protocol version counter-offer");
+            tracing::info!(offered = %shown(&params.protocol_version), chosen = %version, "protocol version counter-offer");
         }
         let mut caps = self.server.capabilities.clone();
         if !version.supports(Feature::Tasks) {
@@ -244,7 +246,12 @@ impl ServerService {
         // Validated in place as a JSON value, then handed to the tool without a copy.
         let arguments = serde_json::Value::Object(params.arguments.unwrap_or_default());
         if let Err(why) = tool.check_input(&arguments) {
-            let msg = format!("Invalid arguments for tool {}: {why}", params.name);
+            // A schema violation can quote the peer's value: both echoes are cut.
+            let msg = format!(
+                "Invalid arguments for tool {}: {}",
+                echo(&params.name),
+                echo(&why)
+            );
             // 2025-11-25 (SEP-1303): a result the model can read; earlier revisions: -32602.
             return if self
                 .state
@@ -255,7 +262,7 @@ impl ServerService {
             } else {
                 ready(Err(ErrorObject::new(ErrorCode::INVALID_PARAMS, msg)
                     .with_data(
-                        serde_json::json!({"reason": "invalid_arguments", "tool": params.name}),
+                        serde_json::json!({"reason": "invalid_arguments", "tool": echo(&params.name)}),
                     )))
             };
         }
@@ -539,7 +546,9 @@ impl ServerService {
                     ErrorCode::INVALID_PARAMS,
                     "Unknown completion reference type",
                 )
-                .with_data(serde_json::json!({"reason": "unknown_reference", "ref": v})));
+                .with_data(
+                    serde_json::json!({"reason": "unknown_reference", "ref": echo_value(v)}),
+                ));
             }
         };
         let context = params
@@ -606,6 +615,7 @@ impl ServerService {
     fn gate_capability(&self, spec: &MethodSpec, method: &str) -> Result<(), ErrorObject> {
         if let Some(v) = self.state.version() {
             if !spec.exists_in(v) {
+                let method = echo(method);
                 return Err(ErrorObject::new(
                     ErrorCode::METHOD_NOT_FOUND,
                     format!("Method not found: {method} (not in protocol revision {v})"),
@@ -679,7 +689,9 @@ impl Service for ServerService {
             match d.lifecycle.apply(LifecycleEvent::Initialized) {
                 Ok(next) => d.lifecycle = next,
                 Err(e) => {
-                    tracing::warn!(session = self.state.id, error = %e, "notifications/initialized out of place; ignored")
+                    if peer.log_throttle().admit("server") {
+                        tracing::warn!(session = self.state.id, error = %e, "notifications/initialized out of place; ignored")
+                    }
                 }
             }
             return;
@@ -689,18 +701,20 @@ impl Service for ServerService {
             return;
         }
         if self.state.lifecycle() != LifecycleState::Ready {
-            tracing::warn!(
-                session = self.state.id,
-                method,
-                "notification before the handshake completed; ignored"
-            );
+            if peer.log_throttle().admit("server") {
+                tracing::warn!(
+                    session = self.state.id,
+                    method = %shown(method),
+                    "notification before the handshake completed; ignored"
+                );
+            }
             return;
         }
         match route {
             Some(NotificationRoute::User(h)) => h(n.params.as_ref(), &self.handle(peer)),
             _ => tracing::debug!(
                 session = self.state.id,
-                method,
+                method = %shown(method),
                 "notification without a handler ignored"
             ),
         }

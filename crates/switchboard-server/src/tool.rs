@@ -145,12 +145,21 @@ impl RegisteredTool {
     /// protocol error stays one.
     pub(crate) async fn run(&self, call: ToolCall) -> Result<CallToolResult, ErrorObject> {
         let name = call.name.clone();
-        match AssertUnwindSafe((self.handler)(call)).catch_unwind().await {
+        let peer = call.cx.request.peer().unrelated();
+        // The handler's synchronous part (before its future exists) is caught as well.
+        let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| (self.handler)(call))) {
+            Ok(fut) => AssertUnwindSafe(fut).catch_unwind().await,
+            Err(panic) => Err(panic),
+        };
+        match outcome {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(ToolError::Failed(m))) => Ok(CallToolResult::error(m)),
             Ok(Err(ToolError::Rpc(e))) => Err(e),
             Err(_) => {
-                tracing::error!(tool = %name, "tool handler panicked");
+                // The client can call a failing tool as often as it likes: within the budget.
+                if peer.log_throttle().admit("server") {
+                    tracing::error!(tool = %name, "tool handler panicked");
+                }
                 Ok(CallToolResult::error(format!(
                     "tool '{name}' failed: internal error"
                 )))
@@ -244,8 +253,10 @@ impl ToolRegistry {
     }
 }
 
-/// -32602 for an unknown tool name.
+/// -32602 for an unknown tool name; the name is cut by
+/// [`echo`](switchboard_types::error::echo).
 pub fn unknown_tool(name: &str) -> ErrorObject {
+    let name = switchboard_types::error::echo(name);
     ErrorObject::new(
         switchboard_types::ErrorCode::INVALID_PARAMS,
         format!("Unknown tool: {name}"),
@@ -253,8 +264,10 @@ pub fn unknown_tool(name: &str) -> ErrorObject {
     .with_data(serde_json::json!({"reason": "unknown_tool", "tool": name}))
 }
 
-/// -32600 for a tool outside the client's allow-list.
+/// -32600 for a tool outside the client's allow-list; the name is cut by
+/// [`echo`](switchboard_types::error::echo).
 pub fn tool_not_permitted(name: &str) -> ErrorObject {
+    let name = switchboard_types::error::echo(name);
     ErrorObject::new(
         switchboard_types::ErrorCode::INVALID_REQUEST,
         format!("tool '{name}' not permitted for this client"),

@@ -48,8 +48,13 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 fn parse_args<A: DeserializeOwned>(
     arguments: serde_json::Map<String, Value>,
 ) -> Result<A, ToolError> {
-    serde_json::from_value(Value::Object(arguments))
-        .map_err(|e| ToolError::new(format!("Invalid arguments: {e}")))
+    serde_json::from_value(Value::Object(arguments)).map_err(|e| {
+        let detail = e.to_string();
+        ToolError::new(format!(
+            "Invalid arguments: {}",
+            switchboard_types::error::echo(&detail)
+        ))
+    })
 }
 
 /// A typed tool whose handler returns a [`CallToolResult`].

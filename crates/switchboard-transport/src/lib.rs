@@ -22,7 +22,10 @@
 //! * Bad frames (too large, not UTF-8) are recoverable errors: the engine answers an error
 //!   without id and reads on. End of input ends the stream cleanly.
 //! * A child process is always reaped; its exit while the session is open fails pending calls at
-//!   once with the exit status.
+//!   once with the exit status. What it leaves running in its process group is shut down after
+//!   it (`SIGTERM`, a grace, `SIGKILL`), and its stderr is logged within a budget of lines a
+//!   second.
+//! * Relays hold at most one frame bound per line: a longer line is discarded and reported.
 
 #[cfg(unix)]
 pub mod child;

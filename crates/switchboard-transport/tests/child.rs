@@ -446,3 +446,174 @@ async fn a_batch_of_frames_goes_through_a_cat_child_in_order() {
     }
     sink.close().await.unwrap();
 }
+
+/// Counts what a `tracing` fmt subscriber writes, at every level.
+fn count_logs() -> (Arc<Mutex<usize>>, tracing::subscriber::DefaultGuard) {
+    #[derive(Clone)]
+    struct Count(Arc<Mutex<usize>>);
+    impl Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            *self.0.lock().unwrap() += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let count = Arc::new(Mutex::new(0));
+    let writer = Count(count.clone());
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_max_level(tracing::Level::TRACE)
+        .finish();
+    (count, tracing::subscriber::set_default(subscriber))
+}
+
+/// Waits until no process is left in the group `pgid` (zombies aside).
+async fn group_empties(pgid: u32, within: Duration) {
+    let deadline = Instant::now() + within;
+    loop {
+        let live = live_members_of_group(pgid);
+        if live.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "group {pgid} still has {live:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_grandchild_left_running_by_a_script_that_exits_is_shut_down() {
+    let transport =
+        ChildTransport::spawn(sh("sleep 30 & sleep 30 & exit 0").shutdown_grace(GRACE)).unwrap();
+    let handle = transport.handle().clone();
+    let _halves = transport.split();
+    assert_eq!(handle.wait().await.unwrap().code(), Some(0));
+    // The leader exited normally; the two `sleep`s it left get SIGTERM.
+    group_empties(handle.pid(), GRACE + Duration::from_secs(2)).await;
+}
+
+#[tokio::test]
+async fn a_grandchild_ignoring_sigterm_after_the_leader_exits_gets_sigkill() {
+    let script = r#"(trap "" TERM; sleep 30) & sleep 0.1; exit 0"#;
+    let transport = ChildTransport::spawn(sh(script).shutdown_grace(GRACE)).unwrap();
+    let handle = transport.handle().clone();
+    let _halves = transport.split();
+    assert_eq!(handle.wait().await.unwrap().code(), Some(0));
+    let exited = Instant::now();
+    group_empties(handle.pid(), GRACE * 2 + Duration::from_secs(2)).await;
+    assert!(exited.elapsed() >= GRACE / 2, "SIGTERM was given its grace");
+}
+
+#[tokio::test]
+async fn a_child_ignoring_sigterm_is_killed_and_the_pending_call_names_the_exit() {
+    let script = r#"trap "" TERM; sleep 30"#;
+    let transport = ChildTransport::spawn(sh(script).shutdown_grace(GRACE)).unwrap();
+    let handle = transport.handle().clone();
+    let peer = spawn(transport, Arc::new(NullService), SessionConfig::default());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let call = {
+        let peer = peer.clone();
+        tokio::spawn(async move {
+            peer.request("never/answered", None, RequestOptions::default())
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let (status, took) = shutdown_timed(&handle, GRACE).await;
+    assert_eq!(status.signal(), Some(9), "{status}");
+    assert!(took >= GRACE * 2, "{took:?}");
+    match tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .unwrap()
+        .unwrap()
+    {
+        Err(RequestError::ConnectionLost(why)) => assert!(why.contains("signal"), "{why}"),
+        other => panic!("expected the exit status, got {other:?}"),
+    }
+    assert_gone(handle.pid());
+}
+
+#[tokio::test]
+async fn a_child_flooding_stdout_with_garbage_and_huge_lines_leaves_the_session_working() {
+    let (logged, _guard) = count_logs();
+    // A 2 MiB line (over the 64 KiB bound set below), 100,000 lines of garbage, then a loopback.
+    let script = "head -c 2097152 /dev/zero | tr '\\0' x; echo; \
+                  yes 'garbage, not json' | head -n 100000; exec cat";
+    let transport =
+        ChildTransport::spawn(sh(script).max_frame_bytes(64 * 1024).shutdown_grace(GRACE)).unwrap();
+    let handle = transport.handle().clone();
+    let peer = spawn(
+        transport,
+        Arc::new(Echo::default()),
+        SessionConfig::default(),
+    );
+    // Through `cat`, our request comes back to us, is answered, and the answer comes back.
+    let r = peer
+        .request(
+            "echo",
+            Some(
+                switchboard_types::jsonrpc::to_raw(&serde_json::json!({"after": "the flood"}))
+                    .unwrap(),
+            ),
+            RequestOptions::default().with_timeout(Duration::from_secs(30)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.get(), r#"{"after":"the flood"}"#);
+    peer.close();
+    handle.wait().await.unwrap();
+    let bytes = *logged.lock().unwrap();
+    assert!(bytes < 64 * 1024, "{bytes} bytes of log for the flood");
+}
+
+#[tokio::test]
+async fn a_child_flooding_stderr_is_logged_within_its_budget_and_the_hook_sees_every_line() {
+    let (logged, _guard) = count_logs();
+    let seen = Arc::new(Mutex::new(0usize));
+    let counter = seen.clone();
+    // 200,000 short lines and one 1 MiB line, then a loopback.
+    let script = "yes 'noise on stderr' | head -n 200000 >&2; \
+                  head -c 1048576 /dev/zero | tr '\\0' y >&2; echo >&2; exec cat";
+    let transport = ChildTransport::spawn(
+        sh(script)
+            .stderr_lines_per_second(20)
+            .shutdown_grace(GRACE)
+            .on_stderr(move |_| *counter.lock().unwrap() += 1),
+    )
+    .unwrap();
+    let handle = transport.handle().clone();
+    let peer = spawn(
+        transport,
+        Arc::new(Echo::default()),
+        SessionConfig::default(),
+    );
+    let r = peer
+        .request(
+            "echo",
+            Some(
+                switchboard_types::jsonrpc::to_raw(&serde_json::json!({"still": "here"})).unwrap(),
+            ),
+            RequestOptions::default().with_timeout(Duration::from_secs(30)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.get(), r#"{"still":"here"}"#);
+    peer.close();
+    handle.wait().await.unwrap();
+    // The 1 MiB line reaches the hook in 64 KiB pieces.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while *seen.lock().unwrap() < 200_016 {
+        assert!(
+            Instant::now() < deadline,
+            "hook saw {}",
+            seen.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let bytes = *logged.lock().unwrap();
+    assert!(
+        bytes < 64 * 1024,
+        "{bytes} bytes of log for the stderr flood"
+    );
+}

@@ -2,6 +2,7 @@
 //!
 //! This is data, not a Rust error type: each crate above keeps its own `thiserror` enum.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -95,8 +96,9 @@ impl ErrorObject {
             .with_data(serde_json::json!({"reason": reason}))
     }
 
-    /// -32601 Method not found.
+    /// -32601 Method not found. The method is echoed through [`echo`].
     pub fn method_not_found(method: &str) -> Self {
+        let method = echo(method);
         Self::new(
             ErrorCode::METHOD_NOT_FOUND,
             format!("Method not found: {method}"),
@@ -117,6 +119,47 @@ impl ErrorObject {
     }
 }
 
+/// The longest piece of peer-supplied text (a method name, URI, tool or prompt name, a request
+/// id, a parse or validation detail) that an error's `message` or `data` echoes back, in bytes.
+/// Longer text is cut by [`echo`], so that an answer never grows with what the peer sent.
+pub const MAX_ECHO_BYTES: usize = 256;
+
+/// The ellipsis that ends text cut by [`clip`] and [`echo`].
+pub const ELLIPSIS: char = '\u{2026}';
+
+/// `text` cut to at most `max` bytes at a character boundary, with [`ELLIPSIS`] appended when
+/// anything was cut (the ellipsis adds its 3 bytes). Borrowed when nothing is cut.
+pub fn clip(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
+        return Cow::Borrowed(text);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut cut = String::with_capacity(end + ELLIPSIS.len_utf8());
+    cut.push_str(&text[..end]);
+    cut.push(ELLIPSIS);
+    Cow::Owned(cut)
+}
+
+/// Peer-supplied `text` as an error may echo it: at most [`MAX_ECHO_BYTES`] bytes, then
+/// [`ELLIPSIS`]. Every error that names what the peer sent goes through this.
+pub fn echo(text: &str) -> Cow<'_, str> {
+    clip(text, MAX_ECHO_BYTES)
+}
+
+/// A peer-supplied JSON value as an error's `data` may echo it: the value itself when its
+/// compact text fits in [`MAX_ECHO_BYTES`], else that text cut by [`echo`] (a string).
+pub fn echo_value(value: &Value) -> Value {
+    let text = value.to_string();
+    if text.len() <= MAX_ECHO_BYTES {
+        value.clone()
+    } else {
+        Value::String(echo(&text).into_owned())
+    }
+}
+
 impl fmt::Display for ErrorObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.code, self.message)
@@ -124,3 +167,43 @@ impl fmt::Display for ErrorObject {
 }
 
 impl std::error::Error for ErrorObject {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn echoes_are_cut_at_a_character_boundary_with_an_ellipsis() {
+        assert!(matches!(echo("tools/list"), Cow::Borrowed("tools/list")));
+        let long = "\u{e9}".repeat(MAX_ECHO_BYTES); // Two bytes each.
+        let cut = echo(&long);
+        assert!(cut.ends_with(ELLIPSIS));
+        assert!(cut.len() <= MAX_ECHO_BYTES + ELLIPSIS.len_utf8());
+        assert_eq!(clip("abcdef", 3), "abc\u{2026}");
+        assert_eq!(clip("a\u{e9}b", 2), "a\u{2026}", "never inside a character");
+        assert_eq!(
+            echo_value(&serde_json::json!({"a": 1})),
+            serde_json::json!({"a": 1})
+        );
+        let big = serde_json::json!({"type": "x".repeat(4 << 20)});
+        let shown = echo_value(&big);
+        assert!(
+            shown
+                .as_str()
+                .is_some_and(|s| s.len() <= MAX_ECHO_BYTES + 3)
+        );
+    }
+
+    #[test]
+    fn a_4_mib_method_name_is_not_echoed_whole() {
+        let name = "m".repeat(4 << 20);
+        let e = ErrorObject::method_not_found(&name);
+        let text = serde_json::to_string(&e).unwrap_or_default();
+        assert!(
+            text.len() < 2 * MAX_ECHO_BYTES + 200,
+            "{} bytes",
+            text.len()
+        );
+        assert!(e.message.ends_with(ELLIPSIS));
+    }
+}

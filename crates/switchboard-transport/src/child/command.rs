@@ -10,6 +10,10 @@ use std::time::Duration;
 /// `SIGTERM`, before escalating.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
+/// Default number of the child's stderr lines logged per second (also the burst); the rest are
+/// counted and reported as one line. The stderr hook sees every line regardless.
+pub const DEFAULT_STDERR_LINES_PER_SECOND: u32 = 100;
+
 /// A callback that sees each line the child writes to its stderr.
 pub type StderrHook = Arc<dyn Fn(&str) + Send + Sync>;
 
@@ -28,6 +32,7 @@ pub struct ChildCommand {
     pub(crate) on_stderr: Option<StderrHook>,
     pub(crate) shutdown_grace: Duration,
     pub(crate) max_frame_bytes: usize,
+    pub(crate) stderr_lines_per_second: u32,
 }
 
 impl fmt::Debug for ChildCommand {
@@ -41,6 +46,7 @@ impl fmt::Debug for ChildCommand {
             .field("on_stderr", &self.on_stderr.as_ref().map(|_| ".."))
             .field("shutdown_grace", &self.shutdown_grace)
             .field("max_frame_bytes", &self.max_frame_bytes)
+            .field("stderr_lines_per_second", &self.stderr_lines_per_second)
             .finish()
     }
 }
@@ -58,6 +64,7 @@ impl ChildCommand {
             on_stderr: None,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             max_frame_bytes: crate::codec::ndjson::DEFAULT_MAX_FRAME_BYTES,
+            stderr_lines_per_second: DEFAULT_STDERR_LINES_PER_SECOND,
         }
     }
 
@@ -113,9 +120,19 @@ impl ChildCommand {
         self
     }
 
-    /// Sets the bound on one frame read from the child's stdout, in bytes.
+    /// Sets the bound on one frame read from the child's stdout, in bytes (default
+    /// [`DEFAULT_MAX_FRAME_BYTES`](crate::codec::ndjson::DEFAULT_MAX_FRAME_BYTES)); a longer
+    /// line is reported and skipped, the session goes on.
     pub fn max_frame_bytes(mut self, n: usize) -> Self {
         self.max_frame_bytes = n;
+        self
+    }
+
+    /// Sets how many of the child's stderr lines are logged per second (at least 1; default
+    /// [`DEFAULT_STDERR_LINES_PER_SECOND`]). Each logged line shows at most
+    /// [`STDERR_LOG_BYTES`](super::STDERR_LOG_BYTES) bytes; the hook still sees every line.
+    pub fn stderr_lines_per_second(mut self, n: u32) -> Self {
+        self.stderr_lines_per_second = n.max(1);
         self
     }
 }

@@ -2,14 +2,21 @@
 //! a child and speaks newline-delimited JSON on its stdin/stdout.
 //!
 //! * The child runs in its own process group, with piped stdin, stdout and stderr. Its stderr
-//!   lines go to `tracing` (info, target [`LOG_TARGET`], with the pid) and to an optional hook;
-//!   stderr output is never taken as a failure.
+//!   lines go to `tracing` (info, target [`LOG_TARGET`], with the pid; at most
+//!   [`ChildCommand::stderr_lines_per_second`] lines a second, each cut to [`STDERR_LOG_BYTES`])
+//!   and to an optional hook (every line); stderr output is never taken as a failure.
+//! * Stdout is read through the ndjson codec: a line over [`ChildCommand::max_frame_bytes`] is
+//!   reported and skipped, garbage is answered (or, when the child reads nothing back, dropped)
+//!   by the engine, and the session goes on; memory stays within the frame bound.
 //! * When the child exits while the session is open, the source yields
 //!   `TransportError::Other("child process exited: <status>")`, so the engine fails pending calls
 //!   at once with `RequestError::ConnectionLost` carrying the exit status.
 //! * Closing the sink (the session closing) or [`ChildHandle::shutdown`] shuts the child down:
 //!   stdin closed, a grace period, `SIGTERM` to the group, another grace period, `SIGKILL` to the
 //!   group. The child is always reaped: a task owns it until it has exited.
+//! * Once the child has exited (on its own or in the shutdown), the processes it left in its
+//!   group are shut down too: `SIGTERM` to the group, the grace, `SIGKILL`. Signals are sent
+//!   with `kill(2)` through `rustix`, never by running a program.
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -39,8 +46,10 @@ use switchboard_jsonrpc::{FrameSink, FrameSource, OutboundFrame, Transport, Tran
 use tokio::process::ChildStdout;
 use tokio::time::Instant;
 
-pub use command::{ChildCommand, DEFAULT_SHUTDOWN_GRACE, StderrHook};
-pub use process::{ChildHandle, LOG_TARGET};
+pub use command::{
+    ChildCommand, DEFAULT_SHUTDOWN_GRACE, DEFAULT_STDERR_LINES_PER_SECOND, StderrHook,
+};
+pub use process::{ChildHandle, LOG_TARGET, MAX_STDERR_LINE, STDERR_LOG_BYTES};
 
 use crate::reader::FrameReader;
 use crate::stdio::{encode_all, write_encoded, write_frame};
@@ -85,7 +94,12 @@ impl ChildTransport {
             cmd.current_dir(dir);
         }
         let child = cmd.spawn()?;
-        let (handle, stdout) = process::adopt(child, command.shutdown_grace, command.on_stderr)?;
+        let (handle, stdout) = process::adopt(
+            child,
+            command.shutdown_grace,
+            command.on_stderr,
+            command.stderr_lines_per_second,
+        )?;
         let stdout = stdout.ok_or_else(|| io::Error::other("the child's stdout is not piped"))?;
         Ok(ChildTransport {
             sink: ChildSink {

@@ -1,11 +1,17 @@
 //! The child process itself: the reaper task that owns it (and so always reaps it), the shutdown
-//! escalation of spec §3.5, the stderr forwarder, and [`ChildHandle`] to ask about all that.
+//! escalation of spec §3.5, the sweep of its process group once it has exited, the stderr
+//! forwarder, and [`ChildHandle`] to ask about all that.
+//!
+//! Signals go to the child's process group through `rustix` (a safe wrapper of `kill(2)`): no
+//! external program is run.
 
 use std::io;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
+use rustix::process::{Pid, Signal};
+use switchboard_jsonrpc::LogThrottle;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin};
 use tokio::sync::{Mutex, mpsc, watch};
@@ -15,8 +21,15 @@ use super::command::StderrHook;
 /// The `tracing` target of everything about child processes, their stderr lines included.
 pub const LOG_TARGET: &str = "switchboard::child";
 
-/// Longest stderr line forwarded as one event; a longer line is forwarded in pieces.
-const MAX_STDERR_LINE: usize = 64 * 1024;
+/// Longest stderr line handed to the hook as one piece; a longer line is handed over in pieces.
+pub const MAX_STDERR_LINE: usize = 64 * 1024;
+
+/// The most bytes of one stderr line a log event shows (cut with an ellipsis); the hook gets
+/// the whole piece.
+pub const STDERR_LOG_BYTES: usize = 4 * 1024;
+
+/// How often the sweep looks whether the group has emptied.
+const SWEEP_POLL: Duration = Duration::from_millis(20);
 
 /// What the reaper publishes once the child is reaped (an error text if waiting failed).
 type Exit = Option<Result<ExitStatus, String>>;
@@ -103,11 +116,13 @@ impl ChildHandle {
     }
 }
 
-/// Takes ownership of a spawned child: starts its reaper and its stderr forwarder.
+/// Takes ownership of a spawned child: starts its reaper and its stderr forwarder, which logs
+/// at most `stderr_lines_per_second` lines a second (the hook sees every line).
 pub(crate) fn adopt(
     mut child: Child,
     grace: Duration,
     on_stderr: Option<StderrHook>,
+    stderr_lines_per_second: u32,
 ) -> io::Result<(ChildHandle, Option<tokio::process::ChildStdout>)> {
     let pid = child
         .id()
@@ -115,7 +130,8 @@ pub(crate) fn adopt(
     let stdin = child.stdin.take();
     let stdout = child.stdout.take();
     if let Some(stderr) = child.stderr.take() {
-        tokio::spawn(forward_stderr(stderr, pid, on_stderr));
+        let throttle = LogThrottle::new(stderr_lines_per_second);
+        tokio::spawn(forward_stderr(stderr, pid, on_stderr, throttle));
     }
     let (exit_tx, exit_rx) = watch::channel(None);
     let (shutdown_tx, shutdown_rx) = mpsc::unbounded_channel();
@@ -134,7 +150,8 @@ pub(crate) fn adopt(
 }
 
 /// Owns the child until it is reaped, so no zombie is left: waits for its exit, or for a
-/// shutdown request (or for every handle to be gone), then runs the escalation.
+/// shutdown request (or for every handle to be gone), then runs the escalation. Once the exit
+/// is published, whatever the child left running in its process group is shut down too.
 async fn reap(
     mut child: Child,
     pid: u32,
@@ -142,9 +159,13 @@ async fn reap(
     mut requests: mpsc::UnboundedReceiver<Duration>,
     exit: watch::Sender<Exit>,
 ) {
-    let result = tokio::select! {
-        status = child.wait() => status,
-        grace = requests.recv() => escalate(&mut child, pid, grace.unwrap_or(default_grace)).await,
+    let (result, grace, group_killed) = tokio::select! {
+        status = child.wait() => (status, default_grace, false),
+        grace = requests.recv() => {
+            let grace = grace.unwrap_or(default_grace);
+            let (status, killed) = escalate(&mut child, pid, grace).await;
+            (status, grace, killed)
+        }
     };
     match &result {
         Ok(status) => tracing::debug!(target: LOG_TARGET, pid, %status, "child process reaped"),
@@ -153,52 +174,92 @@ async fn reap(
         }
     }
     exit.send_replace(Some(result.map_err(|e| e.to_string())));
+    if !group_killed {
+        sweep_group(pid, grace).await;
+    }
 }
 
 /// Spec §3.5, once stdin is closed: wait, `SIGTERM` the group, wait, `SIGKILL` the group.
 /// Every signal is sent before the child is reaped, so its pid (the group id) cannot have been
-/// reused.
-async fn escalate(child: &mut Child, pgid: u32, grace: Duration) -> io::Result<ExitStatus> {
+/// reused. Returns the exit status and whether the group was sent `SIGKILL`.
+async fn escalate(child: &mut Child, pgid: u32, grace: Duration) -> (io::Result<ExitStatus>, bool) {
     if let Ok(status) = tokio::time::timeout(grace, child.wait()).await {
-        return status;
+        return (status, false);
     }
     tracing::debug!(target: LOG_TARGET, pid = pgid, ?grace, "child still running after stdin was closed; sending SIGTERM to its group");
-    signal_group(pgid, "TERM").await;
+    signal_group(pgid, Signal::TERM);
     if let Ok(status) = tokio::time::timeout(grace, child.wait()).await {
-        return status;
+        return (status, false);
     }
     tracing::warn!(target: LOG_TARGET, pid = pgid, ?grace, "child still running after SIGTERM; sending SIGKILL to its group");
-    signal_group(pgid, "KILL").await;
-    // The leader is killed directly too, in case the `kill` program could not be run.
+    signal_group(pgid, Signal::KILL);
+    // The leader is killed directly too, in case it left the group.
     let _ = child.start_kill();
-    child.wait().await
+    (child.wait().await, true)
 }
 
-/// Sends `signal` to the process group `pgid` by running `kill -s SIGNAL -- -PGID`: sending a
-/// signal from Rust needs `unsafe` libc (forbidden here) or another dependency.
-async fn signal_group(pgid: u32, signal: &str) {
-    let status = tokio::process::Command::new("kill")
-        .args(["-s", signal, "--", &format!("-{pgid}")])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .await;
-    match status {
-        Ok(s) if s.success() => {}
-        // The group may be gone already (the child exited just now): nothing to do.
-        Ok(s) => {
-            tracing::debug!(target: LOG_TARGET, pid = pgid, signal, status = %s, "kill reported failure")
+/// After the leader has exited (on its own, or within a grace of the shutdown), the processes it
+/// left in its group (a shell script's background jobs, a server's workers) are shut down the
+/// same way: `SIGTERM`, up to `grace` for them to go, then `SIGKILL`.
+///
+/// The leader has been reaped by now, so its pid is free again; but the kernel keeps a pid in
+/// use as long as a process group of that id has a member, so while anything is left to signal,
+/// the id still names this group. Only an empty group's id can be reused, and then the first
+/// probe finds nothing (or, in the one-in-a-wraparound race of a new process taking the freed id
+/// and making it a group id in the same instant, that group would be signalled: the same window
+/// every `kill -- -PGID` after a `wait` has).
+async fn sweep_group(pgid: u32, grace: Duration) {
+    if !group_alive(pgid) {
+        return;
+    }
+    tracing::debug!(target: LOG_TARGET, pid = pgid, "the child exited leaving processes in its group; sending SIGTERM to the group");
+    signal_group(pgid, Signal::TERM);
+    let deadline = tokio::time::Instant::now() + grace;
+    while tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(SWEEP_POLL).await;
+        if !group_alive(pgid) {
+            return;
         }
+    }
+    tracing::warn!(target: LOG_TARGET, pid = pgid, ?grace, "processes the child left are still running after SIGTERM; sending SIGKILL to the group");
+    signal_group(pgid, Signal::KILL);
+}
+
+fn group_id(pgid: u32) -> Option<Pid> {
+    i32::try_from(pgid).ok().and_then(Pid::from_raw)
+}
+
+/// Whether the group still has a process we may signal (zombies included: a zombie is gone as
+/// soon as whoever inherited it reaps it).
+fn group_alive(pgid: u32) -> bool {
+    group_id(pgid).is_some_and(|g| rustix::process::test_kill_process_group(g).is_ok())
+}
+
+/// Sends `signal` to the process group `pgid`.
+fn signal_group(pgid: u32, signal: Signal) {
+    let Some(group) = group_id(pgid) else {
+        return;
+    };
+    match rustix::process::kill_process_group(group, signal) {
+        Ok(()) => {}
+        // The group is gone already (the child exited just now): nothing to do.
+        Err(rustix::io::Errno::SRCH) => {}
         Err(e) => {
-            tracing::warn!(target: LOG_TARGET, pid = pgid, signal, error = %e, "could not run kill")
+            tracing::warn!(target: LOG_TARGET, pid = pgid, ?signal, error = %e, "could not signal the child's process group")
         }
     }
 }
 
-/// Forwards each stderr line to `tracing` (info, [`LOG_TARGET`], with the pid) and to the hook.
-/// Reads until end of input, so the child never blocks on a full stderr pipe.
-async fn forward_stderr(stderr: ChildStderr, pid: u32, hook: Option<StderrHook>) {
+/// Forwards each stderr line to `tracing` (info, [`LOG_TARGET`], with the pid; at most the
+/// throttle's budget of lines a second, each cut to [`STDERR_LOG_BYTES`]) and to the hook
+/// (every line, in pieces of at most [`MAX_STDERR_LINE`]). Reads until end of input, so the
+/// child never blocks on a full stderr pipe; memory is one piece.
+async fn forward_stderr(
+    stderr: ChildStderr,
+    pid: u32,
+    hook: Option<StderrHook>,
+    throttle: LogThrottle,
+) {
     let mut reader = BufReader::new(stderr);
     let mut line: Vec<u8> = Vec::new();
     loop {
@@ -221,21 +282,26 @@ async fn forward_stderr(stderr: ChildStderr, pid: u32, hook: Option<StderrHook>)
         line.extend_from_slice(&chunk[..taken]);
         reader.consume(taken);
         if line_done {
-            emit_stderr_line(&line, pid, hook.as_ref());
+            emit_stderr_line(&line, pid, hook.as_ref(), &throttle);
             line.clear();
         }
     }
-    emit_stderr_line(&line, pid, hook.as_ref());
+    emit_stderr_line(&line, pid, hook.as_ref(), &throttle);
+    throttle.flush("child stderr");
 }
 
-fn emit_stderr_line(line: &[u8], pid: u32, hook: Option<&StderrHook>) {
+fn emit_stderr_line(line: &[u8], pid: u32, hook: Option<&StderrHook>, throttle: &LogThrottle) {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.is_empty() {
         return;
     }
     let text = String::from_utf8_lossy(line);
-    tracing::info!(target: LOG_TARGET, pid, "{text}");
+    if tracing::enabled!(target: LOG_TARGET, tracing::Level::INFO) && throttle.admit("child stderr")
+    {
+        let shown = switchboard_types::error::clip(&text, STDERR_LOG_BYTES);
+        tracing::info!(target: LOG_TARGET, pid, "{shown}");
+    }
     if let Some(hook) = hook {
         hook(&text);
     }
