@@ -366,7 +366,7 @@ NO_ARG_TOOLS = [
     "test_remove_dynamic_tool",
 ]
 CONTRACT_TOOLS = NO_ARG_TOOLS + ["test_structured_output", "test_sampling", "test_elicitation"]
-EXTRA_TOOLS = ["test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums", "json_schema_2020_12_tool", "test_reconnection", "test_task_slow", "test_task_required"]
+EXTRA_TOOLS = ["test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums", "json_schema_2020_12_tool", "test_reconnection", "test_task_slow", "test_task_required", "test_task_elicitation"]
 ELICIT_SCHEMA = {
     "type": "object",
     "properties": {

@@ -527,7 +527,7 @@ const NO_ARG_TOOLS = [
   'test_remove_dynamic_tool',
 ];
 const CONTRACT_TOOLS = [...NO_ARG_TOOLS, 'test_structured_output', 'test_sampling', 'test_elicitation'];
-const EXTRA_TOOLS = ['test_elicitation_sep1034_defaults', 'test_elicitation_sep1330_enums', 'json_schema_2020_12_tool', 'test_reconnection', 'test_task_slow', 'test_task_required'];
+const EXTRA_TOOLS = ['test_elicitation_sep1034_defaults', 'test_elicitation_sep1330_enums', 'json_schema_2020_12_tool', 'test_reconnection', 'test_task_slow', 'test_task_required', 'test_task_elicitation'];
 
 async function checkToolsList(list, tools) {
   if (list.error) return fail('tools/list', list.error);

@@ -33,6 +33,22 @@ fn server() -> Server {
             Tool::new("required", obj.clone()).with_task_support(TaskSupport::Required),
             |_| async { Ok(CallToolResult::text("done")) },
         )
+        .tool(
+            Tool::new("asks", obj.clone()).with_task_support(TaskSupport::Optional),
+            |call| async move {
+                let form: switchboard::types::elicitation::ElicitRequestFormParams =
+                    serde_json::from_value(json!({"message": "Your name?", "requestedSchema":
+                        {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}))
+                    .map_err(|e| switchboard::server::ToolError::new(e.to_string()))?;
+                let r = call
+                    .cx
+                    .elicit(form)
+                    .await
+                    .map_err(|e| switchboard::server::ToolError::new(e.to_string()))?;
+                let name = r.content.and_then(|c| serde_json::to_value(c).ok()).unwrap_or_default();
+                Ok(CallToolResult::text(format!("hello {}", name["name"].as_str().unwrap_or("?"))))
+            },
+        )
         .tool(Tool::new("plain", obj.clone()), |_| async {
             Ok(CallToolResult::text("plain"))
         })
@@ -384,4 +400,46 @@ mod client_api {
         let e = c.start_tool_task("t", json!({}), None).await.unwrap_err();
         assert!(matches!(e, ClientError::TaskRefused(_)), "TK-1: {e}");
     }
+}
+
+#[tokio::test]
+async fn tk_13_a_task_that_asks_the_client_is_input_required_meanwhile() {
+    let s = server();
+    let (a, b) = memory::pair();
+    s.serve(b).expect("serve");
+    let mut c = RawPeer::new(a, "2025-11-25");
+    c.handshake("2025-11-25", json!({"elicitation": {}})).await;
+    let r = c
+        .request(
+            json!(1),
+            "tools/call",
+            call("asks", json!({}), Some(json!({}))),
+        )
+        .await;
+    let id = r["result"]["task"]["taskId"].clone();
+    // The server's elicitation request, tagged with the task.
+    let ask = loop {
+        let f = c.recv().await;
+        if f["method"] == "elicitation/create" {
+            break f;
+        }
+    };
+    assert_eq!(
+        ask["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], id,
+        "TK-13: {ask}"
+    );
+    let g = c
+        .request(json!(2), "tasks/get", json!({"taskId": id}))
+        .await;
+    assert_eq!(g["result"]["status"], "input_required", "{g}");
+    c.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Ada"}}}))
+        .await;
+    let res = c
+        .request(json!(3), "tasks/result", json!({"taskId": id}))
+        .await;
+    assert_eq!(res["result"]["content"][0]["text"], "hello Ada", "{res}");
+    let g = c
+        .request(json!(4), "tasks/get", json!({"taskId": id}))
+        .await;
+    assert_eq!(g["result"]["status"], "completed");
 }

@@ -164,6 +164,26 @@ pub fn everything_server(config: SessionConfig) -> Result<Server, ServerError> {
             },
         )
         .tool(
+            tool(
+                "test_task_elicitation",
+                "Asks the user for a name (elicitation), then greets them; as a task it is input_required meanwhile",
+                no_args(),
+            )
+            .with_task_support(TaskSupport::Optional),
+            |call| async move {
+                let params = json!({"message": "What is your name?", "requestedSchema": {"type": "object",
+                    "properties": {"name": {"type": "string", "description": "Your name"}}, "required": ["name"]}});
+                let params: switchboard::types::elicitation::ElicitRequestFormParams = from_json(params)?;
+                let r = call
+                    .cx
+                    .elicit(params)
+                    .await
+                    .map_err(|e| ToolError::new(format!("elicitation failed: {e}")))?;
+                let content = r.content.map(|c| serde_json::to_value(c).unwrap_or(json!({}))).unwrap_or(json!({}));
+                text(format!("hello {}", content["name"].as_str().unwrap_or("stranger")))
+            },
+        )
+        .tool(
             tool("test_task_required", "Returns a text block; runs only as a task", no_args())
                 .with_task_support(TaskSupport::Required),
             |_| async { text("the task is done") },
