@@ -18,28 +18,104 @@
 //! appends the event to the store, then [`Routing::deliver`] hands it to the live connection.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use bytes::Bytes;
 use switchboard_jsonrpc::OutboundFrame;
 use switchboard_types::{Frame, Message, MessageKind, RequestId};
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
 
 use crate::event_store::EventId;
-use crate::sse::Live;
+use crate::session::SessionBounds;
+use crate::sse::{Backlog, ConnRx, Live};
 
 /// The standalone GET stream's number.
 pub(crate) const STANDALONE: u64 = 0;
 
 /// A live SSE connection attached to a stream.
+///
+/// Its queue is bounded in events (the channel) and in bytes (the [`Backlog`], which the
+/// response body decrements as it takes events). A connection whose body takes none of its
+/// queued events for the stall timeout is *stalled*: its client does not read.
 struct Conn {
     id: u64,
     tx: mpsc::Sender<Live>,
+    backlog: Arc<Backlog>,
+    /// The body's `taken` count when it was last seen to move, and since when it has not.
+    seen: u64,
+    since: Option<Instant>,
 }
 
 impl Conn {
     fn is_live(&self) -> bool {
         !self.tx.is_closed()
     }
+
+    /// Whether events have waited for this connection's client longer than `stall`.
+    fn stalled(&mut self, now: Instant, stall: Option<Duration>) -> bool {
+        let Some(stall) = stall else {
+            return false;
+        };
+        if self.backlog.bytes.load(Ordering::Relaxed) == 0 {
+            self.since = None;
+            return false;
+        }
+        let taken = self.backlog.taken.load(Ordering::Relaxed);
+        match self.since {
+            Some(since) if taken == self.seen => now.duration_since(since) >= stall,
+            _ => {
+                self.seen = taken;
+                self.since = Some(now);
+                false
+            }
+        }
+    }
+
+    /// Queues one event, or says why the connection must be dropped.
+    fn offer(&mut self, live: Live, max_bytes: usize, stall: Option<Duration>) -> Result<(), Slow> {
+        let len = live.bytes.len();
+        let queued = self.backlog.bytes.load(Ordering::Relaxed);
+        if queued > 0 {
+            // An event larger than the bound still goes to a connection with nothing queued.
+            if queued.saturating_add(len) > max_bytes {
+                return Err(Slow::TooSlow(
+                    "bytes queued for the connection at the bound",
+                ));
+            }
+            if self.stalled(Instant::now(), stall) {
+                return Err(Slow::TooSlow(
+                    "the client took no event within the stall timeout",
+                ));
+            }
+        } else {
+            self.since = None;
+        }
+        // Counted before it is sent: the body may take it at once.
+        self.backlog.bytes.fetch_add(len, Ordering::Relaxed);
+        match self.tx.try_send(live) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.backlog.bytes.fetch_sub(len, Ordering::Relaxed);
+                Err(match e {
+                    mpsc::error::TrySendError::Full(_) => {
+                        Slow::TooSlow("events queued for the connection at the bound")
+                    }
+                    mpsc::error::TrySendError::Closed(_) => Slow::Gone,
+                })
+            }
+        }
+    }
+}
+
+/// Why an event could not be queued for a connection.
+enum Slow {
+    /// The client went away.
+    Gone,
+    /// The client does not keep up (reason for the log).
+    TooSlow(&'static str),
 }
 
 enum Target {
@@ -92,11 +168,7 @@ pub(crate) enum Plan {
 #[derive(Debug)]
 pub(crate) enum Registration {
     /// An SSE stream, already attached to the POST's connection.
-    Sse {
-        stream: u64,
-        conn: u64,
-        rx: mpsc::Receiver<Live>,
-    },
+    Sse { stream: u64, conn: u64, rx: ConnRx },
     /// A JSON answer.
     Json {
         stream: u64,
@@ -121,7 +193,7 @@ pub(crate) enum RouteError {
 #[derive(Debug)]
 pub(crate) struct StandaloneOpen {
     pub(crate) conn: u64,
-    pub(crate) rx: mpsc::Receiver<Live>,
+    pub(crate) rx: ConnRx,
     /// The id of the priming event (never stored).
     pub(crate) priming: EventId,
     /// Messages queued while no stream was open, with their new ids.
@@ -135,7 +207,7 @@ pub(crate) enum Attach {
     /// with this connection.
     Live {
         conn: u64,
-        rx: mpsc::Receiver<Live>,
+        rx: ConnRx,
         queued: Vec<(EventId, String)>,
     },
     /// The stream has ended: replay only.
@@ -153,8 +225,13 @@ pub(crate) struct Routing {
     /// Unsolicited messages kept while no GET stream is open (bounded, oldest dropped); they get
     /// their event ids when a stream opens.
     undelivered: VecDeque<String>,
+    /// The bytes of `undelivered`.
+    undelivered_bytes: usize,
     unsolicited_cap: usize,
+    unsolicited_bytes: usize,
     stream_queue: usize,
+    stream_queue_bytes: usize,
+    stall: Option<Duration>,
     max_targets: usize,
     next_stream: u64,
     next_conn: u64,
@@ -164,12 +241,7 @@ pub(crate) struct Routing {
 impl Routing {
     /// A table whose streams are numbered from `base + 1` and whose standalone events from
     /// `base + 1` (`base` is 0 for a new session).
-    pub(crate) fn new(
-        unsolicited_cap: usize,
-        stream_queue: usize,
-        max_targets: usize,
-        base: u64,
-    ) -> Self {
+    pub(crate) fn new(bounds: &SessionBounds, base: u64) -> Self {
         Routing {
             by_request: HashMap::new(),
             targets: HashMap::new(),
@@ -177,23 +249,37 @@ impl Routing {
             standalone_seq: base,
             standalone_conn: None,
             undelivered: VecDeque::new(),
-            unsolicited_cap: unsolicited_cap.max(1),
-            stream_queue: stream_queue.max(1),
-            max_targets: max_targets.max(1),
+            undelivered_bytes: 0,
+            unsolicited_cap: bounds.unsolicited_queue.max(1),
+            unsolicited_bytes: bounds.unsolicited_queue_bytes.max(1),
+            stream_queue: bounds.stream_queue.max(1),
+            stream_queue_bytes: bounds.stream_queue_bytes.max(1),
+            stall: bounds.stream_stall_timeout,
+            max_targets: bounds.max_open_streams.max(1),
             next_stream: STANDALONE + 1 + base,
             next_conn: 1,
             closed: false,
         }
     }
 
-    fn conn(&mut self) -> (Conn, mpsc::Receiver<Live>) {
+    fn conn(&mut self) -> (Conn, ConnRx) {
         let (tx, rx) = mpsc::channel(self.stream_queue);
+        let backlog = Arc::new(Backlog::default());
         let id = self.next_conn;
         self.next_conn += 1;
-        (Conn { id, tx }, rx)
+        let conn = Conn {
+            id,
+            tx,
+            backlog: backlog.clone(),
+            seen: 0,
+            since: None,
+        };
+        (conn, ConnRx { rx, backlog })
     }
 
     /// Opens a target for a POST carrying `ids` (and, for a batch, possibly id-less answers).
+    /// The ids are distinct (the endpoint refuses a batch repeating one before it takes the
+    /// lock); here each is looked up once among the requests in flight.
     pub(crate) fn register(
         &mut self,
         ids: Vec<RequestId>,
@@ -203,10 +289,8 @@ impl Routing {
         if self.closed {
             return Err(RouteError::Closed);
         }
-        for (i, id) in ids.iter().enumerate() {
-            if self.by_request.contains_key(id) || ids[..i].contains(id) {
-                return Err(RouteError::Duplicate(id.clone()));
-            }
+        if let Some(id) = ids.iter().find(|id| self.by_request.contains_key(*id)) {
+            return Err(RouteError::Duplicate(id.clone()));
         }
         if self.targets.len() >= self.max_targets {
             // A request that was cancelled is never answered: its target waits for nobody once
@@ -366,19 +450,26 @@ impl Routing {
     }
 
     /// Phase 2: hands an event to its stream's live connection, or keeps it for a later one.
+    /// A connection that does not keep up (its queue full in events or bytes, or stalled) is
+    /// dropped: its client resumes with `Last-Event-ID`.
     pub(crate) fn deliver(&mut self, id: EventId, last: bool, bytes: Bytes) {
         if self.closed {
             return;
         }
+        let (max_bytes, stall) = (self.stream_queue_bytes, self.stall);
+        let live = Live { seq: id.seq, bytes };
         if id.stream == STANDALONE {
-            let sent = self
-                .standalone_conn
-                .as_ref()
-                .is_some_and(|c| c.tx.try_send(Live { seq: id.seq, bytes }).is_ok());
-            if !sent && self.standalone_conn.take().is_some() {
-                tracing::warn!(
-                    "standalone SSE connection gone or too slow; detached (it may resume with Last-Event-ID)"
-                );
+            let Some(c) = self.standalone_conn.as_mut() else {
+                return;
+            };
+            if let Err(why) = c.offer(live, max_bytes, stall) {
+                self.standalone_conn = None;
+                if let Slow::TooSlow(reason) = why {
+                    tracing::warn!(
+                        reason,
+                        "standalone SSE connection too slow; detached (it may resume with Last-Event-ID)"
+                    );
+                }
             }
             return;
         }
@@ -386,17 +477,15 @@ impl Routing {
             return;
         };
         if let Some(c) = conn {
-            let live = Live { seq: id.seq, bytes };
-            match c.tx.try_send(live) {
-                Ok(()) => {}
-                Err(mpsc::error::TrySendError::Full(_)) => {
+            if let Err(why) = c.offer(live, max_bytes, stall) {
+                *conn = None;
+                if let Slow::TooSlow(reason) = why {
                     tracing::warn!(
                         stream = id.stream,
+                        reason,
                         "SSE client too slow; connection dropped (it may resume with Last-Event-ID)"
                     );
-                    *conn = None;
                 }
-                Err(mpsc::error::TrySendError::Closed(_)) => *conn = None,
             }
         }
         if last {
@@ -460,17 +549,38 @@ impl Routing {
     }
 
     fn queue_unsolicited(&mut self, text: String) {
-        if self.undelivered.len() >= self.unsolicited_cap {
-            self.undelivered.pop_front();
+        if text.len() > self.unsolicited_bytes {
+            tracing::warn!(
+                limit = self.unsolicited_bytes,
+                bytes = text.len(),
+                "no GET stream open: a server message larger than the queue's byte bound dropped"
+            );
+            return;
+        }
+        let mut dropped = 0usize;
+        while self.undelivered.len() >= self.unsolicited_cap
+            || self.undelivered_bytes + text.len() > self.unsolicited_bytes
+        {
+            let Some(old) = self.undelivered.pop_front() else {
+                break;
+            };
+            self.undelivered_bytes -= old.len();
+            dropped += 1;
+        }
+        if dropped > 0 {
             tracing::warn!(
                 limit = self.unsolicited_cap,
-                "no GET stream open: oldest queued server message dropped"
+                limit_bytes = self.unsolicited_bytes,
+                dropped,
+                "no GET stream open: oldest queued server messages dropped"
             );
         }
+        self.undelivered_bytes += text.len();
         self.undelivered.push_back(text);
     }
 
     fn take_queued(&mut self) -> Vec<(EventId, String)> {
+        self.undelivered_bytes = 0;
         let mut out = Vec::with_capacity(self.undelivered.len());
         while let Some(text) = self.undelivered.pop_front() {
             self.standalone_seq += 1;
@@ -530,10 +640,32 @@ impl Routing {
         stream == STANDALONE || self.targets.contains_key(&stream)
     }
 
-    /// Whether any SSE connection is attached (the session is then not idle).
-    pub(crate) fn has_live_connection(&self) -> bool {
-        self.standalone_conn.as_ref().is_some_and(Conn::is_live)
-            || self.targets.values().any(Target::is_live)
+    /// Whether any SSE connection is attached (the session is then not idle). Connections
+    /// whose client has stalled are dropped first: they keep nothing alive.
+    pub(crate) fn sweep(&mut self, now: Instant) -> bool {
+        let stall = self.stall;
+        if self
+            .standalone_conn
+            .as_mut()
+            .is_some_and(|c| !c.is_live() || c.stalled(now, stall))
+        {
+            tracing::debug!("standalone SSE connection gone or stalled; detached");
+            self.standalone_conn = None;
+        }
+        let mut live = self.standalone_conn.is_some();
+        for target in self.targets.values_mut() {
+            match target {
+                Target::Sse { conn, .. } => {
+                    if conn.as_mut().is_some_and(|c| c.stalled(now, stall)) {
+                        tracing::debug!("SSE connection stalled; detached");
+                        *conn = None;
+                    }
+                    live |= conn.as_ref().is_some_and(Conn::is_live);
+                }
+                Target::Json { .. } => live |= target.is_live(),
+            }
+        }
+        live
     }
 
     /// Ends everything: every connection's body ends, every JSON waiter is told.
@@ -544,6 +676,7 @@ impl Routing {
         self.idless.clear();
         self.standalone_conn = None;
         self.undelivered.clear();
+        self.undelivered_bytes = 0;
     }
 }
 
@@ -566,6 +699,19 @@ mod tests {
         }
     }
 
+    fn bounds(unsolicited: usize, queue: usize, targets: usize) -> SessionBounds {
+        SessionBounds {
+            unsolicited_queue: unsolicited,
+            unsolicited_queue_bytes: 1 << 20,
+            stream_queue: queue,
+            stream_queue_bytes: 1 << 20,
+            stream_stall_timeout: Some(Duration::from_secs(30)),
+            inbound_queue: 8,
+            max_open_streams: targets,
+            max_snapshot_bytes: 1 << 16,
+        }
+    }
+
     fn sse(p: Plan) -> (EventId, bool) {
         match p {
             Plan::Sse { id, last } => (id, last),
@@ -575,7 +721,7 @@ mod tests {
 
     #[test]
     fn ht15_related_then_response_then_standalone() {
-        let mut r = Routing::new(2, 8, 16, 0);
+        let mut r = Routing::new(&bounds(2, 8, 16), 0);
         let Registration::Sse { stream, .. } =
             r.register(vec![RequestId::int(7)], false, false).unwrap()
         else {
@@ -594,7 +740,7 @@ mod tests {
 
     #[test]
     fn duplicates_and_undelivered_bound() {
-        let mut r = Routing::new(2, 8, 16, 0);
+        let mut r = Routing::new(&bounds(2, 8, 16), 0);
         r.register(vec![RequestId::int(1)], false, false).unwrap();
         assert_eq!(
             r.register(vec![RequestId::int(1)], false, false)
@@ -621,7 +767,7 @@ mod tests {
 
     #[test]
     fn open_streams_are_bounded_abandoned_ones_go_first() {
-        let mut r = Routing::new(2, 8, 2, 0);
+        let mut r = Routing::new(&bounds(2, 8, 2), 0);
         let a = r.register(vec![RequestId::int(1)], false, false).unwrap();
         let _b = r.register(vec![RequestId::int(2)], false, false).unwrap();
         // Both have a client attached: no room.
@@ -639,7 +785,7 @@ mod tests {
 
     #[test]
     fn sep1699_closing_a_connection_keeps_the_stream() {
-        let mut r = Routing::new(2, 8, 16, 0);
+        let mut r = Routing::new(&bounds(2, 8, 16), 0);
         let Registration::Sse { stream, mut rx, .. } =
             r.register(vec![RequestId::int(4)], false, false).unwrap()
         else {
@@ -651,7 +797,7 @@ mod tests {
             !r.close_connection_of(&RequestId::int(5)),
             "no such request"
         );
-        assert!(rx.try_recv().is_err(), "the connection's channel is closed");
+        assert!(rx.rx.try_recv().is_err(), "the connection's channel is closed");
         // The response still gets its event id on the same stream, for the resumption.
         let resp = frame(MessageKind::Result, Some(4), None, "{}");
         assert_eq!(sse(r.plan(&resp)), (EventId::new(stream, 1), true));
@@ -659,7 +805,7 @@ mod tests {
 
     #[test]
     fn batch_answers_go_to_their_post() {
-        let mut r = Routing::new(2, 8, 16, 0);
+        let mut r = Routing::new(&bounds(2, 8, 16), 0);
         let Registration::Json { stream: a, .. } = r
             .register(vec![RequestId::int(1), RequestId::int(2)], true, true)
             .unwrap()

@@ -115,7 +115,9 @@ mod proxy {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let url = format!("http://{}/mcp", upstream.addr);
-        tokio::spawn(async move { proxy::serve(listener, &url, tap).await });
+        tokio::spawn(async move {
+            proxy::serve(listener, &url, tap, proxy::ProxyConfig::default()).await
+        });
         // Odd spacing: the tap must see it as sent.
         let init = init_body(1, "2025-03-26").replace(",", " ,  ");
         let resp = send(addr, wire_post(addr, None, init.clone())).await;
