@@ -537,4 +537,125 @@ mod tests {
         assert_eq!(store.session_count(), 0);
         assert_eq!(store.event_count(), 0);
     }
+
+    fn sized(stream: u64, seq: u64, data_bytes: usize) -> StoredEvent {
+        StoredEvent {
+            id: EventId::new(stream, seq),
+            data: Arc::from("x".repeat(data_bytes)),
+        }
+    }
+
+    fn seqs(events: &[StoredEvent]) -> Vec<u64> {
+        events.iter().map(|e| e.id.seq).collect()
+    }
+
+    #[tokio::test]
+    async fn a_replay_is_read_a_page_at_a_time_in_id_order() {
+        let store = InMemoryEventStore::default();
+        // Out of order, as queued messages can be.
+        for seq in [1, 2, 5, 3, 4, 6, 7] {
+            store.append("s", ev(0, seq)).await.unwrap();
+        }
+        let page = store
+            .replay_after("s", EventId::new(0, 0), 3)
+            .await
+            .unwrap();
+        assert_eq!(seqs(&page), [1, 2, 3]);
+        let page = store
+            .replay_after("s", EventId::new(0, 3), 3)
+            .await
+            .unwrap();
+        assert_eq!(seqs(&page), [4, 5, 6]);
+        let page = store
+            .replay_after("s", EventId::new(0, 6), 3)
+            .await
+            .unwrap();
+        assert_eq!(seqs(&page), [7]);
+        let page = store
+            .replay_after("s", EventId::new(0, 7), 3)
+            .await
+            .unwrap();
+        assert!(page.is_empty());
+    }
+
+    #[tokio::test]
+    async fn bytes_are_bounded_per_stream_per_session_and_in_all() {
+        let o = EVENT_OVERHEAD_BYTES;
+        // Per stream: 3 events of 100 bytes fit in 3 * (100 + o), a fourth pushes the first out.
+        let store = InMemoryEventStore::default().with_max_stream_bytes(3 * (100 + o));
+        for seq in 1..=4 {
+            store.append("s", sized(1, seq, 100)).await.unwrap();
+        }
+        let kept = store
+            .replay_after("s", EventId::new(1, 0), 64)
+            .await
+            .unwrap();
+        assert_eq!(seqs(&kept), [2, 3, 4]);
+        assert_eq!(store.byte_count(), 3 * (100 + o));
+        // An event over a bound is not kept at all, and nothing is evicted for it.
+        store.append("s", sized(1, 5, 1000)).await.unwrap();
+        assert_eq!(store.event_count(), 3);
+
+        // Per session: the session's oldest other streams go first.
+        let store = InMemoryEventStore::default().with_max_session_bytes(4 * (100 + o));
+        for stream in 1..=3 {
+            store.append("s", sized(stream, 1, 100)).await.unwrap();
+            store.append("s", sized(stream, 2, 100)).await.unwrap();
+        }
+        assert!(
+            store
+                .replay_after("s", EventId::new(1, 0), 64)
+                .await
+                .is_err()
+        );
+        assert_eq!(store.event_count(), 4);
+        assert_eq!(store.byte_count(), 4 * (100 + o));
+
+        // In all: the oldest streams of any session go first.
+        let store = InMemoryEventStore::default().with_max_total_bytes(4 * (100 + o));
+        store.append("a", sized(1, 1, 100)).await.unwrap();
+        store.append("b", sized(1, 1, 100)).await.unwrap();
+        store.append("a", sized(2, 1, 100)).await.unwrap();
+        store.append("b", sized(2, 1, 100)).await.unwrap();
+        store.append("c", sized(1, 1, 100)).await.unwrap();
+        assert!(
+            store
+                .replay_after("a", EventId::new(1, 0), 64)
+                .await
+                .is_err()
+        );
+        assert_eq!(store.event_count(), 4);
+        store.append("c", sized(1, 2, 100)).await.unwrap();
+        assert!(
+            store
+                .replay_after("b", EventId::new(1, 0), 64)
+                .await
+                .is_err()
+        );
+        // One stream alone over the bound in all: its own oldest events go.
+        for seq in 3..=8 {
+            store.append("c", sized(1, seq, 100)).await.unwrap();
+        }
+        let kept = store
+            .replay_after("c", EventId::new(1, 0), 64)
+            .await
+            .unwrap();
+        assert_eq!(seqs(&kept), [5, 6, 7, 8]);
+        assert_eq!(store.byte_count(), 4 * (100 + o));
+        assert_eq!(store.session_count(), 1, "emptied sessions are forgotten");
+        store.remove_session("c").await;
+        assert_eq!((store.byte_count(), store.event_count()), (0, 0));
+    }
+
+    #[tokio::test]
+    async fn eviction_entries_of_ended_sessions_do_not_pile_up() {
+        let store = InMemoryEventStore::default();
+        for n in 0..10_000u64 {
+            let session = format!("s{n}");
+            store.append(&session, ev(1, 1)).await.unwrap();
+            store.remove_session(&session).await;
+        }
+        let order = store.stored.lock().unwrap().order.len();
+        assert!(order <= 64 + 2, "{order} entries left");
+    }
 }

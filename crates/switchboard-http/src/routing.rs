@@ -797,7 +797,10 @@ mod tests {
             !r.close_connection_of(&RequestId::int(5)),
             "no such request"
         );
-        assert!(rx.rx.try_recv().is_err(), "the connection's channel is closed");
+        assert!(
+            rx.rx.try_recv().is_err(),
+            "the connection's channel is closed"
+        );
         // The response still gets its event id on the same stream, for the resumption.
         let resp = frame(MessageKind::Result, Some(4), None, "{}");
         assert_eq!(sse(r.plan(&resp)), (EventId::new(stream, 1), true));
@@ -831,5 +834,99 @@ mod tests {
         ));
         assert!(!r.targets.contains_key(&a));
         assert!(r.by_request.is_empty());
+    }
+
+    #[test]
+    fn unsolicited_messages_are_bounded_in_bytes_too() {
+        let mut b = bounds(100, 8, 16);
+        b.unsolicited_queue_bytes = 10;
+        let mut r = Routing::new(&b, 0);
+        for text in ["aaaa", "bbbb", "cccc"] {
+            let n = frame(MessageKind::Notification, None, None, text);
+            assert!(matches!(r.plan(&n), Plan::Queued));
+        }
+        // Over the bound alone: dropped, the queue untouched.
+        let big = frame(MessageKind::Notification, None, None, "0123456789x");
+        assert!(matches!(r.plan(&big), Plan::Queued));
+        let open = r.attach_standalone().unwrap();
+        let texts: Vec<_> = open.queued.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["bbbb", "cccc"],
+            "12 bytes do not fit in 10: the oldest went"
+        );
+        assert_eq!(r.undelivered_bytes, 0);
+    }
+
+    #[test]
+    fn a_connection_is_dropped_when_its_queued_bytes_reach_the_bound() {
+        let mut b = bounds(2, 100, 16);
+        b.stream_queue_bytes = 100;
+        let mut r = Routing::new(&b, 0);
+        let Registration::Sse { stream, mut rx, .. } =
+            r.register(vec![RequestId::int(1)], false, false).unwrap()
+        else {
+            panic!()
+        };
+        let event = |r: &mut Routing| {
+            let n = frame(MessageKind::Notification, None, Some(1), "{}");
+            let (id, last) = sse(r.plan(&n));
+            r.deliver(id, last, Bytes::from(vec![b'x'; 40]));
+        };
+        event(&mut r);
+        event(&mut r);
+        // The body takes one: room again.
+        let taken = rx.rx.try_recv().unwrap();
+        rx.took(&taken);
+        event(&mut r);
+        assert!(r.sweep(Instant::now()), "80 bytes queued: still attached");
+        // 120 bytes would be queued: the client is too slow, the connection goes.
+        event(&mut r);
+        assert!(!r.sweep(Instant::now()));
+        assert!(r.is_open(stream), "the stream goes on for a resumption");
+        // An event over the bound still goes to a connection with nothing queued.
+        let Registration::Sse { mut rx, .. } =
+            r.register(vec![RequestId::int(2)], false, false).unwrap()
+        else {
+            panic!()
+        };
+        let n = frame(MessageKind::Notification, None, Some(2), "{}");
+        let (id, last) = sse(r.plan(&n));
+        r.deliver(id, last, Bytes::from(vec![b'x'; 500]));
+        assert_eq!(rx.rx.try_recv().unwrap().bytes.len(), 500);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_whose_client_takes_nothing_stalls_and_keeps_nothing_alive() {
+        let mut r = Routing::new(&bounds(2, 8, 16), 0);
+        let open = r.attach_standalone().unwrap();
+        let mut rx = open.rx;
+        let notify = |r: &mut Routing| {
+            let n = frame(MessageKind::Notification, None, None, "{}");
+            let (id, last) = sse(r.plan(&n));
+            r.deliver(id, last, Bytes::from_static(b"data"));
+        };
+        notify(&mut r);
+        assert!(r.sweep(Instant::now()));
+        tokio::time::advance(Duration::from_secs(20)).await;
+        // The client takes the event: it reads, however slowly.
+        let l = rx.rx.try_recv().unwrap();
+        rx.took(&l);
+        notify(&mut r);
+        assert!(r.sweep(Instant::now()));
+        tokio::time::advance(Duration::from_secs(20)).await;
+        assert!(
+            r.sweep(Instant::now()),
+            "20 s without taking: not yet stalled"
+        );
+        tokio::time::advance(Duration::from_secs(11)).await;
+        assert!(!r.sweep(Instant::now()), "31 s without taking: stalled");
+        // Detached: later messages wait for the next GET stream.
+        let n = frame(MessageKind::Notification, None, None, "{}");
+        assert!(matches!(r.plan(&n), Plan::Queued));
+        // An idle connection with nothing queued is never stalled.
+        let _open = r.attach_standalone().unwrap();
+        tokio::time::advance(Duration::from_secs(3600)).await;
+        assert!(r.sweep(Instant::now()));
     }
 }
