@@ -32,6 +32,25 @@ use crate::event_store::EventId;
 use crate::session::SessionBounds;
 use crate::sse::{Backlog, ConnRx, Live};
 
+/// The ids of the responses an id-less answer carries (a batch's array; none for anything
+/// else), read without the routing lock: the array can be long.
+pub(crate) fn answered_ids(frame: &OutboundFrame) -> Vec<RequestId> {
+    let answer = matches!(frame.kind, MessageKind::Result | MessageKind::Error);
+    if !answer || frame.id.is_some() {
+        return Vec::new();
+    }
+    match Frame::decode(&frame.text) {
+        Ok(Frame::Batch(items)) => items
+            .into_iter()
+            .filter_map(|m| match m {
+                Ok(Message::Response(r)) => r.id,
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The standalone GET stream's number.
 pub(crate) const STANDALONE: u64 = 0;
 
@@ -352,12 +371,20 @@ impl Routing {
     }
 
     /// Phase 1: decides where `frame` goes and gives it its event id.
+    #[cfg(test)]
     pub(crate) fn plan(&mut self, frame: &OutboundFrame) -> Plan {
+        let answered = answered_ids(frame);
+        self.plan_with(frame, &answered)
+    }
+
+    /// Phase 1, with the ids an id-less answer (a batch's) carries, read from its text by
+    /// [`answered_ids`] before the table is locked.
+    pub(crate) fn plan_with(&mut self, frame: &OutboundFrame, answered: &[RequestId]) -> Plan {
         if self.closed {
             return Plan::Drop("session closed");
         }
         match frame.kind {
-            MessageKind::Result | MessageKind::Error => self.plan_response(frame),
+            MessageKind::Result | MessageKind::Error => self.plan_response(frame, answered),
             MessageKind::Request | MessageKind::Notification => {
                 if let Some(stream) = frame.related.as_ref().and_then(|r| self.by_request.get(r)) {
                     if let Some(Target::Sse { seq, .. }) = self.targets.get_mut(stream) {
@@ -381,7 +408,7 @@ impl Routing {
         }
     }
 
-    fn plan_response(&mut self, frame: &OutboundFrame) -> Plan {
+    fn plan_response(&mut self, frame: &OutboundFrame, answered: &[RequestId]) -> Plan {
         let stream = match &frame.id {
             Some(id) => match self.by_request.remove(id) {
                 Some(s) => {
@@ -392,7 +419,7 @@ impl Routing {
                 }
                 None => return Plan::Drop("response to no open request"),
             },
-            None => match self.batch_target(&frame.text) {
+            None => match self.batch_target(answered) {
                 Some(s) => s,
                 None => return Plan::Drop("answer without id and no batch waiting"),
             },
@@ -425,18 +452,10 @@ impl Routing {
 
     /// The target of an id-less answer: the batch whose ids the array carries, or else the
     /// oldest batch waiting. Every id of that target is released: a batch is answered once.
-    fn batch_target(&mut self, text: &str) -> Option<u64> {
-        let mut found: Option<u64> = None;
-        if let Ok(Frame::Batch(items)) = Frame::decode(text) {
-            found = items.iter().find_map(|m| match m {
-                Ok(Message::Response(r)) => {
-                    r.id.as_ref()
-                        .and_then(|id| self.by_request.get(id))
-                        .copied()
-                }
-                _ => None,
-            });
-        }
+    fn batch_target(&mut self, answered: &[RequestId]) -> Option<u64> {
+        let found = answered
+            .iter()
+            .find_map(|id| self.by_request.get(id).copied());
         let stream = match found {
             Some(s) => s,
             None => self.idless.pop_front()?,

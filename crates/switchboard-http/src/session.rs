@@ -26,7 +26,7 @@ use switchboard_types::RequestId;
 use tokio::time::Instant;
 
 use crate::event_store::{EventStore, StoredEvent};
-use crate::routing::{Plan, Routing};
+use crate::routing::{self, Plan, Routing};
 use crate::session_store::{SessionRecord, SessionStore, SessionStoreError};
 use crate::sse;
 
@@ -377,8 +377,9 @@ impl Session {
                 }
             }
         }
+        let answered = routing::answered_ids(&frame);
         let plan = match self.routing.lock() {
-            Ok(mut r) => r.plan(&frame),
+            Ok(mut r) => r.plan_with(&frame, &answered),
             Err(_) => return Err(TransportError::Closed),
         };
         match plan {
