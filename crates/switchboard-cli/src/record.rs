@@ -116,7 +116,8 @@ pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
             let local = listener.local_addr()?;
             proxy::upstream_url(&url)?;
             tracing::info!("listening on http://{local}/mcp, relaying to {url}");
-            proxy::serve(listener, &url, rec).await?;
+            let config = proxy::ProxyConfig::for_bind_address(local);
+            proxy::serve(listener, &url, rec, config).await?;
             Ok(0)
         }
         (Some(addr), Some(cmd), None) => {

@@ -71,7 +71,9 @@ async fn start_proxy(upstream: SocketAddr, tap: Arc<dyn FrameTap>) -> SocketAddr
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let url = format!("http://{upstream}/mcp");
-    tokio::spawn(async move { proxy::serve(listener, &url, tap).await });
+    tokio::spawn(
+        async move { proxy::serve(listener, &url, tap, proxy::ProxyConfig::default()).await },
+    );
     addr
 }
 

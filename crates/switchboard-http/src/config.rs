@@ -21,6 +21,15 @@
 //! | `stream_queue` | 256 | events queued for one SSE connection; a slower client is disconnected and resumes |
 //! | `inbound_queue` | 64 | POSTed frames queued for the engine before the POST waits |
 //! | `max_open_streams` | 1024 | POST streams (or JSON answers) awaited at once per session; beyond, the oldest with no client attached is dropped, else 503 |
+//! | `stream_queue_bytes` | 4 MiB | bytes queued for one SSE connection; beyond, the connection is dropped and the client resumes |
+//! | `stream_stall_timeout` | 30 s | an SSE connection whose client takes none of its queued events for this long is dropped, and no longer keeps its session alive |
+//! | `unsolicited_queue_bytes` | 1 MiB | bytes of server messages kept for a GET stream that is not open (oldest dropped) |
+//! | `max_snapshot_bytes` | 64 KiB | a larger role snapshot (the client's `initialize` params) is not kept: a take-over then resumes without it |
+//! | `max_concurrent_replays` | 64 | `GET` + `Last-Event-ID` replays running at once; beyond, 503 with `Retry-After` |
+//! | `connection` | [`ConnectionLimits`] | per connection: 1024 connections, 10 s headers, 60 s keep-alive, 30 s body (408), 30 s write |
+//!
+//! The event store's own bounds (events and bytes per stream, per session, in all) are those of
+//! [`InMemoryEventStore`]; the session store's, those of [`InMemorySessionStore`].
 
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
@@ -28,6 +37,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::event_store::{EventStore, InMemoryEventStore};
+pub use crate::listener::{
+    ConnectionLimits, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
+    DEFAULT_KEEP_ALIVE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_WRITE_TIMEOUT,
+};
 use crate::session_store::{InMemorySessionStore, SessionStore};
 
 /// The default MCP endpoint path.
@@ -53,6 +66,16 @@ pub const DEFAULT_STREAM_QUEUE: usize = 256;
 pub const DEFAULT_INBOUND_QUEUE: usize = 64;
 /// The default bound on POST streams awaited at once per session.
 pub const DEFAULT_MAX_OPEN_STREAMS: usize = 1024;
+/// The default bound on bytes queued for one SSE connection.
+pub const DEFAULT_STREAM_QUEUE_BYTES: usize = 4 * 1024 * 1024;
+/// The default time an SSE connection may leave its queued events untaken.
+pub const DEFAULT_STREAM_STALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default bound on bytes of server messages kept for a GET stream that is not open.
+pub const DEFAULT_UNSOLICITED_QUEUE_BYTES: usize = 1024 * 1024;
+/// The default bound on a role snapshot kept for the session store.
+pub const DEFAULT_MAX_SNAPSHOT_BYTES: usize = 64 * 1024;
+/// The default bound on replays (`GET` with `Last-Event-ID`) running at once.
+pub const DEFAULT_MAX_CONCURRENT_REPLAYS: usize = 64;
 /// The `Host` values allowed by default (any port).
 pub const DEFAULT_ALLOWED_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 /// The `Origin` values allowed by default (`*` stands for any port).
@@ -111,6 +134,22 @@ pub struct HttpConfig {
     /// answered, so beyond this bound the oldest target with no client attached is dropped;
     /// when every one has a client, the POST gets 503.
     pub max_open_streams: usize,
+    /// Bytes queued for one SSE connection before a slow client is disconnected (an event
+    /// larger than this still goes to a connection with nothing queued).
+    pub stream_queue_bytes: usize,
+    /// An SSE connection whose client has taken none of its queued events for this long is
+    /// disconnected; it no longer keeps its session alive. `None`: only the queue bounds apply.
+    pub stream_stall_timeout: Option<Duration>,
+    /// Bytes of server messages kept while no GET stream is open; the oldest is dropped beyond.
+    pub unsolicited_queue_bytes: usize,
+    /// The largest role snapshot kept for the session store; a larger one is not kept (a
+    /// take-over then resumes the session without it).
+    pub max_snapshot_bytes: usize,
+    /// Replays (`GET` with `Last-Event-ID`) running at once; beyond, 503 with `Retry-After`.
+    pub max_concurrent_replays: usize,
+    /// The bounds on each TCP connection, applied by [`crate::serve`] (the body read timeout
+    /// also applies to a service mounted elsewhere).
+    pub connection: ConnectionLimits,
 }
 
 impl fmt::Debug for HttpConfig {
@@ -136,6 +175,12 @@ impl fmt::Debug for HttpConfig {
             .field("stream_queue", &self.stream_queue)
             .field("inbound_queue", &self.inbound_queue)
             .field("max_open_streams", &self.max_open_streams)
+            .field("stream_queue_bytes", &self.stream_queue_bytes)
+            .field("stream_stall_timeout", &self.stream_stall_timeout)
+            .field("unsolicited_queue_bytes", &self.unsolicited_queue_bytes)
+            .field("max_snapshot_bytes", &self.max_snapshot_bytes)
+            .field("max_concurrent_replays", &self.max_concurrent_replays)
+            .field("connection", &self.connection)
             .finish_non_exhaustive()
     }
 }
@@ -162,6 +207,12 @@ impl Default for HttpConfig {
             stream_queue: DEFAULT_STREAM_QUEUE,
             inbound_queue: DEFAULT_INBOUND_QUEUE,
             max_open_streams: DEFAULT_MAX_OPEN_STREAMS,
+            stream_queue_bytes: DEFAULT_STREAM_QUEUE_BYTES,
+            stream_stall_timeout: Some(DEFAULT_STREAM_STALL_TIMEOUT),
+            unsolicited_queue_bytes: DEFAULT_UNSOLICITED_QUEUE_BYTES,
+            max_snapshot_bytes: DEFAULT_MAX_SNAPSHOT_BYTES,
+            max_concurrent_replays: DEFAULT_MAX_CONCURRENT_REPLAYS,
+            connection: ConnectionLimits::default(),
         }
     }
 }
@@ -327,6 +378,43 @@ impl HttpConfig {
     /// Sets the queue of POSTed frames waiting for the engine (at least 1).
     pub fn with_inbound_queue(mut self, n: usize) -> Self {
         self.inbound_queue = n.max(1);
+        self
+    }
+
+    /// Sets the bound on bytes queued for one SSE connection (at least 1).
+    pub fn with_stream_queue_bytes(mut self, n: usize) -> Self {
+        self.stream_queue_bytes = n.max(1);
+        self
+    }
+
+    /// Sets the time after which an SSE connection whose client takes nothing is dropped
+    /// (`None`: never for that reason).
+    pub fn with_stream_stall_timeout(mut self, t: Option<Duration>) -> Self {
+        self.stream_stall_timeout = t;
+        self
+    }
+
+    /// Sets the bound on bytes of server messages kept for a GET stream that is not open.
+    pub fn with_unsolicited_queue_bytes(mut self, n: usize) -> Self {
+        self.unsolicited_queue_bytes = n.max(1);
+        self
+    }
+
+    /// Sets the largest role snapshot kept for the session store.
+    pub fn with_max_snapshot_bytes(mut self, n: usize) -> Self {
+        self.max_snapshot_bytes = n;
+        self
+    }
+
+    /// Sets the bound on replays running at once (at least 1).
+    pub fn with_max_concurrent_replays(mut self, n: usize) -> Self {
+        self.max_concurrent_replays = n.max(1);
+        self
+    }
+
+    /// Replaces the per-connection bounds.
+    pub fn with_connection_limits(mut self, limits: ConnectionLimits) -> Self {
+        self.connection = limits;
         self
     }
 }

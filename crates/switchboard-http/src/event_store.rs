@@ -20,6 +20,15 @@ use std::sync::{Arc, Mutex};
 pub const DEFAULT_EVENTS_PER_STREAM: usize = 256;
 /// The default bound on streams kept per session by [`InMemoryEventStore`].
 pub const DEFAULT_STREAMS_PER_SESSION: usize = 256;
+/// The default bound on bytes kept per stream by [`InMemoryEventStore`].
+pub const DEFAULT_STREAM_BYTES: usize = 8 * 1024 * 1024;
+/// The default bound on bytes kept per session by [`InMemoryEventStore`].
+pub const DEFAULT_SESSION_BYTES: usize = 16 * 1024 * 1024;
+/// The default bound on bytes kept in all by [`InMemoryEventStore`].
+pub const DEFAULT_TOTAL_BYTES: usize = 256 * 1024 * 1024;
+/// What one event costs beyond its data, in the byte bounds of [`InMemoryEventStore`] (so that
+/// many tiny events count too).
+pub const EVENT_OVERHEAD_BYTES: usize = 64;
 
 /// A boxed future borrowed from the store.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -94,8 +103,10 @@ pub enum EventStoreError {
 
 /// Keeps SSE events so that a client can resume a stream after a disconnect.
 ///
-/// Implementations must keep events in append order per stream and must only return events of
-/// the stream that `after` belongs to (`[HT-17]`).
+/// Implementations must return events of one stream in `seq` order, and only events of the
+/// stream that `after` belongs to (`[HT-17]`). A replay asks for a page at a time (`limit`
+/// events), the next page once the previous one is written to the client, so an
+/// implementation should find the first event after `after` without reading the whole stream.
 pub trait EventStore: Send + Sync + 'static {
     /// Records one event of `session`. Events of one stream arrive mostly in `seq` order.
     fn append<'a>(
@@ -104,7 +115,8 @@ pub trait EventStore: Send + Sync + 'static {
         event: StoredEvent,
     ) -> StoreFuture<'a, Result<(), EventStoreError>>;
 
-    /// The events of stream `after.stream` whose `seq` is greater than `after.seq`, in `seq` order.
+    /// The first `limit` events of stream `after.stream` whose `seq` is greater than
+    /// `after.seq`, in `seq` order (fewer when the stream has no more).
     ///
     /// # Errors
     /// [`EventStoreError::UnknownStream`] when the stream is not (or no longer) known.
@@ -112,32 +124,130 @@ pub trait EventStore: Send + Sync + 'static {
         &'a self,
         session: &'a str,
         after: EventId,
+        limit: usize,
     ) -> StoreFuture<'a, Result<Vec<StoredEvent>, EventStoreError>>;
 
     /// Forgets every event of `session` (called when the session ends).
     fn remove_session<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()>;
 }
 
-#[derive(Default)]
-struct SessionEvents {
-    streams: HashMap<u64, VecDeque<StoredEvent>>,
-    /// Streams in the order they were first written, for eviction.
-    order: VecDeque<u64>,
+/// One stream's events, in `seq` order, and their bytes.
+struct StreamEvents {
+    events: VecDeque<StoredEvent>,
+    bytes: usize,
+    /// Which creation of this stream number this is (stale eviction entries name an older one).
+    generation: u64,
 }
 
-/// The default store: in memory, bounded per stream and per session (the oldest goes first).
-pub struct InMemoryEventStore {
-    sessions: Mutex<HashMap<Box<str>, SessionEvents>>,
+#[derive(Default)]
+struct SessionEvents {
+    streams: HashMap<u64, StreamEvents>,
+    /// Streams in the order they were first written, for eviction.
+    order: VecDeque<u64>,
+    bytes: usize,
+}
+
+impl SessionEvents {
+    /// Forgets `stream`; returns its bytes.
+    fn remove_stream(&mut self, stream: u64) -> Option<usize> {
+        let gone = self.streams.remove(&stream)?;
+        self.order.retain(|s| *s != stream);
+        self.bytes -= gone.bytes;
+        Some(gone.bytes)
+    }
+}
+
+/// Everything the store keeps, under one lock.
+#[derive(Default)]
+struct Stored {
+    sessions: HashMap<Arc<str>, SessionEvents>,
+    /// Bytes kept in all.
+    total: usize,
+    /// Streams of every session in the order they were created, for eviction in all. Entries
+    /// of streams already gone are skipped, and swept out when they outnumber the live ones.
+    order: VecDeque<(Arc<str>, u64, u64)>,
+    /// Streams kept in all.
+    streams: usize,
+    next_generation: u64,
+}
+
+impl Stored {
+    /// Forgets the oldest stream of any session other than `keep`; `false` when there is none.
+    fn evict_oldest(&mut self, keep: (&str, u64)) -> bool {
+        let mut kept = None;
+        let evicted = loop {
+            let Some((session, stream, generation)) = self.order.pop_front() else {
+                break false;
+            };
+            if (&*session, stream) == keep {
+                kept = Some((session, stream, generation));
+                continue;
+            }
+            let Some(entry) = self.sessions.get_mut(&*session) else {
+                continue;
+            };
+            if entry
+                .streams
+                .get(&stream)
+                .is_none_or(|s| s.generation != generation)
+            {
+                continue;
+            }
+            if let Some(bytes) = entry.remove_stream(stream) {
+                self.total -= bytes;
+                self.streams -= 1;
+            }
+            if entry.streams.is_empty() {
+                self.sessions.remove(&*session);
+            }
+            break true;
+        };
+        if let Some(k) = kept {
+            self.order.push_front(k);
+        }
+        evicted
+    }
+
+    /// Drops the eviction entries of streams that are gone once they are most of the queue.
+    fn sweep_order(&mut self) {
+        if self.order.len() <= 2 * self.streams + 64 {
+            return;
+        }
+        let sessions = &self.sessions;
+        self.order.retain(|(session, stream, generation)| {
+            sessions
+                .get(&**session)
+                .and_then(|e| e.streams.get(stream))
+                .is_some_and(|s| s.generation == *generation)
+        });
+    }
+}
+
+/// The bounds of an [`InMemoryEventStore`].
+#[derive(Debug, Clone, Copy)]
+struct Limits {
     per_stream: usize,
     per_session: usize,
+    stream_bytes: usize,
+    session_bytes: usize,
+    total_bytes: usize,
+}
+
+/// The default store: in memory, bounded per stream (events and bytes), per session (streams
+/// and bytes) and in all (bytes). Beyond a bound the oldest goes first: the oldest events of
+/// the stream, then the session's oldest streams, then the oldest streams of any session. An
+/// event larger than a byte bound is not kept (it cannot be replayed). An event's size is its
+/// data plus [`EVENT_OVERHEAD_BYTES`].
+pub struct InMemoryEventStore {
+    stored: Mutex<Stored>,
+    limits: Limits,
 }
 
 impl fmt::Debug for InMemoryEventStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("InMemoryEventStore")
             .field("sessions", &self.session_count())
-            .field("per_stream", &self.per_stream)
-            .field("per_session", &self.per_session)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -150,83 +260,194 @@ impl Default for InMemoryEventStore {
 
 impl InMemoryEventStore {
     /// A store keeping at most `per_stream` events per stream and `per_session` streams per
-    /// session (each at least 1).
+    /// session (each at least 1), with the default byte bounds.
     pub fn new(per_stream: usize, per_session: usize) -> Self {
         InMemoryEventStore {
-            sessions: Mutex::default(),
-            per_stream: per_stream.max(1),
-            per_session: per_session.max(1),
+            stored: Mutex::default(),
+            limits: Limits {
+                per_stream: per_stream.max(1),
+                per_session: per_session.max(1),
+                stream_bytes: DEFAULT_STREAM_BYTES,
+                session_bytes: DEFAULT_SESSION_BYTES,
+                total_bytes: DEFAULT_TOTAL_BYTES,
+            },
         }
+    }
+
+    /// Sets the bound on bytes kept per stream.
+    pub fn with_max_stream_bytes(mut self, n: usize) -> Self {
+        self.limits.stream_bytes = n;
+        self
+    }
+
+    /// Sets the bound on bytes kept per session.
+    pub fn with_max_session_bytes(mut self, n: usize) -> Self {
+        self.limits.session_bytes = n;
+        self
+    }
+
+    /// Sets the bound on bytes kept in all.
+    pub fn with_max_total_bytes(mut self, n: usize) -> Self {
+        self.limits.total_bytes = n;
+        self
     }
 
     /// How many sessions have events stored.
     pub fn session_count(&self) -> usize {
-        self.sessions.lock().map(|s| s.len()).unwrap_or(0)
+        self.stored.lock().map(|s| s.sessions.len()).unwrap_or(0)
     }
 
     /// How many events are stored in all.
     pub fn event_count(&self) -> usize {
-        self.sessions
+        self.stored
             .lock()
             .map(|s| {
-                s.values()
+                s.sessions
+                    .values()
                     .flat_map(|e| e.streams.values())
-                    .map(VecDeque::len)
+                    .map(|s| s.events.len())
                     .sum()
             })
             .unwrap_or(0)
     }
 
+    /// How many bytes are stored in all (data plus [`EVENT_OVERHEAD_BYTES`] per event).
+    pub fn byte_count(&self) -> usize {
+        self.stored.lock().map(|s| s.total).unwrap_or(0)
+    }
+
     fn append_now(&self, session: &str, event: StoredEvent) {
-        let Ok(mut sessions) = self.sessions.lock() else {
+        let l = self.limits;
+        let size = event.data.len() + EVENT_OVERHEAD_BYTES;
+        if size > l.stream_bytes.min(l.session_bytes).min(l.total_bytes) {
+            tracing::debug!(
+                bytes = size,
+                "event larger than the event store's byte bound; not kept"
+            );
+            return;
+        }
+        let Ok(mut guard) = self.stored.lock() else {
             return;
         };
-        let entry = match sessions.get_mut(session) {
-            Some(e) => e,
-            None => sessions.entry(session.into()).or_default(),
-        };
+        let stored = &mut *guard;
         let stream = event.id.stream;
+        // In all: the oldest streams of any session go first, never the one written to.
+        while stored.total + size > l.total_bytes && stored.evict_oldest((session, stream)) {}
+        let key = match stored.sessions.get_key_value(session) {
+            Some((k, _)) => k.clone(),
+            None => Arc::from(session),
+        };
+        let entry = stored.sessions.entry(key.clone()).or_default();
         if !entry.streams.contains_key(&stream) {
-            if entry.order.len() >= self.per_session {
-                if let Some(old) = entry.order.pop_front() {
-                    entry.streams.remove(&old);
+            if entry.order.len() >= l.per_session {
+                if let Some(bytes) = entry
+                    .order
+                    .front()
+                    .copied()
+                    .and_then(|old| entry.remove_stream(old))
+                {
+                    stored.total -= bytes;
+                    stored.streams -= 1;
                 }
             }
+            let generation = stored.next_generation;
+            stored.next_generation += 1;
             entry.order.push_back(stream);
+            entry.streams.insert(
+                stream,
+                StreamEvents {
+                    events: VecDeque::new(),
+                    bytes: 0,
+                    generation,
+                },
+            );
+            stored.order.push_back((key, stream, generation));
+            stored.streams += 1;
         }
-        let events = entry.streams.entry(stream).or_default();
-        if events.len() >= self.per_stream {
-            events.pop_front();
-            tracing::debug!(stream, "event store bound reached; oldest event dropped");
+        // The session's bytes: its oldest other streams go first.
+        while entry.bytes + size > l.session_bytes {
+            let Some(old) = entry.order.iter().copied().find(|s| *s != stream) else {
+                break;
+            };
+            if let Some(bytes) = entry.remove_stream(old) {
+                stored.total -= bytes;
+                stored.streams -= 1;
+            }
         }
-        events.push_back(event);
+        // The stream itself: its oldest events go, for its own bounds and whatever is still
+        // over.
+        let SessionEvents { streams, bytes, .. } = entry;
+        let Some(events) = streams.get_mut(&stream) else {
+            return;
+        };
+        let mut dropped = 0usize;
+        while events.events.len() >= l.per_stream
+            || events.bytes + size > l.stream_bytes
+            || *bytes + size > l.session_bytes
+            || stored.total + size > l.total_bytes
+        {
+            let Some(old) = events.events.pop_front() else {
+                break;
+            };
+            let n = old.data.len() + EVENT_OVERHEAD_BYTES;
+            events.bytes -= n;
+            *bytes -= n;
+            stored.total -= n;
+            dropped += 1;
+        }
+        if dropped > 0 {
+            tracing::debug!(
+                stream,
+                dropped,
+                "event store bound reached; oldest events dropped"
+            );
+        }
+        // Appends of one stream can interleave (queued messages get their ids when a GET
+        // stream opens): each event goes to its place, so that a replay is in id order.
+        let seq = event.id.seq;
+        if events.events.back().is_none_or(|b| b.id.seq < seq) {
+            events.events.push_back(event);
+        } else {
+            let at = events.events.partition_point(|e| e.id.seq < seq);
+            events.events.insert(at, event);
+        }
+        events.bytes += size;
+        *bytes += size;
+        stored.total += size;
+        stored.sweep_order();
     }
 
     fn replay_now(
         &self,
         session: &str,
         after: EventId,
+        limit: usize,
     ) -> Result<Vec<StoredEvent>, EventStoreError> {
         let unknown = EventStoreError::UnknownStream {
             stream: after.stream,
         };
-        let sessions = self
-            .sessions
+        let stored = self
+            .stored
             .lock()
             .map_err(|_| EventStoreError::Backend("poisoned lock".into()))?;
-        let events = sessions
+        let events = &stored
+            .sessions
             .get(session)
             .and_then(|s| s.streams.get(&after.stream))
-            .ok_or(unknown)?;
-        let mut out: Vec<StoredEvent> = events
-            .iter()
-            .filter(|e| e.id.seq > after.seq)
-            .cloned()
-            .collect();
-        // Appends of one stream can interleave (queued messages get their ids when a GET
-        // stream opens); a replay is always in id order.
-        out.sort_by_key(|e| e.id.seq);
-        Ok(out)
+            .ok_or(unknown)?
+            .events;
+        let from = events.partition_point(|e| e.id.seq <= after.seq);
+        Ok(events.range(from..).take(limit).cloned().collect())
+    }
+
+    fn remove_now(&self, session: &str) {
+        if let Ok(mut stored) = self.stored.lock() {
+            if let Some(gone) = stored.sessions.remove(session) {
+                stored.total -= gone.bytes;
+                stored.streams -= gone.streams.len();
+                stored.sweep_order();
+            }
+        }
     }
 }
 
@@ -244,14 +465,13 @@ impl EventStore for InMemoryEventStore {
         &'a self,
         session: &'a str,
         after: EventId,
+        limit: usize,
     ) -> StoreFuture<'a, Result<Vec<StoredEvent>, EventStoreError>> {
-        Box::pin(std::future::ready(self.replay_now(session, after)))
+        Box::pin(std::future::ready(self.replay_now(session, after, limit)))
     }
 
     fn remove_session<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()> {
-        if let Ok(mut s) = self.sessions.lock() {
-            s.remove(session);
-        }
+        self.remove_now(session);
         Box::pin(std::future::ready(()))
     }
 }
@@ -285,25 +505,157 @@ mod tests {
             store.append("s", ev(1, seq)).await.unwrap();
             store.append("s", ev(2, seq)).await.unwrap();
         }
-        let got = store.replay_after("s", EventId::new(1, 0)).await.unwrap();
+        let got = store
+            .replay_after("s", EventId::new(1, 0), 64)
+            .await
+            .unwrap();
         let ids: Vec<_> = got.iter().map(|e| e.id).collect();
         assert_eq!(
             ids,
             vec![EventId::new(1, 3), EventId::new(1, 4), EventId::new(1, 5)]
         );
-        let got = store.replay_after("s", EventId::new(2, 4)).await.unwrap();
+        let got = store
+            .replay_after("s", EventId::new(2, 4), 64)
+            .await
+            .unwrap();
         assert_eq!(got, vec![ev(2, 5)]);
         // A third stream evicts the oldest one.
         store.append("s", ev(3, 1)).await.unwrap();
-        assert!(store.replay_after("s", EventId::new(1, 0)).await.is_err());
         assert!(
             store
-                .replay_after("other", EventId::new(2, 0))
+                .replay_after("s", EventId::new(1, 0), 64)
+                .await
+                .is_err()
+        );
+        assert!(
+            store
+                .replay_after("other", EventId::new(2, 0), 64)
                 .await
                 .is_err()
         );
         store.remove_session("s").await;
         assert_eq!(store.session_count(), 0);
         assert_eq!(store.event_count(), 0);
+    }
+
+    fn sized(stream: u64, seq: u64, data_bytes: usize) -> StoredEvent {
+        StoredEvent {
+            id: EventId::new(stream, seq),
+            data: Arc::from("x".repeat(data_bytes)),
+        }
+    }
+
+    fn seqs(events: &[StoredEvent]) -> Vec<u64> {
+        events.iter().map(|e| e.id.seq).collect()
+    }
+
+    #[tokio::test]
+    async fn a_replay_is_read_a_page_at_a_time_in_id_order() {
+        let store = InMemoryEventStore::default();
+        // Out of order, as queued messages can be.
+        for seq in [1, 2, 5, 3, 4, 6, 7] {
+            store.append("s", ev(0, seq)).await.unwrap();
+        }
+        let page = store
+            .replay_after("s", EventId::new(0, 0), 3)
+            .await
+            .unwrap();
+        assert_eq!(seqs(&page), [1, 2, 3]);
+        let page = store
+            .replay_after("s", EventId::new(0, 3), 3)
+            .await
+            .unwrap();
+        assert_eq!(seqs(&page), [4, 5, 6]);
+        let page = store
+            .replay_after("s", EventId::new(0, 6), 3)
+            .await
+            .unwrap();
+        assert_eq!(seqs(&page), [7]);
+        let page = store
+            .replay_after("s", EventId::new(0, 7), 3)
+            .await
+            .unwrap();
+        assert!(page.is_empty());
+    }
+
+    #[tokio::test]
+    async fn bytes_are_bounded_per_stream_per_session_and_in_all() {
+        let o = EVENT_OVERHEAD_BYTES;
+        // Per stream: 3 events of 100 bytes fit in 3 * (100 + o), a fourth pushes the first out.
+        let store = InMemoryEventStore::default().with_max_stream_bytes(3 * (100 + o));
+        for seq in 1..=4 {
+            store.append("s", sized(1, seq, 100)).await.unwrap();
+        }
+        let kept = store
+            .replay_after("s", EventId::new(1, 0), 64)
+            .await
+            .unwrap();
+        assert_eq!(seqs(&kept), [2, 3, 4]);
+        assert_eq!(store.byte_count(), 3 * (100 + o));
+        // An event over a bound is not kept at all, and nothing is evicted for it.
+        store.append("s", sized(1, 5, 1000)).await.unwrap();
+        assert_eq!(store.event_count(), 3);
+
+        // Per session: the session's oldest other streams go first.
+        let store = InMemoryEventStore::default().with_max_session_bytes(4 * (100 + o));
+        for stream in 1..=3 {
+            store.append("s", sized(stream, 1, 100)).await.unwrap();
+            store.append("s", sized(stream, 2, 100)).await.unwrap();
+        }
+        assert!(
+            store
+                .replay_after("s", EventId::new(1, 0), 64)
+                .await
+                .is_err()
+        );
+        assert_eq!(store.event_count(), 4);
+        assert_eq!(store.byte_count(), 4 * (100 + o));
+
+        // In all: the oldest streams of any session go first.
+        let store = InMemoryEventStore::default().with_max_total_bytes(4 * (100 + o));
+        store.append("a", sized(1, 1, 100)).await.unwrap();
+        store.append("b", sized(1, 1, 100)).await.unwrap();
+        store.append("a", sized(2, 1, 100)).await.unwrap();
+        store.append("b", sized(2, 1, 100)).await.unwrap();
+        store.append("c", sized(1, 1, 100)).await.unwrap();
+        assert!(
+            store
+                .replay_after("a", EventId::new(1, 0), 64)
+                .await
+                .is_err()
+        );
+        assert_eq!(store.event_count(), 4);
+        store.append("c", sized(1, 2, 100)).await.unwrap();
+        assert!(
+            store
+                .replay_after("b", EventId::new(1, 0), 64)
+                .await
+                .is_err()
+        );
+        // One stream alone over the bound in all: its own oldest events go.
+        for seq in 3..=8 {
+            store.append("c", sized(1, seq, 100)).await.unwrap();
+        }
+        let kept = store
+            .replay_after("c", EventId::new(1, 0), 64)
+            .await
+            .unwrap();
+        assert_eq!(seqs(&kept), [5, 6, 7, 8]);
+        assert_eq!(store.byte_count(), 4 * (100 + o));
+        assert_eq!(store.session_count(), 1, "emptied sessions are forgotten");
+        store.remove_session("c").await;
+        assert_eq!((store.byte_count(), store.event_count()), (0, 0));
+    }
+
+    #[tokio::test]
+    async fn eviction_entries_of_ended_sessions_do_not_pile_up() {
+        let store = InMemoryEventStore::default();
+        for n in 0..10_000u64 {
+            let session = format!("s{n}");
+            store.append(&session, ev(1, 1)).await.unwrap();
+            store.remove_session(&session).await;
+        }
+        let order = store.stored.lock().unwrap().order.len();
+        assert!(order <= 64 + 2, "{order} entries left");
     }
 }

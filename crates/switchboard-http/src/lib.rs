@@ -23,12 +23,13 @@
 //! | module | role |
 //! |---|---|
 //! | [`server`] | [`StreamableHttpService`] (a `tower::Service`, [`StreamableHttpService::router`]), [`serve`] |
-//! | [`config`] | [`HttpConfig`]: every option and bound, with defaults |
+//! | [`config`] | [`HttpConfig`]: every option and bound, with defaults; [`ConnectionLimits`] |
 //! | [`session`] | [`HttpSessionTransport`] (the engine's transport), sessions, the idle reaper |
 //! | [`session_store`] | [`SessionStore`] and [`InMemorySessionStore`]: which sessions exist, for a take-over |
 //! | [`event_store`] | [`EventStore`] and [`InMemoryEventStore`]: SSE events kept for `Last-Event-ID` |
 //! | [`stdio_bridge`] | a stdio server exposed over this endpoint, one child per session, every frame shown to a tap |
 //! | `proxy` | (feature `proxy`) a Streamable HTTP reverse proxy, every frame shown to a tap |
+//! | `listener` | the accept loop: connection bound (503), header, keep-alive and write timeouts |
 //! | `routing` | which stream each outbound frame goes on |
 //! | `sse` | event encoding, the SSE response body (priming, replay, keep-alive, polling close) |
 //! | `security` | `Host` / `Origin` allow-lists (DNS-rebinding protection) |
@@ -39,8 +40,9 @@
 //!   related to it, then its response, then ends. Responses never go to the GET stream.
 //! * Every message goes on exactly one stream; event ids (`<stream>-<seq>`) are unique in a
 //!   session, and a resumption replays only the stream its `Last-Event-ID` names.
-//! * Sessions, bodies, queued messages and stored events are bounded; an ended session leaves
-//!   nothing behind.
+//! * Connections, sessions, bodies, queued messages, stored events and snapshots are bounded, in
+//!   count and in bytes, and so is the time a client may take to send or to read; an ended
+//!   session leaves nothing behind. `docs/BOUNDS.md` lists every bound with its default.
 //! * The transport never reads `params`: messages are classified with `Frame::decode`. A
 //!   cancelled request's stream ends when the engine reports the cancellation
 //!   ([`switchboard_jsonrpc::TransportControl::request_cancelled`]); the session store keeps
@@ -50,6 +52,7 @@
 pub mod config;
 pub mod event_store;
 mod headers;
+mod listener;
 #[cfg(feature = "proxy")]
 pub mod proxy;
 mod reply;
@@ -61,7 +64,7 @@ pub mod session_store;
 mod sse;
 pub mod stdio_bridge;
 
-pub use config::HttpConfig;
+pub use config::{ConnectionLimits, HttpConfig};
 pub use event_store::{EventId, EventStore, EventStoreError, InMemoryEventStore, StoredEvent};
 pub use headers::{LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
 pub use server::{SessionFactory, StreamableHttpService, serve, serve_with_shutdown};

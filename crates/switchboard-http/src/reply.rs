@@ -2,10 +2,14 @@
 //! error body without `id` (SPEC-NOTES §6.10), whose `data` carries a machine-readable `reason`
 //! and, where one applies, the spec `tag`.
 
+use std::time::Duration;
+
 use axum::body::Body;
-use http::header::{ALLOW, CONTENT_TYPE};
+use http::header::{ALLOW, CONNECTION, CONTENT_TYPE};
 use http::{HeaderValue, Response, StatusCode};
 use switchboard_types::{ErrorCode, ErrorObject, Message, RequestId};
+
+use crate::security::Refusal;
 
 /// -32000: a transport-level refusal (headers, body, bounds).
 pub(crate) const TRANSPORT_ERROR: ErrorCode = ErrorCode(-32000);
@@ -102,5 +106,53 @@ pub(crate) fn bad_protocol_version(value: &str) -> Response<Body> {
         format!("Bad Request: unsupported MCP-Protocol-Version {value:?}"),
         "unsupported_protocol_version",
         Some("HT-23"),
+    )
+}
+
+/// 413. The rest of the body is not read, so the connection closes after the answer.
+pub(crate) fn too_large(limit: usize) -> Response<Body> {
+    let mut r = refuse(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        TRANSPORT_ERROR,
+        format!("Payload Too Large: the body exceeds {limit} bytes"),
+        "body_too_large",
+        None,
+    );
+    r.headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
+    r
+}
+
+/// 408 for a body that did not arrive in time; the connection closes after the answer.
+pub(crate) fn body_timeout(limit: Duration) -> Response<Body> {
+    tracing::debug!(?limit, "request body not received in time");
+    let mut r = refuse(
+        StatusCode::REQUEST_TIMEOUT,
+        TRANSPORT_ERROR,
+        format!(
+            "Request Timeout: the body did not arrive within {} ms",
+            limit.as_millis()
+        ),
+        "body_timeout",
+        None,
+    );
+    r.headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
+    r
+}
+
+/// 403 for a `Host` or `Origin` outside the allow-lists (DNS-rebinding protection).
+pub(crate) fn forbidden(refusal: &Refusal) -> Response<Body> {
+    let (message, reason) = match refusal {
+        Refusal::Host(_) => ("Forbidden: Host not allowed", "host_not_allowed"),
+        Refusal::Origin(_) => ("Forbidden: Origin not allowed", "origin_not_allowed"),
+    };
+    tracing::warn!(?refusal, "request refused (DNS-rebinding protection)");
+    refuse(
+        StatusCode::FORBIDDEN,
+        TRANSPORT_ERROR,
+        message,
+        reason,
+        Some("HT-3"),
     )
 }

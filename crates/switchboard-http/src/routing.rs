@@ -18,28 +18,123 @@
 //! appends the event to the store, then [`Routing::deliver`] hands it to the live connection.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use bytes::Bytes;
 use switchboard_jsonrpc::OutboundFrame;
 use switchboard_types::{Frame, Message, MessageKind, RequestId};
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
 
 use crate::event_store::EventId;
-use crate::sse::Live;
+use crate::session::SessionBounds;
+use crate::sse::{Backlog, ConnRx, Live};
+
+/// The ids of the responses an id-less answer carries (a batch's array; none for anything
+/// else), read without the routing lock: the array can be long.
+pub(crate) fn answered_ids(frame: &OutboundFrame) -> Vec<RequestId> {
+    let answer = matches!(frame.kind, MessageKind::Result | MessageKind::Error);
+    if !answer || frame.id.is_some() {
+        return Vec::new();
+    }
+    match Frame::decode(&frame.text) {
+        Ok(Frame::Batch(items)) => items
+            .into_iter()
+            .filter_map(|m| match m {
+                Ok(Message::Response(r)) => r.id,
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
 
 /// The standalone GET stream's number.
 pub(crate) const STANDALONE: u64 = 0;
 
 /// A live SSE connection attached to a stream.
+///
+/// Its queue is bounded in events (the channel) and in bytes (the [`Backlog`], which the
+/// response body decrements as it takes events). A connection whose body takes none of its
+/// queued events for the stall timeout is *stalled*: its client does not read.
 struct Conn {
     id: u64,
     tx: mpsc::Sender<Live>,
+    backlog: Arc<Backlog>,
+    /// The body's `taken` count when it was last seen to move, and since when it has not.
+    seen: u64,
+    since: Option<Instant>,
 }
 
 impl Conn {
     fn is_live(&self) -> bool {
         !self.tx.is_closed()
     }
+
+    /// Whether events have waited for this connection's client longer than `stall`.
+    fn stalled(&mut self, now: Instant, stall: Option<Duration>) -> bool {
+        let Some(stall) = stall else {
+            return false;
+        };
+        if self.backlog.bytes.load(Ordering::Relaxed) == 0 {
+            self.since = None;
+            return false;
+        }
+        let taken = self.backlog.taken.load(Ordering::Relaxed);
+        match self.since {
+            Some(since) if taken == self.seen => now.duration_since(since) >= stall,
+            _ => {
+                self.seen = taken;
+                self.since = Some(now);
+                false
+            }
+        }
+    }
+
+    /// Queues one event, or says why the connection must be dropped.
+    fn offer(&mut self, live: Live, max_bytes: usize, stall: Option<Duration>) -> Result<(), Slow> {
+        let len = live.bytes.len();
+        let queued = self.backlog.bytes.load(Ordering::Relaxed);
+        if queued > 0 {
+            // An event larger than the bound still goes to a connection with nothing queued.
+            if queued.saturating_add(len) > max_bytes {
+                return Err(Slow::TooSlow(
+                    "bytes queued for the connection at the bound",
+                ));
+            }
+            if self.stalled(Instant::now(), stall) {
+                return Err(Slow::TooSlow(
+                    "the client took no event within the stall timeout",
+                ));
+            }
+        } else {
+            self.since = None;
+        }
+        // Counted before it is sent: the body may take it at once.
+        self.backlog.bytes.fetch_add(len, Ordering::Relaxed);
+        match self.tx.try_send(live) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.backlog.bytes.fetch_sub(len, Ordering::Relaxed);
+                Err(match e {
+                    mpsc::error::TrySendError::Full(_) => {
+                        Slow::TooSlow("events queued for the connection at the bound")
+                    }
+                    mpsc::error::TrySendError::Closed(_) => Slow::Gone,
+                })
+            }
+        }
+    }
+}
+
+/// Why an event could not be queued for a connection.
+enum Slow {
+    /// The client went away.
+    Gone,
+    /// The client does not keep up (reason for the log).
+    TooSlow(&'static str),
 }
 
 enum Target {
@@ -92,11 +187,7 @@ pub(crate) enum Plan {
 #[derive(Debug)]
 pub(crate) enum Registration {
     /// An SSE stream, already attached to the POST's connection.
-    Sse {
-        stream: u64,
-        conn: u64,
-        rx: mpsc::Receiver<Live>,
-    },
+    Sse { stream: u64, conn: u64, rx: ConnRx },
     /// A JSON answer.
     Json {
         stream: u64,
@@ -121,7 +212,7 @@ pub(crate) enum RouteError {
 #[derive(Debug)]
 pub(crate) struct StandaloneOpen {
     pub(crate) conn: u64,
-    pub(crate) rx: mpsc::Receiver<Live>,
+    pub(crate) rx: ConnRx,
     /// The id of the priming event (never stored).
     pub(crate) priming: EventId,
     /// Messages queued while no stream was open, with their new ids.
@@ -135,7 +226,7 @@ pub(crate) enum Attach {
     /// with this connection.
     Live {
         conn: u64,
-        rx: mpsc::Receiver<Live>,
+        rx: ConnRx,
         queued: Vec<(EventId, String)>,
     },
     /// The stream has ended: replay only.
@@ -153,8 +244,13 @@ pub(crate) struct Routing {
     /// Unsolicited messages kept while no GET stream is open (bounded, oldest dropped); they get
     /// their event ids when a stream opens.
     undelivered: VecDeque<String>,
+    /// The bytes of `undelivered`.
+    undelivered_bytes: usize,
     unsolicited_cap: usize,
+    unsolicited_bytes: usize,
     stream_queue: usize,
+    stream_queue_bytes: usize,
+    stall: Option<Duration>,
     max_targets: usize,
     next_stream: u64,
     next_conn: u64,
@@ -164,12 +260,7 @@ pub(crate) struct Routing {
 impl Routing {
     /// A table whose streams are numbered from `base + 1` and whose standalone events from
     /// `base + 1` (`base` is 0 for a new session).
-    pub(crate) fn new(
-        unsolicited_cap: usize,
-        stream_queue: usize,
-        max_targets: usize,
-        base: u64,
-    ) -> Self {
+    pub(crate) fn new(bounds: &SessionBounds, base: u64) -> Self {
         Routing {
             by_request: HashMap::new(),
             targets: HashMap::new(),
@@ -177,23 +268,37 @@ impl Routing {
             standalone_seq: base,
             standalone_conn: None,
             undelivered: VecDeque::new(),
-            unsolicited_cap: unsolicited_cap.max(1),
-            stream_queue: stream_queue.max(1),
-            max_targets: max_targets.max(1),
+            undelivered_bytes: 0,
+            unsolicited_cap: bounds.unsolicited_queue.max(1),
+            unsolicited_bytes: bounds.unsolicited_queue_bytes.max(1),
+            stream_queue: bounds.stream_queue.max(1),
+            stream_queue_bytes: bounds.stream_queue_bytes.max(1),
+            stall: bounds.stream_stall_timeout,
+            max_targets: bounds.max_open_streams.max(1),
             next_stream: STANDALONE + 1 + base,
             next_conn: 1,
             closed: false,
         }
     }
 
-    fn conn(&mut self) -> (Conn, mpsc::Receiver<Live>) {
+    fn conn(&mut self) -> (Conn, ConnRx) {
         let (tx, rx) = mpsc::channel(self.stream_queue);
+        let backlog = Arc::new(Backlog::default());
         let id = self.next_conn;
         self.next_conn += 1;
-        (Conn { id, tx }, rx)
+        let conn = Conn {
+            id,
+            tx,
+            backlog: backlog.clone(),
+            seen: 0,
+            since: None,
+        };
+        (conn, ConnRx { rx, backlog })
     }
 
     /// Opens a target for a POST carrying `ids` (and, for a batch, possibly id-less answers).
+    /// The ids are distinct (the endpoint refuses a batch repeating one before it takes the
+    /// lock); here each is looked up once among the requests in flight.
     pub(crate) fn register(
         &mut self,
         ids: Vec<RequestId>,
@@ -203,10 +308,8 @@ impl Routing {
         if self.closed {
             return Err(RouteError::Closed);
         }
-        for (i, id) in ids.iter().enumerate() {
-            if self.by_request.contains_key(id) || ids[..i].contains(id) {
-                return Err(RouteError::Duplicate(id.clone()));
-            }
+        if let Some(id) = ids.iter().find(|id| self.by_request.contains_key(*id)) {
+            return Err(RouteError::Duplicate(id.clone()));
         }
         if self.targets.len() >= self.max_targets {
             // A request that was cancelled is never answered: its target waits for nobody once
@@ -268,12 +371,20 @@ impl Routing {
     }
 
     /// Phase 1: decides where `frame` goes and gives it its event id.
+    #[cfg(test)]
     pub(crate) fn plan(&mut self, frame: &OutboundFrame) -> Plan {
+        let answered = answered_ids(frame);
+        self.plan_with(frame, &answered)
+    }
+
+    /// Phase 1, with the ids an id-less answer (a batch's) carries, read from its text by
+    /// [`answered_ids`] before the table is locked.
+    pub(crate) fn plan_with(&mut self, frame: &OutboundFrame, answered: &[RequestId]) -> Plan {
         if self.closed {
             return Plan::Drop("session closed");
         }
         match frame.kind {
-            MessageKind::Result | MessageKind::Error => self.plan_response(frame),
+            MessageKind::Result | MessageKind::Error => self.plan_response(frame, answered),
             MessageKind::Request | MessageKind::Notification => {
                 if let Some(stream) = frame.related.as_ref().and_then(|r| self.by_request.get(r)) {
                     if let Some(Target::Sse { seq, .. }) = self.targets.get_mut(stream) {
@@ -297,7 +408,7 @@ impl Routing {
         }
     }
 
-    fn plan_response(&mut self, frame: &OutboundFrame) -> Plan {
+    fn plan_response(&mut self, frame: &OutboundFrame, answered: &[RequestId]) -> Plan {
         let stream = match &frame.id {
             Some(id) => match self.by_request.remove(id) {
                 Some(s) => {
@@ -308,7 +419,7 @@ impl Routing {
                 }
                 None => return Plan::Drop("response to no open request"),
             },
-            None => match self.batch_target(&frame.text) {
+            None => match self.batch_target(answered) {
                 Some(s) => s,
                 None => return Plan::Drop("answer without id and no batch waiting"),
             },
@@ -341,18 +452,10 @@ impl Routing {
 
     /// The target of an id-less answer: the batch whose ids the array carries, or else the
     /// oldest batch waiting. Every id of that target is released: a batch is answered once.
-    fn batch_target(&mut self, text: &str) -> Option<u64> {
-        let mut found: Option<u64> = None;
-        if let Ok(Frame::Batch(items)) = Frame::decode(text) {
-            found = items.iter().find_map(|m| match m {
-                Ok(Message::Response(r)) => {
-                    r.id.as_ref()
-                        .and_then(|id| self.by_request.get(id))
-                        .copied()
-                }
-                _ => None,
-            });
-        }
+    fn batch_target(&mut self, answered: &[RequestId]) -> Option<u64> {
+        let found = answered
+            .iter()
+            .find_map(|id| self.by_request.get(id).copied());
         let stream = match found {
             Some(s) => s,
             None => self.idless.pop_front()?,
@@ -366,19 +469,26 @@ impl Routing {
     }
 
     /// Phase 2: hands an event to its stream's live connection, or keeps it for a later one.
+    /// A connection that does not keep up (its queue full in events or bytes, or stalled) is
+    /// dropped: its client resumes with `Last-Event-ID`.
     pub(crate) fn deliver(&mut self, id: EventId, last: bool, bytes: Bytes) {
         if self.closed {
             return;
         }
+        let (max_bytes, stall) = (self.stream_queue_bytes, self.stall);
+        let live = Live { seq: id.seq, bytes };
         if id.stream == STANDALONE {
-            let sent = self
-                .standalone_conn
-                .as_ref()
-                .is_some_and(|c| c.tx.try_send(Live { seq: id.seq, bytes }).is_ok());
-            if !sent && self.standalone_conn.take().is_some() {
-                tracing::warn!(
-                    "standalone SSE connection gone or too slow; detached (it may resume with Last-Event-ID)"
-                );
+            let Some(c) = self.standalone_conn.as_mut() else {
+                return;
+            };
+            if let Err(why) = c.offer(live, max_bytes, stall) {
+                self.standalone_conn = None;
+                if let Slow::TooSlow(reason) = why {
+                    tracing::warn!(
+                        reason,
+                        "standalone SSE connection too slow; detached (it may resume with Last-Event-ID)"
+                    );
+                }
             }
             return;
         }
@@ -386,17 +496,15 @@ impl Routing {
             return;
         };
         if let Some(c) = conn {
-            let live = Live { seq: id.seq, bytes };
-            match c.tx.try_send(live) {
-                Ok(()) => {}
-                Err(mpsc::error::TrySendError::Full(_)) => {
+            if let Err(why) = c.offer(live, max_bytes, stall) {
+                *conn = None;
+                if let Slow::TooSlow(reason) = why {
                     tracing::warn!(
                         stream = id.stream,
+                        reason,
                         "SSE client too slow; connection dropped (it may resume with Last-Event-ID)"
                     );
-                    *conn = None;
                 }
-                Err(mpsc::error::TrySendError::Closed(_)) => *conn = None,
             }
         }
         if last {
@@ -460,17 +568,38 @@ impl Routing {
     }
 
     fn queue_unsolicited(&mut self, text: String) {
-        if self.undelivered.len() >= self.unsolicited_cap {
-            self.undelivered.pop_front();
+        if text.len() > self.unsolicited_bytes {
+            tracing::warn!(
+                limit = self.unsolicited_bytes,
+                bytes = text.len(),
+                "no GET stream open: a server message larger than the queue's byte bound dropped"
+            );
+            return;
+        }
+        let mut dropped = 0usize;
+        while self.undelivered.len() >= self.unsolicited_cap
+            || self.undelivered_bytes + text.len() > self.unsolicited_bytes
+        {
+            let Some(old) = self.undelivered.pop_front() else {
+                break;
+            };
+            self.undelivered_bytes -= old.len();
+            dropped += 1;
+        }
+        if dropped > 0 {
             tracing::warn!(
                 limit = self.unsolicited_cap,
-                "no GET stream open: oldest queued server message dropped"
+                limit_bytes = self.unsolicited_bytes,
+                dropped,
+                "no GET stream open: oldest queued server messages dropped"
             );
         }
+        self.undelivered_bytes += text.len();
         self.undelivered.push_back(text);
     }
 
     fn take_queued(&mut self) -> Vec<(EventId, String)> {
+        self.undelivered_bytes = 0;
         let mut out = Vec::with_capacity(self.undelivered.len());
         while let Some(text) = self.undelivered.pop_front() {
             self.standalone_seq += 1;
@@ -530,10 +659,32 @@ impl Routing {
         stream == STANDALONE || self.targets.contains_key(&stream)
     }
 
-    /// Whether any SSE connection is attached (the session is then not idle).
-    pub(crate) fn has_live_connection(&self) -> bool {
-        self.standalone_conn.as_ref().is_some_and(Conn::is_live)
-            || self.targets.values().any(Target::is_live)
+    /// Whether any SSE connection is attached (the session is then not idle). Connections
+    /// whose client has stalled are dropped first: they keep nothing alive.
+    pub(crate) fn sweep(&mut self, now: Instant) -> bool {
+        let stall = self.stall;
+        if self
+            .standalone_conn
+            .as_mut()
+            .is_some_and(|c| !c.is_live() || c.stalled(now, stall))
+        {
+            tracing::debug!("standalone SSE connection gone or stalled; detached");
+            self.standalone_conn = None;
+        }
+        let mut live = self.standalone_conn.is_some();
+        for target in self.targets.values_mut() {
+            match target {
+                Target::Sse { conn, .. } => {
+                    if conn.as_mut().is_some_and(|c| c.stalled(now, stall)) {
+                        tracing::debug!("SSE connection stalled; detached");
+                        *conn = None;
+                    }
+                    live |= conn.as_ref().is_some_and(Conn::is_live);
+                }
+                Target::Json { .. } => live |= target.is_live(),
+            }
+        }
+        live
     }
 
     /// Ends everything: every connection's body ends, every JSON waiter is told.
@@ -544,6 +695,7 @@ impl Routing {
         self.idless.clear();
         self.standalone_conn = None;
         self.undelivered.clear();
+        self.undelivered_bytes = 0;
     }
 }
 
@@ -566,6 +718,19 @@ mod tests {
         }
     }
 
+    fn bounds(unsolicited: usize, queue: usize, targets: usize) -> SessionBounds {
+        SessionBounds {
+            unsolicited_queue: unsolicited,
+            unsolicited_queue_bytes: 1 << 20,
+            stream_queue: queue,
+            stream_queue_bytes: 1 << 20,
+            stream_stall_timeout: Some(Duration::from_secs(30)),
+            inbound_queue: 8,
+            max_open_streams: targets,
+            max_snapshot_bytes: 1 << 16,
+        }
+    }
+
     fn sse(p: Plan) -> (EventId, bool) {
         match p {
             Plan::Sse { id, last } => (id, last),
@@ -575,7 +740,7 @@ mod tests {
 
     #[test]
     fn ht15_related_then_response_then_standalone() {
-        let mut r = Routing::new(2, 8, 16, 0);
+        let mut r = Routing::new(&bounds(2, 8, 16), 0);
         let Registration::Sse { stream, .. } =
             r.register(vec![RequestId::int(7)], false, false).unwrap()
         else {
@@ -594,7 +759,7 @@ mod tests {
 
     #[test]
     fn duplicates_and_undelivered_bound() {
-        let mut r = Routing::new(2, 8, 16, 0);
+        let mut r = Routing::new(&bounds(2, 8, 16), 0);
         r.register(vec![RequestId::int(1)], false, false).unwrap();
         assert_eq!(
             r.register(vec![RequestId::int(1)], false, false)
@@ -621,7 +786,7 @@ mod tests {
 
     #[test]
     fn open_streams_are_bounded_abandoned_ones_go_first() {
-        let mut r = Routing::new(2, 8, 2, 0);
+        let mut r = Routing::new(&bounds(2, 8, 2), 0);
         let a = r.register(vec![RequestId::int(1)], false, false).unwrap();
         let _b = r.register(vec![RequestId::int(2)], false, false).unwrap();
         // Both have a client attached: no room.
@@ -639,7 +804,7 @@ mod tests {
 
     #[test]
     fn sep1699_closing_a_connection_keeps_the_stream() {
-        let mut r = Routing::new(2, 8, 16, 0);
+        let mut r = Routing::new(&bounds(2, 8, 16), 0);
         let Registration::Sse { stream, mut rx, .. } =
             r.register(vec![RequestId::int(4)], false, false).unwrap()
         else {
@@ -651,7 +816,10 @@ mod tests {
             !r.close_connection_of(&RequestId::int(5)),
             "no such request"
         );
-        assert!(rx.try_recv().is_err(), "the connection's channel is closed");
+        assert!(
+            rx.rx.try_recv().is_err(),
+            "the connection's channel is closed"
+        );
         // The response still gets its event id on the same stream, for the resumption.
         let resp = frame(MessageKind::Result, Some(4), None, "{}");
         assert_eq!(sse(r.plan(&resp)), (EventId::new(stream, 1), true));
@@ -659,7 +827,7 @@ mod tests {
 
     #[test]
     fn batch_answers_go_to_their_post() {
-        let mut r = Routing::new(2, 8, 16, 0);
+        let mut r = Routing::new(&bounds(2, 8, 16), 0);
         let Registration::Json { stream: a, .. } = r
             .register(vec![RequestId::int(1), RequestId::int(2)], true, true)
             .unwrap()
@@ -685,5 +853,99 @@ mod tests {
         ));
         assert!(!r.targets.contains_key(&a));
         assert!(r.by_request.is_empty());
+    }
+
+    #[test]
+    fn unsolicited_messages_are_bounded_in_bytes_too() {
+        let mut b = bounds(100, 8, 16);
+        b.unsolicited_queue_bytes = 10;
+        let mut r = Routing::new(&b, 0);
+        for text in ["aaaa", "bbbb", "cccc"] {
+            let n = frame(MessageKind::Notification, None, None, text);
+            assert!(matches!(r.plan(&n), Plan::Queued));
+        }
+        // Over the bound alone: dropped, the queue untouched.
+        let big = frame(MessageKind::Notification, None, None, "0123456789x");
+        assert!(matches!(r.plan(&big), Plan::Queued));
+        let open = r.attach_standalone().unwrap();
+        let texts: Vec<_> = open.queued.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["bbbb", "cccc"],
+            "12 bytes do not fit in 10: the oldest went"
+        );
+        assert_eq!(r.undelivered_bytes, 0);
+    }
+
+    #[test]
+    fn a_connection_is_dropped_when_its_queued_bytes_reach_the_bound() {
+        let mut b = bounds(2, 100, 16);
+        b.stream_queue_bytes = 100;
+        let mut r = Routing::new(&b, 0);
+        let Registration::Sse { stream, mut rx, .. } =
+            r.register(vec![RequestId::int(1)], false, false).unwrap()
+        else {
+            panic!()
+        };
+        let event = |r: &mut Routing| {
+            let n = frame(MessageKind::Notification, None, Some(1), "{}");
+            let (id, last) = sse(r.plan(&n));
+            r.deliver(id, last, Bytes::from(vec![b'x'; 40]));
+        };
+        event(&mut r);
+        event(&mut r);
+        // The body takes one: room again.
+        let taken = rx.rx.try_recv().unwrap();
+        rx.took(&taken);
+        event(&mut r);
+        assert!(r.sweep(Instant::now()), "80 bytes queued: still attached");
+        // 120 bytes would be queued: the client is too slow, the connection goes.
+        event(&mut r);
+        assert!(!r.sweep(Instant::now()));
+        assert!(r.is_open(stream), "the stream goes on for a resumption");
+        // An event over the bound still goes to a connection with nothing queued.
+        let Registration::Sse { mut rx, .. } =
+            r.register(vec![RequestId::int(2)], false, false).unwrap()
+        else {
+            panic!()
+        };
+        let n = frame(MessageKind::Notification, None, Some(2), "{}");
+        let (id, last) = sse(r.plan(&n));
+        r.deliver(id, last, Bytes::from(vec![b'x'; 500]));
+        assert_eq!(rx.rx.try_recv().unwrap().bytes.len(), 500);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_whose_client_takes_nothing_stalls_and_keeps_nothing_alive() {
+        let mut r = Routing::new(&bounds(2, 8, 16), 0);
+        let open = r.attach_standalone().unwrap();
+        let mut rx = open.rx;
+        let notify = |r: &mut Routing| {
+            let n = frame(MessageKind::Notification, None, None, "{}");
+            let (id, last) = sse(r.plan(&n));
+            r.deliver(id, last, Bytes::from_static(b"data"));
+        };
+        notify(&mut r);
+        assert!(r.sweep(Instant::now()));
+        tokio::time::advance(Duration::from_secs(20)).await;
+        // The client takes the event: it reads, however slowly.
+        let l = rx.rx.try_recv().unwrap();
+        rx.took(&l);
+        notify(&mut r);
+        assert!(r.sweep(Instant::now()));
+        tokio::time::advance(Duration::from_secs(20)).await;
+        assert!(
+            r.sweep(Instant::now()),
+            "20 s without taking: not yet stalled"
+        );
+        tokio::time::advance(Duration::from_secs(11)).await;
+        assert!(!r.sweep(Instant::now()), "31 s without taking: stalled");
+        // Detached: later messages wait for the next GET stream.
+        let n = frame(MessageKind::Notification, None, None, "{}");
+        assert!(matches!(r.plan(&n), Plan::Queued));
+        // An idle connection with nothing queued is never stalled.
+        let _open = r.attach_standalone().unwrap();
+        tokio::time::advance(Duration::from_secs(3600)).await;
+        assert!(r.sweep(Instant::now()));
     }
 }

@@ -8,9 +8,10 @@
 //! | `DELETE` | ends the session |
 //!
 //! Every request first passes the `Host` / `Origin` checks (403). Error bodies are JSON-RPC error
-//! objects without `id`.
+//! objects without `id`. A body must arrive whole within the body read timeout (408) and within
+//! the body bound (413); a replay beyond the bound on replays running at once gets 503.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::convert::Infallible;
 use std::fmt;
 use std::future::Future;
@@ -21,25 +22,26 @@ use std::time::Duration;
 
 use axum::body::Body;
 use bytes::Bytes;
-use futures::StreamExt;
-use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
+use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use switchboard_jsonrpc::{BoxFuture, Peer};
 use switchboard_types::{ErrorCode, ErrorObject, Frame, Message, RequestId, methods};
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use crate::config::HttpConfig;
 use crate::event_store::{EventId, EventStoreError, StoredEvent};
 use crate::headers;
+use crate::listener::{self, BodyError, read_body};
 use crate::reply::{self, JSON, TRANSPORT_ERROR, refuse};
 use crate::routing::{Attach, Registration, RouteError};
-use crate::security::{self, Refusal};
+use crate::security;
 use crate::session::{
     ConnGuard, HttpSessionTransport, Origin, Registry, Resume, Session, SessionBounds,
     new_session_id, reap_loop,
 };
-use crate::sse::{self, SseBody};
+use crate::sse::{self, ConnRx, Replay, SseBody};
 
 /// How long a POST waits for the first event of its SSE stream before the headers and the
 /// priming event go out alone.
@@ -67,6 +69,8 @@ struct Inner {
     reaper: OnceLock<()>,
     /// Stateless requests being served (bounded by `max_sessions`).
     ephemeral: AtomicUsize,
+    /// Places for replays running at once.
+    replays: Arc<Semaphore>,
 }
 
 impl fmt::Debug for StreamableHttpService {
@@ -102,6 +106,11 @@ impl StreamableHttpService {
     /// A service creating sessions with an already shared factory.
     pub fn from_factory(factory: SessionFactory, config: HttpConfig) -> Self {
         let registry = Arc::new(Registry::new(config.max_sessions.max(1)));
+        let replays = Arc::new(Semaphore::new(
+            config
+                .max_concurrent_replays
+                .clamp(1, Semaphore::MAX_PERMITS),
+        ));
         StreamableHttpService {
             inner: Arc::new(Inner {
                 config,
@@ -109,6 +118,7 @@ impl StreamableHttpService {
                 registry,
                 reaper: OnceLock::new(),
                 ephemeral: AtomicUsize::new(0),
+                replays,
             }),
         }
     }
@@ -151,7 +161,7 @@ impl StreamableHttpService {
             cfg.allowed_hosts.as_deref(),
             cfg.allowed_origins.as_deref(),
         ) {
-            return forbidden(&refusal);
+            return reply::forbidden(&refusal);
         }
         match *req.method() {
             Method::POST => self.post(req).await,
@@ -245,12 +255,7 @@ impl StreamableHttpService {
             id,
             cfg.event_store.clone(),
             Arc::downgrade(&self.inner.registry),
-            SessionBounds {
-                unsolicited_queue: cfg.unsolicited_queue,
-                stream_queue: cfg.stream_queue,
-                inbound_queue: cfg.inbound_queue,
-                max_open_streams: cfg.max_open_streams,
-            },
+            SessionBounds::of(cfg),
             origin,
             record,
         );
@@ -316,11 +321,13 @@ impl StreamableHttpService {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
         if declared.is_some_and(|n| n > cfg.max_body_bytes as u64) {
-            return too_large(cfg.max_body_bytes);
+            return reply::too_large(cfg.max_body_bytes);
         }
-        let bytes = match read_body(body, cfg.max_body_bytes, declared).await {
+        let read = read_body(body, cfg.max_body_bytes, cfg.connection.body_read_timeout).await;
+        let bytes = match read {
             Ok(b) => b,
-            Err(BodyError::TooLarge) => return too_large(cfg.max_body_bytes),
+            Err(BodyError::TooLarge) => return reply::too_large(cfg.max_body_bytes),
+            Err(BodyError::TimedOut(limit)) => return reply::body_timeout(limit),
             Err(BodyError::Read) => {
                 return refuse(
                     StatusCode::BAD_REQUEST,
@@ -485,8 +492,10 @@ impl StreamableHttpService {
                     // A quick answer leaves with the headers and the priming event, and the
                     // body ends with it: one write instead of two. A slow one costs the
                     // priming event this short wait.
-                    if let Ok(Some(first)) = tokio::time::timeout(FIRST_EVENT_WAIT, rx.recv()).await
+                    if let Ok(Some(first)) =
+                        tokio::time::timeout(FIRST_EVENT_WAIT, rx.rx.recv()).await
                     {
+                        rx.took(&first);
                         floor = first.seq;
                         preface.push_back(first.bytes);
                     }
@@ -494,36 +503,34 @@ impl StreamableHttpService {
                 let close_at = cfg
                     .close_sse_after_priming_ms
                     .map(|ms| Instant::now() + Duration::from_millis(ms));
-                self.sse_response(session, stream, conn, Some(rx), preface, floor, close_at)
+                let body = SseBody {
+                    preface,
+                    replay: None,
+                    live: Some(rx),
+                    floor,
+                    _guard: None,
+                    keep_alive: cfg.keep_alive,
+                    close_at,
+                };
+                self.sse_response(session, stream, conn, body)
             }
         }
     }
 
-    #[allow(clippy::too_many_arguments)] // one private constructor with every part of a stream
+    /// The SSE answer carrying `body`, detached from its stream when dropped.
     fn sse_response(
         &self,
         session: &Arc<Session>,
         stream: u64,
         conn: u64,
-        live: Option<tokio::sync::mpsc::Receiver<sse::Live>>,
-        preface: VecDeque<Bytes>,
-        floor: u64,
-        close_at: Option<Instant>,
+        mut body: SseBody,
     ) -> Response<Body> {
-        let guard = ConnGuard {
+        body._guard = Some(ConnGuard {
             session: Arc::downgrade(session),
             stream,
             conn,
             ephemeral: session.ephemeral.then(|| session.clone()),
-        };
-        let body = SseBody {
-            preface,
-            live,
-            floor,
-            _guard: Some(guard),
-            keep_alive: self.inner.config.keep_alive,
-            close_at,
-        };
+        });
         let mut r = Response::new(body.into_body());
         let h = r.headers_mut();
         h.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
@@ -568,15 +575,16 @@ impl StreamableHttpService {
                 let mut preface = VecDeque::with_capacity(open.queued.len() + 1);
                 preface.push_back(sse::priming(open.priming, cfg.sse_retry_ms));
                 preface.extend(store_queued(&session, open.queued).await);
-                self.sse_response(
-                    &session,
-                    open.priming.stream,
-                    open.conn,
-                    Some(open.rx),
+                let body = SseBody {
                     preface,
-                    0,
-                    None,
-                )
+                    replay: None,
+                    live: Some(open.rx),
+                    floor: 0,
+                    _guard: None,
+                    keep_alive: cfg.keep_alive,
+                    close_at: None,
+                };
+                self.sse_response(&session, open.priming.stream, open.conn, body)
             }
             Err(RouteError::Conflict) => refuse(
                 StatusCode::CONFLICT,
@@ -590,8 +598,13 @@ impl StreamableHttpService {
     }
 
     /// `GET` with `Last-Event-ID`: replays the events after it *on its own stream* (`[HT-17]`),
-    /// then continues that stream while it is open.
+    /// then continues that stream while it is open. The replay is read from the store a page
+    /// at a time as the client takes it; replays running at once are bounded (503 beyond).
     async fn resume(&self, session: &Arc<Session>, last: EventId) -> Response<Body> {
+        let Ok(permit) = self.inner.replays.clone().try_acquire_owned() else {
+            tracing::debug!("replay refused: too many running");
+            return too_many_replays();
+        };
         let attached = match session.routing.lock() {
             Ok(mut r) => r.attach(last.stream).map(|a| (a, r.is_open(last.stream))),
             Err(_) => Err(RouteError::Closed),
@@ -600,14 +613,18 @@ impl StreamableHttpService {
             Ok(a) => a,
             Err(_) => return reply::session_not_found(),
         };
-        let (conn, rx) = match attach {
+        let (conn, rx): (u64, Option<ConnRx>) = match attach {
             Attach::Live { conn, rx, queued } => {
                 store_queued(session, queued).await;
                 (conn, Some(rx))
             }
             Attach::Ended => (0, None),
         };
-        let replay = match session.store.replay_after(&session.id, last).await {
+        let page = match session
+            .store
+            .replay_after(&session.id, last, sse::REPLAY_PAGE)
+            .await
+        {
             Ok(v) => v,
             Err(EventStoreError::UnknownStream { .. }) if open => Vec::new(),
             Err(e) => {
@@ -618,11 +635,23 @@ impl StreamableHttpService {
                 return bad_last_event_id();
             }
         };
-        let floor = replay.last().map_or(last.seq, |e| e.id.seq);
-        let mut preface = VecDeque::with_capacity(replay.len() + 1);
+        let after = page.last().map_or(last, |e| e.id);
+        // A short page is the whole replay; otherwise the body fetches the rest.
+        let replay = (page.len() >= sse::REPLAY_PAGE)
+            .then(|| Replay::new(session.store.clone(), session.id.clone(), after, permit));
+        let mut preface = VecDeque::with_capacity(page.len() + 1);
         preface.push_back(sse::retry_only(self.inner.config.sse_retry_ms));
-        preface.extend(replay.iter().map(|e| sse::encode(e.id, &e.data)));
-        self.sse_response(session, last.stream, conn, rx, preface, floor, None)
+        preface.extend(page.iter().map(|e| sse::encode(e.id, &e.data)));
+        let body = SseBody {
+            preface,
+            replay,
+            live: rx,
+            floor: after.seq,
+            _guard: None,
+            keep_alive: self.inner.config.keep_alive,
+            close_at: None,
+        };
+        self.sse_response(session, last.stream, conn, body)
     }
 
     async fn delete(&self, req: Request<Body>) -> Response<Body> {
@@ -708,9 +737,25 @@ fn classify(text: &str) -> Result<Post, Response<Body>> {
                     _ => {}
                 }
             }
+            if let Some(id) = repeated_id(&post.ids) {
+                let err = ErrorObject::invalid_request(
+                    format!("request id {id} appears more than once in the batch"),
+                    "duplicate_request_id",
+                );
+                return Err(reply::error_body(StatusCode::BAD_REQUEST, Some(id), err));
+            }
             Ok(post)
         }
     }
+}
+
+/// The first id that appears twice among `ids`, found in one pass (a batch may hold thousands).
+fn repeated_id(ids: &[RequestId]) -> Option<RequestId> {
+    if ids.len() < 2 {
+        return None;
+    }
+    let mut seen = HashSet::with_capacity(ids.len());
+    ids.iter().find(|id| !seen.insert(*id)).cloned()
 }
 
 /// Releases a stateless request's place in the bound.
@@ -751,40 +796,23 @@ fn unavailable(why: &str, reason: &'static str) -> Response<Body> {
     )
 }
 
-enum BodyError {
-    TooLarge,
-    Read,
-}
-
-/// The body as one buffer (moved into the frame text without a copy), at most `limit` bytes.
-async fn read_body(body: Body, limit: usize, declared: Option<u64>) -> Result<Vec<u8>, BodyError> {
-    let mut stream = body.into_data_stream();
-    let mut buf = Vec::with_capacity(declared.map_or(0, |n| n.min(limit as u64) as usize));
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|_| BodyError::Read)?;
-        if buf.len() + chunk.len() > limit {
-            return Err(BodyError::TooLarge);
-        }
-        buf.extend_from_slice(&chunk);
-    }
-    Ok(buf)
-}
-
 fn json_response(text: String) -> Response<Body> {
     let mut r = Response::new(Body::from(text));
     r.headers_mut().insert(CONTENT_TYPE, JSON);
     r
 }
 
-fn too_large(limit: usize) -> Response<Body> {
+/// 503 for a replay beyond the bound on replays running at once; the session is untouched.
+fn too_many_replays() -> Response<Body> {
     let mut r = refuse(
-        StatusCode::PAYLOAD_TOO_LARGE,
+        StatusCode::SERVICE_UNAVAILABLE,
         TRANSPORT_ERROR,
-        format!("Payload Too Large: the body exceeds {limit} bytes"),
-        "body_too_large",
+        "Service unavailable: too many replays running; retry shortly",
+        "too_many_replays",
         None,
     );
-    *r.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
+    r.headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
     r
 }
 
@@ -803,21 +831,6 @@ fn internal(message: &str) -> Response<Body> {
         StatusCode::INTERNAL_SERVER_ERROR,
         None,
         ErrorObject::new(ErrorCode::INTERNAL_ERROR, message),
-    )
-}
-
-fn forbidden(refusal: &Refusal) -> Response<Body> {
-    let (message, reason) = match refusal {
-        Refusal::Host(_) => ("Forbidden: Host not allowed", "host_not_allowed"),
-        Refusal::Origin(_) => ("Forbidden: Origin not allowed", "origin_not_allowed"),
-    };
-    tracing::warn!(?refusal, "request refused (DNS-rebinding protection)");
-    refuse(
-        StatusCode::FORBIDDEN,
-        TRANSPORT_ERROR,
-        message,
-        reason,
-        Some("HT-3"),
     )
 }
 
@@ -841,16 +854,10 @@ where
     }
 }
 
-/// What every accepted socket gets: `TCP_NODELAY` (a response is one small write; Nagle would
-/// hold it back for the peer's delayed ACK).
-fn tune(tcp: &mut tokio::net::TcpStream) {
-    if let Err(e) = tcp.set_nodelay(true) {
-        tracing::debug!(error = %e, "TCP_NODELAY not set");
-    }
-}
-
-/// Serves `service` on `listener` until the process ends: `TCP_NODELAY` is set on every
-/// accepted socket. Bind the listener to loopback (`127.0.0.1`) for a local server.
+/// Serves `service` on `listener` until the process ends, within the per-connection bounds of
+/// its configuration ([`HttpConfig::connection`]: connections at once, header, keep-alive,
+/// body and write timeouts); `TCP_NODELAY` is set on every accepted socket. Bind the listener
+/// to loopback (`127.0.0.1`) for a local server.
 ///
 /// # Errors
 /// An I/O error of the listener.
@@ -858,7 +865,8 @@ pub async fn serve(listener: TcpListener, service: StreamableHttpService) -> std
     serve_with_shutdown(listener, service, std::future::pending()).await
 }
 
-/// Like [`serve`], until `signal` resolves; then every session is ended.
+/// Like [`serve`], until `signal` resolves; then every session is ended, no connection is
+/// accepted, and this returns once the requests in flight have been answered.
 ///
 /// # Errors
 /// An I/O error of the listener.
@@ -870,8 +878,6 @@ pub async fn serve_with_shutdown<F>(
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    use axum::serve::ListenerExt;
-    let listener = listener.tap_io(tune);
     let router = service.router();
     // Open SSE streams would hold a graceful shutdown forever: end the sessions first.
     let closing = service.clone();
@@ -879,9 +885,8 @@ where
         signal.await;
         closing.close_all().await;
     };
-    let result = axum::serve(listener, router)
-        .with_graceful_shutdown(signal)
-        .await;
+    let limits = service.config().connection.clone();
+    let result = listener::run(listener, router, limits, signal).await;
     service.close_all().await;
     result
 }
@@ -891,14 +896,13 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    #[tokio::test]
-    async fn accepted_sockets_get_nodelay_and_the_default_bind_is_loopback() {
-        assert!(crate::config::DEFAULT_BIND_ADDR.ip().is_loopback());
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let (mut accepted, _) = listener.accept().await.unwrap();
-        tune(&mut accepted);
-        assert!(accepted.nodelay().unwrap());
+    #[test]
+    fn a_repeated_id_is_found_in_one_pass() {
+        let ids: Vec<RequestId> = (0..20_000).map(RequestId::int).collect();
+        assert_eq!(repeated_id(&ids), None);
+        let mut again = ids.clone();
+        again.push(RequestId::int(19_999));
+        assert_eq!(repeated_id(&again), Some(RequestId::int(19_999)));
+        assert_eq!(repeated_id(&[RequestId::int(1)]), None);
     }
 }

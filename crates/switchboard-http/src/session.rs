@@ -26,7 +26,7 @@ use switchboard_types::RequestId;
 use tokio::time::Instant;
 
 use crate::event_store::{EventStore, StoredEvent};
-use crate::routing::{Plan, Routing};
+use crate::routing::{self, Plan, Routing};
 use crate::session_store::{SessionRecord, SessionStore, SessionStoreError};
 use crate::sse;
 
@@ -140,9 +140,29 @@ impl FrameSource for HttpSource {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SessionBounds {
     pub(crate) unsolicited_queue: usize,
+    pub(crate) unsolicited_queue_bytes: usize,
     pub(crate) stream_queue: usize,
+    pub(crate) stream_queue_bytes: usize,
+    pub(crate) stream_stall_timeout: Option<Duration>,
     pub(crate) inbound_queue: usize,
     pub(crate) max_open_streams: usize,
+    pub(crate) max_snapshot_bytes: usize,
+}
+
+impl SessionBounds {
+    /// The bounds `config` sets.
+    pub(crate) fn of(config: &crate::HttpConfig) -> Self {
+        SessionBounds {
+            unsolicited_queue: config.unsolicited_queue,
+            unsolicited_queue_bytes: config.unsolicited_queue_bytes,
+            stream_queue: config.stream_queue,
+            stream_queue_bytes: config.stream_queue_bytes,
+            stream_stall_timeout: config.stream_stall_timeout,
+            inbound_queue: config.inbound_queue,
+            max_open_streams: config.max_open_streams,
+            max_snapshot_bytes: config.max_snapshot_bytes,
+        }
+    }
 }
 
 /// How a session begins.
@@ -224,6 +244,8 @@ pub(crate) struct Session {
     pub(crate) ephemeral: bool,
     /// The session's record (`None` for ephemeral sessions).
     record: Option<RecordSlot>,
+    /// The largest role snapshot kept.
+    max_snapshot_bytes: usize,
 }
 
 impl Session {
@@ -252,12 +274,7 @@ impl Session {
         });
         let session = Arc::new(Session {
             id,
-            routing: Mutex::new(Routing::new(
-                bounds.unsolicited_queue,
-                bounds.stream_queue,
-                bounds.max_open_streams,
-                origin.stream_base,
-            )),
+            routing: Mutex::new(Routing::new(&bounds, origin.stream_base)),
             inbound: Queue::new(bounds.inbound_queue),
             peer: OnceLock::new(),
             last_active: Mutex::new(Instant::now()),
@@ -266,6 +283,7 @@ impl Session {
             terminated: AtomicBool::new(false),
             ephemeral: origin.ephemeral,
             record,
+            max_snapshot_bytes: bounds.max_snapshot_bytes,
         });
         let transport = HttpSessionTransport {
             session: session.clone(),
@@ -300,13 +318,25 @@ impl Session {
         self.inbound.push(text).await.is_ok()
     }
 
-    /// Keeps the role's snapshot; the sink writes it to the store before the next frame.
+    /// Keeps the role's snapshot; the sink writes it to the store before the next frame. A
+    /// snapshot over the bound is not kept (nor is an older one): cut JSON would be no
+    /// snapshot at all, and a take-over resumes the session without one.
     fn save_snapshot(&self, snapshot: &str) {
         let Some(slot) = &self.record else {
             return; // An ephemeral session is never resumed.
         };
+        let kept = if snapshot.len() > self.max_snapshot_bytes {
+            tracing::warn!(
+                bytes = snapshot.len(),
+                limit = self.max_snapshot_bytes,
+                "session snapshot over the bound; not kept (a take-over resumes without it)"
+            );
+            None
+        } else {
+            Some(Arc::from(snapshot))
+        };
         if let Ok(mut s) = slot.snapshot.lock() {
-            *s = Some(Arc::from(snapshot));
+            *s = kept;
         }
         slot.dirty.store(true, Ordering::Release);
     }
@@ -347,8 +377,9 @@ impl Session {
                 }
             }
         }
+        let answered = routing::answered_ids(&frame);
         let plan = match self.routing.lock() {
-            Ok(mut r) => r.plan(&frame),
+            Ok(mut r) => r.plan_with(&frame, &answered),
             Err(_) => return Err(TransportError::Closed),
         };
         match plan {
@@ -513,12 +544,9 @@ impl Registry {
     /// and no open stream). Returns how many ended.
     pub(crate) async fn reap(&self, idle: Option<Duration>) -> usize {
         let mut n = 0;
+        let now = Instant::now();
         for s in self.all() {
-            let live = s
-                .routing
-                .lock()
-                .map(|r| r.has_live_connection())
-                .unwrap_or(false);
+            let live = s.routing.lock().map(|mut r| r.sweep(now)).unwrap_or(false);
             let expired = idle.is_some_and(|t| !live && s.idle_for() >= t);
             if s.is_terminated() || expired {
                 if expired {

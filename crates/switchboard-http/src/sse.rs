@@ -1,9 +1,12 @@
 //! Server-Sent Events (server side): event encoding and the response body of one SSE connection.
 //!
-//! A connection's body is a *preface* (the priming event, replayed events, buffered messages)
-//! followed by live events from the session's router. Live events already sent in the preface
-//! (a replay that raced with the router) are skipped by sequence number. After
-//! `keep_alive` of silence a comment line is sent; with polling on, the body ends at `close_at`.
+//! A connection's body is a *preface* (the priming event, the first page of a replay, buffered
+//! messages), then the rest of a replay page by page (each fetched from the event store once
+//! the previous one is written, so a replay never holds more than a page), then live events
+//! from the session's router. Live events already sent in the replay (a replay that raced with
+//! the router) are skipped by sequence number. After `keep_alive` of silence a comment line is
+//! sent; with polling on, the body ends at `close_at`. Every live event taken is counted off
+//! the connection's [`Backlog`], so the router can bound what waits for a slow client.
 //!
 //! The priming event is written by hand rather than with `axum::response::sse::Event`, whose
 //! encoder emits no `data:` line for empty data: SPEC-NOTES §6.2 asks for an id *and* an empty
@@ -13,6 +16,8 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -20,11 +25,14 @@ use axum::body::{Body, HttpBody};
 use bytes::{Bytes, BytesMut};
 use http_body::Frame;
 use switchboard_transport::codec;
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio::time::Instant;
 
-use crate::event_store::EventId;
+use crate::event_store::{EventId, EventStore, EventStoreError, StoreFuture, StoredEvent};
 use crate::session::ConnGuard;
+
+/// Events fetched from the store at a time by a replay.
+pub(crate) const REPLAY_PAGE: usize = 64;
 
 /// The comment sent after a stretch of silence.
 const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
@@ -34,6 +42,61 @@ const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 pub(crate) struct Live {
     pub(crate) seq: u64,
     pub(crate) bytes: Bytes,
+}
+
+/// What is queued for one connection and not yet taken by its body, shared by the router (which
+/// adds) and the body (which takes).
+#[derive(Debug, Default)]
+pub(crate) struct Backlog {
+    /// Bytes queued.
+    pub(crate) bytes: AtomicUsize,
+    /// Events taken so far (the router watches it move).
+    pub(crate) taken: AtomicU64,
+}
+
+/// The body's end of a connection's queue.
+#[derive(Debug)]
+pub(crate) struct ConnRx {
+    pub(crate) rx: mpsc::Receiver<Live>,
+    pub(crate) backlog: Arc<Backlog>,
+}
+
+impl ConnRx {
+    /// Notes one event taken off the queue.
+    pub(crate) fn took(&self, live: &Live) {
+        self.backlog
+            .bytes
+            .fetch_sub(live.bytes.len(), Ordering::Relaxed);
+        self.backlog.taken.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// The rest of a replay: the pages after `after`, fetched one at a time. It holds its place
+/// among the replays running at once until it has caught up.
+pub(crate) struct Replay {
+    store: Arc<dyn EventStore>,
+    session: Arc<str>,
+    after: EventId,
+    fetch: Option<StoreFuture<'static, Result<Vec<StoredEvent>, EventStoreError>>>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Replay {
+    /// The replay of `session`'s events after `after`.
+    pub(crate) fn new(
+        store: Arc<dyn EventStore>,
+        session: Arc<str>,
+        after: EventId,
+        permit: OwnedSemaphorePermit,
+    ) -> Self {
+        Replay {
+            store,
+            session,
+            after,
+            fetch: None,
+            _permit: permit,
+        }
+    }
 }
 
 /// Encodes one event: `id:` then the data, one `data:` line per line of text
@@ -61,8 +124,10 @@ pub(crate) fn retry_only(retry_ms: u64) -> Bytes {
 pub(crate) struct SseBody {
     /// Sent first, in order.
     pub(crate) preface: VecDeque<Bytes>,
+    /// The rest of a replay, sent before any live event.
+    pub(crate) replay: Option<Replay>,
     /// Live events from the router; `None` once the stream has nothing more to send.
-    pub(crate) live: Option<mpsc::Receiver<Live>>,
+    pub(crate) live: Option<ConnRx>,
     /// Live events at or below this sequence number were already sent in the preface.
     pub(crate) floor: u64,
     /// Detaches the connection from its stream when the body is dropped.
@@ -82,6 +147,39 @@ struct Timers {
     close: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
+impl Timers {
+    /// Nothing to send now: the polling close, or a keep-alive comment after the silence.
+    fn poll(
+        &mut self,
+        body: &mut SseBody,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        if let Some(at) = body.close_at {
+            let close = self
+                .close
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
+            if close.as_mut().poll(cx).is_ready() {
+                tracing::debug!(
+                    "SSE stream closed early (polling); the client resumes with Last-Event-ID"
+                );
+                body.live = None;
+                body.replay = None;
+                return Poll::Ready(None);
+            }
+        }
+        if let Some(every) = body.keep_alive {
+            let silence = self
+                .silence
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep(every)));
+            if silence.as_mut().poll(cx).is_ready() {
+                self.silence = None;
+                return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(KEEP_ALIVE)))));
+            }
+        }
+        Poll::Pending
+    }
+}
+
 /// [`SseBody`] with its timers: what `into_body` hands to the HTTP server.
 struct SseStream {
     inner: SseBody,
@@ -89,13 +187,21 @@ struct SseStream {
 }
 
 impl SseBody {
-    /// A live event that is ready now, if any. Notices a finished stream.
+    /// A live event that is ready now, if any (none while a replay is under way). Notices a
+    /// finished stream.
     fn try_live(&mut self) -> Option<Bytes> {
-        let rx = self.live.as_mut()?;
+        if self.replay.is_some() {
+            return None;
+        }
+        let live = self.live.as_mut()?;
         loop {
-            match rx.try_recv() {
-                Ok(l) if l.seq <= self.floor => continue,
-                Ok(l) => return Some(l.bytes),
+            match live.rx.try_recv() {
+                Ok(l) => {
+                    live.took(&l);
+                    if l.seq > self.floor {
+                        return Some(l.bytes);
+                    }
+                }
                 Err(mpsc::error::TryRecvError::Empty) => return None,
                 Err(mpsc::error::TryRecvError::Disconnected) => {
                     self.live = None;
@@ -121,14 +227,52 @@ impl SseBody {
         }
         // One more look, so that a stream whose last event is in hand ends with it.
         if self.preface.is_empty()
+            && self.replay.is_none()
             && self
                 .live
                 .as_ref()
-                .is_some_and(|rx| rx.is_closed() && rx.is_empty())
+                .is_some_and(|l| l.rx.is_closed() && l.rx.is_empty())
         {
             self.live = None;
         }
         Some(gathered.map_or(first, BytesMut::freeze))
+    }
+
+    /// Fetches the replay's next page into the preface. `Ready` once the page is in (or the
+    /// replay is over); a store that fails ends the stream, which the client resumes.
+    fn poll_replay(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(replay) = self.replay.as_mut() else {
+            return Poll::Ready(());
+        };
+        let fetch = replay.fetch.get_or_insert_with(|| {
+            let (store, session, after) =
+                (replay.store.clone(), replay.session.clone(), replay.after);
+            Box::pin(async move { store.replay_after(&session, after, REPLAY_PAGE).await })
+        });
+        let Poll::Ready(page) = fetch.as_mut().poll(cx) else {
+            return Poll::Pending;
+        };
+        replay.fetch = None;
+        match page {
+            Ok(events) => {
+                let done = events.len() < REPLAY_PAGE;
+                if let Some(last) = events.last() {
+                    replay.after = last.id;
+                    self.floor = self.floor.max(last.id.seq);
+                }
+                self.preface
+                    .extend(events.iter().map(|e| encode(e.id, &e.data)));
+                if done {
+                    self.replay = None;
+                }
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "replay cut short; the client resumes");
+                self.replay = None;
+                self.live = None;
+            }
+        }
+        Poll::Ready(())
     }
 
     /// The HTTP body.
@@ -153,17 +297,28 @@ impl HttpBody for SseStream {
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         let this = self.get_mut();
         let body = &mut this.inner;
-        if let Some(b) = body.gather(None) {
-            this.timers.silence = None;
-            return Poll::Ready(Some(Ok(Frame::data(b))));
+        loop {
+            if let Some(b) = body.gather(None) {
+                this.timers.silence = None;
+                return Poll::Ready(Some(Ok(Frame::data(b))));
+            }
+            if body.replay.is_none() {
+                break;
+            }
+            if body.poll_replay(cx).is_pending() {
+                return this.timers.poll(&mut this.inner, cx);
+            }
         }
         loop {
-            let Some(rx) = body.live.as_mut() else {
+            let Some(live) = body.live.as_mut() else {
                 return Poll::Ready(None);
             };
-            match rx.poll_recv(cx) {
-                Poll::Ready(Some(l)) if l.seq <= body.floor => continue,
+            match live.rx.poll_recv(cx) {
                 Poll::Ready(Some(l)) => {
+                    live.took(&l);
+                    if l.seq <= body.floor {
+                        continue;
+                    }
                     this.timers.silence = None;
                     let b = body.gather(Some(l.bytes));
                     return Poll::Ready(b.map(|b| Ok(Frame::data(b))));
@@ -175,34 +330,11 @@ impl HttpBody for SseStream {
                 Poll::Pending => break,
             }
         }
-        if let Some(at) = body.close_at {
-            let close = this
-                .timers
-                .close
-                .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
-            if close.as_mut().poll(cx).is_ready() {
-                tracing::debug!(
-                    "SSE stream closed early (polling); the client resumes with Last-Event-ID"
-                );
-                body.live = None;
-                return Poll::Ready(None);
-            }
-        }
-        if let Some(every) = body.keep_alive {
-            let silence = this
-                .timers
-                .silence
-                .get_or_insert_with(|| Box::pin(tokio::time::sleep(every)));
-            if silence.as_mut().poll(cx).is_ready() {
-                this.timers.silence = None;
-                return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(KEEP_ALIVE)))));
-            }
-        }
-        Poll::Pending
+        this.timers.poll(&mut this.inner, cx)
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.preface.is_empty() && self.inner.live.is_none()
+        self.inner.preface.is_empty() && self.inner.replay.is_none() && self.inner.live.is_none()
     }
 }
 

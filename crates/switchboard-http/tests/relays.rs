@@ -115,7 +115,9 @@ mod proxy {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let url = format!("http://{}/mcp", upstream.addr);
-        tokio::spawn(async move { proxy::serve(listener, &url, tap).await });
+        tokio::spawn(async move {
+            proxy::serve(listener, &url, tap, proxy::ProxyConfig::default()).await
+        });
         // Odd spacing: the tap must see it as sent.
         let init = init_body(1, "2025-03-26").replace(",", " ,  ");
         let resp = send(addr, wire_post(addr, None, init.clone())).await;
@@ -149,5 +151,188 @@ mod proxy {
         assert_eq!(seen[2].2, r#"{"jsonrpc":"2.0","id":7,"method":"x/a"}"#);
         assert_eq!(seen[3].2, r#"{"jsonrpc":"2.0","id":8,"method":"x/b"}"#);
         assert_eq!(seen[3].1.as_deref(), Some(sid.as_str()));
+    }
+
+    /// An upstream that answers with what it was sent (`host`, `x-forwarded-host`, `origin`),
+    /// slowly when `x-mode: slow`, with 300 bytes when `x-mode: big`; counts its requests.
+    async fn echo_upstream() -> (std::net::SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let hits = Arc::new(AtomicUsize::new(0));
+        let count = hits.clone();
+        let app = axum::Router::new().route(
+            "/mcp",
+            axum::routing::any(move |headers: http::HeaderMap| {
+                let count = count.clone();
+                async move {
+                    count.fetch_add(1, Ordering::SeqCst);
+                    let get = |name: &str| {
+                        headers
+                            .get(name)
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or("")
+                            .to_owned()
+                    };
+                    let body = match get("x-mode").as_str() {
+                        "slow" => {
+                            tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+                            "{}".to_owned()
+                        }
+                        "big" => format!("{{\"pad\":\"{}\"}}", "x".repeat(300)),
+                        _ => serde_json::json!({
+                            "host": get("host"),
+                            "forwarded": get("x-forwarded-host"),
+                            "origin": get("origin"),
+                        })
+                        .to_string(),
+                    };
+                    http::Response::builder()
+                        .header("content-type", "application/json")
+                        .body(axum::body::Body::from(body))
+                        .unwrap()
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        (addr, hits)
+    }
+
+    async fn start_proxy(
+        upstream: std::net::SocketAddr,
+        config: impl FnOnce(std::net::SocketAddr) -> proxy::ProxyConfig,
+    ) -> std::net::SocketAddr {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let url = format!("http://{upstream}/mcp");
+        let (_, tap) = tap();
+        let config = config(addr);
+        tokio::spawn(async move { proxy::serve(listener, &url, tap, config).await });
+        addr
+    }
+
+    fn request(
+        addr: std::net::SocketAddr,
+        host: &str,
+        extra: &[(&str, &str)],
+    ) -> http::Request<http_body_util::Full<bytes::Bytes>> {
+        let mut b = http::Request::post("/mcp")
+            .header("host", host)
+            .header("accept", ACCEPT_BOTH)
+            .header("content-type", "application/json");
+        for (k, v) in extra {
+            b = b.header(*k, *v);
+        }
+        let _ = addr;
+        b.body(http_body_util::Full::new(bytes::Bytes::from_static(b"{}")))
+            .unwrap()
+    }
+
+    async fn json_of(resp: http::Response<hyper::body::Incoming>) -> serde_json::Value {
+        let bytes = http_body_util::BodyExt::collect(resp.into_body())
+            .await
+            .unwrap()
+            .to_bytes();
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_proxy_checks_host_and_origin_then_sends_the_upstreams_own_host() {
+        use std::sync::atomic::Ordering;
+        let (upstream, hits) = echo_upstream().await;
+        let addr = start_proxy(upstream, proxy::ProxyConfig::for_bind_address).await;
+        let me = addr.to_string();
+        // A DNS-rebinding page: its Host names the attacker's domain.
+        let resp = send(addr, request(addr, "evil.example:80", &[])).await;
+        assert_eq!(resp.status(), 403);
+        assert_eq!(
+            json_of(resp).await["error"]["data"]["reason"],
+            "host_not_allowed"
+        );
+        let resp = send(
+            addr,
+            request(addr, &me, &[("origin", "http://evil.example")]),
+        )
+        .await;
+        assert_eq!(resp.status(), 403);
+        assert_eq!(
+            json_of(resp).await["error"]["data"]["reason"],
+            "origin_not_allowed"
+        );
+        assert_eq!(
+            hits.load(Ordering::SeqCst),
+            0,
+            "nothing reached the upstream"
+        );
+        // Allowed: the upstream gets its own authority as Host, the client's as
+        // X-Forwarded-Host, and the Origin unchanged.
+        let resp = send(
+            addr,
+            request(addr, &me, &[("origin", "http://localhost:5173")]),
+        )
+        .await;
+        assert_eq!(resp.status(), 200);
+        let seen = json_of(resp).await;
+        assert_eq!(seen["host"], upstream.to_string());
+        assert_eq!(seen["forwarded"], me);
+        assert_eq!(seen["origin"], "http://localhost:5173");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_proxy_bounds_bodies_answers_and_requests_at_once() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (upstream, _) = echo_upstream().await;
+        let addr = start_proxy(upstream, |a| {
+            proxy::ProxyConfig::for_bind_address(a)
+                .with_max_concurrent(1)
+                .with_max_request_bytes(1024)
+                .with_max_answer_bytes(150)
+                .with_connection_limits(
+                    switchboard_http::ConnectionLimits::default()
+                        .with_body_read_timeout(Some(std::time::Duration::from_millis(300))),
+                )
+        })
+        .await;
+        let me = addr.to_string();
+        // One request in flight takes the only place: the next gets 503, then it is free again.
+        let slow = tokio::spawn({
+            let me = me.clone();
+            async move {
+                send(addr, request(addr, &me, &[("x-mode", "slow")]))
+                    .await
+                    .status()
+            }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let busy = send(addr, request(addr, &me, &[])).await;
+        assert_eq!(busy.status(), 503);
+        assert_eq!(busy.headers()["retry-after"], "1");
+        assert_eq!(slow.await.unwrap(), 200);
+        assert_eq!(send(addr, request(addr, &me, &[])).await.status(), 200);
+        // A JSON answer over its bound: 502.
+        let big = send(addr, request(addr, &me, &[("x-mode", "big")])).await;
+        assert_eq!(big.status(), 502);
+        // A body over its bound: 413.
+        let mut req = request(addr, &me, &[]);
+        *req.body_mut() = http_body_util::Full::new(bytes::Bytes::from(vec![b' '; 2048]));
+        assert_eq!(send(addr, req).await.status(), 413);
+        // A body that stalls: 408, and the connection closes.
+        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nhost: {me}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{{\"jsonrpc\""
+        );
+        tcp.write_all(head.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        tokio::time::timeout(
+            std::time::Duration::from_secs(3),
+            tcp.read_to_string(&mut answer),
+        )
+        .await
+        .expect("answered and closed in time")
+        .unwrap();
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        assert!(answer.contains("body_timeout"), "{answer}");
+        // The proxy still serves.
+        assert_eq!(send(addr, request(addr, &me, &[])).await.status(), 200);
     }
 }
