@@ -49,8 +49,20 @@ install() {
     echo "== fuzz: installing g++ (Debian)"
     apt-get update -qq && apt-get install -y -qq g++ > /dev/null
   fi
+  sync_lock
   echo "== fuzz: fetching the fuzz workspace's crates"
   (cd fuzz && cargo fetch --locked)
+}
+
+# fuzz/Cargo.lock is the root Cargo.lock plus libFuzzer's crates. When the root workspace's
+# dependencies change, it is rebuilt from the root lock (so the targets are built with the
+# versions the project is), and only libFuzzer's crates are resolved anew.
+sync_lock() {
+  if ! (cd fuzz && cargo metadata --locked --format-version 1 > /dev/null 2>&1); then
+    echo "== fuzz: fuzz/Cargo.lock is behind Cargo.lock; rebuilt from it (commit the result)"
+    cp Cargo.lock fuzz/Cargo.lock
+    (cd fuzz && cargo metadata --format-version 1 > /dev/null)
+  fi
 }
 
 # Coverage instrumentation with stable rustc's own flags: LLVM's SanitizerCoverage pass with
@@ -116,6 +128,7 @@ if [ "$mode" = install ]; then
 fi
 
 if [ "$mode" = merge ]; then
+  sync_lock
   build
   mkdir -p "$OUT/logs"
   for t in "${targets[@]}"; do

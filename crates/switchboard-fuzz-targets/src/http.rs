@@ -107,7 +107,10 @@ async fn session(options: &[u8], requests: &[u8]) {
     let (http_config, engine) = config(options);
     let server = switchboard_example_servers::build(Example::Everything, engine)
         .expect("the everything server builds");
-    let mut service = StreamableHttpService::new(server.session_factory(), http_config);
+    let mut service = StreamableHttpService::new(
+        switchboard::server_http::session_factory(&server),
+        http_config,
+    );
     let mut session_id: Option<Vec<u8>> = None;
     let mut held = Vec::new();
     for text in split(requests, b"\n~~~\n").take(MAX_REQUESTS) {
