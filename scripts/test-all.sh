@@ -41,5 +41,8 @@ cargo build --locked --bin switchboard --bin switchboard-conformance-client
 echo "== conformance: our client (switchboard-conformance-client), the four core client scenarios one at a time"
 ./conformance/ci.sh client target/debug/switchboard-conformance-client
 
+echo "== fuzz: every coverage-guided target for 20 s (libFuzzer, stable toolchain); a crash fails the build"
+./fuzz/run.sh --smoke
+
 echo "== benchmark (smoke mode: keeps the harness working; not a timing check)"
 ./bench/run.sh --smoke

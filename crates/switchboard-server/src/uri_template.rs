@@ -133,11 +133,11 @@ impl UriTemplate {
                     let stop = |c: char| !reserved && matches!(c, '/' | '?' | '#');
                     let limit = rest.find(stop).unwrap_or(rest.len());
                     let end = match self.parts.get(i + 1) {
+                        // The value ends where the next literal starts: its first occurrence,
+                        // which must start within the characters the variable may match (the
+                        // literal itself may hold stop characters, `{id}.json/raw`).
                         Some(Part::Literal(next)) => {
-                            rest[..limit].find(next.as_str()).or_else(|| {
-                                // The literal may start with a stop character, right at the limit.
-                                rest[limit..].starts_with(next.as_str()).then_some(limit)
-                            })?
+                            rest.find(next.as_str()).filter(|start| *start <= limit)?
                         }
                         _ => limit,
                     };
@@ -194,7 +194,10 @@ fn percent_decode(s: &str) -> Option<String> {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
+            // Exactly two hex digits (`from_str_radix` alone would take a sign: `%+F`).
+            let hex = s
+                .get(i + 1..i + 3)
+                .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))?;
             out.push(u8::from_str_radix(hex, 16).ok()?);
             i += 3;
         } else {
@@ -259,6 +262,30 @@ mod tests {
             t.matches("db://main.users/rows"),
             Some(vars(&[("schema", "main"), ("table", "users")]))
         );
+    }
+
+    #[test]
+    fn a_literal_holding_a_stop_character_follows_a_variable() {
+        let t = UriTemplate::parse("api://items/{id}.json/raw").unwrap();
+        assert_eq!(
+            t.matches("api://items/5.json/raw"),
+            Some(vars(&[("id", "5")]))
+        );
+        assert_eq!(t.matches("api://items/5/x.json/raw"), None);
+        let t = UriTemplate::parse("test://template/{id}0000/data").unwrap();
+        let uri = t.expand(&vars(&[("id", "v")]));
+        assert_eq!(t.matches(&uri), Some(vars(&[("id", "v")])));
+        let t = UriTemplate::parse("x://{a}/{b}").unwrap();
+        assert_eq!(t.matches("x://1/2"), Some(vars(&[("a", "1"), ("b", "2")])));
+    }
+
+    #[test]
+    fn percent_escapes_are_two_hex_digits() {
+        let t = UriTemplate::parse("x://{a}").unwrap();
+        assert_eq!(t.matches("x://%41%e2%82%ac"), Some(vars(&[("a", "A€")])));
+        for bad in ["x://%+F", "x://%-1", "x://%4", "x://%zz", "x://%"] {
+            assert_eq!(t.matches(bad), None, "{bad}");
+        }
     }
 
     #[test]
