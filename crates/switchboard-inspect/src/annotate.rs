@@ -55,20 +55,7 @@ pub enum Phase {
     Shutdown,
 }
 
-/// One rule broken by a frame.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Violation {
-    /// The SPEC-NOTES tag, e.g. `JR-10`.
-    pub tag: &'static str,
-    /// A short reason.
-    pub reason: String,
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "[{}] {}", self.tag, self.reason)
-    }
-}
+pub use crate::violation::Violation;
 
 /// What the inspector says of one frame.
 #[derive(Debug, Clone, PartialEq, Serialize)]

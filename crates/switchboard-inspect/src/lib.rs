@@ -8,6 +8,7 @@
 //! | module | role |
 //! |---|---|
 //! | [`annotate`] | [`Inspector`]: one [`FrameReport`] per frame (kind, primitive, phase, capability, links, violations) |
+//! | [`violation`] | [`Violation`]: a broken rule and its tag |
 //! | [`tasks`] | task frames: links to the creating call, the TK rules a trace can judge |
 //! | [`summary`] | [`Summary`]: counts, unanswered requests, latency per method, lifecycle share |
 //! | [`input`] | reads recordings (JSONL), `->`/`<-` transcripts and bare frames |
@@ -22,6 +23,7 @@ pub mod input;
 pub mod render;
 pub mod summary;
 pub mod tasks;
+pub mod violation;
 
 pub use annotate::{Direction, FrameReport, Inspector, Kind, Phase, Violation};
 pub use input::{InputError, TraceInput, parse_input};

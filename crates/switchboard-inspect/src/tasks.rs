@@ -8,7 +8,7 @@ use serde_json::Value;
 use switchboard_types::meta::RELATED_TASK_KEY;
 use switchboard_types::methods;
 
-use crate::annotate::Violation;
+use crate::violation::Violation;
 
 /// How many tasks a trace remembers (the oldest is forgotten first).
 pub const MAX_TASKS: usize = 4096;
