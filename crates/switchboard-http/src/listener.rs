@@ -157,7 +157,9 @@ pub(crate) async fn run<F>(
 where
     F: Future<Output = ()> + Send,
 {
-    let max = limits.max_connections.clamp(1, u32::MAX as usize);
+    let max = limits
+        .max_connections
+        .clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
     let permits = Arc::new(Semaphore::new(max));
     let refusals = Arc::new(Semaphore::new(MAX_REFUSALS));
     let stop = CancellationToken::new();
