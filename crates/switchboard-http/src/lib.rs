@@ -34,6 +34,7 @@
 //! | `sse` | event encoding, the SSE response body (priming, replay, keep-alive, polling close) |
 //! | `security` | `Host` / `Origin` allow-lists (DNS-rebinding protection) |
 //! | `headers` | `Accept`, `Content-Type`, `MCP-Session-Id`, `MCP-Protocol-Version`, `Last-Event-ID` |
+//! | `throttle` | warnings a client can cause at will, at most one per second per call site |
 //!
 //! # Guarantees
 //! * A POSTed request's stream carries, in order, the server's requests and notifications
@@ -63,6 +64,7 @@ pub mod session;
 pub mod session_store;
 mod sse;
 pub mod stdio_bridge;
+mod throttle;
 
 pub use config::{ConnectionLimits, HttpConfig};
 pub use event_store::{EventId, EventStore, EventStoreError, InMemoryEventStore, StoredEvent};

@@ -157,12 +157,13 @@ pub(crate) async fn run<F>(
 where
     F: Future<Output = ()> + Send,
 {
-    let max = limits.max_connections.clamp(1, u32::MAX as usize);
+    let max = limits
+        .max_connections
+        .clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
     let permits = Arc::new(Semaphore::new(max));
     let refusals = Arc::new(Semaphore::new(MAX_REFUSALS));
     let stop = CancellationToken::new();
     let limits = Arc::new(limits);
-    let mut refused = RefusalLog::default();
     let mut shutdown = pin!(shutdown);
     loop {
         let accepted = tokio::select! {
@@ -174,7 +175,7 @@ where
             Err(e) if is_connection_error(&e) => continue,
             Err(e) => {
                 // Out of file descriptors, say: wait a little rather than spin.
-                tracing::warn!(error = %e, "accept failed; retrying shortly");
+                crate::throttle::warn_throttled!(error = %e, "accept failed; retrying shortly");
                 tokio::select! {
                     () = tokio::time::sleep(Duration::from_millis(100)) => continue,
                     () = &mut shutdown => break,
@@ -188,7 +189,10 @@ where
                 tokio::spawn(conn);
             }
             Err(_) => {
-                refused.note(max);
+                crate::throttle::warn_throttled!(
+                    limit = max,
+                    "connection refused with 503: too many connections"
+                );
                 refuse(tcp, &refusals);
             }
         }
@@ -245,31 +249,6 @@ fn refuse(mut tcp: TcpStream, refusals: &Arc<Semaphore>) {
         })
         .await;
     });
-}
-
-/// Refused connections are logged at most once per [`RefusalLog::EVERY`], with a count.
-#[derive(Default)]
-struct RefusalLog {
-    last: Option<Instant>,
-    unlogged: u64,
-}
-
-impl RefusalLog {
-    const EVERY: Duration = Duration::from_secs(10);
-
-    fn note(&mut self, limit: usize) {
-        self.unlogged += 1;
-        if self.last.is_some_and(|t| t.elapsed() < Self::EVERY) {
-            return;
-        }
-        tracing::warn!(
-            limit,
-            refused = self.unlogged,
-            "connections refused with 503: too many connections"
-        );
-        self.last = Some(Instant::now());
-        self.unlogged = 0;
-    }
 }
 
 /// The 503 a connection beyond the bound gets: a JSON-RPC error without id, as every refusal.

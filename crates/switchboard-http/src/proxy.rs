@@ -394,7 +394,9 @@ async fn relay(State(proxy): State<Arc<Proxy>>, req: Request) -> Response {
                 session.as_deref(),
                 text,
             ),
-            Err(_) => tracing::warn!("a request body that is not UTF-8 was relayed but not tapped"),
+            Err(_) => crate::throttle::warn_throttled!(
+                "a request body that is not UTF-8 was relayed but not tapped"
+            ),
         }
     }
     let mut url = proxy.upstream.clone();
@@ -411,7 +413,7 @@ async fn relay(State(proxy): State<Arc<Proxy>>, req: Request) -> Response {
     let resp = match rb.send().await {
         Ok(r) => r,
         Err(e) => {
-            tracing::warn!(error = %e, "upstream unreachable");
+            crate::throttle::warn_throttled!(error = %e, "upstream unreachable");
             return gateway_error(
                 StatusCode::BAD_GATEWAY,
                 &format!("Bad Gateway: the upstream MCP server could not be reached ({e})"),
@@ -447,7 +449,7 @@ async fn relay(State(proxy): State<Arc<Proxy>>, req: Request) -> Response {
                             text,
                         ),
                         Err(_) => {
-                            tracing::warn!(
+                            crate::throttle::warn_throttled!(
                                 "a JSON answer that is not UTF-8 was relayed but not tapped"
                             )
                         }
@@ -525,7 +527,7 @@ fn sse_body(
                         ),
                         Ok(_) => {}
                         Err(e) => {
-                            tracing::warn!(error = %e, "an SSE event was relayed but not tapped")
+                            crate::throttle::warn_throttled!(error = %e, "an SSE event was relayed but not tapped")
                         }
                     }
                 }

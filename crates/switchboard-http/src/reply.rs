@@ -147,7 +147,7 @@ pub(crate) fn forbidden(refusal: &Refusal) -> Response<Body> {
         Refusal::Host(_) => ("Forbidden: Host not allowed", "host_not_allowed"),
         Refusal::Origin(_) => ("Forbidden: Origin not allowed", "origin_not_allowed"),
     };
-    tracing::warn!(?refusal, "request refused (DNS-rebinding protection)");
+    crate::throttle::warn_throttled!(?refusal, "request refused (DNS-rebinding protection)");
     refuse(
         StatusCode::FORBIDDEN,
         TRANSPORT_ERROR,

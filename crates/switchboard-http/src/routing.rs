@@ -322,7 +322,7 @@ impl Routing {
                 .min();
             match abandoned {
                 Some(old) => {
-                    tracing::warn!(
+                    crate::throttle::warn_throttled!(
                         limit = self.max_targets,
                         "open POST streams at the bound: the oldest one without a client is dropped"
                     );
@@ -484,7 +484,7 @@ impl Routing {
             if let Err(why) = c.offer(live, max_bytes, stall) {
                 self.standalone_conn = None;
                 if let Slow::TooSlow(reason) = why {
-                    tracing::warn!(
+                    crate::throttle::warn_throttled!(
                         reason,
                         "standalone SSE connection too slow; detached (it may resume with Last-Event-ID)"
                     );
@@ -499,7 +499,7 @@ impl Routing {
             if let Err(why) = c.offer(live, max_bytes, stall) {
                 *conn = None;
                 if let Slow::TooSlow(reason) = why {
-                    tracing::warn!(
+                    crate::throttle::warn_throttled!(
                         stream = id.stream,
                         reason,
                         "SSE client too slow; connection dropped (it may resume with Last-Event-ID)"
@@ -569,7 +569,7 @@ impl Routing {
 
     fn queue_unsolicited(&mut self, text: String) {
         if text.len() > self.unsolicited_bytes {
-            tracing::warn!(
+            crate::throttle::warn_throttled!(
                 limit = self.unsolicited_bytes,
                 bytes = text.len(),
                 "no GET stream open: a server message larger than the queue's byte bound dropped"
@@ -587,7 +587,7 @@ impl Routing {
             dropped += 1;
         }
         if dropped > 0 {
-            tracing::warn!(
+            crate::throttle::warn_throttled!(
                 limit = self.unsolicited_cap,
                 limit_bytes = self.unsolicited_bytes,
                 dropped,

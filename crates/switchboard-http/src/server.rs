@@ -214,7 +214,7 @@ impl StreamableHttpService {
             Ok(Some(r)) => r,
             Ok(None) => return Err(reply::session_not_found()),
             Err(e) => {
-                tracing::warn!(error = %e, "session store unreachable");
+                crate::throttle::warn_throttled!(error = %e, "session store unreachable");
                 return Err(unavailable(&e.to_string(), "session_store_failed"));
             }
         };
@@ -260,7 +260,7 @@ impl StreamableHttpService {
             record,
         );
         let peer = (self.inner.factory)(transport).map_err(|e| {
-            tracing::warn!(error = %e, "session factory refused a session");
+            crate::throttle::warn_throttled!(error = %e, "session factory refused a session");
             refuse(
                 StatusCode::SERVICE_UNAVAILABLE,
                 TRANSPORT_ERROR,
@@ -369,7 +369,7 @@ impl StreamableHttpService {
             if !resp.status().is_success() {
                 session.terminate().await;
             } else if let Err(e) = session.write_record(true).await {
-                tracing::warn!(error = %e, "session not recorded; refused");
+                crate::throttle::warn_throttled!(error = %e, "session not recorded; refused");
                 session.terminate().await;
                 return unavailable(&e.to_string(), "session_store_failed");
             } else if let Ok(v) = HeaderValue::from_str(&session.id) {
@@ -682,7 +682,7 @@ async fn store_queued(session: &Session, queued: Vec<(EventId, String)>) -> Vec<
             data: Arc::from(text),
         };
         if let Err(e) = session.store.append(&session.id, event).await {
-            tracing::warn!(error = %e, "event not stored; it cannot be replayed");
+            crate::throttle::warn_throttled!(error = %e, "event not stored; it cannot be replayed");
         }
     }
     out

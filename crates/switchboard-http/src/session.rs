@@ -326,7 +326,7 @@ impl Session {
             return; // An ephemeral session is never resumed.
         };
         let kept = if snapshot.len() > self.max_snapshot_bytes {
-            tracing::warn!(
+            crate::throttle::warn_throttled!(
                 bytes = snapshot.len(),
                 limit = self.max_snapshot_bytes,
                 "session snapshot over the bound; not kept (a take-over resumes without it)"
@@ -373,7 +373,7 @@ impl Session {
         if let Some(slot) = &self.record {
             if slot.dirty.load(Ordering::Acquire) && slot.dirty.swap(false, Ordering::AcqRel) {
                 if let Err(e) = self.write_record(false).await {
-                    tracing::warn!(error = %e, "session snapshot not stored; a take-over will not know the client");
+                    crate::throttle::warn_throttled!(error = %e, "session snapshot not stored; a take-over will not know the client");
                 }
             }
         }
@@ -387,7 +387,7 @@ impl Session {
                 if self.terminated.load(Ordering::Acquire) {
                     return Err(TransportError::Closed);
                 }
-                tracing::warn!(kind = %frame.kind, id = ?frame.id, reason = why, "outbound frame dropped: no stream takes it");
+                crate::throttle::warn_throttled!(kind = %frame.kind, id = ?frame.id, reason = why, "outbound frame dropped: no stream takes it");
             }
             Plan::Queued => {}
             Plan::Json(tx) => {
@@ -401,7 +401,7 @@ impl Session {
                         data: Arc::from(frame.text),
                     };
                     if let Err(e) = self.store.append(&self.id, event).await {
-                        tracing::warn!(error = %e, "event not stored; it cannot be replayed");
+                        crate::throttle::warn_throttled!(error = %e, "event not stored; it cannot be replayed");
                     }
                 }
                 if let Ok(mut r) = self.routing.lock() {
