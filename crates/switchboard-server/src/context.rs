@@ -16,13 +16,13 @@ use switchboard_types::sampling::{CreateMessageRequestParams, CreateMessageResul
 use switchboard_types::{ErrorCode, ErrorObject, Feature, RequestId};
 use tokio_util::sync::CancellationToken;
 
+use crate::session::{ServerSession, SessionError, log_via};
 use crate::task;
 use std::sync::Arc;
 use switchboard_tasks::TaskStore;
 use switchboard_types::meta::Meta;
-use switchboard_types::tasks::TaskStatus;
-use crate::session::{ServerSession, SessionError, log_via};
 use switchboard_types::methods;
+use switchboard_types::tasks::TaskStatus;
 
 /// The context of one request being handled.
 #[derive(Clone)]
@@ -143,8 +143,7 @@ impl Context {
         // request carries the task's id). The call that created the task was answered long
         // ago, so the request is not tied to its stream.
         let mut value = match params {
-            Some(p) => serde_json::to_value(p)
-                .map_err(RequestError::from)?,
+            Some(p) => serde_json::to_value(p).map_err(RequestError::from)?,
             None => serde_json::json!({}),
         };
         if let Some(obj) = value.as_object_mut() {
