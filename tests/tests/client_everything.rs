@@ -87,7 +87,15 @@ async fn every_row_of_the_everything_contract() {
     c.set_level(LoggingLevel::Debug).await.unwrap();
     // §2 tools
     let tools = c.list_tools().await.unwrap();
-    assert_eq!(tools.len(), 20);
+    assert_eq!(tools.len(), 23, "20 contract tools and the three task tools");
+    for name in ["test_task_slow", "test_task_required", "test_task_elicitation"] {
+        assert!(tools.iter().any(|t| t.name == name), "{name}");
+    }
+    assert_eq!(
+        caps["tasks"],
+        json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+        "declared because tools support tasks"
+    );
     let call = |name: &'static str, args: Value| {
         let c = c.clone();
         async move { c.call_tool(name, args).await.unwrap() }

@@ -22,7 +22,8 @@ async fn connect() -> RawPeer {
     assert_eq!(
         init["capabilities"],
         json!({"logging": {}, "completions": {}, "prompts": {"listChanged": true},
-            "resources": {"subscribe": true, "listChanged": true}, "tools": {"listChanged": true}})
+            "resources": {"subscribe": true, "listChanged": true}, "tools": {"listChanged": true},
+            "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}})
     );
     c
 }
