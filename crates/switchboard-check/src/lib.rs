@@ -50,12 +50,14 @@
 //! |---|---|
 //! | [`target`] | [`Target`]: how each connection is made; [`Connector`] for in-process servers |
 //! | [`report`] | [`CheckResult`], [`Outcome`], [`Report`]: text and JSON-lines forms |
+//! | [`fuzz`] | the protocol-state fuzzer behind `switchboard fuzz`: seeded hostile sessions |
 //! | `conn` | a raw connection: frames as text, no engine between |
 //! | `checks` | the shared checks |
 //! | `http_rules` | the Streamable HTTP rules as raw HTTP |
 
 mod checks;
 mod conn;
+pub mod fuzz;
 mod http_rules;
 pub mod report;
 pub mod target;
@@ -102,6 +104,12 @@ pub enum CheckError {
     /// The server never completed the handshake, so the checks past it cannot run.
     #[error("the server did not complete the handshake")]
     Handshake,
+    /// The server did not complete a first handshake, so there is nothing to fuzz.
+    #[error("the server did not complete a handshake: {reason}")]
+    NoHandshake {
+        /// What happened instead.
+        reason: String,
+    },
 }
 
 /// Runs every check against `target` with the defaults (a [`DEFAULT_TIMEOUT`] per answer).

@@ -5,6 +5,7 @@
 mod call;
 mod check;
 mod demo;
+mod fuzz;
 mod record;
 mod serve;
 mod trace;
@@ -157,6 +158,33 @@ enum Command {
         #[arg(long, default_value_t = 5)]
         timeout: u64,
     },
+    /// Fuzz any server with hostile sessions made from a seed: the lifecycle out of order, ids
+    /// of every kind, cancellations racing answers, malformed, non-UTF-8, split, oversized and
+    /// deeply nested frames, batches under each revision, wrong params for every known method;
+    /// with --url also lying headers and bodies, bogus session ids, hostile Last-Event-ID and
+    /// MCP-Protocol-Version.
+    ///
+    /// Each case's answers are checked (the right error code, the HTTP status), nothing may hang
+    /// past the timeout, and the server must still answer ping and still run. Each problem is
+    /// printed with what was sent and the --seed that replays it. The last line is
+    /// `N cases, M problems`; exit 1 when there is a problem.
+    Fuzz {
+        #[command(flatten)]
+        server: ServerArgs,
+        /// How many cases.
+        #[arg(long, default_value_t = switchboard_check::fuzz::DEFAULT_CASES)]
+        cases: u64,
+        /// The seed: the same seed gives the same cases (a random one when not given; printed).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// One JSON object per case ({case, seed, family, outcome, input, problems}), then
+        /// {cases, problems, skipped, seed}.
+        #[arg(long)]
+        json: bool,
+        /// Seconds to wait for each answer.
+        #[arg(long, default_value_t = 5)]
+        timeout: u64,
+    },
     /// Run two full MCP sessions against the example servers, in memory by default, and print
     /// every frame with what the inspector says of it.
     Demo {
@@ -170,7 +198,7 @@ enum Command {
     },
 }
 
-/// The server `call` and `check` talk to: exactly one of a command to spawn or an endpoint.
+/// The server `call`, `check` and `fuzz` talk to: exactly one of a command to spawn or an endpoint.
 #[derive(Debug, clap::Args)]
 struct ServerArgs {
     /// Spawn this server command and talk to it over stdio.
@@ -337,6 +365,30 @@ fn run() -> anyhow::Result<()> {
             let results =
                 rt.block_on(check::run(target, std::time::Duration::from_secs(timeout)))?;
             let (text, code) = check::report(&results, json);
+            write_stdout(&text)?;
+            std::process::exit(code);
+        }
+        Command::Fuzz {
+            server: ServerArgs { stdio, url },
+            cases,
+            seed,
+            json,
+            timeout,
+        } => {
+            let target = match (stdio, url) {
+                (_, Some(url)) => switchboard_check::Target::Http(url),
+                (Some(cmd), None) => switchboard_check::Target::Stdio(cmd),
+                (None, None) => anyhow::bail!("--stdio or --url is required"),
+            };
+            let args = fuzz::FuzzArgs {
+                target,
+                cases,
+                seed,
+                json,
+                timeout,
+            };
+            let report = rt.block_on(fuzz::run(args))?;
+            let (text, code) = fuzz::summary(&report, json);
             write_stdout(&text)?;
             std::process::exit(code);
         }

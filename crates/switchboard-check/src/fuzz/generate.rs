@@ -1,0 +1,1378 @@
+//! Case generation: a seed in, one hostile case out, the same on every machine. The families
+//! here speak JSON-RPC frames, over stdio lines or HTTP POST bodies alike; `generate_http` adds
+//! the Streamable HTTP ones. Each frame carries what the spec lets the server answer.
+
+use serde_json::{Value, json};
+use switchboard_types::methods;
+
+use super::case::{Answer, Case, Expect, SentId, Start, Step};
+use super::generate_http;
+use super::judge::ANY_CODE;
+use super::rng::Rng;
+
+/// The newest revision, offered by default.
+pub(crate) const LATEST: &str = "2025-11-25";
+/// The one revision with batches.
+pub(crate) const BATCH_VERSION: &str = "2025-03-26";
+/// Revisions without batches.
+const NO_BATCH_VERSIONS: [&str; 2] = ["2025-06-18", "2025-11-25"];
+/// Stands for the name of a tool the server lists (a made-up one when it lists none).
+pub(crate) const TOOL: &str = "@@tool@@";
+/// Stands for the name of a prompt the server lists.
+pub(crate) const PROMPT: &str = "@@prompt@@";
+/// Stands for the URI of a resource the server lists.
+pub(crate) const URI: &str = "@@uri@@";
+
+/// How the cases reach the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wire {
+    /// Lines on a child's stdin and stdout.
+    Stdio,
+    /// Streamable HTTP.
+    Http,
+}
+
+type Generator = fn(&mut Rng, Wire) -> Case;
+
+/// The families over stdio, with their weights.
+const STDIO: [(u32, Generator); 7] = [
+    (14, lifecycle),
+    (14, ids),
+    (12, cancellation),
+    (24, frames),
+    (10, batches),
+    (20, params),
+    (6, notifications),
+];
+
+/// The families over HTTP, with their weights: the same, and the HTTP ones.
+const HTTP: [(u32, Generator); 8] = [
+    (8, lifecycle),
+    (10, ids),
+    (8, cancellation),
+    (14, frames),
+    (8, batches),
+    (12, params),
+    (4, notifications),
+    (36, generate_http::case),
+];
+
+/// The case of this seed over this wire.
+pub(crate) fn case(seed: u64, wire: Wire) -> Case {
+    let mut r = Rng::new(seed);
+    let table: &[(u32, Generator)] = match wire {
+        Wire::Stdio => &STDIO,
+        Wire::Http => &HTTP,
+    };
+    let weights: Vec<u32> = table.iter().map(|(w, _)| *w).collect();
+    let generate = table[r.weighted(&weights)].1;
+    generate(&mut r, wire)
+}
+
+/// A case on an initialized session of any version.
+pub(crate) fn ready(family: &str, steps: Vec<Step>) -> Case {
+    Case {
+        family: family.to_owned(),
+        start: Start::Ready {
+            version: LATEST,
+            exact: false,
+        },
+        steps,
+        needs_session: false,
+    }
+}
+
+/// A case on an initialized session of exactly `version`.
+fn on_version(version: &'static str, family: &str, steps: Vec<Step>) -> Case {
+    Case {
+        start: Start::Ready {
+            version,
+            exact: true,
+        },
+        ..ready(family, steps)
+    }
+}
+
+/// A case on a new connection.
+fn fresh(family: &str, steps: Vec<Step>) -> Case {
+    Case {
+        start: Start::Fresh,
+        // Over HTTP the lifecycle is the session's: a stateless server has none to test.
+        needs_session: true,
+        ..ready(family, steps)
+    }
+}
+
+/// A new id no other case uses: `"fz-" + 8 letters`.
+pub(crate) fn new_id(r: &mut Rng) -> Value {
+    json!(format!("fz-{}", r.word(8)))
+}
+
+/// A request's text.
+pub(crate) fn request(id: &Value, method: &str, params: Option<Value>) -> String {
+    let mut m = json!({"jsonrpc": "2.0", "id": id, "method": method});
+    if let Some(p) = params {
+        m["params"] = p;
+    }
+    m.to_string()
+}
+
+/// A notification's text.
+pub(crate) fn notification(method: &str, params: Option<Value>) -> String {
+    let mut m = json!({"jsonrpc": "2.0", "method": method});
+    if let Some(p) = params {
+        m["params"] = p;
+    }
+    m.to_string()
+}
+
+/// A ping with this id, which must be answered with a result.
+pub(crate) fn ping(id: &Value, rule: &'static str) -> Step {
+    Step::frame(
+        request(id, methods::PING, None),
+        vec![Expect::id(id, Answer::Result, rule)],
+    )
+}
+
+/// A request whose params hold one string member `pad` of `n` bytes, written directly (a
+/// serializer would copy megabytes).
+pub(crate) fn padded(id: &Value, method: &str, n: usize) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(n)
+    )
+}
+
+/// Correct `initialize` params offering `version`.
+pub(crate) fn init_params(version: &str) -> Value {
+    json!({"protocolVersion": version, "capabilities": {},
+        "clientInfo": {"name": "switchboard-fuzz", "version": env!("CARGO_PKG_VERSION")}})
+}
+
+/// A correct `initialize` that must succeed.
+fn initialize(r: &mut Rng, rule: &'static str) -> Step {
+    let id = new_id(r);
+    Step::frame(
+        request(&id, methods::INITIALIZE, Some(init_params(LATEST))),
+        vec![Expect::id(&id, Answer::Result, rule)],
+    )
+}
+
+fn initialized() -> Step {
+    Step::frame(
+        notification(methods::NOTIFICATIONS_INITIALIZED, None),
+        vec![Expect::silence("JR-11")],
+    )
+}
+
+/// A request the server may know, with plausible params (tools, resources, prompts ...);
+/// `ping` too when `ping_too`.
+fn some_request(r: &mut Rng, id: &Value, ping_too: bool) -> String {
+    let (method, params) = match r.below(if ping_too { 7 } else { 6 }) {
+        0 => (methods::TOOLS_LIST, None),
+        1 => (methods::RESOURCES_LIST, None),
+        2 => (methods::PROMPTS_LIST, None),
+        3 => (
+            methods::TOOLS_CALL,
+            Some(json!({"name": "fz_no_such_tool", "arguments": {}})),
+        ),
+        4 => (methods::LOGGING_SET_LEVEL, Some(json!({"level": "info"}))),
+        5 => (methods::RESOURCES_READ, Some(json!({"uri": URI}))),
+        _ => (methods::PING, None),
+    };
+    request(id, method, params)
+}
+
+fn lifecycle(r: &mut Rng, _wire: Wire) -> Case {
+    match r.below(9) {
+        0 => {
+            // LC-1: nothing but ping before initialize; SPEC-NOTES §3.2 (rec.) refuses the rest.
+            let id = new_id(r);
+            let early = some_request(r, &id, false);
+            fresh(
+                "lifecycle/request-before-initialize",
+                vec![
+                    Step::lenient_frame(
+                        early,
+                        vec![Expect::id(&id, Answer::Error(ANY_CODE), "LC-1")],
+                    ),
+                    Step::Await,
+                    initialize(r, "LC-1"),
+                    Step::Await,
+                    initialized(),
+                ],
+            )
+        }
+        1 => {
+            let params = match r.below(5) {
+                0 => (methods::NOTIFICATIONS_INITIALIZED, None),
+                1 => (
+                    methods::NOTIFICATIONS_CANCELLED,
+                    Some(json!({"requestId": new_id(r)})),
+                ),
+                2 => (
+                    methods::NOTIFICATIONS_PROGRESS,
+                    Some(json!({"progressToken": new_id(r), "progress": 1})),
+                ),
+                3 => (methods::NOTIFICATIONS_ROOTS_LIST_CHANGED, None),
+                _ => (
+                    methods::NOTIFICATIONS_MESSAGE,
+                    Some(json!({"level": "info", "data": "x"})),
+                ),
+            };
+            fresh(
+                "lifecycle/notification-before-initialize",
+                vec![
+                    Step::lenient_frame(
+                        notification(params.0, params.1),
+                        vec![Expect::silence("JR-11")],
+                    ),
+                    initialize(r, "LC-1"),
+                    Step::Await,
+                    initialized(),
+                ],
+            )
+        }
+        2 => {
+            // A second initialize: the spec gives it no answer of its own; the session must live.
+            let again = new_id(r);
+            fresh(
+                "lifecycle/double-initialize",
+                vec![
+                    initialize(r, "LC-1"),
+                    Step::Await,
+                    initialized(),
+                    Step::lenient_frame(
+                        request(&again, methods::INITIALIZE, Some(init_params(LATEST))),
+                        vec![Expect::id(&again, Answer::Any, "LC-1")],
+                    ),
+                ],
+            )
+        }
+        3 => fresh(
+            "lifecycle/initialized-twice",
+            vec![
+                initialize(r, "LC-1"),
+                Step::Await,
+                initialized(),
+                initialized(),
+            ],
+        ),
+        4 => {
+            // SPEC-NOTES §3.2: a request between the initialize answer and `initialized` may be
+            // served or refused.
+            let id = new_id(r);
+            let early = some_request(r, &id, true);
+            fresh(
+                "lifecycle/request-before-initialized",
+                vec![
+                    initialize(r, "LC-1"),
+                    Step::Await,
+                    Step::frame(early, vec![Expect::id(&id, Answer::Any, "LC-4")]),
+                    Step::Await,
+                    initialized(),
+                ],
+            )
+        }
+        5 => {
+            let id = new_id(r);
+            let mut params = init_params(LATEST);
+            let variant = r.below(9);
+            match variant {
+                0 => params["protocolVersion"] = json!(20251125),
+                1 => params["protocolVersion"] = Value::Null,
+                2 => params["protocolVersion"] = json!([LATEST]),
+                3 => params["capabilities"] = json!("all"),
+                4 => params["capabilities"] = json!([]),
+                5 => {
+                    params.as_object_mut().map(|o| o.remove("clientInfo"));
+                }
+                6 => params["clientInfo"] = json!("fuzz"),
+                7 => params = json!([LATEST]),
+                _ => params = json!({}),
+            }
+            fresh(
+                "lifecycle/initialize-with-bad-params",
+                vec![
+                    Step::frame(
+                        request(&id, methods::INITIALIZE, Some(params)),
+                        vec![Expect::id(&id, Answer::Error(&[-32602]), "LC-2")],
+                    ),
+                    Step::Await,
+                    initialize(r, "LC-1"),
+                    Step::Await,
+                    initialized(),
+                ],
+            )
+        }
+        6 => {
+            let offered = match r.below(6) {
+                0 => String::new(),
+                1 => "1999-01-01".into(),
+                2 => "2025-13-45".into(),
+                3 => "DRAFT-2026-v1".into(),
+                4 => format!("{LATEST} "),
+                _ => "9".repeat(r.range(100, 5000) as usize),
+            };
+            let id = new_id(r);
+            let mut params = init_params(LATEST);
+            params["protocolVersion"] = json!(offered);
+            fresh(
+                "lifecycle/unknown-version",
+                vec![
+                    Step::frame(
+                        request(&id, methods::INITIALIZE, Some(params)),
+                        vec![Expect::id(&id, Answer::CounterOffer { offered }, "LC-8")],
+                    ),
+                    Step::Await,
+                    initialized(),
+                ],
+            )
+        }
+        7 => {
+            // UT-8: a client must not cancel initialize; the server must cope when one does.
+            let id = new_id(r);
+            fresh(
+                "lifecycle/cancel-initialize",
+                vec![
+                    Step::frame(
+                        request(&id, methods::INITIALIZE, Some(init_params(LATEST))),
+                        vec![Expect::id(&id, Answer::Maybe, "UT-8")],
+                    ),
+                    Step::frame(
+                        notification(
+                            methods::NOTIFICATIONS_CANCELLED,
+                            Some(json!({"requestId": id, "reason": "fuzz"})),
+                        ),
+                        vec![Expect::silence("JR-11")],
+                    ),
+                ],
+            )
+        }
+        _ => {
+            // UT-1: ping may come before initialize.
+            let id = new_id(r);
+            fresh(
+                "lifecycle/ping-before-initialize",
+                vec![
+                    Step::lenient_frame(
+                        request(&id, methods::PING, None),
+                        vec![Expect::id(&id, Answer::Result, "UT-1")],
+                    ),
+                    Step::Await,
+                    initialize(r, "LC-1"),
+                    Step::Await,
+                    initialized(),
+                ],
+            )
+        }
+    }
+}
+
+/// An id value of every kind; the frame that carries it, and what may answer it.
+fn ids(r: &mut Rng, wire: Wire) -> Case {
+    match r.below(6) {
+        0 | 1 => {
+            // JR-6: every string and every integer id comes back exactly.
+            let raw = match r.below(12) {
+                0 => "\"\"".to_owned(),
+                1 => json!(" ").to_string(),
+                2 => json!("日本語 ✓ \u{1F600}").to_string(),
+                3 => json!("\u{0}\u{1f}\"\\/").to_string(),
+                4 => json!("x".repeat(r.range(1_000, 20_000) as usize)).to_string(),
+                5 => "0".into(),
+                6 => "-1".into(),
+                7 => format!("-{}", r.range(2, 1 << 40)),
+                8 => i64::MAX.to_string(),
+                9 => i64::MIN.to_string(),
+                10 => "9007199254740993".into(),
+                _ => r.range(1, 1 << 52).to_string(),
+            };
+            let id: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
+            let text = format!(
+                r#"{{"jsonrpc":"2.0","id":{raw},"method":"{}"}}"#,
+                methods::PING
+            );
+            ready(
+                "id/kept-exactly",
+                vec![Step::frame(
+                    text,
+                    vec![Expect::id(&id, Answer::Result, "JR-6")],
+                )],
+            )
+        }
+        2 => {
+            // Integers past 64 bits: kept exactly, or refused as an id the server cannot hold.
+            let raw = *r.pick(&[
+                "9223372036854775808",
+                "18446744073709551615",
+                "18446744073709551616",
+                "-9223372036854775809",
+                "123456789012345678901234567890",
+            ]);
+            let text = format!(
+                r#"{{"jsonrpc":"2.0","id":{raw},"method":"{}"}}"#,
+                methods::PING
+            );
+            ready(
+                "id/beyond-64-bits",
+                vec![Step::frame(
+                    text,
+                    vec![Expect {
+                        id: Some(SentId(raw.to_owned())),
+                        answer: Answer::ResultOr(&[-32600]),
+                        unidentified: &[-32600],
+                        rule: "JR-6",
+                    }],
+                )],
+            )
+        }
+        3 => {
+            // JR-3/JR-4: an id is a string or an integer, never null.
+            let (raw, codes, rule): (String, &'static [i64], _) = match r.below(11) {
+                0 => ("null".into(), &[-32600], "JR-4"),
+                1 => ("1.5".into(), &[-32600], "JR-3"),
+                2 => ("-0.25".into(), &[-32600], "JR-3"),
+                3 => ("1e-7".into(), &[-32600], "JR-3"),
+                4 => ("true".into(), &[-32600], "JR-3"),
+                5 => ("{}".into(), &[-32600], "JR-3"),
+                6 => (r#"{"id":1}"#.into(), &[-32600], "JR-3"),
+                7 => ("[]".into(), &[-32600], "JR-3"),
+                8 => ("[1,\"a\"]".into(), &[-32600], "JR-3"),
+                9 => ("1e400".into(), &[-32600, -32700], "JR-3"),
+                _ => {
+                    let depth = r.range(20, 200) as usize;
+                    (
+                        format!("{}{}", "[".repeat(depth), "]".repeat(depth)),
+                        &[-32600, -32700],
+                        "JR-3",
+                    )
+                }
+            };
+            let text = format!(
+                r#"{{"jsonrpc":"2.0","id":{raw},"method":"{}"}}"#,
+                methods::PING
+            );
+            ready(
+                "id/invalid",
+                vec![Step::frame(
+                    text,
+                    vec![Expect {
+                        id: (raw != "null").then(|| SentId(raw.clone())),
+                        answer: Answer::Error(codes),
+                        unidentified: codes,
+                        rule,
+                    }],
+                )],
+            )
+        }
+        4 => {
+            // JR-5: a client must not reuse an id; a server must survive one that does.
+            let id = if r.chance(50) {
+                new_id(r)
+            } else {
+                json!(r.range(1, 1 << 31))
+            };
+            let one = request(&id, methods::PING, None);
+            let collide = Expect::id(&id, Answer::Collision, "JR-5");
+            let steps = match wire {
+                Wire::Stdio => vec![Step::Send {
+                    parts: vec![format!("{one}\n{one}\n").into_bytes()],
+                    pause_ms: 0,
+                    expects: vec![collide],
+                    http_lenient: false,
+                }],
+                Wire::Http => vec![
+                    Step::frame(one.clone(), vec![collide]),
+                    Step::frame(one, vec![Expect::id(&id, Answer::Maybe, "JR-5")]),
+                ],
+            };
+            if r.chance(50) {
+                ready("id/collision", steps)
+            } else {
+                // The same id again once the first is answered.
+                ready(
+                    "id/reused-after-answer",
+                    vec![
+                        ping(&id, "JR-6"),
+                        Step::Await,
+                        Step::frame(
+                            request(&id, methods::PING, None),
+                            vec![Expect::id(&id, Answer::ResultOr(&[-32600]), "JR-5")],
+                        ),
+                    ],
+                )
+            }
+        }
+        _ => {
+            // JR-6: "7" and 7 are different ids, both in flight at once.
+            let n = r.range(1, 1 << 40);
+            let (s, i) = (json!(n.to_string()), json!(n));
+            ready(
+                "id/string-and-integer",
+                vec![
+                    Step::frame(
+                        request(&s, methods::PING, None),
+                        vec![Expect::id(&s, Answer::Result, "JR-6")],
+                    ),
+                    Step::frame(
+                        request(&i, methods::PING, None),
+                        vec![Expect::id(&i, Answer::Result, "JR-6")],
+                    ),
+                ],
+            )
+        }
+    }
+}
+
+/// A value of a random hostile kind (for ids of cancellations, tokens, junk params).
+fn junk(r: &mut Rng) -> Value {
+    match r.below(9) {
+        0 => Value::Null,
+        1 => json!(-1),
+        2 => json!(1.5),
+        3 => json!(true),
+        4 => json!({}),
+        5 => json!([1, [2, [3]]]),
+        6 => json!("x".repeat(r.range(1_000, 100_000) as usize)),
+        7 => json!(u64::MAX),
+        _ => new_id(r),
+    }
+}
+
+fn cancel(id: &Value) -> Step {
+    Step::frame(
+        notification(
+            methods::NOTIFICATIONS_CANCELLED,
+            Some(json!({"requestId": id, "reason": "fuzz"})),
+        ),
+        vec![Expect::silence("JR-11")],
+    )
+}
+
+fn cancellation(r: &mut Rng, _wire: Wire) -> Case {
+    let id = new_id(r);
+    match r.below(8) {
+        0 | 1 => {
+            // UT-4: a cancellation may cross the answer; either way the session goes on.
+            let req = some_request(r, &id, true);
+            ready(
+                "cancel/at-once",
+                vec![
+                    Step::frame(req, vec![Expect::id(&id, Answer::Maybe, "UT-4")]),
+                    cancel(&id),
+                ],
+            )
+        }
+        2 => ready(
+            "cancel/unknown-id",
+            // UT-2: a cancellation of an unknown id SHOULD be ignored, and is never answered.
+            vec![cancel(&junk(r))],
+        ),
+        3 => {
+            let params = match r.below(5) {
+                0 => None,
+                1 => Some(json!("x")),
+                2 => Some(json!([id])),
+                3 => Some(json!({})),
+                _ => Some(json!({"requestId": id, "reason": {"not": ["a", "string"]}})),
+            };
+            ready(
+                "cancel/malformed",
+                vec![Step::frame(
+                    notification(methods::NOTIFICATIONS_CANCELLED, params),
+                    vec![Expect::silence("JR-11")],
+                )],
+            )
+        }
+        4 => ready(
+            "cancel/after-answer",
+            vec![ping(&id, "UT-1"), Step::Await, cancel(&id)],
+        ),
+        5 => {
+            let req = some_request(r, &id, true);
+            ready(
+                "cancel/twice",
+                vec![
+                    Step::frame(req, vec![Expect::id(&id, Answer::Maybe, "UT-4")]),
+                    cancel(&id),
+                    cancel(&id),
+                ],
+            )
+        }
+        6 => {
+            let params = json!({"progressToken": junk(r), "progress": junk(r), "total": junk(r)});
+            ready(
+                "cancel/unknown-progress",
+                vec![Step::frame(
+                    notification(methods::NOTIFICATIONS_PROGRESS, Some(params)),
+                    vec![Expect::silence("JR-11")],
+                )],
+            )
+        }
+        _ => {
+            // A response to a request the server never sent is not answered (JR-11); one that
+            // carries both result and error is malformed (JR-7): ignored or refused with -32600.
+            let (text, expect) = match r.below(3) {
+                0 => (
+                    json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string(),
+                    Expect::silence("JR-11"),
+                ),
+                1 => (
+                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -1, "message": "no"}})
+                        .to_string(),
+                    Expect::silence("JR-11"),
+                ),
+                _ => (
+                    json!({"jsonrpc": "2.0", "id": id, "result": {},
+                        "error": {"code": -1, "message": "both"}})
+                    .to_string(),
+                    Expect::id(&id, Answer::NoResult(&[-32600]), "JR-7").or_unidentified(&[-32600]),
+                ),
+            };
+            ready(
+                "cancel/unsolicited-response",
+                vec![Step::frame(text, vec![expect])],
+            )
+        }
+    }
+}
+
+/// Frames that are not what they should be: malformed, not UTF-8, split, oversized, deep.
+fn frames(r: &mut Rng, wire: Wire) -> Case {
+    let id = new_id(r);
+    let ping_text = request(&id, methods::PING, None);
+    let variants = if wire == Wire::Stdio { 15 } else { 11 };
+    match r.below(variants) {
+        0 | 1 => {
+            let text = match r.below(9) {
+                0 => ping_text[..r.range(1, ping_text.len() as u64 - 1) as usize].to_owned(),
+                1 => format!("{ping_text}x"),
+                2 => format!("{ping_text}}}"),
+                3 => r#"{"jsonrpc":"2.0",,"id":1,"method":"ping"}"#.to_owned(),
+                4 => r#"{'jsonrpc':'2.0','id':1,'method':'ping'}"#.to_owned(),
+                5 => ping_text.replace("}", ",}"),
+                6 => "nul".to_owned(),
+                7 => r#"{"jsonrpc":"2.0","id":"unterminated,"method":"ping"}"#.to_owned(),
+                _ => format!(
+                    "@{}",
+                    (0..r.range(1, 200))
+                        .map(|_| char::from(r.range(0x21, 0x7e) as u8))
+                        .collect::<String>()
+                ),
+            };
+            ready(
+                "frame/malformed-json",
+                vec![Step::frame(text, vec![Expect::unreadable(&[-32700], "JR")])],
+            )
+        }
+        2 => {
+            let text = (*r.pick(&["42", "\"ping\"", "true", "null", "-0.5"])).to_owned();
+            ready(
+                "frame/not-an-object",
+                vec![Step::frame(text, vec![Expect::unreadable(&[-32600], "JR")])],
+            )
+        }
+        3 => {
+            // JR-2: every message is UTF-8; anything else is not JSON text (-32700).
+            let bads: [&[u8]; 6] = [
+                b"\xff",
+                b"\xc0\xaf",
+                b"\xed\xa0\x80",
+                b"\x80",
+                b"\xe6\x97",
+                b"\xf8\x88\x80\x80\x80",
+            ];
+            let bad = bads[r.below(bads.len())];
+            let mut text = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"{}","params":{{"s":"a"#,
+                methods::PING
+            )
+            .into_bytes();
+            text.extend_from_slice(bad);
+            text.extend_from_slice(b"b\"}}");
+            ready(
+                "frame/not-utf-8",
+                vec![Step::frame(
+                    text,
+                    vec![
+                        Expect::id(&id, Answer::Error(&[-32700]), "JR-2")
+                            .or_unidentified(&[-32700]),
+                    ],
+                )],
+            )
+        }
+        4 => {
+            // A byte-order mark and a lone surrogate escape: RFC 8259 lets a parser accept or
+            // refuse both; the server must answer one way or the other and live.
+            let (family, text) = if r.chance(50) {
+                ("frame/byte-order-mark", format!("\u{feff}{ping_text}"))
+            } else {
+                (
+                    "frame/lone-surrogate",
+                    format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"method":"{}","params":{{"s":"\ud800x"}}}}"#,
+                        methods::PING
+                    ),
+                )
+            };
+            ready(
+                family,
+                vec![Step::frame(
+                    text,
+                    vec![Expect::id(&id, Answer::Any, "JR-2").or_unidentified(&[-32700])],
+                )],
+            )
+        }
+        5 => {
+            let n = *r.pick(&[
+                64 << 10,
+                256 << 10,
+                1 << 20,
+                1 << 20,
+                4 << 20,
+                9 << 20,
+                17 << 20,
+            ]);
+            let text = padded(&id, methods::PING, n);
+            ready(
+                "frame/oversized",
+                vec![Step::frame(
+                    text,
+                    vec![Expect::id(&id, Answer::Maybe, "ST").or_unidentified(ANY_CODE)],
+                )],
+            )
+        }
+        6 => {
+            let depth = *r.pick(&[100, 1_000, 10_000, 100_000]);
+            let nested = if r.chance(50) {
+                format!("{}{}", "[".repeat(depth), "]".repeat(depth))
+            } else {
+                format!("{}1{}", r#"{"a":"#.repeat(depth), "}".repeat(depth))
+            };
+            let (method, prefix) = if r.chance(70) {
+                (methods::PING, String::new())
+            } else {
+                (methods::TOOLS_CALL, format!(r#""name":"{TOOL}","#))
+            };
+            let text = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{{prefix}"arguments":{nested}}}}}"#
+            );
+            ready(
+                "frame/deep-nesting",
+                vec![Step::frame(
+                    text,
+                    vec![Expect::id(&id, Answer::Any, "ST").or_unidentified(&[-32700, -32600])],
+                )],
+            )
+        }
+        7 => {
+            let wide = if r.chance(50) {
+                let n = r.range(10_000, 300_000) as usize;
+                format!("[{}0]", "0,".repeat(n - 1))
+            } else {
+                let n = r.range(1_000, 50_000);
+                let members: Vec<String> = (0..n).map(|i| format!(r#""k{i}":{i}"#)).collect();
+                format!("{{{}}}", members.join(","))
+            };
+            let text = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"{}","params":{{"wide":{wide}}}}}"#,
+                methods::PING
+            );
+            ready(
+                "frame/wide",
+                vec![Step::frame(text, vec![Expect::id(&id, Answer::Any, "ST")])],
+            )
+        }
+        8 => {
+            let method = match r.below(8) {
+                0 => "PING".to_owned(),
+                1 => "Ping".to_owned(),
+                2 => format!("{} ", methods::PING),
+                3 => format!("{}\u{0}", methods::PING),
+                4 => methods::TOOLS_LIST.to_uppercase(),
+                5 => format!("{}/", methods::TOOLS_LIST),
+                6 => format!("fz/{}", r.word(12)),
+                _ => "m".repeat(r.range(10_000, 1_000_000) as usize),
+            };
+            // A long name is written as it is (serializing it would only copy it).
+            ready(
+                "frame/unknown-method",
+                vec![Step::frame(
+                    format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"method":{}}}"#,
+                        json!(method)
+                    ),
+                    vec![Expect::id(&id, Answer::Error(&[-32601]), "JR")],
+                )],
+            )
+        }
+        9 => envelope(r, &id),
+        10 => {
+            if r.chance(50) {
+                // The method written with JSON escapes is the same string.
+                let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"p\u0069ng"}}"#);
+                ready(
+                    "frame/escaped-method",
+                    vec![Step::frame(
+                        text,
+                        vec![Expect::id(&id, Answer::Result, "JR-1")],
+                    )],
+                )
+            } else {
+                // Duplicate keys: RFC 8259 leaves the outcome open; the server must live.
+                let other = new_id(r);
+                let text = format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"id":{other},"method":"{}"}}"#,
+                    methods::PING
+                );
+                ready(
+                    "frame/duplicate-keys",
+                    vec![Step::frame(
+                        text,
+                        vec![
+                            Expect::id(&id, Answer::Maybe, "JR").or_unidentified(ANY_CODE),
+                            Expect::id(&other, Answer::Maybe, "JR"),
+                        ],
+                    )],
+                )
+            }
+        }
+        11 => {
+            // ST-1: a reader must not assume one read is one line.
+            let bytes = format!("{ping_text}\n").into_bytes();
+            let pieces = r.range(2, 6) as usize;
+            let mut cuts: Vec<usize> = (1..pieces)
+                .map(|_| r.range(1, bytes.len() as u64 - 1) as usize)
+                .collect();
+            cuts.sort_unstable();
+            cuts.dedup();
+            let mut parts = Vec::new();
+            let mut from = 0;
+            for c in cuts {
+                parts.push(bytes[from..c].to_vec());
+                from = c;
+            }
+            parts.push(bytes[from..].to_vec());
+            ready(
+                "frame/split",
+                vec![Step::Send {
+                    parts,
+                    pause_ms: r.range(5, 80),
+                    expects: vec![Expect::id(&id, Answer::Result, "ST-1")],
+                    http_lenient: false,
+                }],
+            )
+        }
+        12 => {
+            let n = r.range(2, 20);
+            let ids: Vec<Value> = (0..n).map(|_| new_id(r)).collect();
+            let text: String = ids
+                .iter()
+                .map(|i| format!("{}\n", request(i, methods::PING, None)))
+                .collect();
+            ready(
+                "frame/coalesced",
+                vec![Step::Send {
+                    parts: vec![text.into_bytes()],
+                    pause_ms: 0,
+                    expects: ids
+                        .iter()
+                        .map(|i| Expect::id(i, Answer::Result, "ST-1"))
+                        .collect(),
+                    http_lenient: false,
+                }],
+            )
+        }
+        13 => {
+            // SPEC-NOTES §5 (rec.): a trailing CR is JSON whitespace; the frame is whole.
+            let text = format!("{ping_text}\r\n");
+            ready(
+                "frame/crlf",
+                vec![Step::Send {
+                    parts: vec![text.into_bytes()],
+                    pause_ms: 0,
+                    expects: vec![Expect::id(&id, Answer::Result, "ST-1")],
+                    http_lenient: false,
+                }],
+            )
+        }
+        _ => {
+            let blank = (*r.pick(&["\n", "   \n", "\t\n", "\n\n\n", "\r\n"])).to_owned();
+            let lenient = Expect {
+                id: None,
+                answer: Answer::Maybe,
+                unidentified: &[-32700, -32600],
+                rule: "ST-1",
+            };
+            ready(
+                "frame/blank-lines",
+                vec![Step::Send {
+                    parts: vec![format!("{blank}{ping_text}\n").into_bytes()],
+                    pause_ms: 0,
+                    expects: vec![lenient, Expect::id(&id, Answer::Result, "ST-1")],
+                    http_lenient: false,
+                }],
+            )
+        }
+    }
+}
+
+/// The JSON-RPC envelope wrong in one member (JR-1: `jsonrpc` is "2.0"; a request has a string
+/// `method`; `params` is structured).
+fn envelope(r: &mut Rng, id: &Value) -> Case {
+    let ping = methods::PING;
+    let (text, expect) = match r.below(10) {
+        0 => (
+            format!(r#"{{"jsonrpc":"1.0","id":{id},"method":"{ping}"}}"#),
+            None,
+        ),
+        1 => (
+            format!(r#"{{"jsonrpc":2.0,"id":{id},"method":"{ping}"}}"#),
+            None,
+        ),
+        2 => (format!(r#"{{"id":{id},"method":"{ping}"}}"#), None),
+        3 => (
+            format!(r#"{{"jsonrpc":null,"id":{id},"method":"{ping}"}}"#),
+            None,
+        ),
+        4 => (format!(r#"{{"jsonrpc":"2.0","id":{id}}}"#), None),
+        5 => (format!(r#"{{"jsonrpc":"2.0","id":{id},"method":5}}"#), None),
+        6 => (
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":null}}"#),
+            None,
+        ),
+        7 => (
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{ping}","params":"x"}}"#),
+            Some(
+                Expect::id(id, Answer::Error(&[-32600, -32602]), "JR-1").or_unidentified(&[-32600]),
+            ),
+        ),
+        8 => (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"{ping}","params":{}}}"#,
+                r.range(0, 99)
+            ),
+            Some(
+                Expect::id(id, Answer::Error(&[-32600, -32602]), "JR-1").or_unidentified(&[-32600]),
+            ),
+        ),
+        _ => (
+            // Unknown members are allowed everywhere (SPEC-NOTES §2.1).
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{ping}","fz":{{"x":[1]}}}}"#),
+            Some(Expect::id(id, Answer::Result, "JR-1")),
+        ),
+    };
+    let expect = expect.unwrap_or_else(|| {
+        Expect::id(id, Answer::Error(&[-32600]), "JR-1").or_unidentified(&[-32600])
+    });
+    ready("frame/envelope", vec![Step::frame(text, vec![expect])])
+}
+
+fn batches(r: &mut Rng, wire: Wire) -> Case {
+    let (a, b) = (new_id(r), new_id(r));
+    let ping_a = json!({"jsonrpc": "2.0", "id": a, "method": methods::PING});
+    let ping_b = json!({"jsonrpc": "2.0", "id": b, "method": methods::PING});
+    let note = json!({"jsonrpc": "2.0", "method": format!("notifications/fz_{}", r.word(6))});
+    let frame = |v: Value, expects| Step::frame(v.to_string(), expects);
+    match r.below(8) {
+        0 | 1 => {
+            // JR-12: under 2025-03-26 a batch is answered, one response per request. Past a
+            // few hundred requests a server may refuse entries with an error (its bound on
+            // requests in flight); each is still answered.
+            let large = r.chance(10);
+            let n = if large {
+                r.range(100, 1_000)
+            } else {
+                r.range(1, 10)
+            };
+            let answer = if large { Answer::Any } else { Answer::Result };
+            let ids: Vec<Value> = (0..n).map(|_| new_id(r)).collect();
+            let mut items: Vec<Value> = ids
+                .iter()
+                .map(|i| json!({"jsonrpc": "2.0", "id": i, "method": methods::PING}))
+                .collect();
+            items.push(note);
+            let expects = ids
+                .iter()
+                .map(|i| Expect::id(i, answer.clone(), "JR-12"))
+                .collect();
+            on_version(
+                BATCH_VERSION,
+                "batch/served",
+                vec![frame(json!(items), expects)],
+            )
+        }
+        2 => on_version(
+            BATCH_VERSION,
+            "batch/mixed",
+            vec![frame(
+                json!([ping_a, {"jsonrpc": "2.0", "id": b}, 5]),
+                vec![
+                    Expect::id(&a, Answer::Result, "JR-12"),
+                    Expect::id(&b, Answer::Error(&[-32600]), "JR-12").or_unidentified(&[-32600]),
+                    Expect::unreadable(&[-32600], "JR-12"),
+                ],
+            )],
+        ),
+        3 => {
+            // JSON-RPC 2.0 §6: an empty array is one invalid request; [1,2,3] is three.
+            if r.chance(50) {
+                ready(
+                    "batch/empty",
+                    vec![frame(
+                        json!([]),
+                        vec![Expect::unreadable(&[-32600], "JR-12")],
+                    )],
+                )
+            } else {
+                let n = r.range(1, 5);
+                on_version(
+                    BATCH_VERSION,
+                    "batch/invalid-entries",
+                    vec![frame(
+                        json!((1..=n).collect::<Vec<u64>>()),
+                        (0..n)
+                            .map(|_| Expect::unreadable(&[-32600], "JR-12"))
+                            .collect(),
+                    )],
+                )
+            }
+        }
+        4 => {
+            let reply = json!({"jsonrpc": "2.0", "id": b, "result": {}});
+            let (family, items) = if r.chance(50) {
+                ("batch/notifications-only", json!([note, note]))
+            } else {
+                ("batch/responses-only", json!([reply]))
+            };
+            on_version(
+                BATCH_VERSION,
+                family,
+                vec![frame(items, vec![Expect::silence("JR-12")])],
+            )
+        }
+        5 => on_version(
+            BATCH_VERSION,
+            "batch/duplicate-ids",
+            vec![frame(
+                json!([ping_a, ping_a]),
+                vec![Expect::id(&a, Answer::Collision, "JR-5")],
+            )],
+        ),
+        6 => on_version(
+            BATCH_VERSION,
+            "batch/nested",
+            vec![frame(
+                json!([[ping_a]]),
+                vec![
+                    Expect::unreadable(&[-32600], "JR-12"),
+                    Expect::id(&a, Answer::NoResult(&[-32600]), "JR-12"),
+                ],
+            )],
+        ),
+        _ => {
+            // From 2025-06-18 on there are no batches (SPEC-NOTES §2.2): -32600, or HTTP 400.
+            let version = *r.pick(&NO_BATCH_VERSIONS);
+            let rule = if wire == Wire::Http { "HT-6" } else { "JR-12" };
+            on_version(
+                version,
+                "batch/refused",
+                vec![frame(
+                    json!([ping_a, ping_b]),
+                    vec![Expect {
+                        id: None,
+                        answer: Answer::BatchRefused(vec![SentId::of(&a), SentId::of(&b)]),
+                        unidentified: &[-32600],
+                        rule,
+                    }],
+                )],
+            )
+        }
+    }
+}
+
+/// The kind of a params member, for the wrong values given it.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    /// A string.
+    Str,
+    /// An object.
+    Obj,
+    /// One of these strings.
+    Enum,
+    /// An object of strings.
+    StrMap,
+}
+
+/// A member of a method's params: its path (`ref/type`), kind, and whether it is required.
+type Member = (&'static str, Kind, bool);
+
+/// Known methods: name, capability, correct params, and their members.
+fn known_methods() -> Vec<(&'static str, &'static str, Value, Vec<Member>)> {
+    let cursor: Vec<Member> = vec![("cursor", Kind::Str, false)];
+    vec![
+        (
+            methods::TOOLS_CALL,
+            "tools",
+            json!({"name": TOOL, "arguments": {}}),
+            vec![("name", Kind::Str, true), ("arguments", Kind::Obj, false)],
+        ),
+        (methods::TOOLS_LIST, "tools", json!({}), cursor.clone()),
+        (
+            methods::RESOURCES_LIST,
+            "resources",
+            json!({}),
+            cursor.clone(),
+        ),
+        (
+            methods::RESOURCES_TEMPLATES_LIST,
+            "resources",
+            json!({}),
+            cursor.clone(),
+        ),
+        (methods::PROMPTS_LIST, "prompts", json!({}), cursor),
+        (
+            methods::RESOURCES_READ,
+            "resources",
+            json!({"uri": URI}),
+            vec![("uri", Kind::Str, true)],
+        ),
+        (
+            methods::RESOURCES_SUBSCRIBE,
+            "resources.subscribe",
+            json!({"uri": URI}),
+            vec![("uri", Kind::Str, true)],
+        ),
+        (
+            methods::PROMPTS_GET,
+            "prompts",
+            json!({"name": PROMPT, "arguments": {}}),
+            vec![
+                ("name", Kind::Str, true),
+                ("arguments", Kind::StrMap, false),
+            ],
+        ),
+        (
+            methods::COMPLETION_COMPLETE,
+            "completions",
+            json!({"ref": {"type": "ref/prompt", "name": PROMPT},
+                "argument": {"name": "a", "value": ""}}),
+            vec![
+                ("ref", Kind::Obj, true),
+                ("ref/type", Kind::Enum, true),
+                ("argument", Kind::Obj, true),
+                ("argument/name", Kind::Str, true),
+                ("argument/value", Kind::Str, true),
+            ],
+        ),
+        (
+            methods::LOGGING_SET_LEVEL,
+            "logging",
+            json!({"level": "info"}),
+            vec![("level", Kind::Enum, true)],
+        ),
+    ]
+}
+
+/// Sets the member at `path` (`argument/value`), making the objects on the way.
+fn set_member(params: &mut Value, path: &str, value: Value) {
+    let mut at = params;
+    let mut names = path.split('/').peekable();
+    while let Some(name) = names.next() {
+        if !at.is_object() {
+            *at = json!({});
+        }
+        let Some(o) = at.as_object_mut() else { return };
+        if names.peek().is_none() {
+            o.insert(name.to_owned(), value);
+            return;
+        }
+        at = o.entry(name).or_insert_with(|| json!({}));
+    }
+}
+
+/// A value of the wrong type for `kind` (`null` only where the member is required).
+fn wrong_value(r: &mut Rng, kind: Kind, required: bool) -> Value {
+    let mut choices = match kind {
+        Kind::Str => vec![
+            json!(5),
+            json!(-1.5),
+            json!(true),
+            json!([]),
+            json!(["x"]),
+            json!({}),
+            json!({"x": "y"}),
+        ],
+        Kind::Obj => vec![json!("x"), json!(5), json!(false), json!([]), json!([{}])],
+        Kind::Enum => vec![json!(5), json!(""), json!("LOUD"), json!("Info"), json!([])],
+        Kind::StrMap => vec![
+            json!("x"),
+            json!([]),
+            json!({"a": 5}),
+            json!({"a": null}),
+            json!({"a": {"b": "c"}}),
+        ],
+    };
+    if required {
+        choices.push(Value::Null);
+    }
+    r.pick(&choices).clone()
+}
+
+/// Params of a known method with one member wrong (or missing): -32602 (SPEC-NOTES §2.3).
+fn params(r: &mut Rng, _wire: Wire) -> Case {
+    let table = known_methods();
+    let (method, cap, mut params, members) = table[r.below(table.len())].clone();
+    let id = new_id(r);
+    let (path, kind, required) = members[r.below(members.len())];
+    let (family, answer) = if method == methods::TOOLS_CALL && path == "arguments" {
+        ("params/wrong-tool-arguments", Answer::InvalidToolArguments)
+    } else {
+        ("params/wrong-type", Answer::InvalidParams { cap })
+    };
+    let pointer = format!("/{path}");
+    if required && r.chance(20) {
+        if let Some((parent, leaf)) = pointer.rsplit_once('/') {
+            // The pointer "" is the whole params object.
+            if let Some(Value::Object(o)) = params.pointer_mut(parent) {
+                o.remove(leaf);
+            }
+        }
+        let text = request(&id, method, Some(params));
+        return ready(
+            "params/missing-member",
+            vec![Step::frame(text, vec![Expect::id(&id, answer, "JR")])],
+        );
+    }
+    if r.chance(8) {
+        let text = request(&id, method, Some(json!([params])));
+        return ready(
+            "params/positional",
+            vec![Step::frame(
+                text,
+                vec![Expect::id(
+                    &id,
+                    Answer::Error(&[-32602, -32600, -32601]),
+                    "JR",
+                )],
+            )],
+        );
+    }
+    let wrong = wrong_value(r, kind, required);
+    set_member(&mut params, path, wrong);
+    ready(
+        family,
+        vec![Step::frame(
+            request(&id, method, Some(params)),
+            vec![Expect::id(&id, answer, "JR")],
+        )],
+    )
+}
+
+/// Notifications with wrong params, or sent the wrong way: never answered (JR-11).
+fn notifications(r: &mut Rng, _wire: Wire) -> Case {
+    let (method, params) = match r.below(6) {
+        0 => (methods::NOTIFICATIONS_INITIALIZED.to_owned(), Some(junk(r))),
+        1 => (
+            methods::NOTIFICATIONS_ROOTS_LIST_CHANGED.to_owned(),
+            Some(json!({"x": junk(r)})),
+        ),
+        2 => (
+            methods::NOTIFICATIONS_MESSAGE.to_owned(),
+            Some(json!({"level": "emergency", "data": junk(r)})),
+        ),
+        3 => (methods::NOTIFICATIONS_TOOLS_LIST_CHANGED.to_owned(), None),
+        4 => {
+            let method = format!("notifications/fz_{}", r.word(8));
+            let n = r.range(1, 1 << 20) as usize;
+            let pad = "x".repeat(n);
+            let text =
+                format!(r#"{{"jsonrpc":"2.0","method":"{method}","params":{{"pad":"{pad}"}}}}"#);
+            return ready(
+                "notification/ignored",
+                vec![Step::frame(text, vec![Expect::silence("JR-11")])],
+            );
+        }
+        _ => ("m".repeat(r.range(1_000, 100_000) as usize), None),
+    };
+    ready(
+        "notification/ignored",
+        vec![Step::frame(
+            notification(&method, params),
+            vec![Expect::silence("JR-11")],
+        )],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_seed_gives_the_same_case() {
+        for seed in 0..300 {
+            for wire in [Wire::Stdio, Wire::Http] {
+                assert_eq!(case(seed, wire), case(seed, wire));
+            }
+        }
+    }
+
+    #[test]
+    fn every_family_comes_up() {
+        let mut families = std::collections::BTreeSet::new();
+        for seed in 0..3_000 {
+            families.insert(case(seed, Wire::Stdio).family);
+            families.insert(case(seed, Wire::Http).family);
+        }
+        for f in [
+            "lifecycle/double-initialize",
+            "id/beyond-64-bits",
+            "cancel/at-once",
+            "frame/not-utf-8",
+            "frame/split",
+            "frame/deep-nesting",
+            "batch/served",
+            "batch/refused",
+            "params/wrong-type",
+            "notification/ignored",
+            "http/session-id",
+            "http/content-length",
+            "http/last-event-id",
+        ] {
+            assert!(families.contains(f), "{f} never generated: {families:?}");
+        }
+    }
+
+    #[test]
+    fn members_are_set_where_absent() {
+        let mut p = json!({});
+        set_member(&mut p, "cursor", json!(5));
+        set_member(&mut p, "argument/value", json!(true));
+        assert_eq!(p, json!({"cursor": 5, "argument": {"value": true}}));
+    }
+
+    #[test]
+    fn stdio_only_families_stay_off_http() {
+        for seed in 0..2_000 {
+            let c = case(seed, Wire::Http);
+            assert!(
+                ![
+                    "frame/split",
+                    "frame/coalesced",
+                    "frame/crlf",
+                    "frame/blank-lines"
+                ]
+                .contains(&c.family.as_str()),
+                "{}",
+                c.family
+            );
+            let c = case(seed, Wire::Stdio);
+            assert!(
+                !c.steps.iter().any(|s| matches!(s, Step::Http(_))),
+                "{}",
+                c.family
+            );
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! `switchboard fuzz`: the fuzzer of [`switchboard_check::fuzz`] against the server named on the
+//! command line. This module prints: each case with problems as soon as it has run (or every
+//! case as a JSON line), a progress line on stderr when that is a terminal, and the summary.
+
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+use switchboard_check::fuzz::{CaseReport, FuzzReport, Fuzzer};
+use switchboard_check::{CheckError, Target};
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub(crate) struct FuzzArgs {
+    /// The server.
+    pub(crate) target: Target,
+    /// How many cases.
+    pub(crate) cases: u64,
+    /// The seed; a random one when not given.
+    pub(crate) seed: Option<u64>,
+    /// One JSON object per case, then the summary.
+    pub(crate) json: bool,
+    /// Seconds to wait for each answer.
+    pub(crate) timeout: u64,
+}
+
+/// A seed from the clock and the process id, for a run given none.
+fn random_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    (nanos ^ (u64::from(std::process::id()) << 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// Runs the cases, printing as they go; returns the report (the caller prints the last lines).
+///
+/// # Errors
+/// The server could not be started or reached, or never completed a handshake.
+pub(crate) async fn run(args: FuzzArgs) -> Result<FuzzReport, CheckError> {
+    let seed = args.seed.unwrap_or_else(random_seed);
+    let fuzzer = Fuzzer::new(args.target)
+        .with_cases(args.cases)
+        .with_seed(seed)
+        .with_timeout(Duration::from_secs(args.timeout));
+    let reproduce = fuzzer.reproduce();
+    if !args.json {
+        crate::write_stdout(&format!("fuzzing with seed {seed}: {} cases\n", args.cases)).map_err(
+            |e| CheckError::InProcess {
+                reason: e.to_string(),
+            },
+        )?;
+    }
+    let progress = std::io::stderr().is_terminal();
+    let (json, total) = (args.json, args.cases);
+    let report = fuzzer
+        .on_case(move |case: &CaseReport| {
+            if progress {
+                let mut err = std::io::stderr().lock();
+                let _ = write!(err, "\r\x1b[Kcase {}/{total} …", case.index + 1);
+                let _ = err.flush();
+            }
+            let text = if json {
+                format!("{}\n", case.to_json())
+            } else if case.problems.is_empty() {
+                return;
+            } else {
+                case.to_text(&reproduce)
+            };
+            if progress {
+                eprint!("\r\x1b[K");
+            }
+            let _ = crate::write_stdout(&text);
+        })
+        .run()
+        .await;
+    if progress {
+        eprint!("\r\x1b[K");
+    }
+    report
+}
+
+/// The last lines (the skipped cases and `N cases, M problems`, or the JSON summary) and the
+/// exit code: 0 when no problem was found, 1 otherwise.
+pub(crate) fn summary(report: &FuzzReport, json: bool) -> (String, i32) {
+    let text = if json {
+        format!("{}\n", report.summary_json())
+    } else {
+        let skipped = report
+            .skipped_line()
+            .map(|l| format!("{l}\n"))
+            .unwrap_or_default();
+        format!("{skipped}{}\n", report.summary())
+    };
+    (text, i32::from(report.problems() > 0))
+}
