@@ -28,6 +28,9 @@ echo "== interop: our client (switchboard call) against @modelcontextprotocol/se
 echo "== interop: switchboard check against @modelcontextprotocol/server-everything over stdio and Streamable HTTP; the failing checks must be exactly the expected, justified list"
 ./interop/check-server-everything.sh target/debug/switchboard
 
+echo "== interop: switchboard fuzz against the Python SDK and @modelcontextprotocol/server-everything over stdio and Streamable HTTP; the problems must be exactly the expected, justified list"
+./interop/fuzz-peers.sh target/debug/switchboard
+
 echo "== interop: our client (switchboard call) against a Python SDK everything server over stdio and Streamable HTTP"
 ./interop/our-client-py.sh target/debug/switchboard
 

@@ -5,7 +5,8 @@
 //! server as a careless or hostile client would: raw JSON-RPC frames (malformed ones included)
 //! over stdio, Streamable HTTP or a transport in the same process, and hand-written HTTP requests
 //! for the Streamable HTTP rules. It judges only what comes back, so it checks servers written
-//! with any SDK.
+//! with any SDK. [`fuzz`] goes further: seeded hostile sessions, every answer judged, and after
+//! each case the proof that the server still lives (`switchboard fuzz`).
 //!
 //! ```no_run
 //! use switchboard_check::Target;

@@ -5,8 +5,8 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
+use switchboard_check::Target;
 use switchboard_check::fuzz::{CaseReport, FuzzReport, Fuzzer};
-use switchboard_check::{CheckError, Target};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -34,8 +34,9 @@ fn random_seed() -> u64 {
 /// Runs the cases, printing as they go; returns the report (the caller prints the last lines).
 ///
 /// # Errors
-/// The server could not be started or reached, or never completed a handshake.
-pub(crate) async fn run(args: FuzzArgs) -> Result<FuzzReport, CheckError> {
+/// The server could not be started or reached, or never completed a handshake (exit 2 at the
+/// caller); stdout could not be written.
+pub(crate) async fn run(args: FuzzArgs) -> anyhow::Result<FuzzReport> {
     let seed = args.seed.unwrap_or_else(random_seed);
     let fuzzer = Fuzzer::new(args.target)
         .with_cases(args.cases)
@@ -43,11 +44,7 @@ pub(crate) async fn run(args: FuzzArgs) -> Result<FuzzReport, CheckError> {
         .with_timeout(Duration::from_secs(args.timeout));
     let reproduce = fuzzer.reproduce();
     if !args.json {
-        crate::write_stdout(&format!("fuzzing with seed {seed}: {} cases\n", args.cases)).map_err(
-            |e| CheckError::InProcess {
-                reason: e.to_string(),
-            },
-        )?;
+        crate::write_stdout(&format!("fuzzing with seed {seed}: {} cases\n", args.cases))?;
     }
     let progress = std::io::stderr().is_terminal();
     let (json, total) = (args.json, args.cases);
@@ -75,7 +72,7 @@ pub(crate) async fn run(args: FuzzArgs) -> Result<FuzzReport, CheckError> {
     if progress {
         eprint!("\r\x1b[K");
     }
-    report
+    Ok(report?)
 }
 
 /// The last lines (the skipped cases and `N cases, M problems`, or the JSON summary) and the

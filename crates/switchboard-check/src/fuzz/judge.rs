@@ -159,8 +159,8 @@ struct Judging<'a> {
 }
 
 impl<'a> Judging<'a> {
-    /// Takes every response whose id is exactly `id`, and reports (and takes) those whose id
-    /// is `id` with its type changed.
+    /// Takes every response whose id is exactly `id`, and those whose id is `id` with its type
+    /// changed (reported).
     fn take_by_id(&mut self, id: &SentId) -> Vec<&'a Rx> {
         let mut got = Vec::new();
         for slot in &mut self.pool {
@@ -177,6 +177,8 @@ impl<'a> Judging<'a> {
                     "JR-6",
                     format!("the answer to id {} came with id {raw}", id.0),
                 ));
+                // Still the answer, judged as one.
+                got.push(rx);
                 *slot = None;
             }
         }
@@ -329,7 +331,7 @@ fn fits(answer: &Answer, rx: &Rx, declared: &dyn Declared) -> bool {
 }
 
 /// What `answer` asks for, in words.
-fn expected(answer: &Answer, declared: &dyn Declared) -> String {
+pub(crate) fn expected(answer: &Answer, declared: &dyn Declared) -> String {
     match answer {
         Answer::Silence => "no answer".into(),
         Answer::Result => "a result".into(),
@@ -586,8 +588,11 @@ mod tests {
             &e,
             &[rx(json!({"jsonrpc": "2.0", "id": "7", "result": {}}))],
         );
-        assert!(p.iter().any(|p| p.starts_with("[JR-6]")), "{p:?}");
-        assert!(p.iter().any(|p| p.contains("no answer")), "{p:?}");
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(
+            p[0].starts_with("[JR-6] the answer to id 7 came with id \"7\""),
+            "{p:?}"
+        );
     }
 
     #[test]

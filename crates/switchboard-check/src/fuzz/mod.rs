@@ -44,13 +44,14 @@
 //! |---|---|
 //! | `rng` | SplitMix64 and the seed of each case |
 //! | `case` | a case as data: its start, steps, and what may answer each frame |
-//! | `generate`, `generate_http` | the families of cases |
+//! | `generate`, `generate_frames`, `generate_http` | the families of cases |
 //! | `judge` | matching answers to frames by id, and the rules they must follow |
 //! | `stdio`, `http` | the server spoken to byte by byte (a child process; hand-written HTTP/1.1) |
 //! | `run` | running a case: its connection, its steps, the proof of life after it |
 
 mod case;
 mod generate;
+mod generate_frames;
 mod generate_http;
 mod http;
 mod judge;

@@ -2,6 +2,7 @@
 //! after each case the proof of life (a ping answered in the session, the process still
 //! running, the endpoint still answering).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -22,6 +23,8 @@ const STARTUP_GRACE: Duration = Duration::from_secs(10);
 /// The most problems reported for one case (a batch of a thousand requests may break a rule a
 /// thousand times).
 const MAX_PROBLEMS: usize = 10;
+/// Frames longer than this hold no placeholder (the deepest frame that has one is 600 KB).
+const PLACEHOLDER_SCAN: usize = 1 << 20;
 /// How many ids whose answers may still come late are remembered.
 const LATE_IDS: usize = 512;
 
@@ -62,6 +65,10 @@ impl Facts {
             (URI, self.uri.as_deref().unwrap_or("fz://no/such/resource")),
         ];
         let fill = |bytes: &mut Vec<u8>| {
+            // The placeholders stand in small frames; the oversized ones are not searched.
+            if bytes.len() > PLACEHOLDER_SCAN {
+                return;
+            }
             for (mark, name) in names {
                 let quoted = format!("\"{mark}\"");
                 if find(bytes, quoted.as_bytes()).is_some() {
@@ -172,6 +179,8 @@ pub(crate) struct Runner {
     kept: Option<Kept>,
     /// Ids whose answers may still arrive (requests cancelled at once, reused ids).
     late: Vec<SentId>,
+    /// Requests the runner itself has sent (handshakes, lists, pings), for their ids.
+    calls: AtomicU64,
 }
 
 /// How one case went.
@@ -264,6 +273,12 @@ fn is_answer(rx: &Rx, id: &SentId) -> bool {
             .is_some_and(|raw| judge::same_exact(id, raw))
 }
 
+/// The last 300 characters of `text`.
+fn tail(text: &str) -> String {
+    let n = text.chars().count();
+    text.chars().skip(n.saturating_sub(300)).collect()
+}
+
 fn describe_outcome(o: &Outcome) -> String {
     match o {
         Outcome::Reply(r) => r.brief(),
@@ -329,6 +344,18 @@ impl StdioConn {
                 self.pool.push(rx);
             }
         }
+    }
+
+    /// How the server exited, with the end of its stderr, if it has exited.
+    async fn gone(&mut self) -> Option<String> {
+        let status = self.link.wait_exit(Duration::from_millis(300)).await?;
+        Some(match self.link.stderr_tail() {
+            t if t.is_empty() => format!("the server exited ({status})"),
+            t => format!(
+                "the server exited ({status}); its stderr ends: {}",
+                tail(&t)
+            ),
+        })
     }
 
     /// Answers the requests the server sent.
@@ -402,6 +429,7 @@ impl Runner {
             facts: Facts::default(),
             kept: None,
             late: Vec::new(),
+            calls: AtomicU64::new(0),
         }
     }
 
@@ -505,24 +533,27 @@ impl Runner {
     /// Sends a request and waits for its response (requests and notifications from the server
     /// on the way are answered or passed over).
     async fn call(&self, conn: &mut Conn, method: &str, params: Value) -> Result<Rx, String> {
-        let id = json!(format!("fz-call-{method}"));
+        // Ids are never reused in a session (JR-5): a strict server may refuse a reused one.
+        let n = self.calls.fetch_add(1, Ordering::Relaxed);
+        let id = json!(format!("fz-call-{n}"));
         let text = generate::request(&id, method, Some(params));
         let sent = SentId::of(&id);
         match conn {
             Conn::Stdio(s) => {
-                s.link
+                if let Err(e) = s
+                    .link
                     .write(format!("{text}\n").as_bytes(), self.timeout)
-                    .await?;
+                    .await
+                {
+                    return Err(s.gone().await.unwrap_or(e));
+                }
                 let deadline = s.deadline(self.timeout);
                 loop {
                     if let Some(i) = s.pool.iter().position(|rx| is_answer(rx, &sent)) {
                         return Ok(s.pool.remove(i));
                     }
                     if !s.receive(deadline).await {
-                        let why = match s.link.wait_exit(Duration::from_millis(200)).await {
-                            Some(status) => format!("the server exited ({status})"),
-                            None => self.waited(),
-                        };
+                        let why = s.gone().await.unwrap_or_else(|| self.waited());
                         return Err(format!("no answer to {method} ({why})"));
                     }
                     s.pay(self.timeout).await;
@@ -738,8 +769,11 @@ impl Runner {
                 format!("and {more} more problems in this case, not shown"),
             ));
         }
+        // A connection that may still owe an error without id (for a frame the server may also
+        // pass over) is not reused: the error, if it comes, must not answer the next case.
+        let owes = matches!(&conn, Conn::Stdio(s) if !s.may_come.is_empty());
         match &case.start {
-            Start::Ready { version, .. } if problems.is_empty() => {
+            Start::Ready { version, .. } if problems.is_empty() && !owes => {
                 self.kept = Some(Kept {
                     conn,
                     offered: version,
@@ -860,29 +894,12 @@ impl Runner {
                 if sync == Some(true) {
                     return Vec::new();
                 }
-                let tail = s.link.stderr_tail();
-                let tail = if tail.is_empty() {
-                    String::new()
-                } else {
-                    let cut: String = tail
-                        .chars()
-                        .rev()
-                        .take(300)
-                        .collect::<Vec<_>>()
-                        .into_iter()
-                        .rev()
-                        .collect();
-                    format!("; its stderr ends: {cut}")
-                };
-                match s.link.wait_exit(Duration::from_millis(300)).await {
-                    Some(status) => vec![Problem::new(
-                        "ST",
-                        format!("the server process exited ({status}){tail}"),
-                    )],
+                match s.gone().await {
+                    Some(exited) => vec![Problem::new("ST", exited)],
                     None => vec![Problem::new(
                         "UT-1",
                         format!(
-                            "the server no longer answers ping on this connection ({}){tail}",
+                            "the server no longer answers ping on this connection ({})",
                             self.waited()
                         ),
                     )],
@@ -1011,10 +1028,16 @@ fn judge_http(
                     ));
                 }
             } else if !client_error && r.status != 200 && needs_answer {
+                // A request's answer comes with 200 (HT-9); a 202 took it for a notification.
+                let due = frame.iter().find(|e| e.required()).map_or_else(
+                    || ("HT-9", "an answer".to_owned()),
+                    |e| (e.rule, judge::expected(&e.answer, facts)),
+                );
                 problems.push(Problem::new(
-                    "HT-9",
+                    due.0,
                     format!(
-                        "a request must be answered with 200 (or refused with a 4xx): got {}",
+                        "expected {} (with HTTP 200, or a 4xx refusal), got {}",
+                        due.1,
                         r.brief()
                     ),
                 ));
