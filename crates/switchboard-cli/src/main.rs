@@ -158,8 +158,8 @@ enum Command {
         #[arg(long, default_value_t = 5)]
         timeout: u64,
     },
-    /// Fuzz any server with hostile sessions made from a seed: the lifecycle out of order, ids
-    /// of every kind, cancellations racing answers, malformed, non-UTF-8, split, oversized and
+    /// Fuzz any server with reproducible hostile sessions: the lifecycle out of order, ids of
+    /// every kind, cancellations racing answers, malformed, non-UTF-8, split, oversized and
     /// deeply nested frames, batches under each revision, wrong params for every known method;
     /// with --url also lying headers and bodies, bogus session ids, hostile Last-Event-ID and
     /// MCP-Protocol-Version.

@@ -170,6 +170,18 @@ fn a_broken_server_gives_problems_that_their_seeds_replay() {
 }
 
 #[test]
+fn help_names_the_options_and_nothing_internal() {
+    let out = bin().args(["fuzz", "--help"]).output().expect("runs");
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    for option in ["--stdio", "--url", "--cases", "--seed", "--json", "--timeout"] {
+        assert!(text.contains(option), "{option}:\n{text}");
+    }
+    for internal in ["SPEC-NOTES", "../shared", ".md", "issue "] {
+        assert!(!text.contains(internal), "mentions {internal:?}:\n{text}");
+    }
+}
+
+#[test]
 fn the_same_seed_gives_the_same_cases() {
     let run = |seed: &str| {
         let (code, cases, _) = fuzz(&["--stdio", &our_stdio(), "--cases", "40", "--seed", seed]);
