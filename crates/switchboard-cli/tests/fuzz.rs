@@ -173,7 +173,14 @@ fn a_broken_server_gives_problems_that_their_seeds_replay() {
 fn help_names_the_options_and_nothing_internal() {
     let out = bin().args(["fuzz", "--help"]).output().expect("runs");
     let text = String::from_utf8(out.stdout).expect("utf-8");
-    for option in ["--stdio", "--url", "--cases", "--seed", "--json", "--timeout"] {
+    for option in [
+        "--stdio",
+        "--url",
+        "--cases",
+        "--seed",
+        "--json",
+        "--timeout",
+    ] {
         assert!(text.contains(option), "{option}:\n{text}");
     }
     for internal in ["SPEC-NOTES", "../shared", ".md", "issue "] {
