@@ -138,7 +138,8 @@ if [ "$mode" = merge ]; then
   mkdir -p "$OUT/logs"
   for t in "${targets[@]}"; do
     before=$(find "fuzz/corpus/$t" -type f | wc -l)
-    "$BIN_DIR/$t" -merge=1 -max_len="$(max_len "$t")" "fuzz/corpus/$t" "$OUT/corpus/$t" \
+    # Edges only (no hit counts): the smallest set of inputs that reaches every edge reached.
+    "$BIN_DIR/$t" -merge=1 -use_counters=0 -max_len="$(max_len "$t")" "fuzz/corpus/$t" "$OUT/corpus/$t" \
       > "$OUT/logs/$t.merge.log" 2>&1 || { tail -n 20 "$OUT/logs/$t.merge.log"; exit 1; }
     after=$(find "fuzz/corpus/$t" -type f | wc -l)
     echo "fuzz: $t: seeds $before -> $after ($(du -sh "fuzz/corpus/$t" | cut -f1))"
