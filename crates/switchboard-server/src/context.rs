@@ -20,7 +20,6 @@ use crate::session::{ServerSession, SessionError, log_via};
 use crate::task;
 use std::sync::Arc;
 use switchboard_tasks::TaskStore;
-use switchboard_types::meta::Meta;
 use switchboard_types::methods;
 use switchboard_types::tasks::TaskStatus;
 
@@ -146,16 +145,7 @@ impl Context {
             Some(p) => serde_json::to_value(p).map_err(RequestError::from)?,
             None => serde_json::json!({}),
         };
-        if let Some(obj) = value.as_object_mut() {
-            let mut meta: Meta = obj
-                .get("_meta")
-                .and_then(|m| serde_json::from_value(m.clone()).ok())
-                .unwrap_or_else(Meta::new);
-            meta.set_related_task(&link.id);
-            if let Ok(meta) = serde_json::to_value(meta) {
-                obj.insert("_meta".into(), meta);
-            }
-        }
+        task::tag_related(&mut value, &link.id);
         let peer = self.request.peer().unrelated();
         let waiting = format!("waiting for the client's answer to {method}");
         if let Ok(t) = link

@@ -287,17 +287,7 @@ impl ServerService {
         if run_as_task {
             return self.start_task(tool, call, ttl);
         }
-        Box::pin(async move {
-            let name = call.name.clone();
-            let result = tool.run(call).await?;
-            if let Err(why) = tool.check_output(&result) {
-                // The server's own bug (SF-7): never send a result that breaks its outputSchema.
-                tracing::error!(tool = %name, %why, "structuredContent does not match outputSchema");
-                return Err(ErrorObject::internal(format!("tool {name} produced output that does not match its outputSchema"))
-                    .with_data(serde_json::json!({"reason": "invalid_structured_content", "tool": name, "spec": "SF-7"})));
-            }
-            ok(&result)
-        })
+        Box::pin(async move { ok(&run_checked(&tool, call).await?) })
     }
 
     /// Whether tools may run as tasks in this session: the server declared
@@ -345,24 +335,10 @@ impl ServerService {
                 let server = server.clone();
                 let id = id.clone();
                 tokio::spawn(async move {
-                    let name = call.name.clone();
-                    let (outcome, failed) = match tool.run(call).await {
-                        Ok(result) => match tool.check_output(&result) {
-                            Err(why) => {
-                                tracing::error!(tool = %name, %why, "structuredContent does not match outputSchema");
-                                (
-                                    Outcome::Error(ErrorObject::internal(format!(
-                                        "tool {name} produced output that does not match its outputSchema"
-                                    ))),
-                                    true,
-                                )
-                            }
-                            Ok(()) => match to_raw(&result) {
-                                Ok(raw) => (Outcome::Result(Arc::from(raw)), result.is_error()),
-                                Err(e) => {
-                                    (Outcome::Error(ErrorObject::internal(e.to_string())), true)
-                                }
-                            },
+                    let (outcome, failed) = match run_checked(&tool, call).await {
+                        Ok(result) => match to_raw(&result) {
+                            Ok(raw) => (Outcome::Result(Arc::from(raw)), result.is_error()),
+                            Err(e) => (Outcome::Error(ErrorObject::internal(e.to_string())), true),
                         },
                         Err(e) => (Outcome::Error(e), true),
                     };
@@ -571,6 +547,23 @@ impl ServerService {
     }
 }
 
+/// Runs a tool and checks its result against its `outputSchema`: the server's own bug (SF-7)
+/// is never sent as a result that breaks the schema. Plain calls and tasks both end here.
+async fn run_checked(tool: &RegisteredTool, call: ToolCall) -> Result<CallToolResult, ErrorObject> {
+    let name = call.name.clone();
+    let result = tool.run(call).await?;
+    if let Err(why) = tool.check_output(&result) {
+        tracing::error!(tool = %name, %why, "structuredContent does not match outputSchema");
+        return Err(ErrorObject::internal(format!(
+            "tool {name} produced output that does not match its outputSchema"
+        ))
+        .with_data(
+            serde_json::json!({"reason": "invalid_structured_content", "tool": name, "spec": "SF-7"}),
+        ));
+    }
+    Ok(result)
+}
+
 /// The requests the server serves itself, one route per catalogue method.
 pub(crate) fn builtin_requests() -> [(&'static str, Builtin<ServerService>); 17] {
     [
@@ -612,8 +605,13 @@ pub(crate) fn builtin_notifications() -> [&'static str; 3] {
 impl ServerService {
     /// The inbound gate of a routed catalogue method: it must exist in the negotiated revision
     /// and the capability it needs must be one this server declared (-32601 otherwise).
-    fn gate_capability(&self, spec: &MethodSpec, method: &str) -> Result<(), ErrorObject> {
-        if let Some(v) = self.state.version() {
+    fn gate_capability(
+        &self,
+        spec: &MethodSpec,
+        method: &str,
+        version: Option<ProtocolVersion>,
+    ) -> Result<(), ErrorObject> {
+        if let Some(v) = version {
             if !spec.exists_in(v) {
                 let method = echo(method);
                 return Err(ErrorObject::new(
@@ -648,7 +646,8 @@ impl ServerService {
 
 impl Service for ServerService {
     fn call(&self, req: Request, cx: RequestContext) -> BoxFuture<HandlerResult> {
-        let state = self.state.lifecycle();
+        // One lock for both: this runs for every request.
+        let (state, version) = self.state.lifecycle_and_version();
         let entry = self.server.router.request(&req.method);
         // A catalogue request the server does not route still counts as known to the lifecycle
         // gate: before the handshake it is -32600, like every other MCP request.
@@ -662,7 +661,7 @@ impl Service for ServerService {
         }
         let Some(entry) = entry else {
             return ready(Err(match catalogue::request(&req.method) {
-                Some(spec) => match self.gate_capability(spec, &req.method) {
+                Some(spec) => match self.gate_capability(spec, &req.method, version) {
                     Err(e) => e,
                     Ok(()) => ErrorObject::method_not_found(&req.method),
                 },
@@ -670,7 +669,7 @@ impl Service for ServerService {
             }));
         };
         if let Some(spec) = entry.spec {
-            if let Err(e) = self.gate_capability(spec, &req.method) {
+            if let Err(e) = self.gate_capability(spec, &req.method, version) {
                 return ready(Err(e));
             }
         }

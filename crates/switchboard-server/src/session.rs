@@ -93,6 +93,14 @@ impl SessionState {
             .unwrap_or(LifecycleState::Closed)
     }
 
+    /// The lifecycle state and the negotiated revision, read under one lock.
+    pub(crate) fn lifecycle_and_version(&self) -> (LifecycleState, Option<ProtocolVersion>) {
+        self.data
+            .lock()
+            .map(|d| (d.lifecycle, d.version))
+            .unwrap_or((LifecycleState::Closed, None))
+    }
+
     pub(crate) fn version(&self) -> Option<ProtocolVersion> {
         self.data.lock().ok().and_then(|d| d.version)
     }

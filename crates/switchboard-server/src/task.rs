@@ -117,6 +117,22 @@ pub(crate) async fn notify_status(peer: &Peer, task: Task) {
     }
 }
 
+/// Adds `_meta["io.modelcontextprotocol/related-task"] = {taskId}` to a JSON object (`[TK-13]`,
+/// `[TK-21]`), keeping any other `_meta` member; anything but an object is left as it is.
+pub(crate) fn tag_related(value: &mut serde_json::Value, task_id: &str) {
+    let Some(obj) = value.as_object_mut() else {
+        return;
+    };
+    let mut meta: Meta = obj
+        .get("_meta")
+        .and_then(|m| serde_json::from_value(m.clone()).ok())
+        .unwrap_or_else(Meta::new);
+    meta.set_related_task(task_id);
+    if let Ok(meta) = serde_json::to_value(meta) {
+        obj.insert("_meta".into(), meta);
+    }
+}
+
 /// `tasks/get`.
 pub(crate) async fn get(
     store: &dyn TaskStore,
@@ -178,16 +194,7 @@ pub(crate) async fn result(
         Outcome::Result(raw) => {
             let mut value: serde_json::Value = serde_json::from_str(raw.get())
                 .map_err(|e| ErrorObject::internal(format!("stored result unreadable: {e}")))?;
-            if let Some(obj) = value.as_object_mut() {
-                let mut meta: Meta = obj
-                    .get("_meta")
-                    .and_then(|m| serde_json::from_value(m.clone()).ok())
-                    .unwrap_or_else(Meta::new);
-                meta.set_related_task(&task.task_id);
-                let meta =
-                    serde_json::to_value(meta).map_err(|e| ErrorObject::internal(e.to_string()))?;
-                obj.insert("_meta".into(), meta);
-            }
+            tag_related(&mut value, &task.task_id);
             Ok(value)
         }
         Outcome::Error(e) => Err(e),
