@@ -341,3 +341,36 @@ const TASK_HANDSHAKE: &str = r#"
 <- {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"s","version":"1"}}}
 -> {"jsonrpc":"2.0","method":"notifications/initialized"}
 "#;
+
+#[test]
+fn task_links_are_remembered_within_a_bound() {
+    let mut i = trace(TASK_HANDSHAKE);
+    let n = switchboard_inspect::tasks::MAX_TASKS + 1;
+    for k in 0..n {
+        let id = k + 100;
+        i.observe(
+            Direction::ClientToServer,
+            &format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"s\",\"task\":{{}}}}}}"),
+            None,
+        );
+        i.observe(
+            Direction::ServerToClient,
+            &format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"task\":{{\"taskId\":\"t{k}\",\"status\":\"working\",{TASK}}}}}}}"),
+            None,
+        );
+    }
+    let get = |i: &mut Inspector, id: usize, task: &str| {
+        i.observe(
+            Direction::ClientToServer,
+            &format!("{{\"jsonrpc\":\"2.0\",\"id\":\"g{id}\",\"method\":\"tasks/get\",\"params\":{{\"taskId\":\"{task}\"}}}}"),
+            None,
+        )
+        .refers_to
+    };
+    assert_eq!(get(&mut i, 1, "t0"), None, "the oldest task is forgotten");
+    let last = format!("t{}", n - 1);
+    assert!(
+        get(&mut i, 2, &last).is_some(),
+        "the newest is still linked"
+    );
+}
