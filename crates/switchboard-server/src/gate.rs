@@ -59,7 +59,16 @@ mod tests {
         assert_eq!(caps.declares_method(methods::TOOLS_LIST), Some(false));
         caps.tools = Some(ToolsCapability::default());
         assert_eq!(caps.declares_method(methods::TOOLS_LIST), Some(true));
-        assert_eq!(caps.declares_method("server/discover"), None);
+        assert_eq!(
+            caps.declares_method("acme/echo"),
+            None,
+            "an extension method"
+        );
+        assert_eq!(
+            caps.declares_method(methods::SERVER_DISCOVER),
+            Some(true),
+            "ungated"
+        );
     }
 
     #[test]

@@ -27,6 +27,9 @@ use crate::lifecycle::{
 use crate::logging::{LoggingMessageNotificationParams, SetLevelRequestParams};
 use crate::meta::{EmptyResult, NotificationParams, PaginatedRequestParams, RequestParams};
 use crate::methods as m;
+use crate::modern::{
+    DiscoverResult, SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
+};
 use crate::prompts::{GetPromptRequestParams, GetPromptResult, ListPromptsResult};
 use crate::resources::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, ResourceRequestParams,
@@ -603,7 +606,7 @@ macro_rules! methods {
         $(#[$doc:meta])*
         $kind:ident $marker:ident = $spec:expr, params $params:ty $(, result $result:ty)?;
     )*) => {
-        /// Every method of 2024-11-05 to 2025-11-25, requests first, in schema order.
+        /// Every core method of 2024-11-05 to 2026-07-28, requests first, in schema order.
         pub static CATALOGUE: &[MethodSpec] = &[$($marker::DEFINITION),*];
 
         $(
@@ -697,8 +700,8 @@ methods! {
     /// `elicitation/create` (S→C, 2025-06-18; embedded in input-required results from 2026-07-28).
     request Elicit = spec(m::ELICITATION_CREATE, R, Sender::Server, P::Elicitation, by(C::Elicitation, Recv)).since(V2025_06_18).until(V2026_07_28),
         params ElicitRequestParams, result ElicitResult;
-    /// `tasks/get` (requestor → receiver, 2025-11-25).
-    request GetTask = spec(m::TASKS_GET, R, Sender::Either, P::Tasks, by(C::Tasks, Recv)).since(V2025_11_25),
+    /// `tasks/get` (requestor → receiver, 2025-11-25; an extension method from 2026-07-28).
+    request GetTask = spec(m::TASKS_GET, R, Sender::Either, P::Tasks, by(C::Tasks, Recv)).since(V2025_11_25).until(V2026_07_28),
         params GetTaskRequestParams, result GetTaskResult;
     /// `tasks/result` (requestor → receiver, 2025-11-25).
     request GetTaskPayload = spec(m::TASKS_RESULT, R, Sender::Either, P::Tasks, by(C::Tasks, Recv)).since(V2025_11_25).until(V2026_07_28),
@@ -706,9 +709,15 @@ methods! {
     /// `tasks/list` (requestor → receiver, 2025-11-25).
     request ListTasks = spec(m::TASKS_LIST, R, Sender::Either, P::Tasks, by(C::TasksList, Recv)).since(V2025_11_25).until(V2026_07_28).list("tasks"),
         params PaginatedRequestParams, result ListTasksResult;
-    /// `tasks/cancel` (requestor → receiver, 2025-11-25).
-    request CancelTask = spec(m::TASKS_CANCEL, R, Sender::Either, P::Tasks, by(C::TasksCancel, Recv)).since(V2025_11_25),
+    /// `tasks/cancel` (requestor → receiver, 2025-11-25; an extension method from 2026-07-28).
+    request CancelTask = spec(m::TASKS_CANCEL, R, Sender::Either, P::Tasks, by(C::TasksCancel, Recv)).since(V2025_11_25).until(V2026_07_28),
         params GetTaskRequestParams, result CancelTaskResult;
+    /// `server/discover` (C→S, 2026-07-28): versions and capabilities, the era probe.
+    request Discover = spec(m::SERVER_DISCOVER, R, Sender::Client, P::Lifecycle, None).since(V2026_07_28),
+        params RequestParams, result DiscoverResult;
+    /// `subscriptions/listen` (C→S, 2026-07-28): a stream of the change notifications asked for.
+    request SubscriptionsListen = spec(m::SUBSCRIPTIONS_LISTEN, R, Sender::Client, P::Utility, None).since(V2026_07_28),
+        params SubscriptionsListenRequestParams, result EmptyResult;
 
     /// `notifications/initialized` (C→S).
     notification Initialized = spec(m::NOTIFICATIONS_INITIALIZED, N, Sender::Client, P::Lifecycle, None).until(V2026_07_28),
@@ -738,14 +747,17 @@ methods! {
     notification RootsListChanged = spec(m::NOTIFICATIONS_ROOTS_LIST_CHANGED, N, Sender::Client, P::Roots, by(C::RootsListChanged, Send_)).until(V2026_07_28),
         params NotificationParams;
     /// `notifications/elicitation/complete` (S→C, 2025-11-25): a URL elicitation finished.
-    notification ElicitationComplete = spec(m::NOTIFICATIONS_ELICITATION_COMPLETE, N, Sender::Server, P::Elicitation, by(C::ElicitationUrl, Recv)).since(V2025_11_25),
+    notification ElicitationComplete = spec(m::NOTIFICATIONS_ELICITATION_COMPLETE, N, Sender::Server, P::Elicitation, by(C::ElicitationUrl, Recv)).since(V2025_11_25).until(V2026_07_28),
         params ElicitationCompleteNotificationParams;
     /// `notifications/tasks/status` (receiver → requestor, 2025-11-25).
     notification TaskStatus = spec(m::NOTIFICATIONS_TASKS_STATUS, N, Sender::Either, P::Tasks, by(C::Tasks, EitherSide)).since(V2025_11_25).until(V2026_07_28),
         params TaskStatusNotificationParams;
+    /// `notifications/subscriptions/acknowledged` (S→C, 2026-07-28): the first message of a listen.
+    notification SubscriptionsAcknowledged = spec(m::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED, N, Sender::Server, P::Utility, None).since(V2026_07_28),
+        params SubscriptionsAcknowledgedNotificationParams;
 }
 
-/// The catalogue entry for `method`; `None` for a method no revision up to 2025-11-25 defines
+/// The catalogue entry for `method`; `None` for a method no revision up to 2026-07-28 defines
 /// (an extension method, or a typo).
 pub fn find(method: &str) -> Option<&'static MethodSpec> {
     CATALOGUE.iter().find(|s| s.name == method)

@@ -28,6 +28,12 @@ impl ErrorCode {
     pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
     /// -32042: the request needs URL-mode elicitations first (2025-11-25).
     pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
+    /// -32020: HTTP headers disagree with the body, or a required one is missing (2026-07-28).
+    pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
+    /// -32021: the request needs a client capability it did not declare (2026-07-28).
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
+    /// -32022: the request's protocol version is not served (2026-07-28).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
     /// -1: the user rejected a sampling request (the spec's example code).
     pub const USER_REJECTED: ErrorCode = ErrorCode(-1);
 
@@ -41,6 +47,9 @@ impl ErrorCode {
             Self::INTERNAL_ERROR => "Internal error",
             Self::RESOURCE_NOT_FOUND => "Resource not found",
             Self::URL_ELICITATION_REQUIRED => "URL elicitation required",
+            Self::HEADER_MISMATCH => "Header mismatch",
+            Self::MISSING_REQUIRED_CLIENT_CAPABILITY => "Missing required client capability",
+            Self::UNSUPPORTED_PROTOCOL_VERSION => "Unsupported protocol version",
             Self::USER_REJECTED => "User rejected",
             _ => return None,
         })

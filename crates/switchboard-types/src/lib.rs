@@ -1,6 +1,6 @@
 //! # switchboard-types
 //!
-//! MCP wire types, revisions 2024-11-05 to 2025-11-25: serde only, no async, no IO.
+//! MCP wire types, revisions 2024-11-05 to 2026-07-28: serde only, no async, no IO.
 //!
 //! # Layout
 //! | module | role |
@@ -24,6 +24,7 @@
 //! | [`tasks`] | tasks (2025-11-25, experimental) |
 //! | [`methods`] | method-name constants |
 //! | [`catalogue`] | one typed description per method: direction, capability gate, revisions |
+//! | [`modern`] | 2026-07-28: the request envelope, `resultType`, input-required results, discover, listen |
 //!
 //! Every MCP type keeps unknown members in an `extra` map, so a value read from the wire and written
 //! back loses nothing.
@@ -41,6 +42,7 @@ pub mod lifecycle;
 pub mod logging;
 pub mod meta;
 pub mod methods;
+pub mod modern;
 pub mod prompts;
 pub mod resources;
 pub mod roots;

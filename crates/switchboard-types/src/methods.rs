@@ -1,5 +1,5 @@
-//! Method-name constants for every request and notification of 2024-11-05 to 2025-11-25
-//! (SPEC-NOTES §1.1, §1.2).
+//! Method-name constants for every request and notification of 2024-11-05 to 2026-07-28
+//! (SPEC-NOTES §1.1, §1.2; SPEC-2026-NOTES §2.1, §2.2), and of the extensions we serve.
 //!
 //! Applies to both sides. The direction and the capability that gates each method are in the
 //! catalogue; this module only names them.
@@ -42,8 +42,12 @@ pub const TASKS_GET: &str = "tasks/get";
 pub const TASKS_RESULT: &str = "tasks/result";
 /// `tasks/list` (requestor → receiver, 2025-11-25).
 pub const TASKS_LIST: &str = "tasks/list";
-/// `tasks/cancel` (requestor → receiver, 2025-11-25).
+/// `tasks/cancel` (requestor → receiver, 2025-11-25; the tasks extension from 2026-07-28).
 pub const TASKS_CANCEL: &str = "tasks/cancel";
+/// `server/discover` (C→S, 2026-07-28): the server's versions and capabilities.
+pub const SERVER_DISCOVER: &str = "server/discover";
+/// `subscriptions/listen` (C→S, 2026-07-28): a long-lived stream of change notifications.
+pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 
 /// `notifications/initialized` (C→S).
 pub const NOTIFICATIONS_INITIALIZED: &str = "notifications/initialized";
@@ -67,9 +71,17 @@ pub const NOTIFICATIONS_ROOTS_LIST_CHANGED: &str = "notifications/roots/list_cha
 pub const NOTIFICATIONS_ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
 /// `notifications/tasks/status` (receiver → requestor, 2025-11-25).
 pub const NOTIFICATIONS_TASKS_STATUS: &str = "notifications/tasks/status";
+/// `notifications/subscriptions/acknowledged` (S→C, 2026-07-28): the first message of a listen.
+pub const NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED: &str =
+    "notifications/subscriptions/acknowledged";
+
+/// `tasks/update` (C→S, the 2026-07-28 tasks extension): answers a task's input requests.
+pub const TASKS_UPDATE: &str = "tasks/update";
+/// `notifications/tasks` (S→C, the 2026-07-28 tasks extension): a task's state on a listen stream.
+pub const NOTIFICATIONS_TASKS: &str = "notifications/tasks";
 
 /// Every request method.
-pub const REQUESTS: [&str; 20] = [
+pub const REQUESTS: [&str; 22] = [
     INITIALIZE,
     PING,
     RESOURCES_LIST,
@@ -90,10 +102,12 @@ pub const REQUESTS: [&str; 20] = [
     TASKS_RESULT,
     TASKS_LIST,
     TASKS_CANCEL,
+    SERVER_DISCOVER,
+    SUBSCRIPTIONS_LISTEN,
 ];
 
 /// Every notification method.
-pub const NOTIFICATIONS: [&str; 11] = [
+pub const NOTIFICATIONS: [&str; 12] = [
     NOTIFICATIONS_INITIALIZED,
     NOTIFICATIONS_CANCELLED,
     NOTIFICATIONS_PROGRESS,
@@ -105,19 +119,25 @@ pub const NOTIFICATIONS: [&str; 11] = [
     NOTIFICATIONS_ROOTS_LIST_CHANGED,
     NOTIFICATIONS_ELICITATION_COMPLETE,
     NOTIFICATIONS_TASKS_STATUS,
+    NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
 ];
 
-/// Whether `method` is a request method of some revision up to 2025-11-25.
+/// The methods of the tasks extension of 2026-07-28 (`io.modelcontextprotocol/tasks`), which no
+/// core schema defines.
+pub const TASKS_EXTENSION_METHODS: [&str; 4] =
+    [TASKS_GET, TASKS_UPDATE, TASKS_CANCEL, NOTIFICATIONS_TASKS];
+
+/// Whether `method` is a request method of some revision up to 2026-07-28.
 pub fn is_request(method: &str) -> bool {
     REQUESTS.contains(&method)
 }
 
-/// Whether `method` is a notification method of some revision up to 2025-11-25.
+/// Whether `method` is a notification method of some revision up to 2026-07-28.
 pub fn is_notification(method: &str) -> bool {
     NOTIFICATIONS.contains(&method)
 }
 
-/// Whether `method` is any MCP method of 2024-11-05 to 2025-11-25.
+/// Whether `method` is any core MCP method of 2024-11-05 to 2026-07-28.
 pub fn is_known(method: &str) -> bool {
     is_request(method) || is_notification(method)
 }
@@ -132,6 +152,7 @@ mod tests {
         assert!(is_known(NOTIFICATIONS_TOOLS_LIST_CHANGED));
         assert!(is_request(TASKS_RESULT) && !is_notification(TASKS_RESULT));
         assert!(!is_known("tools/Call"));
-        assert!(!is_known("server/discover"));
+        assert!(is_request(SERVER_DISCOVER));
+        assert!(!is_known(TASKS_UPDATE), "an extension method");
     }
 }

@@ -2,8 +2,8 @@
 //! is decided (SPEC-NOTES §3.3, §12).
 //!
 //! Roles never compare version strings; they ask [`ProtocolVersion::supports`] for a [`Feature`].
-//! Revision 2026-07-28 (stateless) is known by name so it can be recognised and refused cleanly
-//! today, and served by adding an era later.
+//! Two eras: the stateful revisions (2024-11-05 to 2025-11-25, negotiated by `initialize`) and
+//! the modern one (2026-07-28: no handshake, each request names its revision in `_meta`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -21,7 +21,7 @@ pub enum ProtocolVersion {
     V2025_06_18,
     /// 2025-11-25: tasks, URL elicitation, icons, sampling with tools.
     V2025_11_25,
-    /// 2026-07-28: stateless (no handshake). Known, not yet served.
+    /// 2026-07-28: stateless (no handshake; per-request `_meta`, `server/discover`).
     V2026_07_28,
 }
 
@@ -77,7 +77,7 @@ impl ProtocolVersion {
         ProtocolVersion::V2026_07_28,
     ];
 
-    /// The revisions served today (the stateful era), newest first: the negotiation order.
+    /// The revisions of the stateful era, newest first: the order `initialize` negotiates in.
     pub const SUPPORTED: [ProtocolVersion; 4] = [
         ProtocolVersion::V2025_11_25,
         ProtocolVersion::V2025_06_18,
@@ -85,7 +85,10 @@ impl ProtocolVersion {
         ProtocolVersion::V2024_11_05,
     ];
 
-    /// The newest revision served.
+    /// The revisions of the modern era (per-request `_meta`), newest first.
+    pub const MODERN: [ProtocolVersion; 1] = [ProtocolVersion::V2026_07_28];
+
+    /// The newest revision `initialize` negotiates.
     pub const LATEST: ProtocolVersion = ProtocolVersion::V2025_11_25;
 
     /// The date string, e.g. `"2025-11-25"`.
@@ -104,9 +107,14 @@ impl ProtocolVersion {
         Self::ALL.into_iter().find(|v| v.as_str() == s)
     }
 
-    /// Whether this revision is served today.
+    /// Whether this is a stateful revision (negotiated by `initialize`).
     pub fn is_supported(self) -> bool {
         Self::SUPPORTED.contains(&self)
+    }
+
+    /// Whether this is a modern revision (no handshake; each request carries its `_meta`).
+    pub fn is_modern(self) -> bool {
+        Self::MODERN.contains(&self)
     }
 
     /// Whether this revision has `feature`.
@@ -194,6 +202,7 @@ mod tests {
     fn stateless_2026_has_no_handshake() {
         assert!(!ProtocolVersion::V2026_07_28.supports(Feature::Handshake));
         assert!(!ProtocolVersion::V2026_07_28.is_supported());
+        assert!(ProtocolVersion::V2026_07_28.is_modern());
         assert!(
             ProtocolVersion::SUPPORTED
                 .iter()
