@@ -87,8 +87,16 @@ async fn every_row_of_the_everything_contract() {
     c.set_level(LoggingLevel::Debug).await.unwrap();
     // §2 tools
     let tools = c.list_tools().await.unwrap();
-    assert_eq!(tools.len(), 23, "20 contract tools and the three task tools");
-    for name in ["test_task_slow", "test_task_required", "test_task_elicitation"] {
+    assert_eq!(
+        tools.len(),
+        23,
+        "20 contract tools and the three task tools"
+    );
+    for name in [
+        "test_task_slow",
+        "test_task_required",
+        "test_task_elicitation",
+    ] {
         assert!(tools.iter().any(|t| t.name == name), "{name}");
     }
     assert_eq!(

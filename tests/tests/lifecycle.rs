@@ -60,10 +60,12 @@ async fn ut_1_ping_is_served_before_initialize() {
 #[tokio::test]
 async fn unknown_method_before_initialize_is_32601_and_connection_stays_up() {
     let (mut c, _s) = connect(&server(Strictness::Strict));
-    let r = c.request(json!(1), "server/discover", json!({})).await;
+    let r = c.request(json!(1), "acme/unknown", json!({})).await;
+    assert_eq!(r["error"]["code"], -32601);
+    let r = c.request(json!(3), "server/discover", json!({})).await;
     assert_eq!(
-        r["error"]["code"], -32601,
-        "a 2026-era probe gets method-not-found"
+        r["error"]["code"], -32602,
+        "D26-9: a 2026-only method without its envelope is told what is missing, and the connection stays undecided"
     );
     c.handshake("2025-11-25", json!({})).await;
     let r = c.request(json!(2), "tools/list", Value::Null).await;

@@ -31,6 +31,9 @@ pub struct Context {
     /// Set when the request runs as a task: requests to the client then move the task to
     /// `input_required` and carry its related-task `_meta` (`[TK-13]`).
     pub(crate) task: Option<TaskLink>,
+    /// Set for a request of the modern era: requests for client input are answered from the
+    /// request's own input responses (see [`crate::modern`]).
+    pub(crate) modern: Option<Arc<crate::modern::ModernCall>>,
 }
 
 /// The task a request runs as.
@@ -116,6 +119,14 @@ impl Context {
         level: LoggingLevel,
         data: serde_json::Value,
     ) -> Result<bool, SessionError> {
+        if let Some(call) = &self.modern {
+            // 2026-07-28: only at or above the level this request asked for, and nothing when
+            // it asked for none (`[D26-84]`).
+            let Some(threshold) = call.envelope.log_level else {
+                return Ok(false);
+            };
+            return log_via(self.request.peer(), Some(threshold), level, None, data).await;
+        }
         log_via(
             self.request.peer(),
             self.session.log_level(),
@@ -124,6 +135,46 @@ impl Context {
             data,
         )
         .await
+    }
+
+    /// Whether this request belongs to the modern era (2026-07-28).
+    pub fn is_modern(&self) -> bool {
+        self.modern.is_some()
+    }
+
+    /// The revision this request speaks.
+    pub fn protocol_version(&self) -> Option<switchboard_types::ProtocolVersion> {
+        match &self.modern {
+            Some(_) => Some(switchboard_types::ProtocolVersion::V2026_07_28),
+            None => self.session.protocol_version(),
+        }
+    }
+
+    /// The client capabilities in force for this request: the session's (2025 era) or the
+    /// request's own (`[D26-13]`).
+    pub fn client_capabilities(&self) -> switchboard_types::capabilities::ClientCapabilities {
+        self.client_caps().unwrap_or_default()
+    }
+
+    /// Asks the client for input: a request to it in a 2025-era session, an input request of an
+    /// `input_required` result in 2026-07-28 (under `key`, or one generated from the method).
+    async fn ask_for<P: Serialize, R: DeserializeOwned>(
+        &self,
+        key: Option<&str>,
+        method: &str,
+        params: Option<&P>,
+        input: impl FnOnce() -> switchboard_types::modern::InputRequest,
+    ) -> Result<R, ClientRequestError> {
+        let Some(call) = &self.modern else {
+            return self.ask(method, params).await;
+        };
+        crate::modern::ask(call, key, input())
+            .await
+            .ok_or_else(|| {
+                ClientRequestError::NotDeclared(format!(
+                    "{method}: in 2026-07-28 only tools/call, prompts/get and resources/read may ask the client for input"
+                ))
+            })
     }
 
     async fn ask<P: Serialize, R: DeserializeOwned>(
@@ -169,7 +220,10 @@ impl Context {
     }
 
     fn client_caps(&self) -> Option<switchboard_types::capabilities::ClientCapabilities> {
-        self.session.client().map(|c| c.capabilities)
+        match &self.modern {
+            Some(call) => Some(call.capabilities().clone()),
+            None => self.session.client().map(|c| c.capabilities),
+        }
     }
 
     /// Asks the client to sample the model (`sampling/createMessage`).
@@ -181,6 +235,39 @@ impl Context {
         &self,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ClientRequestError> {
+        self.create_message_keyed(None, params).await
+    }
+
+    /// [`Context::create_message`], with the key its input request has in a 2026-07-28
+    /// `input_required` result (ignored in a 2025-era session).
+    ///
+    /// # Errors
+    /// As [`Context::create_message`].
+    pub async fn create_message_as(
+        &self,
+        key: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ClientRequestError> {
+        self.create_message_keyed(Some(key), params).await
+    }
+
+    async fn create_message_keyed(
+        &self,
+        key: Option<&str>,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ClientRequestError> {
+        if self.modern.is_some() {
+            // The modern front door answers -32021 for what the request did not declare.
+            let p = params.clone();
+            return self
+                .ask_for(
+                    key,
+                    methods::SAMPLING_CREATE_MESSAGE,
+                    Some(&params),
+                    move || switchboard_types::modern::InputRequest::CreateMessage(p),
+                )
+                .await;
+        }
         let caps = self.client_caps().unwrap_or_default();
         if caps.sampling.is_none() {
             return Err(ClientRequestError::NotDeclared(
@@ -207,7 +294,35 @@ impl Context {
         &self,
         params: impl Into<ElicitRequestParams>,
     ) -> Result<ElicitResult, ClientRequestError> {
-        let params = params.into();
+        self.elicit_keyed(None, params.into()).await
+    }
+
+    /// [`Context::elicit`], with the key its input request has in a 2026-07-28
+    /// `input_required` result (ignored in a 2025-era session).
+    ///
+    /// # Errors
+    /// As [`Context::elicit`].
+    pub async fn elicit_as(
+        &self,
+        key: &str,
+        params: impl Into<ElicitRequestParams>,
+    ) -> Result<ElicitResult, ClientRequestError> {
+        self.elicit_keyed(Some(key), params.into()).await
+    }
+
+    async fn elicit_keyed(
+        &self,
+        key: Option<&str>,
+        params: ElicitRequestParams,
+    ) -> Result<ElicitResult, ClientRequestError> {
+        if self.modern.is_some() {
+            let p = params.clone();
+            return self
+                .ask_for(key, methods::ELICITATION_CREATE, Some(&params), move || {
+                    switchboard_types::modern::InputRequest::Elicit(p)
+                })
+                .await;
+        }
         let caps = self.client_caps().unwrap_or_default();
         let version = self.session.protocol_version();
         if !version.is_some_and(|v| v.supports(Feature::Elicitation)) {
@@ -239,6 +354,29 @@ impl Context {
     /// # Errors
     /// [`ClientRequestError::NotDeclared`] when the client lacks `roots`; or the request failed.
     pub async fn list_roots(&self) -> Result<ListRootsResult, ClientRequestError> {
+        self.list_roots_keyed(None).await
+    }
+
+    /// [`Context::list_roots`], with the key its input request has in a 2026-07-28
+    /// `input_required` result (ignored in a 2025-era session).
+    ///
+    /// # Errors
+    /// As [`Context::list_roots`].
+    pub async fn list_roots_as(&self, key: &str) -> Result<ListRootsResult, ClientRequestError> {
+        self.list_roots_keyed(Some(key)).await
+    }
+
+    async fn list_roots_keyed(
+        &self,
+        key: Option<&str>,
+    ) -> Result<ListRootsResult, ClientRequestError> {
+        if self.modern.is_some() {
+            return self
+                .ask_for::<(), _>(key, methods::ROOTS_LIST, None, || {
+                    switchboard_types::modern::InputRequest::ListRoots(Default::default())
+                })
+                .await;
+        }
         if self.client_caps().unwrap_or_default().roots.is_none() {
             return Err(ClientRequestError::NotDeclared(
                 "client capability roots".into(),
@@ -282,6 +420,17 @@ pub fn url_elicitation_required(
     }
     switchboard_types::elicitation::URLElicitationRequiredErrorData::new(elicitations)
         .into_error(message)
+}
+
+/// -32602 for an unknown resource (2026-07-28, `[D26-98]`), with `data.uri` cut by
+/// [`echo`](switchboard_types::error::echo).
+pub fn resource_not_found_modern(uri: &str) -> ErrorObject {
+    let uri = switchboard_types::error::echo(uri);
+    ErrorObject::new(
+        ErrorCode::INVALID_PARAMS,
+        format!("Resource not found: {uri}"),
+    )
+    .with_data(serde_json::json!({"reason": "resource_not_found", "uri": uri}))
 }
 
 /// -32002 for an unknown resource (revisions up to 2025-11-25); the URI is cut by

@@ -34,6 +34,9 @@ pub struct Resumption {
     /// The snapshot this role handed the transport when the handshake completed. `None`: an
     /// anonymous client that declared no capability.
     pub snapshot: Option<Arc<str>>,
+    /// Set when the transport routed this connection to the modern era (2026-07-28): every
+    /// request on it stands alone, with these HTTP headers when it came over Streamable HTTP.
+    pub modern: Option<Option<crate::modern::HttpFacts>>,
 }
 
 impl Resumption {
@@ -42,6 +45,17 @@ impl Resumption {
         Resumption {
             protocol_version,
             snapshot,
+            modern: None,
+        }
+    }
+
+    /// A connection the transport routed to the modern era, with the request's `Mcp-*` HTTP
+    /// headers (`None` when the transport has none).
+    pub fn modern(http: Option<crate::modern::HttpFacts>) -> Self {
+        Resumption {
+            protocol_version: None,
+            snapshot: None,
+            modern: Some(http),
         }
     }
 

@@ -47,6 +47,17 @@ use switchboard_types::capabilities::{
 use switchboard_types::methods;
 use switchboard_types::tools::TaskSupport;
 
+/// How a session starts.
+#[allow(clippy::large_enum_variant)] // one per session, moved once
+enum Start {
+    /// With the client's `initialize` (or, for 2026-07-28, its first request).
+    Fresh,
+    /// Ready: its handshake happened elsewhere.
+    Resumed(ProtocolVersion, Option<ClientIdentity>),
+    /// Routed to the modern era by its transport, with the request's HTTP headers.
+    Modern(Option<crate::modern::HttpFacts>),
+}
+
 /// Default bound on concurrent sessions of one server.
 pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
 
@@ -112,6 +123,11 @@ pub struct ServerBuilder {
     max_subscriptions: usize,
     max_session_tools: usize,
     config: SessionConfig,
+    modern_versions: Option<Vec<ProtocolVersion>>,
+    state_key: Option<[u8; 32]>,
+    state_ttl: std::time::Duration,
+    cache: switchboard_types::modern::CacheHints,
+    max_listeners: usize,
 }
 
 #[derive(Default)]
@@ -188,9 +204,41 @@ impl ServerBuilder {
         self
     }
 
-    /// The revisions served, in any order (default: all four stateful revisions).
+    /// The revisions served, in any order (default: all of them: the four stateful revisions
+    /// through `initialize`, and 2026-07-28 per request). A list without a modern revision
+    /// serves no modern request (they get -32022); one with only modern revisions answers
+    /// `initialize` with the newest stateful revision still, as the spec's counter-offer.
     pub fn versions(mut self, versions: impl IntoIterator<Item = ProtocolVersion>) -> Self {
-        self.versions = versions.into_iter().filter(|v| v.is_supported()).collect();
+        let all: Vec<ProtocolVersion> = versions.into_iter().collect();
+        self.versions = all.iter().copied().filter(|v| v.is_supported()).collect();
+        self.modern_versions = Some(all.into_iter().filter(|v| v.is_modern()).collect());
+        self
+    }
+
+    /// The key that seals the `requestState` of multi round-trip requests (2026-07-28,
+    /// `[D26-38]`). Every node behind one load balancer must share it; the default is a random
+    /// key per server, so a state is only good on the server that issued it.
+    pub fn request_state_key(mut self, key: [u8; 32]) -> Self {
+        self.state_key = Some(key);
+        self
+    }
+
+    /// How long a sealed `requestState` stays good (default 10 minutes).
+    pub fn request_state_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.state_ttl = ttl;
+        self
+    }
+
+    /// The caching hints put on cacheable 2026-07-28 results whose handler set none (default:
+    /// `ttlMs` 0, `cacheScope` private).
+    pub fn cache_hints(mut self, hints: switchboard_types::modern::CacheHints) -> Self {
+        self.cache = hints;
+        self
+    }
+
+    /// The bound on `subscriptions/listen` streams open at once (default 1,024).
+    pub fn max_listen_streams(mut self, n: usize) -> Self {
+        self.max_listeners = n;
         self
     }
 
@@ -462,6 +510,12 @@ impl ServerBuilder {
                 max_subscriptions: self.max_subscriptions,
                 max_session_tools: self.max_session_tools,
                 config: self.config,
+                modern_versions: self
+                    .modern_versions
+                    .unwrap_or_else(|| ProtocolVersion::MODERN.to_vec()),
+                sealer: crate::modern::seal::Sealer::new(self.state_key, self.state_ttl),
+                listeners: Arc::new(crate::modern::listen::Listeners::new(self.max_listeners)),
+                cache: self.cache,
             }),
         })
     }
@@ -490,6 +544,11 @@ impl Server {
             max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
             max_session_tools: DEFAULT_MAX_SESSION_TOOLS,
             config: SessionConfig::default().with_name("server"),
+            modern_versions: None,
+            state_key: None,
+            state_ttl: crate::modern::seal::DEFAULT_STATE_TTL,
+            cache: crate::modern::DEFAULT_CACHE_HINTS,
+            max_listeners: crate::modern::listen::DEFAULT_MAX_LISTENERS,
         }
     }
 
@@ -514,7 +573,7 @@ impl Server {
     /// # Errors
     /// [`ServerError::TooManySessions`] when the session bound is reached.
     pub fn serve<T: Transport>(&self, transport: T) -> Result<ServerSession, ServerError> {
-        self.start(transport, None)
+        self.start(transport, Start::Fresh)
     }
 
     /// Serves one client whose handshake happened elsewhere (see [`crate::resume`]): the
@@ -531,17 +590,16 @@ impl Server {
         transport: T,
         resumption: &Resumption,
     ) -> Result<ServerSession, ServerError> {
+        if let Some(http) = &resumption.modern {
+            return self.start(transport, Start::Modern(http.clone()));
+        }
         let (version, client) = resumption
             .read()
             .map_err(ServerError::UnsupportedRevision)?;
-        self.start(transport, Some((version, client)))
+        self.start(transport, Start::Resumed(version, client))
     }
 
-    fn start<T: Transport>(
-        &self,
-        transport: T,
-        resumed: Option<(ProtocolVersion, Option<ClientIdentity>)>,
-    ) -> Result<ServerSession, ServerError> {
+    fn start<T: Transport>(&self, transport: T, how: Start) -> Result<ServerSession, ServerError> {
         let too_many = ServerError::TooManySessions {
             limit: self.inner.max_sessions,
         };
@@ -549,11 +607,16 @@ impl Server {
             return Err(too_many);
         }
         let id = self.inner.next_session.fetch_add(1, Ordering::Relaxed);
-        let state = Arc::new(SessionState::new(
-            id,
-            self.inner.max_subscriptions,
-            transport.control(),
-        ));
+        let mut state = SessionState::new(id, self.inner.max_subscriptions, transport.control());
+        let resumed = match how {
+            Start::Fresh => None,
+            Start::Modern(http) => {
+                state = state.modern(http);
+                None
+            }
+            Start::Resumed(version, client) => Some((version, client)),
+        };
+        let state = Arc::new(state);
         if let Some((version, client)) = resumed {
             self.establish(&state, version, client);
         }
@@ -692,6 +755,12 @@ impl Server {
     /// Sends `notifications/resources/updated` for `uri` to every session subscribed to it;
     /// returns how many were notified.
     pub fn resource_updated(&self, uri: &str) -> usize {
+        let listening =
+            self.inner
+                .listeners
+                .publish(&crate::modern::listen::Event::ResourceUpdated(
+                    uri.to_owned(),
+                ));
         let Ok(sessions) = self.inner.sessions.lock() else {
             return 0;
         };
@@ -714,11 +783,32 @@ impl Server {
                 });
             }
         }
-        n
+        n + listening
+    }
+
+    /// Ends every open `subscriptions/listen` stream (2026-07-28): each listen is answered
+    /// with its result, as a server going away should (`[D26-75]`).
+    pub fn close_listen_streams(&self) {
+        self.inner.listeners.close_all();
+    }
+
+    /// How many `subscriptions/listen` streams are open.
+    pub fn listen_stream_count(&self) -> usize {
+        self.inner.listeners.count()
     }
 
     /// Sends a parameterless notification to every ready session that may receive it.
     fn broadcast(&self, method: &'static str) {
+        use crate::modern::listen::Event;
+        let event = match method {
+            methods::NOTIFICATIONS_TOOLS_LIST_CHANGED => Some(Event::ToolsListChanged),
+            methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED => Some(Event::PromptsListChanged),
+            methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED => Some(Event::ResourcesListChanged),
+            _ => None,
+        };
+        if let Some(event) = event {
+            self.inner.listeners.publish(&event);
+        }
         let Ok(sessions) = self.inner.sessions.lock() else {
             return;
         };

@@ -27,10 +27,10 @@ use switchboard_types::tools::{CallToolRequestParams, CallToolResult, ListToolsR
 use switchboard_types::{ErrorCode, ErrorObject, Feature, MessageKind, Notification, Request};
 
 use switchboard_types::catalogue::{
-    self, CallTool, CancelTask, Cancelled, Complete, Direction, GetPrompt, GetTask, GetTaskPayload,
-    Initialize, Initialized, ListPrompts, ListResourceTemplates, ListResources, ListTasks,
-    ListTools, Method, MethodSpec, Ping, Progress, ReadResource, Refusal, SetLevel, Subscribe,
-    Unsubscribe,
+    self, CallTool, CancelTask, Cancelled, Complete, Direction, Discover, GetPrompt, GetTask,
+    GetTaskPayload, Initialize, Initialized, ListPrompts, ListResourceTemplates, ListResources,
+    ListTasks, ListTools, Method, MethodSpec, Ping, Progress, ReadResource, Refusal, SetLevel,
+    Subscribe, SubscriptionsListen, Unsubscribe,
 };
 
 use crate::completion::{CompletionQuery, CompletionRegistry, CompletionTarget};
@@ -93,11 +93,21 @@ pub(crate) struct ServerInner {
     pub(crate) max_subscriptions: usize,
     pub(crate) max_session_tools: usize,
     pub(crate) config: SessionConfig,
+    /// The modern revisions served per request (2026-07-28).
+    pub(crate) modern_versions: Vec<ProtocolVersion>,
+    /// Seals the `requestState` of multi round-trip requests.
+    pub(crate) sealer: crate::modern::seal::Sealer,
+    /// The open `subscriptions/listen` streams.
+    pub(crate) listeners: Arc<crate::modern::listen::Listeners>,
+    /// The caching hints put on cacheable modern results.
+    pub(crate) cache: switchboard_types::modern::CacheHints,
 }
 
 pub(crate) struct ServerService {
-    server: Arc<ServerInner>,
-    state: Arc<SessionState>,
+    pub(crate) server: Arc<ServerInner>,
+    pub(crate) state: Arc<SessionState>,
+    /// Set for a request served by the modern front door.
+    pub(crate) modern: Option<Arc<crate::modern::ModernCall>>,
 }
 
 fn ready(r: HandlerResult) -> BoxFuture<HandlerResult> {
@@ -113,7 +123,7 @@ fn poisoned() -> ErrorObject {
 }
 
 /// Parses required params; a failure is -32602 naming what is wrong.
-fn parse<T: DeserializeOwned>(req: &Request) -> Result<T, ErrorObject> {
+pub(crate) fn parse<T: DeserializeOwned>(req: &Request) -> Result<T, ErrorObject> {
     let text = req.params.as_ref().map_or("null", |p| p.get());
     serde_json::from_str(text).map_err(|e| invalid_params(&req.method, &e))
 }
@@ -128,10 +138,39 @@ fn parse_optional<T: DeserializeOwned + Default>(req: &Request) -> Result<T, Err
 
 impl ServerService {
     pub(crate) fn new(server: Arc<ServerInner>, state: Arc<SessionState>) -> Self {
-        ServerService { server, state }
+        ServerService {
+            server,
+            state,
+            modern: None,
+        }
     }
 
-    fn context(&self, cx: RequestContext) -> Context {
+    /// This service serving one modern request.
+    pub(crate) fn with_modern(&self, call: Arc<crate::modern::ModernCall>) -> Self {
+        ServerService {
+            server: self.server.clone(),
+            state: self.state.clone(),
+            modern: Some(call),
+        }
+    }
+
+    /// The revision the request being served speaks.
+    fn version(&self) -> Option<ProtocolVersion> {
+        match &self.modern {
+            Some(_) => Some(ProtocolVersion::V2026_07_28),
+            None => self.state.version(),
+        }
+    }
+
+    /// Whether the client of the request being served may see and call tool `name`.
+    fn allows(&self, name: &str) -> bool {
+        match &self.modern {
+            Some(call) => call.allow.allows(name),
+            None => self.state.allows(name),
+        }
+    }
+
+    pub(crate) fn context(&self, cx: RequestContext) -> Context {
         let session = ServerSession {
             state: self.state.clone(),
             peer: cx.peer().unrelated(),
@@ -141,6 +180,7 @@ impl ServerService {
             request: cx,
             session,
             task: None,
+            modern: self.modern.clone(),
         }
     }
 
@@ -172,6 +212,7 @@ impl ServerService {
             d.version = Some(version);
             d.client = Some(identity);
             d.allow = allow;
+            d.era = crate::modern::ConnEra::Legacy;
         }
         if let Some(p) = &req.params {
             self.state.handshake_completed(p.get());
@@ -205,7 +246,7 @@ impl ServerService {
         let registry = self.server.tools.read().map_err(|_| poisoned())?;
         let mut tools: Vec<Tool> = registry.iter().map(|t| t.tool.clone()).collect();
         tools.extend(tool::session_tools(&self.state));
-        tools.retain(|t| self.state.allows(&t.name));
+        tools.retain(|t| self.allows(&t.name));
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         tools.dedup_by(|a, b| a.name == b.name);
         Ok(tools)
@@ -240,7 +281,7 @@ impl ServerService {
             Ok(None) => return ready(Err(tool::unknown_tool(&params.name))),
             Err(e) => return ready(Err(e)),
         };
-        if !self.state.allows(&params.name) {
+        if !self.allows(&params.name) {
             return ready(Err(tool::tool_not_permitted(&params.name)));
         }
         // Validated in place as a JSON value, then handed to the tool without a copy.
@@ -254,7 +295,6 @@ impl ServerService {
             );
             // 2025-11-25 (SEP-1303): a result the model can read; earlier revisions: -32602.
             return if self
-                .state
                 .version()
                 .is_some_and(|v| v.supports(Feature::ToolInputErrorsAsResults))
             {
@@ -269,9 +309,15 @@ impl ServerService {
         let serde_json::Value::Object(arguments) = arguments else {
             return ready(Err(ErrorObject::internal("arguments are an object")));
         };
+        if let (Some(_), Some(http)) = (&self.modern, self.state.http_facts()) {
+            if let Err(e) = http.check_params(&tool.tool.input_schema, &arguments) {
+                return ready(Err(e));
+            }
+        }
         let run_as_task = match task::as_task(
             self.tasks_for_tools(),
-            params.task.is_some(),
+            // In 2026-07-28 a legacy `task` member is ignored (`[D26-137]`).
+            params.task.is_some() && self.modern.is_none(),
             tool.tool.task_support(),
             &params.name,
         ) {
@@ -419,7 +465,11 @@ impl ServerService {
             Err(_) => return ready(Err(poisoned())),
         };
         let Some((reader, vars)) = resolved else {
-            return ready(Err(resource_not_found(&params.uri)));
+            return ready(Err(match &self.modern {
+                // 2026-07-28: -32602 with `data.uri`, never -32002 (`[D26-98]`).
+                Some(_) => crate::context::resource_not_found_modern(&params.uri),
+                None => resource_not_found(&params.uri),
+            }));
         };
         let read = ResourceRead {
             uri: params.uri,
@@ -565,8 +615,10 @@ async fn run_checked(tool: &RegisteredTool, call: ToolCall) -> Result<CallToolRe
 }
 
 /// The requests the server serves itself, one route per catalogue method.
-pub(crate) fn builtin_requests() -> [(&'static str, Builtin<ServerService>); 17] {
+pub(crate) fn builtin_requests() -> [(&'static str, Builtin<ServerService>); 19] {
     [
+        (Discover::NAME, |s, _, _| ready(s.discover())),
+        (SubscriptionsListen::NAME, |s, r, cx| s.listen(r, cx)),
         (Initialize::NAME, |s, r, _| ready(s.initialize(&r))),
         (Ping::NAME, |_, _, _| ready(Ok(empty_object()))),
         (ListTools::NAME, |s, r, _| ready(s.list_tools(&r))),
@@ -605,7 +657,7 @@ pub(crate) fn builtin_notifications() -> [&'static str; 3] {
 impl ServerService {
     /// The inbound gate of a routed catalogue method: it must exist in the negotiated revision
     /// and the capability it needs must be one this server declared (-32601 otherwise).
-    fn gate_capability(
+    pub(crate) fn gate_capability(
         &self,
         spec: &MethodSpec,
         method: &str,
@@ -646,6 +698,40 @@ impl ServerService {
 
 impl Service for ServerService {
     fn call(&self, req: Request, cx: RequestContext) -> BoxFuture<HandlerResult> {
+        use crate::modern::ConnEra;
+        // The era: what opened the connection, or this request when nothing has yet
+        // (`[D26-120]`: only the protocol version key in `_meta` claims the modern era).
+        let claims = || {
+            req.params
+                .as_ref()
+                .is_some_and(|p| switchboard_types::modern::RequestEnvelope::claimed_by(p.get()))
+        };
+        match self.state.era() {
+            ConnEra::Modern => return self.modern_call(req, cx),
+            ConnEra::Undecided
+                if !self.server.modern_versions.is_empty()
+                    && claims()
+                    && self.state.decide_era(ConnEra::Modern) == ConnEra::Modern =>
+            {
+                return self.modern_call(req, cx);
+            }
+            // A method only the modern era has, without the envelope that would open it.
+            ConnEra::Undecided
+                if catalogue::request(&req.method)
+                    .is_some_and(|s| s.since >= ProtocolVersion::V2026_07_28) =>
+            {
+                return ready(Err(
+                    switchboard_types::modern::EnvelopeError::NoMeta.to_error_object()
+                ));
+            }
+            ConnEra::Legacy if claims() => {
+                return ready(Err(ErrorObject::invalid_request(
+                    "a request carrying a 2026-07-28 envelope on a session opened by initialize",
+                    "era_mismatch",
+                )));
+            }
+            _ => {}
+        }
         // One lock for both: this runs for every request.
         let (state, version) = self.state.lifecycle_and_version();
         let entry = self.server.router.request(&req.method);
@@ -720,6 +806,22 @@ impl Service for ServerService {
     }
 
     fn check_outbound(&self, kind: MessageKind, method: &str) -> Result<(), ErrorObject> {
+        if self.state.era() == crate::modern::ConnEra::Modern {
+            // 2026-07-28: no server requests (`[D26-1]`); notifications of this revision only.
+            let allowed = kind == MessageKind::Notification
+                && catalogue::notification(method).is_none_or(|s| {
+                    s.exists_in(ProtocolVersion::V2026_07_28)
+                        && s.sender.sends(Direction::ServerToClient)
+                });
+            return if allowed {
+                Ok(())
+            } else {
+                Err(ErrorObject::invalid_request(
+                    format!("{method} may not be sent in protocol revision 2026-07-28"),
+                    "not_in_revision",
+                ))
+            };
+        }
         let (state, version, client) = {
             let d = self.state.data.lock().map_err(|_| poisoned())?;
             (d.lifecycle, d.version, d.client.clone())

@@ -28,6 +28,8 @@ pub(crate) struct SessionFields {
     pub(crate) allow: AllowList,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) subscriptions: HashSet<String>,
+    /// The era this connection speaks (decided by what opened it).
+    pub(crate) era: crate::modern::ConnEra,
 }
 
 /// The state of one session, shared by its service and every handle to it.
@@ -38,6 +40,8 @@ pub(crate) struct SessionState {
     pub(crate) max_subscriptions: usize,
     /// What the transport offers; it keeps the session's snapshot for a later resume.
     control: Option<Arc<dyn TransportControl>>,
+    /// The HTTP headers of the one request a modern Streamable HTTP connection carries.
+    http: Option<Arc<crate::modern::HttpFacts>>,
 }
 
 impl SessionState {
@@ -55,11 +59,46 @@ impl SessionState {
                 allow: AllowList::All,
                 log_level: None,
                 subscriptions: HashSet::new(),
+                era: crate::modern::ConnEra::Undecided,
             }),
             extensions: Mutex::default(),
             max_subscriptions,
             control,
+            http: None,
         }
+    }
+
+    /// A connection a transport routed to the modern era, with its request's HTTP headers.
+    pub(crate) fn modern(mut self, http: Option<crate::modern::HttpFacts>) -> Self {
+        self.http = http.map(Arc::new);
+        if let Ok(d) = self.data.get_mut() {
+            d.era = crate::modern::ConnEra::Modern;
+        }
+        self
+    }
+
+    /// The HTTP headers of a modern Streamable HTTP request.
+    pub(crate) fn http_facts(&self) -> Option<&crate::modern::HttpFacts> {
+        self.http.as_deref()
+    }
+
+    /// The era this connection speaks.
+    pub(crate) fn era(&self) -> crate::modern::ConnEra {
+        self.data
+            .lock()
+            .map(|d| d.era)
+            .unwrap_or(crate::modern::ConnEra::Undecided)
+    }
+
+    /// Decides the era of an undecided connection; returns the era in force.
+    pub(crate) fn decide_era(&self, era: crate::modern::ConnEra) -> crate::modern::ConnEra {
+        let Ok(mut d) = self.data.lock() else {
+            return era;
+        };
+        if d.era == crate::modern::ConnEra::Undecided {
+            d.era = era;
+        }
+        d.era
     }
 
     /// Moves a fresh session straight to ready: its handshake happened elsewhere (see
@@ -71,6 +110,7 @@ impl SessionState {
         allow: AllowList,
     ) {
         if let Ok(mut d) = self.data.lock() {
+            d.era = crate::modern::ConnEra::Legacy;
             d.lifecycle = LifecycleState::Ready;
             d.version = Some(version);
             d.client = client;

@@ -189,6 +189,11 @@ impl Schemas {
             return self.validate_def(def, frame);
         }
         if let (Some(result), Some(method)) = (frame.get("result"), answering) {
+            if result.get("resultType").and_then(Value::as_str) == Some("input_required")
+                && self.has_def("InputRequiredResult")
+            {
+                return self.validate_def("InputRequiredResult", result);
+            }
             if let Some(def) = result_def_for(method) {
                 // A task-augmented tools/call is answered by a CreateTaskResult.
                 if method == CallTool::NAME

@@ -29,6 +29,7 @@ use crate::meta::{EmptyResult, NotificationParams, PaginatedRequestParams, Reque
 use crate::methods as m;
 use crate::modern::{
     DiscoverResult, SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
+    SubscriptionsListenResult,
 };
 use crate::prompts::{GetPromptRequestParams, GetPromptResult, ListPromptsResult};
 use crate::resources::{
@@ -717,7 +718,7 @@ methods! {
         params RequestParams, result DiscoverResult;
     /// `subscriptions/listen` (C→S, 2026-07-28): a stream of the change notifications asked for.
     request SubscriptionsListen = spec(m::SUBSCRIPTIONS_LISTEN, R, Sender::Client, P::Utility, None).since(V2026_07_28),
-        params SubscriptionsListenRequestParams, result EmptyResult;
+        params SubscriptionsListenRequestParams, result SubscriptionsListenResult;
 
     /// `notifications/initialized` (C→S).
     notification Initialized = spec(m::NOTIFICATIONS_INITIALIZED, N, Sender::Client, P::Lifecycle, None).until(V2026_07_28),

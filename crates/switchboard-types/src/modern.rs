@@ -309,6 +309,7 @@ pub fn may_require_input(method: &str) -> bool {
 /// `{method, params}`, `params` optional for `roots/list`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "method", content = "params")]
+#[allow(clippy::large_enum_variant)] // a wire value, built a few times per request
 pub enum InputRequest {
     /// `elicitation/create`.
     #[serde(rename = "elicitation/create")]
@@ -487,6 +488,10 @@ pub struct SubscriptionsListenRequestParams {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<JsonObject>,
 }
+
+/// The result of `subscriptions/listen`, sent when the server ends the stream: `resultType` and
+/// `_meta` (with the subscription id) only.
+pub type SubscriptionsListenResult = crate::meta::EmptyResult;
 
 /// `notifications/subscriptions/acknowledged` params.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

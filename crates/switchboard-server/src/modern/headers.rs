@@ -1,0 +1,322 @@
+//! The Streamable HTTP headers a 2026-07-28 request carries besides its body (`[D26-57]`..
+//! `[D26-66]`), checked against the body by the server role (the transport hands them over
+//! without reading the body): `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the
+//! `Mcp-Param-*` headers a tool's `x-mcp-header` annotations designate. A disagreement, a missing
+//! header or a malformed value is -32020 (`[D26-58]`).
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::Value;
+use switchboard_types::ErrorObject;
+use switchboard_types::methods;
+use switchboard_types::modern::header_mismatch;
+
+/// `MCP-Protocol-Version`, lower-cased as HTTP header names are compared.
+pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+/// `Mcp-Method`.
+pub const METHOD: &str = "mcp-method";
+/// `Mcp-Name`.
+pub const NAME: &str = "mcp-name";
+/// The prefix of `Mcp-Param-{X}`.
+pub const PARAM_PREFIX: &str = "mcp-param-";
+
+/// The `Mcp-*` headers of one HTTP request: lower-cased names, values as sent (`None` for a
+/// value that is not visible ASCII).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HttpFacts {
+    headers: Vec<(String, Option<String>)>,
+}
+
+impl HttpFacts {
+    /// Facts from `(name, value)` pairs; only `mcp-*` names are kept (the first of each name).
+    pub fn new(pairs: impl IntoIterator<Item = (String, Option<String>)>) -> Self {
+        let mut headers: Vec<(String, Option<String>)> = Vec::new();
+        for (name, value) in pairs {
+            let name = name.to_ascii_lowercase();
+            if name.starts_with("mcp-") && !headers.iter().any(|(n, _)| *n == name) {
+                headers.push((name, value));
+            }
+        }
+        HttpFacts { headers }
+    }
+
+    /// The value of `name` (lower case), trimmed of surrounding whitespace (`[D26-59]`).
+    ///
+    /// # Errors
+    /// -32020 for a value with characters a header may not carry.
+    fn get(&self, name: &str) -> Result<Option<&str>, ErrorObject> {
+        match self.headers.iter().find(|(n, _)| n == name) {
+            None => Ok(None),
+            Some((_, Some(v))) => Ok(Some(v.trim_matches([' ', '\t']))),
+            Some((_, None)) => Err(header_mismatch(
+                format!("header {name} carries invalid characters"),
+                name,
+            )),
+        }
+    }
+
+    /// Checks `MCP-Protocol-Version` and `Mcp-Method` against the body (`[D26-57]`, `[D26-58]`).
+    ///
+    /// # Errors
+    /// -32020 naming the header.
+    pub(crate) fn check_envelope(&self, version: &str, method: &str) -> Result<(), ErrorObject> {
+        match self.get(PROTOCOL_VERSION)? {
+            None => {
+                return Err(header_mismatch(
+                    "the MCP-Protocol-Version header is required",
+                    PROTOCOL_VERSION,
+                ));
+            }
+            Some(v) if v != version => {
+                return Err(header_mismatch(
+                    format!(
+                        "the MCP-Protocol-Version header ({}) does not match the body's protocol version ({})",
+                        switchboard_types::error::echo(v),
+                        switchboard_types::error::echo(version)
+                    ),
+                    PROTOCOL_VERSION,
+                ));
+            }
+            Some(_) => {}
+        }
+        match self.get(METHOD)? {
+            None => Err(header_mismatch("the Mcp-Method header is required", METHOD)),
+            Some(m) if m != method => Err(header_mismatch(
+                format!(
+                    "the Mcp-Method header ({}) does not match the body's method",
+                    switchboard_types::error::echo(m)
+                ),
+                METHOD,
+            )),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// Checks `Mcp-Name` against the body's name-bearing member, for the methods that have one.
+    ///
+    /// # Errors
+    /// -32020 when the header is missing, malformed or different.
+    pub(crate) fn check_name(&self, method: &str, params: &Value) -> Result<(), ErrorObject> {
+        let member = match method {
+            methods::TOOLS_CALL | methods::PROMPTS_GET => "name",
+            methods::RESOURCES_READ => "uri",
+            methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL => "taskId",
+            _ => return Ok(()),
+        };
+        let Some(body) = params.get(member).and_then(Value::as_str) else {
+            // The body is malformed; its own check reports it (-32602).
+            return Ok(());
+        };
+        let Some(header) = self.get(NAME)? else {
+            return Err(header_mismatch(
+                format!("the Mcp-Name header is required for {method}"),
+                NAME,
+            ));
+        };
+        if decode(header, NAME)? != body {
+            return Err(header_mismatch(
+                format!("the Mcp-Name header does not match params.{member}"),
+                NAME,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks the `Mcp-Param-*` headers a tool's `inputSchema` designates against its arguments
+    /// (`[D26-63]`): a designated argument present and not null needs its header with the same
+    /// value; a header without its argument disagrees with the body.
+    ///
+    /// # Errors
+    /// -32020 naming the header.
+    pub(crate) fn check_params(
+        &self,
+        schema: &serde_json::Map<String, Value>,
+        arguments: &serde_json::Map<String, Value>,
+    ) -> Result<(), ErrorObject> {
+        for (property, header) in designated(schema) {
+            let name = format!("{PARAM_PREFIX}{}", header.to_ascii_lowercase());
+            let value = arguments.get(&property).filter(|v| !v.is_null());
+            let sent = self.get(&name)?;
+            match (value, sent) {
+                (None, None) => {}
+                (Some(_), None) => {
+                    return Err(header_mismatch(
+                        format!(
+                            "the Mcp-Param-{header} header is required: argument {property} is set"
+                        ),
+                        &name,
+                    ));
+                }
+                (None, Some(_)) => {
+                    return Err(header_mismatch(
+                        format!(
+                            "the Mcp-Param-{header} header is sent but argument {property} is not"
+                        ),
+                        &name,
+                    ));
+                }
+                (Some(v), Some(h)) => {
+                    let h = decode(h, &name)?;
+                    if !same_value(v, &h) {
+                        return Err(header_mismatch(
+                            format!(
+                                "the Mcp-Param-{header} header does not match argument {property}"
+                            ),
+                            &name,
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `(property, header name)` for each root property annotated with `x-mcp-header`.
+fn designated(schema: &serde_json::Map<String, Value>) -> Vec<(String, String)> {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    props
+        .iter()
+        .filter_map(|(name, p)| {
+            let h = p.get("x-mcp-header")?.as_str()?;
+            Some((name.clone(), h.to_owned()))
+        })
+        .collect()
+}
+
+/// A header value as text: the Base64 sentinel `=?base64?…?=` decoded strictly (canonical
+/// padding, standard alphabet), anything else literally (`[D26-63]`, `[D26-66]`).
+///
+/// # Errors
+/// -32020 for invalid Base64 or a decoded value that is not UTF-8.
+fn decode(value: &str, header: &str) -> Result<String, ErrorObject> {
+    let Some(inner) = value
+        .strip_prefix("=?base64?")
+        .and_then(|v| v.strip_suffix("?="))
+    else {
+        return Ok(value.to_owned());
+    };
+    let bytes = STANDARD
+        .decode(inner)
+        .map_err(|_| header_mismatch(format!("header {header} holds invalid Base64"), header))?;
+    String::from_utf8(bytes)
+        .map_err(|_| header_mismatch(format!("header {header} decodes to invalid UTF-8"), header))
+}
+
+/// Whether the argument `v` and the header text `h` are the same value: strings exactly,
+/// numbers numerically (`42` = `42.0`), booleans as `true` / `false`.
+fn same_value(v: &Value, h: &str) -> bool {
+    match v {
+        Value::String(s) => s == h,
+        Value::Bool(b) => h == if *b { "true" } else { "false" },
+        Value::Number(n) => h
+            .parse::<f64>()
+            .ok()
+            .zip(n.as_f64())
+            .is_some_and(|(a, b)| a == b),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use switchboard_types::ErrorCode;
+    use switchboard_types::methods;
+
+    fn facts(pairs: &[(&str, &str)]) -> HttpFacts {
+        HttpFacts::new(
+            pairs
+                .iter()
+                .map(|(n, v)| ((*n).to_owned(), Some((*v).to_owned()))),
+        )
+    }
+
+    #[test]
+    fn d26_58_d26_59_version_method_and_name_match_the_body() {
+        let f = facts(&[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", methods::TOOLS_CALL),
+            ("mcp-name", "  echo  "),
+        ]);
+        f.check_envelope("2026-07-28", methods::TOOLS_CALL).unwrap();
+        f.check_name(methods::TOOLS_CALL, &serde_json::json!({"name": "echo"}))
+            .unwrap();
+        let e = f
+            .check_envelope("v999.0.0", methods::TOOLS_CALL)
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::HEADER_MISMATCH);
+        assert!(f.check_envelope("2026-07-28", methods::TOOLS_LIST).is_err());
+        assert!(
+            f.check_name(methods::TOOLS_CALL, &serde_json::json!({"name": "other"}))
+                .is_err()
+        );
+        let upper = facts(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "TOOLS/LIST"),
+        ]);
+        assert!(
+            upper
+                .check_envelope("2026-07-28", methods::TOOLS_LIST)
+                .is_err(),
+            "values are case-sensitive"
+        );
+        let none = facts(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", methods::TOOLS_CALL),
+        ]);
+        assert!(
+            none.check_name(methods::TOOLS_CALL, &serde_json::json!({"name": "echo"}))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn d26_63_param_headers_are_decoded_strictly_and_required_both_ways() {
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "n": {"type": "integer", "x-mcp-header": "N"}}});
+        let schema = schema.as_object().unwrap().clone();
+        let args = |v: serde_json::Value| v.as_object().unwrap().clone();
+        facts(&[("mcp-param-region", "eu"), ("mcp-param-n", "42")])
+            .check_params(
+                &schema,
+                &args(serde_json::json!({"region": "eu", "n": 42.0})),
+            )
+            .unwrap();
+        facts(&[("mcp-param-region", "=?base64?SGVsbG8=?=")])
+            .check_params(&schema, &args(serde_json::json!({"region": "Hello"})))
+            .unwrap();
+        for (header, body) in [
+            ("=?base64?SGVsbG8?=", "Hello"),
+            ("=?base64?SGV$bG8=?=", "Hello"),
+            ("us", "eu"),
+        ] {
+            let e = facts(&[("mcp-param-region", header)])
+                .check_params(&schema, &args(serde_json::json!({"region": body})))
+                .unwrap_err();
+            assert_eq!(e.code, ErrorCode::HEADER_MISMATCH, "{header}");
+        }
+        assert!(
+            facts(&[])
+                .check_params(&schema, &args(serde_json::json!({"region": "eu"})))
+                .is_err()
+        );
+        facts(&[])
+            .check_params(&schema, &args(serde_json::json!({"region": null})))
+            .unwrap();
+        assert!(
+            facts(&[("mcp-param-region", "eu")])
+                .check_params(&schema, &args(serde_json::json!({})))
+                .is_err()
+        );
+        assert_eq!(
+            decode("SGVsbG8", NAME).unwrap(),
+            "SGVsbG8",
+            "no sentinel: literal"
+        );
+    }
+}

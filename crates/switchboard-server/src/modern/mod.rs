@@ -1,0 +1,332 @@
+//! The modern era (revision 2026-07-28): the second front door of the same server.
+//!
+//! A connection's era is decided by what opens it ([`ConnEra`], `[D26-120]`): `initialize`
+//! opens a 2025-era session (the legacy front door in `service`); a request whose `_meta`
+//! carries the protocol version opens a modern connection, on which every request stands alone
+//! (`[D26-5]`). A Streamable HTTP request routed to the modern era arrives on a connection of its
+//! own that is modern from the start, with its `Mcp-*` headers ([`HttpFacts`]).
+//!
+//! Each modern request climbs the validation ladder (`[D26-12]`): envelope (-32602), headers
+//! (-32020), version (-32022), method (-32601, also for the methods this revision removed); then
+//! the same handlers as in a 2025 session run, with a context that answers their requests for
+//! client input from the request's `inputResponses` and sealed `requestState`
+//! ([`mrtr`]); what they return gets the members this revision adds (`resultType`,
+//! `_meta.serverInfo`, caching hints on cacheable results).
+
+pub mod headers;
+pub(crate) mod listen;
+pub(crate) mod mrtr;
+pub(crate) mod seal;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use switchboard_jsonrpc::{BoxFuture, HandlerResult, RequestContext};
+use switchboard_types::catalogue::{self, Method, SubscriptionsAcknowledged};
+use switchboard_types::error::echo;
+use switchboard_types::jsonrpc::to_raw;
+use switchboard_types::methods;
+use switchboard_types::modern::{
+    self as wire, CacheHints, DiscoverResult, InputRequiredResult, RequestEnvelope, ResultType,
+    SERVER_INFO_KEY, SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
+};
+use switchboard_types::{ErrorCode, ErrorObject, ProtocolVersion, Request, ServerCapabilities};
+
+pub use headers::HttpFacts;
+pub use listen::{DEFAULT_MAX_LISTENERS, LISTENER_QUEUE};
+pub(crate) use mrtr::{Asked, ModernCall};
+pub use seal::{DEFAULT_STATE_TTL, MAX_STATE_BYTES};
+
+use crate::policy::{AllowList, ClientIdentity};
+use crate::router::RequestRoute;
+use crate::service::{ServerInner, ServerService};
+use mrtr::{Stopped, Suspendable};
+
+/// Which era a connection speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum ConnEra {
+    /// Nothing has opened it yet.
+    #[default]
+    Undecided,
+    /// `initialize` opened it (or it resumed a 2025-era session).
+    Legacy,
+    /// A modern request opened it, or its transport routed it to the modern era.
+    Modern,
+}
+
+fn ready(r: HandlerResult) -> BoxFuture<HandlerResult> {
+    Box::pin(std::future::ready(r))
+}
+
+fn ok<T: serde::Serialize>(value: &T) -> HandlerResult {
+    to_raw(value).map_err(|e| ErrorObject::internal(format!("result serialization failed: {e}")))
+}
+
+/// -32602 for params that are not an object at all.
+fn params_not_object(method: &str) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::INVALID_PARAMS,
+        format!(
+            "Invalid params for {}: params must be an object carrying _meta",
+            echo(method)
+        ),
+    )
+    .with_data(serde_json::json!({"reason": "invalid_envelope", "spec": "D26-9"}))
+}
+
+/// The server's capabilities as this revision has them: no `tasks` (`[D26-137]`).
+pub(crate) fn capabilities(caps: &ServerCapabilities) -> ServerCapabilities {
+    let mut caps = caps.clone();
+    caps.tasks = None;
+    caps
+}
+
+/// What an MRTR-capable request names as its target (the state is bound to it).
+fn target_of(params: &Map<String, Value>) -> String {
+    params
+        .get("name")
+        .or_else(|| params.get("uri"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+impl ServerInner {
+    /// `_meta` holding `serverInfo` (`[D26-19]` results SHOULD identify the server).
+    pub(crate) fn server_info_meta(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        if let Ok(v) = serde_json::to_value(&self.info) {
+            m.insert(SERVER_INFO_KEY.into(), v);
+        }
+        m
+    }
+
+    /// The modern revisions served, as strings.
+    fn modern_version_names(&self) -> Vec<&'static str> {
+        self.modern_versions.iter().map(|v| v.as_str()).collect()
+    }
+
+    /// A handler's result with the members this revision adds: `resultType` (complete unless
+    /// set), `_meta.serverInfo`, and the caching hints on the results that carry them.
+    fn finish(&self, method: &str, raw: &str) -> HandlerResult {
+        let mut map: Map<String, Value> = serde_json::from_str(raw)
+            .map_err(|e| ErrorObject::internal(format!("result is not an object: {e}")))?;
+        map.entry("resultType")
+            .or_insert_with(|| Value::String(ResultType::Complete.as_str().into()));
+        if let Value::Object(meta) = map
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()))
+        {
+            for (k, v) in self.server_info_meta() {
+                meta.entry(k).or_insert(v);
+            }
+        }
+        if wire::is_cacheable(method) {
+            map.entry("ttlMs").or_insert(self.cache.ttl_ms.into());
+            if let Ok(scope) = serde_json::to_value(self.cache.cache_scope) {
+                map.entry("cacheScope").or_insert(scope);
+            }
+        }
+        to_raw(&map).map_err(|e| ErrorObject::internal(e.to_string()))
+    }
+}
+
+impl ServerService {
+    /// The modern front door (see the module docs).
+    pub(crate) fn modern_call(&self, req: Request, cx: RequestContext) -> BoxFuture<HandlerResult> {
+        let prepared = match self.modern_prepare(&req) {
+            Ok(p) => p,
+            Err(e) => return ready(Err(e)),
+        };
+        let (route, call, target) = prepared;
+        let view = self.with_modern(call.clone());
+        let method = req.method.clone();
+        let fut = match route {
+            RequestRoute::Builtin(f) => f(&view, req, cx),
+            RequestRoute::User(h) => h(req.params, view.context(cx)),
+        };
+        let server = self.server.clone();
+        Box::pin(async move {
+            match Suspendable::new(fut, call).await {
+                Ok(Ok(raw)) => server.finish(&method, raw.get()),
+                Ok(Err(e)) => Err(e),
+                Err(Stopped::MissingCapability(required)) => Err(wire::missing_capability(
+                    format!(
+                        "{} needs a client capability this request did not declare",
+                        echo(&method)
+                    ),
+                    &required,
+                )),
+                Err(Stopped::InputRequired { asked, carried }) => {
+                    let state = server.sealer.seal(&method, &target, carried)?;
+                    let mut result = InputRequiredResult::new(asked, Some(state));
+                    result.meta = Some(server.server_info_meta());
+                    ok(&result)
+                }
+            }
+        })
+    }
+
+    /// The validation ladder (`[D26-12]`), then the request's modern facts.
+    #[allow(clippy::type_complexity)]
+    fn modern_prepare(
+        &self,
+        req: &Request,
+    ) -> Result<(RequestRoute<ServerService>, Arc<ModernCall>, String), ErrorObject> {
+        let server = &self.server;
+        // 1. The envelope.
+        let params: Map<String, Value> = match &req.params {
+            None => return Err(wire::EnvelopeError::NoParams.to_error_object()),
+            Some(p) => serde_json::from_str(p.get()).map_err(|_| params_not_object(&req.method))?,
+        };
+        let envelope = RequestEnvelope::from_params(&params).map_err(|e| e.to_error_object())?;
+        // 2. The HTTP headers against the body.
+        if let Some(http) = self.state.http_facts() {
+            http.check_envelope(&envelope.protocol_version, &req.method)?;
+            http.check_name(&req.method, &Value::Object(params.clone()))?;
+        }
+        // 3. The revision.
+        let served = ProtocolVersion::parse(&envelope.protocol_version)
+            .filter(|v| server.modern_versions.contains(v));
+        if served.is_none() {
+            return Err(wire::unsupported_version(
+                &envelope.protocol_version,
+                &server.modern_version_names(),
+            ));
+        }
+        let version = served.unwrap_or(ProtocolVersion::V2026_07_28);
+        // 4. The method: one this revision has and this server serves.
+        let entry = server.router.request(&req.method);
+        let in_revision = catalogue::request(&req.method).is_none_or(|s| s.exists_in(version));
+        let Some(entry) = entry.filter(|_| in_revision) else {
+            return Err(ErrorObject::method_not_found(&req.method));
+        };
+        if let Some(spec) = entry.spec {
+            self.gate_capability(spec, &req.method, Some(version))?;
+        }
+        // 5. The answers gathered in earlier rounds and this one.
+        let may_require_input = wire::may_require_input(&req.method);
+        let target = target_of(&params);
+        let mut answers = BTreeMap::new();
+        if may_require_input {
+            match params.get("requestState") {
+                None => {}
+                Some(Value::String(s)) => answers = server.sealer.open(s, &req.method, &target)?,
+                Some(_) => return Err(seal::bad_state("not a string")),
+            }
+            match params.get("inputResponses") {
+                None => {}
+                Some(Value::Object(responses)) => {
+                    answers.extend(responses.iter().map(|(k, v)| (k.clone(), v.clone())));
+                }
+                Some(_) => {
+                    return Err(ErrorObject::new(
+                        ErrorCode::INVALID_PARAMS,
+                        "Invalid params: inputResponses must be an object",
+                    )
+                    .with_data(serde_json::json!({"reason": "invalid_input_responses"})));
+                }
+            }
+        }
+        let allow = match &server.policy {
+            None => AllowList::All,
+            Some(policy) => policy(&ClientIdentity {
+                info: envelope
+                    .client_info
+                    .clone()
+                    .unwrap_or_else(|| switchboard_types::Implementation::new("", "")),
+                capabilities: envelope.client_capabilities.clone(),
+            }),
+        };
+        let call = Arc::new(ModernCall::new(envelope, may_require_input, answers, allow));
+        Ok((entry.handler.clone(), call, target))
+    }
+
+    /// `server/discover` (`[D26-24]`, `[D26-25]`).
+    pub(crate) fn discover(&self) -> HandlerResult {
+        let server = &self.server;
+        ok(&DiscoverResult {
+            result_type: ResultType::Complete,
+            supported_versions: server
+                .modern_version_names()
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+            capabilities: capabilities(&server.capabilities),
+            instructions: server.instructions.clone(),
+            cache: server.cache,
+            meta: Some(server.server_info_meta()),
+            extra: Map::new(),
+        })
+    }
+
+    /// `subscriptions/listen` (`[D26-67]`..`[D26-76]`): the acknowledgement first, then the
+    /// events asked for, each tagged with this request's id, until the client goes away or the
+    /// server closes its listen streams (the request is then answered).
+    pub(crate) fn listen(&self, req: Request, cx: RequestContext) -> BoxFuture<HandlerResult> {
+        let params: SubscriptionsListenRequestParams = match crate::service::parse(&req) {
+            Ok(p) => p,
+            Err(e) => return ready(Err(e)),
+        };
+        let agreed = listen::agreed(&params.notifications, &self.server.capabilities);
+        let Some(mut listening) = self.server.listeners.open(agreed.clone()) else {
+            return ready(Err(ErrorObject::internal("too many open listen streams")
+                .with_data(serde_json::json!({"reason": "too_many_listen_streams"}))));
+        };
+        Box::pin(async move {
+            let meta = wire::subscription_meta(cx.id());
+            let ack = SubscriptionsAcknowledgedNotificationParams {
+                notifications: agreed,
+                meta: Some(meta.clone()),
+            };
+            cx.peer()
+                .notify(SubscriptionsAcknowledged::NAME, Some(&ack))
+                .await
+                .map_err(|e| ErrorObject::internal(e.to_string()))?;
+            while let Some(event) = listening.events.recv().await {
+                let (method, mut params) = match event {
+                    listen::Event::ToolsListChanged => {
+                        (methods::NOTIFICATIONS_TOOLS_LIST_CHANGED, Map::new())
+                    }
+                    listen::Event::PromptsListChanged => {
+                        (methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED, Map::new())
+                    }
+                    listen::Event::ResourcesListChanged => {
+                        (methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED, Map::new())
+                    }
+                    listen::Event::ResourceUpdated(uri) => {
+                        let mut p = Map::new();
+                        p.insert("uri".into(), Value::String(uri));
+                        (methods::NOTIFICATIONS_RESOURCES_UPDATED, p)
+                    }
+                };
+                params.insert("_meta".into(), Value::Object(meta.clone()));
+                if cx.peer().notify(method, Some(&params)).await.is_err() {
+                    break;
+                }
+            }
+            ok(&serde_json::json!({"_meta": meta}))
+        })
+    }
+}
+
+/// The cache hints a server puts on its cacheable results unless a handler set its own.
+pub const DEFAULT_CACHE_HINTS: CacheHints = CacheHints {
+    ttl_ms: 0,
+    cache_scope: wire::CacheScope::Private,
+};
+
+/// What a handler's ask found, for the context (see [`mrtr`]).
+pub(crate) async fn ask<R: serde::de::DeserializeOwned>(
+    call: &ModernCall,
+    key: Option<&str>,
+    request: wire::InputRequest,
+) -> Option<R> {
+    match call.ask::<R>(key, request) {
+        Asked::Answer(r) => Some(r),
+        // The front door drops this future once the handler's poll ends.
+        Asked::Suspend => std::future::pending().await,
+        Asked::NotHere => None,
+    }
+}
