@@ -95,6 +95,10 @@ pub struct HttpConfig {
     /// answer; the client is anonymous and declares no capability, so the server sends it no
     /// request. `initialize` is answered (without `Mcp-Session-Id`); GET and DELETE get 405.
     pub stateless: bool,
+    /// Serve the modern era (2026-07-28) beside the 2025 one: a POST whose
+    /// `MCP-Protocol-Version` names it is served without a session (see the `modern` module).
+    /// On by default; off, such a POST is refused as an unsupported revision (400).
+    pub modern: bool,
     /// The largest POST body accepted, in bytes; more gets 413. Keep it within the engine's
     /// `SessionConfig::max_frame_bytes` (16 MiB by default): a larger frame is answered by the
     /// engine with an error without id, which no POST can be matched with.
@@ -191,6 +195,7 @@ impl Default for HttpConfig {
             path: DEFAULT_PATH.to_owned(),
             json_response: false,
             stateless: false,
+            modern: true,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
             max_sessions: DEFAULT_MAX_SESSIONS,

@@ -54,6 +54,7 @@ pub mod config;
 pub mod event_store;
 mod headers;
 mod listener;
+mod modern;
 #[cfg(feature = "proxy")]
 pub mod proxy;
 mod reply;

@@ -476,7 +476,11 @@ impl Routing {
             return;
         }
         let (max_bytes, stall) = (self.stream_queue_bytes, self.stall);
-        let live = Live { seq: id.seq, bytes };
+        let live = Live {
+            seq: id.seq,
+            bytes,
+            last,
+        };
         if id.stream == STANDALONE {
             let Some(c) = self.standalone_conn.as_mut() else {
                 return;

@@ -220,6 +220,7 @@ impl StreamableHttpService {
         };
         let origin = Origin {
             resume: Some(Resume {
+                modern: None,
                 protocol_version: version,
                 snapshot: record.snapshot.clone(),
             }),
@@ -349,10 +350,13 @@ impl StreamableHttpService {
             Ok(p) => p,
             Err(resp) => return resp,
         };
+        let has_session_header = headers::session_id(&parts.headers).is_some();
+        if cfg.modern && crate::modern::routes_modern(&parts.headers, has_session_header) {
+            return self.post_modern(&parts.headers, text, post).await;
+        }
         if cfg.stateless {
             return self.post_stateless(&parts.headers, text, post).await;
         }
-        let has_session_header = headers::session_id(&parts.headers).is_some();
         let (session, created) = if post.initialize && !has_session_header {
             match self.create_session() {
                 Ok(s) => (s, true),
@@ -404,6 +408,7 @@ impl StreamableHttpService {
         let _slot = EphemeralSlot(&self.inner.ephemeral);
         let origin = Origin {
             resume: (!post.initialize).then_some(Resume {
+                modern: None,
                 protocol_version: version,
                 snapshot: None,
             }),
@@ -422,6 +427,90 @@ impl StreamableHttpService {
             // when its stream ends (the `ConnGuard`).
             session.terminate().await;
         }
+        resp
+    }
+
+    /// A request of the modern era (see [`crate::modern`]): a connection of its own, no session;
+    /// JSON with the status of its error code when the answer comes first, SSE otherwise.
+    async fn post_modern(
+        &self,
+        req_headers: &http::HeaderMap,
+        text: String,
+        post: Post,
+    ) -> Response<Body> {
+        if !post.answered {
+            // Notifications concern no session in this era (`[D26-54]`).
+            return reply::accepted();
+        }
+        let max = self.inner.registry.max;
+        if self.inner.ephemeral.fetch_add(1, Ordering::AcqRel) >= max {
+            self.inner.ephemeral.fetch_sub(1, Ordering::AcqRel);
+            return too_many_sessions();
+        }
+        let _slot = EphemeralSlot(&self.inner.ephemeral);
+        let version = req_headers
+            .get(headers::PROTOCOL_VERSION)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.trim().to_owned());
+        let origin = Origin {
+            resume: Some(Resume {
+                protocol_version: version,
+                snapshot: None,
+                modern: Some(crate::modern::mcp_headers(req_headers)),
+            }),
+            stored: false,
+            ephemeral: true,
+            stream_base: 0,
+        };
+        let session = match self.start_session(Arc::from(""), origin) {
+            Ok(s) => s,
+            Err(resp) => return resp,
+        };
+        let registered = match session.routing.lock() {
+            Ok(mut r) => r.register(post.ids, false, post.batch),
+            Err(_) => Err(RouteError::Closed),
+        };
+        let Ok(Registration::Sse {
+            stream,
+            conn,
+            mut rx,
+        }) = registered
+        else {
+            session.terminate().await;
+            return internal("the request could not be registered");
+        };
+        if !session.forward(text).await {
+            session.terminate().await;
+            return internal("the request could not be handed to the server");
+        }
+        let Some(first) = rx.rx.recv().await else {
+            // Ended without an answer (the server went away).
+            session.terminate().await;
+            return internal("the server ended the request without an answer");
+        };
+        rx.took(&first);
+        if first.last {
+            session.terminate().await;
+            let answer = crate::modern::data_of(&first.bytes)
+                .unwrap_or_default()
+                .to_owned();
+            let status = crate::modern::status_for(&answer);
+            let mut resp = json_response(answer);
+            *resp.status_mut() = status;
+            return resp;
+        }
+        let body = SseBody {
+            preface: VecDeque::from([first.bytes.clone()]),
+            replay: None,
+            live: Some(rx),
+            floor: first.seq,
+            _guard: None,
+            keep_alive: self.inner.config.keep_alive,
+            close_at: None,
+        };
+        let mut resp = self.sse_response(&session, stream, conn, body);
+        resp.headers_mut()
+            .insert("x-accel-buffering", HeaderValue::from_static("no"));
         resp
     }
 

@@ -54,6 +54,10 @@ pub struct Resume {
     /// ([`TransportControl::save_snapshot`]), as the session store keeps it. `None` for a
     /// stateless request, and for a session whose role handed over none.
     pub snapshot: Option<Arc<str>>,
+    /// Set for a request of the modern era (2026-07-28): its `Mcp-*` headers (lower-cased
+    /// names; `None` for a value that is not visible ASCII), for the role to check against the
+    /// body. Such a connection has no session and no handshake.
+    pub modern: Option<Vec<(String, Option<String>)>>,
 }
 
 impl fmt::Debug for HttpSessionTransport {

@@ -42,6 +42,8 @@ const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 pub(crate) struct Live {
     pub(crate) seq: u64,
     pub(crate) bytes: Bytes,
+    /// The stream's final event (the answer that ends it).
+    pub(crate) last: bool,
 }
 
 /// What is queued for one connection and not yet taken by its body, shared by the router (which

@@ -66,6 +66,11 @@ pub mod server_http {
         move |transport| {
             let session = match transport.resume() {
                 None => server.serve(transport),
+                Some(resume) if resume.modern.is_some() => {
+                    let headers = resume.modern.clone().unwrap_or_default();
+                    let facts = switchboard_server::HttpFacts::new(headers);
+                    server.serve_resumed(transport, &Resumption::modern(Some(facts)))
+                }
                 Some(resume) => {
                     let resumption =
                         Resumption::new(resume.protocol_version.clone(), resume.snapshot.clone());
