@@ -89,8 +89,8 @@ async fn every_row_of_the_everything_contract() {
     let tools = c.list_tools().await.unwrap();
     assert_eq!(
         tools.len(),
-        23,
-        "20 contract tools and the three task tools"
+        37,
+        "20 contract tools, the three task tools and the fourteen 2026-07-28 conformance fixtures"
     );
     for name in [
         "test_task_slow",
@@ -229,7 +229,11 @@ async fn every_row_of_the_everything_contract() {
     c.ping().await.unwrap();
     assert_eq!(*updates.lock().unwrap(), ["test://watched-resource"]);
     // §4 prompts
-    assert_eq!(c.list_prompts().await.unwrap().len(), 4);
+    assert_eq!(
+        c.list_prompts().await.unwrap().len(),
+        5,
+        "four contract prompts and the 2026-07-28 input-required one"
+    );
     let p = c
         .get_prompt("test_prompt_with_arguments", [("arg1", "x"), ("arg2", "y")])
         .await

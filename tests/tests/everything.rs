@@ -508,7 +508,8 @@ async fn contract_4_prompts() {
             "test_simple_prompt",
             "test_prompt_with_arguments",
             "test_prompt_with_embedded_resource",
-            "test_prompt_with_image"
+            "test_prompt_with_image",
+            "test_input_required_result_prompt"
         ]
     );
     let r = c
@@ -628,10 +629,15 @@ async fn json_schema_2020_12_tool_keeps_its_schema_verbatim() {
             "type",
             "$defs",
             "properties",
+            "allOf",
+            "if",
+            "then",
+            "else",
             "additionalProperties"
         ],
         "member order kept"
     );
+    assert_eq!(t["inputSchema"]["$defs"]["address"]["$anchor"], "address");
     assert!(
         tools.iter().all(|t| t["inputSchema"]["type"] == "object"),
         "SF-6"

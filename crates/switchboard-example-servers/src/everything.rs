@@ -263,13 +263,7 @@ pub fn everything_server(config: SessionConfig) -> Result<Server, ServerError> {
             elicit_and_report(&call.cx, params, "Elicitation completed: ").await
         })
         .tool(
-            tool("json_schema_2020_12_tool", "A tool whose inputSchema uses JSON Schema 2020-12 features", json!({
-                "$schema": "https://json-schema.org/draft/2020-12/schema",
-                "type": "object",
-                "$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
-                "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
-                "additionalProperties": false
-            })),
+            tool("json_schema_2020_12_tool", "A tool whose inputSchema uses JSON Schema 2020-12 features", crate::everything_modern::json_schema_2020_12()),
             |call| async move { text(format!("Received: {}", Value::Object(call.arguments))) },
         )
         .tool(
@@ -449,5 +443,8 @@ pub fn everything_server(config: SessionConfig) -> Result<Server, ServerError> {
             "id",
             prefix_matches(["100", "123", "200"]),
         );
-    b.build()
+    b = crate::everything_modern::fixtures(b);
+    let server = b.build()?;
+    crate::everything_modern::triggers(&server)?;
+    Ok(server)
 }

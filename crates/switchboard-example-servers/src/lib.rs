@@ -15,6 +15,7 @@
 pub mod add;
 pub mod demo;
 pub mod everything;
+mod everything_modern;
 
 use switchboard::jsonrpc::SessionConfig;
 use switchboard::server::{Server, ServerError};

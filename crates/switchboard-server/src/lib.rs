@@ -54,7 +54,7 @@ pub use modern::{DEFAULT_CACHE_HINTS, HttpFacts};
 pub use prompt::PromptGet;
 pub use resource::ResourceRead;
 pub use resume::Resumption;
-pub use server::{Server, ServerBuilder, ServerError};
+pub use server::{Server, ServerBuilder, ServerError, WeakServer};
 pub use session::{ServerSession, SessionError};
 pub use switchboard_jsonrpc::RouteError;
 pub use tool::{AllowList, ClientIdentity, RegisteredTool, RegistryError, ToolCall, ToolError};

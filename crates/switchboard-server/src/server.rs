@@ -521,7 +521,30 @@ impl ServerBuilder {
     }
 }
 
+/// A handle to a [`Server`] that does not keep it alive: for handlers that change the server
+/// they belong to (a tool that adds tools), without a reference cycle.
+#[derive(Clone)]
+pub struct WeakServer(std::sync::Weak<ServerInner>);
+
+impl fmt::Debug for WeakServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WeakServer").finish_non_exhaustive()
+    }
+}
+
+impl WeakServer {
+    /// The server, while it lives.
+    pub fn upgrade(&self) -> Option<Server> {
+        self.0.upgrade().map(|inner| Server { inner })
+    }
+}
+
 impl Server {
+    /// A handle that does not keep the server alive.
+    pub fn downgrade(&self) -> WeakServer {
+        WeakServer(Arc::downgrade(&self.inner))
+    }
+
     /// Starts building a server that calls itself `info`.
     pub fn builder(info: Implementation) -> ServerBuilder {
         ServerBuilder {
