@@ -87,7 +87,7 @@ pub(crate) fn json_schema_2020_12() -> Value {
             "kind": {"type": "string", "enum": ["person", "company"]},
             "vat": {"type": "string"}
         },
-        "allOf": [{"required": ["name"]}],
+        "allOf": [{"required": ["name"]}, {"anyOf": [{"required": ["name"]}, {"required": ["address"]}]}],
         "if": {"properties": {"kind": {"const": "company"}}, "required": ["kind"]},
         "then": {"required": ["vat"]},
         "else": {},
@@ -164,8 +164,9 @@ pub(crate) fn fixtures(b: ServerBuilder) -> ServerBuilder {
     })
     .tool(
         tool(
-            "test_x_mcp_header",
-            "Its region argument travels in the Mcp-Param-Region header too",
+            // Named to sort onto the first page of tools/list (the suite reads only that page).
+            "echo_region",
+            "Echoes its region argument, which travels in the Mcp-Param-Region header too",
             json!({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}),
         ),
         |call| async move {

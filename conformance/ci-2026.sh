@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The official MCP conformance suite at revision 2026-07-28 (0.2.0-alpha.12) against our server
+# (called by scripts/test-all.sh), 127.0.0.1 only. A run that cannot start fails; so does any
+# scenario with a FAILURE or a WARNING.
+#
+#   conformance/ci-2026.sh server SWITCHBOARD_BIN
+#       Starts `SWITCHBOARD_BIN serve --http 127.0.0.1:0`, asks the suite for its frozen scored
+#       server scenarios (`conformance list --requirements 2026-07-28`; there must be 37), adds the
+#       unscored ones we serve (PENDING below), and runs each in its own process with
+#       `--spec-version 2026-07-28` (without the flag the suite silently runs the legacy wire).
+#       Output per scenario in target/conformance/server-2026/.
+#
+# The suite is the npm package installed by scripts/install-peers.sh as `conformance-2026`
+# (an alias of @modelcontextprotocol/conformance@0.2.0-alpha.12), or the one under
+# $CONFORMANCE_2026_DIR (a directory holding node_modules/@modelcontextprotocol/conformance).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. interop/lib.sh
+
+SCORED_SERVER_SCENARIOS=37
+# Run and reported by the suite but not scored at 2026-07-28 ("pending"); we pass them too.
+PENDING=(http-header-validation http-custom-header-server-validation json-schema-2020-12)
+
+suite_js() {
+  local js
+  if [ -n "${CONFORMANCE_2026_DIR:-}" ]; then
+    js="$CONFORMANCE_2026_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+  else
+    js="interop/node_modules/conformance-2026/dist/index.js"
+  fi
+  [ -f "$js" ] || interop_die "the 2026-07-28 conformance suite is not installed ($js); run scripts/install-peers.sh"
+  grep -q '"version": "0.2.0-alpha.12"' "$(dirname "$js")/../package.json" ||
+    interop_die "$(dirname "$js")/.. is not @modelcontextprotocol/conformance 0.2.0-alpha.12"
+  echo "$js"
+}
+
+server_mode() {
+  local bin="$1" js out log url="" failed=0 ran=0 s scored
+  [ -x "$bin" ] || interop_die "no switchboard binary at $bin (cargo build --bin switchboard)"
+  js="$(suite_js)"
+  interop_use_node22
+  out="target/conformance/server-2026/ci-$(date -u +%Y%m%dT%H%M%S)-$$"
+  mkdir -p "$out"
+  log="$out/serve.log"
+  server_pid=""
+  trap 'if [ -n "$server_pid" ]; then kill "$server_pid" 2> /dev/null || true; wait "$server_pid" 2> /dev/null || true; fi' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  "$bin" serve --http 127.0.0.1:0 2> "$log" &
+  server_pid=$!
+  for _ in $(seq 100); do
+    url="$(grep -o 'listening on http://127\.0\.0\.1:[0-9]*/mcp' "$log" | head -n 1 | sed 's/^listening on //' || true)"
+    [ -n "$url" ] && break
+    kill -0 "$server_pid" 2> /dev/null || break
+    sleep 0.1
+  done
+  [ -n "$url" ] || interop_die "'$bin serve --http 127.0.0.1:0' printed no 'listening on' line: $(cat "$log")"
+  echo "conformance 2026-07-28: $bin serve --http listening on $url; results in $out"
+
+  node "$js" list --requirements 2026-07-28 > "$out/list.txt" 2>&1 ||
+    interop_die "conformance list failed: $(cat "$out/list.txt")"
+  mapfile -t scored < <(sed -n '/^Server scenarios/,/^$/p' "$out/list.txt" | sed -n 's/^  - //p')
+  [ "${#scored[@]}" = "$SCORED_SERVER_SCENARIOS" ] ||
+    interop_die "expected $SCORED_SERVER_SCENARIOS scored server scenarios, the suite listed ${#scored[@]}"
+
+  for s in "${scored[@]}" "${PENDING[@]}"; do
+    local rc=0 summary
+    node "$js" server --url "$url" --scenario "$s" --spec-version 2026-07-28 > "$out/$s.log" 2>&1 || rc=$?
+    ran=$((ran + 1))
+    summary="$(sed 's/\x1b\[[0-9;]*m//g' "$out/$s.log" | grep -E '^Passed: [0-9]+/[0-9]+, [0-9]+ failed, [0-9]+ warnings' | tail -n 1 || true)"
+    if [ "$rc" != 0 ] || [ -z "$summary" ] || ! echo "$summary" | grep -qE ', 0 failed, 0 warnings$'; then
+      failed=$((failed + 1))
+      echo "FAIL $s (exit $rc): ${summary:-no summary}"
+      sed 's/\x1b\[[0-9;]*m//g' "$out/$s.log" | grep -E 'FAILURE|WARNING|Error' | head -n 10 | sed 's/^/    /'
+    else
+      echo "PASS $s: $summary"
+    fi
+    kill -0 "$server_pid" 2> /dev/null || interop_die "the server died during $s (see $log)"
+  done
+  if [ "$failed" != 0 ]; then
+    echo "FAIL conformance 2026-07-28 server: $failed of $ran scenarios"
+    return 1
+  fi
+  echo "PASS conformance 2026-07-28 server: $ran of $ran scenarios ($SCORED_SERVER_SCENARIOS scored), no FAILURE, no WARNING"
+}
+
+case "${1:-}" in
+  server)
+    [ $# = 2 ] || interop_die "usage: conformance/ci-2026.sh server SWITCHBOARD_BIN"
+    server_mode "$2"
+    ;;
+  *)
+    interop_die "usage: conformance/ci-2026.sh server SWITCHBOARD_BIN"
+    ;;
+esac
