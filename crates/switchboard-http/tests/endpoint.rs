@@ -173,12 +173,18 @@ async fn ht23_protocol_version_header_any_supported_value_is_accepted() {
     let resp = oneshot(&svc, list(20, None)).await;
     assert_eq!(resp.status(), 200);
     let _ = body_text(resp).await;
-    for bad in ["2099-01-01", "2026-07-28", "latest"] {
+    for bad in ["2099-01-01", "latest"] {
         let resp = oneshot(&svc, list(21, Some(bad))).await;
         assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "{bad}");
         let e = error_of(&body_text(resp).await);
         assert_eq!(e["data"]["tag"], "HT-23");
     }
+    // 2026-07-28 names the modern era: the request is served as a modern one (the session id
+    // is ignored, SPEC-2026-NOTES §14.3), which wants its envelope: 400 with -32602.
+    let resp = oneshot(&svc, list(22, Some("2026-07-28"))).await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let v: Value = serde_json::from_str(&body_text(resp).await).unwrap();
+    assert_eq!((v["id"].clone(), v["error"]["code"].clone()), (json!(22), json!(-32602)));
 }
 
 #[tokio::test]
