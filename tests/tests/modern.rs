@@ -219,7 +219,8 @@ async fn d26_60_removed_methods_are_not_found_on_a_modern_connection() {
         "clientInfo": {"name": "x", "version": "1"}}),
     )
     .await;
-    assert!(r.get("error").is_some(), "{r}");
+    assert_eq!(r["error"]["code"], -32022, "names the versions served here: {r}");
+    assert_eq!(r["error"]["data"]["supported"], json!([V]));
 }
 
 #[tokio::test]

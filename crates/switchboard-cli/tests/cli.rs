@@ -189,6 +189,51 @@ fn serve_stdio_writes_nothing_but_frames_to_stdout() {
     assert_eq!(stdout, expected, "ST-2: byte-exact, frames only");
 }
 
+#[test]
+fn d26_102_d26_120_serve_stdio_speaks_2026_07_28_when_the_first_request_does() {
+    let mut child = bin()
+        .args(["serve", "--example", "add"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let script = format!(
+        "{}\n{}\n{}\n",
+        format_args!(r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{{meta}}}}}"#),
+        format_args!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"add","arguments":{{"a":2,"b":3}},{meta}}}}}"#),
+        r#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+    );
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(script.as_bytes())
+        .expect("writes");
+    let out = child.wait_with_output().expect("exits at EOF");
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8(out.stdout).expect("utf-8");
+    let info = format!(
+        r#""_meta":{{"io.modelcontextprotocol/serverInfo":{{"name":"switchboard-add","version":"{}"}}}}"#,
+        env!("CARGO_PKG_VERSION")
+    );
+    let expected = format!(
+        "{}\n{}\n{}\n",
+        format_args!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{{"tools":{{"listChanged":true}}}},"ttlMs":0,"cacheScope":"private",{info}}}}}"#
+        ),
+        format_args!(
+            r#"{{"jsonrpc":"2.0","id":2,"result":{{"content":[{{"type":"text","text":"5"}}],"resultType":"complete",{info}}}}}"#
+        ),
+        r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32022,"message":"Unsupported protocol version 2025-11-25; supported: 2026-07-28","data":{"supported":["2026-07-28"],"requested":"2025-11-25"}}}"#,
+    );
+    assert_eq!(
+        stdout, expected,
+        "byte-exact: the first request opened a 2026-07-28 connection; initialize is not a way back"
+    );
+}
+
 fn check(server: &str) -> (Option<i32>, Vec<serde_json::Value>) {
     let out = bin()
         .args(["check", "--json", "--stdio", server])

@@ -180,7 +180,22 @@ impl ServerService {
             None => return Err(wire::EnvelopeError::NoParams.to_error_object()),
             Some(p) => serde_json::from_str(p.get()).map_err(|_| params_not_object(&req.method))?,
         };
-        let envelope = RequestEnvelope::from_params(&params).map_err(|e| e.to_error_object())?;
+        let envelope = match RequestEnvelope::from_params(&params) {
+            Ok(e) => e,
+            // A 2025 client's `initialize` on a modern connection: name the versions served
+            // here, the one thing such a client can act on (SPEC-2026-NOTES §6).
+            Err(_) if req.method == methods::INITIALIZE => {
+                let offered = params
+                    .get("protocolVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                return Err(wire::unsupported_version(
+                    offered,
+                    &server.modern_version_names(),
+                ));
+            }
+            Err(e) => return Err(e.to_error_object()),
+        };
         // 2. The HTTP headers against the body.
         if let Some(http) = self.state.http_facts() {
             http.check_envelope(&envelope.protocol_version, &req.method)?;
