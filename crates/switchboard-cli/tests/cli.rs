@@ -201,8 +201,12 @@ fn d26_102_d26_120_serve_stdio_speaks_2026_07_28_when_the_first_request_does() {
     let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
     let script = format!(
         "{}\n{}\n{}\n",
-        format_args!(r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{{meta}}}}}"#),
-        format_args!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"add","arguments":{{"a":2,"b":3}},{meta}}}}}"#),
+        format_args!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{{meta}}}}}"#
+        ),
+        format_args!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"add","arguments":{{"a":2,"b":3}},{meta}}}}}"#
+        ),
         r#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
     );
     child
