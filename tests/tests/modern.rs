@@ -219,7 +219,10 @@ async fn d26_60_removed_methods_are_not_found_on_a_modern_connection() {
         "clientInfo": {"name": "x", "version": "1"}}),
     )
     .await;
-    assert_eq!(r["error"]["code"], -32022, "names the versions served here: {r}");
+    assert_eq!(
+        r["error"]["code"], -32022,
+        "names the versions served here: {r}"
+    );
     assert_eq!(r["error"]["data"]["supported"], json!([V]));
 }
 
@@ -612,4 +615,77 @@ async fn d26_120_initialize_opens_a_2025_session_on_the_same_server() {
     );
     let r = c.request(json!(3), "server/discover", json!({})).await;
     assert_eq!(r["error"]["code"], -32601, "{r}");
+}
+
+#[tokio::test]
+async fn our_2026_frames_trace_clean() {
+    use switchboard::jsonrpc::{Flow, SessionConfig};
+    use switchboard_inspect::{Direction, Inspector};
+    let rec = switchboard_tests::Recorder::default();
+    let s = Server::builder(Implementation::new("traced", "1"))
+        .session_config(SessionConfig::default().with_frame_hook(rec.hook()))
+        .tool(
+            Tool::new("greet", json!({"type": "object"})),
+            |call| async move {
+                let name = name_of(&call.cx, "user_name").await?;
+                Ok(CallToolResult::text(format!("Hello, {name}!")))
+            },
+        )
+        .build()
+        .expect("server");
+    let mut c = connect(&s).await;
+    let caps = json!({"elicitation": {}});
+    call(
+        &mut c,
+        1,
+        "server/discover",
+        json!({"_meta": meta(json!({}))}),
+    )
+    .await;
+    call(&mut c, 2, "tools/list", with_meta(json!({}), json!({}))).await;
+    let r = call(
+        &mut c,
+        3,
+        "tools/call",
+        with_meta(json!({"name": "greet"}), caps.clone()),
+    )
+    .await;
+    let state = r["result"]["requestState"].clone();
+    call(
+        &mut c,
+        4,
+        "tools/call",
+        with_meta(
+            json!({"name": "greet", "requestState": state,
+        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ada"}}}}),
+            caps,
+        ),
+    )
+    .await;
+    c.send(
+        json!({"jsonrpc": "2.0", "id": "l", "method": "subscriptions/listen",
+        "params": {"_meta": meta(json!({})), "notifications": {"toolsListChanged": true}}}),
+    )
+    .await;
+    let _ack = c.recv().await;
+    s.add_tool(Tool::new("late", json!({"type": "object"})), |_| async {
+        Ok(CallToolResult::text("late"))
+    })
+    .expect("add");
+    let _changed = c.recv().await;
+    let frames = rec.frames();
+    assert!(frames.len() >= 11, "{frames:?}");
+    let mut inspector = Inspector::new();
+    for (flow, text) in &frames {
+        let direction = match flow {
+            Flow::Inbound => Direction::ClientToServer,
+            Flow::Outbound => Direction::ServerToClient,
+        };
+        let report = inspector.observe(direction, text, None);
+        assert!(
+            report.violations.is_empty(),
+            "{text}: {:?}",
+            report.violations
+        );
+    }
 }

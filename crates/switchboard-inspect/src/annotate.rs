@@ -10,6 +10,7 @@ use switchboard_types::catalogue::{
     TaskStatus as TaskStatusChanged,
 };
 
+use crate::modern::{self, ModernTracker, RequestFacts};
 use crate::tasks::TaskTracker;
 
 pub use switchboard_types::Direction;
@@ -94,6 +95,8 @@ struct Open {
     progress_token: Option<Value>,
     last_progress: Option<f64>,
     at_ms: Option<f64>,
+    /// For a request of a 2026-07-28 session: what it declared.
+    modern: Option<RequestFacts>,
 }
 
 /// A request that was answered or cancelled.
@@ -126,6 +129,7 @@ pub struct Inspector {
     pub(crate) reports: Vec<FrameReport>,
     pub(crate) latencies: HashMap<String, Vec<f64>>,
     tasks: TaskTracker,
+    modern: ModernTracker,
 }
 
 impl fmt::Debug for Inspector {
@@ -200,7 +204,7 @@ impl Inspector {
     fn phase(&self) -> Phase {
         if self.shutdown {
             Phase::Shutdown
-        } else if self.initialized {
+        } else if self.initialized || self.modern.active {
             Phase::Operation
         } else {
             Phase::Initialization
@@ -325,7 +329,24 @@ impl Inspector {
             self.notification_ids
                 .insert((r.direction, id_key(id)), r.index);
         }
-        if !self.initialized && method != Initialize::NAME && method != Ping::NAME {
+        // A request whose `_meta` names the protocol version opens a 2026-07-28 session (no
+        // handshake); one without it on such a session breaks [D26-8].
+        let c2s = r.direction == Direction::ClientToServer;
+        if c2s && !self.initialized && method != Initialize::NAME && modern::claims(obj) {
+            self.modern.active = true;
+        }
+        let mut facts = None;
+        if self.modern.active {
+            r.phase = self.phase();
+            if c2s {
+                facts = Some(self.modern.request(method, id, obj, &mut r.violations));
+            } else {
+                r.violations.push(Violation {
+                    tag: "D26-1",
+                    reason: format!("the server sent a request ({method}) in 2026-07-28"),
+                });
+            }
+        } else if !self.initialized && method != Initialize::NAME && method != Ping::NAME {
             r.violations.push(Violation {
                 tag: "LC-1",
                 reason: format!("{method} before the handshake completed"),
@@ -368,6 +389,7 @@ impl Inspector {
                 progress_token,
                 last_progress: None,
                 at_ms: r.elapsed_ms,
+                modern: facts,
             },
         );
     }
@@ -393,11 +415,21 @@ impl Inspector {
             }
             if let Some(k) = key {
                 if let Some(o) = self.open.remove(&k) {
+                    if let Some(id) = params.and_then(|p| p.get("requestId")) {
+                        self.modern.closed(id);
+                    }
                     self.close(k, o);
                 }
             }
         } else if method == Progress::NAME {
             self.on_progress(r, params);
+        } else if self.modern.active && r.direction == Direction::ServerToClient {
+            let asked_for_logs = self
+                .open
+                .values()
+                .any(|o| o.modern.as_ref().is_some_and(|f| f.log_level));
+            self.modern
+                .notification(method, params, asked_for_logs, &mut r.violations);
         } else if method == TaskStatusChanged::NAME {
             if let Some(task) = params {
                 self.tasks.observe_task(task, &mut r.violations);
@@ -539,6 +571,16 @@ impl Inspector {
                         .entry(open.method.clone())
                         .or_default()
                         .push(b - a);
+                }
+                if let (Some(result), Some(facts)) = (obj.get("result"), &open.modern) {
+                    self.modern
+                        .result(&open.method, facts, result, &mut r.violations);
+                    if open.method == catalogue::Discover::NAME {
+                        self.server_caps = result.get("capabilities").cloned();
+                    }
+                }
+                if open.modern.is_some() {
+                    self.modern.closed(id);
                 }
                 if let Some(result) = obj.get("result") {
                     self.tasks.response(

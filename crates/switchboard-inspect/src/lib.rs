@@ -10,6 +10,7 @@
 //! | [`annotate`] | [`Inspector`]: one [`FrameReport`] per frame (kind, primitive, phase, capability, links, violations) |
 //! | [`violation`] | [`Violation`]: a broken rule and its tag |
 //! | [`tasks`] | task frames: links to the creating call, the TK rules a trace can judge |
+//! | [`modern`] | 2026-07-28 sessions (no handshake; each request's envelope): the D26 rules a trace can judge |
 //! | [`summary`] | [`Summary`]: counts, unanswered requests, latency per method, lifecycle share |
 //! | [`input`] | reads recordings (JSONL), `->`/`<-` transcripts and bare frames |
 //! | [`render`] | the readable table |
@@ -20,6 +21,7 @@
 
 pub mod annotate;
 pub mod input;
+pub mod modern;
 pub mod render;
 pub mod summary;
 pub mod tasks;
