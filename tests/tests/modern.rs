@@ -90,6 +90,16 @@ fn server() -> Server {
             ),
             |_| async { Ok(CallToolResult::text("regional")) },
         )
+        .tool(Tool::new("needs_url", obj.clone()), |_| async {
+            let url: switchboard::types::elicitation::ElicitRequestURLParams =
+                serde_json::from_value(json!({"mode": "url", "message": "Sign in",
+                    "elicitationId": "e1", "url": "https://example.com/auth"}))
+                .map_err(fail)?;
+            Err(ToolError::Rpc(switchboard::server::url_elicitation_required(
+                "sign in first",
+                vec![url],
+            )))
+        })
         .resource(
             Resource::new("test://static", "static"),
             |read| async move {
@@ -461,6 +471,37 @@ async fn d26_41_inputs_asked_together_are_in_one_result_and_each_needs_its_capab
     assert_eq!(
         r["error"]["data"]["requiredCapabilities"],
         json!({"sampling": {}})
+    );
+}
+
+#[tokio::test]
+async fn d26_119_a_url_elicitation_required_error_becomes_an_input_request() {
+    let s = server();
+    let mut c = connect(&s).await;
+    let caps = json!({"elicitation": {"url": {}}});
+    let r = call(
+        &mut c,
+        1,
+        "tools/call",
+        with_meta(json!({"name": "needs_url"}), caps),
+    )
+    .await;
+    assert_eq!(
+        r["result"]["resultType"], "input_required",
+        "never -32042 in 2026: {r}"
+    );
+    assert_eq!(r["result"]["inputRequests"]["e1"]["params"]["mode"], "url");
+    let r = call(
+        &mut c,
+        2,
+        "tools/call",
+        with_meta(json!({"name": "needs_url"}), json!({"elicitation": {}})),
+    )
+    .await;
+    assert_eq!(r["error"]["code"], -32021, "form mode only: {r}");
+    assert_eq!(
+        r["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {"url": {}}})
     );
 }
 

@@ -808,10 +808,16 @@ impl Service for ServerService {
     fn check_outbound(&self, kind: MessageKind, method: &str) -> Result<(), ErrorObject> {
         if self.state.era() == crate::modern::ConnEra::Modern {
             // 2026-07-28: no server requests (`[D26-1]`); notifications of this revision only.
+            // The server's own capabilities gate what it sends (`[D26-86]`: logs need `logging`).
             let allowed = kind == MessageKind::Notification
                 && catalogue::notification(method).is_none_or(|s| {
-                    s.exists_in(ProtocolVersion::V2026_07_28)
-                        && s.sender.sends(Direction::ServerToClient)
+                    s.check(
+                        Direction::ServerToClient,
+                        Some(ProtocolVersion::V2026_07_28),
+                        Some(&self.server.capabilities),
+                        None,
+                    )
+                    .is_ok()
                 });
             return if allowed {
                 Ok(())

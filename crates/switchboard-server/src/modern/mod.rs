@@ -107,6 +107,57 @@ impl ServerInner {
         self.modern_versions.iter().map(|v| v.as_str()).collect()
     }
 
+    /// A handler's error as this revision has it (`[D26-118]`, `[D26-119]`): the retired
+    /// resource-not-found code becomes -32602, and a URL elicitation required (-32042) becomes an
+    /// input-required result asking for those URLs (the client retries once the user has been
+    /// there; the handler knows from its own store whether the step is done).
+    fn modern_error(
+        &self,
+        method: &str,
+        target: &str,
+        e: ErrorObject,
+        caps: &switchboard_types::ClientCapabilities,
+    ) -> HandlerResult {
+        if e.code == ErrorCode::RESOURCE_NOT_FOUND {
+            let mut e = e;
+            e.code = ErrorCode::INVALID_PARAMS;
+            return Err(e);
+        }
+        if e.code == ErrorCode::URL_ELICITATION_REQUIRED && wire::may_require_input(method) {
+            let data = e.data.clone().and_then(|d| {
+                serde_json::from_value::<
+                    switchboard_types::elicitation::URLElicitationRequiredErrorData,
+                >(d)
+                .ok()
+            });
+            if let Some(data) = data.filter(|d| !d.elicitations.is_empty()) {
+                let asked: BTreeMap<String, wire::InputRequest> = data
+                    .elicitations
+                    .into_iter()
+                    .map(|u| {
+                        (
+                            u.elicitation_id.clone(),
+                            wire::InputRequest::Elicit(u.into()),
+                        )
+                    })
+                    .collect();
+                if let Some(r) = asked.values().find(|r| !r.allowed_by(caps)) {
+                    return Err(wire::missing_capability(
+                        format!("{} needs URL-mode elicitation", echo(method)),
+                        &r.required_capability(),
+                    ));
+                }
+                let state = self.sealer.seal(method, target, BTreeMap::new())?;
+                let mut result = InputRequiredResult::new(asked, Some(state));
+                result.meta = Some(self.server_info_meta());
+                return ok(&result);
+            }
+            return Err(ErrorObject::internal("a URL elicitation was required")
+                .with_data(serde_json::json!({"reason": "url_elicitation_required"})));
+        }
+        Err(e)
+    }
+
     /// A handler's result with the members this revision adds: `resultType` (complete unless
     /// set), `_meta.serverInfo`, and the caching hints on the results that carry them.
     fn finish(&self, method: &str, raw: &str) -> HandlerResult {
@@ -148,9 +199,9 @@ impl ServerService {
         };
         let server = self.server.clone();
         Box::pin(async move {
-            match Suspendable::new(fut, call).await {
+            match Suspendable::new(fut, call.clone()).await {
                 Ok(Ok(raw)) => server.finish(&method, raw.get()),
-                Ok(Err(e)) => Err(e),
+                Ok(Err(e)) => server.modern_error(&method, &target, e, call.capabilities()),
                 Err(Stopped::MissingCapability(required)) => Err(wire::missing_capability(
                     format!(
                         "{} needs a client capability this request did not declare",
