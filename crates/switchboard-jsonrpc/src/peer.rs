@@ -457,8 +457,11 @@ impl Peer {
     ) -> Result<R, RequestError> {
         let params = params.map(to_raw).transpose()?;
         let raw = self.request(method, params, opts).await?;
-        serde_json::from_str(raw.get())
-            .map_err(|e| RequestError::Serde(format!("result of {method}: {e}")))
+        // The parser's message may quote the peer's text: cut, like every echo.
+        serde_json::from_str(raw.get()).map_err(|e| {
+            let e = switchboard_types::error::echo(&e.to_string()).into_owned();
+            RequestError::Serde(format!("result of {method}: {e}"))
+        })
     }
 
     /// Sends a notification.
