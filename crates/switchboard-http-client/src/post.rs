@@ -25,6 +25,7 @@ use http::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::Url;
 use serde_json::json;
 use switchboard_transport::headers;
+use switchboard_types::error::echo;
 use switchboard_types::{Message, RequestId};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio::time::Instant;
@@ -348,9 +349,10 @@ async fn reject(shared: &Shared, out: &Outbound, status: StatusCode, body: Optio
         }
         return;
     }
+    // The server's message, quoted in our own error: cut, like every echo.
     let detail = server
         .as_ref()
-        .map(|(_, e)| format!(": {}", e.message))
+        .map(|(_, e)| format!(": {}", echo(&e.message)))
         .unwrap_or_default();
     let message = format!("HTTP {status} from the server{detail}");
     for id in &out.ids {
