@@ -11,41 +11,45 @@
 #      reaper did not keep up) or when RSS grew past the bound after the warm-up; then, once the
 #      idle timeout has passed, as many sessions as the bound must open again (the map is empty).
 #
-#   scripts/soak.sh [--smoke|--full] [--json-dir DIR]
+#   scripts/soak.sh [--smoke|--full] [--bin DIR] [--json-dir DIR]
 #
 # --smoke (the default; scripts/test-all.sh): debug builds, small counts, about 30 s in all.
 # --full: release builds; 1,000,000 calls, 10,000 sessions, 20,000 abandoned sessions; about
-#   5 minutes on 2 cores. --json-dir keeps every switchboard-load report.
+#   5 minutes on 2 cores. --json-dir keeps every switchboard-load report. --bin DIR takes
+#   `switchboard` and `switchboard-load` from DIR as they are (no build).
 # Servers listen on 127.0.0.1 with port 0; every run is bounded in count and in time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mode=smoke
 json_dir=""
+bin_dir=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) mode=smoke ;;
     --full) mode=full ;;
     --json-dir) json_dir="${2:?--json-dir needs a directory}"; shift ;;
-    *) echo "usage: scripts/soak.sh [--smoke|--full] [--json-dir DIR]" >&2; exit 2 ;;
+    --bin) bin_dir="${2:?--bin needs a directory}"; shift ;;
+    *) echo "usage: scripts/soak.sh [--smoke|--full] [--bin DIR] [--json-dir DIR]" >&2; exit 2 ;;
   esac
   shift
 done
 
 target="${CARGO_TARGET_DIR:-$PWD/target}"
 if [ "$mode" = full ]; then
-  cargo build --release --locked -p switchboard-cli -p switchboard-load
+  [ -n "$bin_dir" ] || cargo build --release --locked -p switchboard-cli -p switchboard-load
   bin="$target/release"
   calls=1000000 warmup=100000 rss_every=1000 stdio_growth=1024 stdio_secs=900
   sessions=10000 session_growth=4096 session_secs=600
   churn=20000 churn_rate=200 churn_bound=400 churn_growth=2048 churn_secs=300
 else
-  cargo build --locked -p switchboard-cli -p switchboard-load
+  [ -n "$bin_dir" ] || cargo build --locked -p switchboard-cli -p switchboard-load
   bin="$target/debug"
   calls=20000 warmup=5000 rss_every=250 stdio_growth=1024 stdio_secs=60
   sessions=500 session_growth=2048 session_secs=60
   churn=1000 churn_rate=200 churn_bound=400 churn_growth=2048 churn_secs=60
 fi
+[ -n "$bin_dir" ] && bin="$bin_dir"
 sb="$bin/switchboard"
 load="$bin/switchboard-load"
 [ -n "$json_dir" ] && mkdir -p "$json_dir"

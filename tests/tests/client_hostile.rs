@@ -101,7 +101,11 @@ async fn errors_for_the_local_caller_quote_the_server_cut() {
     )
     .await;
     let e = call.await.expect("join").expect_err("not a list");
-    assert!(e.to_string().len() < BOUNDED, "{} bytes", e.to_string().len());
+    assert!(
+        e.to_string().len() < BOUNDED,
+        "{} bytes",
+        e.to_string().len()
+    );
 
     // structuredContent failing its outputSchema with a 1 MiB value.
     let tool = json!({"name": "t", "inputSchema": {"type": "object"},
@@ -127,7 +131,11 @@ async fn errors_for_the_local_caller_quote_the_server_cut() {
     .await;
     let e = call.await.expect("join").expect_err("invalid");
     assert!(matches!(e, ClientError::InvalidStructuredContent { .. }));
-    assert!(e.to_string().len() < BOUNDED, "{} bytes", e.to_string().len());
+    assert!(
+        e.to_string().len() < BOUNDED,
+        "{} bytes",
+        e.to_string().len()
+    );
 
     // initialize refused with a 1 MiB message and data.
     let (a, b) = memory::pair();
@@ -139,7 +147,11 @@ async fn errors_for_the_local_caller_quote_the_server_cut() {
         .await;
     let e = task.await.expect("join").expect_err("refused");
     assert!(matches!(e, ClientError::Handshake(_)));
-    assert!(e.to_string().len() < BOUNDED, "{} bytes", e.to_string().len());
+    assert!(
+        e.to_string().len() < BOUNDED,
+        "{} bytes",
+        e.to_string().len()
+    );
 }
 
 /// Counts the bytes written to the log.
@@ -172,8 +184,11 @@ async fn log_lines_show_the_server_text_cut() {
     // A notification nobody handles, a malformed log line, an update for no subscription and
     // the completion of an unknown elicitation, each carrying 1 MiB.
     fake.notify(&huge(), json!({})).await;
-    fake.notify(methods::NOTIFICATIONS_MESSAGE, json!({"level": huge(), "data": 1}))
-        .await;
+    fake.notify(
+        methods::NOTIFICATIONS_MESSAGE,
+        json!({"level": huge(), "data": 1}),
+    )
+    .await;
     fake.notify(
         methods::NOTIFICATIONS_RESOURCES_UPDATED,
         json!({"uri": huge()}),
@@ -187,5 +202,8 @@ async fn log_lines_show_the_server_text_cut() {
     fake.sync().await;
     assert!(session.is_open());
     let bytes = counter.0.load(Ordering::Relaxed) - before;
-    assert!(bytes < 8 * 1024, "{bytes} bytes of log for 4 MiB of server text");
+    assert!(
+        bytes < 8 * 1024,
+        "{bytes} bytes of log for 4 MiB of server text"
+    );
 }

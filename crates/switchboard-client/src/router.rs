@@ -22,12 +22,12 @@ use switchboard_types::catalogue::{
     Progress, PromptListChanged, ResourceListChanged, ResourceUpdated, Side, ToolListChanged,
 };
 use switchboard_types::elicitation::{ElicitAction, ElicitRequestParams};
+use switchboard_types::error::echo;
 use switchboard_types::jsonrpc::{empty_object, to_raw};
 use switchboard_types::roots::ListRootsResult;
 use switchboard_types::sampling::{
     CreateMessageRequestParams, SamplingMessage, SamplingMessageContentBlock,
 };
-use switchboard_types::error::echo;
 use switchboard_types::{ErrorCode, ErrorObject, Feature, RawJson, Request, Role};
 
 use crate::session::ClientSession;

@@ -154,7 +154,9 @@ impl Service for ClientService {
                     tracing::debug!(method = %shown(&n.method), "notification before the handshake completed; ignored")
                 }
             },
-            None => tracing::debug!(method = %shown(&n.method), "server notification without a handler"),
+            None => {
+                tracing::debug!(method = %shown(&n.method), "server notification without a handler")
+            }
         }
     }
 

@@ -88,12 +88,10 @@ async fn endpoint(shared: &Shared) -> Result<(Url, reqwest::Response, SseParser)
 /// Resolves the endpoint URI against the stream's URL; it must stay on the same origin (the
 /// session must not be sent elsewhere).
 fn resolve(base: &Url, endpoint: &str) -> Result<Url, String> {
-    let url = base
-        .join(endpoint)
-        .map_err(|e| {
-            let endpoint = echo(endpoint);
-            format!("the endpoint {endpoint:?} is not a URI reference: {e}")
-        })?;
+    let url = base.join(endpoint).map_err(|e| {
+        let endpoint = echo(endpoint);
+        format!("the endpoint {endpoint:?} is not a URI reference: {e}")
+    })?;
     if url.origin() != base.origin() {
         return Err(format!(
             "the endpoint {} is not on the origin of {base}; refused",

@@ -218,8 +218,8 @@ impl FrameSink for HttpClientSink {
             return check_open(shared);
         }
         // A request POST can be given up by its callers, even while it waits for a slot.
-        let watch = (out.is_request && !out.ids.is_empty())
-            .then(|| shared.abandons.register(&out.ids));
+        let watch =
+            (out.is_request && !out.ids.is_empty()).then(|| shared.abandons.register(&out.ids));
         let given_up = async {
             match &watch {
                 Some(w) => w.given_up.cancelled().await,

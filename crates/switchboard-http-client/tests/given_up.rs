@@ -34,12 +34,9 @@ async fn server() -> raw::RawServer {
                 json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
                     "serverInfo": {"name": "never", "version": "1"}}),
             ))),
-            Some(methods::TOOLS_CALL) if v["params"]["name"] == "quick" => {
-                Reply::close(raw::json(&raw::result(
-                    id,
-                    json!({"content": [{"type": "text", "text": "quick"}]}),
-                )))
-            }
+            Some(methods::TOOLS_CALL) if v["params"]["name"] == "quick" => Reply::close(raw::json(
+                &raw::result(id, json!({"content": [{"type": "text", "text": "quick"}]})),
+            )),
             _ => Reply::never(),
         }
     })
@@ -102,10 +99,13 @@ async fn callers_that_give_up_free_the_post_slot_and_the_next_call_is_answered()
     assert!(dropped.is_err(), "still waiting when dropped");
 
     // The slot is free: the next call is answered at once.
-    let ok = tokio::time::timeout(Duration::from_secs(5), session.call_tool("quick", json!({})))
-        .await
-        .expect("answered well before any HTTP timeout")
-        .expect("a result");
+    let ok = tokio::time::timeout(
+        Duration::from_secs(5),
+        session.call_tool("quick", json!({})),
+    )
+    .await
+    .expect("answered well before any HTTP timeout")
+    .expect("a result");
     assert_eq!(
         serde_json::to_value(&ok).unwrap()["content"][0]["text"],
         "quick"

@@ -149,7 +149,11 @@ done"#
     )
     .await;
     let events = parse_sse(&body_text(resp).await);
-    assert_eq!(events.last().unwrap().json()["id"], 2, "the session goes on");
+    assert_eq!(
+        events.last().unwrap().json()["id"],
+        2,
+        "the session goes on"
+    );
     let bytes = counter.0.load(std::sync::atomic::Ordering::Relaxed) - before;
     assert!(bytes < 4096, "{bytes} bytes of log for a 1 MiB id");
 }

@@ -200,7 +200,10 @@ fn start(cli: &Cli) -> anyhow::Result<Report> {
     if cli.threads == 0 || cli.threads > 64 {
         bail!("--threads must be in 1..=64");
     }
-    if cli.rss_every_ms.is_some_and(|ms| !(10..=3_600_000).contains(&ms)) {
+    if cli
+        .rss_every_ms
+        .is_some_and(|ms| !(10..=3_600_000).contains(&ms))
+    {
         bail!("--rss-every-ms must be in 10..=3600000");
     }
     if !(cli.rate > 0.0 && cli.rate <= 1_000_000.0) {
