@@ -428,5 +428,9 @@ async fn churn_abandons_sessions_at_its_rate_and_counts_refusals() {
     assert!(r["rss_baseline_kib"].as_u64().is_some(), "{r}");
     assert!(!r["rss_samples"].as_array().unwrap().is_empty(), "{r}");
     assert_eq!(st.calls.load(Ordering::Relaxed), 10);
-    assert_eq!(st.deleted.load(Ordering::Relaxed), 0, "abandoned, never deleted");
+    assert_eq!(
+        st.deleted.load(Ordering::Relaxed),
+        0,
+        "abandoned, never deleted"
+    );
 }
