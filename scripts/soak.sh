@@ -13,7 +13,7 @@
 #
 #   scripts/soak.sh [--smoke|--full] [--bin DIR] [--json-dir DIR]
 #
-# --smoke (the default; scripts/test-all.sh): debug builds, small counts, about 30 s in all.
+# --smoke (the default; scripts/test-all.sh): debug builds, small counts, about 20 s of runs.
 # --full: release builds; 1,000,000 calls, 10,000 sessions, 20,000 abandoned sessions; about
 #   5 minutes on 2 cores. --json-dir keeps every switchboard-load report. --bin DIR takes
 #   `switchboard` and `switchboard-load` from DIR as they are (no build).
@@ -41,13 +41,13 @@ if [ "$mode" = full ]; then
   bin="$target/release"
   calls=1000000 warmup=100000 rss_every=1000 stdio_growth=1024 stdio_secs=900
   sessions=10000 session_growth=4096 session_secs=600
-  churn=20000 churn_rate=200 churn_bound=400 churn_growth=2048 churn_secs=300
+  churn=20000 churn_warmup=4000 churn_rate=200 churn_bound=400 churn_growth=2048 churn_secs=300
 else
   [ -n "$bin_dir" ] || cargo build --locked -p switchboard-cli -p switchboard-load
   bin="$target/debug"
   calls=20000 warmup=5000 rss_every=250 stdio_growth=1024 stdio_secs=60
   sessions=500 session_growth=2048 session_secs=60
-  churn=1000 churn_rate=200 churn_bound=400 churn_growth=2048 churn_secs=60
+  churn=1500 churn_warmup=500 churn_rate=200 churn_bound=400 churn_growth=2048 churn_secs=60
 fi
 [ -n "$bin_dir" ] && bin="$bin_dir"
 sb="$bin/switchboard"
@@ -138,7 +138,7 @@ echo "== soak ($mode): HTTP churn, $churn sessions abandoned at $churn_rate/s ag
 start_server --max-sessions "$churn_bound" --idle-timeout 1
 rc=0
 run_load churn --url "$url" --pid "$server_pid" --mode churn --sessions "$churn" --rate "$churn_rate" \
-  --warmup $((churn / 5)) --call "${tool[@]}" -k 16 --rss-every-ms "$rss_every" \
+  --warmup "$churn_warmup" --call "${tool[@]}" -k 16 --rss-every-ms "$rss_every" \
   --max-rss-growth-kib "$churn_growth" --max-seconds "$churn_secs" || rc=$?
 read -r opened errors secs base growth last < <(field churn sessions errors seconds rss_baseline_kib rss_growth_kib rss_last_kib | paste -sd' ')
 echo "   $opened sessions opened and abandoned in ${secs} s, $errors refused or failed; RSS baseline $base KiB, growth $growth KiB, last $last KiB"
