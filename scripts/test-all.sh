@@ -47,5 +47,8 @@ echo "== conformance: our client (switchboard-conformance-client), the four core
 echo "== fuzz: every coverage-guided target for 20 s (libFuzzer, stable toolchain); a crash fails the build"
 ./fuzz/run.sh --smoke
 
+echo "== soak (smoke mode, about 30 s: 20,000 stdio calls with RSS read, 500 HTTP sessions opened and deleted twice, 1,500 abandoned and reaped; the full runs are scripts/soak.sh --full)"
+./scripts/soak.sh --smoke
+
 echo "== benchmark (smoke mode: keeps the harness working; not a timing check)"
 ./bench/run.sh --smoke

@@ -46,6 +46,14 @@ enum Command {
         /// DELETE get 405); the client is anonymous, so the server sends it no request.
         #[arg(long, requires = "http")]
         stateless: bool,
+        /// With --http: end a session after this many seconds without a request or an open
+        /// stream (default 1800).
+        #[arg(long, value_name = "SECS", requires = "http", value_parser = parse_seconds)]
+        idle_timeout: Option<std::time::Duration>,
+        /// With --http: the most sessions open at once; past it, initialize gets 503 (default
+        /// 10000).
+        #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..))]
+        max_sessions: Option<u32>,
         /// Which example server to run.
         #[arg(long, value_enum, default_value = "everything")]
         example: switchboard_example_servers::Example,
@@ -298,6 +306,8 @@ fn run() -> anyhow::Result<()> {
             http,
             json_response,
             stateless,
+            idle_timeout,
+            max_sessions,
             threads: _,
         } => {
             rt.block_on(serve::run(serve::ServeArgs {
@@ -305,6 +315,8 @@ fn run() -> anyhow::Result<()> {
                 http,
                 json_response,
                 stateless,
+                idle_timeout,
+                max_sessions: max_sessions.map(|n| n as usize),
                 max_frame_bytes,
             }))?;
         }
@@ -402,4 +414,15 @@ fn run() -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A positive number of seconds (fractions allowed), as a duration.
+fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+    let secs: f64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if !(secs > 0.0 && secs <= 1e9) {
+        return Err(format!("{text} is not a positive number of seconds"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
 }

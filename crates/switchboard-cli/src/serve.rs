@@ -16,6 +16,10 @@ pub(crate) struct ServeArgs {
     pub(crate) json_response: bool,
     /// With `http`: no sessions.
     pub(crate) stateless: bool,
+    /// With `http`: the idle timeout of a session, when not the default.
+    pub(crate) idle_timeout: Option<std::time::Duration>,
+    /// With `http`: the most sessions at once, when not the default.
+    pub(crate) max_sessions: Option<usize>,
     /// The largest frame accepted, in bytes.
     pub(crate) max_frame_bytes: usize,
 }
@@ -34,13 +38,19 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
         // The body bound stays within the engine's frame bound.
-        let http_config = HttpConfig::for_bind_address(local)
+        let mut http_config = HttpConfig::for_bind_address(local)
             .with_json_response(args.json_response)
             .with_stateless(args.stateless)
             .with_max_body_bytes(
                 args.max_frame_bytes
                     .min(switchboard_http::config::DEFAULT_MAX_BODY_BYTES),
             );
+        if let Some(t) = args.idle_timeout {
+            http_config = http_config.with_idle_timeout(Some(t));
+        }
+        if let Some(n) = args.max_sessions {
+            http_config = http_config.with_max_sessions(n);
+        }
         let service = StreamableHttpService::new(
             switchboard::server_http::session_factory(&server),
             http_config,

@@ -10,6 +10,7 @@ use switchboard_types::capabilities::ClientCapabilities;
 use switchboard_types::elicitation::{
     ElicitRequestParams, ElicitResult, ElicitationCompleteNotificationParams,
 };
+use switchboard_types::error::{echo, echo_value};
 use switchboard_types::lifecycle::{Implementation, InitializeRequestParams, InitializeResult};
 use switchboard_types::logging::LoggingMessageNotificationParams;
 use switchboard_types::roots::Root;
@@ -316,8 +317,10 @@ impl Client {
                 peer.close();
                 return Err(ClientError::Handshake(format!(
                     "server refused initialize: {}{}",
-                    e.message,
-                    e.data.map(|d| format!(" ({d})")).unwrap_or_default()
+                    echo(&e.message),
+                    e.data
+                        .map(|d| format!(" ({})", echo_value(&d)))
+                        .unwrap_or_default()
                 )));
             }
             Err(e) => {

@@ -15,12 +15,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 use switchboard_jsonrpc::router::{ErasedNotification, ErasedRequest, MethodTable};
+use switchboard_jsonrpc::throttle::shown;
 use switchboard_jsonrpc::{BoxFuture, HandlerResult, RequestContext};
 use switchboard_types::catalogue::{
     Cancelled, CreateMessage, Elicit, ElicitationComplete, ListRoots, LoggingMessage, Method, Ping,
     Progress, PromptListChanged, ResourceListChanged, ResourceUpdated, Side, ToolListChanged,
 };
 use switchboard_types::elicitation::{ElicitAction, ElicitRequestParams};
+use switchboard_types::error::echo;
 use switchboard_types::jsonrpc::{empty_object, to_raw};
 use switchboard_types::roots::ListRootsResult;
 use switchboard_types::sampling::{
@@ -94,8 +96,15 @@ pub(crate) fn builtin_router() -> Router {
 
 fn parse<P: DeserializeOwned>(req: &Request) -> Result<P, ErrorObject> {
     let text = req.params.as_ref().map_or("{}", |p| p.get());
-    serde_json::from_str(text)
-        .map_err(|e| ErrorObject::invalid_params(format!("invalid params for {}: {e}", req.method)))
+    // The parser's message may quote the peer's text (a string of the wrong type, an unknown
+    // variant): the error echoes it cut, and so does the method name.
+    serde_json::from_str(text).map_err(|e| {
+        ErrorObject::invalid_params(format!(
+            "invalid params for {}: {}",
+            echo(&req.method),
+            echo(&e.to_string())
+        ))
+    })
 }
 
 fn encode<R: Serialize>(r: &R) -> HandlerResult {
@@ -172,7 +181,10 @@ fn check_tool_loop(messages: &[SamplingMessage]) -> Result<(), ErrorObject> {
             .unwrap_or_default();
         if let Some(missing) = uses.iter().find(|id| !answered.contains(*id)) {
             return Err(invalid(
-                format!("message {i}: tool_use {missing:?} is not answered by the next message"),
+                format!(
+                    "message {i}: tool_use {:?} is not answered by the next message",
+                    echo(missing)
+                ),
                 "tool_use_unanswered",
                 "SA-3",
             ));
@@ -241,7 +253,11 @@ pub(crate) fn parse_notification<P: DeserializeOwned>(
     match serde_json::from_str(text) {
         Ok(p) => Some(p),
         Err(e) => {
-            tracing::debug!(method, error = %e, "malformed notification ignored");
+            tracing::debug!(
+                method = %shown(method),
+                error = %shown(&e.to_string()),
+                "malformed notification ignored"
+            );
             None
         }
     }

@@ -5,6 +5,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use switchboard_jsonrpc::throttle::shown;
 use switchboard_jsonrpc::{BoxFuture, HandlerResult, Peer, RequestContext, Service};
 use switchboard_types::catalogue::{
     self, Cancelled, Direction, ElicitationComplete, Initialize, Initialized, LoggingMessage,
@@ -111,7 +112,7 @@ impl ClientService {
             };
             // `[EL-9]`: unknown or already-completed ids are ignored.
             if !state.forget_elicitation(&p.elicitation_id) {
-                tracing::debug!(id = %p.elicitation_id, "completion of an unknown elicitation ignored");
+                tracing::debug!(id = %shown(&p.elicitation_id), "completion of an unknown elicitation ignored");
                 return;
             }
             if let Some(f) = state.handlers.on_elicitation_complete.clone() {
@@ -150,10 +151,12 @@ impl Service for ClientService {
             Some(NotificationRoute::User(h)) => match self.session.get() {
                 Some(session) => h(n.params.as_ref(), session),
                 None => {
-                    tracing::debug!(method = %n.method, "notification before the handshake completed; ignored")
+                    tracing::debug!(method = %shown(&n.method), "notification before the handshake completed; ignored")
                 }
             },
-            None => tracing::debug!(method = %n.method, "server notification without a handler"),
+            None => {
+                tracing::debug!(method = %shown(&n.method), "server notification without a handler")
+            }
         }
     }
 

@@ -182,6 +182,8 @@ impl ClientSession {
             .await
             .map_err(|e| self.noted(e.into()))?;
         serde_json::from_str(raw.get()).map_err(|e| {
+            // The parser's message may quote the server's text: cut, like every echo.
+            let e = switchboard_types::error::echo(&e.to_string()).into_owned();
             switchboard_jsonrpc::RequestError::Serde(format!("result of {method}: {e}")).into()
         })
     }

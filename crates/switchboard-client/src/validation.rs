@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+use switchboard_types::error::echo;
 use switchboard_types::meta::JsonObject;
 use switchboard_types::tools::{CallToolResult, Tool};
 
@@ -48,7 +49,7 @@ impl OutputValidators {
         let compiled = jsonschema::validator_for(&Value::Object(schema.clone())).map_err(|e| {
             ClientError::InvalidOutputSchema {
                 tool: tool.to_owned(),
-                problem: e.to_string(),
+                problem: echo(&e.to_string()).into_owned(),
             }
         })?;
         let compiled = Arc::new(compiled);
@@ -80,11 +81,13 @@ impl OutputValidators {
                     .iter_errors(&instance)
                     .take(MAX_REPORTED)
                     .map(|e| {
+                        // The validator quotes the server's value: cut, like every echo.
                         let at = e.instance_path().to_string();
+                        let what = e.to_string();
                         if at.is_empty() {
-                            e.to_string()
+                            echo(&what).into_owned()
                         } else {
-                            format!("at {at}: {e}")
+                            format!("at {}: {}", echo(&at), echo(&what))
                         }
                     })
                     .collect();

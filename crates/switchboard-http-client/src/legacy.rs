@@ -13,6 +13,8 @@ use http::header::ACCEPT;
 use reqwest::Url;
 use switchboard_transport::headers;
 
+use switchboard_types::error::echo;
+
 use crate::redirect;
 use crate::shared::{HttpMode, Shared, describe};
 use crate::stream::{self, StreamKind, is_event_stream};
@@ -68,7 +70,10 @@ async fn endpoint(shared: &Shared) -> Result<(Url, reqwest::Response, SseParser)
         if let Some(item) = parser.next() {
             let ev = item.map_err(|e| e.to_string())?;
             if ev.event != "endpoint" {
-                return Err(format!("the first event is {:?}, not endpoint", ev.event));
+                return Err(format!(
+                    "the first event is {:?}, not endpoint",
+                    echo(&ev.event)
+                ));
             }
             let url = resolve(&shared.url, ev.data.trim())?;
             return Ok((url, resp, parser));
@@ -83,12 +88,14 @@ async fn endpoint(shared: &Shared) -> Result<(Url, reqwest::Response, SseParser)
 /// Resolves the endpoint URI against the stream's URL; it must stay on the same origin (the
 /// session must not be sent elsewhere).
 fn resolve(base: &Url, endpoint: &str) -> Result<Url, String> {
-    let url = base
-        .join(endpoint)
-        .map_err(|e| format!("the endpoint {endpoint:?} is not a URI reference: {e}"))?;
+    let url = base.join(endpoint).map_err(|e| {
+        let endpoint = echo(endpoint);
+        format!("the endpoint {endpoint:?} is not a URI reference: {e}")
+    })?;
     if url.origin() != base.origin() {
         return Err(format!(
-            "the endpoint {url} is not on the origin of {base}; refused"
+            "the endpoint {} is not on the origin of {base}; refused",
+            echo(url.as_str())
         ));
     }
     Ok(url)
@@ -116,6 +123,11 @@ mod tests {
             "http://127.0.0.1:8080/x"
         );
         assert!(r("http://evil.example/x").is_err());
+        // The server's text in the reason is cut.
+        let far = format!("http://evil.example/{}", "x".repeat(1 << 20));
+        assert!(r(&far).unwrap_err().len() < 600);
+        let bad = format!("http://[{}", "x".repeat(1 << 20));
+        assert!(r(&bad).unwrap_err().len() < 600);
         assert!(r("http://127.0.0.1:9090/x").is_err());
     }
 }

@@ -25,6 +25,7 @@
 //! | `legacy` | the 2024-11-05 HTTP+SSE fallback (`endpoint` event, POSTs answered on the stream) |
 //! | `redirect` | every request goes out through it: redirects followed on the endpoint's origin only |
 //! | `shared` | state shared by the tasks: session id, negotiated version, mode, failure |
+//! | `abandon` | request POSTs whose callers all gave up (engine's `request_abandoned`) are stopped |
 //! | [`stdio_bridge`] | a remote server exposed to a stdio host, every frame shown to a tap |
 //!
 //! # Behaviour
@@ -45,7 +46,9 @@
 //! * Timeouts (defaults in [`config`]): connecting, a request POST's headers and its whole JSON
 //!   answer, silence on a POST's SSE answer. A timeout fails the requests of that POST with a
 //!   local -32603 (`data: {reason: "http_timeout", timeout, ms}`), frees its slot, and the
-//!   session goes on.
+//!   session goes on. A request our own caller gives up on (its timeout, its cancellation, its
+//!   future dropped: `TransportControl::request_abandoned`) stops its POST once every request
+//!   the POST carries is given up: the answer is dropped and the slot freed.
 //! * The standalone GET stream opens after `notifications/initialized` is accepted (405: none,
 //!   `[HT-12]`/`[HT-13]`).
 //! * 404 to a request carrying the session id: the session is gone (`[HT-21]`); the transport
@@ -70,6 +73,7 @@
 //! | `rustls` | off | `https://` endpoints (reqwest with rustls) |
 //! | `http2` | off | HTTP/2 (negotiated over TLS) |
 
+mod abandon;
 pub mod config;
 mod legacy;
 mod post;

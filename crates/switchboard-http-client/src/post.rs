@@ -25,10 +25,12 @@ use http::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::Url;
 use serde_json::json;
 use switchboard_transport::headers;
+use switchboard_types::error::echo;
 use switchboard_types::{Message, RequestId};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio::time::Instant;
 
+use crate::abandon::PostWatch;
 use crate::legacy;
 use crate::redirect::{self, Refused};
 use crate::shared::{HttpMode, Shared, describe, status_data, timeout_error};
@@ -99,9 +101,32 @@ impl Budget {
 }
 
 /// Sends one frame and handles its answer; `started` fires once the answer has begun (status and
-/// headers handled). Holds its POST slot until the answer is fully read, or until a timeout
-/// fails the frame's requests.
+/// headers handled). Holds its POST slot until the answer is fully read, until a timeout fails
+/// the frame's requests, or until every caller of its requests has given up (`watch`): then the
+/// answer is dropped unread (its connection closes) and the slot freed.
 pub(crate) async fn run(
+    shared: Arc<Shared>,
+    out: Outbound,
+    permit: OwnedSemaphorePermit,
+    started: oneshot::Sender<()>,
+    watch: Option<Arc<PostWatch>>,
+) {
+    let Some(watch) = watch else {
+        return exchange(shared, out, permit, started).await;
+    };
+    let ids = out.ids.clone();
+    tokio::select! {
+        biased;
+        _ = watch.given_up.cancelled() => {
+            tracing::debug!("a POST given up by the callers of its requests; its answer is dropped");
+        }
+        _ = exchange(shared.clone(), out, permit, started) => {}
+    }
+    shared.abandons.finish(&watch, &ids);
+}
+
+/// [`run`] without a watch: the exchange itself.
+async fn exchange(
     shared: Arc<Shared>,
     out: Outbound,
     _permit: OwnedSemaphorePermit,
@@ -324,9 +349,10 @@ async fn reject(shared: &Shared, out: &Outbound, status: StatusCode, body: Optio
         }
         return;
     }
+    // The server's message, quoted in our own error: cut, like every echo.
     let detail = server
         .as_ref()
-        .map(|(_, e)| format!(": {}", e.message))
+        .map(|(_, e)| format!(": {}", echo(&e.message)))
         .unwrap_or_default();
     let message = format!("HTTP {status} from the server{detail}");
     for id in &out.ids {
@@ -428,6 +454,6 @@ async fn post_legacy_initialize(shared: &Arc<Shared>, out: Outbound) {
         return;
     };
     let (tx, rx) = oneshot::channel();
-    tokio::spawn(run(shared.clone(), out, permit, tx));
+    tokio::spawn(run(shared.clone(), out, permit, tx, None));
     let _ = rx.await;
 }

@@ -69,6 +69,8 @@ pub(crate) struct Shared {
     inbound_bytes: Arc<Semaphore>,
     /// POST slots (`max_concurrent_posts`).
     pub(crate) posts: Arc<Semaphore>,
+    /// Request POSTs by request id, so that one whose callers all gave up stops.
+    pub(crate) abandons: crate::abandon::Abandons,
     /// Cancelled when the transport closes or fails: every task stops.
     pub(crate) cancel: CancellationToken,
     failure: OnceLock<String>,
@@ -110,6 +112,7 @@ impl Shared {
             url,
             inbound_bytes: Arc::new(Semaphore::new(inbound_budget(&config))),
             posts: Arc::new(Semaphore::new(config.max_concurrent_posts.max(1))),
+            abandons: crate::abandon::Abandons::default(),
             config,
             state: Mutex::new(State {
                 mode: HttpMode::Unknown,

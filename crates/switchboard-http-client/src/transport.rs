@@ -11,7 +11,9 @@
 use std::sync::Arc;
 
 use reqwest::Url;
-use switchboard_jsonrpc::{FrameSink, FrameSource, OutboundFrame, Transport, TransportError};
+use switchboard_jsonrpc::{
+    FrameSink, FrameSource, OutboundFrame, Transport, TransportControl, TransportError,
+};
 use switchboard_types::{Frame, Message, MessageKind, RequestId};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::DropGuard;
@@ -126,8 +128,25 @@ impl Transport for HttpClientTransport {
     type Sink = HttpClientSink;
     type Source = HttpClientSource;
 
+    fn control(&self) -> Option<Arc<dyn TransportControl>> {
+        Some(Arc::new(Control {
+            shared: self.sink.shared.clone(),
+        }))
+    }
+
     fn split(self) -> (HttpClientSink, HttpClientSource) {
         (self.sink, self.source)
+    }
+}
+
+/// What the engine tells the transport: which of our requests their callers gave up on.
+struct Control {
+    shared: Arc<Shared>,
+}
+
+impl TransportControl for Control {
+    fn request_abandoned(&self, request: &RequestId) {
+        self.shared.abandons.abandon(request);
     }
 }
 
@@ -198,15 +217,31 @@ impl FrameSink for HttpClientSink {
             post::initialize(shared, out).await;
             return check_open(shared);
         }
+        // A request POST can be given up by its callers, even while it waits for a slot.
+        let watch =
+            (out.is_request && !out.ids.is_empty()).then(|| shared.abandons.register(&out.ids));
+        let given_up = async {
+            match &watch {
+                Some(w) => w.given_up.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
         let permit = tokio::select! {
             biased;
             _ = shared.cancel.cancelled() => return check_open(shared),
+            _ = given_up => {
+                if let Some(w) = &watch {
+                    shared.abandons.finish(w, &out.ids);
+                }
+                tracing::debug!("a request given up by its caller was not sent");
+                return Ok(());
+            }
             p = shared.posts.clone().acquire_owned() => p.map_err(|_| TransportError::Closed)?,
         };
         let is_request = out.is_request;
         let initialized = out.initialized_notification;
         let (tx, rx) = oneshot::channel();
-        tokio::spawn(post::run(shared.clone(), out, permit, tx));
+        tokio::spawn(post::run(shared.clone(), out, permit, tx, watch));
         if is_request {
             let _ = tokio::time::timeout(shared.config.send_order_wait, rx).await;
         } else {

@@ -71,3 +71,29 @@ async fn a_json_body_over_the_bound_fails_its_request() {
     c.call(100).await;
     assert_eq!(c.recv().await["id"], 100);
 }
+
+#[tokio::test]
+async fn a_refusal_quoting_a_long_server_message_is_echoed_cut() {
+    // A 400 whose JSON-RPC error (naming no request) carries a 60,000-byte message: the
+    // request's local error quotes 256 bytes of it.
+    let srv = raw::raw(|_| {
+        let body = json!({"jsonrpc": "2.0", "id": null,
+            "error": {"code": -32600, "message": "m".repeat(60_000)}})
+        .to_string();
+        Reply::close(
+            format!(
+                "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\n\
+                 content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .into_bytes(),
+        )
+    })
+    .await;
+    let mut c = RawClient::new(&srv.url, config());
+    c.call(1).await;
+    let e = local_error(&c.recv().await, 1, "http_status");
+    let message = e["message"].as_str().unwrap();
+    assert!(message.starts_with("HTTP 400"), "{message}");
+    assert!(message.len() < 400, "{} bytes", message.len());
+}

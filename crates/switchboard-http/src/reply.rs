@@ -103,7 +103,10 @@ pub(crate) fn bad_protocol_version(value: &str) -> Response<Body> {
     refuse(
         StatusCode::BAD_REQUEST,
         TRANSPORT_ERROR,
-        format!("Bad Request: unsupported MCP-Protocol-Version {value:?}"),
+        format!(
+            "Bad Request: unsupported MCP-Protocol-Version {:?}",
+            switchboard_types::error::echo(value)
+        ),
         "unsupported_protocol_version",
         Some("HT-23"),
     )

@@ -25,6 +25,7 @@ use bytes::Bytes;
 use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use switchboard_jsonrpc::{BoxFuture, Peer};
+use switchboard_types::error::echo;
 use switchboard_types::{ErrorCode, ErrorObject, Frame, Message, RequestId, methods};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -533,7 +534,10 @@ impl StreamableHttpService {
             Ok(r) => r,
             Err(RouteError::Duplicate(id)) => {
                 let err = ErrorObject::invalid_request(
-                    format!("request id {id} is already in flight on this session"),
+                    format!(
+                        "request id {} is already in flight on this session",
+                        echo(&id.to_string())
+                    ),
                     "duplicate_request_id",
                 );
                 return reply::error_body(StatusCode::BAD_REQUEST, Some(id), err);
@@ -828,7 +832,10 @@ fn classify(text: &str) -> Result<Post, Response<Body>> {
             }
             if let Some(id) = repeated_id(&post.ids) {
                 let err = ErrorObject::invalid_request(
-                    format!("request id {id} appears more than once in the batch"),
+                    format!(
+                        "request id {} appears more than once in the batch",
+                        echo(&id.to_string())
+                    ),
                     "duplicate_request_id",
                 );
                 return Err(reply::error_body(StatusCode::BAD_REQUEST, Some(id), err));

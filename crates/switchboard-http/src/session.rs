@@ -391,7 +391,7 @@ impl Session {
                 if self.terminated.load(Ordering::Acquire) {
                     return Err(TransportError::Closed);
                 }
-                crate::throttle::warn_throttled!(kind = %frame.kind, id = ?frame.id, reason = why, "outbound frame dropped: no stream takes it");
+                crate::throttle::warn_throttled!(kind = %frame.kind, id = %crate::throttle::shown_id(frame.id.as_ref()), reason = why, "outbound frame dropped: no stream takes it");
             }
             Plan::Queued => {}
             Plan::Json(tx) => {

@@ -44,6 +44,15 @@ impl Throttle {
     }
 }
 
+/// A request id as a log line may show it: its JSON text, at most 256 bytes of it (the peer
+/// chooses ids of any length), `-` when there is none.
+pub(crate) fn shown_id(id: Option<&switchboard_types::RequestId>) -> String {
+    id.map_or_else(
+        || "-".to_owned(),
+        |id| switchboard_jsonrpc::throttle::shown(&id.to_string()).into_owned(),
+    )
+}
+
 fn now_ms() -> u64 {
     static START: OnceLock<Instant> = OnceLock::new();
     u64::try_from(START.get_or_init(Instant::now).elapsed().as_millis()).unwrap_or(u64::MAX)
@@ -75,5 +84,15 @@ mod tests {
         // As if a second had passed.
         t.next.store(0, Ordering::Relaxed);
         assert_eq!(t.allow(), Some(1000));
+    }
+
+    #[test]
+    fn a_huge_id_is_shown_cut() {
+        let id = switchboard_types::RequestId::string("x".repeat(1 << 20));
+        let shown = shown_id(Some(&id));
+        assert!(shown.len() < 300, "{} bytes", shown.len());
+        assert_eq!(shown_id(None), "-");
+        let small = switchboard_types::RequestId::int(7);
+        assert_eq!(shown_id(Some(&small)), "7");
     }
 }

@@ -578,3 +578,44 @@ async fn a_batch_repeating_an_id_is_refused_in_one_pass() {
         200
     );
 }
+
+#[tokio::test]
+async fn refusals_quoting_a_1_mib_id_or_header_echo_it_cut() {
+    let service = service_for(&test_server(), HttpConfig::default());
+    let sid = open_session(&service, "2025-03-26").await;
+    let id = "i".repeat(1 << 20);
+    // The message says which id; the answer's `id` is the id itself, as JSON-RPC requires.
+    let message_of = |v: &Value| v["error"]["message"].as_str().unwrap().len();
+    let ping = json!({"jsonrpc": "2.0", "id": id, "method": methods::PING});
+    let batch = Value::Array(vec![ping.clone(), ping.clone()]).to_string();
+    let resp = oneshot(&service, post(Some(&sid), batch)).await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let v: Value = serde_json::from_str(&body_text(resp).await).unwrap();
+    assert_eq!(v["error"]["data"]["reason"], "duplicate_request_id");
+    assert!(message_of(&v) < 400, "{} bytes", message_of(&v));
+    // The same id while a request carrying it is in flight.
+    let slow = json!({"jsonrpc": "2.0", "id": id, "method": methods::TOOLS_CALL,
+        "params": {"name": "slow", "arguments": {"ms": 2000}}})
+    .to_string();
+    let svc = service.clone();
+    let req = post(Some(&sid), slow);
+    let first = tokio::spawn(async move { oneshot(&svc, req).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let resp = oneshot(&service, post(Some(&sid), ping.to_string())).await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let v: Value = serde_json::from_str(&body_text(resp).await).unwrap();
+    assert_eq!(v["error"]["data"]["reason"], "duplicate_request_id");
+    assert!(message_of(&v) < 400, "{} bytes", message_of(&v));
+    assert_eq!(first.await.unwrap().status(), 200);
+    // A 64 KiB protocol version header.
+    let req = post_req(Some(&sid))
+        .header("mcp-protocol-version", "v".repeat(64 << 10))
+        .body(Body::from(
+            json!({"jsonrpc": "2.0", "id": 1, "method": methods::PING}).to_string(),
+        ))
+        .unwrap();
+    let resp = oneshot(&service, req).await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let v: Value = serde_json::from_str(&body_text(resp).await).unwrap();
+    assert!(message_of(&v) < 400, "{} bytes", message_of(&v));
+}

@@ -91,6 +91,73 @@ async fn the_stdio_bridge_relays_a_session_to_its_child_and_taps_every_frame() {
     assert!(seen.iter().all(|f| f.1.as_deref() == Some(sid.as_str())));
 }
 
+/// Counts the bytes written to the log.
+#[derive(Clone, Default)]
+struct LogBytes(Arc<std::sync::atomic::AtomicUsize>);
+
+impl std::io::Write for LogBytes {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .fetch_add(buf.len(), std::sync::atomic::Ordering::Relaxed);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_child_answering_an_unknown_1_mib_id_is_logged_with_the_id_cut() {
+    let counter = LogBytes::default();
+    let writer = counter.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let init = methods::INITIALIZE;
+    // Before its answer to request 2, the child answers a request nobody sent, with an id of
+    // 1 MiB: no stream takes it, and the line saying so shows 256 bytes of the id.
+    let script = format!(
+        r#"big=$(head -c 1048576 /dev/zero | tr '\0' x)
+while IFS= read -r line; do
+  case "$line" in
+    *'"method":"{init}"'*) echo '{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"2025-11-25","capabilities":{{}},"serverInfo":{{"name":"sh","version":"1"}}}}}}' ;;
+    *'"id":2'*) printf '{{"jsonrpc":"2.0","id":"%s","result":{{}}}}\n' "$big"
+                echo '{{"jsonrpc":"2.0","id":2,"result":{{"ok":true}}}}' ;;
+  esac
+done"#
+    );
+    let child = move || {
+        let mut c = tokio::process::Command::new("sh");
+        c.args(["-c", &script]);
+        c
+    };
+    let (_, tap) = tap();
+    let svc = stdio_bridge::service(child, tap, HttpConfig::default());
+    let resp = oneshot(&svc, post(None, init_body(1, "2025-11-25"))).await;
+    let sid = resp.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    body_text(resp).await;
+    oneshot(&svc, post(Some(&sid), initialized_body())).await;
+    let before = counter.0.load(std::sync::atomic::Ordering::Relaxed);
+    let resp = oneshot(
+        &svc,
+        post(Some(&sid), call_body(2, "anything", serde_json::json!({}))),
+    )
+    .await;
+    let events = parse_sse(&body_text(resp).await);
+    assert_eq!(
+        events.last().unwrap().json()["id"],
+        2,
+        "the session goes on"
+    );
+    let bytes = counter.0.load(std::sync::atomic::Ordering::Relaxed) - before;
+    assert!(bytes < 4096, "{bytes} bytes of log for a 1 MiB id");
+}
+
 #[cfg(feature = "proxy")]
 mod proxy {
     use super::*;

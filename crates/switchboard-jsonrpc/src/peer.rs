@@ -174,6 +174,9 @@ impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
         if self.armed {
             let removed = self.peer.inner.take_pending(&self.id).is_some();
+            if removed {
+                self.peer.inner.abandoned(&self.id);
+            }
             if removed && self.cancellable {
                 self.peer
                     .send_cancelled_now(&self.id, "request dropped by the caller");
@@ -194,6 +197,13 @@ impl Inner {
 
     pub(crate) fn take_pending(&self, id: &RequestId) -> Option<PendingEntry> {
         self.pending.lock().ok()?.remove(id)
+    }
+
+    /// Tells the transport that the caller of our request `id` gave up on it.
+    pub(crate) fn abandoned(&self, id: &RequestId) {
+        if let Some(control) = &self.control {
+            control.request_abandoned(id);
+        }
     }
 
     pub(crate) fn remember_cancelled(&self, id: RequestId) {
@@ -416,7 +426,11 @@ impl Peer {
                 }
                 _ = sleep => {
                     guard.armed = false;
-                    if inner.take_pending(&id).is_some() && cancellable {
+                    let removed = inner.take_pending(&id).is_some();
+                    if removed {
+                        inner.abandoned(&id);
+                    }
+                    if removed && cancellable {
                         inner.remember_cancelled(id.clone());
                         let _ = self.send_cancelled(&id, "timeout").await;
                     }
@@ -430,7 +444,11 @@ impl Peer {
                 }
                 _ = cancel.cancelled() => {
                     guard.armed = false;
-                    if inner.take_pending(&id).is_some() && cancellable {
+                    let removed = inner.take_pending(&id).is_some();
+                    if removed {
+                        inner.abandoned(&id);
+                    }
+                    if removed && cancellable {
                         inner.remember_cancelled(id.clone());
                         let _ = self.send_cancelled(&id, "cancelled by the caller").await;
                     }
@@ -457,8 +475,11 @@ impl Peer {
     ) -> Result<R, RequestError> {
         let params = params.map(to_raw).transpose()?;
         let raw = self.request(method, params, opts).await?;
-        serde_json::from_str(raw.get())
-            .map_err(|e| RequestError::Serde(format!("result of {method}: {e}")))
+        // The parser's message may quote the peer's text: cut, like every echo.
+        serde_json::from_str(raw.get()).map_err(|e| {
+            let e = switchboard_types::error::echo(&e.to_string()).into_owned();
+            RequestError::Serde(format!("result of {method}: {e}"))
+        })
     }
 
     /// Sends a notification.

@@ -115,6 +115,16 @@ pub trait TransportControl: Send + Sync + 'static {
         let _ = request;
     }
 
+    /// Called by the engine when one of our own requests is given up locally: its timeout
+    /// passed, its caller cancelled it, or the caller's future was dropped. No answer to it is
+    /// awaited any more (the peer is told separately, with `notifications/cancelled` when the
+    /// request is cancellable), so the transport may stop waiting for one (Streamable HTTP
+    /// client: the POST that carries it, once every request it carries is given up, drops its
+    /// answer and frees its slot). Called at most once per request, never for one answered.
+    fn request_abandoned(&self, request: &RequestId) {
+        let _ = request;
+    }
+
     /// Keeps `snapshot`, an opaque description of the session that the role hands over when its
     /// handshake completes, so that the session can later be resumed without a new handshake
     /// (Streamable HTTP: stored verbatim in the session store and handed back to the session

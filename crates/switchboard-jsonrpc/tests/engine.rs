@@ -403,17 +403,25 @@ async fn ut_8_initialize_is_never_cancelled() {
 }
 
 /// A memory transport with a control that records which requests the engine reported
-/// cancelled.
+/// cancelled by the peer, and which of ours it reported given up.
 struct Recorded {
     end: MemoryTransport,
     cancelled: Arc<Mutex<Vec<String>>>,
+    abandoned: Arc<Mutex<Vec<String>>>,
 }
 
-struct Recorder(Arc<Mutex<Vec<String>>>);
+struct Recorder {
+    cancelled: Arc<Mutex<Vec<String>>>,
+    abandoned: Arc<Mutex<Vec<String>>>,
+}
 
 impl TransportControl for Recorder {
     fn request_cancelled(&self, request: &RequestId) {
-        self.0.lock().unwrap().push(request.to_string());
+        self.cancelled.lock().unwrap().push(request.to_string());
+    }
+
+    fn request_abandoned(&self, request: &RequestId) {
+        self.abandoned.lock().unwrap().push(request.to_string());
     }
 }
 
@@ -422,7 +430,10 @@ impl Transport for Recorded {
     type Source = <MemoryTransport as Transport>::Source;
 
     fn control(&self) -> Option<Arc<dyn TransportControl>> {
-        Some(Arc::new(Recorder(self.cancelled.clone())))
+        Some(Arc::new(Recorder {
+            cancelled: self.cancelled.clone(),
+            abandoned: self.abandoned.clone(),
+        }))
     }
 
     fn split(self) -> (Self::Sink, Self::Source) {
@@ -437,6 +448,7 @@ async fn ut_2_the_transport_is_told_of_a_cancelled_request_and_of_nothing_else()
     let transport = Recorded {
         end: a,
         cancelled: cancelled.clone(),
+        abandoned: Arc::default(),
     };
     let _p = spawn(
         transport,
@@ -466,6 +478,62 @@ async fn ut_2_the_transport_is_told_of_a_cancelled_request_and_of_nothing_else()
         vec![r#""s""#.to_owned()],
         "only the cancellable request in flight is reported"
     );
+}
+
+#[tokio::test]
+async fn the_transport_is_told_of_each_request_its_caller_gave_up_and_of_no_other() {
+    let abandoned: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (a, b) = memory::pair();
+    let transport = Recorded {
+        end: a,
+        cancelled: Arc::default(),
+        abandoned: abandoned.clone(),
+    };
+    let client = spawn(
+        transport,
+        Arc::new(TestService::default()),
+        SessionConfig::default().with_name("client"),
+    );
+    let _server = spawn(
+        b,
+        Arc::new(TestService::default()),
+        SessionConfig::default().with_name("server"),
+    );
+    let long = json!({"ms": 5000});
+    // 1: its timeout passes.
+    let timed_out = client
+        .call::<_, Value>(
+            "sleep",
+            Some(&long),
+            RequestOptions::default().with_timeout(Duration::from_millis(50)),
+        )
+        .await;
+    assert!(matches!(timed_out, Err(RequestError::Timeout { .. })));
+    // 2: its caller cancels it.
+    let token = tokio_util::sync::CancellationToken::new();
+    let c = client.clone();
+    let t = token.clone();
+    let p = long.clone();
+    let call = tokio::spawn(async move {
+        c.call::<_, Value>("sleep", Some(&p), RequestOptions::default().with_cancel(t))
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    token.cancel();
+    assert!(matches!(call.await.unwrap(), Err(RequestError::Cancelled)));
+    // 3: its caller's future is dropped.
+    let dropped = tokio::time::timeout(
+        Duration::from_millis(50),
+        client.call::<_, Value>("sleep", Some(&long), RequestOptions::default()),
+    )
+    .await;
+    assert!(dropped.is_err());
+    // 4: answered, so never given up.
+    let answered = client
+        .call::<_, Value>("echo", Some(&json!({})), RequestOptions::default())
+        .await;
+    assert!(answered.is_ok());
+    assert_eq!(*abandoned.lock().unwrap(), vec!["1", "2", "3"]);
 }
 
 /// Two engines back to back: a client-side peer calling a server-side service.

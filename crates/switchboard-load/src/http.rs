@@ -3,8 +3,10 @@
 //! answer is read from a JSON body or from the `data:` of an SSE event carrying our id.
 //!
 //! Calls: each connection opens its own session (the default), or all of them share one
-//! (`--one-session`). Sessions: S sessions opened (initialize + initialized) over the K
-//! connections, then all deleted; the server's RSS is read before, between and after.
+//! (`--one-session`). Sessions: S sessions opened (initialize + initialized, and a call with
+//! `--call`) over the K connections, then all deleted; the server's RSS is read before, between
+//! and after. Churn: S sessions opened at a steady rate and abandoned (never deleted), the
+//! server's RSS read at intervals: the server must reap them.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,7 +25,7 @@ use tokio::time::{Instant, timeout_at};
 use crate::procfs;
 use crate::report::{Counts, Percentiles, Report};
 use crate::wire::{self, CallTemplate, INIT_ID, Incoming, Outcome, SseScanner};
-use crate::{CallPlan, Target};
+use crate::{CallPlan, SessionPlan, Target};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -406,7 +408,14 @@ pub(crate) async fn run_calls(plan: &CallPlan, deadline: Instant) -> anyhow::Res
         pid: plan.pid,
         ..Report::default()
     };
+    let sampler = plan
+        .pid
+        .zip(plan.rss_every)
+        .map(|(pid, every)| procfs::RssSampler::start(pid, every));
     let warm = phase(pairs, &template, &ids, plan.warmup, false, deadline).await?;
+    if let (Some(s), Some(pid)) = (&sampler, plan.pid) {
+        s.mark_baseline(pid);
+    }
     let cpu0 = plan.pid.and_then(procfs::cpu_us);
     let me = std::process::id();
     let self0 = procfs::cpu_us(me);
@@ -431,6 +440,7 @@ pub(crate) async fn run_calls(plan: &CallPlan, deadline: Instant) -> anyhow::Res
             .zip(procfs::cpu_us(pid))
             .map(|(a, b)| b.saturating_sub(a));
         report.peak_rss_kib = procfs::status_kib(pid, "VmHWM");
+        report.rss = sampler.map(|s| s.finish(pid));
     }
     report.counts = measured.counts;
     report.latency = Percentiles::of(&mut measured.samples);
@@ -461,15 +471,33 @@ async fn delete_all(conn: &mut Conn, sessions: &[Arc<Session>]) -> u64 {
     failed
 }
 
+/// Opens one session on `conn` (initialize + initialized), then makes the plan's call if it has
+/// one. The session is handed back even when the call failed, so that it can be deleted.
+async fn open_session(
+    conn: &mut Conn,
+    call: Option<&CallTemplate>,
+) -> (Option<Session>, Option<anyhow::Error>) {
+    let session = match conn.initialize().await {
+        Ok(s) => s,
+        Err(e) => return (None, Some(e)),
+    };
+    let Some(call) = call else {
+        return (Some(session), None);
+    };
+    match conn.request(Some(&session), call.frame(1).into(), 1).await {
+        Ok((Outcome::Ok, _)) => (Some(session), None),
+        Ok((_, text)) => {
+            let e = anyhow!("the call failed: {}", String::from_utf8_lossy(&text));
+            (Some(session), Some(e))
+        }
+        Err(e) => (Some(session), Some(e.context("the call failed"))),
+    }
+}
+
 /// The sessions mode: S sessions opened over K connections, the RSS read, all deleted, the RSS
 /// read again.
-pub(crate) async fn run_sessions(
-    url: &str,
-    s: u64,
-    k: usize,
-    pid: Option<u32>,
-    deadline: Instant,
-) -> anyhow::Result<Report> {
+pub(crate) async fn run_sessions(plan: &SessionPlan, deadline: Instant) -> anyhow::Result<Report> {
+    let (url, s, k, pid) = (&plan.url, plan.sessions, plan.k, plan.pid);
     let ep = Arc::new(Endpoint::parse(url)?);
     let conns = connect_all(&ep, k, deadline).await?;
     let mut report = Report {
@@ -489,17 +517,19 @@ pub(crate) async fn run_sessions(
         .into_iter()
         .map(|mut conn| {
             let taken = taken.clone();
+            let call = plan.call.clone();
             tokio::spawn(async move {
                 let (mut opened, mut errors, mut timed_out) = (Vec::new(), 0u64, false);
                 let mut first_error = None;
                 while taken.fetch_add(1, Ordering::Relaxed) < s {
-                    match timeout_at(deadline, conn.initialize()).await {
+                    match timeout_at(deadline, open_session(&mut conn, call.as_ref())).await {
                         Err(_) => {
                             timed_out = true;
                             break;
                         }
-                        Ok(Ok(session)) => opened.push(session),
-                        Ok(Err(e)) => {
+                        Ok((session, error)) => {
+                            opened.extend(session);
+                            let Some(e) = error else { continue };
                             errors += 1;
                             first_error.get_or_insert_with(|| format!("{e:#}"));
                             if conn.send.is_closed()
@@ -568,6 +598,110 @@ pub(crate) async fn run_sessions(
     }
     report.rss_after_delete_kib = rss("VmRSS");
     if pid.is_none() {
+        report
+            .notes
+            .push("no --pid: server memory not measured".into());
+    }
+    Ok(report)
+}
+
+/// The churn mode: S sessions opened at `rate` a second over K connections (initialize +
+/// initialized, and a call with `--call`), none deleted. The server's RSS is read at intervals,
+/// with the baseline when the session numbered W (the warm-up) is due.
+pub(crate) async fn run_churn(plan: &SessionPlan, deadline: Instant) -> anyhow::Result<Report> {
+    let ep = Arc::new(Endpoint::parse(&plan.url)?);
+    let conns = connect_all(&ep, plan.k, deadline).await?;
+    let mut report = Report {
+        mode: "churn",
+        transport: "http",
+        target: plan.url.clone(),
+        in_flight: Some(plan.k as u64),
+        warmup: Some(plan.warmup),
+        pid: plan.pid,
+        ..Report::default()
+    };
+    let sampler = plan
+        .pid
+        .zip(plan.rss_every)
+        .map(|(pid, every)| Arc::new(procfs::RssSampler::start(pid, every)));
+    let cpu0 = plan.pid.and_then(procfs::cpu_us);
+    let taken = Arc::new(AtomicU64::new(0));
+    let t0 = Instant::now();
+    let gap = std::time::Duration::from_secs_f64(1.0 / plan.rate);
+    let tasks: Vec<_> = conns
+        .into_iter()
+        .map(|mut conn| {
+            let taken = taken.clone();
+            let call = plan.call.clone();
+            let sampler = sampler.clone();
+            let (s, warmup, pid) = (plan.sessions, plan.warmup, plan.pid);
+            tokio::spawn(async move {
+                let (mut opened, mut errors, mut timed_out) = (0u64, 0u64, false);
+                let mut first_error = None;
+                loop {
+                    let i = taken.fetch_add(1, Ordering::Relaxed);
+                    if i >= s {
+                        break;
+                    }
+                    let due = t0 + gap.mul_f64(i as f64);
+                    if due >= deadline {
+                        timed_out = true;
+                        break;
+                    }
+                    tokio::time::sleep_until(due).await;
+                    if i == warmup {
+                        if let (Some(sm), Some(pid)) = (&sampler, pid) {
+                            sm.mark_baseline(pid);
+                        }
+                    }
+                    match timeout_at(deadline, open_session(&mut conn, call.as_ref())).await {
+                        Err(_) => {
+                            timed_out = true;
+                            break;
+                        }
+                        Ok((session, error)) => {
+                            opened += u64::from(session.is_some());
+                            let Some(e) = error else { continue };
+                            errors += 1;
+                            first_error.get_or_insert_with(|| format!("{e:#}"));
+                            if conn.send.is_closed()
+                                && timeout_at(deadline, conn.reopen())
+                                    .await
+                                    .ok()
+                                    .and_then(Result::ok)
+                                    .is_none()
+                            {
+                                break;
+                            }
+                        }
+                    }
+                }
+                (opened, errors, timed_out, first_error)
+            })
+        })
+        .collect();
+    let mut first = None;
+    for t in tasks {
+        let (opened, errors, timed_out, first_error) = t.await.context("a churn task failed")?;
+        report.counts.ok += opened;
+        report.counts.transport += errors;
+        report.timed_out |= timed_out;
+        first = first.or(first_error);
+    }
+    report.seconds = Some(t0.elapsed().as_secs_f64());
+    report.sessions = Some(report.counts.ok);
+    if let Some(e) = first {
+        report.notes.push(format!("first error: {e}"));
+    }
+    if let Some(pid) = plan.pid {
+        report.cpu_us = cpu0
+            .zip(procfs::cpu_us(pid))
+            .map(|(a, b)| b.saturating_sub(a));
+        report.peak_rss_kib = procfs::status_kib(pid, "VmHWM");
+        report.rss = sampler
+            .and_then(|s| Arc::try_unwrap(s).ok())
+            .map(|s| s.finish(pid));
+    } else {
         report
             .notes
             .push("no --pid: server memory not measured".into());

@@ -11,7 +11,8 @@
 //!
 //! Exit codes: 0 the run completed, 1 it stopped at `--max-seconds` or was interrupted (the
 //! partial numbers are still printed), 2 usage or setup error (no target, spawn or connect
-//! failed, no answer to `initialize`).
+//! failed, no answer to `initialize`), 3 the run completed but the server's memory grew past
+//! `--max-rss-growth-kib`.
 
 mod http;
 mod procfs;
@@ -76,6 +77,23 @@ struct Cli {
     /// The tool's arguments (a JSON object).
     #[arg(long, value_name = "JSON", default_value = r#"{"a":1,"b":2}"#)]
     arguments: String,
+    /// Read the server's RSS (`VmRSS`) this often, in milliseconds, and report every reading:
+    /// calls mode (stdio, or HTTP with --pid) and churn mode. The baseline is the reading when
+    /// the measured window starts (after the warm-up).
+    #[arg(long, value_name = "MS")]
+    rss_every_ms: Option<u64>,
+    /// Exit 3 when the server's memory grew by more than this many KiB: in calls and churn
+    /// modes the highest reading after the baseline minus the baseline (needs --rss-every-ms);
+    /// in sessions mode the RSS after the last round's DELETE minus after the first round's.
+    #[arg(long, value_name = "KIB")]
+    max_rss_growth_kib: Option<u64>,
+    /// Sessions and churn modes: each session also makes one tools/call before it is deleted
+    /// (sessions) or abandoned (churn).
+    #[arg(long)]
+    call: bool,
+    /// Churn mode: sessions opened per second, in all.
+    #[arg(long, value_name = "R", default_value_t = 100.0)]
+    rate: f64,
     /// Runtime threads for the generator (1: a single-threaded runtime, leaving the other cores
     /// to the server).
     #[arg(long, default_value_t = 1)]
@@ -91,6 +109,10 @@ enum Mode {
     Sessions,
     /// stdio: spawn → initialize answered, N times: median and p90.
     ColdStart,
+    /// HTTP: open S sessions at --rate a second and abandon them (no DELETE); the server's RSS
+    /// is read along the way, so that idle sessions are seen to be reaped (run the server with
+    /// a short idle timeout and a session bound below S: a session refused is an error).
+    Churn,
 }
 
 /// Where the server is.
@@ -112,6 +134,23 @@ pub(crate) struct CallPlan {
     pub(crate) k: usize,
     pub(crate) one_session: bool,
     pub(crate) pid: Option<u32>,
+    /// How often to read the server's RSS, if at all.
+    pub(crate) rss_every: Option<Duration>,
+}
+
+/// A sessions or churn run, validated.
+#[derive(Debug)]
+pub(crate) struct SessionPlan {
+    pub(crate) url: String,
+    pub(crate) sessions: u64,
+    pub(crate) k: usize,
+    pub(crate) pid: Option<u32>,
+    /// Each session also makes this call.
+    pub(crate) call: Option<CallTemplate>,
+    /// Churn: sessions opened per second, and sessions opened before the baseline.
+    pub(crate) rate: f64,
+    pub(crate) warmup: u64,
+    pub(crate) rss_every: Option<Duration>,
 }
 
 /// The most calls or sessions one run accepts (latencies and send times are kept per call).
@@ -127,7 +166,13 @@ fn main() {
                 report.to_text()
             };
             print(&text);
-            if report.timed_out { 1 } else { 0 }
+            if report.timed_out {
+                1
+            } else if report.over_bound {
+                3
+            } else {
+                0
+            }
         }
         Err(e) => {
             eprintln!("switchboard-load: {e:#}");
@@ -155,6 +200,15 @@ fn start(cli: &Cli) -> anyhow::Result<Report> {
     if cli.threads == 0 || cli.threads > 64 {
         bail!("--threads must be in 1..=64");
     }
+    if cli
+        .rss_every_ms
+        .is_some_and(|ms| !(10..=3_600_000).contains(&ms))
+    {
+        bail!("--rss-every-ms must be in 10..=3600000");
+    }
+    if !(cli.rate > 0.0 && cli.rate <= 1_000_000.0) {
+        bail!("--rate must be in (0, 1000000]");
+    }
     let rt = if cli.threads == 1 {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -168,7 +222,10 @@ fn start(cli: &Cli) -> anyhow::Result<Report> {
     let deadline = Instant::now() + Duration::from_secs_f64(cli.max_seconds);
     rt.block_on(async {
         tokio::select! {
-            r = run(cli, deadline) => r,
+            r = run(cli, deadline) => r.map(|mut report| {
+                report.judge_growth(cli.max_rss_growth_kib);
+                report
+            }),
             _ = tokio::signal::ctrl_c() => {
                 stdio::kill_all();
                 eprintln!("switchboard-load: interrupted");
@@ -207,15 +264,16 @@ async fn run(cli: &Cli, deadline: Instant) -> anyhow::Result<Report> {
                 k: cli.k,
                 one_session: cli.one_session,
                 pid: cli.pid,
+                rss_every: cli.rss_every_ms.map(Duration::from_millis),
             };
             match plan.target {
                 Target::Stdio(_) => stdio::run_calls(&plan, deadline).await,
                 Target::Http(_) => http::run_calls(&plan, deadline).await,
             }
         }
-        Mode::Sessions => {
+        Mode::Sessions | Mode::Churn => {
             let Target::Http(url) = target else {
-                bail!("--mode sessions needs --url")
+                bail!("--mode sessions and --mode churn need --url")
             };
             if cli.sessions == 0 || cli.sessions > MAX_COUNT {
                 bail!("--sessions must be in 1..={MAX_COUNT}");
@@ -223,17 +281,33 @@ async fn run(cli: &Cli, deadline: Instant) -> anyhow::Result<Report> {
             if cli.rounds == 0 || cli.rounds > 100 {
                 bail!("--rounds must be in 1..=100");
             }
-            let mut first =
-                http::run_sessions(&url, cli.sessions, cli.k, cli.pid, deadline).await?;
-            first
-                .rounds
-                .push((first.rss_after_open_kib, first.rss_after_delete_kib));
+            let call = if cli.call {
+                let arguments: serde_json::Value =
+                    serde_json::from_str(&cli.arguments).context("--arguments is not JSON")?;
+                Some(CallTemplate::new(&cli.tool, &arguments))
+            } else {
+                None
+            };
+            let plan = SessionPlan {
+                url,
+                sessions: cli.sessions,
+                k: cli.k,
+                pid: cli.pid,
+                call,
+                rate: cli.rate,
+                warmup: cli.warmup.unwrap_or(cli.sessions / 10).min(cli.sessions),
+                rss_every: cli.rss_every_ms.map(Duration::from_millis),
+            };
+            if cli.mode == Mode::Churn {
+                return http::run_churn(&plan, deadline).await;
+            }
+            let mut first = http::run_sessions(&plan, deadline).await?;
+            first.rounds.push(first.round());
             for _ in 1..cli.rounds {
-                let r = http::run_sessions(&url, cli.sessions, cli.k, cli.pid, deadline).await?;
-                first
-                    .rounds
-                    .push((r.rss_after_open_kib, r.rss_after_delete_kib));
+                let r = http::run_sessions(&plan, deadline).await?;
+                first.rounds.push(r.round());
                 first.notes.extend(r.notes);
+                first.counts.transport += r.counts.transport;
                 first.timed_out |= r.timed_out;
                 first.peak_rss_kib = first.peak_rss_kib.max(r.peak_rss_kib);
             }

@@ -51,6 +51,93 @@ fn clock_ticks_per_sec() -> u64 {
     })
 }
 
+/// The most RSS samples one run keeps (a day at one a second); later ones are not kept.
+const MAX_SAMPLES: usize = 100_000;
+
+/// The server's resident set read at intervals by a task of its own, for soak runs: samples of
+/// `VmRSS` with their time, and a baseline marked when the measured window starts (after the
+/// warm-up), against which growth is judged.
+#[derive(Debug)]
+pub(crate) struct RssSampler {
+    state: std::sync::Arc<std::sync::Mutex<Samples>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// What a sampler has read.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Samples {
+    /// `(seconds since the sampler started, VmRSS in KiB)`, in time order.
+    pub(crate) points: Vec<(f64, u64)>,
+    /// The index in `points` of the baseline, once marked.
+    pub(crate) baseline: Option<usize>,
+}
+
+impl Samples {
+    /// The RSS at the baseline.
+    pub(crate) fn baseline_kib(&self) -> Option<u64> {
+        self.points.get(self.baseline?).map(|p| p.1)
+    }
+
+    /// The highest RSS read after the baseline, minus the baseline (negative when it shrank).
+    pub(crate) fn growth_kib(&self) -> Option<i64> {
+        let b = self.baseline?;
+        let base = self.points.get(b)?.1;
+        let max = self.points[b..].iter().map(|p| p.1).max()?;
+        Some(max as i64 - base as i64)
+    }
+
+    /// The last RSS read.
+    pub(crate) fn last_kib(&self) -> Option<u64> {
+        self.points.last().map(|p| p.1)
+    }
+}
+
+impl RssSampler {
+    /// Starts reading `VmRSS` of `pid` every `every` (at once, then at each tick).
+    pub(crate) fn start(pid: u32, every: std::time::Duration) -> Self {
+        let state = std::sync::Arc::new(std::sync::Mutex::new(Samples::default()));
+        let begun = tokio::time::Instant::now();
+        let st = state.clone();
+        let task = tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(kib) = status_kib(pid, "VmRSS") else {
+                    return;
+                };
+                if let Ok(mut s) = st.lock() {
+                    if s.points.len() < MAX_SAMPLES {
+                        s.points.push((begun.elapsed().as_secs_f64(), kib));
+                    }
+                }
+            }
+        });
+        Self { state, task }
+    }
+
+    /// Reads the RSS now and makes it the baseline (the measured window starts).
+    pub(crate) fn mark_baseline(&self, pid: u32) {
+        let kib = status_kib(pid, "VmRSS");
+        if let (Some(kib), Ok(mut s)) = (kib, self.state.lock()) {
+            let t = s.points.last().map_or(0.0, |p| p.0);
+            s.points.push((t, kib));
+            s.baseline = Some(s.points.len() - 1);
+        }
+    }
+
+    /// Reads the RSS a last time and stops.
+    pub(crate) fn finish(self, pid: u32) -> Samples {
+        self.task.abort();
+        let mut s = self.state.lock().map(|s| s.clone()).unwrap_or_default();
+        if let Some(kib) = status_kib(pid, "VmRSS") {
+            let t = s.points.last().map_or(0.0, |p| p.0);
+            s.points.push((t, kib));
+        }
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,6 +155,21 @@ mod tests {
         assert_eq!(parse_status_kib(status, "VmHWM"), Some(12345));
         assert_eq!(parse_status_kib(status, "VmRSS"), Some(999));
         assert_eq!(parse_status_kib(status, "VmSwap"), None);
+    }
+
+    #[test]
+    fn growth_is_the_highest_reading_after_the_baseline() {
+        let mut s = Samples {
+            points: vec![(0.0, 900), (1.0, 1000), (2.0, 1100), (3.0, 1050)],
+            baseline: None,
+        };
+        assert_eq!(s.growth_kib(), None, "no baseline, no growth");
+        s.baseline = Some(1);
+        assert_eq!(s.baseline_kib(), Some(1000));
+        assert_eq!(s.growth_kib(), Some(100));
+        assert_eq!(s.last_kib(), Some(1050));
+        s.baseline = Some(2);
+        assert_eq!(s.growth_kib(), Some(0));
     }
 
     #[test]

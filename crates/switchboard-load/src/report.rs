@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use crate::procfs::Samples;
 use crate::wire::Outcome;
 
 /// Answers counted by kind. `transport` counts calls that got no usable answer: a closed pipe or
@@ -115,16 +116,69 @@ pub(crate) struct Report {
     pub(crate) rss_before_kib: Option<u64>,
     pub(crate) rss_after_open_kib: Option<u64>,
     pub(crate) rss_after_delete_kib: Option<u64>,
-    /// Sessions mode, `--rounds` > 1: the server's RSS after opening and after deleting, per
-    /// round (the first round is the fields above).
-    pub(crate) rounds: Vec<(Option<u64>, Option<u64>)>,
+    /// Sessions mode: per round, the sessions opened and the server's RSS after opening and
+    /// after deleting (the first round is also the fields above).
+    pub(crate) rounds: Vec<Round>,
+    /// The server's RSS read at intervals (`--rss-every-ms`).
+    pub(crate) rss: Option<Samples>,
+    /// Whether the server's memory grew past `--max-rss-growth-kib`.
+    pub(crate) over_bound: bool,
     pub(crate) cold_start_ms: Option<(f64, f64)>,
     pub(crate) repetitions: Option<u64>,
     pub(crate) timed_out: bool,
     pub(crate) notes: Vec<String>,
 }
 
+/// One round of the sessions mode.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Round {
+    /// Sessions opened.
+    pub(crate) opened: u64,
+    /// The server's RSS once they were open.
+    pub(crate) after_open: Option<u64>,
+    /// The server's RSS once they were deleted.
+    pub(crate) after_delete: Option<u64>,
+}
+
 impl Report {
+    /// This run as one round of the sessions mode.
+    pub(crate) fn round(&self) -> Round {
+        Round {
+            opened: self.sessions.unwrap_or(0),
+            after_open: self.rss_after_open_kib,
+            after_delete: self.rss_after_delete_kib,
+        }
+    }
+
+    /// The growth judged against `--max-rss-growth-kib`: in sessions mode, the last round after
+    /// DELETE against the first; otherwise the highest reading after the baseline.
+    pub(crate) fn growth_kib(&self) -> Option<i64> {
+        match self.mode {
+            "sessions" => self.growth_after_first_round_kib(),
+            _ => self.rss.as_ref()?.growth_kib(),
+        }
+    }
+
+    /// Sets `over_bound` (with a note) when the growth exceeds `bound`, or cannot be measured.
+    pub(crate) fn judge_growth(&mut self, bound: Option<u64>) {
+        let Some(bound) = bound else { return };
+        match self.growth_kib() {
+            Some(g) if g > bound as i64 => {
+                self.over_bound = true;
+                self.notes.push(format!(
+                    "the server's memory grew by {g} KiB, over the bound of {bound} KiB"
+                ));
+            }
+            Some(_) => {}
+            None => {
+                self.over_bound = true;
+                self.notes.push(format!(
+                    "the growth of the server's memory could not be measured against the bound of {bound} KiB"
+                ));
+            }
+        }
+    }
+
     fn per_sec(&self, n: u64) -> Option<f64> {
         self.seconds.filter(|&s| s > 0.0).map(|s| n as f64 / s)
     }
@@ -138,20 +192,20 @@ impl Report {
     /// RSS after the last round's DELETE minus after the first's: what later rounds of the
     /// same sessions leave behind (0 when memory is reused).
     fn growth_after_first_round_kib(&self) -> Option<i64> {
-        let first = self.rounds.first()?.1?;
-        let last = self.rounds.last()?.1?;
+        let first = self.rounds.first()?.after_delete?;
+        let last = self.rounds.last()?.after_delete?;
         (self.rounds.len() > 1).then(|| last as i64 - first as i64)
     }
 
     fn sessions_per_sec(&self) -> Option<f64> {
-        (self.mode == "sessions")
+        matches!(self.mode, "sessions" | "churn")
             .then(|| self.per_sec(self.sessions.unwrap_or(0)))
             .flatten()
     }
 
     fn cpu_us_per_unit(&self) -> Option<f64> {
         let units = match self.mode {
-            "sessions" => self.sessions?,
+            "sessions" | "churn" => self.sessions?,
             _ => self.counts.calls(),
         };
         (units > 0).then(|| self.cpu_us.map(|c| c as f64 / units as f64))?
@@ -176,7 +230,7 @@ impl Report {
     pub(crate) fn to_json(&self) -> Value {
         let l = self.latency;
         let (cs_median, cs_p90) = self.cold_start_ms.unzip();
-        json!({
+        let mut out = json!({
             "mode": self.mode,
             "transport": self.transport,
             "target": self.target,
@@ -205,7 +259,7 @@ impl Report {
             "rss_before_kib": self.rss_before_kib,
             "rss_after_open_kib": self.rss_after_open_kib,
             "rss_after_delete_kib": self.rss_after_delete_kib,
-            "rounds": self.rounds.iter().map(|(o, d)| serde_json::json!({"rss_after_open_kib": o, "rss_after_delete_kib": d})).collect::<Vec<_>>(),
+            "rounds": self.rounds.iter().map(|r| serde_json::json!({"sessions": r.opened, "rss_after_open_kib": r.after_open, "rss_after_delete_kib": r.after_delete})).collect::<Vec<_>>(),
             "growth_after_first_round_kib": self.growth_after_first_round_kib(),
             "bytes_per_session": self.bytes_per_session(),
             "sessions_per_sec": self.sessions_per_sec(),
@@ -214,7 +268,19 @@ impl Report {
             "repetitions": self.repetitions,
             "timed_out": self.timed_out,
             "notes": self.notes,
-        })
+        });
+        let rss = self.rss.as_ref();
+        let extra = json!({
+            "rss_samples": rss.map(|r| r.points.iter().map(|&(t, k)| json!([(t * 1000.0).round() / 1000.0, k])).collect::<Vec<_>>()),
+            "rss_baseline_kib": rss.and_then(Samples::baseline_kib),
+            "rss_last_kib": rss.and_then(Samples::last_kib),
+            "rss_growth_kib": self.growth_kib(),
+            "over_bound": self.over_bound,
+        });
+        if let (Some(obj), Value::Object(more)) = (out.as_object_mut(), extra) {
+            obj.extend(more);
+        }
+        out
     }
 
     /// The readable block.
@@ -282,13 +348,14 @@ impl Report {
                     "per session",
                     opt(self.bytes_per_session(), |b| format!("{b} bytes")),
                 );
-                for (i, (open, deleted)) in self.rounds.iter().enumerate().skip(1) {
+                for (i, r) in self.rounds.iter().enumerate().skip(1) {
                     line(
                         &format!("round {}", i + 1),
                         format!(
-                            "after open {}, after DELETE {}",
-                            opt(*open, kib),
-                            opt(*deleted, kib)
+                            "{} opened, after open {}, after DELETE {}",
+                            r.opened,
+                            opt(r.after_open, kib),
+                            opt(r.after_delete, kib)
                         ),
                     );
                 }
@@ -298,6 +365,20 @@ impl Report {
                         format!("{g} KiB after DELETE, last round against the first"),
                     );
                 }
+            }
+            "churn" => {
+                line(
+                    "sessions",
+                    format!(
+                        "{} opened and abandoned in {secs} (warmup {})",
+                        self.sessions.unwrap_or(0),
+                        self.warmup.unwrap_or(0)
+                    ),
+                );
+                line(
+                    "open rate",
+                    opt(self.sessions_per_sec(), |r| format!("{r:.0} sessions/s")),
+                );
             }
             _ => {
                 let (m, p) = self.cold_start_ms.unzip();
@@ -332,7 +413,7 @@ impl Report {
                 ),
             );
         } else if self.pid.is_some() || self.peak_rss_kib.is_some() {
-            let per = if self.mode == "sessions" {
+            let per = if matches!(self.mode, "sessions" | "churn") {
                 "session"
             } else {
                 "call"
@@ -351,6 +432,18 @@ impl Report {
             line(
                 "generator",
                 format!("cpu {} per call (this process)", us(c)),
+            );
+        }
+        if let Some(r) = &self.rss {
+            line(
+                "rss",
+                format!(
+                    "baseline {}, growth {} KiB (highest reading after it), last {}; {} readings",
+                    opt(r.baseline_kib(), kib),
+                    opt(r.growth_kib(), |g| g.to_string()),
+                    opt(r.last_kib(), kib),
+                    r.points.len()
+                ),
             );
         }
         if self.timed_out {
@@ -440,16 +533,44 @@ mod tests {
             mode: "sessions",
             ..Report::default()
         };
-        r.rounds.push((Some(900), Some(500)));
+        let round = |o, d| Round {
+            opened: 1,
+            after_open: Some(o),
+            after_delete: d,
+        };
+        r.rounds.push(round(900, Some(500)));
         assert_eq!(
             r.growth_after_first_round_kib(),
             None,
             "one round: no growth"
         );
-        r.rounds.push((Some(950), Some(520)));
-        r.rounds.push((Some(940), Some(490)));
+        r.rounds.push(round(950, Some(520)));
+        r.rounds.push(round(940, Some(490)));
         assert_eq!(r.growth_after_first_round_kib(), Some(-10));
-        r.rounds.push((Some(1000), None));
+        r.judge_growth(Some(0));
+        assert!(!r.over_bound, "shrinking is within any bound");
+        r.rounds.push(round(1000, None));
         assert_eq!(r.growth_after_first_round_kib(), None, "not measured");
+        r.judge_growth(Some(1 << 20));
+        assert!(r.over_bound, "a bound that cannot be judged fails");
+    }
+
+    #[test]
+    fn growth_over_the_bound_is_flagged() {
+        let mut r = Report {
+            mode: "calls",
+            rss: Some(Samples {
+                points: vec![(0.0, 1000), (1.0, 1000), (2.0, 1600)],
+                baseline: Some(1),
+            }),
+            ..Report::default()
+        };
+        r.judge_growth(None);
+        assert!(!r.over_bound, "no bound, nothing judged");
+        r.judge_growth(Some(600));
+        assert!(!r.over_bound);
+        r.judge_growth(Some(599));
+        assert!(r.over_bound);
+        assert_eq!(r.to_json()["rss_growth_kib"], 600);
     }
 }

@@ -249,7 +249,10 @@ pub(crate) async fn run_calls(plan: &CallPlan, deadline: Instant) -> anyhow::Res
         stop_rx,
     ));
 
-    let written = write_loop(plan, &window, &stdin, pid, deadline).await;
+    let sampler = plan
+        .rss_every
+        .map(|every| procfs::RssSampler::start(pid, every));
+    let written = write_loop(plan, &window, &stdin, pid, sampler.as_ref(), deadline).await;
     let ((cpu0, self0), t0, mut timed_out) = match written {
         Ok(w) => w,
         Err(e) => {
@@ -273,6 +276,7 @@ pub(crate) async fn run_calls(plan: &CallPlan, deadline: Instant) -> anyhow::Res
         .zip(procfs::cpu_us(std::process::id()))
         .map(|(a, b)| b.saturating_sub(a));
     report.peak_rss_kib = procfs::status_kib(pid, "VmHWM");
+    report.rss = sampler.map(|s| s.finish(pid));
     let _ = stop_tx.send(true);
     let out = reader.await.context("the reader task failed")?;
     let stdin = Arc::try_unwrap(stdin).map(Mutex::into_inner).ok();
@@ -299,12 +303,14 @@ pub(crate) async fn run_calls(plan: &CallPlan, deadline: Instant) -> anyhow::Res
 type CpuMark = (Option<u64>, Option<u64>);
 
 /// Writes `warmup + n` calls, never more than K unanswered. Returns the CPU readings and the
-/// clock at the start of the measured window, and whether the deadline cut it short.
+/// clock at the start of the measured window, and whether the deadline cut it short. The
+/// sampler's baseline is marked when the measured window starts.
 async fn write_loop(
     plan: &CallPlan,
     window: &Window,
     stdin: &Mutex<BufWriter<ChildStdin>>,
     pid: u32,
+    sampler: Option<&procfs::RssSampler>,
     deadline: Instant,
 ) -> anyhow::Result<(CpuMark, Option<Instant>, bool)> {
     let total = plan.warmup + plan.n;
@@ -318,6 +324,9 @@ async fn write_loop(
                 Err(_) => return Ok((cpu0, t0, true)),
                 Ok(Err(_)) => break,
                 Ok(Ok(all)) => drop(all),
+            }
+            if let Some(s) = sampler {
+                s.mark_baseline(pid);
             }
             cpu0 = (procfs::cpu_us(pid), procfs::cpu_us(std::process::id()));
             t0 = Some(Instant::now());

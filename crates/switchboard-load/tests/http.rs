@@ -338,3 +338,99 @@ async fn refused_sessions_are_counted_with_the_first_reason() {
     assert!(r["notes"].to_string().contains("503"), "{r}");
     assert_eq!(st.deleted.load(Ordering::Relaxed), 10);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rounds_with_a_call_each_under_a_session_bound() {
+    // The bound equals the sessions of a round: the second round opens only because the first
+    // round's sessions were deleted.
+    let (url, st) = serve_with(State {
+        max_sessions: 30,
+        ..State::default()
+    })
+    .await;
+    let pid = std::process::id().to_string();
+    let args = [
+        "--url",
+        &url,
+        "--mode",
+        "sessions",
+        "--sessions",
+        "30",
+        "--rounds",
+        "2",
+        "--call",
+        "-k",
+        "3",
+        "--pid",
+        &pid,
+        "--max-rss-growth-kib",
+        "1048576",
+        "--json",
+    ];
+    let (code, r, err) = load(&args).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["errors"], 0, "{r}");
+    let rounds: Vec<u64> = r["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["sessions"].as_u64().unwrap())
+        .collect();
+    assert_eq!(rounds, [30, 30], "{r}");
+    assert!(r["rss_growth_kib"].as_i64().is_some(), "{r}");
+    assert_eq!(r["over_bound"], false);
+    assert_eq!(st.opened.load(Ordering::Relaxed), 60);
+    assert_eq!(st.calls.load(Ordering::Relaxed), 60, "one call per session");
+    assert_eq!(st.deleted.load(Ordering::Relaxed), 60);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn churn_abandons_sessions_at_its_rate_and_counts_refusals() {
+    // This server never reaps: past its bound of 10, every session is refused.
+    let (url, st) = serve_with(State {
+        max_sessions: 10,
+        ..State::default()
+    })
+    .await;
+    let pid = std::process::id().to_string();
+    let args = [
+        "--url",
+        &url,
+        "--mode",
+        "churn",
+        "--sessions",
+        "25",
+        "--rate",
+        "100",
+        "--warmup",
+        "5",
+        "--call",
+        "-k",
+        "2",
+        "--pid",
+        &pid,
+        "--rss-every-ms",
+        "50",
+        "--json",
+    ];
+    let started = std::time::Instant::now();
+    let (code, r, err) = load(&args).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(200),
+        "25 sessions at 100 a second take a quarter of a second: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(r["mode"], "churn");
+    assert_eq!(r["sessions"], 10, "{r}");
+    assert_eq!(r["errors_transport"], 15, "{r}");
+    assert!(r["notes"].to_string().contains("503"), "{r}");
+    assert!(r["rss_baseline_kib"].as_u64().is_some(), "{r}");
+    assert!(!r["rss_samples"].as_array().unwrap().is_empty(), "{r}");
+    assert_eq!(st.calls.load(Ordering::Relaxed), 10);
+    assert_eq!(
+        st.deleted.load(Ordering::Relaxed),
+        0,
+        "abandoned, never deleted"
+    );
+}

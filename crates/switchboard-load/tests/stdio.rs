@@ -270,3 +270,46 @@ fn smoke_against_switchboard_serve_add() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(r["repetitions"], 3, "{r}");
 }
+
+#[test]
+fn rss_is_read_along_the_way_and_judged_against_the_bound() {
+    let args = [
+        "--stdio",
+        &fixture(""),
+        "-n",
+        "2000",
+        "--warmup",
+        "200",
+        "-k",
+        "8",
+        "--rss-every-ms",
+        "20",
+        "--max-rss-growth-kib",
+        "1048576",
+        "--json",
+    ];
+    let (code, r, err) = load(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        r["rss_baseline_kib"].as_u64().is_some_and(|k| k > 1000),
+        "{r}"
+    );
+    assert!(r["rss_growth_kib"].as_i64().is_some(), "{r}");
+    assert!(
+        r["rss_samples"].as_array().is_some_and(|s| s.len() >= 2),
+        "{r}"
+    );
+    assert_eq!(r["over_bound"], false);
+    // A bound that cannot be judged (no readings) fails the run with exit 3.
+    let (code, r, _) = load(&[
+        "--stdio",
+        &fixture(""),
+        "-n",
+        "100",
+        "--max-rss-growth-kib",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(code, 3, "{r}");
+    assert_eq!(r["over_bound"], true);
+}
