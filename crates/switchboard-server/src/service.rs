@@ -212,8 +212,8 @@ impl ServerService {
             d.version = Some(version);
             d.client = Some(identity);
             d.allow = allow;
-            d.era = crate::modern::ConnEra::Legacy;
         }
+        self.state.decide_era(crate::modern::ConnEra::Legacy);
         if let Some(p) = &req.params {
             self.state.handshake_completed(p.get());
         }

@@ -28,8 +28,6 @@ pub(crate) struct SessionFields {
     pub(crate) allow: AllowList,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) subscriptions: HashSet<String>,
-    /// The era this connection speaks (decided by what opened it).
-    pub(crate) era: crate::modern::ConnEra,
 }
 
 /// The state of one session, shared by its service and every handle to it.
@@ -42,6 +40,9 @@ pub(crate) struct SessionState {
     control: Option<Arc<dyn TransportControl>>,
     /// The HTTP headers of the one request a modern Streamable HTTP connection carries.
     http: Option<Arc<crate::modern::HttpFacts>>,
+    /// The era this connection speaks (decided once by what opened it), read without a lock on
+    /// every request.
+    era: std::sync::atomic::AtomicU8,
 }
 
 impl SessionState {
@@ -59,8 +60,8 @@ impl SessionState {
                 allow: AllowList::All,
                 log_level: None,
                 subscriptions: HashSet::new(),
-                era: crate::modern::ConnEra::Undecided,
             }),
+            era: std::sync::atomic::AtomicU8::new(crate::modern::ConnEra::Undecided as u8),
             extensions: Mutex::default(),
             max_subscriptions,
             control,
@@ -71,9 +72,7 @@ impl SessionState {
     /// A connection a transport routed to the modern era, with its request's HTTP headers.
     pub(crate) fn modern(mut self, http: Option<crate::modern::HttpFacts>) -> Self {
         self.http = http.map(Arc::new);
-        if let Ok(d) = self.data.get_mut() {
-            d.era = crate::modern::ConnEra::Modern;
-        }
+        self.era = std::sync::atomic::AtomicU8::new(crate::modern::ConnEra::Modern as u8);
         self
     }
 
@@ -84,21 +83,20 @@ impl SessionState {
 
     /// The era this connection speaks.
     pub(crate) fn era(&self) -> crate::modern::ConnEra {
-        self.data
-            .lock()
-            .map(|d| d.era)
-            .unwrap_or(crate::modern::ConnEra::Undecided)
+        crate::modern::ConnEra::from_u8(self.era.load(std::sync::atomic::Ordering::Acquire))
     }
 
     /// Decides the era of an undecided connection; returns the era in force.
     pub(crate) fn decide_era(&self, era: crate::modern::ConnEra) -> crate::modern::ConnEra {
-        let Ok(mut d) = self.data.lock() else {
-            return era;
-        };
-        if d.era == crate::modern::ConnEra::Undecided {
-            d.era = era;
+        use std::sync::atomic::Ordering;
+        let undecided = crate::modern::ConnEra::Undecided as u8;
+        match self
+            .era
+            .compare_exchange(undecided, era as u8, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => era,
+            Err(now) => crate::modern::ConnEra::from_u8(now),
         }
-        d.era
     }
 
     /// Moves a fresh session straight to ready: its handshake happened elsewhere (see
@@ -109,8 +107,8 @@ impl SessionState {
         client: Option<ClientIdentity>,
         allow: AllowList,
     ) {
+        self.decide_era(crate::modern::ConnEra::Legacy);
         if let Ok(mut d) = self.data.lock() {
-            d.era = crate::modern::ConnEra::Legacy;
             d.lifecycle = LifecycleState::Ready;
             d.version = Some(version);
             d.client = client;
