@@ -540,9 +540,14 @@ fn on_request(peer: &Peer, req: Request) -> Answer {
             _ = cancel.cancelled() => None,
             r = fut => Some(r),
         };
-        // No progress may follow the response (`[UT-7]`).
+        // No progress may follow the response (`[UT-7]`), unless the handler kept the token
+        // for work that outlives it; that work ends it.
         if let Some(p) = &progress {
-            p.state.lock().await.done = true;
+            let mut state = p.state.lock().await;
+            state.answered = true;
+            if !state.kept {
+                state.done = true;
+            }
         }
         if let Ok(mut inflight) = peer.inner.inflight.lock() {
             inflight.remove(&id);

@@ -71,6 +71,21 @@ impl Service for TestService {
                     });
                     Ok(to_raw(&json!({})).unwrap())
                 }
+                "kept" => {
+                    // Work that outlives the answer keeps the token until it ends it.
+                    assert!(cx.keep_progress().await);
+                    let work = cx.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        work.report_progress(ProgressUpdate::new(1.0)).await.unwrap();
+                        work.report_progress(ProgressUpdate::new(2.0)).await.unwrap();
+                        work.end_progress().await;
+                        if let Err(e) = work.report_progress(ProgressUpdate::new(3.0)).await {
+                            perr.lock().unwrap().push(e);
+                        }
+                    });
+                    Ok(to_raw(&json!({"started": true})).unwrap())
+                }
                 m => Err(ErrorObject::method_not_found(m)),
             }
         })
@@ -708,6 +723,29 @@ async fn ut_6_ut_7_progress_routes_to_caller_increases_and_stops_after_response(
             },
             ProgressError::Completed
         ]
+    );
+}
+
+#[tokio::test]
+async fn a_kept_progress_token_outlives_the_response_until_it_is_ended() {
+    let svc = TestService::default();
+    let perr = svc.progress_errors.clone();
+    let (a, mut b) = memory::pair();
+    let _server = spawn(a, Arc::new(svc), SessionConfig::default());
+    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"kept","params":{"_meta":{"progressToken":"p"}}}"#)
+        .await
+        .unwrap();
+    assert_eq!(next(&mut b).await["result"], json!({"started": true}));
+    for want in [1, 2] {
+        let n = next(&mut b).await;
+        assert_eq!(n["method"], "notifications/progress");
+        assert_eq!(n["params"], json!({"progressToken": "p", "progress": want}));
+    }
+    nothing_within(&mut b, 50).await;
+    assert_eq!(
+        perr.lock().unwrap().clone(),
+        vec![ProgressError::Completed],
+        "nothing after end_progress"
     );
 }
 
