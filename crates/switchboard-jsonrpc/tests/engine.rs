@@ -77,8 +77,12 @@ impl Service for TestService {
                     let work = cx.clone();
                     tokio::spawn(async move {
                         tokio::time::sleep(Duration::from_millis(20)).await;
-                        work.report_progress(ProgressUpdate::new(1.0)).await.unwrap();
-                        work.report_progress(ProgressUpdate::new(2.0)).await.unwrap();
+                        work.report_progress(ProgressUpdate::new(1.0))
+                            .await
+                            .unwrap();
+                        work.report_progress(ProgressUpdate::new(2.0))
+                            .await
+                            .unwrap();
                         work.end_progress().await;
                         if let Err(e) = work.report_progress(ProgressUpdate::new(3.0)).await {
                             perr.lock().unwrap().push(e);
@@ -732,9 +736,11 @@ async fn a_kept_progress_token_outlives_the_response_until_it_is_ended() {
     let perr = svc.progress_errors.clone();
     let (a, mut b) = memory::pair();
     let _server = spawn(a, Arc::new(svc), SessionConfig::default());
-    b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"kept","params":{"_meta":{"progressToken":"p"}}}"#)
-        .await
-        .unwrap();
+    b.send_text(
+        r#"{"jsonrpc":"2.0","id":1,"method":"kept","params":{"_meta":{"progressToken":"p"}}}"#,
+    )
+    .await
+    .unwrap();
     assert_eq!(next(&mut b).await["result"], json!({"started": true}));
     for want in [1, 2] {
         let n = next(&mut b).await;

@@ -17,11 +17,8 @@ use switchboard_types::{ErrorCode, ErrorObject, Feature, RequestId};
 use tokio_util::sync::CancellationToken;
 
 use crate::session::{ServerSession, SessionError, log_via};
-use crate::task;
-use std::sync::Arc;
-use switchboard_tasks::TaskStore;
+use crate::task::TaskLink;
 use switchboard_types::methods;
-use switchboard_types::tasks::TaskStatus;
 
 /// The context of one request being handled.
 #[derive(Clone)]
@@ -34,13 +31,6 @@ pub struct Context {
     /// Set for a request of the modern era: requests for client input are answered from the
     /// request's own input responses (see [`crate::modern`]).
     pub(crate) modern: Option<Arc<crate::modern::ModernCall>>,
-}
-
-/// The task a request runs as.
-#[derive(Clone)]
-pub(crate) struct TaskLink {
-    pub(crate) id: String,
-    pub(crate) store: Arc<dyn TaskStore>,
 }
 
 impl fmt::Debug for Context {
@@ -189,34 +179,11 @@ impl Context {
                 .call(method, params, RequestOptions::default())
                 .await?);
         };
-        // Run as a task: the task waits for input while the client answers (`[TK-13]`: the
-        // request carries the task's id). The call that created the task was answered long
-        // ago, so the request is not tied to its stream.
-        let mut value = match params {
+        let value = match params {
             Some(p) => serde_json::to_value(p).map_err(RequestError::from)?,
             None => serde_json::json!({}),
         };
-        task::tag_related(&mut value, &link.id);
-        let peer = self.request.peer().unrelated();
-        let waiting = format!("waiting for the client's answer to {method}");
-        if let Ok(t) = link
-            .store
-            .set_status(&link.id, TaskStatus::InputRequired, Some(waiting))
-            .await
-        {
-            task::notify_status(&peer, t).await;
-        }
-        let answer = peer
-            .call(method, Some(&value), RequestOptions::default())
-            .await;
-        if let Ok(t) = link
-            .store
-            .set_status(&link.id, TaskStatus::Working, None)
-            .await
-        {
-            task::notify_status(&peer, t).await;
-        }
-        Ok(answer?)
+        Ok(link.ask(self.request.peer(), method, value).await?)
     }
 
     fn client_caps(&self) -> Option<switchboard_types::capabilities::ClientCapabilities> {

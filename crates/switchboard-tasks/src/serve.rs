@@ -222,7 +222,12 @@ mod tests {
 
     #[test]
     fn polling_interval_is_clamped() {
-        let mut t = Task::new("t", switchboard_types::tasks::TaskStatus::Working, "x", None);
+        let mut t = Task::new(
+            "t",
+            switchboard_types::tasks::TaskStatus::Working,
+            "x",
+            None,
+        );
         t.poll_interval = Some(1);
         assert_eq!(poll_every(&t), MIN_POLL_INTERVAL);
         t.poll_interval = Some(10_000_000);
