@@ -3,6 +3,7 @@
 //! roots), each refused locally when the client did not declare the capability.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -167,7 +168,7 @@ impl Context {
             })
     }
 
-    async fn ask<P: Serialize, R: DeserializeOwned>(
+    pub(crate) async fn ask<P: Serialize, R: DeserializeOwned>(
         &self,
         method: &str,
         params: Option<&P>,
@@ -186,7 +187,9 @@ impl Context {
         Ok(link.ask(self.request.peer(), method, value).await?)
     }
 
-    fn client_caps(&self) -> Option<switchboard_types::capabilities::ClientCapabilities> {
+    pub(crate) fn client_caps(
+        &self,
+    ) -> Option<switchboard_types::capabilities::ClientCapabilities> {
         match &self.modern {
             Some(call) => Some(call.capabilities().clone()),
             None => self.session.client().map(|c| c.capabilities),
@@ -235,6 +238,17 @@ impl Context {
                 )
                 .await;
         }
+        self.check_sampling(&params)?;
+        self.ask(methods::SAMPLING_CREATE_MESSAGE, Some(&params))
+            .await
+    }
+
+    /// What [`create_message`](Context::create_message) checks before it sends in a 2025-era
+    /// session.
+    pub(crate) fn check_sampling(
+        &self,
+        params: &CreateMessageRequestParams,
+    ) -> Result<(), ClientRequestError> {
         let caps = self.client_caps().unwrap_or_default();
         if caps.sampling.is_none() {
             return Err(ClientRequestError::NotDeclared(
@@ -248,8 +262,7 @@ impl Context {
                 "client capability sampling.tools (CP-5)".into(),
             ));
         }
-        self.ask(methods::SAMPLING_CREATE_MESSAGE, Some(&params))
-            .await
+        Ok(())
     }
 
     /// Asks the user for input (`elicitation/create`), form or URL mode.
@@ -290,6 +303,15 @@ impl Context {
                 })
                 .await;
         }
+        self.check_elicitation(&params)?;
+        self.ask(methods::ELICITATION_CREATE, Some(&params)).await
+    }
+
+    /// What [`elicit`](Context::elicit) checks before it sends in a 2025-era session.
+    pub(crate) fn check_elicitation(
+        &self,
+        params: &ElicitRequestParams,
+    ) -> Result<(), ClientRequestError> {
         let caps = self.client_caps().unwrap_or_default();
         let version = self.session.protocol_version();
         if !version.is_some_and(|v| v.supports(Feature::Elicitation)) {
@@ -297,7 +319,7 @@ impl Context {
                 "a revision with elicitation (2025-06-18+)".into(),
             ));
         }
-        match &params {
+        match params {
             ElicitRequestParams::Form(_) if !caps.supports_form_elicitation() => {
                 return Err(ClientRequestError::NotDeclared(
                     "client capability elicitation (form)".into(),
@@ -313,7 +335,7 @@ impl Context {
             }
             _ => {}
         }
-        self.ask(methods::ELICITATION_CREATE, Some(&params)).await
+        Ok(())
     }
 
     /// Asks the client for its roots (`roots/list`).

@@ -185,6 +185,11 @@ impl Tasks {
 }
 
 impl TaskLink {
+    /// The peer the task's messages to the client go through now (see [`Tasks`]).
+    pub(crate) fn towards_client(&self, fallback: &Peer) -> Peer {
+        self.tasks.towards_client(&self.id, fallback)
+    }
+
     /// Sends a request to the client on behalf of the task: the task is `input_required` while
     /// the client answers, and the request carries the task's id (`[TK-13]`). The call that
     /// created the task was answered long ago, so the request goes with an open `tasks/result`
