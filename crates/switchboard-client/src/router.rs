@@ -30,6 +30,7 @@ use switchboard_types::sampling::{
 };
 use switchboard_types::{ErrorCode, ErrorObject, Feature, RawJson, Request, Role};
 
+use crate::serve_task::{self, TaskKind};
 use crate::session::ClientSession;
 use crate::state::ClientState;
 
@@ -137,7 +138,12 @@ async fn sampling(state: &ClientState, req: &Request, cx: RequestContext) -> Han
             "no handler installed for sampling/createMessage",
         ));
     };
-    encode(&handler(params, cx).await?)
+    let task = params.task.clone();
+    let work = {
+        let cx = cx.clone();
+        async move { encode(&handler(params, cx).await?) }
+    };
+    serve_task::run(state, TaskKind::Sampling, task.as_ref(), &cx, work).await
 }
 
 /// `[SA-2]` / `[SA-3]`: a user message with tool results holds only tool results, and every
@@ -193,7 +199,7 @@ fn check_tool_loop(messages: &[SamplingMessage]) -> Result<(), ErrorObject> {
     Ok(())
 }
 
-async fn elicitation(state: &ClientState, req: &Request, cx: RequestContext) -> HandlerResult {
+async fn elicitation(state: &Arc<ClientState>, req: &Request, cx: RequestContext) -> HandlerResult {
     let params: ElicitRequestParams = parse(req)?;
     let version = state.version();
     // `[EL-1]`: no `mode` parsed as form. `[EL-4]`: an undeclared mode gets -32602.
@@ -227,13 +233,21 @@ async fn elicitation(state: &ClientState, req: &Request, cx: RequestContext) -> 
     if let Some(id) = &url_id {
         state.remember_elicitation(id.clone());
     }
-    let result = handler(params, cx).await;
-    if let Some(id) = &url_id {
-        if !matches!(&result, Ok(r) if r.action == ElicitAction::Accept) {
-            state.forget_elicitation(id);
+    let task = params.task().cloned();
+    let work = {
+        let cx = cx.clone();
+        let state = state.clone();
+        async move {
+            let result = handler(params, cx).await;
+            if let Some(id) = &url_id {
+                if !matches!(&result, Ok(r) if r.action == ElicitAction::Accept) {
+                    state.forget_elicitation(id);
+                }
+            }
+            encode(&result?)
         }
-    }
-    encode(&result?)
+    };
+    serve_task::run(&state, TaskKind::Elicitation, task.as_ref(), &cx, work).await
 }
 
 async fn roots(state: &ClientState, cx: RequestContext) -> HandlerResult {
