@@ -247,7 +247,7 @@ async fn elicitation(state: &Arc<ClientState>, req: &Request, cx: RequestContext
             encode(&result?)
         }
     };
-    serve_task::run(&state, TaskKind::Elicitation, task.as_ref(), &cx, work).await
+    serve_task::run(state, TaskKind::Elicitation, task.as_ref(), &cx, work).await
 }
 
 async fn roots(state: &ClientState, cx: RequestContext) -> HandlerResult {
