@@ -449,6 +449,28 @@ mod raw_server {
     }
 
     #[tokio::test]
+    async fn tk_18_the_clients_task_list_comes_in_pages() {
+        let (_c, mut f) = session(client().enable_tasks()).await;
+        let n = switchboard::client::serve_task::TASK_LIST_PAGE + 1;
+        for i in 0..n {
+            let r = f
+                .request(json!(i), "sampling/createMessage", sampling(Some(json!({}))))
+                .await;
+            assert!(r["result"]["task"].is_object(), "{r}");
+        }
+        let first = f.request(json!("l1"), "tasks/list", json!({})).await;
+        let page = first["result"]["tasks"].as_array().expect("tasks").len();
+        assert_eq!(page, n - 1, "{first}");
+        let cursor = first["result"]["nextCursor"].clone();
+        assert!(cursor.is_string(), "TK-18: more exist");
+        let rest = f
+            .request(json!("l2"), "tasks/list", json!({"cursor": cursor}))
+            .await;
+        assert_eq!(rest["result"]["tasks"].as_array().map(Vec::len), Some(1));
+        assert!(rest["result"].get("nextCursor").is_none(), "{rest}");
+    }
+
+    #[tokio::test]
     async fn tk_12_client_tasks_expire() {
         let store = InMemoryTaskStore::new(TaskLimits::default().with_ttl(50, 100));
         let (_c, mut f) = session(client().task_store(Arc::new(store))).await;

@@ -19,7 +19,7 @@ use switchboard_types::{ErrorCode, ErrorObject, ProtocolVersion};
 
 use crate::error::ClientError;
 use crate::handlers::{ElicitationModes, Handlers, boxed};
-use crate::router::{Builtin, NotificationRoute, RequestRoute, Router, builtin_router};
+use crate::router::{NotificationRoute, RequestRoute, Router, builtin_router, task_routes};
 use crate::serve_task::{self, ClientTasks};
 use crate::service::ClientService;
 use crate::session::ClientSession;
@@ -30,8 +30,7 @@ use switchboard_jsonrpc::RouteError;
 use switchboard_jsonrpc::router::{typed_notification, typed_request};
 use switchboard_tasks::{InMemoryTaskStore, TaskStore};
 use switchboard_types::catalogue::{
-    CancelTask, GetTask, GetTaskPayload, Initialize, Initialized, ListTasks, Method,
-    NotificationMethod, RequestMethod,
+    Initialize, Initialized, Method, NotificationMethod, RequestMethod,
 };
 
 /// Default bound on pages followed by a list-all helper.
@@ -271,13 +270,7 @@ impl ClientBuilder {
         if let Some(store) = self.tasks.take() {
             let store = store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::default()));
             self.client.tasks = Some(ClientTasks::new(store));
-            let routes: [(&str, Builtin); 4] = [
-                (GetTask::NAME, serve_task::get),
-                (GetTaskPayload::NAME, serve_task::result),
-                (ListTasks::NAME, serve_task::list),
-                (CancelTask::NAME, serve_task::cancel),
-            ];
-            for (method, f) in routes {
+            for (method, f) in task_routes() {
                 if let Err(e) = self.router.add_request(method, RequestRoute::Builtin(f)) {
                     self.client.route_error.get_or_insert(e);
                 }

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::de::DeserializeOwned;
 use switchboard_jsonrpc::router::invalid_params;
-use switchboard_jsonrpc::{BoxFuture, HandlerResult, Peer, RequestContext};
+use switchboard_jsonrpc::{HandlerResult, Peer, RequestContext};
 use switchboard_tasks::serve::{self, Running};
 use switchboard_tasks::{Outcome, Owner, TaskStore};
 use switchboard_types::capabilities::{
@@ -32,9 +32,7 @@ use switchboard_types::tasks::{
     CreateTaskResult, GetTaskRequestParams, Task, TaskMetadata, TaskStatus,
     TaskStatusNotificationParams,
 };
-use switchboard_types::{ErrorObject, Feature, Request};
-
-use crate::state::ClientState;
+use switchboard_types::{ErrorObject, Feature, ProtocolVersion, Request};
 
 /// The page size of the client's `tasks/list` answers.
 pub const TASK_LIST_PAGE: usize = 100;
@@ -115,11 +113,14 @@ pub(crate) fn declare(caps: &mut ClientCapabilities, sampling: bool, elicitation
     });
 }
 
-/// Whether a request of `kind` asking for a task runs as one in this session: the client has
-/// a task store, declared the request type and negotiated a revision with tasks.
-fn runs_as_task(state: &ClientState, kind: TaskKind) -> bool {
-    let requests = state
-        .capabilities
+/// Whether a request of `kind` asking for a task runs as one: this client declared the request
+/// type (`capabilities`) and the negotiated revision has tasks.
+pub(crate) fn runs_as_task(
+    capabilities: &ClientCapabilities,
+    version: Option<ProtocolVersion>,
+    kind: TaskKind,
+) -> bool {
+    let requests = capabilities
         .tasks
         .as_ref()
         .and_then(|t| t.requests.as_ref());
@@ -131,32 +132,26 @@ fn runs_as_task(state: &ClientState, kind: TaskKind) -> bool {
             .and_then(|r| r.elicitation.as_ref())
             .is_some_and(|e| e.create.is_some()),
     };
-    declared && state.tasks.is_some() && state.version().is_some_and(|v| v.supports(Feature::Tasks))
+    declared && version.is_some_and(|v| v.supports(Feature::Tasks))
 }
 
-/// Runs `work` (the handler's answer to the request `cx`) as a task when the request asked for
-/// one (`task`) and this session serves tasks of `kind`: answers the `CreateTaskResult` at once
-/// and keeps the request's progress token until the task ends. Otherwise runs it as a plain
-/// request (`[TK-6]`).
+/// Runs `work` (the handler's answer to the request `cx`) as a task of session `scope`: answers
+/// the `CreateTaskResult` at once (`[TK-7]`) and keeps the request's progress token until the
+/// task ends. The caller has checked [`runs_as_task`]; a request that did not ask for a task, or
+/// that this client does not run as one, is answered by `work` itself (`[TK-6]`).
 pub(crate) async fn run<W>(
-    state: &ClientState,
-    kind: TaskKind,
-    task: Option<&TaskMetadata>,
+    tasks: &Arc<ClientTasks>,
+    scope: u64,
+    task: &TaskMetadata,
     cx: &RequestContext,
     work: W,
 ) -> HandlerResult
 where
     W: Future<Output = HandlerResult> + Send + 'static,
 {
-    let (Some(task), Some(tasks)) = (task, state.tasks.as_ref()) else {
-        return work.await;
-    };
-    if !runs_as_task(state, kind) {
-        return work.await;
-    }
     let created = tasks
         .store
-        .create(&owner(state.scope), task.ttl)
+        .create(&owner(scope), task.ttl)
         .await
         .map_err(|e| e.to_error_object())?;
     let id = created.task_id.clone();
@@ -183,8 +178,9 @@ where
     };
     tasks
         .running
-        .started(id.clone(), state.scope, handle.abort_handle(), cx.clone());
-    if let Ok(t) = tasks.store.get(&owner(state.scope), &id).await {
+        .started(id.clone(), scope, handle.abort_handle(), cx.clone());
+    // A `tasks/cancel` that came before the work was registered stops it now.
+    if let Ok(t) = tasks.store.get(&owner(scope), &id).await {
         if t.status == TaskStatus::Cancelled {
             if let Some(call) = tasks.running.stop(&id) {
                 call.end_progress().await;
@@ -213,69 +209,48 @@ fn encode<T: serde::Serialize>(value: &T) -> HandlerResult {
     to_raw(value).map_err(|e| ErrorObject::internal(format!("result not serializable: {e}")))
 }
 
-fn tasks_of(state: &ClientState) -> Result<&Arc<ClientTasks>, ErrorObject> {
-    state
-        .tasks
-        .as_ref()
-        .ok_or_else(|| ErrorObject::internal("this client keeps no tasks"))
+/// The answer to one of the task methods (`tasks/get`, `tasks/result`, `tasks/list`,
+/// `tasks/cancel`) for session `scope`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum TaskMethod {
+    /// `tasks/get`.
+    Get,
+    /// `tasks/result`: blocks until the task is terminal (`[TK-16]`).
+    Result,
+    /// `tasks/list`: [`TASK_LIST_PAGE`] tasks at a time.
+    List,
+    /// `tasks/cancel`: `cancelled` before the reply, then the handler is stopped (`[TK-19]`).
+    Cancel,
 }
 
-/// `tasks/get`.
-pub(crate) fn get(
-    state: Arc<ClientState>,
-    req: Request,
-    _: RequestContext,
-) -> BoxFuture<HandlerResult> {
-    Box::pin(async move {
-        let tasks = tasks_of(&state)?;
-        let p: GetTaskRequestParams = parse(&req)?;
-        encode(&serve::get(&*tasks.store, &owner(state.scope), &p).await?)
-    })
-}
-
-/// `tasks/result`: blocks until the task is terminal (`[TK-16]`).
-pub(crate) fn result(
-    state: Arc<ClientState>,
-    req: Request,
-    _: RequestContext,
-) -> BoxFuture<HandlerResult> {
-    Box::pin(async move {
-        let tasks = tasks_of(&state)?;
-        let p: GetTaskRequestParams = parse(&req)?;
-        encode(&serve::result(&*tasks.store, &owner(state.scope), &p).await?)
-    })
-}
-
-/// `tasks/list`: this session's tasks, [`TASK_LIST_PAGE`] at a time.
-pub(crate) fn list(
-    state: Arc<ClientState>,
-    req: Request,
-    _: RequestContext,
-) -> BoxFuture<HandlerResult> {
-    Box::pin(async move {
-        let tasks = tasks_of(&state)?;
-        let p: PaginatedRequestParams = match &req.params {
-            None => PaginatedRequestParams::default(),
-            Some(_) => parse(&req)?,
-        };
-        encode(&serve::list(&*tasks.store, &owner(state.scope), &p, TASK_LIST_PAGE).await?)
-    })
-}
-
-/// `tasks/cancel`: `cancelled` before the reply, then the handler is stopped (`[TK-19]`).
-pub(crate) fn cancel(
-    state: Arc<ClientState>,
-    req: Request,
-    cx: RequestContext,
-) -> BoxFuture<HandlerResult> {
-    Box::pin(async move {
-        let tasks = tasks_of(&state)?;
-        let p: GetTaskRequestParams = parse(&req)?;
-        let cancelled = serve::cancel(&*tasks.store, &owner(state.scope), &p).await?;
-        if let Some(call) = tasks.running.stop(&p.task_id) {
-            call.end_progress().await;
+/// Answers `method` for session `scope` from `tasks`.
+pub(crate) async fn answer(
+    tasks: &ClientTasks,
+    scope: u64,
+    method: TaskMethod,
+    req: &Request,
+    cx: &RequestContext,
+) -> HandlerResult {
+    let store = &*tasks.store;
+    let owner = owner(scope);
+    match method {
+        TaskMethod::Get => encode(&serve::get(store, &owner, &parse(req)?).await?),
+        TaskMethod::Result => encode(&serve::result(store, &owner, &parse(req)?).await?),
+        TaskMethod::List => {
+            let p: PaginatedRequestParams = match &req.params {
+                None => PaginatedRequestParams::default(),
+                Some(_) => parse(req)?,
+            };
+            encode(&serve::list(store, &owner, &p, TASK_LIST_PAGE).await?)
         }
-        notify_status(&cx.peer().unrelated(), cancelled.task.clone()).await;
-        encode(&cancelled)
-    })
+        TaskMethod::Cancel => {
+            let p: GetTaskRequestParams = parse(req)?;
+            let cancelled = serve::cancel(store, &owner, &p).await?;
+            if let Some(call) = tasks.running.stop(&p.task_id) {
+                call.end_progress().await;
+            }
+            notify_status(&cx.peer().unrelated(), cancelled.task.clone()).await;
+            encode(&cancelled)
+        }
+    }
 }
