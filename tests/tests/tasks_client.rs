@@ -454,7 +454,11 @@ mod raw_server {
         let n = switchboard::client::serve_task::TASK_LIST_PAGE + 1;
         for i in 0..n {
             let r = f
-                .request(json!(i), "sampling/createMessage", sampling(Some(json!({}))))
+                .request(
+                    json!(i),
+                    "sampling/createMessage",
+                    sampling(Some(json!({}))),
+                )
                 .await;
             assert!(r["result"]["task"].is_object(), "{r}");
         }

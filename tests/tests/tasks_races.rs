@@ -294,3 +294,31 @@ async fn a_tasks_progress_token_lives_until_its_terminal_status() {
     c.expect_silence(250).await;
     assert_eq!(late.lock().unwrap().clone(), vec![ProgressError::Completed]);
 }
+
+#[tokio::test]
+async fn our_client_hears_a_tasks_progress_for_its_whole_life() {
+    let s = server(None, Arc::default());
+    let (a, b) = memory::pair();
+    s.serve(b).expect("serve");
+    let c = switchboard::client::Client::builder(Implementation::new("progress", "1"))
+        .build()
+        .connect(a)
+        .await
+        .expect("connect");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let (task, watch) = c
+        .start_tool_task_with_progress("steps", json!({}), None, move |u| {
+            sink.lock().unwrap().push(u.progress)
+        })
+        .await
+        .expect("task");
+    let r = c.tool_task_result(&task.task_id).await.expect("result");
+    assert_eq!(r.content[0].as_text(), Some("stepped"));
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![1.0, 2.0],
+        "after the CreateTaskResult too"
+    );
+    drop(watch);
+}

@@ -47,6 +47,6 @@ pub use error::ClientError;
 pub use handlers::HandlerFuture;
 pub use session::ClientSession;
 pub use subscription::{DEFAULT_MAX_SUBSCRIPTIONS, ResourceUpdateCallback, SubscriptionId};
-pub use switchboard_jsonrpc::{ProgressUpdate, RequestContext, RequestOptions};
+pub use switchboard_jsonrpc::{ProgressUpdate, ProgressWatch, RequestContext, RequestOptions};
 pub use switchboard_tasks::{InMemoryTaskStore, TaskLimits, TaskStore};
 pub use tokio_util::sync::CancellationToken;

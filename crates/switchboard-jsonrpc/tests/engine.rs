@@ -756,6 +756,49 @@ async fn a_kept_progress_token_outlives_the_response_until_it_is_ended() {
 }
 
 #[tokio::test]
+async fn a_watched_progress_token_is_delivered_until_the_watch_is_dropped() {
+    let (a, b) = memory::pair();
+    let client = spawn(
+        a,
+        Arc::new(switchboard_jsonrpc::NullService),
+        SessionConfig::default(),
+    );
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let token = RequestId::from("task-1");
+    let watch = client
+        .watch_progress(token.clone(), move |u| s.lock().unwrap().push(u.progress))
+        .unwrap();
+    assert!(matches!(
+        client.watch_progress(token.clone(), |_| {}),
+        Err(RequestError::NotAllowed(_))
+    ));
+    let progress = |p: u64| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":"task-1","progress":{p}}}}}"#
+        )
+    };
+    for p in [1, 1, 2] {
+        b.send_text(progress(p)).await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![1.0, 2.0],
+        "UT-6: not increasing is dropped"
+    );
+    drop(watch);
+    b.send_text(progress(3)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![1.0, 2.0],
+        "nothing after the watch ends"
+    );
+    assert!(client.watch_progress(token, |_| {}).is_ok(), "free again");
+}
+
+#[tokio::test]
 async fn progress_resets_timeout_up_to_a_hard_maximum() {
     let (a, mut b) = memory::pair();
     let client = spawn(
