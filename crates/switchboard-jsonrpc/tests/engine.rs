@@ -799,6 +799,24 @@ async fn a_watched_progress_token_is_delivered_until_the_watch_is_dropped() {
 }
 
 #[tokio::test]
+async fn bound_watched_progress_tokens() {
+    let (a, _b) = memory::pair();
+    let client = spawn(
+        a,
+        Arc::new(switchboard_jsonrpc::NullService),
+        SessionConfig::default().with_max_pending(2),
+    );
+    let one = client.watch_progress(RequestId::from("a"), |_| {}).unwrap();
+    let _two = client.watch_progress(RequestId::from("b"), |_| {}).unwrap();
+    assert!(matches!(
+        client.watch_progress(RequestId::from("c"), |_| {}),
+        Err(RequestError::TooManyPending { limit: 2 })
+    ));
+    drop(one);
+    assert!(client.watch_progress(RequestId::from("c"), |_| {}).is_ok());
+}
+
+#[tokio::test]
 async fn progress_resets_timeout_up_to_a_hard_maximum() {
     let (a, mut b) = memory::pair();
     let client = spawn(
