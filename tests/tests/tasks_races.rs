@@ -260,7 +260,7 @@ async fn tk_12_tasks_expire_after_their_ttl_even_while_a_result_waits() {
 }
 
 #[tokio::test]
-async fn a_tasks_progress_token_lives_until_its_terminal_status() {
+async fn tk_17_a_tasks_progress_token_lives_until_its_terminal_status() {
     let late = Arc::new(Mutex::new(Vec::new()));
     let s = server(None, late.clone());
     let mut c = client(&s, json!({})).await;
@@ -296,7 +296,7 @@ async fn a_tasks_progress_token_lives_until_its_terminal_status() {
 }
 
 #[tokio::test]
-async fn our_client_hears_a_tasks_progress_for_its_whole_life() {
+async fn tk_17_our_client_hears_a_tasks_progress_for_its_whole_life() {
     let s = server(None, Arc::default());
     let (a, b) = memory::pair();
     s.serve(b).expect("serve");

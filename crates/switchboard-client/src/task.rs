@@ -112,6 +112,27 @@ impl ClientSession {
         Ok(created.task)
     }
 
+    /// `[TK-4]`: a tool that requires a task is never called plainly, when the cached tool list
+    /// says so and the server declared tasks for `tools/call`.
+    pub(crate) fn check_plain_call(&self, name: &str) -> Result<(), ClientError> {
+        if !self.server_capabilities().supports_task_tool_calls()
+            || !self.protocol_version().supports(Feature::Tasks)
+        {
+            return Ok(());
+        }
+        let required = self.cached_tools().is_some_and(|tools| {
+            tools
+                .iter()
+                .any(|t| t.name == name && t.task_support() == TaskSupport::Required)
+        });
+        if required {
+            return Err(ClientError::TaskRequired(format!(
+                "tool {name} must be called as a task (TK-4)"
+            )));
+        }
+        Ok(())
+    }
+
     /// `tasks/get`: the task as the server has it now.
     ///
     /// # Errors

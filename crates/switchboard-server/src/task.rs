@@ -7,7 +7,8 @@
 //! While a task waits for the client's input (`input_required`), its requests to the client
 //! relate to an open `tasks/result` of that task when there is one, so that Streamable HTTP
 //! sends them on that request's SSE stream; otherwise they are unrelated (the standalone
-//! stream). The progress token of the creating call stays valid until the task is terminal.
+//! stream). The progress token of the creating call stays valid until the task is terminal
+//! (`[TK-17]`).
 
 use std::collections::HashMap;
 use std::fmt;
