@@ -136,9 +136,10 @@ pub(crate) fn runs_as_task(
 }
 
 /// Runs `work` (the handler's answer to the request `cx`) as a task of session `scope`: answers
-/// the `CreateTaskResult` at once (`[TK-7]`) and keeps the request's progress token (`[TK-17]`) until the
-/// task ends. The caller has checked [`runs_as_task`]; a request that did not ask for a task, or
-/// that this client does not run as one, is answered by `work` itself (`[TK-6]`).
+/// the `CreateTaskResult` at once (`[TK-7]`) and keeps the request's progress token until the
+/// task ends (`[TK-17]`). The caller has checked [`runs_as_task`]; a request that did not ask
+/// for a task, or that this client does not run as one, is answered by `work` itself
+/// (`[TK-6]`).
 pub(crate) async fn run<W>(
     tasks: &Arc<ClientTasks>,
     scope: u64,
