@@ -1,7 +1,8 @@
 //! A thousand tool tasks running at once, over stdio framing (a byte pipe in the process) and
 //! over Streamable HTTP on 127.0.0.1, between our client and our server: every task is created,
 //! listed while it runs, and collected with exactly its own result; nothing is lost. Every frame
-//! the client sees is checked against the 2025-11-25 schema.
+//! the client sees is checked against the 2025-11-25 schema. Then the reverse direction over
+//! Streamable HTTP: the server runs sampling as a task on the client.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,8 +10,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use switchboard::client::{Client, ClientSession};
 use switchboard::jsonrpc::{SessionConfig, Transport};
-use switchboard::server::Server;
+use switchboard::server::{Server, ToolError};
 use switchboard::types::lifecycle::Implementation;
+use switchboard::types::sampling::{
+    CreateMessageRequestParams, CreateMessageResult, SamplingMessage, SamplingMessageContentBlock,
+};
 use switchboard::types::tasks::TaskStatus;
 use switchboard::types::tools::{CallToolResult, TaskSupport, Tool};
 use switchboard_tests::{Recorder, validate_session};
@@ -122,16 +126,14 @@ async fn a_thousand_tasks_at_once_over_stdio() {
         .expect("in time");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_thousand_tasks_at_once_over_streamable_http() {
-    let (gate, rx) = watch::channel(false);
-    let s = server(rx);
+/// Serves `s` over Streamable HTTP on 127.0.0.1; returns the endpoint and the stop switch.
+async fn serve_http(s: &Server) -> (String, tokio::sync::oneshot::Sender<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let service = switchboard::http::StreamableHttpService::new(
-        switchboard::server_http::session_factory(&s),
+        switchboard::server_http::session_factory(s),
         switchboard::http::HttpConfig::for_bind_address(addr),
     );
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -141,15 +143,72 @@ async fn a_thousand_tasks_at_once_over_streamable_http() {
         })
         .await;
     });
-    let transport = switchboard::http_client::HttpClientTransport::connect(
-        &format!("http://{addr}/mcp"),
+    (format!("http://{addr}/mcp"), stop)
+}
+
+fn http_transport(url: &str) -> switchboard::http_client::HttpClientTransport {
+    switchboard::http_client::HttpClientTransport::connect(
+        url,
         switchboard::http_client::HttpClientConfig::default(),
     )
-    .expect("transport");
+    .expect("transport")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_tasks_at_once_over_streamable_http() {
+    let (gate, rx) = watch::channel(false);
+    let s = server(rx);
+    let (url, stop) = serve_http(&s).await;
     let rec = Recorder::default();
-    let c = connect(transport, &rec).await;
+    let c = connect(http_transport(&url), &rec).await;
     tokio::time::timeout(Duration::from_secs(120), thousand_tasks(c, gate, &rec))
         .await
         .expect("in time");
+    let _ = stop.send(());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sampling_runs_as_a_task_on_the_client_over_streamable_http() {
+    let s = Server::builder(Implementation::new("reverse-http", "1"))
+        .tool(
+            Tool::new("model_task", json!({"type": "object"})),
+            |call| async move {
+                let params =
+                    CreateMessageRequestParams::new(vec![SamplingMessage::user_text("2+2?")], 10);
+                let r = call
+                    .cx
+                    .create_message_as_task(params, None)
+                    .await
+                    .map_err(|e| ToolError::new(e.to_string()))?;
+                Ok(CallToolResult::text(format!("model {}", r.model)))
+            },
+        )
+        .build()
+        .expect("server");
+    let (url, stop) = serve_http(&s).await;
+    let rec = Recorder::default();
+    let c = Client::builder(Implementation::new("reverse-http-client", "1"))
+        .sampling(|_, _| async {
+            Ok(CreateMessageResult::new(
+                "m1",
+                SamplingMessageContentBlock::text("4"),
+            ))
+        })
+        .enable_tasks()
+        .session_config(SessionConfig::default().with_frame_hook(rec.hook()))
+        .build()
+        .connect(http_transport(&url))
+        .await
+        .expect("connect");
+    let r = c.call_tool("model_task", json!({})).await.expect("call");
+    assert_eq!(r.content[0].as_text(), Some("model m1"), "{r:?}");
+    let frames = rec.frames();
+    for method in ["tasks/get", "tasks/result"] {
+        assert!(
+            frames.iter().any(|(_, t)| t.contains(method)),
+            "the server used {method}"
+        );
+    }
+    assert!(validate_session(&frames, "2025-11-25") > 8);
     let _ = stop.send(());
 }
