@@ -400,6 +400,24 @@ mod client_api {
         let e = c.start_tool_task("t", json!({}), None).await.unwrap_err();
         assert!(matches!(e, ClientError::TaskRefused(_)), "TK-1: {e}");
     }
+
+    #[tokio::test]
+    async fn tk_4_a_tool_that_requires_a_task_is_never_called_plainly() {
+        let s = server();
+        let c = session(&s).await;
+        // Before the list is known, the server refuses (TK-5).
+        let e = c.call_tool("required", json!({})).await.unwrap_err();
+        assert_eq!(e.code().map(|c| c.0), Some(-32601), "TK-5: {e}");
+        c.list_tools().await.expect("tools");
+        let e = c.call_tool("required", json!({})).await.unwrap_err();
+        assert!(matches!(e, ClientError::TaskRequired(_)), "TK-4: {e}");
+        let t = c
+            .start_tool_task("required", json!({}), None)
+            .await
+            .expect("as a task");
+        let r = c.tool_task_result(&t.task_id).await.expect("result");
+        assert_eq!(r.content, CallToolResult::text("done").content);
+    }
 }
 
 #[tokio::test]

@@ -19,7 +19,8 @@ use switchboard_types::{ErrorCode, ErrorObject, ProtocolVersion};
 
 use crate::error::ClientError;
 use crate::handlers::{ElicitationModes, Handlers, boxed};
-use crate::router::{NotificationRoute, RequestRoute, Router, builtin_router};
+use crate::router::{NotificationRoute, RequestRoute, Router, builtin_router, task_routes};
+use crate::serve_task::{self, ClientTasks};
 use crate::service::ClientService;
 use crate::session::ClientSession;
 pub use crate::session::Negotiated;
@@ -27,6 +28,7 @@ use crate::state::{ClientState, Phase, SessionOptions};
 use crate::subscription::DEFAULT_MAX_SUBSCRIPTIONS;
 use switchboard_jsonrpc::RouteError;
 use switchboard_jsonrpc::router::{typed_notification, typed_request};
+use switchboard_tasks::{InMemoryTaskStore, TaskStore};
 use switchboard_types::catalogue::{
     Initialize, Initialized, Method, NotificationMethod, RequestMethod,
 };
@@ -50,6 +52,8 @@ pub struct Client {
     router: Arc<Router>,
     /// The first route that could not be added; [`Client::connect`] reports it.
     route_error: Option<RouteError>,
+    /// Where the server's task-augmented requests run, when enabled.
+    tasks: Option<Arc<ClientTasks>>,
 }
 
 /// Builds a [`Client`].
@@ -65,6 +69,8 @@ pub struct ClientBuilder {
     client: Client,
     handlers: Handlers,
     router: Router,
+    /// Whether the server's sampling and elicitation may run as tasks, and where they are kept.
+    tasks: Option<Option<Arc<dyn TaskStore>>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -239,8 +245,37 @@ impl ClientBuilder {
         self
     }
 
+    /// Lets the server run sampling and elicitation as tasks (2025-11-25): declares `tasks`
+    /// (`list`, `cancel`, and `requests.sampling.createMessage` / `requests.elicitation.create`
+    /// for the handlers installed) unless [`capabilities`](ClientBuilder::capabilities) gives
+    /// `tasks` explicitly, and answers `tasks/get`, `tasks/result`, `tasks/list` and
+    /// `tasks/cancel` itself (routing one of them with [`request`](ClientBuilder::request)
+    /// as well is a route error). A task-augmented request is answered with its task at once
+    /// and the handler runs in the background; the tasks of a session stop when it closes.
+    pub fn enable_tasks(mut self) -> Self {
+        self.tasks.get_or_insert(None);
+        self
+    }
+
+    /// Where the server's tasks are kept (default: an `InMemoryTaskStore` with its default
+    /// bounds, shared by the client's sessions); enables tasks as
+    /// [`enable_tasks`](ClientBuilder::enable_tasks) does.
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.tasks = Some(Some(store));
+        self
+    }
+
     /// Builds the client.
-    pub fn build(self) -> Client {
+    pub fn build(mut self) -> Client {
+        if let Some(store) = self.tasks.take() {
+            let store = store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::default()));
+            self.client.tasks = Some(ClientTasks::new(store));
+            for (method, f) in task_routes() {
+                if let Err(e) = self.router.add_request(method, RequestRoute::Builtin(f)) {
+                    self.client.route_error.get_or_insert(e);
+                }
+            }
+        }
         Client {
             handlers: Arc::new(self.handlers),
             router: Arc::new(self.router),
@@ -265,15 +300,25 @@ impl Client {
                 handlers: Arc::default(),
                 router: Arc::new(builtin_router()),
                 route_error: None,
+                tasks: None,
             },
             handlers: Handlers::default(),
             router: builtin_router(),
+            tasks: None,
         }
     }
 
     /// The capabilities this client declares: the explicit ones, completed by the handlers.
     pub fn capabilities(&self) -> ClientCapabilities {
-        self.handlers.effective_capabilities(&self.capabilities)
+        let mut caps = self.handlers.effective_capabilities(&self.capabilities);
+        if self.tasks.is_some() {
+            serve_task::declare(
+                &mut caps,
+                self.handlers.sampling.is_some(),
+                self.handlers.elicitation.is_some(),
+            );
+        }
+        caps
     }
 
     /// Connects on `transport` and performs the handshake: `initialize`, version check,
@@ -300,6 +345,7 @@ impl Client {
                 auto_refresh: self.auto_refresh,
             },
             self.max_subscriptions,
+            self.tasks.clone(),
         ));
         let service = Arc::new(ClientService {
             state: state.clone(),

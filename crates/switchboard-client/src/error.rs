@@ -86,6 +86,11 @@ pub enum ClientError {
     /// forbids them (`[TK-1]`, `[TK-2]`).
     #[error("not run as a task: {0}")]
     TaskRefused(String),
+    /// A plain call was not sent: the tool must be called as a task (`[TK-4]`; the cached tool
+    /// list says `taskSupport: "required"` and the server declared tasks for `tools/call`). Use
+    /// [`ClientSession::start_tool_task`](crate::ClientSession::start_tool_task).
+    #[error("not sent: {0}")]
+    TaskRequired(String),
     /// A route given to [`ClientBuilder::request`](crate::ClientBuilder::request) or
     /// [`ClientBuilder::notification`](crate::ClientBuilder::notification) could not be added
     /// (a duplicate, or a method a client never receives); nothing is sent.

@@ -17,6 +17,7 @@
 //! | `service` | the engine service: gates and routes server requests and notifications, guards sends |
 //! | `validation` | `structuredContent` checked against the tool's `outputSchema` (`[SF-7]`) |
 //! | [`task`] | tools called as tasks: start, get, wait, result, cancel, list |
+//! | [`serve_task`] | the server's sampling and elicitation run as tasks on this client; `tasks/*` answered |
 //! | [`error`] | [`ClientError`] |
 //!
 //! # Features
@@ -32,6 +33,7 @@ pub mod error;
 pub mod handlers;
 pub(crate) mod listing;
 pub(crate) mod router;
+pub mod serve_task;
 pub(crate) mod service;
 pub mod session;
 pub(crate) mod state;
@@ -45,5 +47,6 @@ pub use error::ClientError;
 pub use handlers::HandlerFuture;
 pub use session::ClientSession;
 pub use subscription::{DEFAULT_MAX_SUBSCRIPTIONS, ResourceUpdateCallback, SubscriptionId};
-pub use switchboard_jsonrpc::{ProgressUpdate, RequestContext, RequestOptions};
+pub use switchboard_jsonrpc::{ProgressUpdate, ProgressWatch, RequestContext, RequestOptions};
+pub use switchboard_tasks::{InMemoryTaskStore, TaskLimits, TaskStore};
 pub use tokio_util::sync::CancellationToken;

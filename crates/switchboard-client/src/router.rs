@@ -18,8 +18,9 @@ use switchboard_jsonrpc::router::{ErasedNotification, ErasedRequest, MethodTable
 use switchboard_jsonrpc::throttle::shown;
 use switchboard_jsonrpc::{BoxFuture, HandlerResult, RequestContext};
 use switchboard_types::catalogue::{
-    Cancelled, CreateMessage, Elicit, ElicitationComplete, ListRoots, LoggingMessage, Method, Ping,
-    Progress, PromptListChanged, ResourceListChanged, ResourceUpdated, Side, ToolListChanged,
+    CancelTask, Cancelled, CreateMessage, Elicit, ElicitationComplete, GetTask, GetTaskPayload,
+    ListRoots, ListTasks, LoggingMessage, Method, Ping, Progress, PromptListChanged,
+    ResourceListChanged, ResourceUpdated, Side, ToolListChanged,
 };
 use switchboard_types::elicitation::{ElicitAction, ElicitRequestParams};
 use switchboard_types::error::echo;
@@ -28,8 +29,10 @@ use switchboard_types::roots::ListRootsResult;
 use switchboard_types::sampling::{
     CreateMessageRequestParams, SamplingMessage, SamplingMessageContentBlock,
 };
+use switchboard_types::tasks::TaskMetadata;
 use switchboard_types::{ErrorCode, ErrorObject, Feature, RawJson, Request, Role};
 
+use crate::serve_task::{self, TaskKind, TaskMethod};
 use crate::session::ClientSession;
 use crate::state::ClientState;
 
@@ -137,7 +140,67 @@ async fn sampling(state: &ClientState, req: &Request, cx: RequestContext) -> Han
             "no handler installed for sampling/createMessage",
         ));
     };
-    encode(&handler(params, cx).await?)
+    let task = params.task.clone();
+    let work = {
+        let cx = cx.clone();
+        async move { encode(&handler(params, cx).await?) }
+    };
+    maybe_as_task(state, TaskKind::Sampling, task.as_ref(), &cx, work).await
+}
+
+/// Runs `work` as a task when the request asked for one and this client runs requests of
+/// `kind` as tasks; otherwise as a plain request (`[TK-6]`).
+async fn maybe_as_task<W>(
+    state: &ClientState,
+    kind: TaskKind,
+    task: Option<&TaskMetadata>,
+    cx: &RequestContext,
+    work: W,
+) -> HandlerResult
+where
+    W: std::future::Future<Output = HandlerResult> + Send + 'static,
+{
+    match (task, &state.tasks) {
+        (Some(task), Some(tasks))
+            if serve_task::runs_as_task(&state.capabilities, state.version(), kind) =>
+        {
+            serve_task::run(tasks, state.scope, task, cx, work).await
+        }
+        _ => work.await,
+    }
+}
+
+/// The client's answer to one of the task methods, from its own store.
+fn task_route(
+    state: Arc<ClientState>,
+    req: Request,
+    cx: RequestContext,
+    method: TaskMethod,
+) -> BoxFuture<HandlerResult> {
+    Box::pin(async move {
+        let Some(tasks) = &state.tasks else {
+            return Err(ErrorObject::internal("this client keeps no tasks"));
+        };
+        serve_task::answer(tasks, state.scope, method, &req, &cx).await
+    })
+}
+
+/// The built-in routes of the task methods, added when the client serves tasks.
+pub(crate) fn task_routes() -> [(&'static str, Builtin); 4] {
+    [
+        (GetTask::NAME, |s, r, cx| {
+            task_route(s, r, cx, TaskMethod::Get)
+        }),
+        (GetTaskPayload::NAME, |s, r, cx| {
+            task_route(s, r, cx, TaskMethod::Result)
+        }),
+        (ListTasks::NAME, |s, r, cx| {
+            task_route(s, r, cx, TaskMethod::List)
+        }),
+        (CancelTask::NAME, |s, r, cx| {
+            task_route(s, r, cx, TaskMethod::Cancel)
+        }),
+    ]
 }
 
 /// `[SA-2]` / `[SA-3]`: a user message with tool results holds only tool results, and every
@@ -193,7 +256,7 @@ fn check_tool_loop(messages: &[SamplingMessage]) -> Result<(), ErrorObject> {
     Ok(())
 }
 
-async fn elicitation(state: &ClientState, req: &Request, cx: RequestContext) -> HandlerResult {
+async fn elicitation(state: &Arc<ClientState>, req: &Request, cx: RequestContext) -> HandlerResult {
     let params: ElicitRequestParams = parse(req)?;
     let version = state.version();
     // `[EL-1]`: no `mode` parsed as form. `[EL-4]`: an undeclared mode gets -32602.
@@ -227,13 +290,21 @@ async fn elicitation(state: &ClientState, req: &Request, cx: RequestContext) -> 
     if let Some(id) = &url_id {
         state.remember_elicitation(id.clone());
     }
-    let result = handler(params, cx).await;
-    if let Some(id) = &url_id {
-        if !matches!(&result, Ok(r) if r.action == ElicitAction::Accept) {
-            state.forget_elicitation(id);
+    let task = params.task().cloned();
+    let work = {
+        let cx = cx.clone();
+        let state = state.clone();
+        async move {
+            let result = handler(params, cx).await;
+            if let Some(id) = &url_id {
+                if !matches!(&result, Ok(r) if r.action == ElicitAction::Accept) {
+                    state.forget_elicitation(id);
+                }
+            }
+            encode(&result?)
         }
-    }
-    encode(&result?)
+    };
+    maybe_as_task(state, TaskKind::Elicitation, task.as_ref(), &cx, work).await
 }
 
 async fn roots(state: &ClientState, cx: RequestContext) -> HandlerResult {

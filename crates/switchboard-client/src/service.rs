@@ -227,6 +227,9 @@ impl Service for ClientService {
     }
 
     fn closed(&self) {
+        if let Some(tasks) = &self.state.tasks {
+            tasks.session_closed(self.state.scope);
+        }
         if let Ok(mut s) = self.state.shared.lock() {
             s.phase = Phase::Closed;
         }

@@ -298,12 +298,15 @@ impl ClientSession {
     /// A request error: the server's -32602 for an unknown tool, a timeout, a cancellation.
     /// [`ClientError::InvalidStructuredContent`] when `structuredContent` is missing or does not
     /// conform; [`ClientError::InvalidOutputSchema`] when the tool's schema cannot be compiled.
+    /// [`ClientError::TaskRequired`], nothing sent, when the cached tool list says the tool must
+    /// run as a task (`[TK-4]`).
     pub async fn call_tool_with(
         &self,
         name: &str,
         arguments: serde_json::Value,
         opts: RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
+        self.check_plain_call(name)?;
         let params = CallToolRequestParams::new(name).with_arguments(arguments);
         let result: CallToolResult = self.send(methods::TOOLS_CALL, &params, opts).await?;
         if !self.protocol_version().supports(Feature::StructuredContent) {

@@ -10,6 +10,7 @@ use switchboard_types::roots::Root;
 
 use crate::cache::Lists;
 use crate::handlers::{Handlers, PendingElicitations};
+use crate::serve_task::ClientTasks;
 use crate::subscription::Subscriptions;
 use crate::validation::OutputValidators;
 
@@ -48,6 +49,10 @@ pub(crate) struct ClientState {
     pub(crate) lists: Lists,
     pub(crate) subscriptions: Subscriptions,
     pub(crate) validators: OutputValidators,
+    /// Where the server's task-augmented requests run, when this client serves tasks.
+    pub(crate) tasks: Option<Arc<ClientTasks>>,
+    /// This session's key among the tasks' owners.
+    pub(crate) scope: u64,
     roots: Mutex<Vec<Root>>,
     elicitations: Mutex<PendingElicitations>,
 }
@@ -58,6 +63,7 @@ impl ClientState {
         handlers: Arc<Handlers>,
         options: SessionOptions,
         max_subscriptions: usize,
+        tasks: Option<Arc<ClientTasks>>,
     ) -> Self {
         let roots = handlers.roots.clone().unwrap_or_default();
         ClientState {
@@ -72,6 +78,8 @@ impl ClientState {
             lists: Lists::default(),
             subscriptions: Subscriptions::new(max_subscriptions),
             validators: OutputValidators::default(),
+            tasks,
+            scope: crate::serve_task::new_scope(),
             roots: Mutex::new(roots),
             elicitations: Mutex::new(PendingElicitations::default()),
         }

@@ -2,9 +2,11 @@
 //! call returns the task at once; the result is collected later with
 //! [`ClientSession::tool_task_result`], or after polling with [`ClientSession::wait_task`].
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use switchboard_jsonrpc::RequestOptions;
+use switchboard_jsonrpc::{ProgressUpdate, ProgressWatch, RequestOptions};
+use switchboard_types::RequestId;
+use switchboard_types::meta::Meta;
 use switchboard_types::meta::PaginatedRequestParams;
 use switchboard_types::methods;
 use switchboard_types::tasks::{
@@ -16,10 +18,11 @@ use switchboard_types::{Feature, JsonObject};
 use crate::error::ClientError;
 use crate::session::ClientSession;
 
-/// The shortest polling interval [`ClientSession::wait_task`] uses, whatever the server says.
-pub const MIN_POLL_INTERVAL: Duration = Duration::from_millis(50);
-/// The longest polling interval [`ClientSession::wait_task`] uses.
-pub const MAX_POLL_INTERVAL: Duration = Duration::from_secs(30);
+/// Numbers the progress tokens of tool tasks (strings, so they never meet the engine's integer
+/// request ids).
+static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+
+pub use switchboard_tasks::serve::{MAX_POLL_INTERVAL, MIN_POLL_INTERVAL};
 
 impl ClientSession {
     /// Calls tool `name` as a task and returns the task at once (`[TK-7]`), `working`.
@@ -33,6 +36,42 @@ impl ClientSession {
         name: &str,
         arguments: serde_json::Value,
         ttl: Option<u64>,
+    ) -> Result<Task, ClientError> {
+        self.start_task(name, arguments, ttl, None).await
+    }
+
+    /// [`start_tool_task`](ClientSession::start_tool_task) with a progress token: the server's
+    /// progress for the task reaches `on_progress` for the task's whole life (MCP 2025-11-25:
+    /// the token stays valid after the `CreateTaskResult`, until the task is terminal), as long
+    /// as the returned [`ProgressWatch`] is kept. Drop it once the task is terminal.
+    ///
+    /// # Errors
+    /// As [`start_tool_task`](ClientSession::start_tool_task);
+    /// [`RequestError::TooManyPending`](switchboard_jsonrpc::RequestError::TooManyPending) when
+    /// the session watches too many tokens.
+    pub async fn start_tool_task_with_progress(
+        &self,
+        name: &str,
+        arguments: serde_json::Value,
+        ttl: Option<u64>,
+        on_progress: impl Fn(ProgressUpdate) + Send + Sync + 'static,
+    ) -> Result<(Task, ProgressWatch), ClientError> {
+        let n = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
+        let token = RequestId::string(format!("task-progress-{n}"));
+        let watch = self
+            .peer()
+            .watch_progress(token.clone(), on_progress)
+            .map_err(ClientError::from)?;
+        let task = self.start_task(name, arguments, ttl, Some(token)).await?;
+        Ok((task, watch))
+    }
+
+    async fn start_task(
+        &self,
+        name: &str,
+        arguments: serde_json::Value,
+        ttl: Option<u64>,
+        progress_token: Option<RequestId>,
     ) -> Result<Task, ClientError> {
         let declared = self
             .server_capabilities()
@@ -61,10 +100,37 @@ impl ClientSession {
             ttl,
             extra: JsonObject::new(),
         });
+        if let Some(token) = progress_token {
+            params
+                .meta
+                .get_or_insert_with(Meta::new)
+                .set_progress_token(token);
+        }
         let created: CreateTaskResult = self
             .send(methods::TOOLS_CALL, &params, RequestOptions::default())
             .await?;
         Ok(created.task)
+    }
+
+    /// `[TK-4]`: a tool that requires a task is never called plainly, when the cached tool list
+    /// says so and the server declared tasks for `tools/call`.
+    pub(crate) fn check_plain_call(&self, name: &str) -> Result<(), ClientError> {
+        if !self.server_capabilities().supports_task_tool_calls()
+            || !self.protocol_version().supports(Feature::Tasks)
+        {
+            return Ok(());
+        }
+        let required = self.cached_tools().is_some_and(|tools| {
+            tools
+                .iter()
+                .any(|t| t.name == name && t.task_support() == TaskSupport::Required)
+        });
+        if required {
+            return Err(ClientError::TaskRequired(format!(
+                "tool {name} must be called as a task (TK-4)"
+            )));
+        }
+        Ok(())
     }
 
     /// `tasks/get`: the task as the server has it now.
@@ -152,9 +218,7 @@ impl ClientSession {
             {
                 return Ok(task);
             }
-            let every = Duration::from_millis(task.poll_interval.unwrap_or(1_000))
-                .clamp(MIN_POLL_INTERVAL, MAX_POLL_INTERVAL);
-            tokio::time::sleep(every).await;
+            tokio::time::sleep(switchboard_tasks::serve::poll_every(&task)).await;
         }
     }
 }

@@ -124,6 +124,47 @@ pub(crate) struct Inner {
     pub(crate) control: Option<Arc<dyn crate::transport::TransportControl>>,
     /// The budget of log lines the peer's input may cause.
     pub(crate) log: crate::throttle::LogThrottle,
+    /// Progress tokens watched apart from a pending request ([`Peer::watch_progress`]).
+    pub(crate) watched: Mutex<HashMap<RequestId, Watched>>,
+}
+
+/// A progress token watched apart from a pending request, and what it last reported.
+pub(crate) struct Watched {
+    pub(crate) progress: ProgressCallback,
+    pub(crate) last: Option<f64>,
+}
+
+/// Watches a progress token while it lives ([`Peer::watch_progress`]); dropping it stops the
+/// watch.
+#[must_use = "the watch ends when this is dropped"]
+pub struct ProgressWatch {
+    inner: Weak<Inner>,
+    token: RequestId,
+}
+
+impl fmt::Debug for ProgressWatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProgressWatch")
+            .field("token", &self.token)
+            .finish()
+    }
+}
+
+impl ProgressWatch {
+    /// The token watched.
+    pub fn token(&self) -> &RequestId {
+        &self.token
+    }
+}
+
+impl Drop for ProgressWatch {
+    fn drop(&mut self) {
+        if let Some(inner) = self.inner.upgrade() {
+            if let Ok(mut w) = inner.watched.lock() {
+                w.remove(&self.token);
+            }
+        }
+    }
 }
 
 /// A handle to one session: sends to the peer. Cheap to clone.
@@ -336,6 +377,59 @@ impl Peer {
     /// How many of the peer's requests are being handled.
     pub fn in_flight_count(&self) -> usize {
         self.inner.inflight.lock().map(|p| p.len()).unwrap_or(0)
+    }
+
+    /// Delivers the peer's progress notifications for `token` to `f` until the returned watch
+    /// is dropped, whether or not a request of ours is waiting under that token: for work that
+    /// outlives its request, such as a task whose creation was answered at once (MCP
+    /// 2025-11-25: the token stays valid for the task's life). The caller puts `token` in the
+    /// request's `_meta.progressToken` itself; progress that does not increase is dropped
+    /// (`[UT-6]`). Watches count against `max_pending`.
+    ///
+    /// # Errors
+    /// [`RequestError::NotAllowed`] when `token` is already watched or is the id of a pending
+    /// request; [`RequestError::TooManyPending`] at the bound.
+    pub fn watch_progress(
+        &self,
+        token: RequestId,
+        f: impl Fn(ProgressUpdate) + Send + Sync + 'static,
+    ) -> Result<ProgressWatch, RequestError> {
+        let in_use = || {
+            RequestError::NotAllowed(ErrorObject::invalid_params("progress token already in use"))
+        };
+        if self
+            .inner
+            .pending
+            .lock()
+            .map_err(|_| RequestError::Closed)?
+            .contains_key(&token)
+        {
+            return Err(in_use());
+        }
+        let mut watched = self
+            .inner
+            .watched
+            .lock()
+            .map_err(|_| RequestError::Closed)?;
+        if watched.contains_key(&token) {
+            return Err(in_use());
+        }
+        if watched.len() >= self.inner.config.max_pending {
+            return Err(RequestError::TooManyPending {
+                limit: self.inner.config.max_pending,
+            });
+        }
+        watched.insert(
+            token.clone(),
+            Watched {
+                progress: Arc::new(f),
+                last: None,
+            },
+        );
+        Ok(ProgressWatch {
+            inner: Arc::downgrade(&self.inner),
+            token,
+        })
     }
 
     /// Sends a request and waits for its result, as raw JSON.

@@ -108,6 +108,11 @@ pub(crate) struct ProgressSlot {
 pub(crate) struct ProgressState {
     pub(crate) done: bool,
     pub(crate) last: Option<f64>,
+    /// Set by [`RequestContext::keep_progress`]: the response does not end the token, only
+    /// [`RequestContext::end_progress`] does.
+    pub(crate) kept: bool,
+    /// Whether the request has been answered (reports of a kept token are unrelated then).
+    pub(crate) answered: bool,
 }
 
 /// Why a progress report was not sent.
@@ -125,7 +130,8 @@ pub enum ProgressError {
         /// The refused value.
         next: f64,
     },
-    /// `[UT-7]`: the request has been answered; no progress may follow.
+    /// `[UT-7]`: the request has been answered (or, for a token kept past the response, its
+    /// work has ended); no progress may follow.
     #[error("the request has completed")]
     Completed,
     /// The session is closed.
@@ -167,6 +173,34 @@ impl RequestContext {
         self.progress.as_ref().map(|p| &p.token)
     }
 
+    /// Keeps this request's progress token valid after its response, until
+    /// [`end_progress`](RequestContext::end_progress): for work that goes on after the answer,
+    /// such as a task whose creation is answered at once (MCP 2025-11-25: the token stays
+    /// valid for the task's life). Reports sent after the response are no longer related to
+    /// the request (a transport routes them as it routes any unrelated message). Call it before
+    /// the handler returns. Returns whether the request carried a token.
+    pub async fn keep_progress(&self) -> bool {
+        match &self.progress {
+            Some(slot) => {
+                let mut state = slot.state.lock().await;
+                if !state.done {
+                    state.kept = true;
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends this request's progress token: no progress is sent once this returns
+    /// ([`ProgressError::Completed`]). Idempotent; the engine calls it itself at the response
+    /// unless the token was [kept](RequestContext::keep_progress).
+    pub async fn end_progress(&self) {
+        if let Some(slot) = &self.progress {
+            slot.state.lock().await.done = true;
+        }
+    }
+
     /// Sends `notifications/progress` for this request.
     ///
     /// # Errors
@@ -198,9 +232,14 @@ impl RequestContext {
             params.insert("message".into(), m.into());
         }
         // Sent while holding the state lock: the response, which sets `done` under the same
-        // lock, can never overtake a progress notification already queued.
-        self.peer
-            .notify_unchecked(methods::NOTIFICATIONS_PROGRESS, &params)
+        // lock, can never overtake a progress notification already queued. A report after the
+        // response (a kept token) is no longer related to the request.
+        let peer = if state.answered {
+            self.peer.unrelated()
+        } else {
+            self.peer.clone()
+        };
+        peer.notify_unchecked(methods::NOTIFICATIONS_PROGRESS, &params)
             .await
             .map_err(|_| ProgressError::Closed)?;
         state.last = Some(update.progress);

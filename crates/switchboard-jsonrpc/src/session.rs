@@ -44,6 +44,7 @@ pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         next_id: AtomicI64::new(1),
         pending: Mutex::default(),
         recently_cancelled: Mutex::default(),
+        watched: Mutex::default(),
         inflight: Mutex::default(),
         shutdown: CancellationToken::new(),
         closed: AtomicBool::new(false),
@@ -540,9 +541,14 @@ fn on_request(peer: &Peer, req: Request) -> Answer {
             _ = cancel.cancelled() => None,
             r = fut => Some(r),
         };
-        // No progress may follow the response (`[UT-7]`).
+        // No progress may follow the response (`[UT-7]`), unless the handler kept the token
+        // for work that outlives it; that work ends it.
         if let Some(p) = &progress {
-            p.state.lock().await.done = true;
+            let mut state = p.state.lock().await;
+            state.answered = true;
+            if !state.kept {
+                state.done = true;
+            }
         }
         if let Ok(mut inflight) = peer.inner.inflight.lock() {
             inflight.remove(&id);
@@ -685,7 +691,8 @@ fn on_progress(peer: &Peer, n: &Notification) {
             return;
         };
         let Some(entry) = pending.get_mut(&p.progress_token) else {
-            peer_log!(peer, DEBUG, side = peer.inner.config.name, token = %id_shown(&p.progress_token), "progress for no active request dropped");
+            drop(pending);
+            on_watched_progress(peer, p.progress_token, p.progress, p.total, p.message);
             return;
         };
         if entry
@@ -706,6 +713,38 @@ fn on_progress(peer: &Peer, n: &Notification) {
             message: p.message,
         });
     }
+}
+
+/// Progress for a token watched apart from a pending request ([`Peer::watch_progress`]).
+fn on_watched_progress(
+    peer: &Peer,
+    token: RequestId,
+    progress: f64,
+    total: Option<f64>,
+    message: Option<String>,
+) {
+    let callback = {
+        let Ok(mut watched) = peer.inner.watched.lock() else {
+            return;
+        };
+        let Some(w) = watched.get_mut(&token) else {
+            peer_log!(peer, DEBUG, side = peer.inner.config.name, token = %id_shown(&token), "progress for no active request dropped");
+            return;
+        };
+        if w.last
+            .is_some_and(|last| progress.partial_cmp(&last) != Some(std::cmp::Ordering::Greater))
+        {
+            peer_log!(peer, WARN, side = peer.inner.config.name, token = %id_shown(&token), "progress that does not increase dropped");
+            return;
+        }
+        w.last = Some(progress);
+        w.progress.clone()
+    };
+    callback(ProgressUpdate {
+        progress,
+        total,
+        message,
+    });
 }
 
 fn on_response(peer: &Peer, r: Response, text: &str) {

@@ -71,6 +71,25 @@ impl Service for TestService {
                     });
                     Ok(to_raw(&json!({})).unwrap())
                 }
+                "kept" => {
+                    // Work that outlives the answer keeps the token until it ends it.
+                    assert!(cx.keep_progress().await);
+                    let work = cx.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        work.report_progress(ProgressUpdate::new(1.0))
+                            .await
+                            .unwrap();
+                        work.report_progress(ProgressUpdate::new(2.0))
+                            .await
+                            .unwrap();
+                        work.end_progress().await;
+                        if let Err(e) = work.report_progress(ProgressUpdate::new(3.0)).await {
+                            perr.lock().unwrap().push(e);
+                        }
+                    });
+                    Ok(to_raw(&json!({"started": true})).unwrap())
+                }
                 m => Err(ErrorObject::method_not_found(m)),
             }
         })
@@ -709,6 +728,92 @@ async fn ut_6_ut_7_progress_routes_to_caller_increases_and_stops_after_response(
             ProgressError::Completed
         ]
     );
+}
+
+#[tokio::test]
+async fn a_kept_progress_token_outlives_the_response_until_it_is_ended() {
+    let svc = TestService::default();
+    let perr = svc.progress_errors.clone();
+    let (a, mut b) = memory::pair();
+    let _server = spawn(a, Arc::new(svc), SessionConfig::default());
+    b.send_text(
+        r#"{"jsonrpc":"2.0","id":1,"method":"kept","params":{"_meta":{"progressToken":"p"}}}"#,
+    )
+    .await
+    .unwrap();
+    assert_eq!(next(&mut b).await["result"], json!({"started": true}));
+    for want in [1, 2] {
+        let n = next(&mut b).await;
+        assert_eq!(n["method"], "notifications/progress");
+        assert_eq!(n["params"], json!({"progressToken": "p", "progress": want}));
+    }
+    nothing_within(&mut b, 50).await;
+    assert_eq!(
+        perr.lock().unwrap().clone(),
+        vec![ProgressError::Completed],
+        "nothing after end_progress"
+    );
+}
+
+#[tokio::test]
+async fn a_watched_progress_token_is_delivered_until_the_watch_is_dropped() {
+    let (a, b) = memory::pair();
+    let client = spawn(
+        a,
+        Arc::new(switchboard_jsonrpc::NullService),
+        SessionConfig::default(),
+    );
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let token = RequestId::from("task-1");
+    let watch = client
+        .watch_progress(token.clone(), move |u| s.lock().unwrap().push(u.progress))
+        .unwrap();
+    assert!(matches!(
+        client.watch_progress(token.clone(), |_| {}),
+        Err(RequestError::NotAllowed(_))
+    ));
+    let progress = |p: u64| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":"task-1","progress":{p}}}}}"#
+        )
+    };
+    for p in [1, 1, 2] {
+        b.send_text(progress(p)).await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![1.0, 2.0],
+        "UT-6: not increasing is dropped"
+    );
+    drop(watch);
+    b.send_text(progress(3)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![1.0, 2.0],
+        "nothing after the watch ends"
+    );
+    assert!(client.watch_progress(token, |_| {}).is_ok(), "free again");
+}
+
+#[tokio::test]
+async fn bound_watched_progress_tokens() {
+    let (a, _b) = memory::pair();
+    let client = spawn(
+        a,
+        Arc::new(switchboard_jsonrpc::NullService),
+        SessionConfig::default().with_max_pending(2),
+    );
+    let one = client.watch_progress(RequestId::from("a"), |_| {}).unwrap();
+    let _two = client.watch_progress(RequestId::from("b"), |_| {}).unwrap();
+    assert!(matches!(
+        client.watch_progress(RequestId::from("c"), |_| {}),
+        Err(RequestError::TooManyPending { limit: 2 })
+    ));
+    drop(one);
+    assert!(client.watch_progress(RequestId::from("c"), |_| {}).is_ok());
 }
 
 #[tokio::test]

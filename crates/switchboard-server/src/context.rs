@@ -3,6 +3,7 @@
 //! roots), each refused locally when the client did not declare the capability.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -17,11 +18,8 @@ use switchboard_types::{ErrorCode, ErrorObject, Feature, RequestId};
 use tokio_util::sync::CancellationToken;
 
 use crate::session::{ServerSession, SessionError, log_via};
-use crate::task;
-use std::sync::Arc;
-use switchboard_tasks::TaskStore;
+use crate::task::TaskLink;
 use switchboard_types::methods;
-use switchboard_types::tasks::TaskStatus;
 
 /// The context of one request being handled.
 #[derive(Clone)]
@@ -34,13 +32,6 @@ pub struct Context {
     /// Set for a request of the modern era: requests for client input are answered from the
     /// request's own input responses (see [`crate::modern`]).
     pub(crate) modern: Option<Arc<crate::modern::ModernCall>>,
-}
-
-/// The task a request runs as.
-#[derive(Clone)]
-pub(crate) struct TaskLink {
-    pub(crate) id: String,
-    pub(crate) store: Arc<dyn TaskStore>,
 }
 
 impl fmt::Debug for Context {
@@ -177,7 +168,7 @@ impl Context {
             })
     }
 
-    async fn ask<P: Serialize, R: DeserializeOwned>(
+    pub(crate) async fn ask<P: Serialize, R: DeserializeOwned>(
         &self,
         method: &str,
         params: Option<&P>,
@@ -189,37 +180,16 @@ impl Context {
                 .call(method, params, RequestOptions::default())
                 .await?);
         };
-        // Run as a task: the task waits for input while the client answers (`[TK-13]`: the
-        // request carries the task's id). The call that created the task was answered long
-        // ago, so the request is not tied to its stream.
-        let mut value = match params {
+        let value = match params {
             Some(p) => serde_json::to_value(p).map_err(RequestError::from)?,
             None => serde_json::json!({}),
         };
-        task::tag_related(&mut value, &link.id);
-        let peer = self.request.peer().unrelated();
-        let waiting = format!("waiting for the client's answer to {method}");
-        if let Ok(t) = link
-            .store
-            .set_status(&link.id, TaskStatus::InputRequired, Some(waiting))
-            .await
-        {
-            task::notify_status(&peer, t).await;
-        }
-        let answer = peer
-            .call(method, Some(&value), RequestOptions::default())
-            .await;
-        if let Ok(t) = link
-            .store
-            .set_status(&link.id, TaskStatus::Working, None)
-            .await
-        {
-            task::notify_status(&peer, t).await;
-        }
-        Ok(answer?)
+        Ok(link.ask(self.request.peer(), method, value).await?)
     }
 
-    fn client_caps(&self) -> Option<switchboard_types::capabilities::ClientCapabilities> {
+    pub(crate) fn client_caps(
+        &self,
+    ) -> Option<switchboard_types::capabilities::ClientCapabilities> {
         match &self.modern {
             Some(call) => Some(call.capabilities().clone()),
             None => self.session.client().map(|c| c.capabilities),
@@ -268,6 +238,17 @@ impl Context {
                 )
                 .await;
         }
+        self.check_sampling(&params)?;
+        self.ask(methods::SAMPLING_CREATE_MESSAGE, Some(&params))
+            .await
+    }
+
+    /// What [`create_message`](Context::create_message) checks before it sends in a 2025-era
+    /// session.
+    pub(crate) fn check_sampling(
+        &self,
+        params: &CreateMessageRequestParams,
+    ) -> Result<(), ClientRequestError> {
         let caps = self.client_caps().unwrap_or_default();
         if caps.sampling.is_none() {
             return Err(ClientRequestError::NotDeclared(
@@ -281,8 +262,7 @@ impl Context {
                 "client capability sampling.tools (CP-5)".into(),
             ));
         }
-        self.ask(methods::SAMPLING_CREATE_MESSAGE, Some(&params))
-            .await
+        Ok(())
     }
 
     /// Asks the user for input (`elicitation/create`), form or URL mode.
@@ -323,6 +303,15 @@ impl Context {
                 })
                 .await;
         }
+        self.check_elicitation(&params)?;
+        self.ask(methods::ELICITATION_CREATE, Some(&params)).await
+    }
+
+    /// What [`elicit`](Context::elicit) checks before it sends in a 2025-era session.
+    pub(crate) fn check_elicitation(
+        &self,
+        params: &ElicitRequestParams,
+    ) -> Result<(), ClientRequestError> {
         let caps = self.client_caps().unwrap_or_default();
         let version = self.session.protocol_version();
         if !version.is_some_and(|v| v.supports(Feature::Elicitation)) {
@@ -330,7 +319,7 @@ impl Context {
                 "a revision with elicitation (2025-06-18+)".into(),
             ));
         }
-        match &params {
+        match params {
             ElicitRequestParams::Form(_) if !caps.supports_form_elicitation() => {
                 return Err(ClientRequestError::NotDeclared(
                     "client capability elicitation (form)".into(),
@@ -346,7 +335,7 @@ impl Context {
             }
             _ => {}
         }
-        self.ask(methods::ELICITATION_CREATE, Some(&params)).await
+        Ok(())
     }
 
     /// Asks the client for its roots (`roots/list`).

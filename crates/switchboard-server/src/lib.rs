@@ -13,6 +13,7 @@
 //! | [`policy`] | who the client is and which tools it may see ([`AllowList`]) |
 //! | [`error`] | registration and session errors |
 //! | `task` | tools run as tasks: `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` |
+//! | [`client_task`] | [`ClientTask`]: sampling and elicitation run as tasks on the client |
 //! | [`tool`] | tool registry, allow-lists, the `tools/call` error lattice, schema validation |
 //! | [`typed`] | typed tools: `inputSchema` / `outputSchema` from Rust types (schemars) |
 //! | [`resource`] | resources and RFC 6570 templates |
@@ -25,6 +26,7 @@
 //! | [`gate`] | capability gates in both directions |
 //! | `router` | the method table: built-in routes and the user's extension methods |
 
+pub mod client_task;
 pub mod completion;
 pub mod context;
 pub mod era;
@@ -46,6 +48,7 @@ pub mod tool;
 pub mod typed;
 pub mod uri_template;
 
+pub use client_task::ClientTask;
 pub use completion::{CompletionQuery, CompletionTarget, prefix_matches};
 pub use context::{ClientRequestError, Context, resource_not_found, url_elicitation_required};
 pub use era::{Era, Stateful};

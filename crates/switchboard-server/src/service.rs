@@ -34,7 +34,7 @@ use switchboard_types::catalogue::{
 };
 
 use crate::completion::{CompletionQuery, CompletionRegistry, CompletionTarget};
-use crate::context::{Context, TaskLink, resource_not_found};
+use crate::context::{Context, resource_not_found};
 use crate::era::Era;
 use crate::gate;
 use crate::lifecycle::Strictness;
@@ -47,23 +47,13 @@ use crate::resource::ResourceRead;
 use crate::resource::ResourceRegistry;
 use crate::router::{Builtin, NotificationRoute, RequestRoute, Router};
 use crate::session::{ServerSession, SessionState};
-use crate::task::{self, Tasks};
+use crate::task::{self, TaskMethod, Tasks};
 use crate::tool::ToolRegistry;
-use switchboard_tasks::Outcome;
-use switchboard_types::tasks::CreateTaskResult;
-
-/// One of the four task methods.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum TaskMethod {
-    Get,
-    Result,
-    List,
-    Cancel,
-}
 use crate::tool::{self, AllowList, ClientIdentity, RegisteredTool, ToolCall};
 use switchboard_jsonrpc::router::invalid_params;
 use switchboard_jsonrpc::throttle::shown;
 use switchboard_types::error::{echo, echo_value};
+use switchboard_types::tasks::CreateTaskResult;
 
 /// A session of one server, as the server's registry keeps it.
 pub(crate) struct OpenSession {
@@ -80,7 +70,7 @@ pub(crate) struct ServerInner {
     pub(crate) strictness: Strictness,
     pub(crate) era: Arc<dyn Era>,
     pub(crate) router: Router<ServerService>,
-    pub(crate) tasks: Tasks,
+    pub(crate) tasks: Arc<Tasks>,
     pub(crate) tools: RwLock<ToolRegistry>,
     pub(crate) resources: RwLock<ResourceRegistry>,
     pub(crate) prompts: RwLock<PromptRegistry>,
@@ -360,44 +350,19 @@ impl ServerService {
         call: ToolCall,
         ttl: Option<u64>,
     ) -> BoxFuture<HandlerResult> {
-        let server = self.server.clone();
+        let tasks = self.server.tasks.clone();
         let session = self.state.id;
-        let peer = call.cx.session().peer().clone();
         Box::pin(async move {
-            let owner = task::owner(session);
-            let created = server
-                .tasks
-                .store
-                .create(&owner, ttl)
-                .await
-                .map_err(|e| e.to_error_object())?;
-            let id = created.task_id.clone();
-            let mut call = call;
-            call.cx.task = Some(TaskLink {
-                id: id.clone(),
-                store: server.tasks.store.clone(),
-            });
-            let work = {
-                let server = server.clone();
-                let id = id.clone();
-                tokio::spawn(async move {
-                    let (outcome, failed) = match run_checked(&tool, call).await {
-                        Ok(result) => match to_raw(&result) {
-                            Ok(raw) => (Outcome::Result(Arc::from(raw)), result.is_error()),
-                            Err(e) => (Outcome::Error(ErrorObject::internal(e.to_string())), true),
-                        },
-                        Err(e) => (Outcome::Error(e), true),
-                    };
-                    match server.tasks.store.finish(&id, outcome, failed).await {
-                        Ok(done) => task::notify_status(&peer, done).await,
-                        Err(e) => {
-                            tracing::debug!(task = %id, error = %e, "task outcome not stored")
-                        }
+            let rc = call.cx.request().clone();
+            let created = tasks
+                .spawn(session, ttl, rc, move |link| {
+                    let mut call = call;
+                    call.cx.task = Some(link);
+                    async move {
+                        task::outcome_of(run_checked(&tool, call).await, CallToolResult::is_error)
                     }
-                    server.tasks.finished(&id);
                 })
-            };
-            server.tasks.started(id, session, work.abort_handle());
+                .await?;
             ok(&CreateTaskResult::new(created))
         })
     }
@@ -409,25 +374,15 @@ impl ServerService {
         cx: RequestContext,
         method: TaskMethod,
     ) -> BoxFuture<HandlerResult> {
-        let server = self.server.clone();
-        let peer = cx.peer().unrelated();
-        let owner = task::owner(self.state.id);
-        Box::pin(async move {
-            let store = &*server.tasks.store;
-            match method {
-                TaskMethod::Get => ok(&task::get(store, &owner, parse(&req)?).await?),
-                TaskMethod::Result => ok(&task::result(store, &owner, parse(&req)?).await?),
-                TaskMethod::List => {
-                    let page = server.paginator.page_size();
-                    ok(&task::list(store, &owner, parse_optional(&req)?, page).await?)
-                }
-                TaskMethod::Cancel => {
-                    let cancelled = task::cancel(&server.tasks, &owner, parse(&req)?).await?;
-                    task::notify_status(&peer, cancelled.task.clone()).await;
-                    ok(&cancelled)
-                }
-            }
-        })
+        let page = self.server.paginator.page_size();
+        task::request(
+            self.server.tasks.clone(),
+            self.state.id,
+            page,
+            req,
+            cx,
+            method,
+        )
     }
 
     fn list_resources(&self, req: &Request) -> HandlerResult {

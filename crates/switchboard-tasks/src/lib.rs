@@ -9,6 +9,7 @@
 //! |---|---|
 //! | [`store`] | [`TaskStore`]: create, get, status changes, finish, cancel, list, wait for the result |
 //! | [`memory`] | [`InMemoryTaskStore`]: the bounded default (tasks, tasks per owner, result bytes, ttl) |
+//! | [`serve`] | what a receiver answers to `tasks/*`, related-task `_meta`, [`serve::Running`] work, polling |
 //! | [`time`] | ISO 8601 timestamps for `createdAt` / `lastUpdatedAt` |
 //!
 //! The store knows nothing of the method a task runs: results are kept as raw JSON (or the
@@ -16,6 +17,7 @@
 //! `tasks/update`, `tasks/cancel`) can use the same store and status machine.
 
 pub mod memory;
+pub mod serve;
 pub mod store;
 pub mod time;
 

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
-use switchboard_types::catalogue::{self, CallTool, Method};
+use switchboard_types::catalogue::{self, CallTool, CreateMessage, Elicit, Method};
 
 /// The `shared/` folder: `$SWITCHBOARD_SHARED_DIR`, or `shared/` beside the workspace root.
 ///
@@ -195,8 +195,10 @@ impl Schemas {
                 return self.validate_def("InputRequiredResult", result);
             }
             if let Some(def) = result_def_for(method) {
-                // A task-augmented tools/call is answered by a CreateTaskResult.
-                if method == CallTool::NAME
+                // A task-augmented request (tools/call, sampling/createMessage,
+                // elicitation/create) is answered by a CreateTaskResult.
+                let augmentable = [CallTool::NAME, CreateMessage::NAME, Elicit::NAME];
+                if augmentable.contains(&method)
                     && result.get("task").is_some()
                     && self.has_def("CreateTaskResult")
                 {
