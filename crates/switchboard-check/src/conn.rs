@@ -159,6 +159,8 @@ impl Conn {
             kind: MessageKind::Request,
             id: None,
             related: None,
+            headers: Vec::new(),
+            cancels: None,
         };
         match &mut self.link {
             Link::Child { sink, .. } => sink.send(frame).await,

@@ -49,6 +49,8 @@ async fn call(url: &str) -> Vec<Value> {
         kind: MessageKind::Request,
         id: Some(RequestId::int(7)),
         related: None,
+        headers: Vec::new(),
+        cancels: None,
     };
     sink.send(frame).await.unwrap();
     let mut got = Vec::new();

@@ -284,6 +284,8 @@ fn request(id: i64, method: &str) -> OutboundFrame {
         kind: MessageKind::Request,
         id: Some(RequestId::int(id)),
         related: None,
+        headers: Vec::new(),
+        cancels: None,
     }
 }
 

@@ -719,6 +719,8 @@ mod tests {
             kind,
             id: id.map(RequestId::int),
             related: related.map(RequestId::int),
+            headers: Vec::new(),
+            cancels: None,
         }
     }
 

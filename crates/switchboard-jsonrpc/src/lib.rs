@@ -51,7 +51,7 @@ pub mod transport;
 pub use config::SessionConfig;
 pub use error::RequestError;
 pub use framelog::{Flow, FrameEvent, FrameHook};
-pub use peer::{Peer, ProgressWatch, RequestOptions, WeakPeer};
+pub use peer::{IdCallback, Peer, ProgressWatch, RequestOptions, WeakPeer};
 pub use related::RelatedRequests;
 pub use router::{MethodTable, Route, RouteError};
 pub use service::{

@@ -40,7 +40,17 @@ pub struct RequestOptions {
     pub max_total: Option<Duration>,
     /// Cancels the request: the engine sends `notifications/cancelled` and stops waiting.
     pub cancel: Option<CancellationToken>,
+    /// Header lines to send with the request's frame (opaque to the engine; see
+    /// [`OutboundFrame::headers`]).
+    pub headers: Vec<(String, String)>,
+    /// Told the request's id once it is chosen, before the frame is queued (so that a caller can
+    /// file what the peer will say about the request, such as notifications naming it, before
+    /// anything can arrive).
+    pub on_id: Option<IdCallback>,
 }
+
+/// Receives the id chosen for an outbound request (see [`RequestOptions::on_id`]).
+pub type IdCallback = Arc<dyn Fn(&RequestId) + Send + Sync>;
 
 impl fmt::Debug for RequestOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -49,6 +59,8 @@ impl fmt::Debug for RequestOptions {
             .field("on_progress", &self.on_progress.is_some())
             .field("reset_timeout_on_progress", &self.reset_timeout_on_progress)
             .field("max_total", &self.max_total)
+            .field("headers", &self.headers.len())
+            .field("on_id", &self.on_id.is_some())
             .finish()
     }
 }
@@ -82,6 +94,18 @@ impl RequestOptions {
     /// Ties the request to a cancellation token.
     pub fn with_cancel(mut self, token: CancellationToken) -> Self {
         self.cancel = Some(token);
+        self
+    }
+
+    /// Adds a header line to send with the request's frame.
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Calls `f` with the request's id once it is chosen, before the frame is queued.
+    pub fn on_id(mut self, f: impl Fn(&RequestId) + Send + Sync + 'static) -> Self {
+        self.on_id = Some(Arc::new(f));
         self
     }
 }
@@ -277,12 +301,7 @@ impl Inner {
                 batch: false,
             });
         }
-        OutboundFrame {
-            text,
-            kind: msg.kind(),
-            id: msg.id().cloned(),
-            related: related.cloned(),
-        }
+        OutboundFrame::new(text, msg.kind(), msg.id().cloned(), related.cloned())
     }
 
     pub(crate) async fn send_message(
@@ -290,18 +309,28 @@ impl Inner {
         msg: &Message,
         related: Option<&RequestId>,
     ) -> Result<(), RequestError> {
+        self.send_frame(self.frame(msg, related)).await
+    }
+
+    /// Queues a frame already built (with its header lines or cancellation marker).
+    pub(crate) async fn send_frame(&self, frame: OutboundFrame) -> Result<(), RequestError> {
         if self.shutdown.is_cancelled() {
             return Err(RequestError::Closed);
         }
-        let frame = self.frame(msg, related);
         self.out.push(frame).await.map_err(|_| RequestError::Closed)
     }
 
-    pub(crate) fn try_send_message(&self, msg: &Message, related: Option<&RequestId>) {
+    pub(crate) fn try_send_message(
+        &self,
+        msg: &Message,
+        related: Option<&RequestId>,
+        cancels: Option<&RequestId>,
+    ) {
         if self.shutdown.is_cancelled() {
             return;
         }
-        let frame = self.frame(msg, related);
+        let mut frame = self.frame(msg, related);
+        frame.cancels = cancels.cloned();
         if self.out.try_push(frame).is_err() {
             tracing::debug!(
                 side = self.config.name,
@@ -452,6 +481,9 @@ impl Peer {
             return Err(inner.closed_error());
         }
         let id = RequestId::int(inner.next_id.fetch_add(1, Ordering::Relaxed));
+        if let Some(f) = &opts.on_id {
+            f(&id);
+        }
         let params = match (&opts.on_progress, params) {
             (Some(_), p) => Some(with_progress_token(p, &id)?),
             (None, p) => p,
@@ -488,7 +520,9 @@ impl Peer {
             method: method.to_owned(),
             params,
         });
-        if let Err(e) = inner.send_message(&msg, self.related.as_ref()).await {
+        let mut frame = inner.frame(&msg, self.related.as_ref());
+        frame.headers = opts.headers.clone();
+        if let Err(e) = inner.send_frame(frame).await {
             guard.armed = false;
             inner.take_pending(&id);
             return Err(e);
@@ -615,10 +649,16 @@ impl Peer {
         self.inner.send_message(msg, self.related.as_ref()).await
     }
 
+    /// Sends `notifications/cancelled` for our request `id`, the frame marked with the id it
+    /// cancels (see [`OutboundFrame::cancels`]).
     async fn send_cancelled(&self, id: &RequestId, reason: &str) -> Result<(), RequestError> {
         let params = serde_json::json!({"requestId": id, "reason": reason});
-        self.notify_unchecked(methods::NOTIFICATIONS_CANCELLED, &params)
-            .await
+        let n = Notification::new(methods::NOTIFICATIONS_CANCELLED, Some(&params))?;
+        let mut frame = self
+            .inner
+            .frame(&Message::Notification(n), self.related.as_ref());
+        frame.cancels = Some(id.clone());
+        self.inner.send_frame(frame).await
     }
 
     fn send_cancelled_now(&self, id: &RequestId, reason: &str) {
@@ -626,7 +666,7 @@ impl Peer {
         let params = serde_json::json!({"requestId": id, "reason": reason});
         if let Ok(n) = Notification::new(methods::NOTIFICATIONS_CANCELLED, Some(&params)) {
             self.inner
-                .try_send_message(&Message::Notification(n), self.related.as_ref());
+                .try_send_message(&Message::Notification(n), self.related.as_ref(), Some(id));
         }
     }
 

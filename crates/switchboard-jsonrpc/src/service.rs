@@ -151,6 +151,18 @@ pub struct RequestContext {
 }
 
 impl RequestContext {
+    /// A context for handling something on behalf of request `id` outside the engine's own
+    /// dispatch (a role that answers an embedded request itself, such as the client answering
+    /// the input requests of a 2026 input-required result): no progress token; `cancel` ends it.
+    pub fn detached(id: RequestId, peer: Peer, cancel: CancellationToken) -> Self {
+        RequestContext {
+            id,
+            peer,
+            cancel,
+            progress: None,
+        }
+    }
+
     /// The id of the request being handled.
     pub fn id(&self) -> &RequestId {
         &self.id

@@ -436,12 +436,7 @@ fn batch_frame(
     if messages.is_empty() {
         return None;
     }
-    let frame = OutboundFrame {
-        text: batch_to_json(&messages),
-        kind: MessageKind::Result,
-        id: None,
-        related: None,
-    };
+    let frame = OutboundFrame::new(batch_to_json(&messages), MessageKind::Result, None, None);
     if let Some(hook) = &peer.inner.config.frame_hook {
         hook.call(&FrameEvent {
             direction: Flow::Outbound,

@@ -21,6 +21,33 @@ pub struct OutboundFrame {
     pub id: Option<RequestId>,
     /// For a request or notification sent while handling a peer's request: that request's id.
     pub related: Option<RequestId>,
+    /// Header lines the role wants sent with this frame, as opaque name/value text (a
+    /// transport with a header layer, such as Streamable HTTP, sends them; stdio ignores them).
+    /// Empty for almost every frame; the engine never reads them.
+    pub headers: Vec<(String, String)>,
+    /// For a `notifications/cancelled` the engine sends: the id of the request it cancels, so
+    /// that a transport whose cancellation is closing the request's stream can do that instead
+    /// of sending the notification.
+    pub cancels: Option<RequestId>,
+}
+
+impl OutboundFrame {
+    /// A frame with no header lines and no cancellation.
+    pub fn new(
+        text: String,
+        kind: MessageKind,
+        id: Option<RequestId>,
+        related: Option<RequestId>,
+    ) -> Self {
+        OutboundFrame {
+            text,
+            kind,
+            id,
+            related,
+            headers: Vec::new(),
+            cancels: None,
+        }
+    }
 }
 
 /// A transport error.

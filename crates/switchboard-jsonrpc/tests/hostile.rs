@@ -94,6 +94,8 @@ fn frame(text: String) -> OutboundFrame {
         kind: MessageKind::Request,
         id: None,
         related: None,
+        headers: Vec::new(),
+        cancels: None,
     }
 }
 

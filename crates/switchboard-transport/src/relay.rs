@@ -313,6 +313,8 @@ pub fn classify(text: String) -> OutboundFrame {
         kind,
         id,
         related: None,
+        headers: Vec::new(),
+        cancels: None,
     }
 }
 

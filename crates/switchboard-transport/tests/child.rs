@@ -29,6 +29,8 @@ fn frame(text: &str) -> OutboundFrame {
         kind: MessageKind::Request,
         id: None,
         related: None,
+        headers: Vec::new(),
+        cancels: None,
     }
 }
 

@@ -297,6 +297,8 @@ async fn a_batch_is_written_as_consecutive_lines_and_pipelined_requests_are_each
             kind: MessageKind::Result,
             id: None,
             related: None,
+            headers: Vec::new(),
+            cancels: None,
         })
         .collect();
     sink.send_batch(&mut batch).await.unwrap();

@@ -25,6 +25,7 @@
 //! | [`methods`] | method-name constants |
 //! | [`catalogue`] | one typed description per method: direction, capability gate, revisions |
 //! | [`modern`] | 2026-07-28: the request envelope, `resultType`, input-required results, discover, listen |
+//! | [`http_headers`] | 2026-07-28 on HTTP: the headers mirrored from the body, `x-mcp-header` rules, value encoding |
 //!
 //! Every MCP type keeps unknown members in an `extra` map, so a value read from the wire and written
 //! back loses nothing.
@@ -36,6 +37,7 @@ pub mod content;
 pub mod elicitation;
 pub mod error;
 pub mod gates;
+pub mod http_headers;
 pub mod id;
 pub mod jsonrpc;
 pub mod lifecycle;

@@ -324,6 +324,8 @@ impl RawClient {
             kind: MessageKind::Request,
             id: Some(RequestId::int(id)),
             related: None,
+            headers: Vec::new(),
+            cancels: None,
         };
         self.sink.send(frame).await.unwrap();
     }
