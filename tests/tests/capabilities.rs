@@ -57,6 +57,7 @@ async fn lc_5_client_never_sends_a_request_the_server_did_not_declare() {
     let _session = s.serve(b).unwrap();
     let rec = Recorder::default();
     let c = Client::builder(Implementation::new("c", "1"))
+        .era(switchboard::client::EraMode::Legacy)
         .session_config(SessionConfig::default().with_frame_hook(rec.hook()))
         .build()
         .connect(a)
@@ -80,6 +81,7 @@ async fn client_sends_nothing_but_initialize_and_ping_before_the_handshake() {
     let (a, mut b) = memory::pair();
     let rec = Recorder::default();
     let client = Client::builder(Implementation::new("c", "1"))
+        .era(switchboard::client::EraMode::Legacy)
         .session_config(SessionConfig::default().with_frame_hook(rec.hook()))
         .build();
     let connecting = tokio::spawn(async move { client.connect(a).await });
@@ -105,6 +107,7 @@ async fn cp_2_client_answers_32601_for_an_undeclared_client_capability() {
     let (client_end, server_end) = memory::pair();
     let session = s.serve(server_end).unwrap();
     let _c = Client::builder(Implementation::new("c", "1"))
+        .era(switchboard::client::EraMode::Legacy)
         .build()
         .connect(client_end)
         .await
@@ -141,6 +144,7 @@ async fn client_answers_32601_when_a_peer_ignores_its_capabilities() {
     let mut fake = RawPeer::new(b, "2025-11-25");
     let task = tokio::spawn(async move {
         Client::builder(Implementation::new("c", "1"))
+            .era(switchboard::client::EraMode::Legacy)
             .capabilities(ClientCapabilities::default())
             .build()
             .connect(a)

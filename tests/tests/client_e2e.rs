@@ -110,6 +110,7 @@ async fn connect(
 
 fn client() -> switchboard::client::ClientBuilder {
     Client::builder(Implementation::new("e2e-client", "1"))
+        .era(switchboard::client::EraMode::Legacy)
 }
 
 #[tokio::test]

@@ -32,6 +32,7 @@ async fn connect() -> Fixture {
     let logs: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = logs.clone();
     let c = Client::builder(Implementation::new("everything-client", "1"))
+        .era(switchboard::client::EraMode::Legacy)
         .session_config(SessionConfig::default().with_frame_hook(rec.hook()))
         .sampling(|params, _| async move {
             let asked = serde_json::to_value(&params.messages).unwrap_or_default();

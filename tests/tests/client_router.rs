@@ -85,6 +85,7 @@ async fn the_servers_extension_request_and_notification_reach_typed_handlers() {
     let hellos = Arc::new(AtomicUsize::new(0));
     let seen = hellos.clone();
     let client = Client::builder(Implementation::new("host", "1"))
+        .era(switchboard::client::EraMode::Legacy)
         .request::<Confirm, _, _>(|q: Question, _cx| async move {
             Ok(Answer {
                 yes: q.question == "deploy?",
@@ -111,6 +112,7 @@ async fn the_servers_extension_request_and_notification_reach_typed_handlers() {
 #[tokio::test]
 async fn an_ambiguous_client_table_fails_connect_and_sends_nothing() {
     let client = Client::builder(Implementation::new("host", "1"))
+        .era(switchboard::client::EraMode::Legacy)
         .notification::<LoggingMessage, _>(|_, _| {})
         .build();
     let (a, mut b) = memory::pair();
@@ -121,6 +123,7 @@ async fn an_ambiguous_client_table_fails_connect_and_sends_nothing() {
         other => panic!("expected a duplicate route, got {other:?}"),
     }
     let client = Client::builder(Implementation::new("host", "1"))
+        .era(switchboard::client::EraMode::Legacy)
         .request::<switchboard::types::catalogue::ListTools, _, _>(|_, _cx| async move {
             Err(switchboard::types::ErrorObject::internal(
                 "clients never receive tools/list",
@@ -135,6 +138,7 @@ async fn an_ambiguous_client_table_fails_connect_and_sends_nothing() {
         }))
     ));
     let sampling_twice = Client::builder(Implementation::new("host", "1"))
+        .era(switchboard::client::EraMode::Legacy)
         .request::<CreateMessage, _, _>(|_, _cx| async move {
             Err(switchboard::types::ErrorObject::internal(
                 "the built-in route answers sampling",

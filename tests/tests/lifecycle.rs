@@ -161,6 +161,7 @@ async fn lc_9_client_disconnects_when_server_picks_a_version_it_cannot_use() {
     let (a, b) = memory::pair();
     let session = only_newest.serve(b).unwrap();
     let client = Client::builder(Implementation::new("old-client", "1"))
+        .era(switchboard::client::EraMode::Legacy)
         .protocol_version(ProtocolVersion::V2025_03_26)
         .supported_versions([ProtocolVersion::V2025_03_26])
         .build();
@@ -186,6 +187,7 @@ async fn client_accepts_a_counter_offer_it_supports() {
         .unwrap();
     let _session = s.serve(b).unwrap();
     let c = Client::builder(Implementation::new("c", "1"))
+        .era(switchboard::client::EraMode::Legacy)
         .build()
         .connect(a)
         .await
@@ -199,6 +201,7 @@ async fn client_handles_the_32602_unsupported_version_error_too() {
     let mut fake = RawPeer::new(b, "2025-11-25");
     let task = tokio::spawn(async move {
         Client::builder(Implementation::new("c", "1"))
+            .era(switchboard::client::EraMode::Legacy)
             .build()
             .connect(a)
             .await
@@ -222,6 +225,7 @@ async fn lc_2_lc_4_client_sends_initialize_then_initialized() {
     let mut fake = RawPeer::new(b, "2025-11-25");
     let task = tokio::spawn(async move {
         Client::builder(Implementation::new("c", "1"))
+            .era(switchboard::client::EraMode::Legacy)
             .build()
             .connect(a)
             .await
@@ -342,6 +346,7 @@ async fn typed_client_round_trip_on_every_revision() {
         let _session = s.serve(b).unwrap();
         let rec = switchboard_tests::Recorder::default();
         let c = Client::builder(Implementation::new("c", "1"))
+            .era(switchboard::client::EraMode::Legacy)
             .protocol_version(v)
             .session_config(SessionConfig::default().with_frame_hook(rec.hook()))
             .build()

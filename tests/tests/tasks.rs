@@ -343,6 +343,7 @@ mod client_api {
         let (a, b) = memory::pair();
         s.serve(b).expect("serve");
         Client::builder(Implementation::new("tasks-client", "1"))
+            .era(switchboard::client::EraMode::Legacy)
             .build()
             .connect(a)
             .await

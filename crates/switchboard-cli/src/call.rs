@@ -156,6 +156,7 @@ async fn connect(a: &CallArgs) -> anyhow::Result<ClientSession> {
         "switchboard-call",
         env!("CARGO_PKG_VERSION"),
     ))
+    .era(switchboard::client::EraMode::Legacy)
     .sampling(move |_, _| {
         let canned = sampling.clone();
         async move {

@@ -40,6 +40,11 @@ impl ListKind {
         }
     }
 
+    /// Whether `notification` is a `list_changed` of one of the cached lists.
+    pub(crate) fn changes_a_list(notification: &str) -> bool {
+        !Self::changed_by(notification).is_empty()
+    }
+
     /// The lists a `list_changed` notification invalidates.
     pub(crate) fn changed_by(notification: &str) -> &'static [ListKind] {
         if notification == ToolListChanged::NAME {

@@ -4,6 +4,7 @@
 
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use switchboard_jsonrpc::{RequestContext, RequestError, RequestOptions, SessionConfig, Transport};
 use switchboard_types::capabilities::ClientCapabilities;
@@ -12,13 +13,16 @@ use switchboard_types::elicitation::{
 };
 use switchboard_types::error::{echo, echo_value};
 use switchboard_types::lifecycle::{Implementation, InitializeRequestParams, InitializeResult};
-use switchboard_types::logging::LoggingMessageNotificationParams;
+use switchboard_types::logging::{LoggingLevel, LoggingMessageNotificationParams};
 use switchboard_types::roots::Root;
 use switchboard_types::sampling::{CreateMessageRequestParams, CreateMessageResult};
 use switchboard_types::{ErrorCode, ErrorObject, ProtocolVersion};
 
+use crate::era::{DEFAULT_PROBE_TIMEOUT, Era, EraMode, Probe, probe};
 use crate::error::ClientError;
+use crate::exchange::DEFAULT_MAX_INPUT_ROUNDS;
 use crate::handlers::{ElicitationModes, Handlers, boxed};
+use crate::listen::{DEFAULT_LISTEN_BUFFER, DEFAULT_MAX_LISTENS, Listens};
 use crate::router::{NotificationRoute, RequestRoute, Router, builtin_router, task_routes};
 use crate::serve_task::{self, ClientTasks};
 use crate::service::ClientService;
@@ -48,6 +52,12 @@ pub struct Client {
     max_pages: usize,
     max_subscriptions: usize,
     auto_refresh: bool,
+    era_mode: EraMode,
+    probe_timeout: Duration,
+    max_input_rounds: usize,
+    max_listens: usize,
+    listen_buffer: usize,
+    log_level: Option<LoggingLevel>,
     handlers: Arc<Handlers>,
     router: Arc<Router>,
     /// The first route that could not be added; [`Client::connect`] reports it.
@@ -129,6 +139,48 @@ impl ClientBuilder {
     /// Only lists that have been listed before are refreshed.
     pub fn auto_refresh(mut self, on: bool) -> Self {
         self.client.auto_refresh = on;
+        self
+    }
+
+    /// How the era of a connection is chosen (default [`EraMode::Auto`]: probe with
+    /// `server/discover`, fall back to `initialize`). Use [`EraMode::Legacy`] to speak to a
+    /// 2025-era server exactly as before (no probe frame).
+    pub fn era(mut self, mode: EraMode) -> Self {
+        self.client.era_mode = mode;
+        self
+    }
+
+    /// How long [`EraMode::Auto`] waits for the answer to its `server/discover` probe before
+    /// falling back to `initialize` (default [`DEFAULT_PROBE_TIMEOUT`]).
+    pub fn probe_timeout(mut self, t: Duration) -> Self {
+        self.client.probe_timeout = t;
+        self
+    }
+
+    /// Bounds the input-required rounds of one modern call (default
+    /// [`DEFAULT_MAX_INPUT_ROUNDS`]); past it the call fails with
+    /// [`ClientError::TooManyInputRounds`].
+    pub fn max_input_rounds(mut self, n: usize) -> Self {
+        self.client.max_input_rounds = n;
+        self
+    }
+
+    /// Bounds the listen streams one session holds open (default [`DEFAULT_MAX_LISTENS`]).
+    pub fn max_listens(mut self, n: usize) -> Self {
+        self.client.max_listens = n;
+        self
+    }
+
+    /// Bounds the events waiting in one listen stream (default [`DEFAULT_LISTEN_BUFFER`]);
+    /// past it an event is dropped (and logged).
+    pub fn listen_buffer(mut self, n: usize) -> Self {
+        self.client.listen_buffer = n.max(1);
+        self
+    }
+
+    /// The log level every modern request asks for (default none: no log lines, `[D26-84]`).
+    pub fn log_level(mut self, level: Option<LoggingLevel>) -> Self {
+        self.client.log_level = level;
         self
     }
 
@@ -297,6 +349,12 @@ impl Client {
                 max_pages: DEFAULT_MAX_PAGES,
                 max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
                 auto_refresh: false,
+                era_mode: EraMode::default(),
+                probe_timeout: DEFAULT_PROBE_TIMEOUT,
+                max_input_rounds: DEFAULT_MAX_INPUT_ROUNDS,
+                max_listens: DEFAULT_MAX_LISTENS,
+                listen_buffer: DEFAULT_LISTEN_BUFFER,
+                log_level: None,
                 handlers: Arc::default(),
                 router: Arc::new(builtin_router()),
                 route_error: None,
@@ -321,14 +379,18 @@ impl Client {
         caps
     }
 
-    /// Connects on `transport` and performs the handshake: `initialize`, version check,
-    /// `notifications/initialized`. Must be called inside a Tokio runtime.
+    /// Connects on `transport` and settles the era ([`ClientBuilder::era`]): a modern
+    /// connection starts with `server/discover`; a legacy one performs the handshake
+    /// (`initialize`, version check, `notifications/initialized`). Must be called inside a Tokio
+    /// runtime.
     ///
     /// # Errors
     /// [`ClientError::InvalidRoot`] when a root given to [`ClientBuilder::roots`] is not a
     /// `file://` URI or has a `..` segment (nothing is sent); [`ClientError::UnsupportedVersion`] when the server chose
     /// a revision this client does not support (the session is closed, `[LC-9]`);
-    /// [`ClientError::Handshake`] when the server refused `initialize`; a request error.
+    /// [`ClientError::Handshake`] when the server refused `initialize`;
+    /// [`ClientError::Discover`] when a pinned or recognised modern server cannot be spoken to;
+    /// a request error.
     pub async fn connect<T: Transport>(&self, transport: T) -> Result<ClientSession, ClientError> {
         if let Some(e) = &self.route_error {
             return Err(ClientError::Route(e.clone()));
@@ -343,16 +405,67 @@ impl Client {
             SessionOptions {
                 max_pages: self.max_pages,
                 auto_refresh: self.auto_refresh,
+                max_input_rounds: self.max_input_rounds,
             },
             self.max_subscriptions,
             self.tasks.clone(),
+            self.info.clone(),
+            Listens::new(self.max_listens, self.listen_buffer),
         ));
+        if let Ok(mut s) = state.shared.lock() {
+            s.log_level = self.log_level;
+        }
         let service = Arc::new(ClientService {
             state: state.clone(),
             router: self.router.clone(),
             session: OnceLock::new(),
         });
         let peer = switchboard_jsonrpc::spawn(transport, service.clone(), self.config.clone());
+        let probed = match self.era_mode {
+            EraMode::Legacy => Ok(Probe::Legacy),
+            EraMode::Auto => {
+                let first = ProtocolVersion::MODERN[0];
+                probe(&peer, &state, first, true, self.probe_timeout).await
+            }
+            EraMode::Pin(v) if v.is_modern() => {
+                let timeout = self.config.request_timeout.unwrap_or(self.probe_timeout);
+                probe(&peer, &state, v, false, timeout).await
+            }
+            EraMode::Pin(v) => Err(ClientError::Discover(format!(
+                "{v} is not a modern revision; pin one of {:?}",
+                ProtocolVersion::MODERN.map(ProtocolVersion::as_str)
+            ))),
+        }
+        .inspect_err(|_| peer.close())?;
+        if let Probe::Modern { version, result } = probed {
+            let server_info = result
+                .server_info()
+                .unwrap_or_else(|| Implementation::new("", ""));
+            {
+                let mut s = state
+                    .shared
+                    .lock()
+                    .map_err(|_| ClientError::NotReady("client state poisoned"))?;
+                if s.phase == Phase::Closed {
+                    return Err(ClientError::NotReady("session closed during discovery"));
+                }
+                s.version = Some(version);
+                s.server_caps = Some(result.capabilities.clone());
+                s.era = Era::Modern;
+                s.phase = Phase::Ready;
+            }
+            let negotiated = Negotiated {
+                protocol_version: version,
+                capabilities: result.capabilities,
+                server_info,
+                instructions: result.instructions,
+                era: Era::Modern,
+                supported_versions: result.supported_versions,
+            };
+            let session = ClientSession::new(peer, state, negotiated);
+            let _ = service.session.set(session.clone());
+            return Ok(session);
+        }
         let params = InitializeRequestParams::new(self.offer, capabilities, self.info.clone());
         let result: InitializeResult = match peer
             .call(Initialize::NAME, Some(&params), RequestOptions::default())
@@ -407,6 +520,8 @@ impl Client {
             capabilities: result.capabilities,
             server_info: result.server_info,
             instructions: result.instructions,
+            era: Era::Legacy,
+            supported_versions: Vec::new(),
         };
         let session = ClientSession::new(peer.clone(), state, negotiated);
         let _ = service.session.set(session.clone());

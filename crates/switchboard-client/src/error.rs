@@ -91,6 +91,56 @@ pub enum ClientError {
     /// [`ClientSession::start_tool_task`](crate::ClientSession::start_tool_task).
     #[error("not sent: {0}")]
     TaskRequired(String),
+    /// The server's era could not be settled: `server/discover` failed in a way that rules out
+    /// both a modern exchange and a fall-back to `initialize` (a pinned modern revision the
+    /// server does not serve, a recognised modern error, no revision in common).
+    #[error("server/discover: {0}")]
+    Discover(String),
+    /// `[D26-21]`: a result whose `resultType` this client does not know (or does not expect
+    /// for this method) is an invalid response.
+    #[error("invalid response to {method}: resultType {result_type:?} (D26-21)")]
+    UnexpectedResultType {
+        /// The request's method.
+        method: String,
+        /// The `resultType` received.
+        result_type: String,
+    },
+    /// An input-required result broke the rules (`[D26-37]`: neither `inputRequests` nor
+    /// `requestState`), or one of its input requests could not be read.
+    #[error("invalid input-required result to {method}: {problem}")]
+    InvalidInputRequired {
+        /// The request's method.
+        method: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The server kept asking for input past the client's bound on rounds (see
+    /// [`ClientBuilder::max_input_rounds`](crate::ClientBuilder::max_input_rounds)).
+    #[error("{method}: still input_required after {rounds} rounds")]
+    TooManyInputRounds {
+        /// The request's method.
+        method: String,
+        /// The bound.
+        rounds: usize,
+    },
+    /// An input request of an input-required result could not be answered: its capability is
+    /// not declared (`[D26-41]`), or the handler refused it. The call is abandoned.
+    #[error("input request {key:?} ({method}) not answered: {}", error.message)]
+    InputRequest {
+        /// The server-chosen key.
+        key: String,
+        /// The embedded method.
+        method: String,
+        /// Why (the handler's error, or the local refusal).
+        error: Box<ErrorObject>,
+    },
+    /// The bound on open listen streams (see
+    /// [`ClientBuilder::max_listens`](crate::ClientBuilder::max_listens)) is reached.
+    #[error("too many listen streams (limit {limit})")]
+    TooManyListens {
+        /// The bound.
+        limit: usize,
+    },
     /// A route given to [`ClientBuilder::request`](crate::ClientBuilder::request) or
     /// [`ClientBuilder::notification`](crate::ClientBuilder::notification) could not be added
     /// (a duplicate, or a method a client never receives); nothing is sent.
@@ -120,6 +170,15 @@ impl ClientError {
     /// The server's error code, when the server answered with an error.
     pub fn code(&self) -> Option<ErrorCode> {
         self.rejection().map(|e| e.code)
+    }
+
+    /// Whether the server said the resource does not exist: -32602 in 2026-07-28 (`[D26-98]`),
+    /// -32002 from a 2025-era server. Meaningful for `resources/read`.
+    pub fn is_resource_not_found(&self) -> bool {
+        matches!(
+            self.code(),
+            Some(ErrorCode::INVALID_PARAMS | ErrorCode::RESOURCE_NOT_FOUND)
+        )
     }
 
     /// The URL elicitations the server requires first, when it answered −32042

@@ -1,13 +1,17 @@
 //! # switchboard-client
 //!
-//! The MCP client role on the Switchboard engine, for revision 2025-11-25 and degrading by the
-//! negotiated revision down to 2024-11-05. Accepts any [`switchboard_jsonrpc::Transport`]; never
-//! sees bytes.
+//! The MCP client role on the Switchboard engine, for both eras: revision 2026-07-28 (no
+//! handshake; every request carries its envelope) and the 2025 era (revision 2025-11-25,
+//! degrading by the negotiated revision down to 2024-11-05), with one typed API. Accepts any
+//! [`switchboard_jsonrpc::Transport`]; never sees bytes.
 //!
 //! # Layout
 //! | module | role |
 //! |---|---|
-//! | [`client`] | [`Client`] / [`ClientBuilder`]: identity, offer, handlers; the handshake |
+//! | [`client`] | [`Client`] / [`ClientBuilder`]: identity, offer, handlers; the era probe or the handshake |
+//! | [`era`] | [`EraMode`] (legacy, auto, pinned modern) and the `server/discover` probe |
+//! | `exchange` | one request in either era: the modern envelope, header lines, `resultType`, the input-required (MRTR) loop |
+//! | [`listen`] | [`ListenStream`]: `subscriptions/listen`, acknowledged first, demultiplexed by subscription id |
 //! | [`session`] | [`ClientSession`]: a typed call per server method, caches, subscriptions, roots |
 //! | [`cache`] | [`ListKind`]: the list caches and their change generations |
 //! | `listing` | list-all with a page bound, change waiters, auto-refresh |
@@ -29,8 +33,11 @@
 
 pub mod cache;
 pub mod client;
+pub mod era;
 pub mod error;
+pub(crate) mod exchange;
 pub mod handlers;
+pub mod listen;
 pub(crate) mod listing;
 pub(crate) mod router;
 pub mod serve_task;
@@ -43,8 +50,11 @@ pub(crate) mod validation;
 
 pub use cache::ListKind;
 pub use client::{Client, ClientBuilder, DEFAULT_MAX_PAGES, Negotiated};
+pub use era::{DEFAULT_PROBE_TIMEOUT, Era, EraMode};
 pub use error::ClientError;
+pub use exchange::DEFAULT_MAX_INPUT_ROUNDS;
 pub use handlers::HandlerFuture;
+pub use listen::{DEFAULT_LISTEN_BUFFER, DEFAULT_MAX_LISTENS, ListenEvent, ListenStream};
 pub use session::ClientSession;
 pub use subscription::{DEFAULT_MAX_SUBSCRIPTIONS, ResourceUpdateCallback, SubscriptionId};
 pub use switchboard_jsonrpc::{ProgressUpdate, ProgressWatch, RequestContext, RequestOptions};

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use serde::de::DeserializeOwned;
-use switchboard_jsonrpc::{Peer, RequestOptions};
+use switchboard_jsonrpc::{Peer, RequestError, RequestOptions};
+use switchboard_types::http_headers::param_headers;
+use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::meta::{Cursor, PaginatedRequestParams};
 use switchboard_types::prompts::{ListPromptsResult, Prompt};
 use switchboard_types::resources::{
@@ -18,7 +20,9 @@ use switchboard_types::resources::{
 use switchboard_types::tools::{ListToolsResult, Tool};
 
 use crate::cache::{ListCache, ListKind, Lists};
+use crate::era::Era;
 use crate::error::ClientError;
+use crate::exchange::call;
 use crate::state::ClientState;
 
 /// A list the client caches: its page type and where its cache lives.
@@ -29,6 +33,8 @@ pub(crate) trait Listed: Clone + Send + Sync + 'static {
     fn cache(lists: &Lists) -> &ListCache<Self>;
     /// Called after a listing is stored.
     fn stored(_state: &ClientState, _items: &[Self]) {}
+    /// Leaves out of a modern page what the client must not use.
+    fn screen(_page: &mut Self::Page) {}
 }
 
 impl Listed for Tool {
@@ -42,6 +48,17 @@ impl Listed for Tool {
     }
     fn stored(state: &ClientState, items: &[Tool]) {
         state.validators.retain_for(items);
+    }
+    /// `[D26-65]`: a tool whose `x-mcp-header` annotations break the rules is left out of the
+    /// client's view (and logged); the others stay.
+    fn screen(page: &mut ListToolsResult) {
+        page.tools.retain(|t| match param_headers(&t.input_schema) {
+            Ok(_) => true,
+            Err(why) => {
+                tracing::warn!(tool = %t.name, %why, "tool left out: invalid x-mcp-header (D26-64)");
+                false
+            }
+        });
     }
 }
 
@@ -81,21 +98,36 @@ impl Listed for Prompt {
 /// One page: `params` is `{}` for the first page and `{"cursor": ..}` after.
 pub(crate) async fn list_page<T: Listed>(
     peer: &Peer,
+    state: &Arc<ClientState>,
     cursor: Option<Cursor>,
 ) -> Result<T::Page, ClientError> {
     let params = PaginatedRequestParams {
         cursor,
         ..Default::default()
     };
-    Ok(peer
-        .call(T::KIND.method(), Some(&params), RequestOptions::default())
-        .await?)
+    let method = T::KIND.method();
+    let params = to_raw(&params).map_err(RequestError::from)?;
+    let raw = call(
+        peer,
+        state,
+        method,
+        Some(params),
+        RequestOptions::default(),
+        None,
+    )
+    .await?;
+    let mut page: T::Page = serde_json::from_str(raw.get())
+        .map_err(|e| RequestError::Serde(format!("result of {method}: {e}")))?;
+    if state.era() == Era::Modern {
+        T::screen(&mut page);
+    }
+    Ok(page)
 }
 
 /// Every item, following `nextCursor` for at most `max_pages` pages; refreshes the cache.
 pub(crate) async fn list_all<T: Listed>(
     peer: &Peer,
-    state: &ClientState,
+    state: &Arc<ClientState>,
 ) -> Result<Vec<T>, ClientError> {
     let cache = T::cache(&state.lists);
     // The generation is read before listing, so a change that arrives while listing leaves the
@@ -106,7 +138,7 @@ pub(crate) async fn list_all<T: Listed>(
     let mut all = Vec::new();
     let mut cursor = None;
     for _ in 0..max_pages {
-        let (items, next) = T::split(list_page::<T>(peer, cursor).await?);
+        let (items, next) = T::split(list_page::<T>(peer, state, cursor).await?);
         all.extend(items);
         match next {
             Some(c) => cursor = Some(c),
@@ -134,7 +166,7 @@ fn closed() -> ClientError {
 /// then for the background refresh (listing itself only when none is running).
 pub(crate) async fn changed<T: Listed>(
     peer: &Peer,
-    state: &ClientState,
+    state: &Arc<ClientState>,
 ) -> Result<Vec<T>, ClientError> {
     let cache = T::cache(&state.lists);
     let mut refreshed = cache.refreshed.subscribe();

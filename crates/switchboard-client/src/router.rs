@@ -20,7 +20,7 @@ use switchboard_jsonrpc::{BoxFuture, HandlerResult, RequestContext};
 use switchboard_types::catalogue::{
     CancelTask, Cancelled, CreateMessage, Elicit, ElicitationComplete, GetTask, GetTaskPayload,
     ListRoots, ListTasks, LoggingMessage, Method, Ping, Progress, PromptListChanged,
-    ResourceListChanged, ResourceUpdated, Side, ToolListChanged,
+    ResourceListChanged, ResourceUpdated, Side, SubscriptionsAcknowledged, ToolListChanged,
 };
 use switchboard_types::elicitation::{ElicitAction, ElicitRequestParams};
 use switchboard_types::error::echo;
@@ -90,6 +90,7 @@ pub(crate) fn builtin_router() -> Router {
         ElicitationComplete::NAME,
         Cancelled::NAME,
         Progress::NAME,
+        SubscriptionsAcknowledged::NAME,
     ] {
         let added = router.add_notification(method, NotificationRoute::Builtin);
         debug_assert!(added.is_ok(), "built-in routes are distinct");
@@ -119,7 +120,11 @@ fn invalid(message: impl Into<String>, reason: &str, tag: &str) -> ErrorObject {
         .with_data(json!({"reason": reason, "spec": tag}))
 }
 
-async fn sampling(state: &ClientState, req: &Request, cx: RequestContext) -> HandlerResult {
+pub(crate) async fn sampling(
+    state: &ClientState,
+    req: &Request,
+    cx: RequestContext,
+) -> HandlerResult {
     let params: CreateMessageRequestParams = parse(req)?;
     if params.tools.is_some() || params.tool_choice.is_some() {
         let allowed = state.capabilities.supports_sampling_tools()
@@ -256,7 +261,11 @@ fn check_tool_loop(messages: &[SamplingMessage]) -> Result<(), ErrorObject> {
     Ok(())
 }
 
-async fn elicitation(state: &Arc<ClientState>, req: &Request, cx: RequestContext) -> HandlerResult {
+pub(crate) async fn elicitation(
+    state: &Arc<ClientState>,
+    req: &Request,
+    cx: RequestContext,
+) -> HandlerResult {
     let params: ElicitRequestParams = parse(req)?;
     let version = state.version();
     // `[EL-1]`: no `mode` parsed as form. `[EL-4]`: an undeclared mode gets -32602.
@@ -307,7 +316,7 @@ async fn elicitation(state: &Arc<ClientState>, req: &Request, cx: RequestContext
     maybe_as_task(state, TaskKind::Elicitation, task.as_ref(), &cx, work).await
 }
 
-async fn roots(state: &ClientState, cx: RequestContext) -> HandlerResult {
+pub(crate) async fn roots(state: &ClientState, cx: RequestContext) -> HandlerResult {
     let roots = match state.handlers.roots_provider.clone() {
         Some(provider) => provider(cx).await?,
         None => state.roots(),

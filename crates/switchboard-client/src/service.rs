@@ -8,8 +8,8 @@ use std::sync::{Arc, OnceLock};
 use switchboard_jsonrpc::throttle::shown;
 use switchboard_jsonrpc::{BoxFuture, HandlerResult, Peer, RequestContext, Service};
 use switchboard_types::catalogue::{
-    self, Cancelled, Direction, ElicitationComplete, Initialize, Initialized, LoggingMessage,
-    Method, MethodSpec, Ping, Refusal, ResourceUpdated, Side,
+    self, Cancelled, Direction, Discover, ElicitationComplete, Initialize, Initialized,
+    LoggingMessage, Method, MethodSpec, Ping, Refusal, ResourceUpdated, Side,
 };
 use switchboard_types::elicitation::ElicitationCompleteNotificationParams;
 use switchboard_types::logging::LoggingMessageNotificationParams;
@@ -82,6 +82,12 @@ impl ClientService {
     fn builtin_notification(&self, n: &Notification, peer: &Peer) {
         let state = &self.state;
         let method = n.method.as_str();
+        // A listen's notifications go to its stream (`[D26-73]`); list changes also mark the
+        // caches stale below.
+        let listened = state.listens.route(n);
+        if listened && !ListKind::changes_a_list(method) {
+            return;
+        }
         for kind in ListKind::changed_by(method) {
             match kind {
                 ListKind::Tools => note_change::<Tool>(peer, state),
@@ -182,7 +188,11 @@ impl Service for ClientService {
             Phase::Closed => refuse("the session is closed".into()),
             // Before the server has answered `initialize`: only `initialize` and `ping` (§3.2).
             Phase::Handshake => match kind {
-                MessageKind::Request if method == Initialize::NAME || method == Ping::NAME => {
+                MessageKind::Request
+                    if method == Initialize::NAME
+                        || method == Ping::NAME
+                        || method == Discover::NAME =>
+                {
                     Ok(())
                 }
                 MessageKind::Notification

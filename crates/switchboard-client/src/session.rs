@@ -47,13 +47,15 @@ use switchboard_types::tools::{CallToolRequestParams, CallToolResult, ListToolsR
 use switchboard_types::{Feature, ProtocolVersion};
 
 use crate::cache::ListKind;
+use crate::era::Era;
 use crate::error::ClientError;
+use crate::exchange;
 use crate::listing::{Listed, changed, list_all, list_page};
 use crate::state::{ClientState, Phase};
 use crate::subscription::SubscriptionId;
 use switchboard_types::methods;
 
-/// What the handshake settled.
+/// What the handshake (legacy) or `server/discover` (modern) settled.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Negotiated {
@@ -61,18 +63,24 @@ pub struct Negotiated {
     pub protocol_version: ProtocolVersion,
     /// What the server declared.
     pub capabilities: ServerCapabilities,
-    /// Who the server is.
+    /// Who the server is (a modern server that names itself nowhere: an empty name).
     pub server_info: Implementation,
     /// The server's instructions, if any.
     pub instructions: Option<String>,
+    /// The era of the connection.
+    pub era: Era,
+    /// The modern revisions the server serves per request (empty for a legacy connection).
+    pub supported_versions: Vec<String>,
 }
 
-/// One initialized connection to a server. Cheap to clone; clones share the session.
+/// One connection to a server, in either era. Cheap to clone; clones share the session.
 #[derive(Clone)]
 pub struct ClientSession {
     peer: Peer,
     state: Arc<ClientState>,
     negotiated: Negotiated,
+    /// This handle's log level for modern requests (`None`: the session-wide one).
+    log_level: Option<Option<LoggingLevel>>,
 }
 
 impl fmt::Debug for ClientSession {
@@ -112,6 +120,33 @@ impl ClientSession {
             peer,
             state,
             negotiated,
+            log_level: None,
+        }
+    }
+
+    /// The engine handle and the shared state, for the modules that extend the session.
+    pub(crate) fn parts(&self) -> (&Peer, &Arc<ClientState>) {
+        (&self.peer, &self.state)
+    }
+
+    /// This handle's log level override (see [`with_log_level`](ClientSession::with_log_level)).
+    pub(crate) fn log_level_override(&self) -> Option<Option<LoggingLevel>> {
+        self.log_level
+    }
+
+    /// The era of the connection.
+    pub fn era(&self) -> Era {
+        self.negotiated.era
+    }
+
+    /// A handle to the same session whose modern requests ask for log lines from `level`
+    /// (`None`: none), whatever the session-wide level is (`[D26-84]`: the level travels in each
+    /// request's envelope). On a legacy connection the level is session-wide: use
+    /// [`set_level`](ClientSession::set_level).
+    pub fn with_log_level(&self, level: Option<LoggingLevel>) -> ClientSession {
+        ClientSession {
+            log_level: Some(level),
+            ..self.clone()
         }
     }
 
@@ -176,11 +211,16 @@ impl ClientSession {
     ) -> Result<R, ClientError> {
         let params = to_raw(&params).map_err(switchboard_jsonrpc::RequestError::from)?;
         let params = (params.get() != "null").then_some(params);
-        let raw = self
-            .peer
-            .request(method, params, opts)
-            .await
-            .map_err(|e| self.noted(e.into()))?;
+        let raw = exchange::call(
+            &self.peer,
+            &self.state,
+            method,
+            params,
+            opts,
+            self.log_level,
+        )
+        .await
+        .map_err(|e| self.noted(e))?;
         serde_json::from_str(raw.get()).map_err(|e| {
             // The parser's message may quote the server's text: cut, like every echo.
             let e = switchboard_types::error::echo(&e.to_string()).into_owned();
@@ -194,10 +234,20 @@ impl ClientSession {
         params: &P,
         opts: RequestOptions,
     ) -> Result<R, ClientError> {
-        self.peer
-            .call(method, Some(params), opts)
-            .await
-            .map_err(|e| self.noted(e.into()))
+        let params = to_raw(params).map_err(switchboard_jsonrpc::RequestError::from)?;
+        let raw = exchange::call(
+            &self.peer,
+            &self.state,
+            method,
+            Some(params),
+            opts,
+            self.log_level,
+        )
+        .await
+        .map_err(|e| self.noted(e))?;
+        serde_json::from_str(raw.get()).map_err(|e| {
+            switchboard_jsonrpc::RequestError::Serde(format!("result of {method}: {e}")).into()
+        })
     }
 
     /// Remembers the URL elicitations a −32042 error names, so their completion is recognised.
@@ -252,7 +302,7 @@ impl ClientSession {
         &self,
         cursor: Option<String>,
     ) -> Result<ListToolsResult, ClientError> {
-        list_page::<Tool>(&self.peer, cursor).await
+        list_page::<Tool>(&self.peer, &self.state, cursor).await
     }
 
     /// Every tool, following `nextCursor` (bounded); refreshes the tool cache.
@@ -331,7 +381,7 @@ impl ClientSession {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourcesResult, ClientError> {
-        list_page::<Resource>(&self.peer, cursor).await
+        list_page::<Resource>(&self.peer, &self.state, cursor).await
     }
 
     /// Every resource, following `nextCursor` (bounded); refreshes the resource cache.
@@ -364,7 +414,7 @@ impl ClientSession {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourceTemplatesResult, ClientError> {
-        list_page::<ResourceTemplate>(&self.peer, cursor).await
+        list_page::<ResourceTemplate>(&self.peer, &self.state, cursor).await
     }
 
     /// Every resource template, following `nextCursor` (bounded); refreshes the template cache.
@@ -392,7 +442,8 @@ impl ClientSession {
     /// `resources/read`.
     ///
     /// # Errors
-    /// A request error, e.g. the server's -32002 for an unknown resource.
+    /// A request error, e.g. the server's error for an unknown resource (-32602 in 2026-07-28,
+    /// -32002 before: [`ClientError::is_resource_not_found`] reads both).
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
         self.send(
             methods::RESOURCES_READ,
@@ -472,7 +523,7 @@ impl ClientSession {
         &self,
         cursor: Option<String>,
     ) -> Result<ListPromptsResult, ClientError> {
-        list_page::<Prompt>(&self.peer, cursor).await
+        list_page::<Prompt>(&self.peer, &self.state, cursor).await
     }
 
     /// Every prompt, following `nextCursor` (bounded); refreshes the prompt cache.
@@ -515,11 +566,19 @@ impl ClientSession {
     // ----- logging and completion --------------------------------------------------------------
 
     /// `logging/setLevel`: the server sends log lines at `level` and above, to the callback
-    /// installed with [`ClientBuilder::on_log`](crate::ClientBuilder::on_log).
+    /// installed with [`ClientBuilder::on_log`](crate::ClientBuilder::on_log). On a modern
+    /// connection nothing is sent: every later request names `level` in its envelope (see
+    /// [`with_log_level`](ClientSession::with_log_level) for one request's level).
     ///
     /// # Errors
     /// A request error (the server did not declare `logging`).
     pub async fn set_level(&self, level: LoggingLevel) -> Result<(), ClientError> {
+        if self.era() == Era::Modern {
+            if let Ok(mut s) = self.state.shared.lock() {
+                s.log_level = Some(level);
+            }
+            return Ok(());
+        }
         let _: EmptyResult = self
             .send(
                 methods::LOGGING_SET_LEVEL,

@@ -12,6 +12,7 @@ use switchboard_tests::RawPeer;
 /// A client builder with the test's identity.
 pub fn builder() -> ClientBuilder {
     Client::builder(Implementation::new("client-test", "1"))
+        .era(switchboard::client::EraMode::Legacy)
 }
 
 /// Connects `client` to a hand-played server that answers `initialize` with `version` and

@@ -48,6 +48,7 @@ pub async fn run(host: &impl Host) -> Result<Vec<TraceFrame>, DemoError> {
         "demo-client",
         env!("CARGO_PKG_VERSION"),
     ))
+    .era(switchboard::client::EraMode::Legacy)
     .capabilities(ClientCapabilities {
         elicitation: Some(ElicitationCapability::default()),
         ..Default::default()

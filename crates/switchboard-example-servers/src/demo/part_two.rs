@@ -49,6 +49,7 @@ pub async fn run(host: &impl Host, first_step: usize) -> Result<Vec<TraceFrame>,
         "demo-client",
         env!("CARGO_PKG_VERSION"),
     ))
+    .era(switchboard::client::EraMode::Legacy)
     .session_config(SessionConfig::default().with_frame_hook(recorder.hook(|_| None)))
     .sampling(move |params, _| {
         let endless = endless.clone();

@@ -257,6 +257,7 @@ async fn bind(addr: Option<SocketAddr>) -> TcpListener {
 /// A client that answers sampling with "sampled by the test client".
 pub fn client() -> Client {
     Client::builder(Implementation::new("http-client-test-client", "1.0.0"))
+        .era(switchboard_client::EraMode::Legacy)
         .sampling(|_, _| async {
             Ok(CreateMessageResult::new(
                 "test-model",

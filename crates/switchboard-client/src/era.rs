@@ -1,0 +1,175 @@
+//! Client side: which era a connection speaks, and how it is found out (SPEC-2026-NOTES §20.3).
+//!
+//! [`EraMode::Legacy`] performs the 2025 handshake as always. [`EraMode::Pin`] speaks one modern
+//! revision only: `server/discover` first, then every request with its envelope.
+//! [`EraMode::Auto`] (the default) probes with `server/discover` carrying the envelope: a
+//! discover result means modern; a recognised modern error (-32020, -32021, -32022) means modern
+//! too and never falls back (-32022 is retried once with a revision from `data.supported`); any
+//! other error, or no answer within the probe timeout, falls back to `initialize` on the same
+//! connection (`[D26-121]`: the fall-back does not hang on one error code).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use switchboard_jsonrpc::{Peer, RequestError, RequestOptions};
+use switchboard_types::modern::DiscoverResult;
+use switchboard_types::{ErrorCode, ProtocolVersion, methods};
+
+use crate::error::ClientError;
+use crate::state::ClientState;
+
+/// How a client chooses the era of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum EraMode {
+    /// The 2025 handshake (`initialize`), no probe: what every 2025-era server expects.
+    Legacy,
+    /// Probe with `server/discover`; modern when the server answers it, `initialize` otherwise.
+    #[default]
+    Auto,
+    /// Modern only, at this revision (which must be a modern one): `server/discover`, no
+    /// fall-back.
+    Pin(ProtocolVersion),
+}
+
+/// The era a connection settled on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Era {
+    /// 2025 and before: a handshake and a stateful session.
+    Legacy,
+    /// 2026-07-28 and after: every request carries its envelope; no session.
+    Modern,
+}
+
+/// The default bound on waiting for the answer to the `server/discover` probe in
+/// [`EraMode::Auto`] before falling back to `initialize`.
+pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What the probe found.
+pub(crate) enum Probe {
+    /// A modern server, at this revision.
+    Modern {
+        version: ProtocolVersion,
+        result: Box<DiscoverResult>,
+    },
+    /// No modern answer: do the 2025 handshake.
+    Legacy,
+}
+
+/// The `data` of -32022.
+#[derive(Deserialize)]
+struct Unsupported {
+    #[serde(default)]
+    supported: Vec<String>,
+}
+
+/// The newest modern revision in `offered` that this client speaks.
+fn mutual(offered: &[String]) -> Option<ProtocolVersion> {
+    ProtocolVersion::MODERN
+        .into_iter()
+        .find(|v| offered.iter().any(|o| o == v.as_str()))
+}
+
+/// Probes the server with `server/discover` at `version` (retried once at a revision from
+/// `data.supported` after -32022). `fallback`: whether a non-modern answer may fall back to the
+/// 2025 handshake ([`EraMode::Auto`]) or is an error ([`EraMode::Pin`]).
+pub(crate) async fn probe(
+    peer: &Peer,
+    state: &Arc<ClientState>,
+    version: ProtocolVersion,
+    fallback: bool,
+    timeout: Duration,
+) -> Result<Probe, ClientError> {
+    let mut version = version;
+    let mut retried = false;
+    loop {
+        state.set_modern_version(Some(version));
+        let opts = RequestOptions::default().with_timeout(timeout);
+        let answer =
+            crate::exchange::call(peer, state, methods::SERVER_DISCOVER, None, opts, None).await;
+        let legacy = |why: String| {
+            state.set_modern_version(None);
+            if fallback {
+                tracing::debug!(
+                    why,
+                    "no modern answer to server/discover; falling back to initialize"
+                );
+                Ok(Probe::Legacy)
+            } else {
+                Err(ClientError::Discover(why))
+            }
+        };
+        let e = match answer {
+            Ok(raw) => {
+                let result: DiscoverResult = match serde_json::from_str(raw.get()) {
+                    Ok(r) => r,
+                    Err(e) => return legacy(format!("the result does not parse: {e}")),
+                };
+                if result
+                    .supported_versions
+                    .iter()
+                    .any(|v| v == version.as_str())
+                {
+                    return Ok(Probe::Modern {
+                        version,
+                        result: Box::new(result),
+                    });
+                }
+                state.set_modern_version(None);
+                return Err(ClientError::Discover(format!(
+                    "the server serves {:?}, none of which this client speaks",
+                    result.supported_versions
+                )));
+            }
+            Err(e) => e,
+        };
+        let code = e.code();
+        match code {
+            Some(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION) => {
+                let offered = e
+                    .rejection()
+                    .and_then(|r| r.data.clone())
+                    .and_then(|d| Unsupported::deserialize(d).ok())
+                    .map(|u| u.supported)
+                    .unwrap_or_default();
+                match mutual(&offered) {
+                    Some(v) if !retried => {
+                        retried = true;
+                        version = v;
+                        continue;
+                    }
+                    _ => {
+                        state.set_modern_version(None);
+                        return Err(ClientError::Discover(format!(
+                            "-32022: the server serves {offered:?}, none of which this client speaks"
+                        )));
+                    }
+                }
+            }
+            Some(ErrorCode::HEADER_MISMATCH | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY) => {
+                state.set_modern_version(None);
+                return Err(ClientError::Discover(format!(
+                    "a modern server refused the probe: {e}"
+                )));
+            }
+            _ => {}
+        }
+        return match e {
+            ClientError::Request(RequestError::Timeout { after, .. }) => {
+                legacy(format!("no answer within {after:?}"))
+            }
+            ClientError::Request(
+                RequestError::Closed
+                | RequestError::ConnectionLost(_)
+                | RequestError::NotAllowed(_),
+            ) => {
+                state.set_modern_version(None);
+                Err(e)
+            }
+            other => legacy(other.to_string()),
+        };
+    }
+}
