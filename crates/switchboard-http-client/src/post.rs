@@ -26,14 +26,14 @@ use reqwest::Url;
 use serde_json::json;
 use switchboard_transport::headers;
 use switchboard_types::error::echo;
-use switchboard_types::{Message, RequestId};
+use switchboard_types::{Message, RequestId, Response};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio::time::Instant;
 
 use crate::abandon::PostWatch;
 use crate::legacy;
 use crate::redirect::{self, Refused};
-use crate::shared::{HttpMode, Shared, describe, status_data, timeout_error};
+use crate::shared::{HttpMode, PROTOCOL_VERSION, Shared, describe, status_data, timeout_error};
 use crate::stream::{self, StreamKind, is_event_stream, media_type};
 use switchboard_transport::codec::sse::SseParser;
 
@@ -53,6 +53,24 @@ pub(crate) struct Outbound {
     pub(crate) initialize: bool,
     /// Whether it is `notifications/initialized` (after which the GET stream opens).
     pub(crate) initialized_notification: bool,
+    /// The header lines the role handed over with the frame: a modern (2026-07-28) frame has
+    /// them, and then no session headers.
+    pub(crate) headers: Vec<(String, String)>,
+}
+
+impl Outbound {
+    /// Whether this is a modern frame (it carries the role's header lines).
+    pub(crate) fn is_modern(&self) -> bool {
+        !self.headers.is_empty()
+    }
+
+    /// The revision a modern frame names in `MCP-Protocol-Version`.
+    fn modern_version(&self) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(PROTOCOL_VERSION))
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// The time budget of one POST's answer: from `begun`, the headers within `header`, the whole of
@@ -111,18 +129,34 @@ pub(crate) async fn run(
     started: oneshot::Sender<()>,
     watch: Option<Arc<PostWatch>>,
 ) {
-    let Some(watch) = watch else {
+    // A modern request: closing its response stream cancels it (`[D26-77]`).
+    let modern = out.is_modern() && out.is_request && !out.ids.is_empty();
+    if watch.is_none() && !modern {
         return exchange(shared, out, permit, started).await;
-    };
+    }
     let ids = out.ids.clone();
+    let closed = modern.then(|| shared.file_modern_post(&ids));
+    let given_up = watch.as_ref().map(|w| w.given_up.clone());
+    let ended = |t: Option<tokio_util::sync::CancellationToken>| async move {
+        match t {
+            Some(t) => t.cancelled().await,
+            None => std::future::pending().await,
+        }
+    };
     tokio::select! {
         biased;
-        _ = watch.given_up.cancelled() => {
+        _ = ended(given_up) => {
             tracing::debug!("a POST given up by the callers of its requests; its answer is dropped");
         }
+        _ = ended(closed) => {}
         _ = exchange(shared.clone(), out, permit, started) => {}
     }
-    shared.abandons.finish(&watch, &ids);
+    if let Some(watch) = &watch {
+        shared.abandons.finish(watch, &ids);
+    }
+    if modern {
+        shared.forget_modern_post(&ids);
+    }
 }
 
 /// [`run`] without a watch: the exchange itself.
@@ -139,7 +173,7 @@ async fn exchange(
             _ => (shared.url.clone(), false),
         }
     };
-    let (rb, sent_session) = request(&shared, &url, &out.text, legacy);
+    let (rb, sent_session) = request(&shared, &url, &out, legacy);
     let budget = Budget::for_post(&shared, out.is_request);
     let resp = tokio::select! {
         biased;
@@ -223,19 +257,33 @@ async fn send(
 }
 
 /// The POST request: `Accept` lists both types (`[HT-5]`), the body is JSON, and the session
-/// headers ride along (Streamable HTTP only). Returns whether the session id was sent.
+/// headers ride along (Streamable HTTP only). A modern frame carries the role's header lines
+/// instead (`[D26-57]`: `MCP-Protocol-Version`, `Mcp-Method`, ...) and never a session id.
+/// Returns whether the session id was sent.
 fn request(
     shared: &Shared,
     url: &Url,
-    text: &str,
+    out: &Outbound,
     legacy: bool,
 ) -> (reqwest::RequestBuilder, bool) {
-    let rb = shared
+    let mut rb = shared
         .client
         .post(url.clone())
         .header(ACCEPT, headers::POST_ACCEPT)
         .header(CONTENT_TYPE, headers::JSON)
-        .body(text.to_owned());
+        .body(out.text.clone());
+    if out.is_modern() {
+        for (name, value) in &out.headers {
+            match (
+                http::HeaderName::from_bytes(name.as_bytes()),
+                http::HeaderValue::from_str(value),
+            ) {
+                (Ok(n), Ok(v)) => rb = rb.header(n, v),
+                _ => tracing::warn!(header = %name, "header line not valid HTTP; left out"),
+            }
+        }
+        return (rb, false);
+    }
     if legacy {
         (rb, false)
     } else {
@@ -271,6 +319,9 @@ async fn answer(
         // The legacy transport answers on its SSE stream; the POST only says "accepted".
         let _ = started.send(());
         return;
+    }
+    if out.is_modern() {
+        shared.learn_modern(out.modern_version());
     }
     if is_event_stream(&resp) {
         let _ = started.send(());
@@ -349,6 +400,13 @@ async fn reject(shared: &Shared, out: &Outbound, status: StatusCode, body: Optio
         }
         return;
     }
+    // §14.5: a modern server's 400 names what is wrong in a JSON-RPC error (-32020, -32021,
+    // -32022, -32602); when it could not name the request, the one request of the POST is it.
+    if let (true, [id], Some((None, e))) = (out.is_modern(), out.ids.as_slice(), &server) {
+        let text = Message::Response(Response::error(Some(id.clone()), e.clone())).to_json();
+        let _ = shared.deliver(text).await;
+        return;
+    }
     // The server's message, quoted in our own error: cut, like every echo.
     let detail = server
         .as_ref()
@@ -390,7 +448,7 @@ pub(crate) async fn initialize(shared: &Arc<Shared>, out: Outbound) {
     if let Some(id) = out.ids.first() {
         shared.expect_init_result(id.clone());
     }
-    let (rb, _) = request(shared, &shared.url, &out.text, false);
+    let (rb, _) = request(shared, &shared.url, &out, false);
     let budget = Budget::for_initialize(shared);
     let resp = tokio::select! {
         biased;

@@ -33,6 +33,10 @@ pub enum HttpMode {
     Streamable,
     /// The legacy HTTP+SSE transport (2024-11-05), after the fallback of SPEC-NOTES §6.9.
     Legacy,
+    /// Streamable HTTP in revision 2026-07-28 (SPEC-2026-NOTES §14): no session (no
+    /// `MCP-Session-Id`, no GET stream, no `DELETE`), the client role's header lines on every
+    /// POST, cancellation by closing the request's response stream.
+    Modern,
 }
 
 /// Session facts, learnt as frames pass.
@@ -77,6 +81,9 @@ pub(crate) struct Shared {
     session_expired: AtomicBool,
     /// Set while the initialize result has not been seen: inbound frames are peeked at.
     awaiting_init: AtomicBool,
+    /// The POSTs of modern requests still being answered, by request id: cancelling a request
+    /// closes its response stream (`[D26-77]`). Bounded by `max_concurrent_posts`.
+    modern_posts: Mutex<std::collections::HashMap<RequestId, CancellationToken>>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -128,6 +135,7 @@ impl Shared {
             failure: OnceLock::new(),
             session_expired: AtomicBool::new(false),
             awaiting_init: AtomicBool::new(false),
+            modern_posts: Mutex::new(std::collections::HashMap::new()),
         };
         (Arc::new(shared), rx)
     }
@@ -170,6 +178,54 @@ impl Shared {
             "{SESSION_EXPIRED}: the server answered 404 Not Found to {what} carrying the session \
              id (HT-21); start a new session with a new initialize"
         ));
+    }
+
+    /// Files the POST of modern requests `ids`: the token ends its exchange when one is
+    /// cancelled.
+    pub(crate) fn file_modern_post(&self, ids: &[RequestId]) -> CancellationToken {
+        let token = self.cancel.child_token();
+        if let Ok(mut posts) = self.modern_posts.lock() {
+            for id in ids {
+                posts.insert(id.clone(), token.clone());
+            }
+        }
+        token
+    }
+
+    /// Forgets the POST of modern requests `ids` (answered, failed or cancelled).
+    pub(crate) fn forget_modern_post(&self, ids: &[RequestId]) {
+        if let Ok(mut posts) = self.modern_posts.lock() {
+            for id in ids {
+                posts.remove(id);
+            }
+        }
+    }
+
+    /// Closes the response stream of modern request `id` (`[D26-77]`: on Streamable HTTP in
+    /// 2026-07-28 that is the cancellation); whether there was one.
+    pub(crate) fn close_modern_post(&self, id: &RequestId) -> bool {
+        let token = self.modern_posts.lock().ok().and_then(|mut p| p.remove(id));
+        match token {
+            Some(t) => {
+                t.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A modern request's POST was answered with success: the server speaks 2026-07-28 (kept
+    /// for [`crate::HttpClientHandle::mode`]), at the revision the request named.
+    pub(crate) fn learn_modern(&self, version: Option<&str>) {
+        let mut st = self.state();
+        if st.mode == HttpMode::Unknown {
+            st.mode = HttpMode::Modern;
+        }
+        if st.mode == HttpMode::Modern {
+            if let Some(v) = version.and_then(|v| HeaderValue::from_str(v).ok()) {
+                st.protocol_version = Some(v);
+            }
+        }
     }
 
     /// Remembers the `initialize` request, so that its result is peeked at.

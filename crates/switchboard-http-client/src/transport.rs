@@ -212,6 +212,17 @@ impl FrameSink for HttpClientSink {
     async fn send(&mut self, frame: OutboundFrame) -> Result<(), TransportError> {
         let shared = &self.shared;
         check_open(shared)?;
+        // A modern request is cancelled by closing its response stream, not by a POST
+        // (`[D26-77]`); a legacy one by the notification, as before.
+        if let Some(id) = &frame.cancels {
+            // The request's POST may already be stopped (given up: `request_abandoned`); in the
+            // modern era the notification is never sent either way.
+            let modern = shared.state().mode == HttpMode::Modern;
+            if shared.close_modern_post(id) || modern {
+                tracing::debug!("modern request cancelled: its response stream is closed");
+                return Ok(());
+            }
+        }
         let out = classify(shared, frame);
         if out.initialize && shared.state().mode == HttpMode::Unknown {
             post::initialize(shared, out).await;
@@ -263,6 +274,7 @@ impl FrameSink for HttpClientSink {
             let st = shared.state();
             (st.mode, st.session_id.clone())
         };
+        // No session in the modern era: nothing to end.
         if mode == HttpMode::Streamable && session.is_some() && !shared.session_expired() {
             delete_session(shared).await;
         }
@@ -342,6 +354,7 @@ fn classify(shared: &Shared, frame: OutboundFrame) -> Outbound {
         initialize: false,
         initialized_notification: false,
         text: String::new(),
+        headers: frame.headers,
     };
     if !decode {
         out.ids.extend(frame.id.filter(|_| is_request));
