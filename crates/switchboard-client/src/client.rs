@@ -6,7 +6,9 @@ use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use switchboard_jsonrpc::{RequestContext, RequestError, RequestOptions, SessionConfig, Transport};
+use switchboard_jsonrpc::{
+    Peer, RequestContext, RequestError, RequestOptions, SessionConfig, Transport,
+};
 use switchboard_types::capabilities::ClientCapabilities;
 use switchboard_types::elicitation::{
     ElicitRequestParams, ElicitResult, ElicitationCompleteNotificationParams,
@@ -14,6 +16,7 @@ use switchboard_types::elicitation::{
 use switchboard_types::error::{echo, echo_value};
 use switchboard_types::lifecycle::{Implementation, InitializeRequestParams, InitializeResult};
 use switchboard_types::logging::{LoggingLevel, LoggingMessageNotificationParams};
+use switchboard_types::modern::DiscoverResult;
 use switchboard_types::roots::Root;
 use switchboard_types::sampling::{CreateMessageRequestParams, CreateMessageResult};
 use switchboard_types::{ErrorCode, ErrorObject, ProtocolVersion};
@@ -438,33 +441,7 @@ impl Client {
         }
         .inspect_err(|_| peer.close())?;
         if let Probe::Modern { version, result } = probed {
-            let server_info = result
-                .server_info()
-                .unwrap_or_else(|| Implementation::new("", ""));
-            {
-                let mut s = state
-                    .shared
-                    .lock()
-                    .map_err(|_| ClientError::NotReady("client state poisoned"))?;
-                if s.phase == Phase::Closed {
-                    return Err(ClientError::NotReady("session closed during discovery"));
-                }
-                s.version = Some(version);
-                s.server_caps = Some(result.capabilities.clone());
-                s.era = Era::Modern;
-                s.phase = Phase::Ready;
-            }
-            let negotiated = Negotiated {
-                protocol_version: version,
-                capabilities: result.capabilities,
-                server_info,
-                instructions: result.instructions,
-                era: Era::Modern,
-                supported_versions: result.supported_versions,
-            };
-            let session = ClientSession::new(peer, state, negotiated);
-            let _ = service.session.set(session.clone());
-            return Ok(session);
+            return modern_session(&service, peer, state, version, *result);
         }
         let params = InitializeRequestParams::new(self.offer, capabilities, self.info.clone());
         let result: InitializeResult = match peer
@@ -472,6 +449,36 @@ impl Client {
             .await
         {
             Ok(r) => r,
+            // The probe's answer came too late: a dual-era server took the connection as modern
+            // and refuses the handshake naming its modern revisions. The server is modern after
+            // all: discover again at one of them, without falling back.
+            Err(RequestError::Rejected(e))
+                if self.era_mode == EraMode::Auto
+                    && e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION =>
+            {
+                let offered = crate::era::supported_of(&e);
+                let Some(v) = crate::era::mutual(&offered) else {
+                    peer.close();
+                    return Err(ClientError::Handshake(format!(
+                        "server refused initialize: {}",
+                        e.message
+                    )));
+                };
+                let timeout = self.config.request_timeout.unwrap_or(self.probe_timeout);
+                return match probe(&peer, &state, v, false, timeout).await {
+                    Ok(Probe::Modern { version, result }) => {
+                        modern_session(&service, peer, state, version, *result)
+                    }
+                    Ok(Probe::Legacy) => {
+                        peer.close();
+                        Err(ClientError::Discover("no modern answer after all".into()))
+                    }
+                    Err(e) => {
+                        peer.close();
+                        Err(e)
+                    }
+                };
+            }
             Err(RequestError::Rejected(e)) if e.code == ErrorCode::INVALID_PARAMS => {
                 peer.close();
                 return Err(ClientError::Handshake(format!(
@@ -528,4 +535,41 @@ impl Client {
         peer.notify::<()>(Initialized::NAME, None).await?;
         Ok(session)
     }
+}
+
+/// Settles a modern connection from its discover result.
+fn modern_session(
+    service: &ClientService,
+    peer: Peer,
+    state: Arc<ClientState>,
+    version: ProtocolVersion,
+    result: DiscoverResult,
+) -> Result<ClientSession, ClientError> {
+    let server_info = result
+        .server_info()
+        .unwrap_or_else(|| Implementation::new("", ""));
+    {
+        let mut s = state
+            .shared
+            .lock()
+            .map_err(|_| ClientError::NotReady("client state poisoned"))?;
+        if s.phase == Phase::Closed {
+            return Err(ClientError::NotReady("session closed during discovery"));
+        }
+        s.version = Some(version);
+        s.server_caps = Some(result.capabilities.clone());
+        s.era = Era::Modern;
+        s.phase = Phase::Ready;
+    }
+    let negotiated = Negotiated {
+        protocol_version: version,
+        capabilities: result.capabilities,
+        server_info,
+        instructions: result.instructions,
+        era: Era::Modern,
+        supported_versions: result.supported_versions,
+    };
+    let session = ClientSession::new(peer, state, negotiated);
+    let _ = service.session.set(session.clone());
+    Ok(session)
 }

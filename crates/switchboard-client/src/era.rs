@@ -66,8 +66,17 @@ struct Unsupported {
     supported: Vec<String>,
 }
 
+/// The `data.supported` of a -32022 error (empty when absent).
+pub(crate) fn supported_of(e: &switchboard_types::ErrorObject) -> Vec<String> {
+    e.data
+        .clone()
+        .and_then(|d| Unsupported::deserialize(d).ok())
+        .map(|u| u.supported)
+        .unwrap_or_default()
+}
+
 /// The newest modern revision in `offered` that this client speaks.
-fn mutual(offered: &[String]) -> Option<ProtocolVersion> {
+pub(crate) fn mutual(offered: &[String]) -> Option<ProtocolVersion> {
     ProtocolVersion::MODERN
         .into_iter()
         .find(|v| offered.iter().any(|o| o == v.as_str()))
@@ -129,12 +138,7 @@ pub(crate) async fn probe(
         let code = e.code();
         match code {
             Some(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION) => {
-                let offered = e
-                    .rejection()
-                    .and_then(|r| r.data.clone())
-                    .and_then(|d| Unsupported::deserialize(d).ok())
-                    .map(|u| u.supported)
-                    .unwrap_or_default();
+                let offered = e.rejection().map(supported_of).unwrap_or_default();
                 match mutual(&offered) {
                     Some(v) if !retried => {
                         retried = true;

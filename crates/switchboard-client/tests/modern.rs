@@ -190,6 +190,52 @@ async fn d26_121_auto_falls_back_when_the_probe_gets_no_answer() {
 }
 
 #[tokio::test]
+async fn a_late_probe_answer_and_a_refused_initialize_still_end_modern() {
+    // A slow dual-era server: the probe times out, the server took the connection as modern
+    // anyway and refuses initialize with -32022 naming its modern revisions.
+    let (a, b) = pair();
+    let mut discovers = 0;
+    let seen = server(b, move |f| match f["method"].as_str() {
+        Some("server/discover") => {
+            discovers += 1;
+            if discovers == 1 {
+                vec![]
+            } else {
+                result(f, discover())
+            }
+        }
+        Some("initialize") => error(
+            f,
+            -32022,
+            json!({"supported": [V], "requested": "2025-11-25"}),
+        ),
+        _ => vec![],
+    });
+    let session = client()
+        .probe_timeout(Duration::from_millis(200))
+        .build()
+        .connect(a)
+        .await
+        .unwrap();
+    assert_eq!(session.era(), Era::Modern);
+    let methods: Vec<Value> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|f| f["method"].clone())
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            json!("server/discover"),
+            json!("notifications/cancelled"),
+            json!("initialize"),
+            json!("server/discover")
+        ]
+    );
+}
+
+#[tokio::test]
 async fn d26_27_a_recognised_modern_error_never_falls_back() {
     // -32022 is retried once with a revision from data.supported.
     let (a, b) = pair();
