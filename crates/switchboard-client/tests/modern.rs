@@ -654,3 +654,48 @@ async fn listen_on_a_legacy_connection_is_refused_locally() {
         "{e}"
     );
 }
+
+#[tokio::test]
+async fn listen_streams_and_their_buffers_are_bounded() {
+    let (a, b) = pair();
+    let seen = modern(b, |f| {
+        if f["method"] != "subscriptions/listen" {
+            return result(f, json!({"resultType": "complete"}));
+        }
+        let tag = json!({"io.modelcontextprotocol/subscriptionId": f["id"]});
+        let n =
+            |method: &str| json!({"jsonrpc": "2.0", "method": method, "params": {"_meta": tag}});
+        let mut out = vec![
+            json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+            "params": {"notifications": {"toolsListChanged": true}, "_meta": tag}}),
+        ];
+        out.extend((0..3).map(|_| n("notifications/tools/list_changed")));
+        out
+    });
+    let session = client()
+        .max_listens(1)
+        .listen_buffer(1)
+        .build()
+        .connect(a)
+        .await
+        .unwrap();
+    let filter = SubscriptionFilter {
+        tools_list_changed: Some(true),
+        ..Default::default()
+    };
+    let mut one = session.listen(filter.clone()).await.unwrap();
+    let e = session.listen(filter.clone()).await.unwrap_err();
+    assert!(matches!(e, ClientError::TooManyListens { limit: 1 }), "{e}");
+    assert_eq!(
+        requests(&seen.lock().unwrap(), "subscriptions/listen").len(),
+        1
+    );
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(one.next().await, Some(ListenEvent::ToolsListChanged));
+    // The other two did not fit in a buffer of one: dropped, the stream goes on.
+    let more = tokio::time::timeout(Duration::from_millis(100), one.next()).await;
+    assert!(more.is_err(), "nothing more: {more:?}");
+    drop(one);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    session.listen(filter).await.unwrap();
+}

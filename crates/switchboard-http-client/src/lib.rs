@@ -62,6 +62,12 @@
 //!   (`reason: "http_send_failed"`). A network failure (cannot connect, no awaited answer in
 //!   time, a stream lost past its reconnections) fails the transport with the reason.
 //! * Closing the sink sends `DELETE` with the session id (405 ignored) and stops every stream.
+//! * Revision 2026-07-28 ([`HttpMode::Modern`], SPEC-2026-NOTES §14): a frame carrying the client
+//!   role's header lines (`OutboundFrame::headers`: `MCP-Protocol-Version`, `Mcp-Method`,
+//!   `Mcp-Name`, `Mcp-Param-*`) is sent with them and without session headers; no session id is
+//!   kept, so no GET stream and no `DELETE`; cancelling a modern request closes its response
+//!   stream (`[D26-77]`) instead of POSTing `notifications/cancelled`; a 400 whose JSON-RPC error
+//!   has no id is the answer of the POST's one modern request (§14.5).
 //! * Bounded, each with a default in [`config`] and in `docs/BOUNDS.md`: SSE event and JSON
 //!   body size, POSTs in flight, reconnection attempts and delays, redirects, the queue to the
 //!   engine (by count and by bytes), and the time of every exchange but the standalone GET
