@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use serde_json::json;
-use switchboard::client::Client;
+use switchboard::client::{Client, EraMode};
 use switchboard::transport::child::{ChildCommand, ChildTransport};
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::tools::CallToolResult;
@@ -36,7 +36,7 @@ fn the_readme_shows_the_extension_method_word_for_word() {
 #[tokio::test]
 async fn the_readme_server_runs_and_answers() {
     let child = ChildTransport::spawn(ChildCommand::new(env!("CARGO_BIN_EXE_readme_server"))).unwrap();
-    let session = Client::builder(Implementation::new("readme-test", "1")).build().connect(child).await.unwrap();
+    let session = Client::builder(Implementation::new("readme-test", "1")).era(EraMode::Legacy).build().connect(child).await.unwrap();
     assert_eq!(session.negotiated().server_info.name, "calc");
     let tools = session.list_tools().await.unwrap();
     assert_eq!(tools[0].name, "add");

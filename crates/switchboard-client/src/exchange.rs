@@ -8,7 +8,8 @@
 //!   transport with the frame (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`
 //!   from the cached tool list, `[D26-57]`, `[D26-62]`); a -32020 to `tools/call` re-lists the
 //!   tools once and retries, as the spec advises;
-//! * `resultType` is read: missing means complete (`[D26-20]`), an unknown one is an invalid
+//! * `resultType` is read (and taken out of a complete result, so that typed results look the
+//!   same in both eras): missing means complete (`[D26-20]`), an unknown one is an invalid
 //!   response (`[D26-21]`);
 //! * an input-required result (`[D26-34]`) is answered through the same sampling, elicitation
 //!   and roots handlers that answer a 2025 server's requests, and the request is sent again with
@@ -115,11 +116,16 @@ pub(crate) async fn call(
             }
             Err(e) => return Err(e.into()),
         };
-        let result: Map<String, Value> = match serde_json::from_str(raw.get()) {
+        let mut result: Map<String, Value> = match serde_json::from_str(raw.get()) {
             Ok(r) => r,
             Err(_) => return Ok(raw),
         };
         match ResultType::of(&result) {
+            // `resultType` is the protocol's, read here: the typed result is the same in both
+            // eras.
+            ResultType::Complete if result.remove("resultType").is_some() => {
+                return Ok(to_raw(&result).map_err(RequestError::from)?);
+            }
             ResultType::Complete => return Ok(raw),
             ResultType::InputRequired if may_require_input(method) => {
                 round += 1;
