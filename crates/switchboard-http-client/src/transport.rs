@@ -224,7 +224,10 @@ impl FrameSink for HttpClientSink {
             }
         }
         let out = classify(shared, frame);
-        if out.initialize && shared.state().mode == HttpMode::Unknown {
+        // `initialize` opens a session, also after a modern probe that did not settle the era
+        // (the client role falls back to the handshake).
+        let opening = matches!(shared.state().mode, HttpMode::Unknown | HttpMode::Modern);
+        if out.initialize && opening {
             post::initialize(shared, out).await;
             return check_open(shared);
         }
@@ -339,7 +342,10 @@ fn classify(shared: &Shared, frame: OutboundFrame) -> Outbound {
     let (opening, init_done) = {
         let st = shared.state();
         (
-            st.mode == HttpMode::Unknown,
+            // Before the era is known, and for a frame without header lines after a modern
+            // answer (the role falling back to the handshake), `initialize` is looked for.
+            st.mode == HttpMode::Unknown
+                || (st.mode == HttpMode::Modern && frame.headers.is_empty()),
             st.initialized && !st.get_started,
         )
     };

@@ -231,3 +231,48 @@ async fn d26_77_cancelling_a_modern_request_closes_its_stream_and_posts_nothing(
     // The session goes on.
     session.call_tool("t", json!({})).await.unwrap();
 }
+
+#[tokio::test]
+async fn a_probe_answered_with_something_else_still_leaves_room_for_the_handshake() {
+    let server = raw(|r| {
+        let b = body(r);
+        match b["method"].as_str() {
+            // A 2xx that is no discover result: the probe falls back.
+            Some("server/discover") => answer(r, json!({"hello": "world"})),
+            Some("initialize") => answer(
+                r,
+                json!({"protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}}, "serverInfo": {"name": "old", "version": "1"}}),
+            ),
+            Some("tools/list") => json_reply_for(r, json!({"tools": []})),
+            _ => Reply::close(support::raw::status(202, "Accepted")),
+        }
+    })
+    .await;
+    let transport = HttpClientTransport::connect(
+        &server.url,
+        HttpClientConfig::default().with_get_stream(false),
+    )
+    .unwrap();
+    let handle = transport.handle();
+    let session = client().connect(transport).await.unwrap();
+    assert_eq!(session.protocol_version(), ProtocolVersion::V2025_11_25);
+    assert_eq!(handle.mode(), HttpMode::Streamable);
+    assert_eq!(
+        handle.session_id().as_deref(),
+        Some("s-1"),
+        "the session of initialize"
+    );
+    session.list_tools().await.unwrap();
+    let list = server
+        .seen()
+        .into_iter()
+        .find(|r| body(r)["method"] == "tools/list")
+        .unwrap();
+    assert_eq!(list.header("mcp-session-id"), Some("s-1"));
+    assert_eq!(
+        list.header("mcp-method"),
+        None,
+        "a legacy request has no Mcp-Method"
+    );
+}
