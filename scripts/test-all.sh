@@ -34,9 +34,9 @@ echo "== interop: switchboard fuzz against the Python SDK and @modelcontextproto
 echo "== interop: our client (switchboard call) against a Python SDK everything server over stdio and Streamable HTTP"
 ./interop/our-client-py.sh target/debug/switchboard
 
-echo "== interop: our client in revision 2026-07-28 (typed calls, input-required rounds, Mcp-Param headers) against the Python SDK's dual-era server over Streamable HTTP and stdio"
+echo "== interop: our client in revision 2026-07-28 (typed calls, input-required rounds, Mcp-Param headers) against the Python and TypeScript v2 SDK servers over Streamable HTTP and stdio"
 cargo build --locked --bin switchboard-modern-interop
-./interop/our-client-py-2026.sh target/debug/switchboard-modern-interop
+./interop/our-client-2026.sh target/debug/switchboard-modern-interop
 
 echo "== interop: switchboard record + trace on TypeScript SDK <-> Python SDK sessions; 0 violations"
 ./interop/sdk-transcripts.sh target/debug/switchboard

@@ -1,8 +1,8 @@
 //! # switchboard-modern-interop
 //!
 //! Our client's typed calls against another SDK's server in revision 2026-07-28 (run by
-//! `interop/our-client-py-2026.sh` against `interop/py_modern_server.py`, the official Python
-//! SDK's dual-era `MCPServer`):
+//! `interop/our-client-2026.sh` against `interop/py_modern_server.py`, the official Python SDK's
+//! dual-era `MCPServer`, and `interop/ts_v2_server.mjs`, the TypeScript SDK v2):
 //!
 //! ```text
 //! switchboard-modern-interop --url http://127.0.0.1:PORT/mcp
