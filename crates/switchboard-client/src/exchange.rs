@@ -182,6 +182,20 @@ fn tool_headers(
         .unwrap_or_default()
 }
 
+/// A URL-mode elicitation of 2026-07-28 has no `elicitationId` (the retry, not a notification,
+/// tells the server the user is done): the handler sees an empty one.
+fn without_elicitation_id(request: &Value) -> Value {
+    let mut request = request.clone();
+    let url_mode =
+        request["method"] == methods::ELICITATION_CREATE && request["params"]["mode"] == "url";
+    if let Some(Value::Object(params)) = request.get_mut("params").filter(|_| url_mode) {
+        params
+            .entry("elicitationId")
+            .or_insert_with(|| Value::String(String::new()));
+    }
+    request
+}
+
 /// Answers the input requests of an input-required result with the installed handlers.
 async fn answer_inputs(
     peer: &Peer,
@@ -213,6 +227,7 @@ async fn answer_inputs(
     let caps = modern_capabilities(&state.capabilities);
     let mut responses = Map::new();
     for (key, raw) in requests.into_iter().flatten() {
+        let raw = &without_elicitation_id(raw);
         let input: InputRequest = serde_json::from_value(raw.clone())
             .map_err(|e| invalid(format!("input request {key:?}: {e}")))?;
         let embedded = input.method();

@@ -274,7 +274,7 @@ pub(crate) async fn elicitation(
         ElicitRequestParams::Url(_) => (
             "url",
             state.capabilities.supports_url_elicitation()
-                && version.is_some_and(|v| v.supports(Feature::UrlElicitation)),
+                && version.is_some_and(|v| v.supports(Feature::UrlElicitation) || v.is_modern()),
         ),
     };
     if !declared {
@@ -291,9 +291,13 @@ pub(crate) async fn elicitation(
             "no handler installed for elicitation/create",
         ));
     };
+    // 2026-07-28 URL elicitations have no id (nothing announces their completion): none is
+    // remembered.
     let url_id = match &params {
-        ElicitRequestParams::Url(u) => Some(u.elicitation_id.clone()),
-        ElicitRequestParams::Form(_) => None,
+        ElicitRequestParams::Url(u) if !u.elicitation_id.is_empty() => {
+            Some(u.elicitation_id.clone())
+        }
+        _ => None,
     };
     // Remembered before the handler runs, so a completion that races the answer is recognised.
     if let Some(id) = &url_id {

@@ -699,3 +699,49 @@ async fn listen_streams_and_their_buffers_are_bounded() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     session.listen(filter).await.unwrap();
 }
+
+#[tokio::test]
+async fn a_2026_url_elicitation_without_id_reaches_the_handler() {
+    let (a, b) = pair();
+    let mut round = 0;
+    let seen = modern(b, move |f| {
+        round += 1;
+        if round == 1 {
+            result(
+                f,
+                json!({"resultType": "input_required", "requestState": "st",
+                "inputRequests": {"login": {"method": "elicitation/create", "params": {
+                    "mode": "url", "message": "Sign in", "url": "https://example.com/login"}}}}),
+            )
+        } else {
+            result(f, json!({"resultType": "complete", "content": []}))
+        }
+    });
+    let session = Client::builder(Implementation::new("modern-test", "1"))
+        .elicitation(|p, _| async move {
+            match p {
+                switchboard_types::elicitation::ElicitRequestParams::Url(u) => {
+                    assert_eq!(u.url, "https://example.com/login");
+                    assert_eq!(u.elicitation_id, "", "2026-07-28 has no elicitation id");
+                    Ok(ElicitResult::new(ElicitAction::Accept))
+                }
+                _ => Ok(ElicitResult::new(ElicitAction::Decline)),
+            }
+        })
+        .elicitation_modes(true, true)
+        .build()
+        .connect(a)
+        .await
+        .unwrap();
+    session.call_tool("login", json!({})).await.unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let retry = requests(&seen, "tools/call")[1];
+    assert_eq!(
+        retry["params"]["inputResponses"],
+        json!({"login": {"action": "accept"}})
+    );
+    assert_eq!(
+        retry["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["elicitation"],
+        json!({"form": {}, "url": {}})
+    );
+}
