@@ -175,7 +175,7 @@ impl ClientBuilder {
     }
 
     /// Bounds the events waiting in one listen stream (default [`DEFAULT_LISTEN_BUFFER`]);
-    /// past it an event is dropped (and logged).
+    /// past it an event is dropped (logged at debug level).
     pub fn listen_buffer(mut self, n: usize) -> Self {
         self.client.listen_buffer = n.max(1);
         self

@@ -14,6 +14,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use switchboard_jsonrpc::{Peer, RequestError, RequestOptions};
+use switchboard_types::error::echo;
 use switchboard_types::modern::DiscoverResult;
 use switchboard_types::{ErrorCode, ProtocolVersion, methods};
 
@@ -66,6 +67,11 @@ struct Unsupported {
     supported: Vec<String>,
 }
 
+/// Revisions the server named, for a message: cut like every echo.
+fn quoted(versions: &[String]) -> String {
+    echo(&format!("{versions:?}")).into_owned()
+}
+
 /// The `data.supported` of a -32022 error (empty when absent).
 pub(crate) fn supported_of(e: &switchboard_types::ErrorObject) -> Vec<String> {
     e.data
@@ -100,6 +106,8 @@ pub(crate) async fn probe(
         let answer =
             crate::exchange::call(peer, state, methods::SERVER_DISCOVER, None, opts, None).await;
         let legacy = |why: String| {
+            // The reason may quote the server: cut, like every echo.
+            let why = echo(&why).into_owned();
             state.set_modern_version(None);
             if fallback {
                 tracing::debug!(
@@ -115,7 +123,12 @@ pub(crate) async fn probe(
             Ok(raw) => {
                 let result: DiscoverResult = match serde_json::from_str(raw.get()) {
                     Ok(r) => r,
-                    Err(e) => return legacy(format!("the result does not parse: {e}")),
+                    Err(e) => {
+                        return legacy(format!(
+                            "the result does not parse: {}",
+                            echo(&e.to_string())
+                        ));
+                    }
                 };
                 if result
                     .supported_versions
@@ -129,8 +142,8 @@ pub(crate) async fn probe(
                 }
                 state.set_modern_version(None);
                 return Err(ClientError::Discover(format!(
-                    "the server serves {:?}, none of which this client speaks",
-                    result.supported_versions
+                    "the server serves {}, none of which this client speaks",
+                    quoted(&result.supported_versions)
                 )));
             }
             Err(e) => e,
@@ -148,7 +161,8 @@ pub(crate) async fn probe(
                     _ => {
                         state.set_modern_version(None);
                         return Err(ClientError::Discover(format!(
-                            "-32022: the server serves {offered:?}, none of which this client speaks"
+                            "-32022: the server serves {}, none of which this client speaks",
+                            quoted(&offered)
                         )));
                     }
                 }
@@ -156,7 +170,8 @@ pub(crate) async fn probe(
             Some(ErrorCode::HEADER_MISMATCH | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY) => {
                 state.set_modern_version(None);
                 return Err(ClientError::Discover(format!(
-                    "a modern server refused the probe: {e}"
+                    "a modern server refused the probe: {}",
+                    echo(&e.to_string())
                 )));
             }
             _ => {}

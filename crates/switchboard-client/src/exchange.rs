@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 use switchboard_jsonrpc::{Peer, RequestContext, RequestError, RequestOptions};
+use switchboard_types::error::echo;
 use switchboard_types::http_headers::{self, ParamHeader};
 use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::logging::LoggingLevel;
@@ -33,6 +34,18 @@ use crate::error::ClientError;
 use crate::listing::list_all;
 use crate::router;
 use crate::state::{ClientState, modern_capabilities};
+
+/// Parses the result of `method`; the parser's message may quote the server's text, so it is
+/// cut like every echo.
+pub(crate) fn parse_result<R: serde::de::DeserializeOwned>(
+    method: &str,
+    raw: &RawJson,
+) -> Result<R, ClientError> {
+    serde_json::from_str(raw.get()).map_err(|e| {
+        let e = echo(&e.to_string()).into_owned();
+        RequestError::Serde(format!("result of {method}: {e}")).into()
+    })
+}
 
 /// The default bound on input-required rounds of one call.
 pub const DEFAULT_MAX_INPUT_ROUNDS: usize = 10;
@@ -146,7 +159,7 @@ pub(crate) async fn call(
             other => {
                 return Err(ClientError::UnexpectedResultType {
                     method: method.to_owned(),
-                    result_type: other.as_str().to_owned(),
+                    result_type: echo(other.as_str()).into_owned(),
                 });
             }
         }
@@ -228,11 +241,16 @@ async fn answer_inputs(
     let mut responses = Map::new();
     for (key, raw) in requests.into_iter().flatten() {
         let raw = &without_elicitation_id(raw);
-        let input: InputRequest = serde_json::from_value(raw.clone())
-            .map_err(|e| invalid(format!("input request {key:?}: {e}")))?;
+        let input: InputRequest = serde_json::from_value(raw.clone()).map_err(|e| {
+            invalid(format!(
+                "input request {}: {}",
+                echo(key),
+                echo(&e.to_string())
+            ))
+        })?;
         let embedded = input.method();
         let refuse = |error: ErrorObject| ClientError::InputRequest {
-            key: key.clone(),
+            key: echo(key).into_owned(),
             method: embedded.to_owned(),
             error: Box::new(error),
         };

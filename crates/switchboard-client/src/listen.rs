@@ -8,7 +8,8 @@
 //! `notifications/cancelled`, on Streamable HTTP the transport closes the response stream.
 //!
 //! Bounded: listens per session ([`DEFAULT_MAX_LISTENS`]) and events buffered per stream
-//! ([`DEFAULT_LISTEN_BUFFER`]; past it an event is dropped and logged, the stream goes on).
+//! ([`DEFAULT_LISTEN_BUFFER`]; past it an event is dropped, logged at debug level, and the stream
+//! goes on).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -16,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use switchboard_jsonrpc::{RequestError, RequestOptions};
+use switchboard_types::error::echo;
 use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::modern::{
     SUBSCRIPTION_ID_KEY, SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
@@ -130,7 +132,7 @@ impl Listens {
             return false;
         };
         let Some(slot) = slots.remove(&id) else {
-            tracing::debug!(method = %n.method, "notification for no open listen ignored");
+            tracing::debug!(method = %echo(&n.method), "notification for no open listen ignored");
             return true;
         };
         let method = n.method.as_str();
@@ -157,7 +159,11 @@ impl Listens {
             Slot::Open(events) => {
                 if let Some(event) = event(method, params.get()) {
                     if events.try_send(event).is_err() {
-                        tracing::warn!(method, "listen stream full or gone; notification dropped");
+                        // At debug level: the server decides how often this happens.
+                        tracing::debug!(
+                            method = %echo(method),
+                            "listen stream full or gone; notification dropped"
+                        );
                     }
                 }
                 Slot::Open(events)

@@ -10,6 +10,7 @@ use std::sync::atomic::Ordering;
 
 use serde::de::DeserializeOwned;
 use switchboard_jsonrpc::{Peer, RequestError, RequestOptions};
+use switchboard_types::error::echo;
 use switchboard_types::http_headers::param_headers;
 use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::meta::{Cursor, PaginatedRequestParams};
@@ -22,7 +23,7 @@ use switchboard_types::tools::{ListToolsResult, Tool};
 use crate::cache::{ListCache, ListKind, Lists};
 use crate::era::Era;
 use crate::error::ClientError;
-use crate::exchange::call;
+use crate::exchange::{call, parse_result};
 use crate::state::ClientState;
 
 /// A list the client caches: its page type and where its cache lives.
@@ -50,15 +51,24 @@ impl Listed for Tool {
         state.validators.retain_for(items);
     }
     /// `[D26-65]`: a tool whose `x-mcp-header` annotations break the rules is left out of the
-    /// client's view (and logged); the others stay.
+    /// client's view (logged once per page, the server's text cut); the others stay.
     fn screen(page: &mut ListToolsResult) {
+        let mut first: Option<String> = None;
+        let before = page.tools.len();
         page.tools.retain(|t| match param_headers(&t.input_schema) {
             Ok(_) => true,
             Err(why) => {
-                tracing::warn!(tool = %t.name, %why, "tool left out: invalid x-mcp-header (D26-64)");
+                first.get_or_insert_with(|| format!("{}: {why}", t.name));
                 false
             }
         });
+        if let Some(first) = first {
+            tracing::warn!(
+                left_out = before - page.tools.len(),
+                first = %echo(&first),
+                "tools left out: invalid x-mcp-header (D26-64)"
+            );
+        }
     }
 }
 
@@ -116,8 +126,7 @@ pub(crate) async fn list_page<T: Listed>(
         None,
     )
     .await?;
-    let mut page: T::Page = serde_json::from_str(raw.get())
-        .map_err(|e| RequestError::Serde(format!("result of {method}: {e}")))?;
+    let mut page: T::Page = parse_result(method, &raw)?;
     if state.era() == Era::Modern {
         T::screen(&mut page);
     }

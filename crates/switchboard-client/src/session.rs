@@ -221,11 +221,7 @@ impl ClientSession {
         )
         .await
         .map_err(|e| self.noted(e))?;
-        serde_json::from_str(raw.get()).map_err(|e| {
-            // The parser's message may quote the server's text: cut, like every echo.
-            let e = switchboard_types::error::echo(&e.to_string()).into_owned();
-            switchboard_jsonrpc::RequestError::Serde(format!("result of {method}: {e}")).into()
-        })
+        exchange::parse_result(method, &raw)
     }
 
     pub(crate) async fn send<P: Serialize, R: DeserializeOwned>(
@@ -245,9 +241,7 @@ impl ClientSession {
         )
         .await
         .map_err(|e| self.noted(e))?;
-        serde_json::from_str(raw.get()).map_err(|e| {
-            switchboard_jsonrpc::RequestError::Serde(format!("result of {method}: {e}")).into()
-        })
+        exchange::parse_result(method, &raw)
     }
 
     /// Remembers the URL elicitations a −32042 error names, so their completion is recognised.
