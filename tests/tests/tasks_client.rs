@@ -81,6 +81,7 @@ fn server() -> Server {
 
 fn client() -> ClientBuilder {
     switchboard::client::Client::builder(Implementation::new("reverse-client", "1"))
+        .era(switchboard::client::EraMode::Legacy)
         .sampling(|_, _| async {
             tokio::time::sleep(Duration::from_millis(80)).await;
             Ok(CreateMessageResult::new(
@@ -324,6 +325,7 @@ mod raw_server {
         let stopped = Arc::new(AtomicBool::new(false));
         let flag = stopped.clone();
         let b = switchboard::client::Client::builder(Implementation::new("c", "1"))
+            .era(switchboard::client::EraMode::Legacy)
             .elicitation(move |_, _| {
                 let flag = flag.clone();
                 async move {
@@ -371,6 +373,7 @@ mod raw_server {
     #[tokio::test]
     async fn a_failing_handler_fails_its_task_with_the_same_error() {
         let b = switchboard::client::Client::builder(Implementation::new("c", "1"))
+            .era(switchboard::client::EraMode::Legacy)
             .sampling(|_, _| async { Err(ErrorObject::invalid_params("no model here")) })
             .enable_tasks();
         let (_c, mut f) = session(b).await;
@@ -410,6 +413,7 @@ mod raw_server {
         assert_eq!(g["error"]["code"], -32601, "{g}");
         // Declared for sampling only: elicitation asked as a task runs plainly.
         let b = switchboard::client::Client::builder(Implementation::new("c", "1"))
+            .era(switchboard::client::EraMode::Legacy)
             .sampling(|_, _| async {
                 Ok(CreateMessageResult::new(
                     "m2",

@@ -301,6 +301,7 @@ async fn tk_17_our_client_hears_a_tasks_progress_for_its_whole_life() {
     let (a, b) = memory::pair();
     s.serve(b).expect("serve");
     let c = switchboard::client::Client::builder(Implementation::new("progress", "1"))
+        .era(switchboard::client::EraMode::Legacy)
         .build()
         .connect(a)
         .await

@@ -45,6 +45,7 @@ fn server(gate: watch::Receiver<bool>) -> Server {
 
 async fn connect<T: Transport>(t: T, rec: &Recorder) -> ClientSession {
     Client::builder(Implementation::new("tasks-wire-client", "1"))
+        .era(switchboard::client::EraMode::Legacy)
         .session_config(SessionConfig::default().with_frame_hook(rec.hook()))
         .build()
         .connect(t)
@@ -188,6 +189,7 @@ async fn sampling_runs_as_a_task_on_the_client_over_streamable_http() {
     let (url, stop) = serve_http(&s).await;
     let rec = Recorder::default();
     let c = Client::builder(Implementation::new("reverse-http-client", "1"))
+        .era(switchboard::client::EraMode::Legacy)
         .sampling(|_, _| async {
             Ok(CreateMessageResult::new(
                 "m1",
