@@ -126,7 +126,10 @@ async fn run(target: &Target) -> usize {
             s
         }
         Ok(s) => {
-            println!("FAIL {via} connect: the probe fell back to {}", s.protocol_version());
+            println!(
+                "FAIL {via} connect: the probe fell back to {}",
+                s.protocol_version()
+            );
             return 1;
         }
         Err(e) => {
@@ -159,7 +162,11 @@ async fn run(target: &Target) -> usize {
         ("add", json!({"a": 2, "b": 40}), "42"),
         ("greet", json!({}), "Hello, Switchboard!"),
         ("count_roots", json!({}), "2 roots"),
-        ("regional", json!({"region": "eu-west", "query": "q"}), "region=eu-west"),
+        (
+            "regional",
+            json!({"region": "eu-west", "query": "q"}),
+            "region=eu-west",
+        ),
     ];
     for (tool, arguments, want) in steps {
         let got = text(&session, tool, arguments).await;
