@@ -45,6 +45,9 @@ echo "== conformance: the official suite (server mode, --suite all) against swit
 cargo build --locked --bin switchboard --bin switchboard-conformance-client
 ./conformance/ci.sh server target/debug/switchboard
 
+echo "== conformance 2026-07-28: the official suite 0.2.0-alpha.12 (server mode, --spec-version 2026-07-28) against switchboard serve --http: the 37 scored scenarios and the pending ones, no FAILURE, no WARNING"
+./conformance/ci-2026.sh server target/debug/switchboard
+
 echo "== conformance: our client (switchboard-conformance-client), the four core client scenarios one at a time"
 ./conformance/ci.sh client target/debug/switchboard-conformance-client
 
