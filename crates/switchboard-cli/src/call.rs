@@ -41,6 +41,8 @@ pub(crate) struct CallArgs {
     pub roots: Option<String>,
     /// Run a `tools/call` as a task.
     pub task: Option<TaskArgs>,
+    /// The era to speak (`--era`).
+    pub era: switchboard::client::EraMode,
 }
 
 /// `--task` options.
@@ -156,7 +158,7 @@ async fn connect(a: &CallArgs) -> anyhow::Result<ClientSession> {
         "switchboard-call",
         env!("CARGO_PKG_VERSION"),
     ))
-    .era(switchboard::client::EraMode::Legacy)
+    .era(a.era)
     .sampling(move |_, _| {
         let canned = sampling.clone();
         async move {
@@ -356,6 +358,7 @@ mod tests {
             elicitation_response: None,
             roots: None,
             task: None,
+            era: switchboard::client::EraMode::Legacy,
         }
     }
 

@@ -110,6 +110,11 @@ enum Command {
         /// With --task: the retention to ask for, in milliseconds.
         #[arg(long, value_name = "MS", requires = "task")]
         ttl: Option<u64>,
+        /// Which era to speak: `legacy` (the 2025 handshake; the default, as a probe changes
+        /// what an inspected server sees and some old stdio servers stall on one), `auto`
+        /// (probe with server/discover, fall back to initialize), or `2026-07-28` (modern only).
+        #[arg(long, value_name = "ERA", default_value = "legacy", value_parser = parse_era)]
+        era: switchboard::client::EraMode,
     },
     /// A transparent recording proxy between any client and any server: every frame relayed
     /// unchanged and recorded as a JSONL line (ts_ms, direction, transport, session, frame).
@@ -331,6 +336,7 @@ fn run() -> anyhow::Result<()> {
             roots,
             task,
             ttl,
+            era,
         } => {
             let args = call::CallArgs {
                 stdio,
@@ -343,6 +349,7 @@ fn run() -> anyhow::Result<()> {
                 elicitation_response,
                 roots,
                 task: task.then_some(call::TaskArgs { ttl }),
+                era,
             };
             let outcome = rt.block_on(call::run(&args));
             eprint!("{}", outcome.stderr);
@@ -425,4 +432,20 @@ fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
         return Err(format!("{text} is not a positive number of seconds"));
     }
     Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+/// `--era`: `legacy`, `auto`, or a modern revision to pin.
+fn parse_era(s: &str) -> Result<switchboard::client::EraMode, String> {
+    use switchboard::client::EraMode;
+    use switchboard::types::ProtocolVersion;
+    match s {
+        "legacy" => Ok(EraMode::Legacy),
+        "auto" => Ok(EraMode::Auto),
+        other => match ProtocolVersion::parse(other) {
+            Some(v) if v.is_modern() => Ok(EraMode::Pin(v)),
+            _ => Err(format!(
+                "{other:?} is not an era: use legacy, auto or 2026-07-28"
+            )),
+        },
+    }
 }

@@ -360,6 +360,26 @@ fn call_exits_2_when_the_server_cannot_be_reached() {
 }
 
 #[test]
+fn call_speaks_either_era_and_answers_input_requests_in_2026() {
+    // `call` runs `switchboard serve`: the everything server, which serves both eras.
+    let answer = r#"{"action":"accept","content":{"name":"Ada"}}"#;
+    for era in ["legacy", "auto", "2026-07-28"] {
+        let (code, out, err) = call(&[
+            "tools/call",
+            "test_input_required_result_elicitation",
+            "--era",
+            era,
+            "--elicitation-response",
+            answer,
+        ]);
+        assert_eq!(code, Some(0), "{era}: {err}");
+        assert!(out.contains("Hello, Ada!"), "{era}: {out}");
+    }
+    let (code, _, err) = call(&["tools/list", "--era", "2099"]);
+    assert_eq!(code, Some(2), "a bad --era is a usage error: {err}");
+}
+
+#[test]
 fn call_declines_server_requests_unless_given_a_canned_answer() {
     let (code, out, _) = call(&["tools/call", "test_sampling", "prompt=hi"]);
     assert_eq!(code, Some(0));
