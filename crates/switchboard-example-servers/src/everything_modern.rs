@@ -3,6 +3,8 @@
 //! `shared/conformance/CONFORMANCE-2026.md` §3.3). They are ordinary tools and prompts: the same
 //! handlers serve a 2025 session, where their requests for client input are real requests.
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
 use switchboard::server::{Context, PromptGet, Server, ServerBuilder, ServerError, ToolError};
 use switchboard::types::ErrorObject;
@@ -10,7 +12,7 @@ use switchboard::types::elicitation::{ElicitRequestFormParams, ElicitResult};
 use switchboard::types::logging::LoggingLevel;
 use switchboard::types::prompts::{GetPromptResult, Prompt, PromptMessage};
 use switchboard::types::sampling::{CreateMessageRequestParams, CreateMessageResult};
-use switchboard::types::tools::{CallToolResult, Tool};
+use switchboard::types::tools::{CallToolResult, TaskSupport, Tool};
 
 fn no_args() -> Value {
     json!({"type": "object", "properties": {}})
@@ -95,9 +97,160 @@ pub(crate) fn json_schema_2020_12() -> Value {
     })
 }
 
+/// A form asking to confirm (a required boolean `confirm`).
+fn confirmation(message: &str) -> ElicitRequestFormParams {
+    serde_json::from_value(json!({"mode": "form", "message": message, "requestedSchema": {
+        "type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}}))
+    .unwrap_or_else(|_| unreachable!("a fixed, valid form"))
+}
+
+fn confirmed(r: &ElicitResult) -> bool {
+    r.content
+        .as_ref()
+        .and_then(|c| serde_json::to_value(c).ok())
+        .and_then(|c| c.get("confirm").and_then(Value::as_bool))
+        .unwrap_or(false)
+}
+
+/// The fixtures of the tasks extension (SEP-2663 scenarios `tasks-*`). In 2026-07-28 a call
+/// from a request that declares the extension becomes a task when the handler waits (a sleep,
+/// or `start_task`); in a 2025 session they are ordinary tools, run as tasks when asked to.
+fn task_fixtures(b: ServerBuilder) -> ServerBuilder {
+    let greet =
+        json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]});
+    let slow = json!({"type": "object", "properties": {"seconds": {"type": "number", "minimum": 0},
+        "label": {"type": "string"}}, "required": ["seconds"]});
+    let file = json!({"type": "object", "properties": {"filename": {"type": "string"}}, "required": ["filename"]});
+    b.tool(
+        tool("greet", "Greets by name, at once (never a task)", greet),
+        |call| async move {
+            let name = call
+                .arguments
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("stranger");
+            text(format!("Hello, {name}!"))
+        },
+    )
+    .tool(
+        tool(
+            "slow_compute",
+            "Waits `seconds` seconds, then returns its label; may run as a task",
+            slow,
+        )
+        .with_task_support(TaskSupport::Optional),
+        |call| async move {
+            let seconds = call
+                .arguments
+                .get("seconds")
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0)
+                .clamp(0.0, 600.0);
+            let label = call
+                .arguments
+                .get("label")
+                .and_then(Value::as_str)
+                .unwrap_or("compute")
+                .to_owned();
+            if seconds > 0.0 {
+                tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+            }
+            text(format!("{label}: done after {seconds} s"))
+        },
+    )
+    .tool(
+        tool(
+            "failing_job",
+            "Fails (a tool error, isError) after a second; runs only as a task",
+            no_args(),
+        )
+        .with_task_support(TaskSupport::Required),
+        |_| async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            Err(ToolError::new("failing_job failed, as it always does"))
+        },
+    )
+    .tool(
+        tool(
+            "protocol_error_job",
+            "Ends with a JSON-RPC error (-32603) after a moment; may run as a task",
+            no_args(),
+        )
+        .with_task_support(TaskSupport::Optional),
+        |_| async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            Err(ToolError::Rpc(ErrorObject::internal(
+                "protocol_error_job ended with an internal error",
+            )))
+        },
+    )
+    .tool(
+        tool(
+            "confirm_delete",
+            "Asks to confirm (confirm) before it deletes filename; runs as a task when it can",
+            file,
+        )
+        .with_task_support(TaskSupport::Optional),
+        |call| async move {
+            call.cx.start_task().await;
+            let filename = call
+                .arguments
+                .get("filename")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_owned();
+            let r = call
+                .cx
+                .elicit_as("confirm", confirmation(&format!("Delete {filename}?")))
+                .await
+                .map_err(failed)?;
+            text(if confirmed(&r) {
+                format!("Deleted {filename}")
+            } else {
+                format!("Kept {filename}")
+            })
+        },
+    )
+    .tool(
+        tool(
+            "multi_input",
+            "Asks for a name and a confirmation at once; runs as a task when it can",
+            no_args(),
+        )
+        .with_task_support(TaskSupport::Optional),
+        |call| async move {
+            call.cx.start_task().await;
+            let (name, confirm) = tokio::join!(
+                call.cx
+                    .elicit_as("name", form("What is your name?", "name")),
+                call.cx.elicit_as("confirm", confirmation("Go ahead?")),
+            );
+            let (name, confirm) = (name.map_err(failed)?, confirm.map_err(failed)?);
+            text(format!(
+                "{} (confirmed: {})",
+                answered(&name, "name"),
+                confirmed(&confirm)
+            ))
+        },
+    )
+    .tool(
+        tool(
+            "test_tool_with_task",
+            "Asks for the user's name (user_name) first, then greets them as a task",
+            no_args(),
+        )
+        .with_task_support(TaskSupport::Required),
+        |call| async move {
+            let name = ask_name(&call.cx, "user_name").await?;
+            call.cx.start_task().await;
+            text(format!("Hello, {name}!"))
+        },
+    )
+}
+
 /// The 2026-07-28 fixtures, added to the everything server's builder.
 pub(crate) fn fixtures(b: ServerBuilder) -> ServerBuilder {
-    b.tool(tool("test_logging_tool", "Sends three log messages (only to a request that asked for logs)", no_args()), |call| async move {
+    task_fixtures(b).tool(tool("test_logging_tool", "Sends three log messages (only to a request that asked for logs)", no_args()), |call| async move {
         for (i, level) in [LoggingLevel::Info, LoggingLevel::Warning, LoggingLevel::Error].into_iter().enumerate() {
             let _ = call.cx.log(level, json!(format!("log message {}", i + 1))).await;
         }

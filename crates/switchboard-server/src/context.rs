@@ -128,6 +128,21 @@ impl Context {
         .await
     }
 
+    /// Runs the rest of this tool call as a task when it may become one, and returns whether
+    /// it runs as a task now. In 2026-07-28 (the tasks extension) a call of a tool that
+    /// supports tasks, from a request that declared the extension, is answered here with a
+    /// `CreateTaskResult` and the handler goes on in the background; its asks for client input
+    /// before this point were input-required rounds, those after it make the task
+    /// `input_required`. The call also becomes a task, without this, the first time the handler
+    /// waits for something else (see the server's `modern::tasks`). In a 2025-era session this
+    /// only reports whether the client asked for a task.
+    pub async fn start_task(&self) -> bool {
+        match &self.modern {
+            Some(call) => crate::modern::tasks::start_here(call).await,
+            None => self.task.is_some(),
+        }
+    }
+
     /// Whether this request belongs to the modern era (2026-07-28).
     pub fn is_modern(&self) -> bool {
         self.modern.is_some()

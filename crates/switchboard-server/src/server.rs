@@ -516,6 +516,7 @@ impl ServerBuilder {
                 sealer: crate::modern::seal::Sealer::new(self.state_key, self.state_ttl),
                 listeners: Arc::new(crate::modern::listen::Listeners::new(self.max_listeners)),
                 cache: self.cache,
+                modern_tasks: Default::default(),
             }),
         })
     }

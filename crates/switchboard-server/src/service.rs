@@ -91,6 +91,8 @@ pub(crate) struct ServerInner {
     pub(crate) listeners: Arc<crate::modern::listen::Listeners>,
     /// The caching hints put on cacheable modern results.
     pub(crate) cache: switchboard_types::modern::CacheHints,
+    /// The modern tasks whose work runs here (the tasks extension).
+    pub(crate) modern_tasks: crate::modern::tasks::ModernTasks,
 }
 
 pub(crate) struct ServerService {
@@ -273,6 +275,13 @@ impl ServerService {
         };
         if !self.allows(&params.name) {
             return ready(Err(tool::tool_not_permitted(&params.name)));
+        }
+        if let Some(call) = &self.modern {
+            // 2026-07-28: whether the call may become a task (the tasks extension).
+            let support = tool.tool.task_support();
+            if let Err(e) = crate::modern::tasks::plan(&self.server, call, support, &params.name) {
+                return ready(Err(e));
+            }
         }
         // Validated in place as a JSON value, then handed to the tool without a copy.
         let arguments = serde_json::Value::Object(params.arguments.unwrap_or_default());

@@ -30,6 +30,8 @@ pub(crate) enum Event {
     ResourcesListChanged,
     /// `notifications/resources/updated` for this URI.
     ResourceUpdated(String),
+    /// `notifications/tasks` for this task id, with its `DetailedTask` as JSON text.
+    Task(String, String),
 }
 
 impl Event {
@@ -42,9 +44,17 @@ impl Event {
                 .resource_subscriptions
                 .as_ref()
                 .is_some_and(|s| s.iter().any(|u| u == uri)),
+            Event::Task(id, _) => f
+                .extra
+                .get(TASK_IDS)
+                .and_then(serde_json::Value::as_array)
+                .is_some_and(|ids| ids.iter().any(|i| i.as_str() == Some(id))),
         }
     }
 }
+
+/// The listen-filter member of the tasks extension: the task ids to follow.
+const TASK_IDS: &str = "taskIds";
 
 /// The part of `asked` this server honours (`[D26-68]`): the types its capabilities declare.
 pub(crate) fn agreed(asked: &SubscriptionFilter, caps: &ServerCapabilities) -> SubscriptionFilter {
@@ -73,7 +83,12 @@ pub(crate) fn agreed(asked: &SubscriptionFilter, caps: &ServerCapabilities) -> S
             .resource_subscriptions
             .clone()
             .filter(|_| caps.supports_resource_subscribe()),
-        extra: serde_json::Map::new(),
+        extra: asked
+            .extra
+            .get(TASK_IDS)
+            .filter(|ids| ids.is_array() && super::tasks::offered(caps))
+            .map(|ids| std::iter::once((TASK_IDS.to_owned(), ids.clone())).collect())
+            .unwrap_or_default(),
     }
 }
 

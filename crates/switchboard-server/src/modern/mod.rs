@@ -17,6 +17,7 @@ pub mod headers;
 pub(crate) mod listen;
 pub(crate) mod mrtr;
 pub(crate) mod seal;
+pub(crate) mod tasks;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -86,11 +87,13 @@ fn params_not_object(method: &str) -> ErrorObject {
     .with_data(serde_json::json!({"reason": "invalid_envelope", "spec": "D26-9"}))
 }
 
-/// The server's capabilities as this revision has them: no `tasks` (`[D26-137]`).
+/// The server's capabilities as this revision has them: no `tasks`, the tasks extension
+/// instead when tools may run as tasks (`[D26-137]`).
 pub(crate) fn capabilities(caps: &ServerCapabilities) -> ServerCapabilities {
-    let mut caps = caps.clone();
-    caps.tasks = None;
-    caps
+    let mut modern = caps.clone();
+    modern.tasks = None;
+    tasks::advertise(&mut modern, tasks::offered(caps));
+    modern
 }
 
 /// What an MRTR-capable request names as its target (the state is bound to it).
@@ -210,9 +213,29 @@ impl ServerService {
         };
         let server = self.server.clone();
         Box::pin(async move {
-            match Suspendable::new(fut, call.clone()).await {
-                Ok(Ok(raw)) => server.finish(&method, raw.get()),
-                Ok(Err(e)) => server.modern_error(&method, &target, e, call.capabilities()),
+            let mut running = Suspendable::new(fut, call.clone());
+            let stopped = (&mut running).await;
+            match stopped {
+                Ok(outcome) => {
+                    let outcome = match outcome {
+                        Ok(raw) => Ok(raw),
+                        Err(e) => {
+                            match server.modern_error(&method, &target, e, call.capabilities()) {
+                                // An input-required result: a round before any task.
+                                Ok(asked) => return Ok(asked),
+                                Err(e) => Err(e),
+                            }
+                        }
+                    };
+                    if let Some(answer) = tasks::settle_required(&server, &call, &outcome).await {
+                        return answer;
+                    }
+                    match outcome {
+                        Ok(raw) => server.finish(&method, raw.get()),
+                        Err(e) => Err(e),
+                    }
+                }
+                Err(Stopped::Working) => tasks::detach(server, call, running.into_inner()).await,
                 Err(Stopped::MissingCapability(required)) => Err(wire::missing_capability(
                     format!(
                         "{} needs a client capability this request did not declare",
@@ -273,15 +296,23 @@ impl ServerService {
             ));
         }
         let version = served.unwrap_or(ProtocolVersion::V2026_07_28);
-        // 4. The method: one this revision has and this server serves.
-        let entry = server.router.request(&req.method);
-        let in_revision = catalogue::request(&req.method).is_none_or(|s| s.exists_in(version));
-        let Some(entry) = entry.filter(|_| in_revision) else {
-            return Err(ErrorObject::method_not_found(&req.method));
+        // 4. The method: one this revision has and this server serves (the tasks extension's
+        // when the server offers it).
+        let route = match tasks::route(&req.method, &server.capabilities) {
+            Some(f) => RequestRoute::Builtin(f),
+            None => {
+                let entry = server.router.request(&req.method);
+                let in_revision =
+                    catalogue::request(&req.method).is_none_or(|s| s.exists_in(version));
+                let Some(entry) = entry.filter(|_| in_revision) else {
+                    return Err(ErrorObject::method_not_found(&req.method));
+                };
+                if let Some(spec) = entry.spec {
+                    self.gate_capability(spec, &req.method, Some(version))?;
+                }
+                entry.handler.clone()
+            }
         };
-        if let Some(spec) = entry.spec {
-            self.gate_capability(spec, &req.method, Some(version))?;
-        }
         // 5. The answers gathered in earlier rounds and this one.
         let may_require_input = wire::may_require_input(&req.method);
         let target = target_of(&params);
@@ -317,7 +348,7 @@ impl ServerService {
             }),
         };
         let call = Arc::new(ModernCall::new(envelope, may_require_input, answers, allow));
-        Ok((entry.handler.clone(), call, target))
+        Ok((route, call, target))
     }
 
     /// `server/discover` (`[D26-24]`, `[D26-25]`).
@@ -346,6 +377,9 @@ impl ServerService {
             Ok(p) => p,
             Err(e) => return ready(Err(e)),
         };
+        if let Err(e) = tasks::check_listen(self.modern.as_deref(), &params.notifications) {
+            return ready(Err(e));
+        }
         let agreed = listen::agreed(&params.notifications, &self.server.capabilities);
         let Some(mut listening) = self.server.listeners.open(agreed.clone()) else {
             return ready(Err(ErrorObject::internal("too many open listen streams")
@@ -377,6 +411,10 @@ impl ServerService {
                         p.insert("uri".into(), Value::String(uri));
                         (methods::NOTIFICATIONS_RESOURCES_UPDATED, p)
                     }
+                    listen::Event::Task(_, task) => (
+                        methods::NOTIFICATIONS_TASKS,
+                        serde_json::from_str(&task).unwrap_or_default(),
+                    ),
                 };
                 params.insert("_meta".into(), Value::Object(meta.clone()));
                 if cx.peer().notify(method, Some(&params)).await.is_err() {
@@ -400,6 +438,9 @@ pub(crate) async fn ask<R: serde::de::DeserializeOwned>(
     key: Option<&str>,
     request: wire::InputRequest,
 ) -> Option<R> {
+    if call.task.is_running() {
+        return tasks::ask(call, key, request).await;
+    }
     match call.ask::<R>(key, request) {
         Asked::Answer(r) => Some(r),
         // The front door drops this future once the handler's poll ends.

@@ -54,6 +54,8 @@ pub(crate) struct ModernCall {
     /// client this request names).
     pub(crate) allow: AllowList,
     pub(crate) round: Mutex<InputRound>,
+    /// Whether and how the request may become a task (the tasks extension).
+    pub(crate) task: super::tasks::TaskSlot,
 }
 
 /// What an ask found.
@@ -81,6 +83,7 @@ impl ModernCall {
                 answers,
                 ..InputRound::default()
             }),
+            task: super::tasks::TaskSlot::default(),
         }
     }
 
@@ -173,6 +176,8 @@ pub(crate) enum Stopped {
     },
     /// It asked for input the request's capabilities do not cover.
     MissingCapability(Box<ClientCapabilities>),
+    /// It waits for something else while it may become a task: the rest runs as one.
+    Working,
 }
 
 /// A handler's future that ends early when the handler waits for input it asked for.
@@ -188,6 +193,11 @@ impl<F> Suspendable<F> {
             call,
         }
     }
+
+    /// The handler's future, to run on after [`Stopped::Working`].
+    pub(crate) fn into_inner(self) -> Pin<Box<F>> {
+        self.fut
+    }
 }
 
 impl<F: Future> Future for Suspendable<F> {
@@ -202,6 +212,7 @@ impl<F: Future> Future for Suspendable<F> {
         // Every ask made during this poll is recorded now (a join of several asks records all).
         match self.call.outcome() {
             Some(stopped) => Poll::Ready(Err(stopped)),
+            None if self.call.task.may_start() => Poll::Ready(Err(Stopped::Working)),
             None => Poll::Pending,
         }
     }

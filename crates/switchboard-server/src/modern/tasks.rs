@@ -1,0 +1,604 @@
+//! The tasks extension of revision 2026-07-28 (`io.modelcontextprotocol/tasks`, SEP-2663;
+//! SPEC-2026-NOTES §16): `tools/call` answered with a `CreateTaskResult`, then `tasks/get`,
+//! `tasks/update` and `tasks/cancel`, on the server's [`TaskStore`] and its status machine.
+//!
+//! **When a call becomes a task.** The server decides (`[D26-130]`): a call of a tool whose
+//! `execution.taskSupport` is `optional` or `required`, from a request whose own
+//! `clientCapabilities` declare the extension, runs in the foreground like any modern request
+//! and becomes a task the first time its handler waits for something other than client input
+//! (a sleep, IO, [`Context::start_task`](crate::Context::start_task)). A call that finishes
+//! at once is answered directly (the spec's immediate-result shortcut), except for a tool that
+//! requires a task, whose result is then kept in a task that is already `completed`. Input the
+//! handler asks for *before* that point is a multi round-trip round (`input_required` result,
+//! [`super::mrtr`]); input asked for *after* it makes the task `input_required` with those
+//! `inputRequests`, and the handler waits until `tasks/update` brings the answers.
+//!
+//! **Whose task.** There is no session in this era. Every task a modern request creates belongs
+//! to one owner, [`MODERN_OWNER`], which no 2025-era session shares (their owners are per
+//! session), so neither era reaches the other's tasks. Within the modern era the task id is the
+//! capability: 128 random bits (`[D26-136]`, `[TK-24]`), never listed (`tasks/list` does not
+//! exist), so only the client that received it (or one it handed the id to) can name it.
+//! Authorization of task requests against a subject comes with the authorization issue; the
+//! owner then becomes that subject.
+//!
+//! **Where the state lives.** Status, result and error are in the store (so `tasks/get` reads
+//! them wherever the store is shared). The outstanding input requests of a running task and the
+//! handle that stops its work are kept by this process ([`ModernTasks`]), where the handler
+//! that waits for the answers runs; both are bounded by the store's task bound, since a task
+//! exists before its work is spawned.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context as TaskContext, Poll};
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use switchboard_jsonrpc::{BoxFuture, HandlerResult, RequestContext};
+use switchboard_tasks::{Outcome, Owner, TaskError};
+use switchboard_types::jsonrpc::to_raw;
+use switchboard_types::methods;
+use switchboard_types::modern::{InputRequest, SubscriptionFilter, TASKS_EXTENSION};
+use switchboard_types::tasks::{Task, TaskStatus};
+use switchboard_types::tools::TaskSupport;
+use switchboard_types::{ClientCapabilities, ErrorCode, ErrorObject, Request, ServerCapabilities};
+use tokio::sync::oneshot;
+use tokio::task::AbortHandle;
+
+use super::ModernCall;
+use super::listen::Event;
+use crate::service::{ServerInner, ServerService};
+
+/// The owner of every task a modern request creates (see the module docs).
+pub(crate) const MODERN_OWNER: &str = "modern";
+
+fn owner() -> Owner {
+    Owner::new(MODERN_OWNER)
+}
+
+/// Whether the server offers the extension: it may run tools as tasks (a tool supports tasks,
+/// or tasks were enabled). Discover then lists the extension instead of `tasks` (`[D26-137]`).
+pub(crate) fn offered(caps: &ServerCapabilities) -> bool {
+    caps.supports_task_tool_calls()
+}
+
+/// Whether a request's capabilities declare the extension (`[D26-130]`; a legacy `tasks`
+/// capability does not count, `[D26-137]`).
+pub(crate) fn declared(caps: &ClientCapabilities) -> bool {
+    caps.extra
+        .get("extensions")
+        .and_then(|e| e.get(TASKS_EXTENSION))
+        .is_some_and(Value::is_object)
+}
+
+/// The server's discover capabilities gain `extensions["io.modelcontextprotocol/tasks"]`.
+pub(crate) fn advertise(caps: &mut ServerCapabilities, offered: bool) {
+    if !offered {
+        return;
+    }
+    let extensions = caps
+        .extra
+        .entry("extensions")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(m) = extensions {
+        m.entry(TASKS_EXTENSION)
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+}
+
+/// -32021 naming the extension (`[D26-132]`, `[D26-142]`).
+pub(crate) fn extension_required(message: impl Into<String>) -> ErrorObject {
+    let mut required = ClientCapabilities::default();
+    required.extra.insert(
+        "extensions".into(),
+        serde_json::json!({ TASKS_EXTENSION: {} }),
+    );
+    switchboard_types::modern::missing_capability(message, &required)
+}
+
+/// How a call may become a task, decided before its handler runs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Plan {
+    /// The tool requires a task: a result reached in the foreground is kept in one too.
+    required: bool,
+}
+
+/// The task side of one modern request (part of its [`ModernCall`]).
+#[derive(Debug, Default)]
+pub(crate) struct TaskSlot {
+    plan: OnceLock<Plan>,
+    running: OnceLock<Arc<Running>>,
+}
+
+impl TaskSlot {
+    /// Whether the request would become a task if its handler waits now.
+    pub(crate) fn may_start(&self) -> bool {
+        self.plan.get().is_some() && self.running.get().is_none()
+    }
+
+    /// Whether the request runs as a task now.
+    pub(crate) fn is_running(&self) -> bool {
+        self.running.get().is_some()
+    }
+
+    fn running(&self) -> Option<&Arc<Running>> {
+        self.running.get()
+    }
+}
+
+/// A task whose work runs in this process.
+struct Running {
+    id: String,
+    server: Arc<ServerInner>,
+}
+
+impl std::fmt::Debug for Running {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running").field("id", &self.id).finish()
+    }
+}
+
+/// What a running task asked the client for and has not had answered yet.
+#[derive(Debug, Default)]
+struct Inputs {
+    outstanding: BTreeMap<String, (InputRequest, oneshot::Sender<Value>)>,
+    /// Every key handed out in the task's lifetime (`[D26-138]`: never reused).
+    issued: HashSet<String>,
+}
+
+/// The modern tasks whose work runs in this process: their outstanding input requests and the
+/// handles that stop their work.
+#[derive(Debug, Default)]
+pub(crate) struct ModernTasks {
+    inputs: Mutex<HashMap<String, Inputs>>,
+    work: Mutex<HashMap<String, AbortHandle>>,
+}
+
+impl ModernTasks {
+    fn forget(&self, id: &str) {
+        if let Ok(mut i) = self.inputs.lock() {
+            i.remove(id);
+        }
+        if let Ok(mut w) = self.work.lock() {
+            w.remove(id);
+        }
+    }
+
+    fn stop(&self, id: &str) {
+        if let Some(work) = self.work.lock().ok().and_then(|mut w| w.remove(id)) {
+            work.abort();
+        }
+        if let Ok(mut i) = self.inputs.lock() {
+            i.remove(id);
+        }
+    }
+
+    /// The outstanding input requests of task `id`, as wire values.
+    fn requests(&self, id: &str) -> Map<String, Value> {
+        let Ok(inputs) = self.inputs.lock() else {
+            return Map::new();
+        };
+        inputs
+            .get(id)
+            .map(|i| {
+                i.outstanding
+                    .iter()
+                    .filter_map(|(k, (r, _))| Some((k.clone(), serde_json::to_value(r).ok()?)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Hands each answer to the ask waiting under its key; unknown or answered keys are
+    /// ignored (`[D26-139]`). Returns whether nothing is outstanding any more.
+    fn answer(&self, id: &str, responses: &Map<String, Value>) -> (bool, bool) {
+        let Ok(mut inputs) = self.inputs.lock() else {
+            return (false, false);
+        };
+        let Some(task) = inputs.get_mut(id) else {
+            return (false, false);
+        };
+        let mut any = false;
+        for (key, value) in responses {
+            if let Some((_, tx)) = task.outstanding.remove(key) {
+                any = true;
+                let _ = tx.send(value.clone());
+            }
+        }
+        (any, task.outstanding.is_empty())
+    }
+}
+
+/// Decides, before the handler runs, whether a `tools/call` may become a task.
+///
+/// # Errors
+/// -32021 when the tool requires a task and the request did not declare the extension
+/// (`[D26-132]`).
+pub(crate) fn plan(
+    server: &ServerInner,
+    call: &ModernCall,
+    support: TaskSupport,
+    tool: &str,
+) -> Result<(), ErrorObject> {
+    if support == TaskSupport::Forbidden || !offered(&server.capabilities) {
+        return Ok(());
+    }
+    if !declared(call.capabilities()) {
+        if support == TaskSupport::Required {
+            return Err(extension_required(format!(
+                "tool {} runs only as a task: declare the {TASKS_EXTENSION} extension",
+                switchboard_types::error::echo(tool)
+            )));
+        }
+        return Ok(());
+    }
+    let _ = call.task.plan.set(Plan {
+        required: support == TaskSupport::Required,
+    });
+    Ok(())
+}
+
+/// The flat task members of this revision (`ttlMs`, `pollIntervalMs`; no `requestState`).
+fn task_members(task: &Task) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("taskId".into(), Value::String(task.task_id.clone()));
+    m.insert("status".into(), Value::String(task.status.as_str().into()));
+    if let Some(msg) = &task.status_message {
+        m.insert("statusMessage".into(), Value::String(msg.clone()));
+    }
+    m.insert("createdAt".into(), Value::String(task.created_at.clone()));
+    m.insert(
+        "lastUpdatedAt".into(),
+        Value::String(task.last_updated_at.clone()),
+    );
+    m.insert("ttlMs".into(), task.ttl.map_or(Value::Null, Value::from));
+    if let Some(p) = task.poll_interval {
+        m.insert("pollIntervalMs".into(), Value::from(p));
+    }
+    m
+}
+
+/// The `DetailedTask` of `task` (`[D26-135]`): its members and the one its status adds.
+async fn detailed(server: &ServerInner, task: Task) -> Map<String, Value> {
+    let mut m = task_members(&task);
+    match task.status {
+        TaskStatus::InputRequired => {
+            m.insert(
+                "inputRequests".into(),
+                Value::Object(server.modern_tasks.requests(&task.task_id)),
+            );
+        }
+        TaskStatus::Completed | TaskStatus::Failed => {
+            match server.tasks.store.result(&owner(), &task.task_id).await {
+                Ok((_, Outcome::Result(raw))) => {
+                    if let Ok(v) = serde_json::from_str::<Value>(raw.get()) {
+                        m.insert("result".into(), v);
+                    }
+                }
+                Ok((_, Outcome::Error(e))) => {
+                    if let Ok(v) = serde_json::to_value(&e) {
+                        m.insert("error".into(), v);
+                    }
+                }
+                _ => {}
+            }
+        }
+        TaskStatus::Working | TaskStatus::Cancelled => {}
+    }
+    m
+}
+
+/// Tells open listen streams that asked for task `id` its state (`notifications/tasks`).
+async fn publish(server: &ServerInner, id: &str) {
+    if server.listeners.count() == 0 {
+        return;
+    }
+    if let Ok(task) = server.tasks.store.get(&owner(), id).await {
+        let body = Value::Object(detailed(server, task).await).to_string();
+        server.listeners.publish(&Event::Task(id.to_owned(), body));
+    }
+}
+
+/// Moves task `id` to `status` (input wanted or not) and tells the listeners.
+async fn set_status(server: &ServerInner, id: &str, status: TaskStatus) {
+    let message = (status == TaskStatus::InputRequired)
+        .then(|| "waiting for the client's input (tasks/update)".to_owned());
+    if server
+        .tasks
+        .store
+        .set_status(id, status, message)
+        .await
+        .is_ok()
+    {
+        publish(server, id).await;
+    }
+}
+
+/// A handler's ask for client input inside a running task: the task becomes `input_required`
+/// with it, and the ask waits for the answer `tasks/update` brings. An answer of the wrong
+/// shape is asked for again under a new key. `None` when the request's capabilities do not
+/// cover the ask (`[D26-41]`) or the task ended.
+pub(crate) async fn ask<R: DeserializeOwned>(
+    call: &ModernCall,
+    key: Option<&str>,
+    request: InputRequest,
+) -> Option<R> {
+    let running = call.task.running()?.clone();
+    if !request.allowed_by(call.capabilities()) {
+        return None;
+    }
+    let server = &running.server;
+    let base = key.map_or_else(|| request.method().replace('/', "-"), str::to_owned);
+    loop {
+        let rx = {
+            let mut inputs = server.modern_tasks.inputs.lock().ok()?;
+            let task = inputs.entry(running.id.clone()).or_default();
+            let mut key = base.clone();
+            let mut n = 1;
+            while task.issued.contains(&key) {
+                n += 1;
+                key = format!("{base}-{n}");
+            }
+            task.issued.insert(key.clone());
+            let (tx, rx) = oneshot::channel();
+            task.outstanding.insert(key, (request.clone(), tx));
+            rx
+        };
+        set_status(server, &running.id, TaskStatus::InputRequired).await;
+        let answer = rx.await.ok()?;
+        if let Ok(r) = serde_json::from_value::<R>(answer) {
+            return Some(r);
+        }
+    }
+}
+
+/// A future that is pending once (waking itself), so that the request's front door sees its
+/// handler wait and runs the rest as a task.
+struct YieldOnce(bool);
+
+impl Future for YieldOnce {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// [`Context::start_task`](crate::Context::start_task) for a modern request.
+pub(crate) async fn start_here(call: &ModernCall) -> bool {
+    if call.task.may_start() {
+        YieldOnce(false).await;
+    }
+    call.task.running().is_some()
+}
+
+/// Answers a modern `tools/call` whose handler waits with a new task (`[D26-134]`: once the
+/// task is in the store), and runs the rest of the handler in the background.
+pub(crate) async fn detach(
+    server: Arc<ServerInner>,
+    call: Arc<ModernCall>,
+    work: Pin<Box<BoxFuture<HandlerResult>>>,
+) -> HandlerResult {
+    let task = create(&server).await?;
+    let id = task.task_id.clone();
+    let _ = call.task.running.set(Arc::new(Running {
+        id: id.clone(),
+        server: server.clone(),
+    }));
+    {
+        // Held while the work is spawned, so that the work forgets its handle only after it
+        // was kept.
+        let mut running = server
+            .modern_tasks
+            .work
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let handle = {
+            let server = server.clone();
+            let id = id.clone();
+            tokio::spawn(async move {
+                let outcome = work.await;
+                settle(&server, &id, outcome).await;
+            })
+        };
+        running.insert(id, handle.abort_handle());
+    }
+    created(&server, &task)
+}
+
+/// A call of a tool that requires a task, finished in the foreground: its outcome is kept in a
+/// task (`completed` or `failed`) and the call is answered with that task. `None` when the
+/// call may be answered directly.
+pub(crate) async fn settle_required(
+    server: &Arc<ServerInner>,
+    call: &ModernCall,
+    outcome: &HandlerResult,
+) -> Option<HandlerResult> {
+    if !call.task.plan.get().is_some_and(|p| p.required) {
+        return None;
+    }
+    let task = match create(server).await {
+        Ok(t) => t,
+        Err(e) => return Some(Err(e)),
+    };
+    settle(server, &task.task_id, outcome.clone()).await;
+    let task = server
+        .tasks
+        .store
+        .get(&owner(), &task.task_id)
+        .await
+        .unwrap_or(task);
+    Some(created(server, &task))
+}
+
+async fn create(server: &ServerInner) -> Result<Task, ErrorObject> {
+    server
+        .tasks
+        .store
+        .create(&owner(), None)
+        .await
+        .map_err(|e| e.to_error_object())
+}
+
+/// The `CreateTaskResult` (`[D26-133]`: `resultType` task, flat task members).
+fn created(server: &ServerInner, task: &Task) -> HandlerResult {
+    let mut m = task_members(task);
+    m.insert("resultType".into(), Value::String("task".into()));
+    m.insert("_meta".into(), Value::Object(server.server_info_meta()));
+    to_raw(&m).map_err(|e| ErrorObject::internal(e.to_string()))
+}
+
+/// Keeps what the handler ended with (`[D26-135]`: a tool result, `isError` included, is
+/// `completed`; only a JSON-RPC error is `failed`), exactly as the call would have answered.
+async fn settle(server: &ServerInner, id: &str, outcome: HandlerResult) {
+    let (outcome, failed) = match outcome {
+        Ok(raw) => match server.finish(methods::TOOLS_CALL, raw.get()) {
+            Ok(done) => (Outcome::Result(Arc::from(done)), false),
+            Err(e) => (Outcome::Error(e), true),
+        },
+        Err(e) => (Outcome::Error(retired(e)), true),
+    };
+    match server.tasks.store.finish(id, outcome, failed).await {
+        Ok(_) => publish(server, id).await,
+        Err(e) => tracing::debug!(task = %id, error = %e, "task outcome not stored"),
+    }
+    server.modern_tasks.forget(id);
+}
+
+/// A handler's error as a task keeps it in this revision (`[D26-118]`, `[D26-119]`): the retired
+/// resource-not-found code becomes -32602; a URL elicitation required (-32042), which a task
+/// cannot turn into an input-required round, becomes -32603.
+fn retired(e: ErrorObject) -> ErrorObject {
+    match e.code {
+        ErrorCode::RESOURCE_NOT_FOUND => ErrorObject {
+            code: ErrorCode::INVALID_PARAMS,
+            ..e
+        },
+        ErrorCode::URL_ELICITATION_REQUIRED => {
+            ErrorObject::internal("a URL elicitation was required inside a task")
+                .with_data(serde_json::json!({"reason": "url_elicitation_required"}))
+        }
+        _ => e,
+    }
+}
+
+/// The `taskId` of a tasks request (-32602 when missing).
+fn task_id(params: &Map<String, Value>, method: &str) -> Result<String, ErrorObject> {
+    match params.get("taskId") {
+        Some(Value::String(s)) => Ok(s.clone()),
+        _ => Err(ErrorObject::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("Invalid params for {method}: taskId must be a string"),
+        )
+        .with_data(serde_json::json!({"reason": "invalid_params", "field": "taskId"}))),
+    }
+}
+
+fn not_found(e: &TaskError) -> ErrorObject {
+    e.to_error_object()
+}
+
+/// The route of a tasks-extension method in the modern era, when the server offers the
+/// extension (`[D26-137]`: `tasks/result` and `tasks/list` have none, so they are -32601).
+pub(crate) fn route(
+    method: &str,
+    caps: &ServerCapabilities,
+) -> Option<crate::router::Builtin<ServerService>> {
+    if !offered(caps) {
+        return None;
+    }
+    match method {
+        methods::TASKS_GET => Some(|s, r, cx| s.modern_task_request(r, cx, methods::TASKS_GET)),
+        methods::TASKS_UPDATE => {
+            Some(|s, r, cx| s.modern_task_request(r, cx, methods::TASKS_UPDATE))
+        }
+        methods::TASKS_CANCEL => {
+            Some(|s, r, cx| s.modern_task_request(r, cx, methods::TASKS_CANCEL))
+        }
+        _ => None,
+    }
+}
+
+/// -32021 for a listen filter naming tasks from a request without the extension (`[D26-142]`).
+pub(crate) fn check_listen(
+    call: Option<&ModernCall>,
+    filter: &SubscriptionFilter,
+) -> Result<(), ErrorObject> {
+    if filter.extra.contains_key("taskIds") && !call.is_some_and(|c| declared(c.capabilities())) {
+        return Err(extension_required(
+            "a listen filter with taskIds needs the tasks extension",
+        ));
+    }
+    Ok(())
+}
+
+impl ServerService {
+    /// `tasks/get`, `tasks/update`, `tasks/cancel` (`[D26-133]`..`[D26-139]`).
+    fn modern_task_request(
+        &self,
+        req: Request,
+        _cx: RequestContext,
+        method: &'static str,
+    ) -> BoxFuture<HandlerResult> {
+        let server = self.server.clone();
+        let declares = self
+            .modern
+            .as_ref()
+            .is_some_and(|c| declared(c.capabilities()));
+        Box::pin(async move {
+            if !declares {
+                return Err(extension_required(format!(
+                    "{method} needs the {TASKS_EXTENSION} extension in this request's capabilities"
+                )));
+            }
+            let params: Map<String, Value> = crate::service::parse(&req)?;
+            let id = task_id(&params, method)?;
+            let store = &server.tasks.store;
+            let empty = || to_raw(&Map::new()).map_err(|e| ErrorObject::internal(e.to_string()));
+            match method {
+                methods::TASKS_GET => {
+                    let task = store.get(&owner(), &id).await.map_err(|e| not_found(&e))?;
+                    to_raw(&detailed(&server, task).await)
+                        .map_err(|e| ErrorObject::internal(e.to_string()))
+                }
+                methods::TASKS_UPDATE => {
+                    let task = store.get(&owner(), &id).await.map_err(|e| not_found(&e))?;
+                    let responses = match params.get("inputResponses") {
+                        Some(Value::Object(m)) => m.clone(),
+                        _ => {
+                            return Err(ErrorObject::new(
+                                ErrorCode::INVALID_PARAMS,
+                                "Invalid params for tasks/update: inputResponses must be an object",
+                            )
+                            .with_data(serde_json::json!({"reason": "invalid_input_responses"})));
+                        }
+                    };
+                    let (answered, none_left) = server.modern_tasks.answer(&id, &responses);
+                    // The new state shows on the next tasks/get (`[D26-139]`).
+                    if answered && none_left && task.status == TaskStatus::InputRequired {
+                        set_status(&server, &id, TaskStatus::Working).await;
+                    }
+                    empty()
+                }
+                _ => {
+                    match store.cancel(&owner(), &id).await {
+                        Ok(_) => {
+                            server.modern_tasks.stop(&id);
+                            publish(&server, &id).await;
+                        }
+                        // A terminal task is acknowledged all the same (`[D26-139]`).
+                        Err(TaskError::Terminal { .. }) => {}
+                        Err(e) => return Err(not_found(&e)),
+                    }
+                    empty()
+                }
+            }
+        })
+    }
+}
