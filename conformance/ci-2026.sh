@@ -8,7 +8,9 @@
 #       server scenarios (`conformance list --requirements 2026-07-28`; there must be 37), adds the
 #       unscored ones we serve (PENDING below), and runs each in its own process with
 #       `--spec-version 2026-07-28` (without the flag the suite silently runs the legacy wire).
-#       Output per scenario in target/conformance/server-2026/.
+#       Then the tasks extension's scenarios (EXTENSION below, unscored too), without the flag:
+#       the suite runs an extension scenario on the 2026-07-28 wire by itself and skips it
+#       ("not on the spec timeline") under an explicit version. Output per scenario in target/conformance/server-2026/.
 #
 # The suite is the npm package installed by scripts/install-peers.sh as `conformance-2026`
 # (an alias of @modelcontextprotocol/conformance@0.2.0-alpha.12), or the one under
@@ -20,6 +22,10 @@ cd "$(dirname "$0")/.."
 SCORED_SERVER_SCENARIOS=37
 # Run and reported by the suite but not scored at 2026-07-28 ("pending"); we pass them too.
 PENDING=(http-header-validation http-custom-header-server-validation json-schema-2020-12)
+# The tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`): run, never scored; we pass them.
+EXTENSION=(tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal
+  tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications
+  tasks-required-task-error tasks-mrtr-composition)
 
 suite_js() {
   local js
@@ -63,9 +69,10 @@ server_mode() {
   [ "${#scored[@]}" = "$SCORED_SERVER_SCENARIOS" ] ||
     interop_die "expected $SCORED_SERVER_SCENARIOS scored server scenarios, the suite listed ${#scored[@]}"
 
-  for s in "${scored[@]}" "${PENDING[@]}"; do
-    local rc=0 summary
-    node "$js" server --url "$url" --scenario "$s" --spec-version 2026-07-28 > "$out/$s.log" 2>&1 || rc=$?
+  for s in "${scored[@]}" "${PENDING[@]}" "${EXTENSION[@]}"; do
+    local rc=0 summary version=(--spec-version 2026-07-28)
+    case " ${EXTENSION[*]} " in *" $s "*) version=() ;; esac
+    node "$js" server --url "$url" --scenario "$s" "${version[@]}" > "$out/$s.log" 2>&1 || rc=$?
     ran=$((ran + 1))
     summary="$(sed 's/\x1b\[[0-9;]*m//g' "$out/$s.log" | grep -E '^Passed: [0-9]+/[0-9]+, [0-9]+ failed, [0-9]+ warnings' | tail -n 1 || true)"
     if [ "$rc" != 0 ] || [ -z "$summary" ] || ! echo "$summary" | grep -qE ', 0 failed, 0 warnings$'; then
@@ -81,7 +88,7 @@ server_mode() {
     echo "FAIL conformance 2026-07-28 server: $failed of $ran scenarios"
     return 1
   fi
-  echo "PASS conformance 2026-07-28 server: $ran of $ran scenarios ($SCORED_SERVER_SCENARIOS scored), no FAILURE, no WARNING"
+  echo "PASS conformance 2026-07-28 server: $ran of $ran scenarios ($SCORED_SERVER_SCENARIOS scored, ${#EXTENSION[@]} of the tasks extension), no FAILURE, no WARNING"
 }
 
 case "${1:-}" in

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
 use switchboard_types::catalogue::{self, CallTool, CreateMessage, Elicit, Method};
+use switchboard_types::methods;
 
 /// The `shared/` folder: `$SWITCHBOARD_SHARED_DIR`, or `shared/` beside the workspace root.
 ///
@@ -178,9 +179,20 @@ impl Schemas {
     ///
     /// # Errors
     /// Every violation found, or a frame whose method the schema does not define.
+    ///
+    /// Extensions are validated as the official conformance suite validates them: the schema
+    /// of a revision describes its core protocol only, so a message of an extension the
+    /// revision knows of (the 2026-07-28 tasks extension: its methods, its notification, a
+    /// result whose `resultType` is `task`, an answer to one of its requests) is checked as a
+    /// JSON-RPC message only.
     pub fn validate_frame(&self, frame: &Value, answering: Option<&str>) -> Result<(), String> {
         self.validate_def("JSONRPCMessage", frame)?;
+        let modern = self.has_def("InputRequiredResult");
+        let extension = |method: &str| modern && methods::TASKS_EXTENSION_METHODS.contains(&method);
         if let Some(method) = frame.get("method").and_then(Value::as_str) {
+            if self.def_for_method(method).is_none() && extension(method) {
+                return Ok(());
+            }
             let def = self
                 .def_for_method(method)
                 .ok_or_else(|| format!("{}: no schema type for method {method}", self.version))?;
@@ -189,6 +201,12 @@ impl Schemas {
             return self.validate_def(def, frame);
         }
         if let (Some(result), Some(method)) = (frame.get("result"), answering) {
+            if modern
+                && (extension(method)
+                    || result.get("resultType").and_then(Value::as_str) == Some("task"))
+            {
+                return Ok(());
+            }
             if result.get("resultType").and_then(Value::as_str) == Some("input_required")
                 && self.has_def("InputRequiredResult")
             {

@@ -602,3 +602,45 @@ impl ServerService {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use switchboard_tasks::{InMemoryTaskStore, TaskLimits};
+    use switchboard_types::Implementation;
+    use switchboard_types::tools::{CallToolResult, Tool};
+
+    #[tokio::test]
+    async fn the_modern_owner_is_bounded_like_any_requestor() {
+        let limits = TaskLimits::default().with_max_tasks_per_owner(1);
+        let server = crate::Server::builder(Implementation::new("bounded", "1"))
+            .task_store(Arc::new(InMemoryTaskStore::new(limits)))
+            .tool(
+                Tool::new("slow", serde_json::json!({"type": "object"}))
+                    .with_task_support(TaskSupport::Optional),
+                |_| async {
+                    tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+                    Ok(CallToolResult::text("late"))
+                },
+            )
+            .build()
+            .unwrap();
+        let (ours, mut theirs) = switchboard_jsonrpc::memory::pair();
+        server.serve(ours).unwrap();
+        let call = |id: u32| {
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": methods::TOOLS_CALL,
+                "params": {"name": "slow", "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}}})
+            .to_string()
+        };
+        theirs.send_text(call(1)).await.unwrap();
+        let first: Value = serde_json::from_str(&theirs.recv_text().await.unwrap()).unwrap();
+        assert_eq!(first["result"]["resultType"], "task", "{first}");
+        theirs.send_text(call(2)).await.unwrap();
+        let second: Value = serde_json::from_str(&theirs.recv_text().await.unwrap()).unwrap();
+        assert_eq!(second["error"]["code"], -32603, "{second}");
+        assert_eq!(second["error"]["data"]["reason"], "too_many_tasks");
+    }
+}
