@@ -276,13 +276,6 @@ impl ServerService {
         if !self.allows(&params.name) {
             return ready(Err(tool::tool_not_permitted(&params.name)));
         }
-        if let Some(call) = &self.modern {
-            // 2026-07-28: whether the call may become a task (the tasks extension).
-            let support = tool.tool.task_support();
-            if let Err(e) = crate::modern::tasks::plan(&self.server, call, support, &params.name) {
-                return ready(Err(e));
-            }
-        }
         // Validated in place as a JSON value, then handed to the tool without a copy.
         let arguments = serde_json::Value::Object(params.arguments.unwrap_or_default());
         if let Err(why) = tool.check_input(&arguments) {
@@ -310,6 +303,13 @@ impl ServerService {
         };
         if let (Some(_), Some(http)) = (&self.modern, self.state.http_facts()) {
             if let Err(e) = http.check_params(&tool.tool.input_schema, &arguments) {
+                return ready(Err(e));
+            }
+        }
+        if let Some(call) = &self.modern {
+            // 2026-07-28: whether the call may become a task (the tasks extension).
+            let support = tool.tool.task_support();
+            if let Err(e) = crate::modern::tasks::plan(&self.server, call, support, &params.name) {
                 return ready(Err(e));
             }
         }
