@@ -582,7 +582,9 @@ impl Inspector {
                 if open.modern.is_some() {
                     self.modern.closed(id);
                 }
-                if let Some(result) = obj.get("result") {
+                // The tasks extension acknowledges `tasks/cancel` with an empty result.
+                let empty_ack = open.modern.is_some() && open.method == catalogue::CancelTask::NAME;
+                if let Some(result) = obj.get("result").filter(|_| !empty_ack) {
                     self.tasks.response(
                         &open.method,
                         open.index,

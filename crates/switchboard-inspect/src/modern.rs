@@ -84,7 +84,10 @@ impl ModernTracker {
             ));
         }
         if let Some(spec) = switchboard_types::catalogue::request(method) {
-            if !spec.exists_in(switchboard_types::ProtocolVersion::V2026_07_28) {
+            // The tasks extension brings `tasks/get` and `tasks/cancel` back (`[D26-137]`).
+            if !spec.exists_in(switchboard_types::ProtocolVersion::V2026_07_28)
+                && !methods::TASKS_EXTENSION_METHODS.contains(&method)
+            {
                 out.push(v(
                     "D26-60",
                     format!("{method} does not exist in 2026-07-28 (answered -32601)"),

@@ -91,3 +91,33 @@ fn a_2025_session_is_judged_as_before() {
         "no envelope, no handshake: a 2025 request too early"
     );
 }
+
+#[test]
+fn d26_137_the_tasks_extension_methods_are_not_removed_methods() {
+    const EXT: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}"#;
+    let task = r#""taskId":"t1","status":"working","createdAt":"2026-07-28T00:00:00Z","lastUpdatedAt":"2026-07-28T00:00:00Z","ttlMs":60000"#;
+    let i = session(&[
+        format!(
+            r#"-> {{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"slow",{EXT}}}}}"#
+        ),
+        format!(r#"<- {{"jsonrpc":"2.0","id":1,"result":{{"resultType":"task",{task}}}}}"#),
+        format!(
+            r#"-> {{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{{"taskId":"t1",{EXT}}}}}"#
+        ),
+        format!(r#"<- {{"jsonrpc":"2.0","id":2,"result":{{"resultType":"complete",{task}}}}}"#),
+        format!(
+            r#"-> {{"jsonrpc":"2.0","id":3,"method":"tasks/update","params":{{"taskId":"t1","inputResponses":{{}},{EXT}}}}}"#
+        ),
+        r#"<- {"jsonrpc":"2.0","id":3,"result":{"resultType":"complete"}}"#.into(),
+        format!(
+            r#"-> {{"jsonrpc":"2.0","id":4,"method":"tasks/cancel","params":{{"taskId":"t1",{EXT}}}}}"#
+        ),
+        r#"<- {"jsonrpc":"2.0","id":4,"result":{"resultType":"complete"}}"#.into(),
+        // Removed with the extension: still flagged.
+        format!(r#"-> {{"jsonrpc":"2.0","id":5,"method":"tasks/list","params":{{{EXT}}}}}"#),
+    ]);
+    for (n, r) in i.reports().iter().enumerate().take(8) {
+        assert!(r.violations.is_empty(), "{n}: {r:?}");
+    }
+    assert_eq!(tags(&i, 8), ["D26-60"]);
+}
