@@ -431,3 +431,40 @@ async fn d26_142_a_listen_for_tasks_needs_the_extension_and_carries_notification
         "{n}"
     );
 }
+
+#[tokio::test]
+async fn d26_138_an_answer_of_the_wrong_shape_is_asked_again_under_a_new_key() {
+    let s = server();
+    let mut c = Peer::new(&s).await;
+    let r = c.tool("two_inputs", json!({})).await;
+    let id = r["result"]["taskId"].as_str().expect("a task").to_owned();
+    let mut t = c.get(&id).await;
+    for _ in 0..100 {
+        if t["inputRequests"].as_object().is_some_and(|m| m.len() == 2) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        t = c.get(&id).await;
+    }
+    c.call(
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": {"first": 12345}}),
+        with_ext(),
+    )
+    .await;
+    let mut keys = Vec::new();
+    for _ in 0..100 {
+        let t = c.get(&id).await;
+        keys = t["inputRequests"]
+            .as_object()
+            .expect("map")
+            .keys()
+            .cloned()
+            .collect();
+        if keys.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(keys, ["first-2", "second"], "a key is never reused");
+}

@@ -191,7 +191,8 @@ impl ModernTasks {
     }
 
     /// Hands each answer to the ask waiting under its key; unknown or answered keys are
-    /// ignored (`[D26-139]`). Returns whether nothing is outstanding any more.
+    /// ignored (`[D26-139]`). Returns whether an answer was taken, and whether nothing is
+    /// outstanding any more.
     fn answer(&self, id: &str, responses: &Map<String, Value>) -> (bool, bool) {
         let Ok(mut inputs) = self.inputs.lock() else {
             return (false, false);
