@@ -66,7 +66,7 @@ fn server() -> Server {
         .tool(
             task("two_inputs", TaskSupport::Optional),
             |call| async move {
-                call.cx.start_task().await;
+                call.cx.run_as_task().await;
                 let (a, b) = tokio::join!(
                     call.cx.elicit_as("first", form("name")),
                     call.cx.elicit_as("second", form("city"))
@@ -87,7 +87,7 @@ fn server() -> Server {
                     .elicit_as("user_name", form("name"))
                     .await
                     .map_err(fail)?;
-                assert!(call.cx.start_task().await, "the call runs as a task now");
+                assert!(call.cx.run_as_task().await, "the call runs as a task now");
                 Ok(CallToolResult::text(format!(
                     "Hello, {}!",
                     field(&r, "name")

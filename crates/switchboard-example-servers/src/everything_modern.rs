@@ -192,7 +192,7 @@ fn task_fixtures(b: ServerBuilder) -> ServerBuilder {
         )
         .with_task_support(TaskSupport::Optional),
         |call| async move {
-            call.cx.start_task().await;
+            call.cx.run_as_task().await;
             let filename = call
                 .arguments
                 .get("filename")
@@ -219,7 +219,7 @@ fn task_fixtures(b: ServerBuilder) -> ServerBuilder {
         )
         .with_task_support(TaskSupport::Optional),
         |call| async move {
-            call.cx.start_task().await;
+            call.cx.run_as_task().await;
             let (name, confirm) = tokio::join!(
                 call.cx
                     .elicit_as("name", form("What is your name?", "name")),
@@ -242,7 +242,7 @@ fn task_fixtures(b: ServerBuilder) -> ServerBuilder {
         .with_task_support(TaskSupport::Required),
         |call| async move {
             let name = ask_name(&call.cx, "user_name").await?;
-            call.cx.start_task().await;
+            call.cx.run_as_task().await;
             text(format!("Hello, {name}!"))
         },
     )

@@ -136,7 +136,7 @@ impl Context {
     /// `input_required`. The call also becomes a task, without this, the first time the handler
     /// waits for something else (see the server's `modern::tasks`). In a 2025-era session this
     /// only reports whether the client asked for a task.
-    pub async fn start_task(&self) -> bool {
+    pub async fn run_as_task(&self) -> bool {
         match &self.modern {
             Some(call) => crate::modern::tasks::start_here(call).await,
             None => self.task.is_some(),

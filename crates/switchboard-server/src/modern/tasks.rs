@@ -6,7 +6,7 @@
 //! `execution.taskSupport` is `optional` or `required`, from a request whose own
 //! `clientCapabilities` declare the extension, runs in the foreground like any modern request
 //! and becomes a task the first time its handler waits for something other than client input
-//! (a sleep, IO, [`Context::start_task`](crate::Context::start_task)). A call that finishes
+//! (a sleep, IO, [`Context::run_as_task`](crate::Context::run_as_task)). A call that finishes
 //! at once is answered directly (the spec's immediate-result shortcut), except for a tool that
 //! requires a task, whose result is then kept in a task that is already `completed`. Input the
 //! handler asks for *before* that point is a multi round-trip round (`input_required` result,
@@ -371,7 +371,7 @@ impl Future for YieldOnce {
     }
 }
 
-/// [`Context::start_task`](crate::Context::start_task) for a modern request.
+/// [`Context::run_as_task`](crate::Context::run_as_task) for a modern request.
 pub(crate) async fn start_here(call: &ModernCall) -> bool {
     if call.task.may_start() {
         YieldOnce(false).await;
