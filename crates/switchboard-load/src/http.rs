@@ -3,7 +3,9 @@
 //! answer is read from a JSON body or from the `data:` of an SSE event carrying our id.
 //!
 //! Calls: each connection opens its own session (the default), or all of them share one
-//! (`--one-session`). Sessions: S sessions opened (initialize + initialized, and a call with
+//! (`--one-session`); in the 2026-07-28 era there is no session and no handshake, and every call
+//! POST carries `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` (the body's `_meta` carries
+//! the same version). Sessions: S sessions opened (initialize + initialized, and a call with
 //! `--call`) over the K connections, then all deleted; the server's RSS is read before, between
 //! and after. Churn: S sessions opened at a steady rate and abandoned (never deleted), the
 //! server's RSS read at intervals: the server must reap them.
@@ -14,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anyhow::{Context as _, anyhow, bail};
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, HOST};
-use http::{HeaderValue, Method, Request, Response, StatusCode, Uri};
+use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Incoming as Body;
 use hyper::client::conn::http1::SendRequest;
@@ -24,11 +26,13 @@ use tokio::time::{Instant, timeout_at};
 
 use crate::procfs;
 use crate::report::{Counts, Percentiles, Report};
-use crate::wire::{self, CallTemplate, INIT_ID, Incoming, Outcome, SseScanner};
+use crate::wire::{self, CallTemplate, Era, INIT_ID, Incoming, Outcome, SseScanner};
 use crate::{CallPlan, SessionPlan, Target};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
+const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
+const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 /// The largest body read while looking for an answer.
 const MAX_BODY: usize = 64 << 20;
 
@@ -57,10 +61,31 @@ impl Endpoint {
 }
 
 /// A session: its id (if the server gave one) and the negotiated revision, ready as headers.
+/// In the 2026-07-28 era, the stand-in for a session: no id, the revision of every request, and
+/// the headers that mirror the call's body.
 #[derive(Debug, Clone)]
 struct Session {
     id: Option<HeaderValue>,
     version: HeaderValue,
+    /// Headers sent on every POST (only the modern stand-in has any; it sends nothing but calls).
+    mirrored: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl Session {
+    /// The stand-in for the calls of `template`, a modern template: `MCP-Protocol-Version`,
+    /// `Mcp-Method: tools/call` and `Mcp-Name: <tool>` on every POST, no session id.
+    fn modern(template: &CallTemplate) -> anyhow::Result<Self> {
+        let name = HeaderValue::from_str(&template.name_header())
+            .context("the tool name cannot be sent as an Mcp-Name header")?;
+        Ok(Self {
+            id: None,
+            version: HeaderValue::from_static(wire::MODERN_VERSION),
+            mirrored: vec![
+                (METHOD_HEADER, HeaderValue::from_static(wire::TOOLS_CALL)),
+                (NAME_HEADER, name),
+            ],
+        })
+    }
 }
 
 /// One keep-alive connection.
@@ -108,6 +133,9 @@ impl Conn {
                 req = req.header(SESSION_HEADER, id.clone());
             }
             req = req.header(VERSION_HEADER, s.version.clone());
+            for (name, value) in &s.mirrored {
+                req = req.header(name, value.clone());
+            }
         }
         self.send.ready().await?;
         Ok(self.send.send_request(req.body(Full::new(body))?).await?)
@@ -139,6 +167,7 @@ impl Conn {
         let session = Session {
             id,
             version: HeaderValue::from_str(&version)?,
+            mirrored: Vec::new(),
         };
         let resp = self
             .send(
@@ -377,9 +406,16 @@ pub(crate) async fn run_calls(plan: &CallPlan, deadline: Instant) -> anyhow::Res
     };
     let ep = Arc::new(Endpoint::parse(url)?);
     let mut conns = connect_all(&ep, plan.k, deadline).await?;
+    let era = plan.template.era();
+    let modern = match era {
+        Era::Modern => Some(Arc::new(Session::modern(&plan.template)?)),
+        Era::Handshake => None,
+    };
     let mut sessions = Vec::with_capacity(plan.k);
     for (i, conn) in conns.iter_mut().enumerate() {
-        if plan.one_session && i > 0 {
+        if let Some(m) = &modern {
+            sessions.push(m.clone());
+        } else if plan.one_session && i > 0 {
             let first: &Arc<Session> = &sessions[0];
             sessions.push(first.clone());
         } else {
@@ -389,7 +425,9 @@ pub(crate) async fn run_calls(plan: &CallPlan, deadline: Instant) -> anyhow::Res
             sessions.push(Arc::new(s));
         }
     }
-    let opened: Vec<Arc<Session>> = if plan.one_session {
+    let opened: Vec<Arc<Session>> = if modern.is_some() {
+        Vec::new()
+    } else if plan.one_session {
         sessions[..1].to_vec()
     } else {
         sessions.clone()
@@ -400,11 +438,12 @@ pub(crate) async fn run_calls(plan: &CallPlan, deadline: Instant) -> anyhow::Res
     let mut report = Report {
         mode: "calls",
         transport: "http",
+        protocol: era.version(),
         target: url.clone(),
         warmup: Some(plan.warmup),
         in_flight: Some(plan.k as u64),
         one_session: plan.one_session,
-        sessions: Some(opened.len() as u64),
+        sessions: modern.is_none().then_some(opened.len() as u64),
         pid: plan.pid,
         ..Report::default()
     };
@@ -503,6 +542,7 @@ pub(crate) async fn run_sessions(plan: &SessionPlan, deadline: Instant) -> anyho
     let mut report = Report {
         mode: "sessions",
         transport: "http",
+        protocol: wire::PROTOCOL_VERSION,
         target: url.to_owned(),
         in_flight: Some(k as u64),
         pid,
@@ -614,6 +654,7 @@ pub(crate) async fn run_churn(plan: &SessionPlan, deadline: Instant) -> anyhow::
     let mut report = Report {
         mode: "churn",
         transport: "http",
+        protocol: wire::PROTOCOL_VERSION,
         target: plan.url.clone(),
         in_flight: Some(plan.k as u64),
         warmup: Some(plan.warmup),

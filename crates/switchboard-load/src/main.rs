@@ -25,7 +25,7 @@ use clap::{ArgGroup, Parser, ValueEnum};
 use tokio::time::{Duration, Instant};
 
 use crate::report::Report;
-use crate::wire::CallTemplate;
+use crate::wire::{CallTemplate, Era};
 
 /// Load an MCP server with `tools/call` (raw JSON-RPC over stdio or Streamable HTTP) and report
 /// calls/s, latency percentiles, server CPU per call and peak RSS; or measure memory per
@@ -71,6 +71,13 @@ struct Cli {
     /// Hard bound on the run; measuring stops here (cleanup takes at most a few seconds more).
     #[arg(long, value_name = "T", default_value_t = 60.0)]
     max_seconds: f64,
+    /// The protocol revision to speak. 2025-11-25: `initialize` and `notifications/initialized`
+    /// first (a session per connection over HTTP). 2026-07-28: no handshake and no session;
+    /// every call carries the revision and empty client capabilities in `params._meta`, and over
+    /// HTTP the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers (calls mode only).
+    #[arg(long, value_name = "VERSION", default_value = wire::PROTOCOL_VERSION,
+          value_parser = [wire::PROTOCOL_VERSION, wire::MODERN_VERSION])]
+    protocol: String,
     /// The tool to call.
     #[arg(long, default_value = "add")]
     tool: String,
@@ -241,6 +248,20 @@ async fn run(cli: &Cli, deadline: Instant) -> anyhow::Result<Report> {
         (None, Some(url)) => Target::Http(url.clone()),
         _ => bail!("give exactly one of --stdio CMD or --url URL"),
     };
+    let era =
+        Era::of_version(&cli.protocol).context("--protocol: not a revision this tool speaks")?;
+    if era == Era::Modern && cli.mode != Mode::Calls {
+        bail!(
+            "--protocol {}: only --mode calls (the other modes measure sessions or the initialize handshake)",
+            cli.protocol
+        );
+    }
+    if era == Era::Modern && cli.one_session {
+        bail!(
+            "--one-session: the {} revision has no sessions",
+            cli.protocol
+        );
+    }
     match cli.mode {
         Mode::Calls => {
             let n = cli.n.unwrap_or(10_000);
@@ -257,7 +278,7 @@ async fn run(cli: &Cli, deadline: Instant) -> anyhow::Result<Report> {
                 bail!("--arguments must be a JSON object");
             }
             let plan = CallPlan {
-                template: CallTemplate::new(&cli.tool, &arguments),
+                template: CallTemplate::new(&cli.tool, &arguments, era),
                 target,
                 n,
                 warmup,
@@ -284,7 +305,7 @@ async fn run(cli: &Cli, deadline: Instant) -> anyhow::Result<Report> {
             let call = if cli.call {
                 let arguments: serde_json::Value =
                     serde_json::from_str(&cli.arguments).context("--arguments is not JSON")?;
-                Some(CallTemplate::new(&cli.tool, &arguments))
+                Some(CallTemplate::new(&cli.tool, &arguments, era))
             } else {
                 None
             };

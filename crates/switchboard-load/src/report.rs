@@ -16,6 +16,8 @@ pub(crate) struct Counts {
     pub(crate) tool: u64,
     /// JSON-RPC error responses.
     pub(crate) rpc: u64,
+    /// Results asking for client input (2026-07-28 `input_required`): no answer to the call.
+    pub(crate) input: u64,
     /// Calls without a usable answer.
     pub(crate) transport: u64,
 }
@@ -27,6 +29,7 @@ impl Counts {
             Outcome::Ok => self.ok += 1,
             Outcome::ToolError => self.tool += 1,
             Outcome::RpcError => self.rpc += 1,
+            Outcome::InputRequired => self.input += 1,
         }
     }
 
@@ -35,6 +38,7 @@ impl Counts {
         self.ok += other.ok;
         self.tool += other.tool;
         self.rpc += other.rpc;
+        self.input += other.input;
         self.transport += other.transport;
     }
 
@@ -45,7 +49,7 @@ impl Counts {
 
     /// Every call that did not end in a plain result.
     pub(crate) fn errors(&self) -> u64 {
-        self.tool + self.rpc + self.transport
+        self.tool + self.rpc + self.input + self.transport
     }
 }
 
@@ -100,6 +104,8 @@ pub(crate) fn median_p90(values: &mut [f64]) -> Option<(f64, f64)> {
 pub(crate) struct Report {
     pub(crate) mode: &'static str,
     pub(crate) transport: &'static str,
+    /// The protocol revision the run spoke.
+    pub(crate) protocol: &'static str,
     pub(crate) target: String,
     pub(crate) warmup: Option<u64>,
     pub(crate) in_flight: Option<u64>,
@@ -233,6 +239,7 @@ impl Report {
         let mut out = json!({
             "mode": self.mode,
             "transport": self.transport,
+            "protocol": self.protocol,
             "target": self.target,
             "calls": (self.mode == "calls").then_some(self.counts.calls()),
             "in_flight": self.in_flight,
@@ -250,6 +257,7 @@ impl Report {
             "errors_rpc": self.counts.rpc,
             "errors_tool": self.counts.tool,
             "errors_transport": self.counts.transport,
+            "errors_input_required": self.counts.input,
             "pid": self.pid,
             "cpu_us_per_call": (self.mode == "calls").then(|| self.cpu_us_per_unit()).flatten(),
             "cpu_us_per_session": (self.mode == "sessions").then(|| self.cpu_us_per_unit()).flatten(),
@@ -286,8 +294,8 @@ impl Report {
     /// The readable block.
     pub(crate) fn to_text(&self) -> String {
         let mut out = format!(
-            "switchboard-load: {} over {} ({})\n",
-            self.mode, self.transport, self.target
+            "switchboard-load: {} over {}, protocol {} ({})\n",
+            self.mode, self.transport, self.protocol, self.target
         );
         let mut line = |k: &str, v: String| out.push_str(&format!("  {k:<11} {v}\n"));
         let secs = self.seconds.map_or("-".into(), |s| format!("{s:.3} s"));
@@ -397,10 +405,11 @@ impl Report {
         line(
             "errors",
             format!(
-                "{} (json-rpc {}, isError {}, transport {})",
+                "{} (json-rpc {}, isError {}, input_required {}, transport {})",
                 c.errors(),
                 c.rpc,
                 c.tool,
+                c.input,
                 c.transport
             ),
         );
@@ -502,6 +511,7 @@ mod tests {
         for k in [
             "mode",
             "transport",
+            "protocol",
             "calls",
             "in_flight",
             "seconds",

@@ -1,7 +1,8 @@
 //! The stdio side: a server spawned as `sh -c "exec CMD"` in its own process group, spoken to in
 //! newline-delimited frames.
 //!
-//! Calls: this task writes request frames, K in flight (a semaphore holds the window), and a
+//! Calls: after the handshake (none in the 2026-07-28 era, whose first call decides the era of
+//! the connection), this task writes request frames, K in flight (a semaphore holds the window), and a
 //! reader task matches answers to send times by id (ids are dense, so the send times are a
 //! vector, not a map). Server requests are answered (`ping` with `{}`), notifications skipped.
 //! Every process spawned is registered until it is reaped, so that an interrupted run can still
@@ -20,7 +21,7 @@ use tokio::time::{Duration, Instant, timeout_at};
 
 use crate::procfs;
 use crate::report::{Counts, Percentiles, Report, median_p90};
-use crate::wire::{self, INIT_ID, Incoming};
+use crate::wire::{self, Era, INIT_ID, Incoming};
 use crate::{CallPlan, Target};
 
 /// The longest line accepted from the server.
@@ -198,7 +199,12 @@ pub(crate) async fn run_calls(plan: &CallPlan, deadline: Instant) -> anyhow::Res
     };
     let mut server = Server::spawn(cmd)?;
     let pid = plan.pid.unwrap_or(server.pid);
+    let era = plan.template.era();
     let ready = timeout_at(deadline, async {
+        // A modern run has no handshake: its first call decides the era of the connection.
+        if era == Era::Modern {
+            return Ok(());
+        }
         server.initialize().await?;
         server.initialized().await
     })
@@ -206,6 +212,7 @@ pub(crate) async fn run_calls(plan: &CallPlan, deadline: Instant) -> anyhow::Res
     let mut report = Report {
         mode: "calls",
         transport: "stdio",
+        protocol: era.version(),
         target: cmd.clone(),
         warmup: Some(plan.warmup),
         in_flight: Some(plan.k as u64),
@@ -441,6 +448,7 @@ pub(crate) async fn run_cold_start(
     let mut report = Report {
         mode: "cold-start",
         transport: "stdio",
+        protocol: wire::PROTOCOL_VERSION,
         target: cmd.to_owned(),
         ..Report::default()
     };

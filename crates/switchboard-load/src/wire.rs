@@ -11,6 +11,47 @@ use serde_json::value::RawValue;
 /// The protocol revision offered in `initialize`.
 pub(crate) const PROTOCOL_VERSION: &str = "2025-11-25";
 
+/// The stateless revision: no `initialize`, the version and the client's capabilities in the
+/// `_meta` of every request, and (over HTTP) the method and the tool name mirrored in headers.
+pub(crate) const MODERN_VERSION: &str = "2026-07-28";
+
+/// The method every measured request calls.
+pub(crate) const TOOLS_CALL: &str = "tools/call";
+
+/// The `_meta` key of the revision a request speaks.
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// The `_meta` key of the client capabilities a request declares.
+const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// The protocol era a run speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Era {
+    /// 2025-11-25: `initialize` and `notifications/initialized` first, sessions over HTTP.
+    Handshake,
+    /// 2026-07-28: every request stands alone, with the per-request `_meta` envelope.
+    Modern,
+}
+
+impl Era {
+    /// The era of a protocol revision this tool speaks, if it is one.
+    pub(crate) fn of_version(version: &str) -> Option<Self> {
+        match version {
+            PROTOCOL_VERSION => Some(Self::Handshake),
+            MODERN_VERSION => Some(Self::Modern),
+            _ => None,
+        }
+    }
+
+    /// The revision's name.
+    pub(crate) fn version(self) -> &'static str {
+        match self {
+            Self::Handshake => PROTOCOL_VERSION,
+            Self::Modern => MODERN_VERSION,
+        }
+    }
+}
+
 /// The id of the `initialize` request; calls count up from 1.
 pub(crate) const INIT_ID: u64 = 0;
 
@@ -30,16 +71,38 @@ pub(crate) fn initialize_frame() -> String {
 pub(crate) struct CallTemplate {
     prefix: Vec<u8>,
     suffix: Vec<u8>,
+    era: Era,
+    tool: String,
 }
 
 impl CallTemplate {
-    /// The template for calling `tool` with `arguments` (a JSON object).
-    pub(crate) fn new(tool: &str, arguments: &serde_json::Value) -> Self {
-        let params = serde_json::json!({"name": tool, "arguments": arguments});
+    /// The template for calling `tool` with `arguments` (a JSON object) in `era`: a modern
+    /// request carries the envelope in `params._meta`, with no optional client capability.
+    pub(crate) fn new(tool: &str, arguments: &serde_json::Value, era: Era) -> Self {
+        let mut params = serde_json::json!({"name": tool, "arguments": arguments});
+        if era == Era::Modern {
+            params["_meta"] = serde_json::json!({
+                META_PROTOCOL_VERSION: MODERN_VERSION,
+                META_CLIENT_CAPABILITIES: {},
+            });
+        }
         Self {
             prefix: br#"{"jsonrpc":"2.0","id":"#.to_vec(),
-            suffix: format!(r#","method":"tools/call","params":{params}}}"#).into_bytes(),
+            suffix: format!(r#","method":"{TOOLS_CALL}","params":{params}}}"#).into_bytes(),
+            era,
+            tool: tool.to_owned(),
         }
+    }
+
+    /// The era the frames speak.
+    pub(crate) fn era(&self) -> Era {
+        self.era
+    }
+
+    /// The `Mcp-Name` header value of these calls: the tool name as it is, or in the
+    /// `=?base64?…?=` form when the name cannot travel as a plain header value.
+    pub(crate) fn name_header(&self) -> String {
+        mcp_header_value(&self.tool)
     }
 
     /// Appends the frame for request `id` to `out` (no trailing newline).
@@ -55,6 +118,43 @@ impl CallTemplate {
         self.write(id, &mut out);
         out
     }
+}
+
+/// A string as an `Mcp-Name` (or `Mcp-Param-*`) header value: as it is when it is printable
+/// ASCII without surrounding spaces, otherwise (or when it already looks like the wrapper)
+/// `=?base64?<Base64 of its UTF-8>?=`.
+pub(crate) fn mcp_header_value(s: &str) -> String {
+    let wrapped = s.starts_with("=?base64?") && s.ends_with("?=");
+    let plain = !s.is_empty()
+        && s.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && !s.starts_with(' ')
+        && !s.ends_with(' ')
+        && !wrapped;
+    if plain {
+        s.to_owned()
+    } else {
+        format!("=?base64?{}?=", base64(s.as_bytes()))
+    }
+}
+
+/// Standard Base64 with padding.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// Appends the decimal digits of `n`.
@@ -81,6 +181,9 @@ pub(crate) enum Outcome {
     ToolError,
     /// A JSON-RPC error object.
     RpcError,
+    /// A 2026-07-28 result asking for client input (`"resultType": "input_required"`): the
+    /// tool did not answer.
+    InputRequired,
 }
 
 /// One incoming frame, classified by structure.
@@ -125,11 +228,7 @@ pub(crate) fn classify(frame: &[u8]) -> Incoming<'_> {
     let outcome = if env.contains_key("error") {
         Outcome::RpcError
     } else if let Some(result) = env.get("result") {
-        if is_error_result(result) {
-            Outcome::ToolError
-        } else {
-            Outcome::Ok
-        }
+        result_outcome(result)
     } else {
         return Incoming::Other;
     };
@@ -139,12 +238,21 @@ pub(crate) fn classify(frame: &[u8]) -> Incoming<'_> {
     }
 }
 
-/// Whether a result object carries `"isError": true`.
-fn is_error_result(result: &RawValue) -> bool {
-    serde_json::from_str::<Envelope<'_>>(result.get())
-        .ok()
-        .and_then(|r| r.get("isError").map(|v| v.get() == "true"))
-        .unwrap_or(false)
+/// How a result object ended: `"resultType": "input_required"` asks for input, `"isError":
+/// true` is a tool error, anything else (a missing `resultType` too) is a plain result.
+fn result_outcome(result: &RawValue) -> Outcome {
+    let Ok(r) = serde_json::from_str::<Envelope<'_>>(result.get()) else {
+        return Outcome::Ok;
+    };
+    if r.get("resultType")
+        .is_some_and(|v| v.get() == r#""input_required""#)
+    {
+        Outcome::InputRequired
+    } else if r.get("isError").is_some_and(|v| v.get() == "true") {
+        Outcome::ToolError
+    } else {
+        Outcome::Ok
+    }
 }
 
 /// The answer to a server's request: `{}` for `ping`, method-not-found for anything else (so
@@ -237,7 +345,7 @@ mod tests {
 
     #[test]
     fn call_frames_differ_only_in_the_id() {
-        let t = CallTemplate::new("add", &serde_json::json!({"a": 1, "b": 2}));
+        let t = CallTemplate::new("add", &serde_json::json!({"a": 1, "b": 2}), Era::Handshake);
         assert_eq!(
             String::from_utf8(t.frame(0)).unwrap(),
             r#"{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#
@@ -246,6 +354,55 @@ mod tests {
         assert!(f.contains(r#""id":18446744073709551615,"#));
         let v: serde_json::Value = serde_json::from_str(&initialize_frame()).unwrap();
         assert_eq!(v["params"]["protocolVersion"], PROTOCOL_VERSION);
+    }
+
+    #[test]
+    fn modern_frames_carry_the_envelope_in_meta() {
+        let t = CallTemplate::new("add", &serde_json::json!({"a": 1, "b": 2}), Era::Modern);
+        assert_eq!(t.era(), Era::Modern);
+        assert_eq!(
+            String::from_utf8(t.frame(5)).unwrap(),
+            concat!(
+                r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"#,
+                r#""name":"add","arguments":{"a":1,"b":2},"_meta":{"#,
+                r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+                r#""io.modelcontextprotocol/clientCapabilities":{}}}}"#
+            )
+        );
+        let v: serde_json::Value = serde_json::from_slice(&t.frame(6)).unwrap();
+        assert_eq!(v["id"], 6);
+        assert_eq!(v["method"], TOOLS_CALL);
+        let meta = &v["params"]["_meta"];
+        assert_eq!(meta[META_PROTOCOL_VERSION], MODERN_VERSION);
+        assert_eq!(meta[META_CLIENT_CAPABILITIES], serde_json::json!({}));
+        assert_eq!(meta.as_object().unwrap().len(), 2);
+        assert_eq!(t.name_header(), "add");
+        // A handshake-era frame has no `_meta` at all.
+        let old = CallTemplate::new("add", &serde_json::json!({}), Era::Handshake);
+        let v: serde_json::Value = serde_json::from_slice(&old.frame(1)).unwrap();
+        assert!(v["params"].get("_meta").is_none());
+        assert_eq!(Era::of_version("2026-07-28"), Some(Era::Modern));
+        assert_eq!(Era::of_version("2025-11-25"), Some(Era::Handshake));
+        assert_eq!(Era::of_version("2025-06-18"), None);
+        assert_eq!(Era::Modern.version(), MODERN_VERSION);
+    }
+
+    #[test]
+    fn name_headers_are_wrapped_when_they_must_be() {
+        assert_eq!(mcp_header_value("get_weather"), "get_weather");
+        assert_eq!(mcp_header_value("a b"), "a b");
+        assert_eq!(mcp_header_value(" add"), "=?base64?IGFkZA==?=");
+        assert_eq!(mcp_header_value("héllo"), "=?base64?aMOpbGxv?=");
+        assert_eq!(
+            mcp_header_value("=?base64?x?="),
+            "=?base64?PT9iYXNlNjQ/eD89?="
+        );
+        assert_eq!(mcp_header_value("tab\there"), "=?base64?dGFiCWhlcmU=?=");
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foob"), "Zm9vYg==");
     }
 
     #[test]
@@ -259,6 +416,14 @@ mod tests {
         assert_eq!(classify(tool), some(Some(8), Outcome::ToolError));
         assert_eq!(classify(rpc), some(Some(9), Outcome::RpcError));
         assert_eq!(classify(named), some(None, Outcome::Ok));
+        let complete =
+            br#"{"jsonrpc":"2.0","id":10,"result":{"content":[],"resultType":"complete"}}"#;
+        let input = br#"{"jsonrpc":"2.0","id":11,"result":{"resultType":"input_required","inputRequests":{}}}"#;
+        let both =
+            br#"{"jsonrpc":"2.0","id":12,"result":{"isError":true,"resultType":"complete"}}"#;
+        assert_eq!(classify(complete), some(Some(10), Outcome::Ok));
+        assert_eq!(classify(input), some(Some(11), Outcome::InputRequired));
+        assert_eq!(classify(both), some(Some(12), Outcome::ToolError));
         let ping = br#"{"jsonrpc":"2.0","id":"p1","method":"ping"}"#;
         assert_eq!(
             classify(ping),

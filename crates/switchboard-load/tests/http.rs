@@ -1,6 +1,7 @@
 //! The load tool over Streamable HTTP, run as a program against a minimal hyper server in this
 //! test (127.0.0.1, an ephemeral port) that answers either JSON bodies or SSE streams, keeps
-//! sessions by `Mcp-Session-Id`, and checks the headers every request must carry.
+//! sessions by `Mcp-Session-Id`, and checks the headers every request must carry; it also
+//! answers stateless 2026-07-28 calls (no session, the envelope in `_meta` mirrored by headers).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -31,6 +32,10 @@ struct State {
     refused: AtomicU64,
     /// Live sessions allowed (0: no bound); past it, initialize is answered 503.
     max_sessions: usize,
+    /// 2026-07-28 calls answered.
+    modern: AtomicU64,
+    /// 2026-07-28: every call with an even id gets an `input_required` result.
+    input_required: bool,
 }
 
 /// Serves on an ephemeral port until the test ends; returns the URL and the state.
@@ -108,6 +113,32 @@ async fn handle(
     let body = body.collect().await.unwrap().to_bytes();
     let msg: Value = serde_json::from_slice(&body).unwrap();
     let mut new_session = None;
+    if header("mcp-protocol-version").as_deref() == Some("2026-07-28") {
+        let meta = &msg["params"]["_meta"];
+        let well_formed = session.is_none()
+            && msg["method"] == "tools/call"
+            && header("mcp-method").as_deref() == Some("tools/call")
+            && header("mcp-name").as_deref() == msg["params"]["name"].as_str()
+            && meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+            && meta["io.modelcontextprotocol/clientCapabilities"] == json!({});
+        if !well_formed {
+            st.refused.fetch_add(1, Ordering::Relaxed);
+            return Ok(status(StatusCode::BAD_REQUEST));
+        }
+        st.modern.fetch_add(1, Ordering::Relaxed);
+        let result = if st.input_required && msg["id"].as_u64().unwrap() % 2 == 0 {
+            json!({"resultType": "input_required", "inputRequests": {}})
+        } else {
+            let a = &msg["params"]["arguments"];
+            let sum = a["a"].as_i64().unwrap() + a["b"].as_i64().unwrap();
+            json!({"content": [{"type": "text", "text": sum.to_string()}], "resultType": "complete"})
+        };
+        let answer = json!({"jsonrpc": "2.0", "id": msg["id"], "result": result}).to_string();
+        let mut resp = Response::new(Full::new(Bytes::from(answer)));
+        resp.headers_mut()
+            .insert("content-type", "application/json".parse().unwrap());
+        return Ok(resp);
+    }
     let result = match msg["method"].as_str() {
         Some("initialize") => {
             if st.max_sessions > 0 && st.live.lock().unwrap().len() >= st.max_sessions {
@@ -433,4 +464,69 @@ async fn churn_abandons_sessions_at_its_rate_and_counts_refusals() {
         0,
         "abandoned, never deleted"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stateless_2026_calls_carry_the_envelope_and_the_headers() {
+    let (url, st) = serve(false).await;
+    let (code, r, err) = load(&[
+        "--url",
+        &url,
+        "--protocol",
+        "2026-07-28",
+        "-n",
+        "200",
+        "--warmup",
+        "10",
+        "-k",
+        "4",
+        "--json",
+    ])
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["protocol"], "2026-07-28", "{r}");
+    assert_eq!(r["calls"], 200, "{r}");
+    assert_eq!(r["errors"], 0, "{r}");
+    assert_eq!(
+        r["sessions"],
+        Value::Null,
+        "no sessions in this revision: {r}"
+    );
+    assert_eq!(st.modern.load(Ordering::Relaxed), 210);
+    assert_eq!(st.opened.load(Ordering::Relaxed), 0, "no initialize");
+    assert_eq!(st.deleted.load(Ordering::Relaxed), 0, "no DELETE");
+    assert_eq!(st.refused.load(Ordering::Relaxed), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_required_results_count_as_errors() {
+    let (url, st) = serve_with(State {
+        input_required: true,
+        ..State::default()
+    })
+    .await;
+    let (code, r, err) = load(&[
+        "--url",
+        &url,
+        "--protocol",
+        "2026-07-28",
+        "-n",
+        "100",
+        "--warmup",
+        "0",
+        "--json",
+    ])
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["calls"], 100, "{r}");
+    assert_eq!(r["errors_input_required"], 50, "{r}");
+    assert_eq!(r["errors"], 50, "{r}");
+    assert_eq!(st.refused.load(Ordering::Relaxed), 0);
+    // The modes that need sessions or the handshake refuse the stateless revision.
+    for args in [&["--mode", "sessions"][..], &["--one-session"][..]] {
+        let mut all = vec!["--url", &url, "--protocol", "2026-07-28", "--json"];
+        all.extend_from_slice(args);
+        let (code, _, err) = load(&all).await;
+        assert_eq!(code, 2, "{args:?}: {err}");
+    }
 }

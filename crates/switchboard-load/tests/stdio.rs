@@ -230,6 +230,39 @@ fn cold_start_repeats_spawn_to_initialize() {
 }
 
 #[test]
+fn stateless_2026_calls_skip_the_handshake_and_carry_the_envelope() {
+    let (code, r, err) = load(&[
+        "--stdio",
+        &fixture("--modern"),
+        "--protocol",
+        "2026-07-28",
+        "-n",
+        "200",
+        "-k",
+        "8",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["protocol"], "2026-07-28", "{r}");
+    assert_eq!(r["calls"], 200, "{r}");
+    assert_eq!(r["errors"], 0, "{r}");
+    // The same server refuses the 2025 handshake, which the default protocol starts with.
+    let (code, _, err) = load(&["--stdio", &fixture("--modern"), "-n", "10", "--json"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("initialize failed"), "{err}");
+    // Cold start measures the handshake, which this revision does not have.
+    let (code, _, err) = load(&[
+        "--stdio",
+        &fixture(""),
+        "--protocol",
+        "2026-07-28",
+        "--mode",
+        "cold-start",
+    ]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
 fn the_readable_block() {
     let out = Command::new(LOAD)
         .args(["--stdio", &fixture(""), "-n", "20"])
