@@ -7,7 +7,10 @@ order rotates from round to round; the table shows the median over rounds. HTTP 
 started fresh for every round and server mode, all peers of a mode side by side (idle ones cost
 nothing measurable), and stopped by their pid. A peer that cannot start, or a run that cannot
 set up, fails the whole script; a run with errors or that hit --max-seconds is flagged (and fails
-the script in smoke mode).
+the script in smoke mode). The 2026-07-28 rows speak the stateless revision (`switchboard-load
+--protocol 2026-07-28`: no initialize, the envelope in every request's `_meta`); a peer whose SDK
+is not installed has its rows marked "not installed" and fails the script after the tables, in
+every mode; a peer documented as not supporting the revision is only noted.
 """
 
 from __future__ import annotations
@@ -43,12 +46,38 @@ class Peer:
     # calls scale (slow SDKs get fewer calls so that every run takes a comparable time)
     scale: float = 1.0
     note: dict[str, str] = field(default_factory=dict)
+    # 2026-07-28 (stateless) servers: "stdio" -> a command, "http" -> an argv; None when the peer
+    # does not support the revision (`unsupported` says why) or is not installed (`missing`).
+    modern: dict[str, str | list[str] | None] = field(default_factory=dict)
+    unsupported: str = ""
+    missing: str = ""
+
+
+MODERN = "2026-07-28"
+
+
+def ts_v2_missing(a: argparse.Namespace) -> str:
+    """Why the TypeScript SDK v2 peer cannot run ("" when it can)."""
+    pkg = Path(a.ts_v2_modules) / "@modelcontextprotocol/server/package.json"
+    if not pkg.is_file():
+        return f"@modelcontextprotocol/server is not installed in {pkg.parent.parent.parent}; run scripts/install-peers.sh"
+    return ""
+
+
+def ts_v2_version(a: argparse.Namespace) -> str:
+    try:
+        pkg = Path(a.ts_v2_modules) / "@modelcontextprotocol/server/package.json"
+        return json.loads(pkg.read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        return "not installed"
 
 
 def peers(a: argparse.Namespace) -> list[Peer]:
     sb, pb = a.switchboard, Path(a.peers_bin)
     node, py = a.node, a.python
     ts, pys = str(HERE / "peers/ts/add-server.mjs"), str(HERE / "peers/py/add_server.py")
+    ts2 = str(HERE / "peers/ts/add-server-v2.mjs")
+    ts2_missing = ts_v2_missing(a)
     sb_help = subprocess.run([sb, "serve", "--help"], capture_output=True, text=True).stdout
     sb_stateless = "--stateless" in sb_help
     sb_http = [sb, "serve", "--example", "add", "--http", "{addr}"]
@@ -66,6 +95,8 @@ def peers(a: argparse.Namespace) -> list[Peer]:
                 "json": sb_http + ["--json-response"],
             },
             note={"stateless": "" if sb_stateless else "`switchboard serve` has no --stateless yet"},
+            # One binary for both eras: the first request decides on stdio, the header on HTTP.
+            modern={"stdio": f"{sb} serve --example add --stdio", "http": sb_http},
         ),
         Peer(
             "switchboard (--threads 1)",
@@ -85,6 +116,7 @@ def peers(a: argparse.Namespace) -> list[Peer]:
                 "json": rmcp_http + ["--stateless", "--json-response"],
             },
             note={"json": "stateless: rmcp answers in JSON only without sessions"},
+            modern={"stdio": f"{pb / 'rmcp-add'} --stdio", "http": rmcp_http},
         ),
         Peer("rmcp (stdio() as documented)", stdio=f"{pb / 'rmcp-add'} --stdio --tokio-stdio", scale=0.25),
         Peer(
@@ -98,6 +130,15 @@ def peers(a: argparse.Namespace) -> list[Peer]:
             scale=0.25,
         ),
         Peer(
+            "typescript-sdk v2",
+            scale=0.25,
+            modern={
+                "stdio": None if ts2_missing else f"{node} {ts2} --stdio",
+                "http": None if ts2_missing else [node, ts2, "--http", "{addr}"],
+            },
+            missing=ts2_missing,
+        ),
+        Peer(
             "python-sdk",
             stdio=f"{py} {pys} --stdio",
             http={
@@ -106,9 +147,21 @@ def peers(a: argparse.Namespace) -> list[Peer]:
                 "json": py_http + ["--json-response"],
             },
             scale=0.05,
+            # The default app: a 2026-07-28 MCP-Protocol-Version header routes to its modern entry.
+            modern={"stdio": f"{py} {pys} --stdio", "http": py_http},
         ),
-        Peer("serde-add (limit)", stdio=str(pb / "serde-add")),
-        Peer("echo (pipe limit)", stdio=str(pb / "echo")),
+        Peer(
+            "serde-add (limit)",
+            stdio=str(pb / "serde-add"),
+            modern={"stdio": str(pb / "serde-add")},
+            note={"modern": "reads no envelope"},
+        ),
+        Peer(
+            "echo (pipe limit)",
+            stdio=str(pb / "echo"),
+            modern={"stdio": str(pb / "echo")},
+            note={"modern": "reads no envelope"},
+        ),
         Peer(
             "hyper-add (limit)",
             http={
@@ -116,6 +169,8 @@ def peers(a: argparse.Namespace) -> list[Peer]:
                 "stateless": hy_http + ["--stateless"],
                 "json": hy_http,
             },
+            modern={"http": hy_http + ["--stateless"]},
+            note={"modern": "--stateless, reads no envelope or header"},
         ),
     ]
 
@@ -129,7 +184,23 @@ ROWS = [
     ("HTTP stateful (SSE), K=32 on one session", "http", "stateful", 32, True),
     ("HTTP stateless, K=32", "http", "stateless", 32, False),
     ("HTTP JSON responses, K=32 sessions", "http", "json", 32, False),
+    (f"stdio {MODERN} (stateless), K=1", "stdio", "modern", 1, False),
+    (f"stdio {MODERN} (stateless), K=32", "stdio", "modern", 32, False),
+    (f"HTTP {MODERN} (stateless), K=1", "http", "modern", 1, False),
+    (f"HTTP {MODERN} (stateless), K=32", "http", "modern", 32, False),
 ]
+
+
+def stdio_cmd(p: Peer, mode: str | None) -> str | None:
+    return p.modern.get("stdio") if mode == "modern" else p.stdio  # type: ignore[return-value]
+
+
+def http_argv(p: Peer, smode: str) -> list[str] | None:
+    return p.modern.get("http") if smode == "modern" else p.http.get(smode)  # type: ignore[return-value]
+
+
+def protocol_args(mode: str | None) -> list[str]:
+    return ["--protocol", MODERN] if mode == "modern" else []
 
 
 def load(a: argparse.Namespace, args: list[str], max_seconds: float) -> dict:
@@ -220,30 +291,31 @@ def run_calls(a: argparse.Namespace, ps: list[Peer], logdir: Path, problems: lis
             if transport != "stdio":
                 continue
             for p in order:
-                if not p.stdio:
+                cmd = stdio_cmd(p, mode)
+                if not cmd:
                     continue
                 n = max(a.min_calls, int(a.calls * p.scale))
-                r = load(a, ["--stdio", p.stdio, "-n", str(n), "-k", str(k)], a.max_seconds)
+                r = load(a, ["--stdio", cmd, "-n", str(n), "-k", str(k), *protocol_args(mode)], a.max_seconds)
                 check(r, f"{label} / {p.name}", problems)
                 results[label].setdefault(p.name, []).append(r)
                 print(f"   {label:<42} {p.name:<30} {r['calls_per_sec'] or 0:>10.0f} calls/s", file=sys.stderr, flush=True)
         # HTTP rows, grouped by server mode: fresh servers for every round and mode.
-        for smode in ("stateful", "stateless", "json"):
+        for smode in ("stateful", "stateless", "json", "modern"):
             servers: dict[str, Server] = {}
             try:
                 for p in order:
-                    argv = p.http.get(smode)
+                    argv = http_argv(p, smode)
                     if argv:
                         servers[p.name] = Server(p.name, argv, logdir, a.start_timeout)
                 for label, transport, mode, k, one in ROWS:
-                    if mode != smode:
+                    if transport != "http" or mode != smode:
                         continue
                     for p in order:
                         s = servers.get(p.name)
                         if s is None:
                             continue
                         n = max(a.min_calls, int(a.http_calls * p.scale))
-                        args = ["--url", s.url, "--pid", str(s.pid), "-n", str(n), "-k", str(k)]
+                        args = ["--url", s.url, "--pid", str(s.pid), "-n", str(n), "-k", str(k), *protocol_args(mode)]
                         if one:
                             args.append("--one-session")
                         r = load(a, args, a.max_seconds)
@@ -315,7 +387,11 @@ def table(a: argparse.Namespace, ps: list[Peer], calls: dict, sess: dict, cold: 
             rs = row.get(p.name)
             note = p.note.get(mode or "", "")
             if not rs:
-                if mode and mode in p.http and p.http[mode] is None:
+                if mode == "modern":
+                    why = p.unsupported or (f"not installed; run scripts/install-peers.sh" if p.missing else "")
+                    if why and transport in p.modern:
+                        lines.append(f"| {label} | {p.name} | {why} | | | | |")
+                elif mode and mode in p.http and p.http[mode] is None:
                     lines.append(f"| {label} | {p.name} | not run: {note} | | | | |")
                 continue
             cps = med(rs, "calls_per_sec")
@@ -370,6 +446,11 @@ def main() -> int:
     ap.add_argument("--peers-bin", default=os.environ.get("BENCH_PEERS_BIN"))
     ap.add_argument("--node", default=os.environ.get("BENCH_NODE"))
     ap.add_argument("--python", default=os.environ.get("BENCH_PYTHON"))
+    ap.add_argument(
+        "--ts-v2-modules",
+        default=os.environ.get("BENCH_TS_V2_MODULES", str(REPO / "interop/node_modules")),
+        help="the node_modules holding @modelcontextprotocol/server (the TypeScript SDK v2)",
+    )
     ap.add_argument("--header", default="", help="text put above the tables")
     a = ap.parse_args()
     for k in ("switchboard", "load", "peers_bin", "node", "python"):
@@ -397,8 +478,11 @@ def main() -> int:
             return 1
     md = (a.header + "\n" if a.header else "") + table(a, ps, calls, sess, cold)
     skipped = [f"{p.name}: {p.note[m]}" for p in ps for m, v in p.http.items() if v is None]
-    if skipped or problems:
+    skipped += [f"{p.name} ({MODERN} rows): {p.unsupported}" for p in ps if p.unsupported]
+    missing = [f"{p.name} ({MODERN} rows): {p.missing}" for p in ps if p.missing]
+    if skipped or problems or missing:
         md += "\n" + "".join(f"- not run: {s}\n" for s in skipped) + "".join(f"- ⚠ {s}\n" for s in problems)
+        md += "".join(f"- NOT INSTALLED: {s}\n" for s in missing)
     md += f"\n(run took {time.monotonic() - t0:.0f} s)\n"
     print(md)
     if a.out:
@@ -407,12 +491,15 @@ def main() -> int:
         Path(a.out).with_suffix(".json").write_text(json.dumps(raw, indent=1) + "\n")
     for s in skipped:
         print(f"bench: NOTE: not run: {s}", file=sys.stderr)
-    if problems:
-        for s in problems:
-            print(f"bench: WARNING: {s}", file=sys.stderr)
-        if a.smoke:
-            print("bench: smoke mode fails on any error", file=sys.stderr)
-            return 1
+    for s in problems:
+        print(f"bench: WARNING: {s}", file=sys.stderr)
+    for s in missing:
+        print(f"bench: ERROR: {s}", file=sys.stderr)
+    if missing:
+        return 1
+    if problems and a.smoke:
+        print("bench: smoke mode fails on any error", file=sys.stderr)
+        return 1
     return 0
 
 

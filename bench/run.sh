@@ -10,7 +10,9 @@
 #   the load tool are already built by scripts/test-all.sh; the peers build in their dev profile,
 #   since a release build of rmcp from scratch takes minutes), tiny runs, one round. Any error
 #   fails it.
-# A peer that fails to build or start fails the script.
+# A peer that fails to build or start fails the script; so does a peer whose SDK is not installed
+# (the TypeScript SDK v2, @modelcontextprotocol/server, serves only the 2026-07-28 rows: without it
+# those rows read "not installed" and the script fails after printing the tables).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=../interop/lib.sh
@@ -54,13 +56,17 @@ rustc_v="$(rustc --version)"
 node_v="$("$NODE22" --version)"
 py_v="$("$VENV_PY" --version 2>&1)"
 rmcp_v="$(grep -A1 '^name = "rmcp"$' bench/peers/Cargo.lock | sed -n 's/^version = "\(.*\)"/\1/p')"
+ts_v2_modules="${BENCH_TS_V2_MODULES:-$INTEROP_DIR/node_modules}"
+ts_v2_v="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' \
+  "$ts_v2_modules/@modelcontextprotocol/server/package.json" 2>/dev/null || echo "not installed")"
 header="Benchmark ($mode mode), $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown): \
-$(nproc) cores, $rustc_v, rmcp $rmcp_v, @modelcontextprotocol/sdk $SDK_VERSION on Node $node_v, mcp $PY_MCP_VERSION on $py_v. \
+$(nproc) cores, $rustc_v, rmcp $rmcp_v, @modelcontextprotocol/sdk $SDK_VERSION and @modelcontextprotocol/server $ts_v2_v on Node $node_v, \
+mcp $PY_MCP_VERSION on $py_v, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start. \
 Command: \`bench/run.sh --$mode\`."
 
 # Paths go through the environment, so that the runner's command line names no server.
 export BENCH_SWITCHBOARD="$bin/switchboard" BENCH_LOAD="$bin/switchboard-load" BENCH_PEERS_BIN="$peers_bin"
-export BENCH_NODE="$NODE22" BENCH_PYTHON="$VENV_PY"
+export BENCH_NODE="$NODE22" BENCH_PYTHON="$VENV_PY" BENCH_TS_V2_MODULES="$ts_v2_modules"
 args=(--header "$header")
 [ "$mode" = smoke ] && args+=(--smoke)
 [ -n "$out" ] && args+=(--out "$out")
