@@ -64,14 +64,6 @@ def ts_v2_missing(a: argparse.Namespace) -> str:
     return ""
 
 
-def ts_v2_version(a: argparse.Namespace) -> str:
-    try:
-        pkg = Path(a.ts_v2_modules) / "@modelcontextprotocol/server/package.json"
-        return json.loads(pkg.read_text())["version"]
-    except (OSError, ValueError, KeyError):
-        return "not installed"
-
-
 def peers(a: argparse.Namespace) -> list[Peer]:
     sb, pb = a.switchboard, Path(a.peers_bin)
     node, py = a.node, a.python
