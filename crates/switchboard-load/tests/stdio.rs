@@ -302,6 +302,21 @@ fn smoke_against_switchboard_serve_add() {
     let (code, r, err) = load(&["--stdio", &cmd, "--mode", "cold-start", "-n", "3", "--json"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(r["repetitions"], 3, "{r}");
+    // The same binary answers the stateless revision: the first request decides the era.
+    let (code, r, err) = load(&[
+        "--stdio",
+        &cmd,
+        "--protocol",
+        "2026-07-28",
+        "-n",
+        "500",
+        "-k",
+        "8",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["calls"], 500, "{r}");
+    assert_eq!(r["errors"], 0, "{r}");
 }
 
 #[test]
