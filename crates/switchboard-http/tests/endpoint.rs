@@ -184,7 +184,10 @@ async fn ht23_protocol_version_header_any_supported_value_is_accepted() {
     let resp = oneshot(&svc, list(22, Some("2026-07-28"))).await;
     assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
     let v: Value = serde_json::from_str(&body_text(resp).await).unwrap();
-    assert_eq!((v["id"].clone(), v["error"]["code"].clone()), (json!(22), json!(-32602)));
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (json!(22), json!(-32602))
+    );
 }
 
 #[tokio::test]
