@@ -4,8 +4,6 @@
 //! `Mcp-Param-*` headers a tool's `x-mcp-header` annotations designate. A disagreement, a missing
 //! header or a malformed value is -32020 (`[D26-58]`).
 
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
 use switchboard_types::ErrorObject;
 use switchboard_types::methods;
@@ -186,23 +184,14 @@ fn designated(schema: &serde_json::Map<String, Value>) -> Vec<(String, String)> 
         .collect()
 }
 
-/// A header value as text: the Base64 sentinel `=?base64?…?=` decoded strictly (canonical
-/// padding, standard alphabet), anything else literally (`[D26-63]`, `[D26-66]`).
+/// A header value as text: the Base64 sentinel `=?base64?…?=` decoded strictly, anything else
+/// literally (`[D26-63]`, `[D26-66]`; the decoder is the types crate's, which clients encode with).
 ///
 /// # Errors
 /// -32020 for invalid Base64 or a decoded value that is not UTF-8.
 fn decode(value: &str, header: &str) -> Result<String, ErrorObject> {
-    let Some(inner) = value
-        .strip_prefix("=?base64?")
-        .and_then(|v| v.strip_suffix("?="))
-    else {
-        return Ok(value.to_owned());
-    };
-    let bytes = STANDARD
-        .decode(inner)
-        .map_err(|_| header_mismatch(format!("header {header} holds invalid Base64"), header))?;
-    String::from_utf8(bytes)
-        .map_err(|_| header_mismatch(format!("header {header} decodes to invalid UTF-8"), header))
+    switchboard_types::http_headers::decode_value(value)
+        .map_err(|e| header_mismatch(format!("header {header} cannot be decoded: {e}"), header))
 }
 
 /// Whether the argument `v` and the header text `h` are the same value: strings exactly,
