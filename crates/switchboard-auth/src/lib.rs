@@ -1,0 +1,19 @@
+//! # switchboard-auth
+//!
+//! Authorization for MCP over Streamable HTTP (SPEC-NOTES §7, `[AU-*]`): what both sides of
+//! OAuth 2.1 share. The resource server (our MCP server) publishes metadata and answers with
+//! Bearer challenges; the client reads them to find the authorization server.
+//!
+//! | module | role |
+//! |---|---|
+//! | [`metadata`] | the documents: protected-resource metadata (RFC 9728), authorization-server metadata (RFC 8414 and OpenID discovery), client metadata (RFC 7591 and client ID metadata documents), and their well-known URLs |
+//! | [`challenge`] | `WWW-Authenticate: Bearer …` challenges (RFC 6750 §3), written and parsed |
+//! | [`scope`] | scope sets (RFC 6749 §3.3): parsed, compared, joined |
+
+pub mod challenge;
+pub mod metadata;
+pub mod scope;
+
+pub use challenge::{BearerChallenge, ChallengeError};
+pub use metadata::{AuthorizationServerMetadata, ClientMetadata, ProtectedResourceMetadata};
+pub use scope::ScopeSet;
