@@ -7,14 +7,18 @@ use serde_json::{Value, json};
 use switchboard_types::methods;
 
 use crate::conn::{Conn, Got, same_id};
-use crate::{CheckError, CheckResult, Outcome, Results, Target};
+use crate::{CheckError, CheckResult, Outcome, Results, Target, modern};
 
 /// A request method no server has (vendor-prefixed, so that no MCP revision can add it).
 const UNKNOWN_METHOD: &str = "switchboard/no_such_method";
 /// A notification method no server knows.
 const UNKNOWN_NOTIFICATION: &str = "notifications/switchboard_check_unknown";
 
-fn pass(tag: &'static str, name: &'static str, detail: impl Into<String>) -> CheckResult {
+pub(crate) fn pass(
+    tag: &'static str,
+    name: &'static str,
+    detail: impl Into<String>,
+) -> CheckResult {
     CheckResult {
         tag,
         name,
@@ -23,7 +27,11 @@ fn pass(tag: &'static str, name: &'static str, detail: impl Into<String>) -> Che
     }
 }
 
-fn fail(tag: &'static str, name: &'static str, detail: impl Into<String>) -> CheckResult {
+pub(crate) fn fail(
+    tag: &'static str,
+    name: &'static str,
+    detail: impl Into<String>,
+) -> CheckResult {
     CheckResult {
         tag,
         name,
@@ -32,7 +40,11 @@ fn fail(tag: &'static str, name: &'static str, detail: impl Into<String>) -> Che
     }
 }
 
-fn skip(tag: &'static str, name: &'static str, detail: impl Into<String>) -> CheckResult {
+pub(crate) fn skip(
+    tag: &'static str,
+    name: &'static str,
+    detail: impl Into<String>,
+) -> CheckResult {
     CheckResult {
         tag,
         name,
@@ -41,12 +53,16 @@ fn skip(tag: &'static str, name: &'static str, detail: impl Into<String>) -> Che
     }
 }
 
-fn show(g: &Got) -> String {
+pub(crate) fn show(g: &Got) -> String {
     match g {
         Got::Frame(v) => {
             let s = v.to_string();
             if s.len() > 200 {
-                format!("{}…", &s[..200])
+                let mut end = 200;
+                while !s.is_char_boundary(end) {
+                    end -= 1;
+                }
+                format!("{}…", &s[..end])
             } else {
                 s
             }
@@ -56,7 +72,7 @@ fn show(g: &Got) -> String {
     }
 }
 
-fn error_code(g: &Got) -> Option<i64> {
+pub(crate) fn error_code(g: &Got) -> Option<i64> {
     match g {
         Got::Frame(v) => v
             .get("error")
@@ -66,26 +82,49 @@ fn error_code(g: &Got) -> Option<i64> {
     }
 }
 
-fn expect_code(tag: &'static str, name: &'static str, g: &Got, code: i64) -> CheckResult {
+pub(crate) fn expect_code(
+    tag: &'static str,
+    name: &'static str,
+    g: &Got,
+    code: i64,
+) -> CheckResult {
     match error_code(g) {
         Some(c) if c == code => pass(tag, name, format!("error {c}")),
         _ => fail(tag, name, format!("expected error {code}, got {}", show(g))),
     }
 }
 
-/// Runs all checks.
+/// Runs all checks: the revision 2026-07-28 probe first (a fresh connection whose first
+/// request is `server/discover`), then whether the 2025 handshake is served; the checks of
+/// each era the server speaks. Returns whether the 2025 handshake was served (the Streamable
+/// HTTP session rules need it).
 pub(crate) async fn all(
     target: &Target,
     timeout: Duration,
     results: &mut Results,
-) -> Result<(), CheckError> {
+) -> Result<bool, CheckError> {
+    let probe = modern::probe(target, timeout).await?;
+    let mut c = Conn::open(target, timeout)?;
+    let init = c.handshake().await;
+    let Some(init) = init else {
+        c.close().await;
+        return match probe {
+            modern::Probe::NotModern(_) => Err(CheckError::Handshake),
+            modern::Probe::Modern(conn, discover) => {
+                results.push(skip(
+                    "LC",
+                    "the 2025 handshake",
+                    "not served: the server speaks revision 2026-07-28 only",
+                ));
+                modern::all(*conn, &discover, results).await;
+                Ok(false)
+            }
+        };
+    };
+    // The connection just initialized is the one the checks past the handshake share; the
+    // pre-handshake and negotiation checks open their own first.
     pre_handshake(target, timeout, results).await?;
     negotiation(target, timeout, results).await?;
-    let mut c = Conn::open(target, timeout)?;
-    let Some(init) = c.handshake().await else {
-        c.close().await;
-        return Err(CheckError::Handshake);
-    };
     results.push(handshake_shape(&init));
     let caps = init.get("capabilities").cloned().unwrap_or(json!({}));
     envelope(&mut c, results).await;
@@ -94,7 +133,15 @@ pub(crate) async fn all(
     pagination(&mut c, &caps, results).await;
     oversized(&mut c, results).await;
     c.close().await;
-    Ok(())
+    match probe {
+        modern::Probe::Modern(conn, discover) => modern::all(*conn, &discover, results).await,
+        modern::Probe::NotModern(answer) => results.push(skip(
+            "D26-24",
+            "revision 2026-07-28",
+            format!("not served: server/discover answered {answer}"),
+        )),
+    }
+    Ok(true)
 }
 
 async fn pre_handshake(

@@ -10,7 +10,7 @@ use switchboard_http_client::{
 };
 use switchboard_jsonrpc::{FrameSink, FrameSource, OutboundFrame, Transport, TransportError};
 use switchboard_transport::{ChildCommand, ChildHandle, ChildSink, ChildSource, ChildTransport};
-use switchboard_types::{MessageKind, methods};
+use switchboard_types::{MessageKind, http_headers, methods, modern};
 
 use crate::CheckError;
 use crate::target::{Link as AnyLink, Target};
@@ -70,6 +70,16 @@ impl std::fmt::Debug for Conn {
             Link::InProcess { ended, .. } => f.debug_struct("Conn").field("ended", ended).finish(),
         }
     }
+}
+
+/// The per-request `_meta` of a revision 2026-07-28 request from this checker: the revision,
+/// no client capabilities, and the checker as client.
+pub(crate) fn envelope(version: &str) -> Value {
+    json!({
+        modern::PROTOCOL_VERSION_KEY: version,
+        modern::CLIENT_CAPABILITIES_KEY: {},
+        modern::CLIENT_INFO_KEY: {"name": "switchboard-check", "version": env!("CARGO_PKG_VERSION")},
+    })
 }
 
 /// What happened when waiting for a frame.
@@ -154,12 +164,25 @@ impl Conn {
     /// # Errors
     /// The connection is closed.
     pub(crate) async fn send_text(&mut self, text: &str) -> Result<(), TransportError> {
+        self.send_with_headers(text, Vec::new()).await
+    }
+
+    /// Sends raw text as one frame with header lines (sent by Streamable HTTP, where header
+    /// lines make a revision 2026-07-28 POST; ignored elsewhere).
+    ///
+    /// # Errors
+    /// The connection is closed.
+    pub(crate) async fn send_with_headers(
+        &mut self,
+        text: &str,
+        headers: Vec<(String, String)>,
+    ) -> Result<(), TransportError> {
         let frame = OutboundFrame {
             text: text.to_owned(),
             kind: MessageKind::Request,
             id: None,
             related: None,
-            headers: Vec::new(),
+            headers,
             cancels: None,
         };
         match &mut self.link {
@@ -251,6 +274,63 @@ impl Conn {
             return Got::Closed(format!("send failed: {e}"));
         }
         self.response(&id).await
+    }
+
+    /// Sends a revision 2026-07-28 request as written (its `params` are not touched, so a
+    /// malformed envelope goes out malformed) with the headers a 2026-07-28 client would send
+    /// for it (`MCP-Protocol-Version` `version`, `Mcp-Method`, `Mcp-Name`), and waits for its
+    /// response.
+    pub(crate) async fn request_modern_raw(&mut self, msg: &Value, version: &str) -> Got {
+        let id = msg.get("id").cloned().unwrap_or(Value::Null);
+        if let Err(e) = self.send_modern_raw(msg, version).await {
+            return Got::Closed(format!("send failed: {e}"));
+        }
+        self.response(&id).await
+    }
+
+    /// Sends a revision 2026-07-28 message as written, with the headers a 2026-07-28 client
+    /// would send for it.
+    ///
+    /// # Errors
+    /// The connection is closed.
+    pub(crate) async fn send_modern_raw(
+        &mut self,
+        msg: &Value,
+        version: &str,
+    ) -> Result<(), TransportError> {
+        let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
+        let empty = serde_json::Map::new();
+        let params = msg
+            .get("params")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let headers = http_headers::request_headers(method, params, version, &[]);
+        self.send_with_headers(&msg.to_string(), headers).await
+    }
+
+    /// Sends a revision 2026-07-28 request: `params` (an object) gets the per-request `_meta`
+    /// envelope (`version`, empty client capabilities, this checker as client) unless it has
+    /// `_meta` already.
+    pub(crate) async fn request_modern(
+        &mut self,
+        id: Value,
+        method: &str,
+        params: Value,
+        version: &str,
+    ) -> Got {
+        let mut params = match params {
+            Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        };
+        params.entry("_meta").or_insert_with(|| envelope(version));
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.request_modern_raw(&msg, version).await
+    }
+
+    /// The frames set aside so far (server requests and notifications that came while waiting
+    /// for responses), emptying the backlog.
+    pub(crate) fn take_backlog(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.backlog)
     }
 
     /// A ping round trip that discards every frame before its answer: the next check starts

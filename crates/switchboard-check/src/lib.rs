@@ -42,6 +42,16 @@
 //!   (`HT-7`), `Accept` (`HT-5`), `MCP-Protocol-Version` (`HT-23`), `Origin` (`HT-3`), the GET
 //!   stream (`HT-13`), malformed bodies and batches (`HT-6`, `JR-12`), an oversized body, DELETE.
 //!
+//! * **Revision 2026-07-28** (every target, when `server/discover` answers it; on one
+//!   connection whose first request is `server/discover`): the discover result and its cache
+//!   hints (`D26-24`, `D26-90`), the `_meta` envelope refused when missing (`D26-9`), an
+//!   unsupported revision (`D26-27`), `clientInfo` optional (`D26-11`), unknown methods
+//!   (`D26-60`), null ids (`D26-2`), capabilities matching what is served (`D26-26`), tool
+//!   schemas, unknown tools and a stable tool list (`D26-97`, `SF`, `D26-96`), unknown resources
+//!   (`D26-98`), `resultType` on every result (`D26-19`), and nothing unasked (`D26-1`,
+//!   `D26-84`). A server that refuses `initialize` but speaks 2026-07-28 gets these checks only
+//!   (the 2025 ones are one skip); a 2025-only server gets a skip for them.
+//!
 //! Where the spec leaves the server a choice (JSON or SSE answers, a GET stream or 405, sessions
 //! or none), either passes and the detail names the one taken; a rule that cannot apply (the
 //! session rules on a stateless server) is a skip, never a pass.
@@ -53,13 +63,15 @@
 //! | [`report`] | [`CheckResult`], [`Outcome`], [`Report`]: text and JSON-lines forms |
 //! | [`fuzz`] | the protocol-state fuzzer behind `switchboard fuzz`: seeded hostile sessions |
 //! | `conn` | a raw connection: frames as text, no engine between |
-//! | `checks` | the shared checks |
+//! | `checks` | the shared checks, and which eras run |
+//! | `modern` | the checks of revision 2026-07-28 |
 //! | `http_rules` | the Streamable HTTP rules as raw HTTP |
 
 mod checks;
 mod conn;
 pub mod fuzz;
 mod http_rules;
+mod modern;
 pub mod report;
 pub mod target;
 
@@ -181,8 +193,8 @@ impl Checker {
     /// About how many results the run gives (the capability gates vary with the server).
     pub fn estimated_total(&self) -> usize {
         match self.target {
-            Target::Http(_) => SHARED_ESTIMATE + http_rules::COUNT,
-            Target::Stdio(_) | Target::InProcess(_) => SHARED_ESTIMATE,
+            Target::Http(_) => SHARED_ESTIMATE + modern::COUNT + http_rules::COUNT,
+            Target::Stdio(_) | Target::InProcess(_) => SHARED_ESTIMATE + modern::COUNT,
         }
     }
 
@@ -195,8 +207,8 @@ impl Checker {
             items: Vec::new(),
             observer: self.observer,
         };
-        checks::all(&self.target, self.timeout, &mut results).await?;
-        if let Target::Http(url) = &self.target {
+        let legacy = checks::all(&self.target, self.timeout, &mut results).await?;
+        if let (Target::Http(url), true) = (&self.target, legacy) {
             http_rules::all(url, self.timeout, &mut results).await;
         }
         Ok(Report::from(results.items))

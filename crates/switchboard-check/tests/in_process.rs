@@ -74,6 +74,22 @@ async fn our_server_in_process_passes_every_check() {
             "{name}: {report}"
         );
     }
+    // Both eras are checked: revision 2026-07-28 on a connection that began with
+    // server/discover.
+    for name in [
+        "server/discover names its revisions and capabilities",
+        "a request without its _meta envelope is refused with -32602",
+        "an unsupported revision gets -32022 naming the served ones",
+        "a null id is refused with -32600",
+        "every result carries resultType",
+        "tools/list does not depend on earlier requests",
+    ] {
+        assert_eq!(
+            report.get(name).map(|r| r.outcome),
+            Some(Outcome::Pass),
+            "{name}: {report}"
+        );
+    }
     // No Streamable HTTP rule runs without HTTP.
     assert!(
         report.results().iter().all(|r| !r.tag.starts_with("HT")),
@@ -189,7 +205,12 @@ async fn the_observer_sees_every_result_in_order_and_the_json_form_counts_them()
         assert_eq!(line["tag"], r.tag);
         assert_eq!(line["name"], r.name);
         assert_eq!(line["detail"], r.detail.as_str());
-        assert_eq!(line["outcome"], "pass");
+        let outcome = match r.outcome {
+            Outcome::Pass => "pass",
+            Outcome::Skip => "skip",
+            Outcome::Fail => "fail",
+        };
+        assert_eq!(line["outcome"], outcome);
     }
 }
 
@@ -223,4 +244,142 @@ async fn a_server_that_never_answers_initialize_is_a_handshake_error() {
         .unwrap_err();
     assert_eq!(err, CheckError::Handshake);
     assert_eq!(err.to_string(), "the server did not complete the handshake");
+}
+
+/// `server` behind a front that refuses `initialize` (as a server speaking only revision
+/// 2026-07-28 does) and passes every other frame through.
+fn modern_only(server: Server) -> Target {
+    Target::in_process(move || {
+        let (ours, mut front) = memory::pair();
+        let (mut back, theirs) = memory::pair();
+        let session = server.serve(theirs);
+        tokio::spawn(async move {
+            let _session = session;
+            loop {
+                tokio::select! {
+                    text = front.recv_text() => {
+                        let Some(text) = text else { break };
+                        let frame: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+                        if frame.get("method").and_then(Value::as_str) == Some(methods::INITIALIZE) {
+                            let refusal = json!({"jsonrpc": "2.0", "id": frame["id"], "error":
+                                {"code": -32601, "message": "this server speaks 2026-07-28 only"}});
+                            if front.send_text(refusal.to_string()).await.is_err() {
+                                break;
+                            }
+                        } else if back.send_text(text).await.is_err() {
+                            break;
+                        }
+                    }
+                    text = back.recv_text() => {
+                        let Some(text) = text else { break };
+                        if front.send_text(text).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        Ok::<MemoryTransport, Infallible>(ours)
+    })
+}
+
+#[tokio::test]
+async fn d26_a_server_speaking_only_2026_07_28_is_checked_in_that_revision() {
+    let report = switchboard_check::run(&modern_only(our_server()))
+        .await
+        .expect("a modern-only server is no handshake error");
+    assert_eq!(report.failed(), 0, "{report}");
+    let handshake = report.get("the 2025 handshake").expect("said");
+    assert_eq!(handshake.outcome, Outcome::Skip, "{report}");
+    assert!(handshake.detail.contains("2026-07-28 only"), "{report}");
+    // No 2025 check ran; every 2026 one did.
+    assert!(
+        report.get("ping before initialize answers {}").is_none(),
+        "{report}"
+    );
+    assert!(
+        report.results().iter().all(|r| !r.tag.starts_with("LC-")),
+        "{report}"
+    );
+    let modern = report
+        .results()
+        .iter()
+        .filter(|r| r.tag.starts_with("D26"))
+        .count();
+    assert!(modern >= 11, "{report}");
+    assert_eq!(
+        report
+            .get("an unknown resource gets -32602 (not -32002)")
+            .map(|r| r.outcome),
+        Some(Outcome::Skip),
+        "our_server declares no resources: {report}"
+    );
+}
+
+/// A hand-written server that claims revision 2026-07-28 in `server/discover` (with tools),
+/// refuses `initialize`, and answers every other request with an empty result.
+fn careless_modern() -> Target {
+    Target::in_process(|| {
+        let (ours, mut theirs) = memory::pair();
+        tokio::spawn(async move {
+            while let Some(text) = theirs.recv_text().await {
+                let Ok(frame) = serde_json::from_str::<Value>(&text) else {
+                    continue;
+                };
+                let (Some(id), Some(method)) =
+                    (frame.get("id"), frame.get("method").and_then(Value::as_str))
+                else {
+                    continue;
+                };
+                let answer = match method {
+                    methods::SERVER_DISCOVER => json!({"jsonrpc": "2.0", "id": id, "result": {
+                        "resultType": "complete", "supportedVersions": ["2026-07-28"],
+                        "capabilities": {"tools": {}}, "ttlMs": 0, "cacheScope": "public"}}),
+                    methods::INITIALIZE => json!({"jsonrpc": "2.0", "id": id,
+                        "error": {"code": -32601, "message": "no"}}),
+                    _ => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+                };
+                if theirs.send_text(answer.to_string()).await.is_err() {
+                    break;
+                }
+            }
+        });
+        Ok::<MemoryTransport, Infallible>(ours)
+    })
+}
+
+#[tokio::test]
+async fn d26_a_careless_modern_server_fails_exactly_the_rules_it_breaks() {
+    let report = Checker::new(careless_modern())
+        .with_timeout(Duration::from_millis(300))
+        .run()
+        .await
+        .expect("the checks run");
+    let expected: BTreeSet<&str> = [
+        "a request without its _meta envelope is refused with -32602",
+        "an unsupported revision gets -32022 naming the served ones",
+        "an unknown method gets -32601",
+        "a null id is refused with -32600",
+        "declared capabilities are served, undeclared ones refused",
+        "every tool's inputSchema is an object schema",
+        "an unknown tool is refused with -32602",
+        "every result carries resultType",
+        "tools/list does not depend on earlier requests",
+    ]
+    .into();
+    assert_eq!(names(&report, Outcome::Fail), expected, "{report}");
+    for name in [
+        "server/discover names its revisions and capabilities",
+        "server/discover carries cache hints",
+        "a request without clientInfo is served",
+        "no server requests and no unrequested log messages",
+    ] {
+        assert_eq!(
+            report.get(name).map(|r| r.outcome),
+            Some(Outcome::Pass),
+            "{name}: {report}"
+        );
+    }
+    let untyped = report.get("every result carries resultType").unwrap();
+    assert!(untyped.detail.contains("tools/list"), "{untyped:?}");
 }
