@@ -133,7 +133,7 @@ async fn every_row_of_the_everything_contract() {
     assert_eq!(multi.content.len(), 3);
     let structured = call("test_structured_output", json!({"a": 6, "b": 7})).await;
     assert_eq!(
-        Value::Object(structured.structured_content.clone().unwrap()),
+        structured.structured_content.clone().unwrap(),
         json!({"sum": 13, "product": 42})
     );
     let err = call("test_error_handling", json!({})).await;

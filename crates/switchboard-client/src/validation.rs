@@ -76,9 +76,8 @@ impl OutputValidators {
         let problem = match &result.structured_content {
             None => "no structuredContent, but the tool declares an outputSchema".to_owned(),
             Some(content) => {
-                let instance = Value::Object(content.clone());
                 let problems: Vec<String> = validator
-                    .iter_errors(&instance)
+                    .iter_errors(content)
                     .take(MAX_REPORTED)
                     .map(|e| {
                         // The validator quotes the server's value: cut, like every echo.

@@ -246,7 +246,21 @@ impl ServerService {
 
     fn list_tools(&self, req: &Request) -> HandlerResult {
         let page = self.page(ListTools::NAME, &self.visible_tools()?, req)?;
-        let mut result = ListToolsResult::new(page.items);
+        let mut items = page.items;
+        if self.modern.is_none() {
+            // 2025 revisions allow only an object `outputSchema`; a tool whose schema is
+            // another is listed without it (its results carry the value as text).
+            for tool in &mut items {
+                if tool
+                    .output_schema
+                    .as_ref()
+                    .is_some_and(|s| s.get("type") != Some(&serde_json::json!("object")))
+                {
+                    tool.output_schema = None;
+                }
+            }
+        }
+        let mut result = ListToolsResult::new(items);
         result.next_cursor = page.next_cursor;
         ok(&result)
     }
@@ -332,7 +346,11 @@ impl ServerService {
         if run_as_task {
             return self.start_task(tool, call, ttl);
         }
-        Box::pin(async move { ok(&run_checked(&tool, call).await?) })
+        let legacy = self.modern.is_none();
+        Box::pin(async move {
+            let result = run_checked(&tool, call).await?;
+            ok(&if legacy { result.for_legacy() } else { result })
+        })
     }
 
     /// Whether tools may run as tasks in this session: the server declared
@@ -368,7 +386,11 @@ impl ServerService {
                     let mut call = call;
                     call.cx.task = Some(link);
                     async move {
-                        task::outcome_of(run_checked(&tool, call).await, CallToolResult::is_error)
+                        // Tasks of this kind are 2025 ones: the result as 2025 allows it.
+                        let result = run_checked(&tool, call)
+                            .await
+                            .map(CallToolResult::for_legacy);
+                        task::outcome_of(result, CallToolResult::is_error)
                     }
                 })
                 .await?;

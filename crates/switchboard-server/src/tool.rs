@@ -138,7 +138,7 @@ impl RegisteredTool {
         let Some(sc) = &result.structured_content else {
             return Err("the tool declares outputSchema but returned no structuredContent".into());
         };
-        violations(v, &serde_json::Value::Object(sc.clone()))
+        violations(v, sc)
     }
 
     /// Runs the handler; a failure or a panic becomes an `isError` result, a deliberate

@@ -52,9 +52,9 @@ pub struct ToolResultContent {
     pub tool_use_id: String,
     /// Unstructured result.
     pub content: Vec<ContentBlock>,
-    /// Structured result.
+    /// Structured result: any JSON value in revision 2026-07-28, an object before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub structured_content: Option<JsonObject>,
+    pub structured_content: Option<serde_json::Value>,
     /// Whether the tool call failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,

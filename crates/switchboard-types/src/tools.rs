@@ -280,9 +280,11 @@ impl CallToolRequestParams {
 pub struct CallToolResult {
     /// Unstructured content.
     pub content: Vec<ContentBlock>,
-    /// Structured output, conforming to the tool's `outputSchema` (2025-06-18+).
+    /// Structured output, conforming to the tool's `outputSchema` (2025-06-18+). Any JSON
+    /// value in revision 2026-07-28; an object in 2025 revisions (a dual-era server leaves a
+    /// non-object value out of its answers to 2025 sessions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub structured_content: Option<JsonObject>,
+    pub structured_content: Option<Value>,
     /// Whether the call failed (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
@@ -317,17 +319,26 @@ impl CallToolResult {
     }
 
     /// A successful result with `structuredContent` and, for older clients, the same JSON as a
-    /// text block. A non-object value is sent as text only.
+    /// text block. Any JSON value (revision 2026-07-28); a 2025 session gets a non-object
+    /// value as the text block only.
     pub fn structured(value: Value) -> Self {
         let text = value.to_string();
-        let structured_content = match value {
-            Value::Object(map) => Some(map),
-            _ => None,
-        };
         CallToolResult {
-            structured_content,
+            structured_content: Some(value),
             ..Self::text(text)
         }
+    }
+
+    /// The result as a 2025 revision allows it: `structuredContent` only when it is an object.
+    pub fn for_legacy(mut self) -> Self {
+        if self
+            .structured_content
+            .as_ref()
+            .is_some_and(|v| !v.is_object())
+        {
+            self.structured_content = None;
+        }
+        self
     }
 
     /// Whether the call failed (`isError`, default false).

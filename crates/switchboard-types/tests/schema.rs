@@ -713,7 +713,7 @@ fn sa_sampling_types() {
         r#type: ToolResultTag,
         tool_use_id: "call_1".into(),
         content: vec![ContentBlock::text("18C")],
-        structured_content: Some(obj(json!({"c": 18}))),
+        structured_content: Some(json!({"c": 18})),
         is_error: Some(false),
         meta: None,
         extra: JsonObject::new(),
