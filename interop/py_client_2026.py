@@ -239,6 +239,8 @@ CONTRACT_TOOLS = [
     "test_trigger_tool_change", "test_input_required_result_list_roots", "test_input_required_result_multi_round",
     "echo_region",
 ]
+# The members of `Tool` in the 2026-07-28 schema (2025's `execution` is gone from it).
+TOOL_FIELDS_2026 = ["_meta", "annotations", "description", "icons", "inputSchema", "name", "outputSchema", "title"]
 CONTRACT_PROMPTS = ["test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource", "test_prompt_with_image"]
 CONTRACT_CAPABILITIES = {
     "tools": {"listChanged": True},
@@ -262,7 +264,7 @@ ROOTS = [
 ]
 LOG_MESSAGES = ["Tool execution started", "Tool processing data", "Tool execution completed"]
 # What the elicitation handler answers, by the field the form asks for.
-FORM_ANSWERS = {"name": "Ada", "city": "Paris"}
+FORM_ANSWERS = {"name": "Ada", "city": "Paris", "context": "interop"}
 
 
 class Handlers:
@@ -426,7 +428,14 @@ async def auto_checks(client: Client, tap: Tap, h: Handlers) -> None:
     info = client.server_info
     check("auto: serverInfo from discover", [] if info is not None and info.name else [f"server_info {info!r}"])
 
-    # The client-level log level (`Client(log_level=...)`) stamps every request.
+    # The client-level log level (`Client(log_level=...)`) stamps every request. (The SDK
+    # validates structured content against the listed tool, so list every page first.)
+    cursor = None
+    for _ in range(20):
+        page, _err = await sdk(lambda c=cursor: client.list_tools(cursor=c, cache_mode="bypass"))
+        cursor = page.next_cursor if page is not None else None
+        if cursor is None:
+            break
     start = tap.mark()
     h.logs.clear()
     res, err = await sdk(lambda: client.call_tool("test_tool_with_logging", {}))
@@ -472,6 +481,7 @@ async def check_tools(client: Client, tap: Tap, h: Handlers) -> None:
     # ---- tools/list, every page
     start = tap.mark()
     names: list[str] = []
+    stray: list[str] = []
     problems: list[str] = []
     cursor = None
     for _ in range(20):
@@ -482,6 +492,7 @@ async def check_tools(client: Client, tap: Tap, h: Handlers) -> None:
             break
         problems += [f"page {len(tap.requests(start, 'tools/list'))}: {p}" for p in cache_hints(res)]
         names += [t.get("name") for t in res.get("tools", [])]
+        stray += [f"{t.get('name')}.{k}" for t in res.get("tools", []) for k in t if k not in TOOL_FIELDS_2026]
         cursor = res.get("nextCursor")
         if cursor is None:
             break
@@ -489,6 +500,7 @@ async def check_tools(client: Client, tap: Tap, h: Handlers) -> None:
     if missing:
         problems.append(f"missing tools {J(missing)} (listed {J(names)})")
     check("tools/list: contract tools on every page, with cache hints", problems)
+    check("tools/list: only members of the 2026-07-28 Tool", [f"not in the schema: {J(stray)}"] if stray else [])
 
     # ---- plain calls
     rounds, _, err = await call(client, tap, "test_simple_text", {})
@@ -725,6 +737,18 @@ async def check_prompts(client: Client, tap: Tap) -> None:
         problems.append(f"messages {J(res.get('messages'))}, expected {J(want)}")
     check("prompts/get test_prompt_with_arguments", problems)
 
+    # An input-required prompts/get, answered by the elicitation callback.
+    h_start = tap.mark()
+    value, err = await sdk(lambda: client.get_prompt("test_input_required_result_prompt", {}))
+    rounds = [(r, tap.reply(r)) for r in tap.requests(h_start, "prompts/get")]
+    problems = [f"SDK: {err!r}"] if err else []
+    problems += mrtr_wire(rounds, [["elicitation/create"]])
+    res = ((rounds[-1][1] or {}).get("result") if rounds else None) or {}
+    want = [{"role": "user", "content": {"type": "text", "text": "Context: interop"}}]
+    if res.get("messages") != want:
+        problems.append(f"messages {J(res.get('messages'))}, expected {J(want)}")
+    check("input-required prompts/get test_input_required_result_prompt", problems)
+
     start = tap.mark()
     ref = types.PromptReference(type="ref/prompt", name="test_prompt_with_arguments")
     value, err = await sdk(lambda: client.complete(ref, {"name": "arg1", "value": "al"}))
@@ -807,6 +831,16 @@ async def check_logging(client: Client, tap: Tap, h: Handlers) -> None:
     if [x.get("data") for x in h.logs] != LOG_MESSAGES:
         problems.append(f"the logging callback got {J(h.logs)}")
     check("logging: a per-request log level delivers test_tool_with_logging's messages", problems)
+
+    # Only messages at or above the request's level: the tool logs at info, so warning gets none.
+    start = tap.mark()
+    rounds, _, err = await call(client, tap, "test_tool_with_logging", {}, meta={LOG_LEVEL_KEY: "warning"})
+    res, problems = final_result("", rounds, err)
+    await anyio.sleep(QUIET_WAIT_S)
+    msgs = tap.inbound(start, lambda m: m.get("method") == "notifications/message")
+    if msgs:
+        problems.append(f"{len(msgs)} notifications/message below the level warning: {J(msgs[0])}")
+    check("logging: a per-request level filters lower levels", problems)
 
 
 async def check_region(client: Client, tap: Tap) -> None:

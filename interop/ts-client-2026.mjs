@@ -166,6 +166,8 @@ const CONTRACT_TOOLS = [
   'test_trigger_tool_change', 'test_input_required_result_list_roots', 'test_input_required_result_multi_round',
   'echo_region',
 ];
+// The members of `Tool` in the 2026-07-28 schema (2025's `execution` is gone from it).
+const TOOL_FIELDS_2026 = ['_meta', 'annotations', 'description', 'icons', 'inputSchema', 'name', 'outputSchema', 'title'];
 const CONTRACT_PROMPTS = ['test_simple_prompt', 'test_prompt_with_arguments', 'test_prompt_with_embedded_resource', 'test_prompt_with_image'];
 const CONTRACT_CAPABILITIES = {
   tools: { listChanged: true },
@@ -189,7 +191,7 @@ const ROOTS = [
 ];
 const LOG_MESSAGES = ['Tool execution started', 'Tool processing data', 'Tool execution completed'];
 // What the elicitation handler answers, by the field the form asks for.
-const FORM_ANSWERS = { name: 'Ada', city: 'Paris' };
+const FORM_ANSWERS = { name: 'Ada', city: 'Paris', context: 'interop' };
 
 // The SDK's own elicitation, sampling and roots handlers; they record what they were asked.
 function makeClient(opts, mode, seen) {
@@ -391,6 +393,7 @@ async function checkTools(client, tap) {
   const [, err] = await sdk(() => client.listTools(undefined, { cacheMode: 'bypass' }));
   let problems = err ? [`SDK: ${err}`] : [];
   const names = [];
+  const stray = [];
   for (const [i, req] of tap.requests(start, 'tools/list').entries()) {
     const [res, why] = resultOf(tap, req);
     if (why) {
@@ -399,10 +402,12 @@ async function checkTools(client, tap) {
     }
     problems.push(...cacheHints(res).map((p) => `page ${i + 1}: ${p}`));
     names.push(...(res.tools ?? []).map((t) => t.name));
+    for (const t of res.tools ?? []) stray.push(...Object.keys(t).filter((k) => !TOOL_FIELDS_2026.includes(k)).map((k) => `${t.name}.${k}`));
   }
   const missing = CONTRACT_TOOLS.filter((n) => !names.includes(n));
   if (missing.length) problems.push(`missing tools ${J(missing)} (listed ${J(names)})`);
   check('tools/list: contract tools on every page, with cache hints', problems);
+  check('tools/list: only members of the 2026-07-28 Tool', stray.length ? [`not in the schema: ${J(stray)}`] : []);
 
   // ---- plain calls
   let r = await call(client, tap, 'test_simple_text', {});
@@ -619,6 +624,17 @@ async function checkPrompts(client, tap) {
   if (res && !same(res.messages, want)) problems.push(`messages ${J(res.messages)}, expected ${J(want)}`);
   check('prompts/get test_prompt_with_arguments', problems);
 
+  // An input-required prompts/get, answered by the elicitation handler.
+  start = tap.mark();
+  [, err] = await sdk(() => client.getPrompt({ name: 'test_input_required_result_prompt', arguments: {} }));
+  const rounds = tap.requests(start, 'prompts/get').map((q) => [q, tap.reply(q)]);
+  problems = err ? [`SDK: ${err}`] : [];
+  problems.push(...mrtrWire(rounds, [['elicitation/create']]));
+  res = rounds.length ? rounds[rounds.length - 1][1]?.result ?? {} : {};
+  const wantP = [{ role: 'user', content: { type: 'text', text: 'Context: interop' } }];
+  if (!same(res.messages, wantP)) problems.push(`messages ${J(res.messages)}, expected ${J(wantP)}`);
+  check('input-required prompts/get test_input_required_result_prompt', problems);
+
   start = tap.mark();
   [, err] = await sdk(() => client.complete({ ref: { type: 'ref/prompt', name: 'test_prompt_with_arguments' }, argument: { name: 'arg1', value: 'al' } }));
   [res, why] = resultOf(tap, tap.requests(start, 'completion/complete')[0]);
@@ -686,6 +702,15 @@ async function checkLogging(client, tap, seen) {
   if (res && callText(res) !== 'Tool with logging executed successfully') p.push(`text ${J(callText(res))}`);
   if (!same(seen.logs.map((x) => x.data), LOG_MESSAGES)) p.push(`the notification handler got ${J(seen.logs)}`);
   check("logging: a per-request log level delivers test_tool_with_logging's messages", p);
+
+  // Only messages at or above the request's level: the tool logs at info, so warning gets none.
+  start = tap.mark();
+  r = await call(client, tap, 'test_tool_with_logging', {}, { [LOG_LEVEL_KEY]: 'warning' });
+  [res, p] = finalResult(r);
+  await sleep(QUIET_WAIT_MS);
+  msgs = tap.inbound(start, (m) => m.method === 'notifications/message');
+  if (msgs.length) p.push(`${msgs.length} notifications/message below the level warning: ${J(msgs[0])}`);
+  check('logging: a per-request level filters lower levels', p);
 }
 
 // [D26-62] the `x-mcp-header` argument mirrored into `Mcp-Param-Region` (the SDK reads the
