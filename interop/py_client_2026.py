@@ -358,10 +358,28 @@ async def walk(opts: argparse.Namespace, errlog: Any) -> None:
         bad("auto: connect", f"{e!r}")
     wire_checks("auto", tap)
 
+    # The SDK's own transport, untapped, as an application would build it: a URL or
+    # `StdioServerParameters` straight into `Client`.
+    server: Any = opts.http or StdioServerParameters(command=opts.command[0], args=opts.command[1:])
+    problems: list[str] = []
+    try:
+        async with Client(server, mode="auto", read_timeout_seconds=REQUEST_TIMEOUT_S, cache=None,
+                          client_info=types.Implementation(name="switchboard-interop-py-2026", version="1.0.0")) as plain:
+            if plain.protocol_version != VERSION:
+                problems.append(f"negotiated {J(plain.protocol_version)}")
+            await list_every_page(plain)
+            res, err = await sdk(lambda: plain.call_tool("test_simple_text", {}))
+            text = res.content[0].text if res is not None and res.content and hasattr(res.content[0], "text") else None
+            if text != "This is a simple text response for testing.":
+                problems.append(f"test_simple_text gave {text!r} (SDK: {err!r})")
+    except Exception as e:  # noqa: BLE001
+        problems.append(f"connect: {e!r}")
+    check("default transport: auto picks 2026-07-28 and calls a tool", problems)
+
 
 def wire_checks(label: str, tap: Tap) -> None:
     """[D26-8] the envelope on every request and [D26-19] `resultType` on every result, over the whole connection."""
-    problems = []
+    problems = [] if tap.requests(0) else ["no request went over the wire"]
     for d, m in tap.log:
         if d != "out" or "method" not in m or "id" not in m:
             continue
@@ -369,7 +387,7 @@ def wire_checks(label: str, tap: Tap) -> None:
         if meta.get(PV_KEY) != VERSION or not isinstance(meta.get(CAPS_KEY), dict):
             problems.append(f"{m['method']} id {J(m['id'])} _meta {J(meta)}")
     check(f"{label}: every request carries the {VERSION} _meta envelope", problems[:3])
-    problems = []
+    problems = [] if any(d == "in" and "result" in m for d, m in tap.log) else ["no result came back"]
     for d, m in tap.log:
         if d == "in" and "result" in m and m["result"].get("resultType") not in ("complete", "input_required"):
             problems.append(f"id {J(m['id'])} resultType {J(m['result'].get('resultType'))}")
@@ -430,12 +448,7 @@ async def auto_checks(client: Client, tap: Tap, h: Handlers) -> None:
 
     # The client-level log level (`Client(log_level=...)`) stamps every request. (The SDK
     # validates structured content against the listed tool, so list every page first.)
-    cursor = None
-    for _ in range(20):
-        page, _err = await sdk(lambda c=cursor: client.list_tools(cursor=c, cache_mode="bypass"))
-        cursor = page.next_cursor if page is not None else None
-        if cursor is None:
-            break
+    await list_every_page(client)
     start = tap.mark()
     h.logs.clear()
     res, err = await sdk(lambda: client.call_tool("test_tool_with_logging", {}))
@@ -450,6 +463,17 @@ async def auto_checks(client: Client, tap: Tap, h: Handlers) -> None:
     if [x.get("data") for x in h.logs] != LOG_MESSAGES:
         problems.append(f"the logging callback got {J(h.logs)}")
     check("auto: log level delivers test_tool_with_logging's messages", problems)
+
+
+async def list_every_page(client: Client) -> None:
+    """Lists every page of tools: the SDK validates a call's structured content against the tool
+    as listed, and warns about a tool it has not seen."""
+    cursor = None
+    for _ in range(20):
+        page, _err = await sdk(lambda c=cursor: client.list_tools(cursor=c, cache_mode="bypass"))
+        cursor = page.next_cursor if page is not None else None
+        if cursor is None:
+            return
 
 
 def call_text(res: Any) -> str | None:
@@ -563,7 +587,7 @@ def mrtr_wire(rounds: list[tuple[dict, dict | None]], methods_per_round: list[li
     keys and the byte-exact `requestState`."""
     problems = []
     if len(rounds) != len(methods_per_round) + 1:
-        return [f"{len(rounds)} tools/call requests, expected {len(methods_per_round) + 1}"]
+        return [f"{len(rounds)} requests, expected {len(methods_per_round) + 1} (an input-required round each, then the final one)"]
     ids = [r[0]["id"] for r in rounds]
     if len(set(map(J, ids))) != len(ids):
         problems.append(f"request ids repeat: {J(ids)}")

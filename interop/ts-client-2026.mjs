@@ -291,19 +291,40 @@ async function walk(opts) {
   await client.close().catch(() => {});
   stderr += seen.stderr;
 
+  // The SDK's own transport, untapped, as an application would build it (on stdio, `auto` then
+  // probes in a throw-away sibling process before it starts this one).
+  const problems = [];
+  let plainStderr = '';
+  const plainTransport = opts.http
+    ? new StreamableHTTPClientTransport(new URL(opts.http))
+    : new StdioClientTransport({ command: opts.command[0], args: opts.command.slice(1), stderr: 'pipe' });
+  plainTransport.stderr?.on('data', (chunk) => (plainStderr += chunk.toString()));
+  const plain = new Client({ name: 'switchboard-interop-ts-2026', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+  try {
+    await plain.connect(plainTransport, { timeout: REQUEST_TIMEOUT_MS });
+    if (plain.getNegotiatedProtocolVersion() !== VERSION) problems.push(`negotiated ${J(plain.getNegotiatedProtocolVersion())}`);
+    const [res, err] = await sdk(() => plain.callTool({ name: 'test_simple_text', arguments: {} }, { timeout: REQUEST_TIMEOUT_MS }));
+    if (callText(res) !== 'This is a simple text response for testing.') problems.push(`test_simple_text gave ${J(res)} (SDK: ${err})`);
+  } catch (e) {
+    problems.push(`connect: ${e}`);
+  }
+  await plain.close().catch(() => {});
+  stderr += plainStderr;
+  check('default transport: auto picks 2026-07-28 and calls a tool', problems);
+
   if (!opts.http && passed + failed > 1) check('server stderr: no panic', /panicked at/.test(stderr) ? [stderr.slice(-2000)] : []);
 }
 
 // [D26-8] the envelope on every request and [D26-19] `resultType` on every result, over the whole connection.
 function wireChecks(label, tap) {
-  let problems = [];
+  let problems = tap.requests(0).length ? [] : ['no request went over the wire'];
   for (const { dir, msg } of tap.log) {
     if (dir !== 'out' || msg.method === undefined || msg.id === undefined) continue;
     const meta = msg.params?._meta ?? {};
     if (meta[PV_KEY] !== VERSION || typeof meta[CAPS_KEY] !== 'object' || meta[CAPS_KEY] === null) problems.push(`${msg.method} id ${J(msg.id)} _meta ${J(meta)}`);
   }
   check(`${label}: every request carries the ${VERSION} _meta envelope`, problems.slice(0, 3));
-  problems = [];
+  problems = tap.log.some(({ dir, msg }) => dir === 'in' && msg.result !== undefined) ? [] : ['no result came back'];
   for (const { dir, msg } of tap.log) {
     if (dir === 'in' && msg.result !== undefined && !['complete', 'input_required'].includes(msg.result.resultType)) {
       problems.push(`id ${J(msg.id)} resultType ${J(msg.result.resultType)}`);
@@ -461,7 +482,7 @@ async function checkTools(client, tap) {
 // expected embedded methods, and each retry is a new id carrying `inputResponses` for exactly
 // those keys and the byte-exact `requestState`.
 function mrtrWire(rounds, methodsPerRound) {
-  if (rounds.length !== methodsPerRound.length + 1) return [`${rounds.length} tools/call requests, expected ${methodsPerRound.length + 1}`];
+  if (rounds.length !== methodsPerRound.length + 1) return [`${rounds.length} requests, expected ${methodsPerRound.length + 1} (an input-required round each, then the final one)`];
   const problems = [];
   const ids = rounds.map(([q]) => J(q.id));
   if (new Set(ids).size !== ids.length) problems.push(`request ids repeat: ${ids.join(',')}`);
