@@ -38,6 +38,9 @@ echo "== interop: our client in revision 2026-07-28 (typed calls, input-required
 cargo build --locked --bin switchboard-modern-interop
 ./interop/our-client-2026.sh target/debug/switchboard-modern-interop
 
+echo "== interop: the official TypeScript v2 and Python 2.3 clients in revision 2026-07-28 (pinned and auto) against switchboard serve over stdio and Streamable HTTP"
+./interop/run-clients-2026.sh target/debug/switchboard
+
 echo "== interop: switchboard record + trace on TypeScript SDK <-> Python SDK sessions; 0 violations"
 ./interop/sdk-transcripts.sh target/debug/switchboard
 

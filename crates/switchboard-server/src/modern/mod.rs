@@ -173,10 +173,19 @@ impl ServerInner {
     }
 
     /// A handler's result with the members this revision adds: `resultType` (complete unless
-    /// set), `_meta.serverInfo`, and the caching hints on the results that carry them.
+    /// set), `_meta.serverInfo`, and the caching hints on the results that carry them; and
+    /// without the members it removed: a listed tool's `execution` (2025-11-25 only; the tasks
+    /// extension decides per request whether a call becomes a task).
     fn finish(&self, method: &str, raw: &str) -> HandlerResult {
         let mut map: Map<String, Value> = serde_json::from_str(raw)
             .map_err(|e| ErrorObject::internal(format!("result is not an object: {e}")))?;
+        if method == methods::TOOLS_LIST {
+            if let Some(Value::Array(tools)) = map.get_mut("tools") {
+                for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
+                    tool.remove("execution");
+                }
+            }
+        }
         map.entry("resultType")
             .or_insert_with(|| Value::String(ResultType::Complete.as_str().into()));
         if let Value::Object(meta) = map
@@ -446,5 +455,41 @@ pub(crate) async fn ask<R: serde::de::DeserializeOwned>(
         // The front door drops this future once the handler's poll ends.
         Asked::Suspend => std::future::pending().await,
         Asked::NotHere => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use serde_json::json;
+    use switchboard_types::Implementation;
+    use switchboard_types::tools::{CallToolResult, TaskSupport, Tool};
+
+    use super::*;
+
+    /// A listed tool carries only members of the 2026-07-28 `Tool`: 2025's `execution` stays in
+    /// 2025 sessions.
+    #[tokio::test]
+    async fn modern_tools_list_drops_the_2025_execution_member() {
+        let server = crate::Server::builder(Implementation::new("listing", "1"))
+            .tool(
+                Tool::new("maybe_task", json!({"type": "object"}))
+                    .with_task_support(TaskSupport::Optional),
+                |_| async { Ok(CallToolResult::text("done")) },
+            )
+            .build()
+            .unwrap();
+        let (ours, mut theirs) = switchboard_jsonrpc::memory::pair();
+        server.serve(ours).unwrap();
+        let list = json!({"jsonrpc": "2.0", "id": 1, "method": methods::TOOLS_LIST,
+            "params": {"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}}}});
+        theirs.send_text(list.to_string()).await.unwrap();
+        let reply: Value = serde_json::from_str(&theirs.recv_text().await.unwrap()).unwrap();
+        let tool = &reply["result"]["tools"][0];
+        assert_eq!(tool["name"], "maybe_task", "{reply}");
+        assert!(tool.get("execution").is_none(), "{reply}");
+        assert_eq!(reply["result"]["resultType"], "complete");
     }
 }
