@@ -58,6 +58,7 @@ pub struct Client {
     era_mode: EraMode,
     probe_timeout: Duration,
     max_input_rounds: usize,
+    tasks_extension: bool,
     max_listens: usize,
     listen_buffer: usize,
     log_level: Option<LoggingLevel>,
@@ -165,6 +166,17 @@ impl ClientBuilder {
     /// [`ClientError::TooManyInputRounds`].
     pub fn max_input_rounds(mut self, n: usize) -> Self {
         self.client.max_input_rounds = n;
+        self
+    }
+
+    /// Declares the tasks extension of revision 2026-07-28 (`io.modelcontextprotocol/tasks`)
+    /// on every modern request: the server may then answer a `tools/call` with a task, which
+    /// the call follows to its end (polling `tasks/get`, answering the task's input requests
+    /// with `tasks/update`, `tasks/cancel` when the caller cancels) and returns the tool's
+    /// result as from any call. No effect on a 2025 session (its tasks are
+    /// [`ClientSession::start_tool_task`](crate::ClientSession::start_tool_task)).
+    pub fn tasks_extension(mut self) -> Self {
+        self.client.tasks_extension = true;
         self
     }
 
@@ -355,6 +367,7 @@ impl Client {
                 era_mode: EraMode::default(),
                 probe_timeout: DEFAULT_PROBE_TIMEOUT,
                 max_input_rounds: DEFAULT_MAX_INPUT_ROUNDS,
+                tasks_extension: false,
                 max_listens: DEFAULT_MAX_LISTENS,
                 listen_buffer: DEFAULT_LISTEN_BUFFER,
                 log_level: None,
@@ -409,6 +422,7 @@ impl Client {
                 max_pages: self.max_pages,
                 auto_refresh: self.auto_refresh,
                 max_input_rounds: self.max_input_rounds,
+                tasks_extension: self.tasks_extension,
             },
             self.max_subscriptions,
             self.tasks.clone(),

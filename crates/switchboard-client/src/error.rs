@@ -91,6 +91,13 @@ pub enum ClientError {
     /// [`ClientSession::start_tool_task`](crate::ClientSession::start_tool_task).
     #[error("not sent: {0}")]
     TaskRequired(String),
+    /// The tasks extension: the task of a call was cancelled (by `tasks/cancel` from the
+    /// caller's cancellation, or by the server) before it ended. Holds the task id.
+    #[error("task {0} was cancelled")]
+    TaskCancelled(String),
+    /// The tasks extension: the server's task answers break the extension's rules.
+    #[error("invalid task response: {0}")]
+    InvalidTask(String),
     /// The server's era could not be settled: `server/discover` failed in a way that rules out
     /// both a modern exchange and a fall-back to `initialize` (a pinned modern revision the
     /// server does not serve, a recognised modern error, no revision in common).

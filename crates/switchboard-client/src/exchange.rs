@@ -156,6 +156,12 @@ pub(crate) async fn call(
                 let cancel = opts.cancel.clone().unwrap_or_default();
                 retry = Some(answer_inputs(peer, state, method, &result, id, cancel).await?);
             }
+            // The tasks extension: only `tools/call` makes tasks (`[D26-131]`), and only for a
+            // client that declared the extension.
+            ResultType::Task if method == methods::TOOLS_CALL && state.options.tasks_extension => {
+                return crate::modern_task::drive(peer, state, result, &meta, &version, &opts)
+                    .await;
+            }
             other => {
                 return Err(ClientError::UnexpectedResultType {
                     method: method.to_owned(),
@@ -167,11 +173,11 @@ pub(crate) async fn call(
 }
 
 /// What the next round adds to the original params.
-struct Retry {
+pub(crate) struct Retry {
     /// This round's answers, when the result asked for any.
-    responses: Option<Map<String, Value>>,
+    pub(crate) responses: Option<Map<String, Value>>,
     /// The state to echo, exactly as received.
-    state: Option<String>,
+    pub(crate) state: Option<String>,
 }
 
 /// The `Mcp-Param-*` annotations of the tool a `tools/call` names, from the cached tool list.
@@ -210,7 +216,7 @@ fn without_elicitation_id(request: &Value) -> Value {
 }
 
 /// Answers the input requests of an input-required result with the installed handlers.
-async fn answer_inputs(
+pub(crate) async fn answer_inputs(
     peer: &Peer,
     state: &Arc<ClientState>,
     method: &str,

@@ -11,6 +11,7 @@
 //! | [`client`] | [`Client`] / [`ClientBuilder`]: identity, offer, handlers; the era probe or the handshake |
 //! | [`era`] | [`EraMode`] (legacy, auto, pinned modern) and the `server/discover` probe |
 //! | `exchange` | one request in either era: the modern envelope, header lines, `resultType`, the input-required (MRTR) loop |
+//! | [`modern_task`] | the tasks extension of 2026-07-28: a `tools/call` answered with a task is followed to its end (`tasks/get`, `tasks/update`, `tasks/cancel`) |
 //! | [`listen`] | [`ListenStream`]: `subscriptions/listen`, acknowledged first, demultiplexed by subscription id |
 //! | [`session`] | [`ClientSession`]: a typed call per server method, caches, subscriptions, roots |
 //! | [`cache`] | [`ListKind`]: the list caches and their change generations |
@@ -39,6 +40,7 @@ pub(crate) mod exchange;
 pub mod handlers;
 pub mod listen;
 pub(crate) mod listing;
+pub mod modern_task;
 pub(crate) mod router;
 pub mod serve_task;
 pub(crate) mod service;

@@ -204,6 +204,15 @@ impl Service for ClientService {
             },
             // Extension methods are not gated; catalogue methods by their entry. 2024-11-05 had
             // `completion/complete` but no capability for it (§8.5): the catalogue knows.
+            // The tasks extension of 2026-07-28 names methods that 2025 had as core ones:
+            // a client that declared the extension sends them in the modern era.
+            Phase::Ready
+                if self.state.options.tasks_extension
+                    && version.is_some_and(|v| v.is_modern())
+                    && switchboard_types::methods::TASKS_EXTENSION_METHODS.contains(&method) =>
+            {
+                Ok(())
+            }
             Phase::Ready => match catalogue::find(method).map(|spec| {
                 spec.check(
                     Direction::ClientToServer,

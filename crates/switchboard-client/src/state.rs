@@ -50,6 +50,8 @@ pub(crate) struct SessionOptions {
     pub(crate) auto_refresh: bool,
     /// The bound on input-required rounds of one modern call.
     pub(crate) max_input_rounds: usize,
+    /// Whether modern requests declare the tasks extension (and task results are driven).
+    pub(crate) tasks_extension: bool,
 }
 
 /// State shared by the service and the session handle.
@@ -139,7 +141,20 @@ impl ClientState {
     ) -> Option<RequestEnvelope> {
         let s = self.shared.lock().ok()?;
         let version = s.modern_version.clone()?;
-        let mut envelope = RequestEnvelope::new(version, modern_capabilities(&self.capabilities));
+        let mut caps = modern_capabilities(&self.capabilities);
+        if self.options.tasks_extension {
+            let extensions = caps
+                .extra
+                .entry("extensions")
+                .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+            if let Some(e) = extensions.as_object_mut() {
+                e.insert(
+                    switchboard_types::modern::TASKS_EXTENSION.to_owned(),
+                    serde_json::json!({}),
+                );
+            }
+        }
+        let mut envelope = RequestEnvelope::new(version, caps);
         envelope.client_info = Some(self.info.clone());
         envelope.log_level = log_level.unwrap_or(s.log_level);
         Some(envelope)
