@@ -131,9 +131,23 @@ impl HttpFacts {
         schema: &serde_json::Map<String, Value>,
         arguments: &serde_json::Map<String, Value>,
     ) -> Result<(), ErrorObject> {
-        for (property, header) in designated(schema) {
+        // The annotations as every client reads them (root and nested properties, `[D26-64]`);
+        // a schema whose annotations break the rules designates none.
+        let designated = switchboard_types::http_headers::param_headers(schema).unwrap_or_default();
+        for p in designated {
+            let header = &p.header;
+            let property = p.path.join(".");
             let name = format!("{PARAM_PREFIX}{}", header.to_ascii_lowercase());
-            let value = arguments.get(&property).filter(|v| !v.is_null());
+            let value = p
+                .path
+                .split_last()
+                .and_then(|(last, parents)| {
+                    parents
+                        .iter()
+                        .try_fold(arguments, |obj, key| obj.get(key)?.as_object())
+                        .and_then(|o| o.get(last))
+                })
+                .filter(|v| !v.is_null());
             let sent = self.get(&name)?;
             match (value, sent) {
                 (None, None) => {}
@@ -168,20 +182,6 @@ impl HttpFacts {
         }
         Ok(())
     }
-}
-
-/// `(property, header name)` for each root property annotated with `x-mcp-header`.
-fn designated(schema: &serde_json::Map<String, Value>) -> Vec<(String, String)> {
-    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    props
-        .iter()
-        .filter_map(|(name, p)| {
-            let h = p.get("x-mcp-header")?.as_str()?;
-            Some((name.clone(), h.to_owned()))
-        })
-        .collect()
 }
 
 /// A header value as text: the Base64 sentinel `=?base64?…?=` decoded strictly, anything else
@@ -261,6 +261,39 @@ mod tests {
             none.check_name(methods::TOOLS_CALL, &serde_json::json!({"name": "echo"}))
                 .is_err()
         );
+    }
+
+    #[test]
+    fn d26_64_a_nested_annotated_property_is_checked_as_clients_send_it() {
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "target": {"type": "object", "properties": {
+                "zone": {"type": "string", "x-mcp-header": "Zone"}}}}});
+        let schema = schema.as_object().unwrap().clone();
+        let args = serde_json::json!({"target": {"zone": "b"}});
+        let args = args.as_object().unwrap().clone();
+        // The header a client computes for these arguments is accepted.
+        let sent = switchboard_types::http_headers::request_headers(
+            methods::TOOLS_CALL,
+            serde_json::json!({"name": "t", "arguments": args.clone()})
+                .as_object()
+                .unwrap(),
+            "2026-07-28",
+            &switchboard_types::http_headers::param_headers(&schema).unwrap(),
+        );
+        let pairs: Vec<(&str, &str)> = sent
+            .iter()
+            .filter(|(n, _)| n.starts_with("Mcp-Param-"))
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(pairs, [("Mcp-Param-Zone", "b")]);
+        facts(&pairs).check_params(&schema, &args).unwrap();
+        // Missing, or another value: -32020.
+        let e = facts(&[]).check_params(&schema, &args).unwrap_err();
+        assert_eq!(e.code, ErrorCode::HEADER_MISMATCH);
+        let e = facts(&[("mcp-param-zone", "a")])
+            .check_params(&schema, &args)
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::HEADER_MISMATCH);
     }
 
     #[test]
