@@ -52,15 +52,9 @@ server_mode() {
   trap 'if [ -n "$server_pid" ]; then kill "$server_pid" 2> /dev/null || true; wait "$server_pid" 2> /dev/null || true; fi' EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
-  "$bin" serve --http 127.0.0.1:0 2> "$log" &
-  server_pid=$!
-  for _ in $(seq 100); do
-    url="$(grep -o 'listening on http://127\.0\.0\.1:[0-9]*/mcp' "$log" | head -n 1 | sed 's/^listening on //' || true)"
-    [ -n "$url" ] && break
-    kill -0 "$server_pid" 2> /dev/null || break
-    sleep 0.1
-  done
-  [ -n "$url" ] || interop_die "'$bin serve --http 127.0.0.1:0' printed no 'listening on' line: $(cat "$log")"
+  start_switchboard_http "$bin" "$log"
+  server_pid="$SB_HTTP_PID"
+  url="$SB_HTTP_URL"
   echo "conformance 2026-07-28: $bin serve --http listening on $url; results in $out"
 
   node "$js" list --requirements 2026-07-28 > "$out/list.txt" 2>&1 ||

@@ -62,6 +62,28 @@ start_server_everything_http() {
   SE_HTTP_URL="http://127.0.0.1:$port/mcp"
 }
 
+# Starts `BIN serve --http 127.0.0.1:0 [ARGS...]` with its stderr in LOG and waits for its
+# "listening on" line (the kernel picks the port); fails the script if none comes. Sets SB_HTTP_PID
+# and SB_HTTP_URL (the /mcp endpoint); the caller kills SB_HTTP_PID on exit.
+#   start_switchboard_http BIN LOG [ARGS...]
+start_switchboard_http() {
+  local bin="$1" log="$2"
+  shift 2
+  SB_HTTP_URL=""
+  "$bin" serve --http 127.0.0.1:0 "$@" 2> "$log" &
+  SB_HTTP_PID=$!
+  for _ in $(seq 100); do
+    SB_HTTP_URL="$(grep -o 'listening on http://127\.0\.0\.1:[0-9]*/mcp' "$log" | head -n 1 | sed 's/^listening on //' || true)"
+    [ -n "$SB_HTTP_URL" ] && break
+    kill -0 "$SB_HTTP_PID" 2> /dev/null || break
+    sleep 0.1
+  done
+  if [ -z "$SB_HTTP_URL" ]; then
+    kill "$SB_HTTP_PID" 2> /dev/null || true
+    interop_die "'$bin serve --http 127.0.0.1:0' printed no 'listening on' line: $(cat "$log")"
+  fi
+}
+
 # Check counters for the scripts that print `PASS name` / `FAIL name: why` and end with
 # `N passed, M failed`.
 passed=0
