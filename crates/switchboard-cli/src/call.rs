@@ -158,40 +158,45 @@ async fn connect(a: &CallArgs) -> anyhow::Result<ClientSession> {
         "switchboard-call",
         env!("CARGO_PKG_VERSION"),
     ))
-    .era(a.era)
-    .sampling(move |_, _| {
-        let canned = sampling.clone();
-        async move {
-            match canned {
-                Some(v) => serde_json::from_value(v)
-                    .map_err(|e| ErrorObject::internal(format!("--sampling-response: {e}"))),
-                None => Err(ErrorObject::new(
-                    ErrorCode::USER_REJECTED,
-                    "sampling declined by switchboard call",
-                )),
+    .era(a.era);
+    if a.task.is_some() {
+        // 2026-07-28: the tasks extension, declared; a task result is followed to its end.
+        builder = builder.tasks_extension();
+    }
+    builder = builder
+        .sampling(move |_, _| {
+            let canned = sampling.clone();
+            async move {
+                match canned {
+                    Some(v) => serde_json::from_value(v)
+                        .map_err(|e| ErrorObject::internal(format!("--sampling-response: {e}"))),
+                    None => Err(ErrorObject::new(
+                        ErrorCode::USER_REJECTED,
+                        "sampling declined by switchboard call",
+                    )),
+                }
             }
-        }
-    })
-    .elicitation(move |_, _| {
-        let canned = elicitation.clone();
-        async move {
-            match canned {
-                Some(v) => serde_json::from_value(v)
-                    .map_err(|e| ErrorObject::internal(format!("--elicitation-response: {e}"))),
-                None => Ok(ElicitResult::new(ElicitAction::Decline)),
+        })
+        .elicitation(move |_, _| {
+            let canned = elicitation.clone();
+            async move {
+                match canned {
+                    Some(v) => serde_json::from_value(v)
+                        .map_err(|e| ErrorObject::internal(format!("--elicitation-response: {e}"))),
+                    None => Ok(ElicitResult::new(ElicitAction::Decline)),
+                }
             }
-        }
-    })
-    .on_log(|m| {
-        eprintln!(
-            "[{}] {}",
-            serde_json::to_value(m.level)
-                .unwrap_or_default()
-                .as_str()
-                .unwrap_or("log"),
-            m.data
-        )
-    });
+        })
+        .on_log(|m| {
+            eprintln!(
+                "[{}] {}",
+                serde_json::to_value(m.level)
+                    .unwrap_or_default()
+                    .as_str()
+                    .unwrap_or("log"),
+                m.data
+            )
+        });
     if let Some(roots) = &a.roots {
         let roots: Vec<Root> =
             serde_json::from_str(roots).context("--roots must be a JSON array of {uri, name?}")?;
@@ -312,7 +317,8 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
         Ok(s) => s,
         Err(e) => return fail(2, format!("switchboard call: {e:#}\n")),
     };
-    let result = if let Some(task) = a.task {
+    let modern = session.era() == switchboard::client::Era::Modern;
+    let result = if let (Some(task), false) = (a.task, modern) {
         run_task(&session, a, params, task).await
     } else if let Some(key) = list_key(&a.method).filter(|_| params.get("cursor").is_none()) {
         list_all(&session, &a.method, key, params).await

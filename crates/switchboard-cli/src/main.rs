@@ -103,8 +103,10 @@ enum Command {
         /// Offer these roots (a JSON array of {uri, name?}); no roots capability otherwise.
         #[arg(long)]
         roots: Option<String>,
-        /// With tools/call: run the call as a task (2025-11-25): the status is shown on stderr as
+        /// With tools/call: run the call as a task. 2025-11-25: the status is shown on stderr as
         /// it changes, then the result is printed as a plain call's; Ctrl-C cancels the task.
+        /// 2026-07-28: the tasks extension is declared and the server decides; a task is
+        /// followed to its end and its result printed.
         #[arg(long)]
         task: bool,
         /// With --task: the retention to ask for, in milliseconds.

@@ -500,3 +500,36 @@ fn call_task_shows_the_status_then_prints_the_result() {
     assert_eq!(code, Some(2), "a tool that forbids tasks: nothing sent");
     assert!(err.contains("TK-2"), "{err}");
 }
+
+#[test]
+fn d26_call_task_in_2026_07_28_declares_the_tasks_extension_and_follows_the_task() {
+    let server = format!("{} serve", env!("CARGO_BIN_EXE_switchboard"));
+    let call = |task: bool| {
+        let mut c = bin();
+        c.args(["call", "--era", "2026-07-28", "--stdio", &server]);
+        if task {
+            c.arg("--task");
+        }
+        c.args(["tools/call", "failing_job"])
+            .output()
+            .expect("runs")
+    };
+    // A tool that runs only as a task: refused without the extension (-32021, D26-132)...
+    let out = call(false);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("-32021"));
+    // ...and with --task, followed to its end: its isError result is the call's (D26-135).
+    let out = call(true);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["isError"], true);
+    assert_eq!(
+        v["content"][0]["text"],
+        "failing_job failed, as it always does"
+    );
+}
