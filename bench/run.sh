@@ -37,11 +37,11 @@ done
 target="${CARGO_TARGET_DIR:-$PWD/target}"
 peers_target="$PWD/bench/peers/target"
 if [ "$mode" = full ]; then
-  echo "== bench: building switchboard and switchboard-load (release)" >&2
-  cargo build --release --locked -p switchboard-cli -p switchboard-load
+  echo "== bench: building switchboard and switchboard-load (the dist profile: thin LTO, one codegen unit)" >&2
+  cargo build --profile dist --locked -p switchboard-cli -p switchboard-load
   echo "== bench: building the peers (release, bench/peers)" >&2
   cargo build --release --locked --manifest-path bench/peers/Cargo.toml --target-dir "$peers_target"
-  bin="$target/release"
+  bin="$target/dist"
   peers_bin="$peers_target/release"
 else
   echo "== bench: building switchboard and switchboard-load (debug)" >&2

@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use std::io::IsTerminal;
 use switchboard::types::catalogue::{self, Arguments, Target};
 use switchboard::types::methods;
 
@@ -211,7 +210,7 @@ async fn connect(a: &CallArgs) -> anyhow::Result<ClientSession> {
 }
 
 fn progress_bar(p: f64, total: Option<f64>) {
-    if !std::io::stderr().is_terminal() {
+    if !crate::ui::progress_on_stderr() {
         return;
     }
     match total {

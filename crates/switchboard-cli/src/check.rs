@@ -2,7 +2,7 @@
 //! command line, printed a line each with its SPEC-NOTES tag (or as JSON lines). This module adds
 //! only what a terminal needs: the progress line and the colours.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -23,9 +23,7 @@ pub(crate) async fn run(target: Target, timeout: Duration) -> Result<Report, Che
             counter.fetch_add(1, Ordering::Relaxed);
         });
     let total = checker.estimated_total();
-    let progress = std::io::stderr()
-        .is_terminal()
-        .then(|| tokio::spawn(progress(done, total)));
+    let progress = crate::ui::progress_on_stderr().then(|| tokio::spawn(progress(done, total)));
     let ran = checker.run().await;
     if let Some(task) = progress {
         task.abort();
@@ -54,7 +52,7 @@ async fn progress(done: Arc<AtomicUsize>, total: usize) {
 
 /// Whether results are coloured: stdout is a terminal and `NO_COLOR` is unset or empty.
 fn colour_wanted() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    crate::ui::colour_on_stdout()
 }
 
 /// The report as printed (a line each, then `N passed, M failed[, K skipped]`, or JSON lines)

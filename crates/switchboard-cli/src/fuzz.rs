@@ -2,7 +2,7 @@
 //! command line. This module prints: each case with problems as soon as it has run (or every
 //! case as a JSON line), a progress line on stderr when that is a terminal, and the summary.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::time::Duration;
 
 use switchboard_check::Target;
@@ -46,7 +46,7 @@ pub(crate) async fn run(args: FuzzArgs) -> anyhow::Result<FuzzReport> {
     if !args.json {
         crate::write_stdout(&format!("fuzzing with seed {seed}: {} cases\n", args.cases))?;
     }
-    let progress = std::io::stderr().is_terminal();
+    let progress = crate::ui::progress_on_stderr();
     let (json, total) = (args.json, args.cases);
     let report = fuzzer
         .on_case(move |case: &CaseReport| {

@@ -9,13 +9,25 @@ mod fuzz;
 mod record;
 mod serve;
 mod trace;
+mod ui;
 
 use clap::{Parser, Subcommand};
 
 /// Switchboard: an MCP stack and toolkit.
 #[derive(Debug, Parser)]
-#[command(name = "switchboard", version, about)]
+#[command(
+    name = "switchboard",
+    version,
+    about,
+    after_help = "Exit codes: 0 success; 1 a finding (a JSON-RPC error from call, a failed check, a \
+fuzz problem, a trace violation); 2 a usage, I/O or connection error (the message says what to \
+try next).\nColours only on a terminal, and never with NO_COLOR set. RUST_LOG=debug shows what \
+the libraries log."
+)]
 struct Cli {
+    /// No progress lines and none of the CLI's own INFO messages (warnings and errors stay).
+    #[arg(long, short, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -200,6 +212,14 @@ enum Command {
         #[arg(long, default_value_t = 5)]
         timeout: u64,
     },
+    /// Print a completion script for SHELL on stdout, e.g.
+    /// `switchboard completions bash > ~/.local/share/bash-completion/completions/switchboard`,
+    /// `switchboard completions zsh > ~/.zfunc/_switchboard`,
+    /// `switchboard completions fish > ~/.config/fish/completions/switchboard.fish`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
     /// Run two full MCP sessions against the example servers, in memory by default, and print
     /// every frame with what the inspector says of it.
     Demo {
@@ -264,26 +284,36 @@ fn init_logging() {
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
-    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let fmt = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(ui::colour_on_stderr());
+    let own_least = if ui::quiet() {
+        tracing::Level::WARN
+    } else {
+        tracing::Level::INFO
+    };
     let registry = tracing_subscriber::registry();
     match tracing_subscriber::EnvFilter::try_from_default_env() {
         Ok(filter) => registry.with(fmt.with_filter(filter)).init(),
         Err(_) => registry
-            .with(fmt.with_filter(tracing_subscriber::filter::filter_fn(|m| {
-                let least = if own_target(m.target()) {
-                    tracing::Level::INFO
-                } else {
-                    tracing::Level::WARN
-                };
-                *m.level() <= least
-            })))
+            .with(
+                fmt.with_filter(tracing_subscriber::filter::filter_fn(move |m| {
+                    let least = if own_target(m.target()) {
+                        own_least
+                    } else {
+                        tracing::Level::WARN
+                    };
+                    *m.level() <= least
+                })),
+            )
             .init(),
     }
 }
 
 fn run() -> anyhow::Result<()> {
-    init_logging();
     let cli = Cli::parse();
+    ui::set_quiet(cli.quiet);
+    init_logging();
     // A stdio server is one session: a single-threaded runtime avoids cross-thread wake-ups on
     // every frame. Everything else (HTTP with many sessions, the tools) uses the thread pool.
     let threads = match &cli.command {
@@ -381,7 +411,9 @@ fn run() -> anyhow::Result<()> {
             let target = match (stdio, url) {
                 (_, Some(url)) => switchboard_check::Target::Http(url),
                 (Some(cmd), None) => switchboard_check::Target::Stdio(cmd),
-                (None, None) => anyhow::bail!("--stdio or --url is required"),
+                (None, None) => anyhow::bail!(
+                    "give the server: --stdio \"CMD ARGS\" to spawn it, or --url http://HOST:PORT/mcp"
+                ),
             };
             let results =
                 rt.block_on(check::run(target, std::time::Duration::from_secs(timeout)))?;
@@ -399,7 +431,9 @@ fn run() -> anyhow::Result<()> {
             let target = match (stdio, url) {
                 (_, Some(url)) => switchboard_check::Target::Http(url),
                 (Some(cmd), None) => switchboard_check::Target::Stdio(cmd),
-                (None, None) => anyhow::bail!("--stdio or --url is required"),
+                (None, None) => anyhow::bail!(
+                    "give the server: --stdio \"CMD ARGS\" to spawn it, or --url http://HOST:PORT/mcp"
+                ),
             };
             let args = fuzz::FuzzArgs {
                 target,
@@ -416,6 +450,16 @@ fn run() -> anyhow::Result<()> {
         Command::Trace { file, json } => {
             let code = trace::run(&file, json)?;
             std::process::exit(code);
+        }
+        Command::Completions { shell } => {
+            let mut text = Vec::new();
+            clap_complete::generate(
+                shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "switchboard",
+                &mut text,
+            );
+            write_stdout(&String::from_utf8_lossy(&text))?;
         }
         Command::Demo { raw, transport } => {
             let text = rt.block_on(demo::run(transport, raw))?;

@@ -115,7 +115,9 @@ pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
             let listener = bind(addr).await?;
             let local = listener.local_addr()?;
             proxy::upstream_url(&url)?;
-            tracing::info!("listening on http://{local}/mcp, relaying to {url}");
+            crate::ui::announce(&format!(
+                "listening on http://{local}/mcp, relaying to {url}"
+            ));
             let config = proxy::ProxyConfig::for_bind_address(local);
             proxy::serve(listener, &url, rec, config).await?;
             Ok(0)
@@ -126,7 +128,7 @@ pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
             let local = listener.local_addr()?;
             let config = HttpConfig::for_bind_address(local);
             let service = stdio_bridge::service(move || server_command(&cmd), rec, config);
-            tracing::info!("listening on http://{local}/mcp");
+            crate::ui::announce(&format!("listening on http://{local}/mcp"));
             switchboard_http::serve(listener, service).await?;
             Ok(0)
         }

@@ -55,7 +55,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             switchboard::server_http::session_factory(&server),
             http_config,
         );
-        tracing::info!("listening on http://{local}/mcp");
+        crate::ui::announce(&format!("listening on http://{local}/mcp"));
         switchboard_http::serve(listener, service).await?;
         return Ok(());
     }

@@ -533,3 +533,73 @@ fn d26_call_task_in_2026_07_28_declares_the_tasks_extension_and_follows_the_task
         "failing_job failed, as it always does"
     );
 }
+
+#[test]
+fn completions_for_bash_zsh_and_fish() {
+    for (shell, marker) in [
+        ("bash", "complete -F _switchboard"),
+        ("zsh", "#compdef switchboard"),
+        ("fish", "complete -c switchboard"),
+    ] {
+        let out = bin().args(["completions", shell]).output().expect("runs");
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let script = String::from_utf8(out.stdout).expect("utf-8");
+        assert!(
+            script.contains(marker),
+            "{shell}: {}",
+            &script[..script.len().min(300)]
+        );
+        for sub in ["serve", "call", "check", "fuzz", "trace", "record", "demo"] {
+            assert!(script.contains(sub), "{shell} completes {sub}");
+        }
+    }
+    let out = bin().args(["completions", "tcsh"]).output().expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an unknown shell is a usage error"
+    );
+}
+
+#[test]
+fn quiet_and_plain_logs_off_a_terminal() {
+    // Off a terminal, log lines carry no colour codes; --quiet leaves only the address.
+    let serve = |quiet: bool| {
+        let mut c = bin();
+        if quiet {
+            c.arg("--quiet");
+        }
+        let mut child = c
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawns");
+        let mut line = String::new();
+        let mut err = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+        std::io::BufRead::read_line(&mut err, &mut line).expect("a line");
+        let _ = child.kill();
+        let _ = child.wait();
+        line
+    };
+    let normal = serve(false);
+    assert!(
+        normal.contains("INFO") && normal.contains("listening on http://127.0.0.1:"),
+        "{normal}"
+    );
+    assert!(
+        !normal.contains('\u{1b}'),
+        "no ANSI codes off a terminal: {normal:?}"
+    );
+    let quiet = serve(true);
+    assert!(
+        quiet.starts_with("listening on http://127.0.0.1:"),
+        "{quiet:?}"
+    );
+    let help = bin().arg("--help").output().expect("runs");
+    let help = String::from_utf8(help.stdout).expect("utf-8");
+    assert!(
+        help.contains("Exit codes: 0 success; 1 a finding"),
+        "{help}"
+    );
+}
