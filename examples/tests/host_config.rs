@@ -19,8 +19,7 @@ fn json_blocks(readme: &str) -> Vec<serde_json::Value> {
 
 #[test]
 fn the_readme_host_configurations_are_valid_json() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
-        .expect("README.md");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).expect("README.md");
     let blocks = json_blocks(&readme);
     let desktop = blocks
         .iter()
