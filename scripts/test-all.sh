@@ -11,7 +11,10 @@ cargo test --workspace --all-targets --locked
 echo "== facade features: a stdio-only selection compiles no axum, hyper or reqwest; an HTTP client no axum; an HTTP server no reqwest"
 ./scripts/check-features.sh
 
-echo "== switchboard demo (the README's first command; the debug build keeps CI within its time)"
+echo "== docs: every public item documented, every intra-doc link resolved"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+
+echo "== switchboard demo (the README's first command)"
 cargo run --locked --bin switchboard -- demo > /dev/null
 
 echo "== interop: the official TypeScript and Python SDK clients against switchboard serve --stdio"

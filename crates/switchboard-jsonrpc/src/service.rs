@@ -31,7 +31,8 @@ pub trait Service: Send + Sync + 'static {
     fn notify(&self, notification: Notification, peer: &Peer);
 
     /// Decides whether we may send `method` now (negotiated capabilities, lifecycle). A refusal
-    /// is returned to the caller as [`RequestError::NotAllowed`] and no frame is sent.
+    /// is returned to the caller as [`RequestError::NotAllowed`](crate::RequestError::NotAllowed)
+    /// and no frame is sent.
     ///
     /// # Errors
     /// The reason for the refusal.

@@ -20,7 +20,7 @@ pub fn undeclared(method: &str, capability: &str) -> ErrorObject {
 pub use switchboard_types::gates::capability_of;
 
 /// Decides whether the server may send `method` (a request or notification) to this client, from
-/// the method's [catalogue](switchboard_types::catalogue) entry: its direction, the revisions it
+/// the method's `switchboard_types::catalogue` entry: its direction, the revisions it
 /// exists in and the capability that gates it. Extension methods are not gated.
 ///
 /// # Errors

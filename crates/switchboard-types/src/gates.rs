@@ -1,5 +1,5 @@
 //! Which declared capability each request needs (SPEC-NOTES §1.1), read from the
-//! [`catalogue`](crate::catalogue): data shared by both roles, so that the server answers -32601
+//! [`catalogue`]: data shared by both roles, so that the server answers -32601
 //! and the client refuses locally from the same table.
 
 use crate::capabilities::{ClientCapabilities, ServerCapabilities};

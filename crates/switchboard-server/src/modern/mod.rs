@@ -1,6 +1,6 @@
 //! The modern era (revision 2026-07-28): the second front door of the same server.
 //!
-//! A connection's era is decided by what opens it ([`ConnEra`], `[D26-120]`): `initialize`
+//! A connection's era is decided by what opens it (`ConnEra`, `[D26-120]`): `initialize`
 //! opens a 2025-era session (the legacy front door in `service`); a request whose `_meta`
 //! carries the protocol version opens a modern connection, on which every request stands alone
 //! (`[D26-5]`). A Streamable HTTP request routed to the modern era arrives on a connection of its
@@ -10,7 +10,7 @@
 //! (-32020), version (-32022), method (-32601, also for the methods this revision removed); then
 //! the same handlers as in a 2025 session run, with a context that answers their requests for
 //! client input from the request's `inputResponses` and sealed `requestState`
-//! ([`mrtr`]); what they return gets the members this revision adds (`resultType`,
+//! (`mrtr`); what they return gets the members this revision adds (`resultType`,
 //! `_meta.serverInfo`, caching hints on cacheable results).
 
 pub mod headers;
