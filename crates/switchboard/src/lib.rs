@@ -16,9 +16,20 @@
 //! | `http_client` | `switchboard-http-client`: the Streamable HTTP client transport (reqwest) | `http-client` |
 //! | `server_http` | the session factory serving a `Server` over Streamable HTTP | `server` and `http-server` |
 //!
+//! [`guide`] walks through each primitive with runnable examples.
+//!
 //! Every feature is on by default. A stdio-only server needs `server,stdio`, and compiles no
 //! HTTP stack (no axum, hyper or reqwest); a client of remote servers needs
 //! `client,http-client`, which compiles no axum.
+
+#[cfg(all(
+    feature = "server",
+    feature = "client",
+    feature = "stdio",
+    feature = "http-server",
+    feature = "http-client"
+))]
+pub mod guide;
 
 pub use switchboard_jsonrpc as jsonrpc;
 pub use switchboard_types as types;
