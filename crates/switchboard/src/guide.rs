@@ -13,7 +13,7 @@
 //!
 //! A tool is a definition (name, JSON Schema of its arguments) and an async handler. Arguments
 //! are validated against the schema before the handler runs; a handler's `Err` is a result with
-//! `isError: true` that the model reads, never a protocol error. [`server::typed`] derives the
+//! `isError: true` that the model reads, never a protocol error. [`server::typed`](crate::server::typed) derives the
 //! schema from a Rust type instead.
 //!
 //! ```
