@@ -95,36 +95,42 @@ pub(crate) fn expect_code(
 }
 
 /// Runs all checks: the revision 2026-07-28 probe first (a fresh connection whose first
-/// request is `server/discover`), then whether the 2025 handshake is served; the checks of
-/// each era the server speaks. Returns whether the 2025 handshake was served (the Streamable
-/// HTTP session rules need it).
+/// request is `server/discover`), then the checks of each era the server speaks. Returns
+/// whether the 2025 handshake was served (the Streamable HTTP session rules need it).
+///
+/// A server that does not answer the probe gets the 2025 checks in their usual order (the
+/// pre-handshake ones before any `initialize`, which matters to servers that keep state across
+/// connections). A server that answers it is asked for the 2025 handshake first, on a
+/// connection of its own, to learn whether it speaks that era at all.
 pub(crate) async fn all(
     target: &Target,
     timeout: Duration,
     results: &mut Results,
 ) -> Result<bool, CheckError> {
     let probe = modern::probe(target, timeout).await?;
-    let mut c = Conn::open(target, timeout)?;
-    let init = c.handshake().await;
-    let Some(init) = init else {
+    if let modern::Probe::Modern(_, _) = &probe {
+        let mut c = Conn::open(target, timeout)?;
+        let served = c.handshake().await.is_some();
         c.close().await;
-        return match probe {
-            modern::Probe::NotModern(_) => Err(CheckError::Handshake),
-            modern::Probe::Modern(conn, discover) => {
-                results.push(skip(
-                    "LC",
-                    "the 2025 handshake",
-                    "not served: the server speaks revision 2026-07-28 only",
-                ));
+        if !served {
+            results.push(skip(
+                "LC",
+                "the 2025 handshake",
+                "not served: the server speaks revision 2026-07-28 only",
+            ));
+            if let modern::Probe::Modern(conn, discover) = probe {
                 modern::all(*conn, &discover, results).await;
-                Ok(false)
             }
-        };
-    };
-    // The connection just initialized is the one the checks past the handshake share; the
-    // pre-handshake and negotiation checks open their own first.
+            return Ok(false);
+        }
+    }
     pre_handshake(target, timeout, results).await?;
     negotiation(target, timeout, results).await?;
+    let mut c = Conn::open(target, timeout)?;
+    let Some(init) = c.handshake().await else {
+        c.close().await;
+        return Err(CheckError::Handshake);
+    };
     results.push(handshake_shape(&init));
     let caps = init.get("capabilities").cloned().unwrap_or(json!({}));
     envelope(&mut c, results).await;
