@@ -310,11 +310,11 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
     };
     let params = match params_for(a) {
         Ok(p) => p,
-        Err(e) => return fail(2, format!("switchboard call: {e:#}\n")),
+        Err(e) => return fail(2, crate::ui::with_hint(format!("switchboard call: {e:#}"))),
     };
     let session = match connect(a).await {
         Ok(s) => s,
-        Err(e) => return fail(2, format!("switchboard call: {e:#}\n")),
+        Err(e) => return fail(2, crate::ui::with_hint(format!("switchboard call: {e:#}"))),
     };
     let modern = session.era() == switchboard::client::Era::Modern;
     let result = if let (Some(task), false) = (a.task, modern) {

@@ -264,7 +264,7 @@ fn main() {
     // Exit codes: 0 success, 1 a failure found (trace violations, check failures), 2 usage,
     // I/O or connection errors.
     if let Err(e) = run() {
-        eprintln!("switchboard: {e:#}");
+        eprint!("{}", ui::with_hint(format!("switchboard: {e:#}")));
         std::process::exit(2);
     }
 }
@@ -300,6 +300,9 @@ fn init_logging() {
                 fmt.with_filter(tracing_subscriber::filter::filter_fn(move |m| {
                     let least = if own_target(m.target()) {
                         own_least
+                    } else if m.target().starts_with("switchboard_http_client") {
+                        // The commands report a failed connection themselves, with advice.
+                        tracing::Level::ERROR
                     } else {
                         tracing::Level::WARN
                     };

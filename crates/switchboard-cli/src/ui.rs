@@ -46,3 +46,57 @@ pub(crate) fn announce(line: &str) {
         tracing::info!("{line}");
     }
 }
+
+/// What to try next after an error, from its text (the libraries' errors name the cause; this
+/// turns the common ones into advice). `None` when there is nothing useful to add.
+pub(crate) fn hint(error: &str) -> Option<&'static str> {
+    let e = error.to_ascii_lowercase();
+    if e.contains("connection refused") {
+        Some(
+            "nothing listens there: start the server first (e.g. `switchboard serve --http 127.0.0.1:8080`), or check the host and port",
+        )
+    } else if e.contains("exit status: 127") {
+        Some("the shell could not find the command: check its name, its path and PATH")
+    } else if e.contains("exit status: 126") {
+        Some("the command is not executable: check its permissions")
+    } else if e.contains("did not complete the handshake") {
+        Some(
+            "the server gave no usable answer to initialize: `switchboard call` with the same target shows its answer, `switchboard record` captures the whole exchange",
+        )
+    } else if e.contains("dns error") || e.contains("failed to lookup address") {
+        Some("the host name does not resolve: check the URL")
+    } else if e.contains("timed out") || e.contains("timeout") {
+        Some(
+            "the server did not answer in time: is it busy or stuck? `--timeout` gives it longer where the command has one",
+        )
+    } else {
+        None
+    }
+}
+
+/// An error line for the user: the message, then the hint on a line of its own.
+pub(crate) fn with_hint(message: String) -> String {
+    match hint(&message) {
+        Some(h) => format!("{message}\n  hint: {h}\n"),
+        None => format!("{message}\n"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_failures_get_advice_and_others_none() {
+        assert!(hint("tcp connect error: Connection refused (os error 111)").is_some());
+        assert!(
+            hint("child process exited: exit status: 127")
+                .unwrap()
+                .contains("PATH")
+        );
+        assert!(hint("the server did not complete the handshake").is_some());
+        assert_eq!(hint("Unknown tool: x"), None);
+        let line = with_hint("switchboard call: Connection refused".into());
+        assert!(line.ends_with('\n') && line.contains("\n  hint: nothing listens there"));
+    }
+}
