@@ -84,10 +84,13 @@ impl Fetcher {
         basic: Option<(&str, &str)>,
     ) -> Result<Answer, OAuthError> {
         self.policy.check_url(url)?;
-        let mut ser = url::form_urlencoded::Serializer::new(String::new());
-        for (k, v) in form {
-            ser.append_pair(k, v);
-        }
+        let body = {
+            let mut ser = url::form_urlencoded::Serializer::new(String::new());
+            for (k, v) in form {
+                ser.append_pair(k, v);
+            }
+            ser.finish()
+        };
         let mut rb = self
             .client
             .post(url.clone())
@@ -96,7 +99,7 @@ impl Fetcher {
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/x-www-form-urlencoded"),
             )
-            .body(ser.finish());
+            .body(body);
         if let Some((id, secret)) = basic {
             rb = rb.header(header::AUTHORIZATION, basic_header(id, secret)?);
         }
