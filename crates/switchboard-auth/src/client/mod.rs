@@ -59,7 +59,8 @@ use fetch::Fetcher;
 use registration::ClientIdentity;
 use token::TokenRequest;
 
-/// The default most step-up authorizations for one set of scopes (`[AU-7]`, SEC-SC-6).
+/// The default most authorizations for one set of scopes, the first one included, past which
+/// step-up stops (`[AU-7]`, SEC-SC-6).
 pub const DEFAULT_MAX_STEP_UP: u32 = 3;
 /// The default margin before expiry at which a token is refreshed: 60 s.
 pub const DEFAULT_REFRESH_SKEW: Duration = Duration::from_secs(60);
@@ -85,7 +86,38 @@ pub enum Flow {
     /// The client-credentials grant (for a machine): needs pre-registered credentials (a
     /// secret or a private key).
     ClientCredentials,
+    /// Enterprise-managed authorization (SEP-990): the user's ID token from the enterprise
+    /// identity provider is exchanged there for an identity assertion grant (RFC 8693), which
+    /// the authorization server takes as a JWT-bearer grant (RFC 7523). Needs
+    /// [`OAuthConfig::identity_assertion`] and pre-registered credentials.
+    IdentityAssertion,
 }
+
+/// What the identity-assertion flow needs of the enterprise identity provider.
+#[derive(Clone)]
+pub struct IdentityAssertion {
+    /// The identity provider's token endpoint.
+    pub idp_token_endpoint: String,
+    /// This client's id at the identity provider.
+    pub idp_client_id: String,
+    /// The user's ID token from the identity provider.
+    pub id_token: String,
+}
+
+impl std::fmt::Debug for IdentityAssertion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdentityAssertion")
+            .field("idp_token_endpoint", &self.idp_token_endpoint)
+            .field("idp_client_id", &self.idp_client_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// RFC 8693 and SEP-990 names.
+const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+const ID_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id_token";
+const ID_JAG_TYPE: &str = "urn:ietf:params:oauth:token-type:id-jag";
 
 /// What the OAuth client does, and for which endpoint.
 #[derive(Debug, Clone)]
@@ -109,13 +141,15 @@ pub struct OAuthConfig {
     pub preregistered: Option<PreRegistered>,
     /// The private key for `private_key_jwt`.
     pub private_key: Option<PrivateKeyJwt>,
+    /// The identity provider's part of [`Flow::IdentityAssertion`].
+    pub identity_assertion: Option<IdentityAssertion>,
     /// Which URLs may be fetched.
     pub policy: UrlPolicy,
     /// The bound on each fetch.
     pub fetch_timeout: Duration,
     /// The bound on each answer's body.
     pub max_body_bytes: usize,
-    /// Step-up authorizations allowed per set of scopes.
+    /// Authorizations allowed per set of scopes (the first one included) before step-up stops.
     pub max_step_up: u32,
     /// How long before expiry a token is refreshed.
     pub refresh_skew: Duration,
@@ -137,6 +171,7 @@ impl OAuthConfig {
             client_metadata_url: None,
             preregistered: None,
             private_key: None,
+            identity_assertion: None,
             policy: UrlPolicy::strict(),
             fetch_timeout: DEFAULT_FETCH_TIMEOUT,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
@@ -183,6 +218,13 @@ impl OAuthConfig {
         self
     }
 
+    /// Sets the identity provider's part of [`Flow::IdentityAssertion`] (and that flow).
+    pub fn with_identity_assertion(mut self, ia: IdentityAssertion) -> Self {
+        self.identity_assertion = Some(ia);
+        self.flow = Flow::IdentityAssertion;
+        self
+    }
+
     /// Sets the redirect URI.
     pub fn with_redirect_uri(mut self, uri: impl Into<String>) -> Self {
         self.redirect_uri = uri.into();
@@ -206,7 +248,7 @@ pub struct OAuthClient {
     agent: Arc<dyn UserAgent>,
     /// Held while discovery, registration or a token request runs.
     flow: tokio::sync::Mutex<Option<Discovered>>,
-    /// Step-up authorizations made, by the scope set asked for.
+    /// Authorizations made, by the scope set asked for.
     step_ups: Mutex<HashMap<String, u32>>,
     last_error: Mutex<Option<OAuthError>>,
 }
@@ -231,6 +273,19 @@ impl OAuthClient {
         store: Arc<dyn TokenStore>,
         agent: Arc<dyn UserAgent>,
     ) -> Result<Self, OAuthError> {
+        if config.flow == Flow::IdentityAssertion
+            && (config.identity_assertion.is_none()
+                || config
+                    .preregistered
+                    .as_ref()
+                    .is_none_or(|p| p.client_secret.is_none()))
+        {
+            return Err(OAuthError::Config(
+                "the identity-assertion flow needs the identity provider's token endpoint, \
+                 client id and ID token, and a client id with a secret"
+                    .into(),
+            ));
+        }
         if config.flow == Flow::ClientCredentials
             && config
                 .preregistered
@@ -362,11 +417,24 @@ impl OAuthClient {
             .scope
             .clone()
             .or_else(|| found.initial_scopes(challenge.as_ref()));
+        self.count_attempt(scopes.as_ref());
         self.authorize_with(&found, scopes).await
     }
 
+    /// Counts one authorization asking for `scopes`; the count so far. Every authorization
+    /// counts, the first one too, so that step-up stops after `max_step_up` authorizations
+    /// for one set of scopes in all.
+    fn count_attempt(&self, scopes: Option<&ScopeSet>) -> u32 {
+        let key = scopes.map(ToString::to_string).unwrap_or_default();
+        let mut counts = lock(&self.step_ups);
+        let n = counts.entry(key).or_insert(0);
+        *n += 1;
+        *n
+    }
+
     /// After a 403 with `error="insufficient_scope"`: a new authorization asking for the union
-    /// of the held and the challenged scopes, at most `max_step_up` times for one union.
+    /// of the held and the challenged scopes; no more once `max_step_up` authorizations asked for
+    /// that union.
     ///
     /// # Errors
     /// The challenge is not an `insufficient_scope` one, step-up is exhausted, or the
@@ -411,18 +479,14 @@ impl OAuthClient {
             .unwrap_or_default();
         let want = held.union(&challenged);
         let key = want.to_string();
-        let attempts = {
-            let mut counts = lock(&self.step_ups);
-            let n = counts.entry(key.clone()).or_insert(0);
-            if *n >= self.config.max_step_up {
-                return Err(OAuthError::StepUpExhausted {
-                    scopes: key,
-                    attempts: *n,
-                });
-            }
-            *n += 1;
-            *n
-        };
+        let made = lock(&self.step_ups).get(&key).copied().unwrap_or(0);
+        if made >= self.config.max_step_up {
+            return Err(OAuthError::StepUpExhausted {
+                scopes: key,
+                attempts: made,
+            });
+        }
+        let attempts = self.count_attempt(Some(&want));
         tracing::info!(scopes = %key, attempt = attempts, "stepping up authorization");
         let found = self.discover(Some(&challenge)).await?;
         *flow = Some(found.clone());
@@ -576,6 +640,21 @@ impl OAuthClient {
                 req.send(&self.fetcher, &form, scope_text.as_deref(), None)
                     .await?
             }
+            Flow::IdentityAssertion => {
+                let assertion = self
+                    .identity_assertion_grant(found, scope_text.as_deref())
+                    .await?;
+                let mut form = vec![
+                    ("grant_type", JWT_BEARER_GRANT),
+                    ("assertion", assertion.as_str()),
+                    ("resource", found.resource.as_str()),
+                ];
+                if let Some(s) = &scope_text {
+                    form.push(("scope", s));
+                }
+                req.send(&self.fetcher, &form, scope_text.as_deref(), None)
+                    .await?
+            }
             Flow::AuthorizationCode => {
                 let redirect = self.redirect_uri();
                 let (code, verifier) = self
@@ -596,6 +675,50 @@ impl OAuthClient {
         self.store.save(&self.key, &grant)?;
         tracing::info!(issuer = %error::shown(&found.issuer), "authorized");
         Ok(())
+    }
+
+    /// RFC 8693 at the identity provider: the ID token for an identity assertion grant
+    /// (ID-JAG) for this authorization server and resource.
+    async fn identity_assertion_grant(
+        &self,
+        found: &Discovered,
+        scope: Option<&str>,
+    ) -> Result<String, OAuthError> {
+        let ia = self.config.identity_assertion.as_ref().ok_or_else(|| {
+            OAuthError::Config("the identity-assertion flow has no identity provider".into())
+        })?;
+        let url = Url::parse(&ia.idp_token_endpoint).map_err(|e| {
+            OAuthError::Config(format!("bad identity provider token endpoint: {e}"))
+        })?;
+        let mut form = vec![
+            ("grant_type", TOKEN_EXCHANGE),
+            ("requested_token_type", ID_JAG_TYPE),
+            ("audience", found.issuer.as_str()),
+            ("resource", found.resource.as_str()),
+            ("subject_token", ia.id_token.as_str()),
+            ("subject_token_type", ID_TOKEN_TYPE),
+            ("client_id", ia.idp_client_id.as_str()),
+        ];
+        if let Some(s) = scope {
+            form.push(("scope", s));
+        }
+        let answer = self.fetcher.post_form(&url, &form, None).await?;
+        if !answer.status.is_success() {
+            return Err(OAuthError::Token(format!(
+                "the identity provider's token exchange answered HTTP {}",
+                answer.status.as_u16()
+            )));
+        }
+        let v: serde_json::Value = answer.json(&url)?;
+        if v.get("issued_token_type").and_then(|t| t.as_str()) != Some(ID_JAG_TYPE) {
+            return Err(OAuthError::Token(
+                "the identity provider did not issue an identity assertion grant".into(),
+            ));
+        }
+        v.get("access_token")
+            .and_then(|t| t.as_str())
+            .map(str::to_owned)
+            .ok_or_else(|| OAuthError::Token("the token exchange answer has no token".into()))
     }
 
     /// The authorization request through the user agent; the code and the PKCE verifier.

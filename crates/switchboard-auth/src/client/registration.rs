@@ -109,6 +109,19 @@ pub(crate) async fn register(
     dynamic(fetcher, issuer, endpoint, md, me).await
 }
 
+/// The OpenID `application_type` a registration carries (`[D26-114]`, SEP-837): `web` for a
+/// client whose redirect URI is an `https` URL off loopback (a remote browser application),
+/// `native` otherwise (desktop, command line, a loopback or private-scheme redirect, or none).
+pub(crate) fn application_type(redirect_uri: Option<&str>) -> &'static str {
+    let web = redirect_uri
+        .and_then(|r| Url::parse(r).ok())
+        .is_some_and(|u| {
+            u.scheme() == "https"
+                && !matches!(u.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"))
+        });
+    if web { "web" } else { "native" }
+}
+
 /// RFC 7591 dynamic registration.
 async fn dynamic(
     fetcher: &Fetcher,
@@ -146,7 +159,13 @@ async fn dynamic(
         scope: me.scope.map(str::to_owned),
         ..Default::default()
     };
-    let body = serde_json::to_value(&body).map_err(|e| fail(e.to_string()))?;
+    let mut body = serde_json::to_value(&body).map_err(|e| fail(e.to_string()))?;
+    if let Some(obj) = body.as_object_mut() {
+        obj.insert(
+            "application_type".into(),
+            application_type(me.redirect_uri).into(),
+        );
+    }
     let answer = fetcher.post_json(&url, &body).await?;
     if !answer.status.is_success() {
         let detail = serde_json::from_slice::<serde_json::Value>(&answer.body)
@@ -189,4 +208,24 @@ async fn dynamic(
         auth_method,
         redirect_uri: me.redirect_uri.map(str::to_owned),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::application_type;
+
+    #[test]
+    fn d26_114_application_type_native_unless_a_remote_https_redirect() {
+        assert_eq!(
+            application_type(Some("http://127.0.0.1:8123/callback")),
+            "native"
+        );
+        assert_eq!(
+            application_type(Some("http://localhost:3000/callback")),
+            "native"
+        );
+        assert_eq!(application_type(Some("com.example.app:/cb")), "native");
+        assert_eq!(application_type(None), "native");
+        assert_eq!(application_type(Some("https://app.example.com/cb")), "web");
+    }
 }

@@ -417,6 +417,40 @@ async fn au7_step_up_asks_for_the_union_and_stops_after_3() {
 }
 
 #[tokio::test]
+async fn au7_the_first_authorization_counts_toward_the_cap() {
+    let (mock, endpoint) = start(Mock {
+        expires_in: 3600,
+        ..Mock::default()
+    })
+    .await;
+    let c = client(&endpoint);
+    // The 401 already asks for the scope the 403s keep asking for.
+    c.unauthorized(Some("Bearer scope=\"mcp:admin\""), None)
+        .await
+        .unwrap();
+    let challenge = "Bearer error=\"insufficient_scope\", scope=\"mcp:admin\"";
+    let mut refused = 0;
+    for _ in 0..5 {
+        let sent = c.access_token().await.unwrap();
+        if c.insufficient_scope(challenge, sent.as_deref())
+            .await
+            .is_err()
+        {
+            refused += 1;
+        }
+    }
+    assert_eq!(refused, 3);
+    let authorizations = mock
+        .lock()
+        .unwrap()
+        .seen
+        .iter()
+        .filter(|p| *p == "/authorize")
+        .count();
+    assert_eq!(authorizations, 3, "three authorizations in all, then none");
+}
+
+#[tokio::test]
 async fn sec_ssrf_resource_metadata_on_internal_addresses_is_never_fetched() {
     let endpoint = url::Url::parse("http://127.0.0.1:9/mcp").unwrap();
     for target in [
