@@ -543,11 +543,7 @@ impl OAuthClient {
 
     /// The client registered with the discovered issuer: the stored one when it belongs to
     /// that issuer (and, for the code flow, to this redirect URI), else a new registration.
-    async fn client_for(
-        &self,
-        found: &Discovered,
-        scopes: Option<&ScopeSet>,
-    ) -> Result<Grant, OAuthError> {
+    async fn client_for(&self, found: &Discovered) -> Result<Grant, OAuthError> {
         let redirect = self.redirect_uri();
         let code_flow = self.config.flow == Flow::AuthorizationCode;
         if let Some(g) = self.store.load(&self.key)? {
@@ -561,7 +557,6 @@ impl OAuthClient {
                 );
             }
         }
-        let scope_text = scopes.map(ToString::to_string);
         let me = ClientIdentity {
             name: &self.config.client_name,
             redirect_uri: code_flow.then_some(redirect.as_str()),
@@ -569,7 +564,6 @@ impl OAuthClient {
             preregistered: self.config.preregistered.as_ref(),
             private_key_jwt: self.config.private_key.is_some(),
             client_credentials: !code_flow,
-            scope: scope_text.as_deref(),
         };
         let client =
             registration::register(&self.fetcher, &found.issuer, &found.server, &me).await?;
@@ -619,7 +613,7 @@ impl OAuthClient {
         scopes: Option<ScopeSet>,
     ) -> Result<(), OAuthError> {
         let scopes = self.with_offline(found, scopes);
-        let mut grant = self.client_for(found, scopes.as_ref()).await?;
+        let mut grant = self.client_for(found).await?;
         let token_url = Self::token_endpoint(found)?;
         let scope_text = scopes.as_ref().map(ToString::to_string);
         let req = TokenRequest {

@@ -41,7 +41,6 @@ pub(crate) struct ClientIdentity<'a> {
     pub(crate) preregistered: Option<&'a PreRegistered>,
     pub(crate) private_key_jwt: bool,
     pub(crate) client_credentials: bool,
-    pub(crate) scope: Option<&'a str>,
 }
 
 /// The method to use with a secret, by what the server supports (Basic when it does not say,
@@ -156,7 +155,8 @@ async fn dynamic(
         grant_types: Some(grant_types),
         response_types: (!me.client_credentials).then(|| vec!["code".to_owned()]),
         token_endpoint_auth_method: Some(asked.as_str().to_owned()),
-        scope: me.scope.map(str::to_owned),
+        // No `scope`: an authorization server may hold the client to the scopes it registered
+        // with, and step-up asks for more later.
         ..Default::default()
     };
     let mut body = serde_json::to_value(&body).map_err(|e| fail(e.to_string()))?;
