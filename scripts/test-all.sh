@@ -48,7 +48,7 @@ echo "== interop: switchboard record + trace on TypeScript SDK <-> Python SDK se
 ./interop/sdk-transcripts.sh target/debug/switchboard
 
 echo "== interop: our OAuth client (headless) against a real authorization server (oidc-provider on 127.0.0.1): PKCE, resource-bound JWT access tokens, step-up, refresh rotation, client credentials, client ID metadata documents"
-./interop/oauth/e2e.sh
+./interop/oauth/e2e.sh target/debug/switchboard
 
 echo "== conformance: the official suite (server mode, --suite all) against switchboard serve --http; no FAILURE, no WARNING"
 cargo build --locked --bin switchboard --bin switchboard-conformance-client

@@ -43,7 +43,7 @@ use url::Url;
 use crate::challenge::BearerChallenge;
 use crate::scope::ScopeSet;
 
-pub use agent::{HeadlessUserAgent, OAuthFuture, UserAgent};
+pub use agent::{HeadlessUserAgent, OAuthFuture, UserAgent, is_redirect_to};
 pub use discovery::{Discovered, canonical_resource};
 pub use error::OAuthError;
 pub use fetch::{DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_BODY_BYTES};
