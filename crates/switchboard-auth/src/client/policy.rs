@@ -6,7 +6,7 @@
 //! is checked before it is fetched: `https` only, and no private, loopback, link-local or
 //! unique-local address, unless the user allowed loopback for development, which then also
 //! allows `http` to a loopback host. Host names are checked after resolution, by the resolver
-//! the fetching client connects with ([`GuardedResolver`]), so the address checked is the one
+//! the fetching client connects with (`GuardedResolver`), so the address checked is the one
 //! connected to (no DNS rebinding between check and use). IP literals are parsed by the `url`
 //! crate, which normalises octal, hexadecimal and decimal IPv4 forms.
 
