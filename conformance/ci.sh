@@ -14,14 +14,23 @@
 #
 #   conformance/ci.sh client CLIENT_BIN
 #       The four core client scenarios (initialize, tools_call,
-#       elicitation-sep1034-client-defaults, sse-retry), one at a time with
+#       elicitation-sep1034-client-defaults, sse-retry) and the 22 OAuth client scenarios
+#       (auth/*: core, back-compat, draft and extension), one at a time with
 #       `interop/conformance.sh client SCENARIO CLIENT_BIN` (single-scenario mode counts a
-#       WARNING as a failure). All four run; the script fails if any failed.
+#       WARNING as a failure). All run; the script fails if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . interop/lib.sh
 
-CLIENT_SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaults sse-retry)
+CLIENT_SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaults sse-retry
+  auth/metadata-default auth/metadata-var1 auth/metadata-var2 auth/metadata-var3 auth/basic-cimd
+  auth/scope-from-www-authenticate auth/scope-from-scopes-supported
+  auth/scope-omitted-when-undefined auth/scope-step-up auth/scope-retry-limit
+  auth/token-endpoint-auth-basic auth/token-endpoint-auth-post auth/token-endpoint-auth-none
+  auth/pre-registration auth/2025-03-26-oauth-metadata-backcompat
+  auth/2025-03-26-oauth-endpoint-fallback auth/resource-mismatch auth/offline-access-scope
+  auth/offline-access-not-supported auth/client-credentials-jwt auth/client-credentials-basic
+  auth/cross-app-access-complete-flow)
 
 # judge DIR: a saved server run, from its own files only: the suite's exit code 0, one
 # checks.json per scenario the suite announced, and no FAILURE or WARNING check among them.
@@ -118,7 +127,7 @@ case "${1:-}" in
     client_mode "$2"
     ;;
   *)
-    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

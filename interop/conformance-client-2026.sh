@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Our conformance client against the official suite at revision 2026-07-28
 # (@modelcontextprotocol/conformance 0.2.0-alpha.12, installed as `conformance-2026` next to
-# 0.1.16): the seven scored client scenarios that need no authorization, one process each, with
+# 0.1.16): the seven scored client scenarios that need no authorization and the 25 scored OAuth
+# client scenarios (`auth/*`), one process each, with
 # `--spec-version 2026-07-28` (the suite then sets MCP_CONFORMANCE_PROTOCOL_VERSION=2026-07-28,
 # which selects the client's modern lifecycle). Offline, every mock server on 127.0.0.1.
 #
 #   interop/conformance-client-2026.sh [CLIENT_BIN]
 #       CLIENT_BIN defaults to target/debug/switchboard-conformance-client.
 #
-# A scenario passes when the suite exits 0, wrote its checks.json, and no check is FAILURE
-# (a WARNING is reported, not failed: the suite scores SHOULDs as warnings). Results are saved
-# under target/conformance/client-2026/. Exit 0 only if all seven passed.
+# A scenario passes when the suite exits 0, wrote its checks.json, and no check is FAILURE; for
+# the seven scenarios without authorization a WARNING is reported, not failed (the suite scores
+# SHOULDs as warnings), for the OAuth ones a WARNING fails too. Results are saved under
+# target/conformance/client-2026/. Exit 0 only if all passed.
+#
+#   SCENARIOS_ONLY="auth/iss-supported ..." interop/conformance-client-2026.sh  runs those only.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 interop_use_node22
@@ -23,7 +27,16 @@ BIN="${1:-$INTEROP_REPO/target/debug/switchboard-conformance-client}"
 BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
 
 SCENARIOS=(tools_call request-metadata sep-2322-client-request-state http-standard-headers
-  http-custom-headers http-invalid-tool-headers json-schema-ref-no-deref)
+  http-custom-headers http-invalid-tool-headers json-schema-ref-no-deref
+  auth/metadata-default auth/metadata-var1 auth/metadata-var2 auth/metadata-var3 auth/basic-cimd
+  auth/scope-from-www-authenticate auth/scope-from-scopes-supported
+  auth/scope-omitted-when-undefined auth/scope-step-up auth/scope-retry-limit
+  auth/token-endpoint-auth-basic auth/token-endpoint-auth-post auth/token-endpoint-auth-none
+  auth/pre-registration auth/resource-mismatch auth/offline-access-scope
+  auth/offline-access-not-supported auth/authorization-server-migration auth/iss-supported
+  auth/iss-not-advertised auth/iss-supported-missing auth/iss-wrong-issuer auth/iss-unexpected
+  auth/iss-normalized auth/metadata-issuer-mismatch)
+if [ -n "${SCENARIOS_ONLY:-}" ]; then read -r -a SCENARIOS <<< "$SCENARIOS_ONLY"; fi
 RESULTS="$INTEROP_REPO/target/conformance/client-2026/$(date -u +%Y%m%dT%H%M%S)-$$"
 mkdir -p "$RESULTS"
 
@@ -37,7 +50,7 @@ for s in "${SCENARIOS[@]}"; do
     --scenario "$s" --spec-version 2026-07-28 -o "$dir" > "$dir/suite.log" 2>&1 || rc=$?
   verdict="$(node -e '
     const fs = require("fs"), path = require("path");
-    const [dir, rc] = process.argv.slice(1);
+    const [dir, rc, strict] = process.argv.slice(1);
     const files = [];
     (function walk(d) {
       for (const e of fs.readdirSync(d, { withFileTypes: true })) {
@@ -51,14 +64,15 @@ for s in "${SCENARIOS[@]}"; do
       for (const c of JSON.parse(fs.readFileSync(f, "utf8"))) {
         counts[c.status] = (counts[c.status] || 0) + 1;
         if (c.status === "FAILURE") problems.push(`${c.id}: ${c.errorMessage || c.description}`);
-        if (c.status === "WARNING") console.error(`  warning ${c.id}: ${c.errorMessage || c.description}`);
+        if (c.status === "WARNING" && strict === "1") problems.push(`WARNING ${c.id}: ${c.errorMessage || c.description}`);
+        else if (c.status === "WARNING") console.error(`  warning ${c.id}: ${c.errorMessage || c.description}`);
       }
     }
     if (files.length === 0) problems.push("no checks.json was written");
     if (rc !== "0") problems.push(`the suite exited ${rc}`);
     const summary = Object.entries(counts).map(([s, n]) => `${n} ${s}`).join(", ");
     console.log(problems.length ? `FAIL (${summary || "no checks"}): ${problems.join("; ")}` : `PASS (${summary})`);
-  ' "$dir" "$rc")"
+  ' "$dir" "$rc" "$([[ $s == auth/* ]] && echo 1 || echo 0)")"
   case "$verdict" in
     PASS*) passed=$((passed + 1)); echo "PASS conformance client 2026-07-28 $s ${verdict#PASS }" ;;
     *) failed=$((failed + 1)); echo "FAIL conformance client 2026-07-28 $s ${verdict#FAIL } (see $dir/suite.log)" ;;

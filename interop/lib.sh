@@ -5,6 +5,8 @@
 #   interop/node_modules/ the official TypeScript SDK (1.x, and the 2.x client and server
 #                         packages), the conformance suite (0.1.16, and 0.2.0-alpha.12 as
 #                         `conformance-2026`) and server-everything (locked by interop/package-lock.json)
+#   interop/oauth/node_modules/  oidc-provider, the test authorization server (locked by
+#                         interop/oauth/package-lock.json)
 #   .tools/venv/          Python venv with the official Python SDK `mcp` (hash-locked by interop/requirements.txt)
 
 INTEROP_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,6 +22,8 @@ CONFORMANCE_2026_VERSION="0.2.0-alpha.12"
 TS_V2_VERSION="2.4.0"
 SERVER_EVERYTHING_VERSION="2026.8.31"
 PY_MCP_VERSION="2.3.0"
+# The test authorization server (interop/oauth/).
+OIDC_PROVIDER_VERSION="9.13.3"
 
 NODE22_DIR="$INTEROP_REPO/.tools/node22"
 NODE22_BIN="$NODE22_DIR/bin"

@@ -4,6 +4,7 @@
 #   2. the official TypeScript SDK (1.x; 2.x client and server),
 #      the conformance suite (0.1.16; 0.2.0-alpha.12 as
 #      conformance-2026), server-everything             -> interop/node_modules (npm ci, interop/)
+#   2b. oidc-provider (the test authorization server)    -> interop/oauth/node_modules (npm ci, interop/oauth/)
 #   3. the official Python SDK `mcp`                     -> .tools/venv         (pip --require-hashes,
 #                                                           wheels kept in .tools/wheels)
 #
@@ -91,6 +92,25 @@ node "$CONFORMANCE_2026_JS" --help > /dev/null ||
   interop_die "conformance $CONFORMANCE_2026_VERSION (conformance-2026) does not start on Node $(node --version)"
 step "conformance $CONFORMANCE_2026_VERSION (conformance-2026): --help runs"
 
+# ---------------------------------------------------------------- 2b. interop/oauth/node_modules
+# The test authorization server (oidc-provider), in a folder of its own with its own lockfile.
+oauth_ok() {
+  [ "$(node -p "require('$INTEROP_DIR/oauth/node_modules/oidc-provider/package.json').version" 2>/dev/null || true)" = "$OIDC_PROVIDER_VERSION" ]
+}
+OAUTH_STAMP="$INTEROP_DIR/oauth/node_modules/.switchboard-stamp"
+OAUTH_HASH="$(hash_of interop/oauth/package.json interop/oauth/package-lock.json <(node --version))"
+if [ -f "$OAUTH_STAMP" ] && [ "$(cat "$OAUTH_STAMP")" = "$OAUTH_HASH" ] && oauth_ok; then
+  step "interop/oauth/node_modules (oidc-provider $OIDC_PROVIDER_VERSION): up to date"
+elif [ "$CHECK_ONLY" = 1 ]; then
+  interop_die "interop/oauth/node_modules is missing or stale; run scripts/install-peers.sh"
+else
+  step "interop/oauth/node_modules (npm ci: oidc-provider $OIDC_PROVIDER_VERSION)"
+  (cd interop/oauth && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) ||
+    interop_die "npm ci in interop/oauth/ failed (is the npm registry reachable?)"
+  oauth_ok || interop_die "interop/oauth/package-lock.json does not hold oidc-provider $OIDC_PROVIDER_VERSION (interop/lib.sh)"
+  echo "$OAUTH_HASH" > "$OAUTH_STAMP"
+fi
+
 # ---------------------------------------------------------------- 3. Python venv
 py_ok() {
   [ -x "$VENV_PY" ] &&
@@ -126,4 +146,4 @@ else
   echo "$PY_HASH" > "$PY_STAMP"
 fi
 
-step "ok: node $("$NODE22" --version), @modelcontextprotocol/sdk $SDK_VERSION, client/server $TS_V2_VERSION, conformance $CONFORMANCE_VERSION and $CONFORMANCE_2026_VERSION, server-everything $SERVER_EVERYTHING_VERSION, python mcp $PY_MCP_VERSION"
+step "ok: node $("$NODE22" --version), @modelcontextprotocol/sdk $SDK_VERSION, client/server $TS_V2_VERSION, conformance $CONFORMANCE_VERSION and $CONFORMANCE_2026_VERSION, oidc-provider $OIDC_PROVIDER_VERSION, server-everything $SERVER_EVERYTHING_VERSION, python mcp $PY_MCP_VERSION"

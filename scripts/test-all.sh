@@ -47,6 +47,9 @@ echo "== interop: the official TypeScript v2 and Python 2.3 clients in revision 
 echo "== interop: switchboard record + trace on TypeScript SDK <-> Python SDK sessions; 0 violations"
 ./interop/sdk-transcripts.sh target/debug/switchboard
 
+echo "== interop: our OAuth client (headless) against a real authorization server (oidc-provider on 127.0.0.1): PKCE, resource-bound JWT access tokens, step-up, refresh rotation, client credentials, client ID metadata documents"
+./interop/oauth/e2e.sh target/debug/switchboard
+
 echo "== conformance: the official suite (server mode, --suite all) against switchboard serve --http; no FAILURE, no WARNING"
 cargo build --locked --bin switchboard --bin switchboard-conformance-client
 ./conformance/ci.sh server target/debug/switchboard
@@ -54,10 +57,10 @@ cargo build --locked --bin switchboard --bin switchboard-conformance-client
 echo "== conformance 2026-07-28: the official suite 0.2.0-alpha.12 (server mode, --spec-version 2026-07-28) against switchboard serve --http: the 37 scored scenarios and the pending ones, no FAILURE, no WARNING"
 ./conformance/ci-2026.sh server target/debug/switchboard
 
-echo "== conformance: our client (switchboard-conformance-client), the four core client scenarios one at a time"
+echo "== conformance: our client (switchboard-conformance-client), the four core and the 22 OAuth client scenarios one at a time"
 ./conformance/ci.sh client target/debug/switchboard-conformance-client
 
-echo "== conformance: our client at revision 2026-07-28 (suite 0.2.0-alpha.12), the seven scored client scenarios without authorization; no FAILURE"
+echo "== conformance: our client at revision 2026-07-28 (suite 0.2.0-alpha.12), the seven scored client scenarios without authorization (no FAILURE) and the 25 scored OAuth ones (no FAILURE, no WARNING)"
 ./interop/conformance-client-2026.sh target/debug/switchboard-conformance-client
 
 echo "== fuzz: every coverage-guided target for 20 s (libFuzzer, stable toolchain); a crash fails the build"

@@ -16,6 +16,8 @@
 //! | `elicitation-sep1034-client-defaults` | declares elicitation; calls `test_client_elicitation_defaults`; answers the form with every schema `default` applied (SEP-1034) |
 //! | `sse-retry` | calls `test_reconnection`, whose POST stream the server closes without the response; the transport waits the server's `retry:` and resumes with `GET` + `Last-Event-ID` (SEP-1699) |
 //!
+//! | `auth/*` | the OAuth client as the transport's auth provider, then the work the server protects (see the `auth` module) |
+//!
 //! These speak the 2025 era (`initialize`). With `MCP_CONFORMANCE_PROTOCOL_VERSION=2026-07-28`
 //! the client speaks revision 2026-07-28 instead and runs the scenarios of the `modern` module.
 //!
@@ -23,6 +25,7 @@
 //! usage error). Logs go to stderr only (`RUST_LOG` overrides the default filter); stdout stays
 //! empty.
 
+mod auth;
 mod modern;
 
 use std::process::ExitCode;
@@ -102,6 +105,9 @@ fn init_logs() {
 }
 
 async fn run(scenario: &str, url: &str) -> Outcome {
+    if scenario.starts_with("auth/") {
+        return auth::run(scenario, url, modern::requested()).await;
+    }
     if modern::requested() {
         return modern::run(scenario, url).await;
     }

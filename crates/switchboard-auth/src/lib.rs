@@ -9,8 +9,11 @@
 //! | [`metadata`] | the documents: protected-resource metadata (RFC 9728), authorization-server metadata (RFC 8414 and OpenID discovery), client metadata (RFC 7591 and client ID metadata documents), and their well-known URLs |
 //! | [`challenge`] | `WWW-Authenticate: Bearer …` challenges (RFC 6750 §3), written and parsed |
 //! | [`scope`] | scope sets (RFC 6749 §3.3): parsed, compared, joined |
+//! | `client` (feature `client`) | the OAuth 2.1 client: discovery, registration, PKCE, tokens, step-up |
 
 pub mod challenge;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod metadata;
 pub mod scope;
 

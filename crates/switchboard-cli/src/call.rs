@@ -42,6 +42,8 @@ pub(crate) struct CallArgs {
     pub task: Option<TaskArgs>,
     /// The era to speak (`--era`).
     pub era: switchboard::client::EraMode,
+    /// OAuth (`--oauth`, `--oauth-headless` and their options).
+    pub oauth: crate::oauth::OAuthArgs,
 }
 
 /// `--task` options.
@@ -121,26 +123,50 @@ enum Server {
     Http(HttpClientTransport),
 }
 
-fn open(a: &CallArgs) -> anyhow::Result<(Server, String)> {
+async fn open(
+    a: &CallArgs,
+) -> anyhow::Result<(
+    Server,
+    String,
+    Option<std::sync::Arc<switchboard_auth::client::OAuthClient>>,
+)> {
+    if a.oauth.enabled() && a.url.is_none() {
+        anyhow::bail!("--oauth and --oauth-headless need --url (stdio takes no authorization)");
+    }
     match (&a.stdio, &a.url) {
         (Some(_), Some(_)) => anyhow::bail!("give either --stdio or --url, not both"),
         (Some(cmd), None) => {
             let command = ChildCommand::new("sh").args(["-c", &format!("exec {cmd}")]);
             let child =
                 ChildTransport::spawn(command).with_context(|| format!("cannot start `{cmd}`"))?;
-            Ok((Server::Stdio(child), cmd.clone()))
+            Ok((Server::Stdio(child), cmd.clone(), None))
         }
         (None, Some(url)) => {
-            let t = HttpClientTransport::connect(url, HttpClientConfig::default())
+            let oauth = crate::oauth::client(&a.oauth, url).await?;
+            let mut config = HttpClientConfig::default();
+            if let Some(o) = &oauth {
+                config = config.with_auth(o.clone());
+                if a.oauth.browser {
+                    // A person authorizes in the browser while the first request waits.
+                    config = config.with_response_timeout(Duration::from_secs(330));
+                }
+            }
+            let t = HttpClientTransport::connect(url, config)
                 .with_context(|| format!("cannot reach `{url}`"))?;
-            Ok((Server::Http(t), url.clone()))
+            Ok((Server::Http(t), url.clone(), oauth))
         }
         (None, None) => anyhow::bail!("--stdio or --url is required"),
     }
 }
 
-async fn connect(a: &CallArgs) -> anyhow::Result<ClientSession> {
-    let (server, name) = open(a)?;
+/// The session, and the OAuth client when there is one (for messages about its failures).
+type Connected = (
+    ClientSession,
+    Option<std::sync::Arc<switchboard_auth::client::OAuthClient>>,
+);
+
+async fn connect(a: &CallArgs) -> anyhow::Result<Connected> {
+    let (server, name, oauth) = open(a).await?;
     let sampling: Option<Value> = a
         .sampling_response
         .as_deref()
@@ -206,7 +232,16 @@ async fn connect(a: &CallArgs) -> anyhow::Result<ClientSession> {
         Server::Stdio(child) => client.connect(child).await,
         Server::Http(http) => client.connect(http).await,
     };
-    session.map_err(|e| anyhow::anyhow!("cannot initialize `{name}`: {e}"))
+    match session {
+        Ok(s) => Ok((s, oauth)),
+        Err(e) => match oauth.as_ref().and_then(|o| o.last_error()) {
+            Some(auth) => Err(anyhow::anyhow!(
+                "cannot initialize `{name}`: {e}\n{}",
+                crate::oauth::explain(&auth)
+            )),
+            None => Err(anyhow::anyhow!("cannot initialize `{name}`: {e}")),
+        },
+    }
 }
 
 fn progress_bar(p: f64, total: Option<f64>) {
@@ -312,7 +347,7 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
         Ok(p) => p,
         Err(e) => return fail(2, crate::ui::with_hint(format!("switchboard call: {e:#}"))),
     };
-    let session = match connect(a).await {
+    let (session, oauth) = match connect(a).await {
         Ok(s) => s,
         Err(e) => return fail(2, crate::ui::with_hint(format!("switchboard call: {e:#}"))),
     };
@@ -327,6 +362,13 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
     };
     session.close();
     session.closed().await;
+    // An authorization that failed during the call (a refused step-up, a dead refresh token)
+    // is said after the error it caused.
+    let auth = oauth
+        .as_ref()
+        .and_then(|o| o.last_error())
+        .map(|e| format!("switchboard call: {}\n", crate::oauth::explain(&e)))
+        .unwrap_or_default();
     match result {
         Ok(v) => CallOutcome {
             stdout: format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default()),
@@ -337,11 +379,11 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
             Some(err) => fail(
                 1,
                 format!(
-                    "{}\n",
+                    "{}\n{auth}",
                     serde_json::to_string_pretty(err).unwrap_or_default()
                 ),
             ),
-            None => fail(2, format!("switchboard call: {e}\n")),
+            None => fail(2, format!("switchboard call: {e}\n{auth}")),
         },
     }
 }
@@ -364,6 +406,7 @@ mod tests {
             roots: None,
             task: None,
             era: switchboard::client::EraMode::Legacy,
+            oauth: crate::oauth::OAuthArgs::default(),
         }
     }
 

@@ -6,6 +6,7 @@ mod call;
 mod check;
 mod demo;
 mod fuzz;
+mod oauth;
 mod record;
 mod serve;
 mod trace;
@@ -129,6 +130,8 @@ enum Command {
         /// (probe with server/discover, fall back to initialize), or `2026-07-28` (modern only).
         #[arg(long, value_name = "ERA", default_value = "legacy", value_parser = parse_era)]
         era: switchboard::client::EraMode,
+        #[command(flatten)]
+        oauth: Box<OAuthFlags>,
     },
     /// A transparent recording proxy between any client and any server: every frame relayed
     /// unchanged and recorded as a JSONL line (ts_ms, direction, transport, session, frame).
@@ -248,6 +251,37 @@ struct ServerArgs {
     /// the legacy HTTP+SSE transport).
     #[arg(long, value_name = "URL")]
     url: Option<String>,
+}
+
+/// The OAuth flags of `call`.
+#[derive(Debug, clap::Args)]
+struct OAuthFlags {
+    /// Authorize with OAuth 2.1 when the server asks (HTTP only): discovery from its 401,
+    /// PKCE, the system browser for consent and a redirect listener on 127.0.0.1. Tokens are
+    /// kept (mode 0600) in $XDG_STATE_HOME/switchboard/oauth-tokens.json and refreshed.
+    #[arg(long, conflicts_with = "oauth_headless", requires = "url")]
+    oauth: bool,
+    /// Like --oauth, without a browser: the authorization URL is fetched and its redirects
+    /// followed with a cookie jar (for authorization servers that approve without a person).
+    #[arg(long, requires = "url")]
+    oauth_headless: bool,
+    /// A client id registered with the authorization server beforehand (else the client
+    /// registers itself dynamically, RFC 7591, where the server allows it).
+    #[arg(long, value_name = "ID")]
+    client_id: Option<String>,
+    /// The secret of --client-id (a confidential client).
+    #[arg(long, value_name = "SECRET", requires = "client_id")]
+    client_secret: Option<String>,
+    /// The scopes to ask for first (space-separated), instead of the server's.
+    #[arg(long, value_name = "SCOPES")]
+    scope: Option<String>,
+    /// Allow OAuth metadata, endpoints and redirects on loopback hosts, over http too (for
+    /// development: by default only public https URLs are fetched).
+    #[arg(long)]
+    oauth_allow_loopback: bool,
+    /// Where to keep the tokens (instead of $XDG_STATE_HOME/switchboard/oauth-tokens.json).
+    #[arg(long, value_name = "PATH")]
+    oauth_token_file: Option<std::path::PathBuf>,
 }
 
 /// Writes to stdout; a closed pipe (`| head`) ends the program quietly instead of panicking.
@@ -372,7 +406,17 @@ fn run() -> anyhow::Result<()> {
             task,
             ttl,
             era,
+            oauth,
         } => {
+            let OAuthFlags {
+                oauth,
+                oauth_headless,
+                client_id,
+                client_secret,
+                scope,
+                oauth_allow_loopback,
+                oauth_token_file,
+            } = *oauth;
             let args = call::CallArgs {
                 stdio,
                 url,
@@ -385,6 +429,15 @@ fn run() -> anyhow::Result<()> {
                 roots,
                 task: task.then_some(call::TaskArgs { ttl }),
                 era,
+                oauth: oauth::OAuthArgs {
+                    browser: oauth,
+                    headless: oauth_headless,
+                    client_id,
+                    client_secret,
+                    scope,
+                    allow_loopback: oauth_allow_loopback,
+                    token_file: oauth_token_file,
+                },
             };
             let outcome = rt.block_on(call::run(&args));
             eprint!("{}", outcome.stderr);

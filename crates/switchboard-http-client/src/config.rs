@@ -22,6 +22,7 @@
 //! | `inbound_queue` | 256 | messages queued for the engine before the HTTP readers wait |
 //! | `max_inbound_bytes` | 64 MiB | bytes of the messages queued for the engine before the HTTP readers wait |
 //! | `user_agent` | `switchboard-http-client/<version>` | the `User-Agent` header |
+//! | `auth` | none | the [`crate::auth::AuthProvider`]: a Bearer token on every request, authorization on 401, step-up on 403 |
 //!
 //! A timeout fails only what it bounds: the requests of that POST get a local -32603 error whose
 //! `data` is `{reason: "http_timeout", timeout: "<option name>", ms}`, the POST's slot is freed
@@ -137,6 +138,9 @@ pub struct HttpClientConfig {
     pub max_inbound_bytes: usize,
     /// The `User-Agent` header.
     pub user_agent: String,
+    /// The authorization provider: its token goes on every request, and it answers 401 and
+    /// 403 `insufficient_scope` (see [`crate::auth`]).
+    pub auth: Option<std::sync::Arc<dyn crate::auth::AuthProvider>>,
 }
 
 impl std::fmt::Debug for HttpClientConfig {
@@ -164,6 +168,7 @@ impl std::fmt::Debug for HttpClientConfig {
             .field("inbound_queue", &self.inbound_queue)
             .field("max_inbound_bytes", &self.max_inbound_bytes)
             .field("user_agent", &self.user_agent)
+            .field("auth", &self.auth.is_some())
             .finish()
     }
 }
@@ -191,11 +196,18 @@ impl Default for HttpClientConfig {
             inbound_queue: DEFAULT_INBOUND_QUEUE,
             max_inbound_bytes: DEFAULT_MAX_INBOUND_BYTES,
             user_agent: concat!("switchboard-http-client/", env!("CARGO_PKG_VERSION")).to_owned(),
+            auth: None,
         }
     }
 }
 
 impl HttpClientConfig {
+    /// Sets the authorization provider (see [`crate::auth`]).
+    pub fn with_auth(mut self, provider: std::sync::Arc<dyn crate::auth::AuthProvider>) -> Self {
+        self.auth = Some(provider);
+        self
+    }
+
     /// Adds one header sent on every request.
     pub fn with_header(mut self, name: http::HeaderName, value: http::HeaderValue) -> Self {
         self.headers.insert(name, value);

@@ -19,6 +19,7 @@
 //! |---|---|
 //! | [`transport`] | [`HttpClientTransport`], its halves [`HttpClientSink`] / [`HttpClientSource`], [`HttpClientHandle`], [`ConnectError`] |
 //! | [`config`] | [`HttpClientConfig`]: every option and bound, with defaults |
+//! | [`auth`] | [`AuthProvider`]: the Bearer token on every request, 401 and 403 answered (`[AU-6]`, `[AU-18]`) |
 //! | [`sse`] | [`SseParser`]: the pure, bounded `text/event-stream` parser (`switchboard_transport::codec::sse`, re-exported) |
 //! | `post` | one POST per frame and what its answer means (202, JSON, SSE, 404, 4xx/5xx) |
 //! | `stream` | SSE streams: POST streams, the GET stream, resumption with `Last-Event-ID` |
@@ -78,8 +79,10 @@
 //! |---|---|---|
 //! | `rustls` | off | `https://` endpoints (reqwest with rustls) |
 //! | `http2` | off | HTTP/2 (negotiated over TLS) |
+//! | `oauth` | off | `switchboard_auth::client::OAuthClient` as the [`AuthProvider`] (OAuth 2.1) |
 
 mod abandon;
+pub mod auth;
 pub mod config;
 mod legacy;
 mod post;
@@ -91,6 +94,7 @@ pub mod transport;
 
 pub use switchboard_transport::codec::sse;
 
+pub use auth::AuthProvider;
 pub use config::HttpClientConfig;
 pub use shared::{HttpMode, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_EXPIRED, SESSION_ID};
 pub use sse::{SseError, SseEvent, SseParser};

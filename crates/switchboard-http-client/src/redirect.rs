@@ -75,12 +75,88 @@ impl Refused {
     }
 }
 
-/// Sends `req`, following redirects by the module's policy. `Ok(Err(_))`: a redirect that was
-/// not followed; no request was made to its target.
+/// The most step-up retries of one request (the provider bounds its own attempts too).
+const MAX_STEP_UP_RETRIES: usize = 3;
+
+/// Sends `req`, with the auth provider's token when there is one (`crate::auth`): a 401 is
+/// answered by the provider and the request sent again once; a 403 `insufficient_scope` is
+/// stepped up and sent again while the provider agrees. Redirects are followed by the module's
+/// policy. `Ok(Err(_))`: a redirect that was not followed; no request was made to its target.
 ///
 /// # Errors
 /// The HTTP exchange failed (on the first request or on a followed hop).
 pub(crate) async fn execute(
+    shared: &Shared,
+    req: Request,
+) -> Result<Result<Response, Refused>, reqwest::Error> {
+    let Some(auth) = shared.config.auth.clone() else {
+        return follow(shared, req).await;
+    };
+    let mut req = req;
+    let mut retried_401 = false;
+    let mut step_ups = 0_usize;
+    loop {
+        let token = match auth.token().await {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!(error = %e, "the auth provider has no token");
+                None
+            }
+        };
+        if let Some(t) = &token {
+            match http::HeaderValue::from_str(&format!("Bearer {t}")) {
+                Ok(mut v) => {
+                    v.set_sensitive(true);
+                    req.headers_mut().insert(http::header::AUTHORIZATION, v);
+                }
+                Err(_) => tracing::warn!("the access token cannot go in a header; sent without"),
+            }
+        }
+        let again = req.try_clone();
+        let resp = match follow(shared, req).await? {
+            Ok(r) => r,
+            refused @ Err(_) => return Ok(refused),
+        };
+        let challenge = resp
+            .headers()
+            .get(http::header::WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let status = resp.status();
+        let Some(next) = again else {
+            return Ok(Ok(resp));
+        };
+        let retry = if status == StatusCode::UNAUTHORIZED && !retried_401 {
+            retried_401 = true;
+            auth.unauthorized(challenge.as_deref(), token.as_deref())
+                .await
+        } else if status == StatusCode::FORBIDDEN
+            && step_ups < MAX_STEP_UP_RETRIES
+            && challenge
+                .as_deref()
+                .is_some_and(crate::auth::is_insufficient_scope)
+        {
+            step_ups += 1;
+            auth.insufficient_scope(challenge.as_deref().unwrap_or(""), token.as_deref())
+                .await
+        } else {
+            return Ok(Ok(resp));
+        };
+        match retry {
+            Ok(()) => {
+                drop(resp);
+                req = next;
+            }
+            Err(e) => {
+                tracing::warn!(status = status.as_u16(), error = %e, "authorization failed");
+                return Ok(Ok(resp));
+            }
+        }
+    }
+}
+
+/// Sends `req`, following redirects by the module's policy.
+async fn follow(
     shared: &Shared,
     mut req: Request,
 ) -> Result<Result<Response, Refused>, reqwest::Error> {

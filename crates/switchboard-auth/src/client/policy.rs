@@ -1,0 +1,282 @@
+//! The fetch policy: which URLs the client may fetch during authorization (`[AU-17]`,
+//! SECURITY-NOTES §4, [SEC-SSRF-1]..[SEC-SSRF-6]).
+//!
+//! Every URL a server hands us (the `resource_metadata` of a challenge, the authorization
+//! servers of the resource metadata, every endpoint of the authorization server's metadata)
+//! is checked before it is fetched: `https` only, and no private, loopback, link-local or
+//! unique-local address, unless the user allowed loopback for development, which then also
+//! allows `http` to a loopback host. Host names are checked after resolution, by the resolver
+//! the fetching client connects with (`GuardedResolver`), so the address checked is the one
+//! connected to (no DNS rebinding between check and use). IP literals are parsed by the `url`
+//! crate, which normalises octal, hexadecimal and decimal IPv4 forms.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+
+use url::{Host, Url};
+
+use super::error::{OAuthError, shown};
+
+/// Which targets OAuth fetches may reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct UrlPolicy {
+    /// Allow loopback hosts (`localhost`, 127.0.0.0/8, `::1`), over `http` too. For
+    /// development and tests only.
+    pub allow_loopback: bool,
+    /// Allow private and unique-local addresses (10/8, 172.16/12, 192.168/16, 100.64/10,
+    /// fc00::/7), over `https` only. Link-local (169.254/16, fe80::/10: cloud metadata) is
+    /// never allowed.
+    pub allow_private: bool,
+}
+
+impl UrlPolicy {
+    /// The strict policy: public `https` targets only.
+    pub fn strict() -> Self {
+        Self::default()
+    }
+
+    /// Loopback allowed, over `http` too: for development and tests.
+    pub fn loopback_for_development() -> Self {
+        Self {
+            allow_loopback: true,
+            allow_private: false,
+        }
+    }
+
+    /// Checks a URL before any request to it: scheme, user info, and the host when it is an
+    /// IP literal or `localhost`. Other host names are checked when resolved.
+    ///
+    /// # Errors
+    /// [`OAuthError::Refused`] with the reason.
+    pub fn check_url(&self, url: &Url) -> Result<(), OAuthError> {
+        let refuse = |why: &str| {
+            Err(OAuthError::Refused {
+                url: shown(url.as_str()),
+                why: why.to_owned(),
+            })
+        };
+        if !url.username().is_empty() || url.password().is_some() {
+            return refuse("the URL carries user info");
+        }
+        let loopback = match url.host() {
+            None => return refuse("the URL has no host"),
+            Some(Host::Domain(d)) => {
+                let d = d.trim_end_matches('.').to_ascii_lowercase();
+                d == "localhost" || d.ends_with(".localhost")
+            }
+            Some(Host::Ipv4(ip)) => {
+                if let Err(why) = self.check_ip(IpAddr::V4(ip)) {
+                    return refuse(&why);
+                }
+                ip.is_loopback()
+            }
+            Some(Host::Ipv6(ip)) => {
+                if let Err(why) = self.check_ip(IpAddr::V6(ip)) {
+                    return refuse(&why);
+                }
+                ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+            }
+        };
+        if loopback && !self.allow_loopback {
+            return refuse(
+                "a loopback host (allowed only for development: allow loopback explicitly)",
+            );
+        }
+        match url.scheme() {
+            "https" => Ok(()),
+            "http" if loopback && self.allow_loopback => Ok(()),
+            "http" => refuse("http is allowed for loopback hosts in development only; use https"),
+            _ => refuse("only https URLs are fetched"),
+        }
+    }
+
+    /// Whether an address may be connected to; `Err` names its range.
+    ///
+    /// # Errors
+    /// The range that is refused.
+    pub fn check_ip(&self, ip: IpAddr) -> Result<(), String> {
+        match classify(ip) {
+            Class::Public => Ok(()),
+            Class::Loopback if self.allow_loopback => Ok(()),
+            Class::Private if self.allow_private => Ok(()),
+            Class::Loopback => Err(format!("{ip} is a loopback address")),
+            Class::Private => Err(format!("{ip} is a private address")),
+            Class::LinkLocal => Err(format!("{ip} is a link-local address")),
+            Class::Special => Err(format!("{ip} is not a unicast public address")),
+        }
+    }
+}
+
+/// The range an address falls in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Public,
+    Loopback,
+    Private,
+    LinkLocal,
+    /// Unspecified, broadcast, multicast, documentation and other reserved ranges.
+    Special,
+}
+
+fn classify(ip: IpAddr) -> Class {
+    match ip {
+        IpAddr::V4(v4) => classify_v4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => classify_v4(v4),
+            None => classify_v6(v6),
+        },
+    }
+}
+
+fn classify_v4(ip: Ipv4Addr) -> Class {
+    let [a, b, ..] = ip.octets();
+    if ip.is_loopback() {
+        Class::Loopback
+    } else if ip.is_link_local() {
+        Class::LinkLocal
+    } else if ip.is_private() || (a == 100 && (64..128).contains(&b)) {
+        Class::Private
+    } else if ip.is_unspecified()
+        || ip.is_broadcast()
+        || ip.is_multicast()
+        || ip.is_documentation()
+        || a == 0
+        || a >= 240
+    {
+        Class::Special
+    } else {
+        Class::Public
+    }
+}
+
+fn classify_v6(ip: Ipv6Addr) -> Class {
+    let first = ip.segments()[0];
+    if ip.is_loopback() {
+        Class::Loopback
+    } else if first & 0xffc0 == 0xfe80 {
+        Class::LinkLocal
+    } else if first & 0xfe00 == 0xfc00 {
+        Class::Private
+    } else if ip.is_unspecified() || ip.is_multicast() || ip.to_ipv4().is_some() {
+        // `to_ipv4` here is the deprecated IPv4-compatible form (::a.b.c.d): refused.
+        Class::Special
+    } else {
+        Class::Public
+    }
+}
+
+/// The resolver of the OAuth fetching client: resolves with the system's resolver, then drops
+/// every address the policy refuses; a name left with none fails to resolve.
+#[derive(Debug, Clone)]
+pub(crate) struct GuardedResolver {
+    pub(crate) policy: UrlPolicy,
+}
+
+impl reqwest::dns::Resolve for GuardedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let policy = self.policy;
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let mut refused = None;
+            let allowed: Vec<SocketAddr> = addrs
+                .into_iter()
+                .filter(|a| match policy.check_ip(a.ip()) {
+                    Ok(()) => true,
+                    Err(why) => {
+                        refused = Some(why);
+                        false
+                    }
+                })
+                .collect();
+            if allowed.is_empty() {
+                let why = refused.unwrap_or_else(|| "no address".to_owned());
+                return Err(format!("{host} resolves to no allowed address ({why})").into());
+            }
+            Ok(Box::new(allowed.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
+impl GuardedResolver {
+    pub(crate) fn shared(policy: UrlPolicy) -> Arc<Self> {
+        Arc::new(Self { policy })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn check(policy: UrlPolicy, url: &str) -> Result<(), String> {
+        policy
+            .check_url(&Url::parse(url).unwrap())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn au17_ssrf_guard_refuses_private_link_local_and_loopback() {
+        let strict = UrlPolicy::strict();
+        for url in [
+            "https://10.0.0.1/.well-known/oauth-protected-resource",
+            "https://169.254.169.254/latest/meta-data/",
+            "https://[::1]/x",
+            "https://127.0.0.1/x",
+            "https://0x7f.1/x",
+            "https://2130706433/x",
+            "https://[::ffff:169.254.169.254]/x",
+            "https://[fe80::1]/x",
+            "https://[fd00::1]/x",
+            "https://192.168.1.1/x",
+            "https://172.16.0.1/x",
+            "https://0.0.0.0/x",
+            "https://localhost/x",
+            "http://example.com/x",
+            "file:///etc/passwd",
+            "https://u:p@example.com/x",
+        ] {
+            assert!(check(strict, url).is_err(), "{url} must be refused");
+        }
+        assert!(check(strict, "https://auth.example.com/x").is_ok());
+        assert!(check(strict, "https://8.8.8.8/x").is_ok());
+    }
+
+    #[test]
+    fn au17_loopback_only_when_allowed_and_http_only_for_loopback() {
+        let dev = UrlPolicy::loopback_for_development();
+        assert!(check(dev, "http://127.0.0.1:9/x").is_ok());
+        assert!(check(dev, "http://[::1]:9/x").is_ok());
+        assert!(check(dev, "http://localhost:9/x").is_ok());
+        assert!(check(dev, "https://127.0.0.1/x").is_ok());
+        assert!(check(dev, "http://10.0.0.1/x").is_err());
+        assert!(check(dev, "https://169.254.169.254/x").is_err());
+        assert!(
+            check(dev, "http://example.com/x").is_err(),
+            "http off loopback"
+        );
+        let private = UrlPolicy {
+            allow_private: true,
+            ..UrlPolicy::strict()
+        };
+        assert!(check(private, "https://10.0.0.1/x").is_ok());
+        assert!(check(private, "https://169.254.169.254/x").is_err());
+        assert!(check(private, "http://10.0.0.1/x").is_err());
+    }
+
+    #[tokio::test]
+    async fn the_resolver_drops_refused_addresses() {
+        use reqwest::dns::Resolve as _;
+        let r = GuardedResolver {
+            policy: UrlPolicy::strict(),
+        };
+        let name: reqwest::dns::Name = "localhost".parse().unwrap();
+        assert!(r.resolve(name).await.is_err());
+        let r = GuardedResolver {
+            policy: UrlPolicy::loopback_for_development(),
+        };
+        let name: reqwest::dns::Name = "localhost".parse().unwrap();
+        assert!(r.resolve(name).await.is_ok());
+    }
+}

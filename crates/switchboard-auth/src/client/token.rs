@@ -1,0 +1,205 @@
+//! Token requests (OAuth 2.1 §4.1.3, §4.2, §4.3): the authorization-code exchange, refresh with
+//! rotation and the client-credentials grant, each with `resource` `[AU-15]` and the client's
+//! authentication (`none`, `client_secret_basic`, `client_secret_post`, `private_key_jwt`).
+
+use serde::Deserialize;
+use url::Url;
+
+use super::error::{OAuthError, shown};
+use super::fetch::Fetcher;
+use super::pkce::random_token;
+use super::store::{RegisteredClient, TokenAuthMethod, TokenSet};
+
+/// The RFC 7523 assertion type.
+pub const JWT_BEARER_ASSERTION: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+
+/// A private key for `private_key_jwt` (RFC 7523 §2.2): a PEM key and its JWS algorithm.
+#[derive(Clone)]
+pub struct PrivateKeyJwt {
+    /// The PKCS#8 PEM private key.
+    pub private_key_pem: String,
+    /// The JWS algorithm (`ES256`, `RS256`, `PS256`, `EdDSA`, ...).
+    pub algorithm: String,
+    /// The key id, when the client's JWKS names its keys.
+    pub kid: Option<String>,
+}
+
+impl std::fmt::Debug for PrivateKeyJwt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PrivateKeyJwt")
+            .field("algorithm", &self.algorithm)
+            .field("kid", &self.kid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PrivateKeyJwt {
+    /// A signed client assertion: `iss` = `sub` = the client id, `aud` = the issuer, five
+    /// minutes of validity, a random `jti`.
+    ///
+    /// # Errors
+    /// The algorithm or the key is not usable.
+    pub fn assertion(&self, client_id: &str, audience: &str) -> Result<String, OAuthError> {
+        use jsonwebtoken::{Algorithm, EncodingKey, Header};
+        let alg: Algorithm = self.algorithm.parse().map_err(|_| {
+            OAuthError::Config(format!(
+                "unsupported JWS algorithm {} for private_key_jwt",
+                self.algorithm
+            ))
+        })?;
+        let pem = self.private_key_pem.as_bytes();
+        let key = match alg {
+            Algorithm::ES256 | Algorithm::ES384 => EncodingKey::from_ec_pem(pem),
+            Algorithm::RS256
+            | Algorithm::RS384
+            | Algorithm::RS512
+            | Algorithm::PS256
+            | Algorithm::PS384
+            | Algorithm::PS512 => EncodingKey::from_rsa_pem(pem),
+            Algorithm::EdDSA => EncodingKey::from_ed_pem(pem),
+            _ => {
+                return Err(OAuthError::Config(format!(
+                    "private_key_jwt needs an asymmetric algorithm, not {}",
+                    self.algorithm
+                )));
+            }
+        }
+        .map_err(|e| OAuthError::Config(format!("the private key is not usable: {e}")))?;
+        let mut header = Header::new(alg);
+        header.kid = self.kid.clone();
+        let now = super::now_secs();
+        let claims = serde_json::json!({
+            "iss": client_id,
+            "sub": client_id,
+            "aud": audience,
+            "iat": now,
+            "exp": now + 300,
+            "jti": random_token(16)?,
+        });
+        jsonwebtoken::encode(&header, &claims, &key)
+            .map_err(|e| OAuthError::Config(format!("cannot sign the client assertion: {e}")))
+    }
+}
+
+/// The token endpoint's answer (RFC 6749 §5.1).
+#[derive(Deserialize)]
+struct TokenResponse {
+    access_token: String,
+    token_type: String,
+    #[serde(default)]
+    expires_in: Option<serde_json::Value>,
+    #[serde(default)]
+    refresh_token: Option<String>,
+    #[serde(default)]
+    scope: Option<String>,
+}
+
+/// The token endpoint's error (RFC 6749 §5.2).
+#[derive(Deserialize)]
+struct TokenError {
+    error: String,
+    #[serde(default)]
+    error_description: Option<String>,
+}
+
+/// A token request to one endpoint for one client.
+#[derive(Debug)]
+pub(crate) struct TokenRequest<'a> {
+    pub(crate) endpoint: &'a Url,
+    pub(crate) issuer: &'a str,
+    pub(crate) client: &'a RegisteredClient,
+    pub(crate) key: Option<&'a PrivateKeyJwt>,
+}
+
+impl TokenRequest<'_> {
+    /// Sends `grant` (the grant's own parameters) with the client's authentication; a new
+    /// token set, the refresh token kept from `previous` when none is issued (no rotation).
+    pub(crate) async fn send(
+        &self,
+        fetcher: &Fetcher,
+        grant: &[(&str, &str)],
+        asked_scope: Option<&str>,
+        previous_refresh: Option<&str>,
+    ) -> Result<TokenSet, OAuthError> {
+        let mut form: Vec<(&str, &str)> = grant.to_vec();
+        let assertion;
+        let mut basic = None;
+        match self.client.auth_method {
+            TokenAuthMethod::None => form.push(("client_id", &self.client.client_id)),
+            TokenAuthMethod::ClientSecretBasic => {
+                let secret = self.secret()?;
+                basic = Some((self.client.client_id.as_str(), secret));
+            }
+            TokenAuthMethod::ClientSecretPost => {
+                let secret = self.secret()?;
+                form.push(("client_id", &self.client.client_id));
+                form.push(("client_secret", secret));
+            }
+            TokenAuthMethod::PrivateKeyJwt => {
+                let key = self.key.ok_or_else(|| {
+                    OAuthError::Config(
+                        "private_key_jwt needs the client's private key; none was given".into(),
+                    )
+                })?;
+                assertion = key.assertion(&self.client.client_id, self.issuer)?;
+                form.push(("client_id", &self.client.client_id));
+                form.push(("client_assertion_type", JWT_BEARER_ASSERTION));
+                form.push(("client_assertion", &assertion));
+            }
+        }
+        let answer = fetcher.post_form(self.endpoint, &form, basic).await?;
+        if !answer.status.is_success() {
+            let detail = serde_json::from_slice::<TokenError>(&answer.body)
+                .map(|e| match e.error_description {
+                    Some(d) => format!("{}: {}", e.error, shorten(&d)),
+                    None => e.error,
+                })
+                .unwrap_or_else(|_| "no OAuth error in the answer".to_owned());
+            return Err(OAuthError::Token(format!(
+                "{} answered HTTP {} ({detail})",
+                shown(self.endpoint.as_str()),
+                answer.status.as_u16()
+            )));
+        }
+        let t: TokenResponse = answer.json(self.endpoint).map_err(|_| {
+            OAuthError::Token(format!(
+                "{} answered without access_token and token_type",
+                shown(self.endpoint.as_str())
+            ))
+        })?;
+        if !t.token_type.eq_ignore_ascii_case("bearer") {
+            return Err(OAuthError::Token(format!(
+                "the token type is {}, not Bearer",
+                shorten(&t.token_type)
+            )));
+        }
+        let expires_in = t.expires_in.as_ref().and_then(|v| match v {
+            serde_json::Value::Number(n) => n.as_u64(),
+            serde_json::Value::String(s) => s.parse().ok(),
+            _ => None,
+        });
+        Ok(TokenSet {
+            access_token: t.access_token,
+            refresh_token: t
+                .refresh_token
+                .or_else(|| previous_refresh.map(str::to_owned)),
+            expires_at: expires_in.map(|s| super::now_secs().saturating_add(s)),
+            scope: t.scope.or_else(|| asked_scope.map(str::to_owned)),
+        })
+    }
+
+    fn secret(&self) -> Result<&str, OAuthError> {
+        self.client.client_secret.as_deref().ok_or_else(|| {
+            OAuthError::Config(format!(
+                "{} needs a client secret; none was given",
+                self.client.auth_method.as_str()
+            ))
+        })
+    }
+}
+
+/// Text from a server, shortened for messages.
+pub(crate) fn shorten(s: &str) -> String {
+    let s: String = s.chars().filter(|c| !c.is_control()).take(200).collect();
+    s
+}

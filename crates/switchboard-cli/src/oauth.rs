@@ -1,0 +1,227 @@
+//! `switchboard call --url URL --oauth`: the OAuth 2.1 client of `switchboard-auth` as the HTTP
+//! transport's auth provider, with the user agent the flags ask for.
+//!
+//! * `--oauth`: the system browser (`xdg-open` on Linux, `open` on macOS, started without a
+//!   shell, the URL one argument; the URL is printed too) and a redirect listener on
+//!   127.0.0.1 that receives the code.
+//! * `--oauth-headless`: the client fetches the authorization URL itself and follows the
+//!   redirects with a cookie jar, for authorization servers that approve without a person.
+//!
+//! Tokens are kept in a file written 0600: `$XDG_STATE_HOME/switchboard/oauth-tokens.json`
+//! (else `~/.local/state/...`), or `--oauth-token-file`. Authorization URLs, metadata and
+//! endpoints must be `https` and public, unless `--oauth-allow-loopback` allows loopback
+//! hosts (over `http` too) for development.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use switchboard_auth::ScopeSet;
+use switchboard_auth::client::{
+    FileTokenStore, HeadlessUserAgent, OAuthClient, OAuthConfig, OAuthError, OAuthFuture,
+    PreRegistered, UrlPolicy, UserAgent,
+};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+/// How long the browser flow waits for the redirect.
+const BROWSER_WAIT: Duration = Duration::from_secs(300);
+
+/// The OAuth flags of `switchboard call`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OAuthArgs {
+    /// `--oauth`: the browser flow.
+    pub browser: bool,
+    /// `--oauth-headless`: the headless flow.
+    pub headless: bool,
+    /// `--client-id`.
+    pub client_id: Option<String>,
+    /// `--client-secret`.
+    pub client_secret: Option<String>,
+    /// `--scope`.
+    pub scope: Option<String>,
+    /// `--oauth-allow-loopback`.
+    pub allow_loopback: bool,
+    /// `--oauth-token-file`.
+    pub token_file: Option<PathBuf>,
+}
+
+impl OAuthArgs {
+    /// Whether any OAuth flow was asked for.
+    pub(crate) fn enabled(&self) -> bool {
+        self.browser || self.headless
+    }
+}
+
+/// Where tokens are kept by default.
+fn default_token_file() -> anyhow::Result<PathBuf> {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local").join("state")))
+        .context("neither XDG_STATE_HOME nor HOME is set: give --oauth-token-file PATH")?;
+    Ok(base.join("switchboard").join("oauth-tokens.json"))
+}
+
+/// The OAuth client for `url`, or `None` without `--oauth` / `--oauth-headless`.
+pub(crate) async fn client(a: &OAuthArgs, url: &str) -> anyhow::Result<Option<Arc<OAuthClient>>> {
+    if !a.enabled() {
+        if a.client_id.is_some() || a.client_secret.is_some() || a.scope.is_some() {
+            anyhow::bail!(
+                "--client-id, --client-secret and --scope need --oauth or --oauth-headless"
+            );
+        }
+        return Ok(None);
+    }
+    let endpoint = url::Url::parse(url).with_context(|| format!("`{url}` is not a URL"))?;
+    let policy = if a.allow_loopback {
+        UrlPolicy::loopback_for_development()
+    } else {
+        UrlPolicy::strict()
+    };
+    let mut config = OAuthConfig::new(endpoint)
+        .with_policy(policy)
+        .with_client_name("switchboard");
+    if let Some(s) = &a.scope {
+        config = config.with_scope(ScopeSet::parse(s));
+    }
+    match (&a.client_id, &a.client_secret) {
+        (Some(id), secret) => {
+            config = config.with_preregistered(PreRegistered {
+                client_id: id.clone(),
+                client_secret: secret.clone(),
+                issuer: None,
+            });
+        }
+        (None, Some(_)) => anyhow::bail!("--client-secret needs --client-id"),
+        (None, None) => {}
+    }
+    let file = match &a.token_file {
+        Some(f) => f.clone(),
+        None => default_token_file()?,
+    };
+    let store = Arc::new(FileTokenStore::new(file));
+    let agent: Arc<dyn UserAgent> = if a.headless {
+        Arc::new(HeadlessUserAgent::new(policy).map_err(|e| anyhow::anyhow!("{e}"))?)
+    } else {
+        Arc::new(BrowserUserAgent::bind().await?)
+    };
+    let client = OAuthClient::new(config, store, agent).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Some(Arc::new(client)))
+}
+
+/// What to say after an authorization failure, with a hint for the usual causes.
+pub(crate) fn explain(e: &OAuthError) -> String {
+    let hint = match e {
+        OAuthError::Refused { .. } => {
+            "; for a server or authorization server on this machine, add --oauth-allow-loopback"
+        }
+        OAuthError::Registration { .. } => "; register a client with it and give --client-id",
+        OAuthError::UserAgent(_) => "; try --oauth (the browser) instead of --oauth-headless",
+        OAuthError::NoPkce { .. } => "; this authorization server cannot be used safely",
+        _ => "",
+    };
+    format!("authorization failed: {e}{hint}")
+}
+
+/// The system browser and a redirect listener on 127.0.0.1.
+#[derive(Debug)]
+struct BrowserUserAgent {
+    listener: tokio::sync::Mutex<tokio::net::TcpListener>,
+    redirect_uri: String,
+}
+
+impl BrowserUserAgent {
+    async fn bind() -> anyhow::Result<Self> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .context("cannot open the redirect listener on 127.0.0.1")?;
+        let port = listener.local_addr()?.port();
+        Ok(Self {
+            listener: tokio::sync::Mutex::new(listener),
+            redirect_uri: format!("http://127.0.0.1:{port}/callback"),
+        })
+    }
+}
+
+/// Opens `url` in the system browser: the opener is run directly, the URL one argument, never
+/// through a shell ([SEC-URL-3]).
+fn open_browser(url: &url::Url) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let spawned = std::process::Command::new(opener)
+        .arg(url.as_str())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Err(e) = spawned {
+        eprintln!("switchboard call: could not start {opener} ({e}); open the URL above yourself");
+    }
+}
+
+impl UserAgent for BrowserUserAgent {
+    fn redirect_uri(&self) -> Option<String> {
+        Some(self.redirect_uri.clone())
+    }
+
+    fn authorize<'a>(&'a self, url: url::Url, redirect_uri: &'a str) -> OAuthFuture<'a, url::Url> {
+        Box::pin(async move {
+            // [SEC-URL-1], [SEC-URL-2]: only http(s) URLs are opened (the fetch policy already
+            // required https off loopback).
+            if !matches!(url.scheme(), "https" | "http") {
+                return Err(OAuthError::UserAgent(format!(
+                    "refusing to open a {} URL",
+                    url.scheme()
+                )));
+            }
+            eprintln!("switchboard call: authorize in your browser:\n  {url}");
+            open_browser(&url);
+            let listener = self.listener.lock().await;
+            let wait = async {
+                loop {
+                    let (mut stream, _) = listener
+                        .accept()
+                        .await
+                        .map_err(|e| OAuthError::UserAgent(format!("redirect listener: {e}")))?;
+                    let mut buf = vec![0_u8; 8192];
+                    let n = stream.read(&mut buf).await.unwrap_or(0);
+                    let head = String::from_utf8_lossy(&buf[..n]);
+                    let target = head
+                        .lines()
+                        .next()
+                        .and_then(|l| l.strip_prefix("GET "))
+                        .and_then(|l| l.split(' ').next())
+                        .unwrap_or("");
+                    let Ok(back) = url::Url::parse(redirect_uri).and_then(|r| r.join(target))
+                    else {
+                        continue;
+                    };
+                    if !switchboard_auth::client::is_redirect_to(&back, redirect_uri) {
+                        let _ = stream
+                            .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                            .await;
+                        continue;
+                    }
+                    let body = "<!doctype html><title>switchboard</title><p>Authorization \
+                                received. You can close this window.";
+                    let reply = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\n\
+                         content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = stream.write_all(reply.as_bytes()).await;
+                    return Ok(back);
+                }
+            };
+            tokio::time::timeout(BROWSER_WAIT, wait)
+                .await
+                .map_err(|_| {
+                    OAuthError::UserAgent(format!("no redirect came back within {BROWSER_WAIT:?}"))
+                })?
+        })
+    }
+}

@@ -1,0 +1,87 @@
+//! The authorization hook (SPEC-NOTES §7): an [`AuthProvider`] on [`crate::HttpClientConfig`]
+//! gives every HTTP request of the transport (POST, GET, `DELETE`, in every mode) its
+//! `Authorization: Bearer` header (`[AU-18]`), and is told of the answers that ask for
+//! authorization:
+//!
+//! * 401: the provider runs discovery and authorization (or a refresh) with the
+//!   `WWW-Authenticate` value, and the request is sent again once with the new token `[AU-6]`;
+//! * 403 with `error="insufficient_scope"`: the provider steps up, and the request is sent
+//!   again, as long as the provider agrees (it bounds its attempts `[AU-7]`).
+//!
+//! When the provider fails, the answer (401 or 403) goes to the caller as any HTTP status
+//! does, and the provider keeps the reason. The token is never put in a URL `[AU-19]` and the
+//! header value is marked sensitive, so it is left out of reqwest's and hyper's logs.
+//!
+//! With the `oauth` feature, `switchboard_auth::client::OAuthClient` implements the trait.
+
+use std::future::Future;
+use std::pin::Pin;
+
+/// A boxed future of a provider; the error is a message for people.
+pub type AuthFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, String>> + Send + 'a>>;
+
+/// Supplies and renews the transport's access token.
+pub trait AuthProvider: Send + Sync + std::fmt::Debug {
+    /// The access token for the next request; `None` sends it without (its 401 then starts
+    /// the authorization).
+    fn token(&self) -> AuthFuture<'_, Option<String>>;
+
+    /// The server answered 401 to a request that carried `sent`; `www_authenticate` is its
+    /// challenge. `Ok`: a new token is ready, the request goes again once.
+    fn unauthorized<'a>(
+        &'a self,
+        www_authenticate: Option<&'a str>,
+        sent: Option<&'a str>,
+    ) -> AuthFuture<'a, ()>;
+
+    /// The server answered 403 with an `insufficient_scope` challenge to a request that
+    /// carried `sent`. `Ok`: a token with more scope is ready, the request goes again.
+    fn insufficient_scope<'a>(
+        &'a self,
+        www_authenticate: &'a str,
+        sent: Option<&'a str>,
+    ) -> AuthFuture<'a, ()>;
+}
+
+#[cfg(feature = "oauth")]
+mod oauth {
+    use switchboard_auth::client::OAuthClient;
+
+    use super::{AuthFuture, AuthProvider};
+
+    impl AuthProvider for OAuthClient {
+        fn token(&self) -> AuthFuture<'_, Option<String>> {
+            Box::pin(async move { self.access_token().await.map_err(|e| e.to_string()) })
+        }
+
+        fn unauthorized<'a>(
+            &'a self,
+            www_authenticate: Option<&'a str>,
+            sent: Option<&'a str>,
+        ) -> AuthFuture<'a, ()> {
+            Box::pin(async move {
+                OAuthClient::unauthorized(self, www_authenticate, sent)
+                    .await
+                    .map_err(|e| e.to_string())
+            })
+        }
+
+        fn insufficient_scope<'a>(
+            &'a self,
+            www_authenticate: &'a str,
+            sent: Option<&'a str>,
+        ) -> AuthFuture<'a, ()> {
+            Box::pin(async move {
+                OAuthClient::insufficient_scope(self, www_authenticate, sent)
+                    .await
+                    .map_err(|e| e.to_string())
+            })
+        }
+    }
+}
+
+/// Whether a `WWW-Authenticate` value is a Bearer `insufficient_scope` challenge.
+pub(crate) fn is_insufficient_scope(value: &str) -> bool {
+    let v = value.to_ascii_lowercase();
+    v.trim_start().starts_with("bearer") && v.contains("insufficient_scope")
+}

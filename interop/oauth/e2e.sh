@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Our OAuth client end to end against a real authorization server: starts oidc-provider
+# (interop/oauth/server.mjs) on a free 127.0.0.1 port, then runs the ignored tests of
+# crates/switchboard-http-client/tests/oauth_e2e.rs against it (authorization code with PKCE,
+# resource-bound JWT access tokens, step-up, refresh rotation, the file store's mode, client
+# credentials, client ID metadata documents); then `switchboard call --oauth-headless` against a
+# stub resource server (interop/oauth/stub-rs.mjs) that records the Authorization header. Fails,
+# never skips, if a server cannot start.
+#
+#   interop/oauth/e2e.sh [SWITCHBOARD_BIN]     (default target/debug/switchboard)
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+interop_use_node22
+cd "$INTEROP_REPO"
+[ -d interop/oauth/node_modules/oidc-provider ] ||
+  interop_die "oidc-provider is not installed in interop/oauth/node_modules; run scripts/install-peers.sh"
+
+BIN="${1:-target/debug/switchboard}"
+[ -x "$BIN" ] || interop_die "no switchboard binary at $BIN (cargo build --bin switchboard)"
+log="$(mktemp)"
+rs_log="$(mktemp)"
+record="$(mktemp)"
+tokens="$(mktemp -d)"
+as_pid=""
+rs_pid=""
+stop() {
+  local p
+  for p in "$as_pid" "$rs_pid"; do
+    if [ -n "$p" ]; then kill "$p" 2> /dev/null || true; wait "$p" 2> /dev/null || true; fi
+  done
+  rm -rf "$log" "$rs_log" "$record" "$tokens"
+}
+trap stop EXIT
+interop/oauth/start.sh > "$log" 2>&1 &
+as_pid=$!
+issuer=""
+for _ in $(seq 100); do
+  issuer="$(sed -n 's/^issuer //p' "$log" | head -n 1)"
+  [ -n "$issuer" ] && break
+  kill -0 "$as_pid" 2> /dev/null || break
+  sleep 0.1
+done
+[ -n "$issuer" ] || interop_die "oidc-provider did not start: $(cat "$log")"
+echo "oauth e2e: oidc-provider at $issuer"
+SWITCHBOARD_OAUTH_ISSUER="$issuer" cargo test --locked -p switchboard-http-client --features oauth \
+  --test oauth_e2e -- --ignored --test-threads 1
+echo "oauth e2e: the library tests pass"
+
+ISSUER="$issuer" RECORD="$record" node interop/oauth/stub-rs.mjs > "$rs_log" 2>&1 &
+rs_pid=$!
+url=""
+for _ in $(seq 100); do
+  url="$(sed -n 's/^listening on //p' "$rs_log" | head -n 1)"
+  [ -n "$url" ] && break
+  kill -0 "$rs_pid" 2> /dev/null || break
+  sleep 0.1
+done
+[ -n "$url" ] || interop_die "the stub resource server did not start: $(cat "$rs_log")"
+out="$("$BIN" call --url "$url" --oauth-headless --oauth-allow-loopback \
+  --oauth-token-file "$tokens/tokens.json" tools/call whoami)" ||
+  interop_die "switchboard call --oauth-headless failed"
+grep -q '"authorized"' <<< "$out" || interop_die "unexpected call result: $out"
+[ "$(stat -c %a "$tokens/tokens.json")" = 600 ] || interop_die "the token file is not mode 0600"
+# Every request after the first 401 carries the Bearer token (AU-18).
+node -e '
+  const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse);
+  const after = lines.slice(lines.findIndex((l) => l.authorization) );
+  if (lines[0].authorization) throw new Error("the first request already had a token?");
+  if (after.length < 3 || after.some((l) => !l.authorization || !l.authorization.startsWith("Bearer "))) {
+    throw new Error("a request without the Bearer token: " + JSON.stringify(lines));
+  }
+  const [, payload] = after[0].authorization.slice(7).split(".");
+  const claims = JSON.parse(Buffer.from(payload, "base64url"));
+  if (claims.aud !== process.argv[2]) throw new Error("audience " + claims.aud);
+' "$record" "$url" || interop_die "the resource server saw requests without the token"
+# A second run reuses the stored token: no new 401.
+: > "$record"
+"$BIN" call --url "$url" --oauth-headless --oauth-allow-loopback \
+  --oauth-token-file "$tokens/tokens.json" tools/list > /dev/null ||
+  interop_die "the second switchboard call failed"
+if grep -q '"authorization":null' "$record"; then interop_die "the stored token was not reused"; fi
+# The browser flow (--oauth), with a stand-in for the system browser: an `xdg-open` that
+# fetches the URL with curl, following the redirects with a cookie jar, down to the
+# redirect listener on 127.0.0.1.
+mkdir -p "$tokens/bin"
+cat > "$tokens/bin/xdg-open" << 'OPEN'
+#!/bin/sh
+curl -s -L -c "$(dirname "$0")/jar" -b "$(dirname "$0")/jar" -o /dev/null "$1" &
+OPEN
+chmod +x "$tokens/bin/xdg-open"
+out="$(PATH="$tokens/bin:$PATH" "$BIN" call --url "$url" --oauth --oauth-allow-loopback \
+  --oauth-token-file "$tokens/browser.json" tools/call whoami 2> "$tokens/browser.err")" ||
+  interop_die "switchboard call --oauth failed: $(cat "$tokens/browser.err")"
+grep -q '"authorized"' <<< "$out" || interop_die "unexpected call result: $out"
+grep -q 'authorize in your browser' "$tokens/browser.err" || interop_die "the authorization URL was not printed"
+# Without --oauth-allow-loopback the loopback authorization server is refused, with a hint.
+if "$BIN" call --url "$url" --oauth-headless --oauth-token-file "$tokens/strict.json" tools/list \
+  > /dev/null 2> "$tokens/strict.err"; then
+  interop_die "a loopback authorization server was used without --oauth-allow-loopback"
+fi
+grep -q -- '--oauth-allow-loopback' "$tokens/strict.err" || interop_die "no hint: $(cat "$tokens/strict.err")"
+echo "PASS oauth e2e against oidc-provider (library, switchboard call --oauth-headless and --oauth)"
