@@ -9,9 +9,11 @@
 //! | [`metadata`] | the documents: protected-resource metadata (RFC 9728), authorization-server metadata (RFC 8414 and OpenID discovery), client metadata (RFC 7591 and client ID metadata documents), and their well-known URLs |
 //! | [`challenge`] | `WWW-Authenticate: Bearer …` challenges (RFC 6750 §3), written and parsed |
 //! | [`scope`] | scope sets (RFC 6749 §3.3): parsed, compared, joined |
+//! | [`resource`] | the resource server: [`resource::TokenValidator`], [`resource::AuthInfo`], [`resource::ScopePolicy`]; with feature `resource`, the JWT (RFC 9068, JWKS) and introspection (RFC 7662) validators |
 
 pub mod challenge;
 pub mod metadata;
+pub mod resource;
 pub mod scope;
 
 pub use challenge::{BearerChallenge, ChallengeError};
