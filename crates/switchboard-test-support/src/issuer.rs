@@ -20,8 +20,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::EncodingKey;
 use jsonwebtoken::jwk::Jwk;
-use jsonwebtoken::{Algorithm, EncodingKey, Header};
+/// The JWT header type and algorithms, for tests that craft headers.
+pub use jsonwebtoken::{Algorithm, Header};
 use serde_json::{Value, json};
 
 /// One signing key: its `kid`, private key and public JWK.
