@@ -536,3 +536,43 @@ async fn au_20_the_2026_route_is_protected_too() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(text_of(&r.json()), "Scoped write done for alice");
 }
+
+#[tokio::test]
+async fn sec_tk_1_modern_tasks_belong_to_their_subject() {
+    let f = Fixture::start().await;
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": V2026,
+        "io.modelcontextprotocol/clientCapabilities":
+            {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "auth-test", "version": "1"}});
+    let alice = f.token("alice", "mcp:basic");
+    let bob = f.token("bob", "mcp:basic");
+    let start = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "slow_compute", "arguments": {"seconds": 0.3}, "_meta": meta}});
+    let r = f
+        .send(modern(&f, &start, Some("slow_compute"), Some(&alice)))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let created = r.json();
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get",
+        "params": {"taskId": id, "_meta": meta}});
+    let r = f.send(modern(&f, &get, Some(&id), Some(&bob))).await;
+    assert_eq!(
+        r.json()["error"]["code"],
+        -32602,
+        "bob must not see alice's task: {}",
+        r.body
+    );
+    assert!(!r.body.contains("slow_compute"));
+    let r = f.send(modern(&f, &get, Some(&id), Some(&alice))).await;
+    assert_eq!(r.json()["result"]["taskId"], id.as_str(), "{}", r.body);
+    let cancel = json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/cancel",
+        "params": {"taskId": id, "_meta": meta}});
+    let r = f.send(modern(&f, &cancel, Some(&id), Some(&bob))).await;
+    assert!(
+        r.json()["error"].is_object(),
+        "bob cannot cancel it: {}",
+        r.body
+    );
+}

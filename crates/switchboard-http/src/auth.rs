@@ -251,6 +251,7 @@ impl Authorization {
     }
 
     /// Checks that `info` grants what every request in `body` needs (403 otherwise).
+    #[allow(clippy::result_large_err)] // the error is the ready answer
     pub(crate) fn authorize(&self, info: &AuthInfo, body: &str) -> Result<(), Response<Body>> {
         let needed = self.needed(body);
         if info.scopes.covers(&needed) {
@@ -270,6 +271,7 @@ impl Authorization {
     }
 
     /// Checks that `info` grants the default scopes (GET and DELETE, which carry no body).
+    #[allow(clippy::result_large_err)] // the error is the ready answer
     pub(crate) fn authorize_default(&self, info: &AuthInfo) -> Result<(), Response<Body>> {
         let needed = self.policy.default_scopes();
         if info.scopes.covers(needed) {

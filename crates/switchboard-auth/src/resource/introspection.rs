@@ -117,7 +117,7 @@ impl IntrospectionValidator {
             return Err(TokenError::Invalid("inactive"));
         }
         let audience = audiences_of(&answer);
-        if !audience.iter().any(|a| *a == self.config.audience) {
+        if !audience.contains(&self.config.audience) {
             return Err(TokenError::Invalid("not issued for this resource"));
         }
         let issuer = match answer.get("iss").and_then(Value::as_str) {
