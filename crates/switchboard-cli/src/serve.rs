@@ -43,9 +43,11 @@ fn authorization(
             "--auth-issuer must be an https URL (http is allowed only for a loopback host such as 127.0.0.1)"
         );
     }
-    let validator = JwtValidator::new(JwtValidatorConfig::new(issuer, audience));
+    let audience = switchboard_http::Authorization::canonical_resource(audience)
+        .map_err(|e| anyhow::anyhow!("--auth-audience: {e}"))?;
+    let validator = JwtValidator::new(JwtValidatorConfig::new(issuer, &audience));
     Ok(switchboard_http::Authorization::new(
-        audience,
+        &audience,
         vec![issuer.to_owned()],
         std::sync::Arc::new(validator),
     )

@@ -90,27 +90,16 @@ impl Authorization {
         authorization_servers: Vec<String>,
         validator: Arc<dyn TokenValidator>,
     ) -> Result<Self, AuthorizationError> {
-        let url = url::Url::parse(resource)
-            .map_err(|_| AuthorizationError::BadResource(resource.to_owned()))?;
-        if !matches!(url.scheme(), "http" | "https")
-            || url.fragment().is_some()
-            || url.host().is_none()
-        {
-            return Err(AuthorizationError::BadResource(resource.to_owned()));
-        }
+        let canonical = Self::canonical_resource(resource)?;
         if authorization_servers.is_empty() {
             return Err(AuthorizationError::NoAuthorizationServer);
         }
+        let url = url::Url::parse(&canonical)
+            .map_err(|_| AuthorizationError::BadResource(resource.to_owned()))?;
         let metadata_path = protected_resource_metadata_path(url.path());
         let mut meta = url.clone();
         meta.set_path(&metadata_path);
         meta.set_query(None);
-        // The resource as given, minus a lone trailing slash the URL parser adds to a bare origin.
-        let canonical = if url.path() == "/" && !resource.ends_with('/') {
-            url.as_str().trim_end_matches('/').to_owned()
-        } else {
-            url.as_str().to_owned()
-        };
         Ok(Authorization {
             validator,
             resource: canonical,
@@ -120,6 +109,28 @@ impl Authorization {
             policy: ScopePolicy::new(),
             metadata_path,
             metadata_url: meta.to_string(),
+        })
+    }
+
+    /// The canonical form of a resource URI (lower-case scheme and host, no trailing slash on a
+    /// bare origin), which tokens must name in `aud`: give the same string to the validator.
+    ///
+    /// # Errors
+    /// `resource` is not an absolute `http(s)` URI without a fragment.
+    pub fn canonical_resource(resource: &str) -> Result<String, AuthorizationError> {
+        let bad = || AuthorizationError::BadResource(resource.to_owned());
+        let url = url::Url::parse(resource).map_err(|_| bad())?;
+        if !matches!(url.scheme(), "http" | "https")
+            || url.fragment().is_some()
+            || url.host().is_none()
+        {
+            return Err(bad());
+        }
+        // The URL parser adds a lone trailing slash to a bare origin; the canonical URI has none.
+        Ok(if url.path() == "/" && !resource.ends_with('/') {
+            url.as_str().trim_end_matches('/').to_owned()
+        } else {
+            url.as_str().to_owned()
         })
     }
 
@@ -432,6 +443,10 @@ mod tests {
         assert_eq!(m.authorization_servers, ["http://127.0.0.1:8"]);
         assert_eq!(m.scopes_supported.unwrap(), ["mcp:basic"]);
         assert_eq!(m.bearer_methods_supported.unwrap(), ["header"]);
+        assert_eq!(
+            Authorization::canonical_resource("HTTP://MCP.Example.com:8443").unwrap(),
+            "http://mcp.example.com:8443"
+        );
         let bare = Authorization::new("http://127.0.0.1:9", vec!["x".into()], a.validator.clone())
             .unwrap();
         assert_eq!(bare.resource(), "http://127.0.0.1:9");
