@@ -222,6 +222,13 @@ async fn jwks_fetch_is_bounded_in_bytes_and_time() {
         Err(TokenError::Unavailable(why)) => assert!(why.contains("larger than"), "{why}"),
         other => panic!("a huge JWKS must not be read: {other:?}"),
     }
+    // A failure is not retried at once: the next token waits for the refresh interval.
+    let hits = issuer.jwks_hits();
+    assert!(matches!(
+        v.validate(&token).await,
+        Err(TokenError::Unavailable(_))
+    ));
+    assert_eq!(issuer.jwks_hits(), hits, "no fetch before the interval");
 
     issuer.set_jwks_mode(JwksMode::Slow(Duration::from_secs(30)));
     let v = JwtValidator::new(

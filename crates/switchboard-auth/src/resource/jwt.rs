@@ -262,7 +262,14 @@ impl JwtValidator {
         let may_retry = cache
             .last_attempt
             .is_none_or(|t| now.duration_since(t) >= self.config.min_refresh_interval);
-        if cache.fetched_at.is_none() || (stale && may_retry) || (!known && may_retry) {
+        let never = cache.fetched_at.is_none();
+        if never && !may_retry {
+            // The last attempt failed a moment ago: no new one until the interval has passed.
+            return Err(TokenError::Unavailable(
+                "the issuer's keys could not be fetched; retrying later".into(),
+            ));
+        }
+        if never || (stale && may_retry) || (!known && may_retry) {
             match self.fetch_keys(&mut cache).await {
                 Ok(()) => {}
                 Err(e) if cache.fetched_at.is_none() => return Err(e),
