@@ -531,7 +531,9 @@ const EXTRA_TOOLS = ['test_elicitation_sep1034_defaults', 'test_elicitation_sep1
   // the 2026-07-28 conformance fixtures (ordinary tools in a 2025 session)
   'test_logging_tool', 'test_missing_capability', 'test_streaming_elicitation', 'test_input_required_result_elicitation', 'test_input_required_result_sampling', 'test_input_required_result_list_roots', 'test_input_required_result_request_state', 'test_input_required_result_multiple_inputs', 'test_input_required_result_multi_round', 'test_input_required_result_tampered_state', 'test_input_required_result_capabilities', 'echo_region', 'test_trigger_tool_change', 'test_trigger_prompt_change',
   // the tasks extension fixtures (SEP-2663)
-  'greet', 'slow_compute', 'failing_job', 'protocol_error_job', 'confirm_delete', 'multi_input', 'test_tool_with_task'];
+  'greet', 'slow_compute', 'failing_job', 'protocol_error_job', 'confirm_delete', 'multi_input', 'test_tool_with_task',
+  // the OAuth step-up fixture (needs mcp:write when the server requires tokens)
+  'test_scoped_write'];
 // Prompts beyond the contract's four that a server may list (the 2026-07-28 conformance fixture).
 const EXTRA_PROMPTS = ['test_input_required_result_prompt'];
 

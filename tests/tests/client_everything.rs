@@ -90,10 +90,11 @@ async fn every_row_of_the_everything_contract() {
     let tools = c.list_tools().await.unwrap();
     assert_eq!(
         tools.len(),
-        44,
-        "20 contract tools, the three task tools, the fourteen 2026-07-28 conformance fixtures \
-         and the seven of the tasks extension (greet, slow_compute, failing_job, \
-         protocol_error_job, confirm_delete, multi_input, test_tool_with_task)"
+        45,
+        "20 contract tools, the three task tools, the fourteen 2026-07-28 conformance fixtures, \
+         the seven of the tasks extension (greet, slow_compute, failing_job, \
+         protocol_error_job, confirm_delete, multi_input, test_tool_with_task) and the OAuth \
+         step-up fixture (test_scoped_write)"
     );
     for name in [
         "test_task_slow",

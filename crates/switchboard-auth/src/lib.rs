@@ -10,11 +10,13 @@
 //! | [`challenge`] | `WWW-Authenticate: Bearer …` challenges (RFC 6750 §3), written and parsed |
 //! | [`scope`] | scope sets (RFC 6749 §3.3): parsed, compared, joined |
 //! | `client` (feature `client`) | the OAuth 2.1 client: discovery, registration, PKCE, tokens, step-up |
+//! | [`resource`] | the resource server: [`resource::TokenValidator`], [`resource::AuthInfo`], [`resource::ScopePolicy`]; with feature `resource`, the JWT (RFC 9068, JWKS) and introspection (RFC 7662) validators |
 
 pub mod challenge;
 #[cfg(feature = "client")]
 pub mod client;
 pub mod metadata;
+pub mod resource;
 pub mod scope;
 
 pub use challenge::{BearerChallenge, ChallengeError};

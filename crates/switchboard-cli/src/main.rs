@@ -67,6 +67,17 @@ enum Command {
         /// 10000).
         #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..))]
         max_sessions: Option<u32>,
+        /// With --http: act as an OAuth 2.1 resource server for tokens of this issuer (an
+        /// authorization server publishing RFC 8414 or OpenID metadata with a jwks_uri; https,
+        /// or http on loopback). Every request then needs a bearer token whose audience is this
+        /// server; the example's scopes apply (everything: mcp:basic, and mcp:write for
+        /// test_scoped_write). Metadata at /.well-known/oauth-protected-resource/mcp.
+        #[arg(long, value_name = "ISSUER_URL", requires = "http")]
+        auth_issuer: Option<String>,
+        /// With --auth-issuer: the audience tokens must name, this server's canonical URL
+        /// (default: http://ADDR/mcp with the address served).
+        #[arg(long, value_name = "URL", requires = "auth_issuer")]
+        auth_audience: Option<String>,
         /// Which example server to run.
         #[arg(long, value_enum, default_value = "everything")]
         example: switchboard_example_servers::Example,
@@ -382,9 +393,13 @@ fn run() -> anyhow::Result<()> {
             stateless,
             idle_timeout,
             max_sessions,
+            auth_issuer,
+            auth_audience,
             threads: _,
         } => {
             rt.block_on(serve::run(serve::ServeArgs {
+                auth_issuer,
+                auth_audience,
                 example,
                 http,
                 json_response,

@@ -22,6 +22,37 @@ pub(crate) struct ServeArgs {
     pub(crate) max_sessions: Option<usize>,
     /// The largest frame accepted, in bytes.
     pub(crate) max_frame_bytes: usize,
+    /// With `http`: the issuer whose access tokens are required (OAuth 2.1 resource server).
+    pub(crate) auth_issuer: Option<String>,
+    /// With `auth_issuer`: the audience tokens must name (default: the endpoint's URL).
+    pub(crate) auth_audience: Option<String>,
+}
+
+/// The endpoint's authorization: tokens of `issuer` for `audience`, checked against the
+/// issuer's JWKS, with the example server's declared scopes.
+fn authorization(
+    server: &switchboard::server::Server,
+    issuer: &str,
+    audience: &str,
+) -> anyhow::Result<switchboard_http::Authorization> {
+    use switchboard_auth::resource::{JwtValidator, JwtValidatorConfig, fetchable};
+    let issuer_url = url::Url::parse(issuer)
+        .map_err(|e| anyhow::anyhow!("--auth-issuer {issuer:?} is not a URL ({e}); give the authorization server's issuer, such as https://auth.example.com"))?;
+    if !fetchable(&issuer_url) {
+        anyhow::bail!(
+            "--auth-issuer must be an https URL (http is allowed only for a loopback host such as 127.0.0.1)"
+        );
+    }
+    let audience = switchboard_http::Authorization::canonical_resource(audience)
+        .map_err(|e| anyhow::anyhow!("--auth-audience: {e}"))?;
+    let validator = JwtValidator::new(JwtValidatorConfig::new(issuer, &audience));
+    Ok(switchboard_http::Authorization::new(
+        &audience,
+        vec![issuer.to_owned()],
+        std::sync::Arc::new(validator),
+    )
+    .map_err(|e| anyhow::anyhow!("--auth-audience: {e}"))?
+    .with_policy(server.scope_policy().clone()))
 }
 
 /// Serves until stdin ends (stdio) or the process is stopped (HTTP).
@@ -50,6 +81,15 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
         if let Some(n) = args.max_sessions {
             http_config = http_config.with_max_sessions(n);
+        }
+        if let Some(issuer) = &args.auth_issuer {
+            let audience = args
+                .auth_audience
+                .clone()
+                .unwrap_or_else(|| format!("http://{local}/mcp"));
+            http_config =
+                http_config.with_authorization(authorization(&server, issuer, &audience)?);
+            tracing::info!(issuer = %issuer, audience = %audience, "access tokens required");
         }
         let service = StreamableHttpService::new(
             switchboard::server_http::session_factory(&server),

@@ -92,6 +92,11 @@ fn static_text(uri: &str, mime: &str, body: String) -> ReadResourceResult {
     ReadResourceResult::new(vec![ResourceContents::Text(c)])
 }
 
+/// The scope every request needs when the everything server is an OAuth resource server.
+pub const SCOPE_BASIC: &str = "mcp:basic";
+/// The scope `test_scoped_write` needs beside [`SCOPE_BASIC`].
+pub const SCOPE_WRITE: &str = "mcp:write";
+
 /// Builds the everything server with the given engine configuration.
 ///
 /// # Errors
@@ -444,6 +449,26 @@ pub fn everything_server(config: SessionConfig) -> Result<Server, ServerError> {
             prefix_matches(["100", "123", "200"]),
         );
     b = crate::everything_modern::fixtures(b);
+
+    // --- Authorization (OAuth 2.1, `switchboard serve --auth-issuer`) ---
+    // Without a transport that authorizes requests these declarations change nothing.
+    b = b
+        // Says whom it wrote for; needs mcp:write beside mcp:basic (a step-up).
+        .tool(
+            tool(
+                "test_scoped_write",
+                "Needs the mcp:write scope; says who called",
+                no_args(),
+            ),
+            |call| async move {
+                match call.cx.auth() {
+                    Some(auth) => text(format!("Scoped write done for {}", auth.subject)),
+                    None => text("Scoped write done (no authorization)"),
+                }
+            },
+        )
+        .require_scopes([SCOPE_BASIC])
+        .tool_scopes("test_scoped_write", [SCOPE_WRITE]);
     let server = b.build()?;
     crate::everything_modern::triggers(&server)?;
     Ok(server)

@@ -26,6 +26,7 @@
 //! | `unsolicited_queue_bytes` | 1 MiB | bytes of server messages kept for a GET stream that is not open (oldest dropped) |
 //! | `max_snapshot_bytes` | 64 KiB | a larger role snapshot (the client's `initialize` params) is not kept: a take-over then resumes without it |
 //! | `max_concurrent_replays` | 64 | `GET` + `Last-Event-ID` replays running at once; beyond, 503 with `Retry-After` |
+//! | `authorization` | off | OAuth 2.1 resource server: protected-resource metadata, bearer tokens on every request, scopes ([`crate::Authorization`]) |
 //! | `connection` | [`ConnectionLimits`] | per connection: 1024 connections, 10 s headers, 60 s keep-alive, 30 s body (408), 30 s write |
 //!
 //! The event store's own bounds (events and bytes per stream, per session, in all) are those of
@@ -36,6 +37,7 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::auth::Authorization;
 use crate::event_store::{EventStore, InMemoryEventStore};
 pub use crate::listener::{
     ConnectionLimits, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
@@ -154,6 +156,9 @@ pub struct HttpConfig {
     /// The bounds on each TCP connection, applied by [`crate::serve`] (the body read timeout
     /// also applies to a service mounted elsewhere).
     pub connection: ConnectionLimits,
+    /// Authorization (OAuth 2.1 resource server, [`crate::auth`]); `None`: every request is
+    /// served without credentials.
+    pub authorization: Option<Arc<Authorization>>,
 }
 
 impl fmt::Debug for HttpConfig {
@@ -185,6 +190,7 @@ impl fmt::Debug for HttpConfig {
             .field("max_snapshot_bytes", &self.max_snapshot_bytes)
             .field("max_concurrent_replays", &self.max_concurrent_replays)
             .field("connection", &self.connection)
+            .field("authorization", &self.authorization)
             .finish_non_exhaustive()
     }
 }
@@ -218,6 +224,7 @@ impl Default for HttpConfig {
             max_snapshot_bytes: DEFAULT_MAX_SNAPSHOT_BYTES,
             max_concurrent_replays: DEFAULT_MAX_CONCURRENT_REPLAYS,
             connection: ConnectionLimits::default(),
+            authorization: None,
         }
     }
 }
@@ -414,6 +421,12 @@ impl HttpConfig {
     /// Sets the bound on replays running at once (at least 1).
     pub fn with_max_concurrent_replays(mut self, n: usize) -> Self {
         self.max_concurrent_replays = n.max(1);
+        self
+    }
+
+    /// Turns authorization on (OAuth 2.1 resource server, [`crate::auth`]).
+    pub fn with_authorization(mut self, authorization: Authorization) -> Self {
+        self.authorization = Some(Arc::new(authorization));
         self
     }
 

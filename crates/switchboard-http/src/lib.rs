@@ -23,6 +23,7 @@
 //! | module | role |
 //! |---|---|
 //! | [`server`] | [`StreamableHttpService`] (a `tower::Service`, [`StreamableHttpService::router`]), [`serve`] |
+//! | [`auth`] | [`Authorization`]: the endpoint as an OAuth 2.1 resource server (metadata, bearer tokens, scopes, sessions bound to their subject) |
 //! | [`config`] | [`HttpConfig`]: every option and bound, with defaults; [`ConnectionLimits`] |
 //! | [`session`] | [`HttpSessionTransport`] (the engine's transport), sessions, the idle reaper |
 //! | [`session_store`] | [`SessionStore`] and [`InMemorySessionStore`]: which sessions exist, for a take-over |
@@ -50,6 +51,7 @@
 //!   the role's snapshot verbatim ([`switchboard_jsonrpc::TransportControl::save_snapshot`]).
 //! * The relays ([`stdio_bridge`], `proxy`) pass every frame on unchanged; their tap sees it first.
 
+pub mod auth;
 pub mod config;
 pub mod event_store;
 mod headers;
@@ -67,6 +69,7 @@ mod sse;
 pub mod stdio_bridge;
 mod throttle;
 
+pub use auth::{Authorization, AuthorizationError};
 pub use config::{ConnectionLimits, HttpConfig};
 pub use event_store::{EventId, EventStore, EventStoreError, InMemoryEventStore, StoredEvent};
 pub use headers::{LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};

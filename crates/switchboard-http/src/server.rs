@@ -24,7 +24,8 @@ use axum::body::Body;
 use bytes::Bytes;
 use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
-use switchboard_jsonrpc::{BoxFuture, Peer};
+use switchboard_auth::resource::AuthInfo;
+use switchboard_jsonrpc::{Attachment, BoxFuture, Peer};
 use switchboard_types::error::echo;
 use switchboard_types::{ErrorCode, ErrorObject, Frame, Message, RequestId, methods};
 use tokio::net::TcpListener;
@@ -135,8 +136,23 @@ impl StreamableHttpService {
     }
 
     /// An `axum::Router` serving this endpoint at [`HttpConfig::path`].
+    /// With authorization on, the protected-resource metadata is served beside it
+    /// ([`crate::auth`]).
     pub fn router(&self) -> axum::Router {
-        axum::Router::new().route_service(&self.inner.config.path, self.clone())
+        let router = axum::Router::new().route_service(&self.inner.config.path, self.clone());
+        match &self.inner.config.authorization {
+            Some(auth) if auth.metadata_path() != self.inner.config.path => {
+                let auth = auth.clone();
+                router.route(
+                    auth.metadata_path().to_owned().as_str(),
+                    axum::routing::get(move || {
+                        let auth = auth.clone();
+                        async move { auth.metadata_response() }
+                    }),
+                )
+            }
+            _ => router,
+        }
     }
 
     /// Ends idle sessions now (the reaper task does this periodically); returns how many ended.
@@ -164,10 +180,19 @@ impl StreamableHttpService {
         ) {
             return reply::forbidden(&refusal);
         }
+        let auth = match &cfg.authorization {
+            Some(a) if matches!(*req.method(), Method::POST | Method::GET | Method::DELETE) => {
+                match a.authenticate(req.uri(), req.headers()).await {
+                    Ok(info) => Some(info),
+                    Err(resp) => return resp,
+                }
+            }
+            _ => None,
+        };
         match *req.method() {
-            Method::POST => self.post(req).await,
-            Method::GET => self.get(req).await,
-            Method::DELETE => self.delete(req).await,
+            Method::POST => self.post(req, auth).await,
+            Method::GET => self.get(req, auth).await,
+            Method::DELETE => self.delete(req, auth).await,
             _ => reply::method_not_allowed("GET, POST, DELETE", "method_not_allowed", Some("HT-1")),
         }
     }
@@ -181,9 +206,12 @@ impl StreamableHttpService {
 
     /// The session named by the request, or the answer to send instead (400, 404). A session
     /// this service does not hold but the session store knows is taken over.
+    /// With authorization on, `owner` is the caller's owner key: a session bound to another
+    /// subject is answered as unknown (404) and left untouched (`[SEC-SH-6]`).
     async fn session_of(
         &self,
         req_headers: &http::HeaderMap,
+        owner: Option<&str>,
     ) -> Result<Arc<Session>, Response<Body>> {
         let Some(id) = headers::session_id(req_headers) else {
             return Err(reply::session_required());
@@ -197,6 +225,10 @@ impl StreamableHttpService {
             None => self.take_over(id, version).await?,
         };
         if session.is_terminated() {
+            return Err(reply::session_not_found());
+        }
+        if owner.is_some() && session.owner.as_deref() != owner {
+            tracing::info!("a session was named by another subject than its owner; refused");
             return Err(reply::session_not_found());
         }
         session.touch();
@@ -228,6 +260,7 @@ impl StreamableHttpService {
             stored: true,
             ephemeral: false,
             stream_base: take_over_stream_base(),
+            owner: record.owner.clone(),
         };
         let session = self.start_session(record.id, origin)?;
         match self.inner.registry.insert(session.clone()) {
@@ -278,7 +311,7 @@ impl StreamableHttpService {
     /// A new session for an `initialize` POST, registered locally; it goes into the session
     /// store once its `initialize` has been answered.
     #[allow(clippy::result_large_err)] // the error is the ready answer
-    fn create_session(&self) -> Result<Arc<Session>, Response<Body>> {
+    fn create_session(&self, owner: Option<Arc<str>>) -> Result<Arc<Session>, Response<Body>> {
         if self.inner.registry.len() >= self.inner.registry.max {
             return Err(too_many_sessions());
         }
@@ -286,7 +319,11 @@ impl StreamableHttpService {
             tracing::error!(error = %e, "no random session id");
             internal("no session id could be generated")
         })?;
-        let session = self.start_session(id, Origin::default())?;
+        let origin = Origin {
+            owner,
+            ..Origin::default()
+        };
+        let session = self.start_session(id, origin)?;
         if self.inner.registry.insert(session.clone()).is_err() {
             session.discard();
             return Err(too_many_sessions());
@@ -296,7 +333,7 @@ impl StreamableHttpService {
         Ok(session)
     }
 
-    async fn post(&self, req: Request<Body>) -> Response<Body> {
+    async fn post(&self, req: Request<Body>, auth: Option<Arc<AuthInfo>>) -> Response<Body> {
         let cfg = &self.inner.config;
         let (parts, body) = req.into_parts();
         if !headers::post_accept_ok(&parts.headers) {
@@ -351,25 +388,36 @@ impl StreamableHttpService {
             Ok(p) => p,
             Err(resp) => return resp,
         };
+        if let (Some(a), Some(info)) = (&cfg.authorization, &auth) {
+            if let Err(resp) = a.authorize(info, &text) {
+                return resp;
+            }
+        }
+        let owner = auth.as_ref().map(|i| Arc::<str>::from(i.owner_key()));
+        let attachment = auth.map(|i| i as Attachment);
         let has_session_header = headers::session_id(&parts.headers).is_some();
         if cfg.modern && crate::modern::routes_modern(&parts.headers, has_session_header) {
-            return self.post_modern(&parts.headers, text, post).await;
+            return self
+                .post_modern(&parts.headers, text, post, attachment)
+                .await;
         }
         if cfg.stateless {
-            return self.post_stateless(&parts.headers, text, post).await;
+            return self
+                .post_stateless(&parts.headers, text, post, attachment)
+                .await;
         }
         let (session, created) = if post.initialize && !has_session_header {
-            match self.create_session() {
+            match self.create_session(owner) {
                 Ok(s) => (s, true),
                 Err(resp) => return resp,
             }
         } else {
-            match self.session_of(&parts.headers).await {
+            match self.session_of(&parts.headers, owner.as_deref()).await {
                 Ok(s) => (s, false),
                 Err(resp) => return resp,
             }
         };
-        let mut resp = self.dispatch(&session, text, post).await;
+        let mut resp = self.dispatch(&session, text, post, attachment).await;
         if created {
             if !resp.status().is_success() {
                 session.terminate().await;
@@ -392,6 +440,7 @@ impl StreamableHttpService {
         req_headers: &http::HeaderMap,
         text: String,
         post: Post,
+        attachment: Option<Attachment>,
     ) -> Response<Body> {
         let version = match headers::protocol_version(req_headers) {
             Ok(v) => v.map(|v| v.as_str().to_owned()),
@@ -416,12 +465,13 @@ impl StreamableHttpService {
             stored: false,
             ephemeral: true,
             stream_base: 0,
+            owner: None,
         };
         let session = match self.start_session(Arc::from(""), origin) {
             Ok(s) => s,
             Err(resp) => return resp,
         };
-        let resp = self.dispatch(&session, text, post).await;
+        let resp = self.dispatch(&session, text, post, attachment).await;
         if resp.headers().get(CONTENT_TYPE) != Some(&HeaderValue::from_static("text/event-stream"))
         {
             // Answered (JSON, 202 or an error): the session is done. An SSE answer ends it
@@ -438,6 +488,7 @@ impl StreamableHttpService {
         req_headers: &http::HeaderMap,
         text: String,
         post: Post,
+        attachment: Option<Attachment>,
     ) -> Response<Body> {
         if !post.answered {
             // Notifications concern no session in this era (`[D26-54]`).
@@ -462,6 +513,7 @@ impl StreamableHttpService {
             stored: false,
             ephemeral: true,
             stream_base: 0,
+            owner: None,
         };
         let session = match self.start_session(Arc::from(""), origin) {
             Ok(s) => s,
@@ -480,7 +532,7 @@ impl StreamableHttpService {
             session.terminate().await;
             return internal("the request could not be registered");
         };
-        if !session.forward(text).await {
+        if !session.forward(text, attachment).await {
             session.terminate().await;
             return internal("the request could not be handed to the server");
         }
@@ -516,12 +568,18 @@ impl StreamableHttpService {
     }
 
     /// Hands the body to the engine and builds the answer: 202, JSON or SSE.
-    async fn dispatch(&self, session: &Arc<Session>, text: String, post: Post) -> Response<Body> {
+    async fn dispatch(
+        &self,
+        session: &Arc<Session>,
+        text: String,
+        post: Post,
+        attachment: Option<Attachment>,
+    ) -> Response<Body> {
         let cfg = &self.inner.config;
         if !post.answered {
             // A cancellation among them reaches the engine, which tells the routing
             // (`TransportControl::request_cancelled`) to end the cancelled request's stream.
-            if !session.forward(text).await {
+            if !session.forward(text, attachment).await {
                 return reply::session_not_found();
             }
             return reply::accepted();
@@ -556,7 +614,7 @@ impl StreamableHttpService {
         let stream = match &registration {
             Registration::Sse { stream, .. } | Registration::Json { stream, .. } => *stream,
         };
-        if !session.forward(text).await {
+        if !session.forward(text, attachment).await {
             if let Ok(mut r) = session.routing.lock() {
                 r.unregister(stream);
             }
@@ -631,7 +689,7 @@ impl StreamableHttpService {
         r
     }
 
-    async fn get(&self, req: Request<Body>) -> Response<Body> {
+    async fn get(&self, req: Request<Body>, auth: Option<Arc<AuthInfo>>) -> Response<Body> {
         let cfg = &self.inner.config;
         if cfg.stateless {
             return reply::method_not_allowed("POST", "stateless", Some("HT-13"));
@@ -648,7 +706,13 @@ impl StreamableHttpService {
                 Some("HT-12"),
             );
         }
-        let session = match self.session_of(req.headers()).await {
+        if let (Some(a), Some(info)) = (&cfg.authorization, &auth) {
+            if let Err(resp) = a.authorize_default(info) {
+                return resp;
+            }
+        }
+        let owner = auth.map(|i| i.owner_key());
+        let session = match self.session_of(req.headers(), owner.as_deref()).await {
             Ok(s) => s,
             Err(resp) => return resp,
         };
@@ -747,14 +811,20 @@ impl StreamableHttpService {
         self.sse_response(session, last.stream, conn, body)
     }
 
-    async fn delete(&self, req: Request<Body>) -> Response<Body> {
+    async fn delete(&self, req: Request<Body>, auth: Option<Arc<AuthInfo>>) -> Response<Body> {
         if self.inner.config.stateless {
             return reply::method_not_allowed("POST", "stateless", None);
         }
         if !self.inner.config.allow_delete {
             return reply::method_not_allowed("GET, POST", "delete_disabled", None);
         }
-        let session = match self.session_of(req.headers()).await {
+        if let (Some(a), Some(info)) = (&self.inner.config.authorization, &auth) {
+            if let Err(resp) = a.authorize_default(info) {
+                return resp;
+            }
+        }
+        let owner = auth.map(|i| i.owner_key());
+        let session = match self.session_of(req.headers(), owner.as_deref()).await {
             Ok(s) => s,
             Err(resp) => return resp,
         };

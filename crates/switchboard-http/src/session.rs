@@ -20,7 +20,8 @@ use std::time::Duration;
 
 use switchboard_jsonrpc::queue::Queue;
 use switchboard_jsonrpc::{
-    FrameSink, FrameSource, OutboundFrame, Peer, Transport, TransportControl, TransportError,
+    Attachment, FrameSink, FrameSource, OutboundFrame, Peer, Transport, TransportControl,
+    TransportError,
 };
 use switchboard_types::RequestId;
 use tokio::time::Instant;
@@ -95,6 +96,8 @@ impl fmt::Debug for HttpSink {
 /// The receiving half: the frames POSTed to this session, in arrival order.
 pub struct HttpSource {
     session: Arc<Session>,
+    /// The attachment of the frame last returned, until the engine takes it.
+    attachment: Option<Attachment>,
 }
 
 impl fmt::Debug for HttpSource {
@@ -118,6 +121,7 @@ impl Transport for HttpSessionTransport {
             },
             HttpSource {
                 session: self.session,
+                attachment: None,
             },
         )
     }
@@ -136,7 +140,13 @@ impl FrameSink for HttpSink {
 
 impl FrameSource for HttpSource {
     async fn recv(&mut self) -> Option<Result<String, TransportError>> {
-        self.session.inbound.pop().await.map(Ok)
+        let (text, attachment) = self.session.inbound.pop().await?;
+        self.attachment = attachment;
+        Some(Ok(text))
+    }
+
+    fn take_attachment(&mut self) -> Option<Attachment> {
+        self.attachment.take()
     }
 }
 
@@ -181,6 +191,9 @@ pub(crate) struct Origin {
     /// The first stream number: 0 for a new session; a time-derived base for a session taken
     /// over, so that its event ids never collide with those the previous node stored.
     pub(crate) stream_base: u64,
+    /// The subject the session is bound to (authorization on), from the opening request or the
+    /// stored record.
+    pub(crate) owner: Option<Arc<str>>,
 }
 
 /// What the engine and the role may ask of the HTTP transport. Holds the session weakly: the
@@ -238,7 +251,10 @@ pub(crate) struct Session {
     pub(crate) id: Arc<str>,
     pub(crate) routing: Mutex<Routing>,
     /// POSTed frames waiting for the engine (bounded; no storage while the session is idle).
-    inbound: Queue<String>,
+    inbound: Queue<(String, Option<Attachment>)>,
+    /// Who opened the session, when authorization is on (`AuthInfo::owner_key`): every later
+    /// request must come from the same subject (`[SEC-SH-5]`).
+    pub(crate) owner: Option<Arc<str>>,
     peer: OnceLock<Peer>,
     last_active: Mutex<Instant>,
     pub(crate) store: Arc<dyn EventStore>,
@@ -286,6 +302,7 @@ impl Session {
             registry,
             terminated: AtomicBool::new(false),
             ephemeral: origin.ephemeral,
+            owner: origin.owner.clone(),
             record,
             max_snapshot_bytes: bounds.max_snapshot_bytes,
         });
@@ -318,8 +335,8 @@ impl Session {
     }
 
     /// Hands a POSTed frame to the engine. `false` when the session has ended.
-    pub(crate) async fn forward(&self, text: String) -> bool {
-        self.inbound.push(text).await.is_ok()
+    pub(crate) async fn forward(&self, text: String, attachment: Option<Attachment>) -> bool {
+        self.inbound.push((text, attachment)).await.is_ok()
     }
 
     /// Keeps the role's snapshot; the sink writes it to the store before the next frame. A
@@ -366,6 +383,7 @@ impl Session {
         let record = SessionRecord {
             id: self.id.clone(),
             snapshot: snapshot.clone(),
+            owner: self.owner.clone(),
         };
         slot.store.create(record).await?;
         *written = Some(snapshot);

@@ -30,6 +30,9 @@ pub struct SessionRecord {
     pub id: Arc<str>,
     /// The role's snapshot of the session (opaque text; `None` until the role hands one over).
     pub snapshot: Option<Arc<str>>,
+    /// With authorization on, who opened the session (the token's issuer and subject, as
+    /// `issuer|subject`): a node taking the session over serves only that subject.
+    pub owner: Option<Arc<str>>,
 }
 
 /// Why the store failed.
@@ -152,6 +155,7 @@ mod tests {
 
     fn record(id: &str) -> SessionRecord {
         SessionRecord {
+            owner: None,
             id: Arc::from(id),
             snapshot: None,
         }

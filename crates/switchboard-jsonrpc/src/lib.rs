@@ -61,5 +61,5 @@ pub use service::{
 pub use session::{NullService, spawn};
 pub use throttle::LogThrottle;
 pub use transport::{
-    FrameSink, FrameSource, OutboundFrame, Transport, TransportControl, TransportError,
+    Attachment, FrameSink, FrameSource, OutboundFrame, Transport, TransportControl, TransportError,
 };

@@ -13,6 +13,7 @@ use tokio::sync::Mutex as AsyncMutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::peer::Peer;
+use crate::transport::Attachment;
 use switchboard_types::methods;
 
 /// A boxed, sendable future.
@@ -149,6 +150,8 @@ pub struct RequestContext {
     /// The peer's progress token and what has been sent under it; only when the request asked
     /// for progress (most do not, so nothing is allocated for them).
     pub(crate) progress: Option<ProgressSlot>,
+    /// What the transport attached to the frame that carried the request.
+    pub(crate) attachment: Option<Attachment>,
 }
 
 impl RequestContext {
@@ -161,7 +164,26 @@ impl RequestContext {
             peer,
             cancel,
             progress: None,
+            attachment: None,
         }
+    }
+
+    /// This context with `attachment`, as if the request had arrived with it (for a role that
+    /// handles an embedded request on behalf of the one that carried it).
+    pub fn with_attachment(mut self, attachment: Option<Attachment>) -> Self {
+        self.attachment = attachment;
+        self
+    }
+
+    /// What the transport attached to the frame that carried this request (Streamable HTTP with
+    /// authorization: the caller's validated token claims); `None` for most transports.
+    pub fn attachment(&self) -> Option<&Attachment> {
+        self.attachment.as_ref()
+    }
+
+    /// The attachment as a `T`, when it is one.
+    pub fn attachment_as<T: std::any::Any>(&self) -> Option<&T> {
+        self.attachment.as_deref()?.downcast_ref::<T>()
     }
 
     /// The id of the request being handled.

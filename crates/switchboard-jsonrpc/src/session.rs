@@ -27,7 +27,9 @@ use crate::service::{
     BoxFuture, ProgressSlot, ProgressState, ProgressUpdate, RequestContext, Service,
 };
 use crate::throttle::shown;
-use crate::transport::{FrameSink, FrameSource, OutboundFrame, Transport, TransportError};
+use crate::transport::{
+    Attachment, FrameSink, FrameSource, OutboundFrame, Transport, TransportError,
+};
 use switchboard_types::error::echo;
 use switchboard_types::methods;
 
@@ -124,7 +126,10 @@ async fn read_loop<S: FrameSource>(mut source: S, peer: Peer) {
                 drain(&peer).await;
                 break;
             }
-            Some(Ok(text)) => on_frame(&peer, text),
+            Some(Ok(text)) => {
+                let attachment = source.take_attachment();
+                on_frame(&peer, text, attachment.as_ref())
+            }
             Some(Err(e)) if e.is_recoverable() => on_bad_frame(&peer, &e),
             Some(Err(e)) => {
                 tracing::debug!(side = peer.inner.config.name, error = %e, "transport failed; closing");
@@ -255,7 +260,7 @@ fn log_inbound(
 
 /// Handles one frame. Returns an answer that did not fit in the outbound queue: the reader
 /// queues it before it reads on.
-fn on_frame(peer: &Peer, text: String) -> Option<OutboundFrame> {
+fn on_frame(peer: &Peer, text: String, att: Option<&Attachment>) -> Option<OutboundFrame> {
     let inner = &peer.inner;
     if text.len() > inner.config.max_frame_bytes {
         let err = ErrorObject::new(ErrorCode::INVALID_REQUEST, "frame too large").with_data(
@@ -276,7 +281,7 @@ fn on_frame(peer: &Peer, text: String) -> Option<OutboundFrame> {
         Ok(Frame::Single(Err(e))) => on_decode_error(peer, &text, &e, false),
         Ok(Frame::Single(Ok(msg))) => {
             log_inbound(peer, Some(&msg), &text, None, false);
-            let mut fut = dispatch(peer, msg, &text)?;
+            let mut fut = dispatch(peer, msg, &text, att)?;
             // A handler that is ready at once (ping, lists, `initialize`) is answered inline:
             // no task, and its answer is queued before the next frame is read, so answers to
             // synchronous requests keep frame order. Anything else runs as its own task (at
@@ -294,7 +299,7 @@ fn on_frame(peer: &Peer, text: String) -> Option<OutboundFrame> {
                 }
             }
         }
-        Ok(Frame::Batch(items)) => on_batch(peer, &text, items),
+        Ok(Frame::Batch(items)) => on_batch(peer, &text, items, att),
     }
 }
 
@@ -330,6 +335,7 @@ fn on_batch(
     peer: &Peer,
     text: &str,
     items: Vec<Result<Message, DecodeError>>,
+    att: Option<&Attachment>,
 ) -> Option<OutboundFrame> {
     if !peer.inner.service.batch_allowed() {
         let err = ErrorObject::invalid_request(
@@ -371,7 +377,7 @@ fn on_batch(
             }
             Ok(msg) => {
                 log_inbound(peer, Some(&msg), text, None, true);
-                if let Some(f) = dispatch(peer, msg, text) {
+                if let Some(f) = dispatch(peer, msg, text, att) {
                     futures.push(f);
                 }
             }
@@ -453,9 +459,9 @@ fn batch_frame(
 
 /// Dispatches one message. For a request, returns the future that yields its response (or
 /// nothing, when it was cancelled).
-fn dispatch(peer: &Peer, msg: Message, text: &str) -> Option<Answer> {
+fn dispatch(peer: &Peer, msg: Message, text: &str, att: Option<&Attachment>) -> Option<Answer> {
     match msg {
-        Message::Request(r) => Some(on_request(peer, r)),
+        Message::Request(r) => Some(on_request(peer, r, att.cloned())),
         Message::Notification(n) => {
             on_notification(peer, n);
             None
@@ -467,7 +473,7 @@ fn dispatch(peer: &Peer, msg: Message, text: &str) -> Option<Answer> {
     }
 }
 
-fn on_request(peer: &Peer, req: Request) -> Answer {
+fn on_request(peer: &Peer, req: Request, attachment: Option<Attachment>) -> Answer {
     let inner = &peer.inner;
     let cancel = inner.shutdown.child_token();
     {
@@ -519,6 +525,7 @@ fn on_request(peer: &Peer, req: Request) -> Answer {
         },
         cancel: cancel.clone(),
         progress: progress.clone(),
+        attachment,
     };
     let method: String = echo(&req.method).into_owned();
     // The role's synchronous part (lifecycle, policies, input checks, completion providers) can

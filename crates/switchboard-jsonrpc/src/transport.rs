@@ -5,6 +5,7 @@
 //! transport such as Streamable HTTP can route a response to the stream of the POST that carried
 //! its request, without ever reading `params`.
 
+use std::any::Any;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -113,10 +114,21 @@ pub trait FrameSink: Send + 'static {
     }
 }
 
+/// What a transport learnt about an inbound frame besides its text (for Streamable HTTP with
+/// authorization: the validated token's claims), handed to the handlers of the frame's requests
+/// through [`crate::RequestContext::attachment`]. Opaque to the engine, which never reads it.
+pub type Attachment = Arc<dyn Any + Send + Sync>;
+
 /// The receiving half of a transport.
 pub trait FrameSource: Send + 'static {
     /// The next frame's text; `None` at end of stream. A recoverable error reports one bad frame.
     fn recv(&mut self) -> impl Future<Output = Option<Result<String, TransportError>>> + Send;
+
+    /// The attachment of the frame the last [`FrameSource::recv`] returned, taken once; the
+    /// engine asks right after each frame. Default: none.
+    fn take_attachment(&mut self) -> Option<Attachment> {
+        None
+    }
 }
 
 /// Transport-specific controls, reached by handlers through [`crate::Peer::transport_control`]

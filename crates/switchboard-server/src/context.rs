@@ -66,6 +66,14 @@ impl Context {
         &self.request
     }
 
+    /// The caller's validated access-token claims (subject, scopes, client, issuer), when the
+    /// transport authenticated the request (Streamable HTTP with authorization on); `None`
+    /// otherwise. The token itself is never available: it is not passed on (`[AU-23]`).
+    pub fn auth(&self) -> Option<&switchboard_auth::resource::AuthInfo> {
+        self.request
+            .attachment_as::<switchboard_auth::resource::AuthInfo>()
+    }
+
     /// The session this request arrived on.
     pub fn session(&self) -> &ServerSession {
         &self.session

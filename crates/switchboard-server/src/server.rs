@@ -5,6 +5,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use switchboard_auth::resource::{Primitive, ScopePolicy};
 
 use switchboard_jsonrpc::{SessionConfig, Transport};
 use switchboard_types::ErrorObject;
@@ -128,6 +129,7 @@ pub struct ServerBuilder {
     state_ttl: std::time::Duration,
     cache: switchboard_types::modern::CacheHints,
     max_listeners: usize,
+    scopes: ScopePolicy,
 }
 
 #[derive(Default)]
@@ -381,6 +383,44 @@ impl ServerBuilder {
         self
     }
 
+    /// Every request needs `scopes` when a transport authorizes requests (OAuth 2.1; see
+    /// [`Server::scope_policy`]).
+    pub fn require_scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes = std::mem::take(&mut self.scopes).require_default(scopes);
+        self
+    }
+
+    /// Calls of tool `name` also need `scopes` (403 `insufficient_scope` otherwise, for a
+    /// step-up).
+    pub fn tool_scopes(
+        mut self,
+        name: impl Into<String>,
+        scopes: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.scopes = std::mem::take(&mut self.scopes).require(Primitive::Tool, name, scopes);
+        self
+    }
+
+    /// Gets of prompt `name` also need `scopes`.
+    pub fn prompt_scopes(
+        mut self,
+        name: impl Into<String>,
+        scopes: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.scopes = std::mem::take(&mut self.scopes).require(Primitive::Prompt, name, scopes);
+        self
+    }
+
+    /// Reads of (and subscriptions to) the resource `uri` also need `scopes`.
+    pub fn resource_scopes(
+        mut self,
+        uri: impl Into<String>,
+        scopes: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.scopes = std::mem::take(&mut self.scopes).require(Primitive::Resource, uri, scopes);
+        self
+    }
+
     /// Sets the per-session allow-list policy; it sees `clientInfo` and capabilities.
     pub fn tool_policy(
         mut self,
@@ -517,6 +557,7 @@ impl ServerBuilder {
                 listeners: Arc::new(crate::modern::listen::Listeners::new(self.max_listeners)),
                 cache: self.cache,
                 modern_tasks: Default::default(),
+                scopes: self.scopes,
             }),
         })
     }
@@ -573,7 +614,16 @@ impl Server {
             state_ttl: crate::modern::seal::DEFAULT_STATE_TTL,
             cache: crate::modern::DEFAULT_CACHE_HINTS,
             max_listeners: crate::modern::listen::DEFAULT_MAX_LISTENERS,
+            scopes: ScopePolicy::new(),
         }
+    }
+
+    /// The OAuth scopes requests need, as declared on the builder
+    /// ([`ServerBuilder::require_scopes`], [`ServerBuilder::tool_scopes`], ...). A transport
+    /// that authorizes requests enforces them: Streamable HTTP answers a token without them
+    /// with 403 `insufficient_scope` (hand this policy to its `Authorization`).
+    pub fn scope_policy(&self) -> &ScopePolicy {
+        &self.inner.scopes
     }
 
     /// The capabilities this server declares.

@@ -93,6 +93,9 @@ pub(crate) struct ServerInner {
     pub(crate) cache: switchboard_types::modern::CacheHints,
     /// The modern tasks whose work runs here (the tasks extension).
     pub(crate) modern_tasks: crate::modern::tasks::ModernTasks,
+    /// The scopes requests need when a transport authorizes them (`ServerBuilder::require_scopes`
+    /// and the per-primitive declarations), for that transport to enforce.
+    pub(crate) scopes: switchboard_auth::resource::ScopePolicy,
 }
 
 pub(crate) struct ServerService {

@@ -7,8 +7,12 @@
 //! | [`shared_dir`] | finds the project's `shared/` folder (beside the checkout, or `SWITCHBOARD_SHARED_DIR`) |
 //! | [`Schemas`] | the official `schema.json` of one revision, compiled; validates a type or a whole frame |
 //! | [`result_def_for`] | which schema type answers which method |
+//! | `issuer` | (feature `oauth`) a test OAuth issuer: keys, metadata and JWKS on 127.0.0.1, access tokens and hostile tokens |
 //!
 //! The schemas are read from `../shared/spec/schema/<version>/schema.json` and never copied into the repo.
+
+#[cfg(feature = "oauth")]
+pub mod issuer;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

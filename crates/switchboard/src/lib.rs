@@ -31,6 +31,7 @@
 ))]
 pub mod guide;
 
+pub use switchboard_auth as auth;
 pub use switchboard_jsonrpc as jsonrpc;
 pub use switchboard_types as types;
 

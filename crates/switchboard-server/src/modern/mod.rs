@@ -214,6 +214,7 @@ impl ServerService {
             Err(e) => return ready(Err(e)),
         };
         let (route, call, target) = prepared;
+        call.task.set_owner(tasks::owner_of(&cx));
         let view = self.with_modern(call.clone());
         let method = req.method.clone();
         let fut = match route {

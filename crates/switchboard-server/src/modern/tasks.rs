@@ -53,8 +53,14 @@ use crate::service::{ServerInner, ServerService};
 /// The owner of every task a modern request creates (see the module docs).
 pub(crate) const MODERN_OWNER: &str = "modern";
 
-fn owner() -> Owner {
-    Owner::new(MODERN_OWNER)
+/// The owner of the tasks a modern request creates or names: [`MODERN_OWNER`], or, when the
+/// transport authenticated the request, that owner and the caller's subject together, so that
+/// one subject's tasks are "not found" for every other (`[SEC-TK-1]`).
+pub(crate) fn owner_of(cx: &RequestContext) -> Owner {
+    match cx.attachment_as::<switchboard_auth::resource::AuthInfo>() {
+        Some(auth) => Owner::new(format!("{MODERN_OWNER}|{}", auth.owner_key())),
+        None => Owner::new(MODERN_OWNER),
+    }
 }
 
 /// Whether the server offers the extension: it may run tools as tasks (a tool supports tasks,
@@ -109,6 +115,8 @@ pub(crate) struct Plan {
 pub(crate) struct TaskSlot {
     plan: OnceLock<Plan>,
     running: OnceLock<Arc<Running>>,
+    /// Whose task it would be ([`owner_of`] the request); [`MODERN_OWNER`] when unset.
+    owner: OnceLock<Owner>,
 }
 
 impl TaskSlot {
@@ -125,11 +133,24 @@ impl TaskSlot {
     fn running(&self) -> Option<&Arc<Running>> {
         self.running.get()
     }
+
+    /// Sets whose task this request would create (once).
+    pub(crate) fn set_owner(&self, owner: Owner) {
+        let _ = self.owner.set(owner);
+    }
+
+    fn owner(&self) -> Owner {
+        self.owner
+            .get()
+            .cloned()
+            .unwrap_or_else(|| Owner::new(MODERN_OWNER))
+    }
 }
 
 /// A task whose work runs in this process.
 struct Running {
     id: String,
+    owner: Owner,
     server: Arc<ServerInner>,
 }
 
@@ -261,7 +282,7 @@ fn task_members(task: &Task) -> Map<String, Value> {
 }
 
 /// The `DetailedTask` of `task` (`[D26-135]`): its members and the one its status adds.
-async fn detailed(server: &ServerInner, task: Task) -> Map<String, Value> {
+async fn detailed(server: &ServerInner, owner: &Owner, task: Task) -> Map<String, Value> {
     let mut m = task_members(&task);
     match task.status {
         TaskStatus::InputRequired => {
@@ -271,7 +292,7 @@ async fn detailed(server: &ServerInner, task: Task) -> Map<String, Value> {
             );
         }
         TaskStatus::Completed | TaskStatus::Failed => {
-            match server.tasks.store.result(&owner(), &task.task_id).await {
+            match server.tasks.store.result(owner, &task.task_id).await {
                 Ok((_, Outcome::Result(raw))) => {
                     if let Ok(v) = serde_json::from_str::<Value>(raw.get()) {
                         m.insert("result".into(), v);
@@ -291,18 +312,18 @@ async fn detailed(server: &ServerInner, task: Task) -> Map<String, Value> {
 }
 
 /// Tells open listen streams that asked for task `id` its state (`notifications/tasks`).
-async fn publish(server: &ServerInner, id: &str) {
+async fn publish(server: &ServerInner, owner: &Owner, id: &str) {
     if server.listeners.count() == 0 {
         return;
     }
-    if let Ok(task) = server.tasks.store.get(&owner(), id).await {
-        let body = Value::Object(detailed(server, task).await).to_string();
+    if let Ok(task) = server.tasks.store.get(owner, id).await {
+        let body = Value::Object(detailed(server, owner, task).await).to_string();
         server.listeners.publish(&Event::Task(id.to_owned(), body));
     }
 }
 
 /// Moves task `id` to `status` (input wanted or not) and tells the listeners.
-async fn set_status(server: &ServerInner, id: &str, status: TaskStatus) {
+async fn set_status(server: &ServerInner, owner: &Owner, id: &str, status: TaskStatus) {
     let message = (status == TaskStatus::InputRequired)
         .then(|| "waiting for the client's input (tasks/update)".to_owned());
     if server
@@ -312,7 +333,7 @@ async fn set_status(server: &ServerInner, id: &str, status: TaskStatus) {
         .await
         .is_ok()
     {
-        publish(server, id).await;
+        publish(server, owner, id).await;
     }
 }
 
@@ -346,7 +367,13 @@ pub(crate) async fn ask<R: DeserializeOwned>(
             task.outstanding.insert(key, (request.clone(), tx));
             rx
         };
-        set_status(server, &running.id, TaskStatus::InputRequired).await;
+        set_status(
+            server,
+            &running.owner,
+            &running.id,
+            TaskStatus::InputRequired,
+        )
+        .await;
         let answer = rx.await.ok()?;
         if let Ok(r) = serde_json::from_value::<R>(answer) {
             return Some(r);
@@ -386,10 +413,12 @@ pub(crate) async fn detach(
     call: Arc<ModernCall>,
     work: Pin<Box<BoxFuture<HandlerResult>>>,
 ) -> HandlerResult {
-    let task = create(&server).await?;
+    let owner = call.task.owner();
+    let task = create(&server, &owner).await?;
     let id = task.task_id.clone();
     let _ = call.task.running.set(Arc::new(Running {
         id: id.clone(),
+        owner: owner.clone(),
         server: server.clone(),
     }));
     {
@@ -405,7 +434,7 @@ pub(crate) async fn detach(
             let id = id.clone();
             tokio::spawn(async move {
                 let outcome = work.await;
-                settle(&server, &id, outcome).await;
+                settle(&server, &owner, &id, outcome).await;
             })
         };
         running.insert(id, handle.abort_handle());
@@ -424,25 +453,26 @@ pub(crate) async fn settle_required(
     if !call.task.plan.get().is_some_and(|p| p.required) {
         return None;
     }
-    let task = match create(server).await {
+    let owner = call.task.owner();
+    let task = match create(server, &owner).await {
         Ok(t) => t,
         Err(e) => return Some(Err(e)),
     };
-    settle(server, &task.task_id, outcome.clone()).await;
+    settle(server, &owner, &task.task_id, outcome.clone()).await;
     let task = server
         .tasks
         .store
-        .get(&owner(), &task.task_id)
+        .get(&owner, &task.task_id)
         .await
         .unwrap_or(task);
     Some(created(server, &task))
 }
 
-async fn create(server: &ServerInner) -> Result<Task, ErrorObject> {
+async fn create(server: &ServerInner, owner: &Owner) -> Result<Task, ErrorObject> {
     server
         .tasks
         .store
-        .create(&owner(), None)
+        .create(owner, None)
         .await
         .map_err(|e| e.to_error_object())
 }
@@ -457,7 +487,7 @@ fn created(server: &ServerInner, task: &Task) -> HandlerResult {
 
 /// Keeps what the handler ended with (`[D26-135]`: a tool result, `isError` included, is
 /// `completed`; only a JSON-RPC error is `failed`), exactly as the call would have answered.
-async fn settle(server: &ServerInner, id: &str, outcome: HandlerResult) {
+async fn settle(server: &ServerInner, owner: &Owner, id: &str, outcome: HandlerResult) {
     let (outcome, failed) = match outcome {
         Ok(raw) => match server.finish(methods::TOOLS_CALL, raw.get()) {
             Ok(done) => (Outcome::Result(Arc::from(done)), false),
@@ -466,7 +496,7 @@ async fn settle(server: &ServerInner, id: &str, outcome: HandlerResult) {
         Err(e) => (Outcome::Error(retired(e)), true),
     };
     match server.tasks.store.finish(id, outcome, failed).await {
-        Ok(_) => publish(server, id).await,
+        Ok(_) => publish(server, owner, id).await,
         Err(e) => tracing::debug!(task = %id, error = %e, "task outcome not stored"),
     }
     server.modern_tasks.forget(id);
@@ -544,10 +574,11 @@ impl ServerService {
     fn modern_task_request(
         &self,
         req: Request,
-        _cx: RequestContext,
+        cx: RequestContext,
         method: &'static str,
     ) -> BoxFuture<HandlerResult> {
         let server = self.server.clone();
+        let owner = owner_of(&cx);
         let declares = self
             .modern
             .as_ref()
@@ -564,12 +595,12 @@ impl ServerService {
             let empty = || to_raw(&Map::new()).map_err(|e| ErrorObject::internal(e.to_string()));
             match method {
                 methods::TASKS_GET => {
-                    let task = store.get(&owner(), &id).await.map_err(|e| not_found(&e))?;
-                    to_raw(&detailed(&server, task).await)
+                    let task = store.get(&owner, &id).await.map_err(|e| not_found(&e))?;
+                    to_raw(&detailed(&server, &owner, task).await)
                         .map_err(|e| ErrorObject::internal(e.to_string()))
                 }
                 methods::TASKS_UPDATE => {
-                    let task = store.get(&owner(), &id).await.map_err(|e| not_found(&e))?;
+                    let task = store.get(&owner, &id).await.map_err(|e| not_found(&e))?;
                     let responses = match params.get("inputResponses") {
                         Some(Value::Object(m)) => m.clone(),
                         _ => {
@@ -583,15 +614,15 @@ impl ServerService {
                     let (answered, none_left) = server.modern_tasks.answer(&id, &responses);
                     // The new state shows on the next tasks/get (`[D26-139]`).
                     if answered && none_left && task.status == TaskStatus::InputRequired {
-                        set_status(&server, &id, TaskStatus::Working).await;
+                        set_status(&server, &owner, &id, TaskStatus::Working).await;
                     }
                     empty()
                 }
                 _ => {
-                    match store.cancel(&owner(), &id).await {
+                    match store.cancel(&owner, &id).await {
                         Ok(_) => {
                             server.modern_tasks.stop(&id);
-                            publish(&server, &id).await;
+                            publish(&server, &owner, &id).await;
                         }
                         // A terminal task is acknowledged all the same (`[D26-139]`).
                         Err(TaskError::Terminal { .. }) => {}

@@ -1,0 +1,456 @@
+//! JWT access tokens (RFC 9068) checked against the issuer's JWKS.
+//!
+//! The keys are found through the issuer's metadata (RFC 8414, then OpenID discovery, in the
+//! order of [`crate::metadata::authorization_server_metadata_urls`]) unless a JWKS URL is
+//! configured, kept in memory, and fetched again when a token names a key the cache does not
+//! hold (at most once per [`JwtValidatorConfig::min_refresh_interval`], one fetch at a time) or
+//! when they are older than [`JwtValidatorConfig::max_key_age`]. Every fetch is bounded in time
+//! and bytes, and the key set in count.
+//!
+//! A token is accepted only if all of these hold:
+//! - it is a compact JWS whose header `alg` is on the allow-list (asymmetric only: never
+//!   `none`, never HMAC, so a token "signed" with the public key as an HMAC secret fails), and
+//!   whose `typ` is `at+jwt` or `application/at+jwt` (so ID tokens and other JWTs fail);
+//! - its signature verifies with the issuer's key named by `kid` (or the one key of that type
+//!   when the token names none), and the key's own `alg` and `use`, if any, agree;
+//! - `iss` is the configured issuer, `aud` is (or, as an array, contains) our canonical
+//!   resource URI `[AU-21]`, `exp` is present and not past, `nbf` (if any) is not in the
+//!   future, both with a small leeway, and `sub` is present.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::jwk::{Jwk, PublicKeyUse};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde_json::{Map, Value};
+use tokio::sync::Mutex;
+use url::Url;
+
+use super::fetch::{self, FetchError};
+use super::{AuthInfo, TokenError, TokenValidator, ValidateFuture, audiences_of, scopes_of};
+use crate::metadata::authorization_server_metadata_urls;
+
+/// The signature algorithms accepted by default: every asymmetric one RFC 9068 issuers use.
+pub const DEFAULT_ALGORITHMS: &[Algorithm] = &[
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
+/// The longest token looked at; longer ones are refused unread.
+const MAX_TOKEN_BYTES: usize = 16 * 1024;
+
+/// How a [`JwtValidator`] checks tokens and fetches keys.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct JwtValidatorConfig {
+    /// The issuer (the authorization server's identifier); tokens must name it in `iss`, and its
+    /// metadata must name it in `issuer`.
+    pub issuer: String,
+    /// Our canonical resource URI; tokens must name it in `aud`.
+    pub audience: String,
+    /// The JWKS URL; `None` (the default) finds it in the issuer's metadata.
+    pub jwks_uri: Option<String>,
+    /// The signature algorithms accepted ([`DEFAULT_ALGORITHMS`]); HMAC is always refused.
+    pub algorithms: Vec<Algorithm>,
+    /// Clock skew allowed on `exp` and `nbf` (default 30 s).
+    pub leeway: Duration,
+    /// Deadline of one fetch, connection included (default 5 s).
+    pub fetch_timeout: Duration,
+    /// The largest metadata or JWKS document read (default 64 KiB).
+    pub max_document_bytes: usize,
+    /// The most keys kept from a JWKS (default 32); the rest are ignored.
+    pub max_keys: usize,
+    /// The shortest time between two fetches of the JWKS caused by unknown `kid`s (default
+    /// 10 s), so that tokens naming random keys cannot make us hammer the issuer.
+    pub min_refresh_interval: Duration,
+    /// Keys older than this are fetched again before use (default 1 hour); if that fetch fails
+    /// the old keys stay in use.
+    pub max_key_age: Duration,
+}
+
+impl JwtValidatorConfig {
+    /// A configuration for tokens of `issuer` meant for `audience` (our canonical resource
+    /// URI), with the defaults above.
+    pub fn new(issuer: impl Into<String>, audience: impl Into<String>) -> Self {
+        JwtValidatorConfig {
+            issuer: issuer.into(),
+            audience: audience.into(),
+            jwks_uri: None,
+            algorithms: DEFAULT_ALGORITHMS.to_vec(),
+            leeway: Duration::from_secs(30),
+            fetch_timeout: Duration::from_secs(5),
+            max_document_bytes: 64 * 1024,
+            max_keys: 32,
+            min_refresh_interval: Duration::from_secs(10),
+            max_key_age: Duration::from_secs(3600),
+        }
+    }
+
+    /// Uses `uri` as the JWKS URL instead of discovering it.
+    pub fn with_jwks_uri(mut self, uri: impl Into<String>) -> Self {
+        self.jwks_uri = Some(uri.into());
+        self
+    }
+
+    /// Sets the clock-skew leeway.
+    pub fn with_leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway;
+        self
+    }
+
+    /// Sets the accepted algorithms (HMAC ones are dropped).
+    pub fn with_algorithms(mut self, algorithms: impl IntoIterator<Item = Algorithm>) -> Self {
+        self.algorithms = algorithms.into_iter().filter(|a| !is_hmac(*a)).collect();
+        self
+    }
+
+    /// Sets the fetch deadline.
+    pub fn with_fetch_timeout(mut self, timeout: Duration) -> Self {
+        self.fetch_timeout = timeout;
+        self
+    }
+
+    /// Sets the largest document read.
+    pub fn with_max_document_bytes(mut self, bytes: usize) -> Self {
+        self.max_document_bytes = bytes;
+        self
+    }
+
+    /// Sets the shortest time between two key refreshes caused by unknown `kid`s.
+    pub fn with_min_refresh_interval(mut self, interval: Duration) -> Self {
+        self.min_refresh_interval = interval;
+        self
+    }
+}
+
+fn is_hmac(a: Algorithm) -> bool {
+    matches!(a, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512)
+}
+
+/// One usable key of the issuer's JWKS.
+struct Key {
+    kid: Option<String>,
+    alg: Option<String>,
+    family: jsonwebtoken::AlgorithmFamily,
+    key: DecodingKey,
+}
+
+#[derive(Default)]
+struct Cache {
+    jwks_uri: Option<Url>,
+    keys: Arc<Vec<Key>>,
+    fetched_at: Option<Instant>,
+    last_attempt: Option<Instant>,
+}
+
+/// Validates RFC 9068 JWT access tokens against the issuer's JWKS (see the module docs).
+pub struct JwtValidator {
+    config: JwtValidatorConfig,
+    client: reqwest::Client,
+    cache: Mutex<Cache>,
+}
+
+impl std::fmt::Debug for JwtValidator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JwtValidator")
+            .field("issuer", &self.config.issuer)
+            .field("audience", &self.config.audience)
+            .finish_non_exhaustive()
+    }
+}
+
+impl JwtValidator {
+    /// A validator with `config`; keys are fetched on first use.
+    pub fn new(config: JwtValidatorConfig) -> Self {
+        let client = fetch::client(config.fetch_timeout);
+        JwtValidator {
+            config,
+            client,
+            cache: Mutex::new(Cache::default()),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &JwtValidatorConfig {
+        &self.config
+    }
+
+    /// Fetches the issuer's keys now (for a start-up check).
+    ///
+    /// # Errors
+    /// The keys could not be fetched.
+    pub async fn refresh(&self) -> Result<usize, TokenError> {
+        let mut cache = self.cache.lock().await;
+        self.fetch_keys(&mut cache).await?;
+        Ok(cache.keys.len())
+    }
+
+    async fn check(&self, token: &str) -> Result<AuthInfo, TokenError> {
+        if token.len() > MAX_TOKEN_BYTES {
+            return Err(TokenError::Invalid("token too long"));
+        }
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|_| TokenError::Invalid("not a signed JWT with a known algorithm"))?;
+        if is_hmac(header.alg) || !self.config.algorithms.contains(&header.alg) {
+            return Err(TokenError::Invalid("signature algorithm not allowed"));
+        }
+        let typ_ok = header.typ.as_deref().is_some_and(|t| {
+            t.eq_ignore_ascii_case("at+jwt") || t.eq_ignore_ascii_case("application/at+jwt")
+        });
+        if !typ_ok {
+            return Err(TokenError::Invalid(
+                "not an access token (typ is not at+jwt)",
+            ));
+        }
+        if header.crit.is_some() {
+            return Err(TokenError::Invalid(
+                "critical header parameters not understood",
+            ));
+        }
+        let keys = self.keys_for(header.kid.as_deref(), header.alg).await?;
+        let family = family_of(header.alg);
+        let candidate = keys.iter().find(|k| {
+            k.family == family
+                && k.alg.as_deref().is_none_or(|a| alg_name(header.alg) == a)
+                && match (&header.kid, &k.kid) {
+                    (Some(want), Some(have)) => want == have,
+                    (Some(_), None) => false,
+                    (None, _) => true,
+                }
+        });
+        let Some(key) = candidate else {
+            return Err(TokenError::Invalid(
+                "no key of the issuer matches the token",
+            ));
+        };
+        let mut v = Validation::new(header.alg);
+        v.algorithms = vec![header.alg];
+        v.leeway = self.config.leeway.as_secs();
+        v.validate_exp = true;
+        v.validate_nbf = true;
+        v.validate_aud = true;
+        v.set_issuer(&[&self.config.issuer]);
+        v.set_audience(&[&self.config.audience]);
+        v.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &v)
+            .map_err(|e| TokenError::Invalid(reason(&e)))?;
+        info_of(data.claims)
+    }
+
+    /// The keys to try for a token naming `kid`: the cache, fetched first when empty or old,
+    /// or again (rate-limited) when it lacks `kid`.
+    async fn keys_for(
+        &self,
+        kid: Option<&str>,
+        alg: Algorithm,
+    ) -> Result<Arc<Vec<Key>>, TokenError> {
+        let mut cache = self.cache.lock().await;
+        let now = Instant::now();
+        let stale = cache
+            .fetched_at
+            .is_none_or(|t| now.duration_since(t) >= self.config.max_key_age);
+        let family = family_of(alg);
+        let known = cache.keys.iter().any(|k| match kid {
+            Some(kid) => k.kid.as_deref() == Some(kid),
+            None => k.family == family,
+        });
+        let may_retry = cache
+            .last_attempt
+            .is_none_or(|t| now.duration_since(t) >= self.config.min_refresh_interval);
+        let never = cache.fetched_at.is_none();
+        if never && !may_retry {
+            // The last attempt failed a moment ago: no new one until the interval has passed.
+            return Err(TokenError::Unavailable(
+                "the issuer's keys could not be fetched; retrying later".into(),
+            ));
+        }
+        if never || (stale && may_retry) || (!known && may_retry) {
+            match self.fetch_keys(&mut cache).await {
+                Ok(()) => {}
+                Err(e) if cache.fetched_at.is_none() => return Err(e),
+                // Keep serving with the keys we have; the next refresh may do better.
+                Err(e) => {
+                    tracing::warn!(error = %e, "JWKS refresh failed; keeping the cached keys")
+                }
+            }
+        }
+        Ok(cache.keys.clone())
+    }
+
+    async fn fetch_keys(&self, cache: &mut Cache) -> Result<(), TokenError> {
+        cache.last_attempt = Some(Instant::now());
+        let uri = match &cache.jwks_uri {
+            Some(u) => u.clone(),
+            None => {
+                let u = self.jwks_uri().await?;
+                cache.jwks_uri = Some(u.clone());
+                u
+            }
+        };
+        let doc = self.get(&uri).await.map_err(|e| {
+            TokenError::Unavailable(format!("the issuer's keys could not be fetched: {e}"))
+        })?;
+        let Some(Value::Array(list)) = doc.get("keys") else {
+            return Err(TokenError::Unavailable(
+                "the issuer's JWKS has no keys array".into(),
+            ));
+        };
+        let keys: Vec<Key> = list
+            .iter()
+            .filter_map(usable_key)
+            .take(self.config.max_keys)
+            .collect();
+        tracing::debug!(keys = keys.len(), "issuer keys fetched");
+        cache.keys = Arc::new(keys);
+        cache.fetched_at = Some(Instant::now());
+        Ok(())
+    }
+
+    /// The JWKS URL: configured, or from the first metadata document (RFC 8414, then OpenID)
+    /// that names our issuer.
+    async fn jwks_uri(&self) -> Result<Url, TokenError> {
+        if let Some(u) = &self.config.jwks_uri {
+            return Url::parse(u)
+                .map_err(|_| TokenError::Unavailable("the configured JWKS URL is invalid".into()));
+        }
+        let issuer = Url::parse(&self.config.issuer)
+            .map_err(|_| TokenError::Unavailable("the issuer is not a URL".into()))?;
+        let mut last = String::from("no metadata document found");
+        for url in authorization_server_metadata_urls(&issuer) {
+            match self.get(&url).await {
+                Ok(doc) => {
+                    if doc.get("issuer").and_then(Value::as_str) != Some(&self.config.issuer) {
+                        last = "the metadata names another issuer".into();
+                        continue;
+                    }
+                    let Some(jwks) = doc.get("jwks_uri").and_then(Value::as_str) else {
+                        last = "the metadata names no jwks_uri".into();
+                        continue;
+                    };
+                    return Url::parse(jwks).map_err(|_| {
+                        TokenError::Unavailable("the metadata's jwks_uri is invalid".into())
+                    });
+                }
+                Err(e) => last = e.to_string(),
+            }
+        }
+        Err(TokenError::Unavailable(format!(
+            "the issuer's metadata could not be read: {last}"
+        )))
+    }
+
+    async fn get(&self, url: &Url) -> Result<Map<String, Value>, FetchError> {
+        fetch::json(
+            self.client.get(url.clone()),
+            url,
+            self.config.max_document_bytes,
+            self.config.fetch_timeout,
+        )
+        .await
+    }
+}
+
+impl TokenValidator for JwtValidator {
+    fn validate<'a>(&'a self, token: &'a str) -> ValidateFuture<'a> {
+        Box::pin(self.check(token))
+    }
+}
+
+/// A JWKS entry we can verify with: a public signature key (never `oct`), usable for
+/// signatures.
+fn usable_key(v: &Value) -> Option<Key> {
+    let jwk: Jwk = serde_json::from_value(v.clone()).ok()?;
+    if matches!(
+        jwk.algorithm,
+        jsonwebtoken::jwk::AlgorithmParameters::OctetKey(_)
+    ) {
+        return None;
+    }
+    if matches!(&jwk.common.public_key_use, Some(u) if *u != PublicKeyUse::Signature) {
+        return None;
+    }
+    let key = DecodingKey::from_jwk(&jwk).ok()?;
+    let alg = v.get("alg").and_then(Value::as_str).map(str::to_owned);
+    Some(Key {
+        kid: jwk.common.key_id.clone(),
+        alg,
+        family: key.family(),
+        key,
+    })
+}
+
+fn family_of(a: Algorithm) -> jsonwebtoken::AlgorithmFamily {
+    use jsonwebtoken::AlgorithmFamily as F;
+    [F::Hmac, F::Rsa, F::Ec, F::Ed]
+        .into_iter()
+        .find(|f| f.algorithms().contains(&a))
+        .unwrap_or(F::Hmac)
+}
+
+fn alg_name(a: Algorithm) -> &'static str {
+    match a {
+        Algorithm::HS256 => "HS256",
+        Algorithm::HS384 => "HS384",
+        Algorithm::HS512 => "HS512",
+        Algorithm::ES256 => "ES256",
+        Algorithm::ES384 => "ES384",
+        Algorithm::RS256 => "RS256",
+        Algorithm::RS384 => "RS384",
+        Algorithm::RS512 => "RS512",
+        Algorithm::PS256 => "PS256",
+        Algorithm::PS384 => "PS384",
+        Algorithm::PS512 => "PS512",
+        Algorithm::EdDSA => "EdDSA",
+    }
+}
+
+/// The reason of a failed check, with no value from the token.
+fn reason(e: &jsonwebtoken::errors::Error) -> &'static str {
+    use jsonwebtoken::errors::ErrorKind as K;
+    match e.kind() {
+        K::InvalidSignature => "bad signature",
+        K::ExpiredSignature => "expired",
+        K::ImmatureSignature => "not yet valid",
+        K::InvalidIssuer => "wrong issuer",
+        K::InvalidAudience => "not issued for this resource",
+        K::MissingRequiredClaim(c) if c == "exp" => "no expiry",
+        K::MissingRequiredClaim(c) if c == "aud" => "no audience",
+        K::MissingRequiredClaim(_) => "a required claim is missing",
+        K::InvalidAlgorithm | K::InvalidAlgorithmName => "signature algorithm not allowed",
+        _ => "malformed token",
+    }
+}
+
+/// What the claims of a verified token say.
+fn info_of(claims: Map<String, Value>) -> Result<AuthInfo, TokenError> {
+    let subject = claims
+        .get("sub")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or(TokenError::Invalid("no subject"))?
+        .to_owned();
+    let issuer = claims
+        .get("iss")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let client_id = claims
+        .get("client_id")
+        .or_else(|| claims.get("azp"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Ok(AuthInfo {
+        subject,
+        scopes: scopes_of(&claims),
+        client_id,
+        issuer,
+        audience: audiences_of(&claims),
+        expires_at: claims.get("exp").and_then(Value::as_u64),
+        claims,
+    })
+}

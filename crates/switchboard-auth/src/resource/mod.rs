@@ -1,0 +1,329 @@
+//! The resource server's side (our MCP server): who the caller is, and what it may do.
+//!
+//! A [`TokenValidator`] turns the bearer token of a request into an [`AuthInfo`] or refuses it
+//! (`[AU-20]`, `[AU-21]`, `[AU-22]`); the HTTP server answers a refusal with 401 and a
+//! [`crate::BearerChallenge`], and never passes the token on (`[AU-23]`). A [`ScopePolicy`] says
+//! which scopes each request needs: a default for every request, and more per tool, prompt or
+//! resource; a token that lacks one gets 403 `insufficient_scope` naming what is needed
+//! (`[AU-26]`, step-up).
+//!
+//! The trait has no dependencies of its own, so any validator can be plugged in. With the
+//! `resource` feature this module also offers two built-in ones:
+//!
+//! - `JwtValidator`: JWT access tokens (RFC 9068) checked against the issuer's JWKS, found
+//!   through the issuer's metadata (RFC 8414, then OpenID discovery), cached, and refreshed when
+//!   a token names an unknown key (rate-limited; every fetch bounded in time and bytes).
+//! - `IntrospectionValidator`: opaque tokens through RFC 7662 introspection.
+//!
+//! Neither logs nor echoes a token, nor puts one in an error.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::{Map, Value};
+
+use crate::scope::ScopeSet;
+
+#[cfg(feature = "resource")]
+mod fetch;
+#[cfg(feature = "resource")]
+mod introspection;
+#[cfg(feature = "resource")]
+mod jwt;
+
+#[cfg(feature = "resource")]
+pub use introspection::{IntrospectionConfig, IntrospectionValidator};
+#[cfg(feature = "resource")]
+pub use jsonwebtoken::Algorithm;
+#[cfg(feature = "resource")]
+pub use jwt::{DEFAULT_ALGORITHMS, JwtValidator, JwtValidatorConfig};
+
+/// What a valid access token says about its bearer, available to handlers.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct AuthInfo {
+    /// The subject the token was issued for (`sub`): the user, or the client itself for a
+    /// client-credentials grant. Sessions and tasks are bound to it (`[SEC-SH-5]`).
+    pub subject: String,
+    /// The scopes the token grants.
+    pub scopes: ScopeSet,
+    /// The OAuth client the token was issued to (`client_id`, or `azp`), when it says.
+    pub client_id: Option<String>,
+    /// The issuer (`iss`).
+    pub issuer: String,
+    /// The audiences (`aud`); ours is among them.
+    pub audience: Vec<String>,
+    /// When the token expires, in seconds since the Unix epoch (`exp`).
+    pub expires_at: Option<u64>,
+    /// Every claim of the token (or of the introspection answer), as read.
+    pub claims: Map<String, Value>,
+}
+
+impl AuthInfo {
+    /// An `AuthInfo` for `subject` issued by `issuer` with `scopes` (for validators written
+    /// outside this crate, and for tests).
+    pub fn new(subject: impl Into<String>, issuer: impl Into<String>, scopes: ScopeSet) -> Self {
+        AuthInfo {
+            subject: subject.into(),
+            scopes,
+            issuer: issuer.into(),
+            ..AuthInfo::default()
+        }
+    }
+
+    /// Sets the client id.
+    pub fn with_client_id(mut self, client_id: impl Into<String>) -> Self {
+        self.client_id = Some(client_id.into());
+        self
+    }
+
+    /// Sets the audiences.
+    pub fn with_audience(mut self, audience: Vec<String>) -> Self {
+        self.audience = audience;
+        self
+    }
+
+    /// Sets the expiry (seconds since the Unix epoch).
+    pub fn with_expires_at(mut self, at: u64) -> Self {
+        self.expires_at = Some(at);
+        self
+    }
+
+    /// The key a session or task is owned under: issuer and subject together, so that two
+    /// issuers' subjects never collide.
+    pub fn owner_key(&self) -> String {
+        format!("{}|{}", self.issuer, self.subject)
+    }
+}
+
+/// Why a token was refused. The text never contains the token.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokenError {
+    /// The token is malformed, badly signed, expired, not yet valid, not for us, or otherwise
+    /// unacceptable: 401 `invalid_token` (`[AU-22]`). The reason is for logs and for the
+    /// challenge's `error_description`; it names no claim value.
+    #[error("invalid token: {0}")]
+    Invalid(&'static str),
+    /// The token could not be checked now (the issuer's keys or introspection endpoint could
+    /// not be reached): 503, and the client may retry.
+    #[error("token validation unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// A boxed future returned by [`TokenValidator::validate`].
+pub type ValidateFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<AuthInfo, TokenError>> + Send + 'a>>;
+
+/// Checks a bearer token for this resource server: signature or introspection, issuer,
+/// audience (our canonical resource URI, `[AU-21]`), expiry. Implement it to plug in your own.
+pub trait TokenValidator: Send + Sync + 'static {
+    /// Validates `token` (the value after `Bearer `). Implementations must not log it.
+    fn validate<'a>(&'a self, token: &'a str) -> ValidateFuture<'a>;
+}
+
+impl<F> TokenValidator for F
+where
+    F: Fn(&str) -> Result<AuthInfo, TokenError> + Send + Sync + 'static,
+{
+    fn validate<'a>(&'a self, token: &'a str) -> ValidateFuture<'a> {
+        let r = self(token);
+        Box::pin(async move { r })
+    }
+}
+
+/// The kind of primitive a request acts on, for [`ScopePolicy::required`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Primitive {
+    /// A tool, by name (`tools/call`).
+    Tool,
+    /// A prompt, by name (`prompts/get`).
+    Prompt,
+    /// A resource, by URI (`resources/read`, `resources/subscribe`, `resources/unsubscribe`).
+    Resource,
+}
+
+/// The scopes requests need: `default` for every request, plus those declared for the tool,
+/// prompt or resource a request names.
+#[derive(Clone, Default, PartialEq)]
+pub struct ScopePolicy {
+    default: ScopeSet,
+    named: HashMap<(Primitive, String), ScopeSet>,
+}
+
+impl fmt::Debug for ScopePolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScopePolicy")
+            .field("default", &self.default.to_string())
+            .field("named", &self.named.len())
+            .finish()
+    }
+}
+
+impl ScopePolicy {
+    /// A policy requiring nothing.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Every request needs `scopes` (added to what was required before).
+    pub fn require_default(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        let add: ScopeSet = scopes.into_iter().collect();
+        self.default = self.default.union(&add);
+        self
+    }
+
+    /// Requests naming `name` (a tool or prompt name, a resource URI) of `kind` also need
+    /// `scopes`.
+    pub fn require(
+        mut self,
+        kind: Primitive,
+        name: impl Into<String>,
+        scopes: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.insert(kind, name, scopes.into_iter().collect());
+        self
+    }
+
+    /// Adds `scopes` to what requests naming `name` of `kind` need.
+    pub fn insert(&mut self, kind: Primitive, name: impl Into<String>, scopes: ScopeSet) {
+        let e = self.named.entry((kind, name.into())).or_default();
+        *e = e.union(&scopes);
+    }
+
+    /// Adds `scopes` to what every request needs.
+    pub fn insert_default(&mut self, scopes: ScopeSet) {
+        self.default = self.default.union(&scopes);
+    }
+
+    /// What every request needs.
+    pub fn default_scopes(&self) -> &ScopeSet {
+        &self.default
+    }
+
+    /// What a request acting on `target` (a primitive and its name) needs: the default plus
+    /// what that primitive declares.
+    pub fn required(&self, target: Option<(Primitive, &str)>) -> ScopeSet {
+        match target.and_then(|(k, n)| self.named.get(&(k, n.to_owned()))) {
+            Some(extra) => self.default.union(extra),
+            None => self.default.clone(),
+        }
+    }
+
+    /// Every scope this policy names (for `scopes_supported`), in order.
+    pub fn all_scopes(&self) -> ScopeSet {
+        self.named
+            .values()
+            .fold(self.default.clone(), |acc, s| acc.union(s))
+    }
+
+    /// Whether the policy requires nothing at all.
+    pub fn is_empty(&self) -> bool {
+        self.default.is_empty() && self.named.values().all(ScopeSet::is_empty)
+    }
+
+    /// Merges `other` into this policy.
+    pub fn merge(&mut self, other: &ScopePolicy) {
+        self.insert_default(other.default.clone());
+        for ((k, n), s) in &other.named {
+            self.insert(*k, n.clone(), s.clone());
+        }
+    }
+}
+
+/// The `scope` claim of a token or introspection answer: a space-separated string (RFC 9068
+/// §2.2.3, RFC 7662 §2.2), or, as some issuers write it, an array of strings (`scp` too).
+pub fn scopes_of(claims: &Map<String, Value>) -> ScopeSet {
+    let mut out = ScopeSet::new();
+    for key in ["scope", "scp"] {
+        match claims.get(key) {
+            Some(Value::String(s)) => out = out.union(&ScopeSet::parse(s)),
+            Some(Value::Array(a)) => {
+                out = out.union(&a.iter().filter_map(Value::as_str).collect::<ScopeSet>());
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The `aud` claim as a list (a string or an array of strings).
+pub fn audiences_of(claims: &Map<String, Value>) -> Vec<String> {
+    match claims.get("aud") {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Whether `url` may be fetched for token validation: `https`, or `http` to a loopback host
+/// (for development and tests, `[SEC-SSRF-2]`).
+pub fn fetchable(url: &url::Url) -> bool {
+    match url.scheme() {
+        "https" => true,
+        "http" => match url.host() {
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn au_26_policy_adds_the_primitive_scopes_to_the_default() {
+        let p = ScopePolicy::new().require_default(["mcp:basic"]).require(
+            Primitive::Tool,
+            "write",
+            ["mcp:write"],
+        );
+        assert_eq!(p.required(None).to_string(), "mcp:basic");
+        assert_eq!(
+            p.required(Some((Primitive::Tool, "write"))).to_string(),
+            "mcp:basic mcp:write"
+        );
+        assert_eq!(
+            p.required(Some((Primitive::Prompt, "write"))).to_string(),
+            "mcp:basic",
+            "a prompt of the same name is another primitive"
+        );
+        assert_eq!(p.all_scopes().to_string(), "mcp:basic mcp:write");
+        assert!(!p.is_empty());
+        assert!(ScopePolicy::new().is_empty());
+    }
+
+    #[test]
+    fn scope_and_audience_claims_in_both_shapes() {
+        let c = json!({"scope": "a b", "scp": ["c"], "aud": ["x", "y"]});
+        let c = c.as_object().cloned().unwrap_or_default();
+        assert_eq!(scopes_of(&c).to_string(), "a b c");
+        assert_eq!(audiences_of(&c), ["x", "y"]);
+        let c = json!({"aud": "x"}).as_object().cloned().unwrap_or_default();
+        assert_eq!(audiences_of(&c), ["x"]);
+    }
+
+    #[test]
+    fn sec_ssrf_2_http_only_for_loopback() {
+        let ok = |s: &str| fetchable(&url::Url::parse(s).unwrap_or_else(|_| unreachable!()));
+        assert!(ok("https://as.example.com"));
+        assert!(ok("http://127.0.0.1:8080"));
+        assert!(ok("http://[::1]:8080"));
+        assert!(ok("http://localhost:1"));
+        assert!(!ok("http://as.example.com"));
+        assert!(!ok("http://10.0.0.1"));
+        assert!(!ok("file:///etc/passwd"));
+    }
+}

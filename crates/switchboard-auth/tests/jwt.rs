@@ -1,0 +1,260 @@
+//! The JWT validator against a test issuer on 127.0.0.1: good tokens, every hostile token the
+//! resource server must refuse (`[AU-20]`, `[AU-21]`, `[AU-22]`, `[SEC-TP-1]`), discovery,
+//! key rotation and bounded fetching.
+#![cfg(feature = "resource")]
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::{Algorithm, Header};
+use serde_json::json;
+use switchboard_auth::resource::{JwtValidator, JwtValidatorConfig, TokenError, TokenValidator};
+use switchboard_test_support::issuer::{JwksMode, TestIssuer, TestKey, now};
+
+const AUD: &str = "http://127.0.0.1:1/mcp";
+
+fn validator(issuer: &TestIssuer) -> JwtValidator {
+    JwtValidator::new(JwtValidatorConfig::new(issuer.url(), AUD))
+}
+
+fn invalid(r: Result<switchboard_auth::resource::AuthInfo, TokenError>) -> &'static str {
+    match r {
+        Err(TokenError::Invalid(why)) => why,
+        other => panic!("expected an invalid token, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn au_20_a_good_token_gives_its_claims() {
+    let issuer = TestIssuer::start().await;
+    let v = validator(&issuer);
+    let token = issuer.token(&issuer.claims("alice", AUD, "mcp:basic mcp:write"));
+    let info = v.validate(&token).await.unwrap();
+    assert_eq!(info.subject, "alice");
+    assert_eq!(info.issuer, issuer.url());
+    assert_eq!(info.scopes.to_string(), "mcp:basic mcp:write");
+    assert_eq!(info.client_id.as_deref(), Some("test-client"));
+    assert_eq!(info.audience, [AUD]);
+    assert!(info.expires_at.unwrap() > now());
+    assert_eq!(info.claims["sub"], "alice");
+    // An audience list that contains us is fine, and so is application/at+jwt.
+    let mut c = issuer.claims("bob", AUD, "mcp:basic");
+    c["aud"] = json!(["http://other.example", AUD]);
+    assert_eq!(v.validate(&issuer.token(&c)).await.unwrap().subject, "bob");
+    let mut h = Header::new(Algorithm::ES256);
+    h.typ = Some("application/at+jwt".into());
+    h.kid = Some("k1".into());
+    let t = issuer.sign_header(&h, &issuer.claims("carol", AUD, ""));
+    assert_eq!(v.validate(&t).await.unwrap().subject, "carol");
+    // The keys were fetched once, through the RFC 8414 document.
+    assert_eq!(issuer.jwks_hits(), 1);
+    assert_eq!(issuer.metadata_hits(), 1);
+}
+
+#[tokio::test]
+async fn au_21_au_22_every_hostile_token_is_refused() {
+    let issuer = TestIssuer::start().await;
+    let v = validator(&issuer);
+    let good = issuer.claims("alice", AUD, "mcp:basic");
+    let with = |patch: serde_json::Value| {
+        let mut c = good.clone();
+        for (k, val) in patch.as_object().unwrap() {
+            if val.is_null() {
+                c.as_object_mut().unwrap().remove(k);
+            } else {
+                c[k] = val.clone();
+            }
+        }
+        c
+    };
+    let t = |c: &serde_json::Value| issuer.token(c);
+    let cases: Vec<(&str, String)> = vec![
+        (
+            "wrong audience",
+            t(&with(json!({"aud": "http://127.0.0.1:2/mcp"}))),
+        ),
+        ("missing audience", t(&with(json!({"aud": null})))),
+        (
+            "an audience list without us",
+            t(&with(
+                json!({"aud": ["http://a.example", "http://b.example"]}),
+            )),
+        ),
+        ("expired", t(&with(json!({"exp": now() - 3600})))),
+        ("not yet valid", t(&with(json!({"nbf": now() + 3600})))),
+        (
+            "wrong issuer",
+            t(&with(json!({"iss": "http://127.0.0.1:9"}))),
+        ),
+        ("no exp", t(&with(json!({"exp": null})))),
+        ("no sub", t(&with(json!({"sub": null})))),
+        (
+            "another key, same kid",
+            issuer.sign_with(&TestKey::es256("k1"), &good),
+        ),
+        (
+            "another key, another kid",
+            issuer.sign_with(&TestKey::es256("k9"), &good),
+        ),
+        ("alg none", issuer.unsigned(&good)),
+        (
+            "HMAC keyed with the public key",
+            issuer.hmac_with_public_key(&good),
+        ),
+        ("typ JWT", {
+            let mut h = Header::new(Algorithm::ES256);
+            h.kid = Some("k1".into());
+            issuer.sign_header(&h, &good)
+        }),
+        ("no typ", {
+            let mut h = Header::new(Algorithm::ES256);
+            h.typ = None;
+            h.kid = Some("k1".into());
+            issuer.sign_header(&h, &good)
+        }),
+        ("an ID token", {
+            let mut h = Header::new(Algorithm::ES256);
+            h.kid = Some("k1".into());
+            let id = with(json!({"aud": "test-client", "nonce": "n", "auth_time": now()}));
+            issuer.sign_header(&h, &id)
+        }),
+        (
+            "a tampered payload",
+            TestIssuer::tampered(
+                &t(&good),
+                &with(json!({"scope": "mcp:basic mcp:write admin"})),
+            ),
+        ),
+        ("not a JWT", "opaque-token-value".into()),
+        ("empty", String::new()),
+        ("too long", "a".repeat(20_000)),
+    ];
+    for (what, token) in &cases {
+        let why = invalid(v.validate(token).await);
+        assert_eq!(why, expected(what), "{what}");
+        assert!(
+            !why.contains(token.as_str()) || token.is_empty(),
+            "{what}: the reason echoes the token"
+        );
+    }
+    // The sanity check: the good claims pass.
+    fn expected(what: &str) -> &'static str {
+        match what {
+            "wrong audience" | "an audience list without us" => "not issued for this resource",
+            "missing audience" => "no audience",
+            "expired" => "expired",
+            "not yet valid" => "not yet valid",
+            "wrong issuer" => "wrong issuer",
+            "no exp" => "no expiry",
+            "no sub" => "a required claim is missing",
+            "another key, same kid" | "a tampered payload" => "bad signature",
+            "another key, another kid" => "no key of the issuer matches the token",
+            "alg none" | "not a JWT" | "empty" => "not a signed JWT with a known algorithm",
+            "HMAC keyed with the public key" => "signature algorithm not allowed",
+            "typ JWT" | "no typ" | "an ID token" => "not an access token (typ is not at+jwt)",
+            "too long" => "token too long",
+            _ => "?",
+        }
+    }
+    assert!(v.validate(&t(&good)).await.is_ok());
+}
+
+#[tokio::test]
+async fn au_8_openid_discovery_is_the_fallback() {
+    let issuer = TestIssuer::start_openid_only().await;
+    let v = validator(&issuer);
+    let token = issuer.token(&issuer.claims("alice", AUD, "mcp:basic"));
+    assert_eq!(v.validate(&token).await.unwrap().subject, "alice");
+    assert_eq!(
+        issuer.metadata_hits(),
+        2,
+        "RFC 8414 first (404), then OpenID"
+    );
+}
+
+#[tokio::test]
+async fn unknown_kid_refreshes_the_keys_once_per_interval() {
+    let issuer = TestIssuer::start().await;
+    let v = JwtValidator::new(
+        JwtValidatorConfig::new(issuer.url(), AUD).with_min_refresh_interval(Duration::ZERO),
+    );
+    let claims = issuer.claims("alice", AUD, "mcp:basic");
+    assert!(v.validate(&issuer.token(&claims)).await.is_ok());
+    assert_eq!(issuer.jwks_hits(), 1);
+    // The issuer rotates to k2 (k1 retired): a k2 token makes the validator fetch again.
+    let k2 = TestKey::es256("k2");
+    issuer.publish(vec![k2.clone()]);
+    let rotated = issuer.sign_with(&k2, &claims);
+    assert_eq!(v.validate(&rotated).await.unwrap().subject, "alice");
+    assert_eq!(issuer.jwks_hits(), 2);
+    // A known kid costs no fetch.
+    assert!(v.validate(&rotated).await.is_ok());
+    assert_eq!(issuer.jwks_hits(), 2);
+
+    // With the default interval, tokens naming random kids cannot hammer the issuer.
+    let limited = validator(&issuer);
+    assert!(limited.validate(&rotated).await.is_ok());
+    let before = issuer.jwks_hits();
+    for i in 0..20 {
+        let k = TestKey::es256(&format!("random-{i}"));
+        assert!(
+            limited
+                .validate(&issuer.sign_with(&k, &claims))
+                .await
+                .is_err()
+        );
+    }
+    assert!(
+        issuer.jwks_hits() - before <= 1,
+        "at most one refresh per interval, got {}",
+        issuer.jwks_hits() - before
+    );
+}
+
+#[tokio::test]
+async fn jwks_fetch_is_bounded_in_bytes_and_time() {
+    let issuer = TestIssuer::start().await;
+    let token = issuer.token(&issuer.claims("alice", AUD, "mcp:basic"));
+
+    issuer.set_jwks_mode(JwksMode::Huge(1 << 20));
+    let v = validator(&issuer);
+    match v.validate(&token).await {
+        Err(TokenError::Unavailable(why)) => assert!(why.contains("larger than"), "{why}"),
+        other => panic!("a huge JWKS must not be read: {other:?}"),
+    }
+    // A failure is not retried at once: the next token waits for the refresh interval.
+    let hits = issuer.jwks_hits();
+    assert!(matches!(
+        v.validate(&token).await,
+        Err(TokenError::Unavailable(_))
+    ));
+    assert_eq!(issuer.jwks_hits(), hits, "no fetch before the interval");
+
+    issuer.set_jwks_mode(JwksMode::Slow(Duration::from_secs(30)));
+    let v = JwtValidator::new(
+        JwtValidatorConfig::new(issuer.url(), AUD).with_fetch_timeout(Duration::from_millis(300)),
+    );
+    let started = Instant::now();
+    assert!(matches!(
+        v.validate(&token).await,
+        Err(TokenError::Unavailable(_))
+    ));
+    assert!(started.elapsed() < Duration::from_secs(5));
+
+    issuer.set_jwks_mode(JwksMode::Normal);
+    assert!(
+        validator(&issuer).validate(&token).await.is_ok(),
+        "and a normal answer works"
+    );
+}
+
+#[tokio::test]
+async fn sec_ssrf_2_a_non_loopback_http_issuer_is_not_fetched() {
+    let v = JwtValidator::new(JwtValidatorConfig::new("http://10.0.0.1", AUD));
+    let issuer = TestIssuer::start().await;
+    let token = issuer.token(&issuer.claims("alice", AUD, ""));
+    assert!(matches!(
+        v.validate(&token).await,
+        Err(TokenError::Invalid(_) | TokenError::Unavailable(_))
+    ));
+}

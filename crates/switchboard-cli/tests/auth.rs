@@ -1,0 +1,106 @@
+//! `switchboard serve --http --auth-issuer` against a test issuer on 127.0.0.1: the metadata,
+//! the 401 challenge, a good token, the step-up to `mcp:write`, and a bad issuer URL refused.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use serde_json::{Value, json};
+use switchboard_test_support::issuer::TestIssuer;
+
+async fn post(
+    url: &str,
+    token: Option<&str>,
+    session: Option<&str>,
+    body: Value,
+) -> reqwest::Response {
+    let mut req = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    if let Some(s) = session {
+        req = req
+            .header("mcp-session-id", s)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    req.send().await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn au_22_au_26_serve_auth_issuer_requires_and_scopes_tokens() {
+    let issuer = TestIssuer::start().await;
+    let served = tokio::task::block_in_place(|| {
+        common::serve_http(&["--json-response", "--auth-issuer", issuer.url()])
+    });
+    let url = served.url.clone();
+    let meta_url = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+    let meta: Value =
+        serde_json::from_str(&reqwest::get(&meta_url).await.unwrap().text().await.unwrap())
+            .unwrap();
+    assert_eq!(meta["resource"], url.as_str());
+    assert_eq!(meta["authorization_servers"], json!([issuer.url()]));
+
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "cli-auth-test", "version": "1"}}});
+    let r = post(&url, None, None, init.clone()).await;
+    assert_eq!(r.status(), 401);
+    let challenge = r.headers()["www-authenticate"].to_str().unwrap().to_owned();
+    assert!(
+        challenge.contains(&format!("resource_metadata=\"{meta_url}\"")),
+        "{challenge}"
+    );
+    assert!(challenge.contains("scope=\"mcp:basic\""), "{challenge}");
+
+    let basic = issuer.token(&issuer.claims("alice", &url, "mcp:basic"));
+    let r = post(&url, Some(&basic), None, init).await;
+    assert_eq!(r.status(), 200);
+    let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(
+        post(&url, Some(&basic), Some(&sid), initialized)
+            .await
+            .status(),
+        202
+    );
+    let write = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "test_scoped_write", "arguments": {}}});
+    let r = post(&url, Some(&basic), Some(&sid), write.clone()).await;
+    assert_eq!(r.status(), 403);
+    let challenge = r.headers()["www-authenticate"].to_str().unwrap().to_owned();
+    assert!(
+        challenge.contains("error=\"insufficient_scope\""),
+        "{challenge}"
+    );
+    assert!(
+        challenge.contains("scope=\"mcp:basic mcp:write\""),
+        "{challenge}"
+    );
+    let both = issuer.token(&issuer.claims("alice", &url, "mcp:basic mcp:write"));
+    let r = post(&url, Some(&both), Some(&sid), write).await;
+    let r: Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
+    assert_eq!(
+        r["result"]["content"][0]["text"],
+        "Scoped write done for alice"
+    );
+}
+
+#[test]
+fn serve_refuses_a_plain_http_issuer_that_is_not_loopback() {
+    let out = common::bin()
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--auth-issuer",
+            "http://auth.example.com",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("https"), "{err}");
+}
