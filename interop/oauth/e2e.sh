@@ -99,4 +99,32 @@ if "$BIN" call --url "$url" --oauth-headless --oauth-token-file "$tokens/strict.
   interop_die "a loopback authorization server was used without --oauth-allow-loopback"
 fi
 grep -q -- '--oauth-allow-loopback' "$tokens/strict.err" || interop_die "no hint: $(cat "$tokens/strict.err")"
-echo "PASS oauth e2e against oidc-provider (library, switchboard call --oauth-headless and --oauth)"
+
+# Our client, our resource server and the real authorization server together: `switchboard
+# serve --auth-issuer` validates oidc-provider's JWT access tokens (JWKS from its metadata, the
+# audience our canonical URI), the everything server requires mcp:basic on every request and
+# mcp:write for test_scoped_write, which the client reaches by step-up.
+sb_log="$(mktemp)"
+start_switchboard_http "$BIN" "$sb_log" --auth-issuer "$issuer"
+sb_pid="$SB_HTTP_PID"
+sb_url="$SB_HTTP_URL"
+stop_sb() { kill "$sb_pid" 2> /dev/null || true; wait "$sb_pid" 2> /dev/null || true; rm -f "$sb_log"; }
+trap 'stop_sb; stop' EXIT
+status="$(curl -s -o /dev/null -D "$tokens/headers" -w '%{http_code}' -X POST "$sb_url" \
+  -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
+  --data '{"jsonrpc":"2.0","id":1,"method":"ping"}')"
+[ "$status" = 401 ] || interop_die "our resource server answered $status without a token"
+grep -qi '^www-authenticate: Bearer .*resource_metadata="http://127.0.0.1:[0-9]*/.well-known/oauth-protected-resource/mcp"' "$tokens/headers" ||
+  interop_die "no resource_metadata in the 401 challenge: $(cat "$tokens/headers")"
+out="$("$BIN" call --url "$sb_url" --oauth-headless --oauth-allow-loopback --scope mcp:basic \
+  --oauth-token-file "$tokens/ours.json" tools/call test_simple_text 2> "$tokens/ours.err")" ||
+  interop_die "switchboard call against switchboard serve --auth-issuer failed: $(cat "$tokens/ours.err")"
+grep -q 'This is a simple text response for testing.' <<< "$out" || interop_die "unexpected result: $out"
+out="$("$BIN" call --url "$sb_url" --oauth-headless --oauth-allow-loopback \
+  --oauth-token-file "$tokens/ours.json" tools/call test_scoped_write 2> "$tokens/ours.err")" ||
+  interop_die "the step-up to mcp:write failed: $(cat "$tokens/ours.err")"
+grep -q '"text"' <<< "$out" || interop_die "unexpected test_scoped_write result: $out"
+kill -0 "$sb_pid" 2> /dev/null || interop_die "switchboard serve --auth-issuer died (see $sb_log)"
+echo "PASS our client against our resource server with oidc-provider's tokens (401 challenge, mcp:basic, step-up to mcp:write)"
+
+echo "PASS oauth e2e against oidc-provider (library, switchboard call --oauth-headless and --oauth, our resource server)"
