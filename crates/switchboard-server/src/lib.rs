@@ -16,6 +16,7 @@
 //! | [`client_task`] | [`ClientTask`]: sampling and elicitation run as tasks on the client |
 //! | [`tool`] | tool registry, allow-lists, the `tools/call` error lattice, schema validation |
 //! | [`typed`] | typed tools: `inputSchema` / `outputSchema` from Rust types (schemars) |
+//! | [`register`] | what the attribute macros generate code against: [`Register`], [`Json`], [`Args`] |
 //! | [`resource`] | resources and RFC 6570 templates |
 //! | [`prompt`] | prompts and argument checks |
 //! | [`completion`] | completion providers |
@@ -37,6 +38,7 @@ pub mod modern;
 pub mod pagination;
 pub mod policy;
 pub mod prompt;
+pub mod register;
 pub mod resource;
 pub mod resume;
 pub(crate) mod router;
@@ -55,6 +57,9 @@ pub use era::{Era, Stateful};
 pub use lifecycle::{LifecycleState, Strictness};
 pub use modern::{DEFAULT_CACHE_HINTS, HttpFacts};
 pub use prompt::PromptGet;
+pub use register::{
+    Args, IntoPromptResult, IntoResourceResult, IntoToolResult, Json, Register, RegisterShared,
+};
 pub use resource::ResourceRead;
 pub use resume::Resumption;
 pub use server::{Server, ServerBuilder, ServerError, WeakServer};

@@ -45,7 +45,7 @@ pub fn schema_of<T: JsonSchema>() -> Value {
     serde_json::to_value(&schema).unwrap_or_else(|_| serde_json::json!({"type": "object"}))
 }
 
-fn parse_args<A: DeserializeOwned>(
+pub(crate) fn parse_args<A: DeserializeOwned>(
     arguments: serde_json::Map<String, Value>,
 ) -> Result<A, ToolError> {
     serde_json::from_value(Value::Object(arguments)).map_err(|e| {

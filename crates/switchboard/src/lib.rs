@@ -15,6 +15,7 @@
 //! | `http` | `switchboard-http`: the Streamable HTTP server transport (axum) | `http-server` |
 //! | `http_client` | `switchboard-http-client`: the Streamable HTTP client transport (reqwest) | `http-client` |
 //! | `server_http` | the session factory serving a `Server` over Streamable HTTP | `server` and `http-server` |
+//! | `tool`, `prompt`, `resource`, `handlers` | `switchboard-macros`: attribute macros for server handlers | `macros` (brings `server`) |
 //!
 //! [`guide`] walks through each primitive with runnable examples.
 //!
@@ -45,6 +46,28 @@ pub use switchboard_http_client as http_client;
 pub use switchboard_server as server;
 #[cfg(feature = "stdio")]
 pub use switchboard_transport as transport;
+
+/// Attribute macros for server handlers (feature `macros`): `#[switchboard::tool]`,
+/// `#[switchboard::prompt]`, `#[switchboard::resource("uri")]` on functions, or on the methods of
+/// an impl block marked `#[switchboard::handlers]`; registered with
+/// `ServerBuilder::register`. See `switchboard::server::register` for what the handlers may take
+/// and return.
+///
+/// ```
+/// use switchboard::server::Server;
+/// use switchboard::types::lifecycle::Implementation;
+///
+/// /// Add two integers.
+/// #[switchboard::tool]
+/// async fn add(a: i64, b: i64) -> String {
+///     (a + b).to_string()
+/// }
+///
+/// let server = Server::builder(Implementation::new("calc", "1.0")).register(add).build().unwrap();
+/// assert!(server.capabilities().tools.is_some());
+/// ```
+#[cfg(feature = "macros")]
+pub use switchboard_macros::{handlers, prompt, resource, tool};
 
 /// Serving a [`server::Server`] over Streamable HTTP (features `server` and `http-server`).
 ///
