@@ -22,6 +22,7 @@ esac
 # selection | forbidden crates (an extended regex over crate names)
 checks=(
     "server,stdio|axum|axum-core|hyper|hyper-util|reqwest"
+    "server,stdio,macros|axum|axum-core|hyper|hyper-util|reqwest"
     "client,stdio|axum|axum-core|hyper|hyper-util|reqwest"
     "server|axum|axum-core|hyper|hyper-util|reqwest"
     "client|axum|axum-core|hyper|hyper-util|reqwest"
@@ -47,7 +48,7 @@ done
 
 if $build; then
     # No features, each single feature, then every selection above not already built.
-    selections=("" server client stdio http-server http-client)
+    selections=("" server client stdio http-server http-client macros)
     for s in "${checks[@]%%|*}"; do
         [[ " ${selections[*]} " == *" $s "* ]] || selections+=("$s")
     done

@@ -1,7 +1,6 @@
 //! Reads a handler's signature into what the expansion needs, refusing what it cannot support
 //! with an error on the offending tokens.
 
-use syn::spanned::Spanned;
 use syn::{
     Attribute, FnArg, GenericArgument, Ident, Pat, PathArguments, ReturnType, Signature, Type,
 };
@@ -32,6 +31,8 @@ pub(crate) struct Handler {
     pub(crate) params: Vec<Param>,
     /// For a resource: whether its URI has variables.
     pub(crate) templated: bool,
+    /// The declared return type (errors about it point there).
+    pub(crate) output: Type,
 }
 
 /// The doc comment of `attrs`, lines joined, one leading space removed from each.
@@ -97,48 +98,48 @@ pub(crate) fn handler(
     in_impl: bool,
 ) -> syn::Result<Handler> {
     if let Some(c) = &sig.constness {
-        return Err(syn::Error::new(
-            c.span(),
+        return Err(syn::Error::new_spanned(
+            c,
             format!("a #[{kind}] function cannot be `const`"),
         ));
     }
     if let Some(u) = &sig.unsafety {
-        return Err(syn::Error::new(
-            u.span(),
+        return Err(syn::Error::new_spanned(
+            u,
             format!("a #[{kind}] function cannot be `unsafe`"),
         ));
     }
     if let Some(abi) = &sig.abi {
-        return Err(syn::Error::new(
-            abi.span(),
+        return Err(syn::Error::new_spanned(
+            abi,
             format!("a #[{kind}] function cannot be `extern`"),
         ));
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        return Err(syn::Error::new(
-            sig.generics.span(),
+        return Err(syn::Error::new_spanned(
+            &sig.generics,
             format!(
                 "a #[{kind}] function cannot be generic: its parameters are read from JSON, which needs concrete types"
             ),
         ));
     }
     if let Some(v) = &sig.variadic {
-        return Err(syn::Error::new(
-            v.span(),
+        return Err(syn::Error::new_spanned(
+            v,
             format!("a #[{kind}] function cannot be variadic"),
         ));
     }
-    if let ReturnType::Default = sig.output {
+    let ReturnType::Type(_, output) = &sig.output else {
         let what = match kind {
             Kind::Tool => "its result (String, CallToolResult, Json<T>, Result<_, E>, ...)",
             Kind::Prompt => "its messages (String, Vec<PromptMessage>, GetPromptResult, ...)",
             Kind::Resource => "its contents (String, ResourceContents, ReadResourceResult, ...)",
         };
-        return Err(syn::Error::new(
-            sig.ident.span(),
+        return Err(syn::Error::new_spanned(
+            &sig.ident,
             format!("a #[{kind}] function must return {what}"),
         ));
-    }
+    };
 
     let mut params = Vec::new();
     let mut has_receiver = false;
@@ -146,16 +147,16 @@ pub(crate) fn handler(
         match input {
             FnArg::Receiver(r) => {
                 if !in_impl {
-                    return Err(syn::Error::new(
-                        r.span(),
+                    return Err(syn::Error::new_spanned(
+                        r,
                         format!(
                             "a method with #[{kind}] needs #[switchboard::handlers] on its impl block"
                         ),
                     ));
                 }
                 if r.reference.is_none() || r.mutability.is_some() || r.colon_token.is_some() {
-                    return Err(syn::Error::new(
-                        r.span(),
+                    return Err(syn::Error::new_spanned(
+                        r,
                         format!(
                             "a #[{kind}] method takes `&self` (the value is shared by every request)"
                         ),
@@ -167,8 +168,8 @@ pub(crate) fn handler(
         }
     }
     if in_impl && !has_receiver {
-        return Err(syn::Error::new(
-            sig.ident.span(),
+        return Err(syn::Error::new_spanned(
+            &sig.ident,
             format!("a #[{kind}] method in a #[handlers] impl block takes `&self`"),
         ));
     }
@@ -178,8 +179,8 @@ pub(crate) fn handler(
         .count()
         > 1
     {
-        return Err(syn::Error::new(
-            sig.inputs.span(),
+        return Err(syn::Error::new_spanned(
+            &sig.inputs,
             "the request context can be taken once",
         ));
     }
@@ -188,18 +189,17 @@ pub(crate) fn handler(
         .filter(|p| !matches!(p, Param::Context { .. }))
         .count();
     if params.iter().any(|p| matches!(p, Param::Args { .. })) && values > 1 {
-        return Err(syn::Error::new(
-            sig.inputs.span(),
+        return Err(syn::Error::new_spanned(
+            &sig.inputs,
             "an `Args<T>` parameter takes every argument: it can only be joined by the context",
         ));
     }
 
     let mut templated = false;
     if kind == Kind::Resource {
-        let uri = options
-            .uri
-            .as_ref()
-            .ok_or_else(|| syn::Error::new(sig.ident.span(), "#[resource] needs its URI first"))?;
+        let uri = options.uri.as_ref().ok_or_else(|| {
+            syn::Error::new_spanned(&sig.ident, "#[resource] needs its URI first")
+        })?;
         let vars = template_vars(uri)?;
         templated = !vars.is_empty();
         for var in &vars {
@@ -208,8 +208,8 @@ pub(crate) fn handler(
                 _ => false,
             });
             if !found {
-                return Err(syn::Error::new(
-                    uri.span(),
+                return Err(syn::Error::new_spanned(
+                    uri,
                     format!(
                         "`{{{var}}}` in the URI template names no parameter of `{}`",
                         sig.ident
@@ -220,8 +220,8 @@ pub(crate) fn handler(
         for p in &params {
             if let Param::Value { ident, .. } = p {
                 if !vars.iter().any(|v| ident.unraw() == *v) {
-                    return Err(syn::Error::new(
-                        ident.span(),
+                    return Err(syn::Error::new_spanned(
+                        ident,
                         format!(
                             "`{ident}` is not a variable of the URI template: a resource's parameters are its template variables (and the context)"
                         ),
@@ -239,6 +239,7 @@ pub(crate) fn handler(
         is_async: sig.asyncness.is_some(),
         params,
         templated,
+        output: (**output).clone(),
     })
 }
 
@@ -247,8 +248,8 @@ fn param(kind: Kind, pt: &syn::PatType) -> syn::Result<Param> {
     let ident = match &*pt.pat {
         Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
         other => {
-            return Err(syn::Error::new(
-                other.span(),
+            return Err(syn::Error::new_spanned(
+                other,
                 format!("a #[{kind}] parameter must be a plain name (`a: i64`), not a pattern"),
             ));
         }
@@ -257,15 +258,15 @@ fn param(kind: Kind, pt: &syn::PatType) -> syn::Result<Param> {
     if let Type::Reference(r) = ty {
         if is_named(&r.elem, "Context") {
             if r.mutability.is_some() {
-                return Err(syn::Error::new(
-                    r.span(),
+                return Err(syn::Error::new_spanned(
+                    r,
                     "take the context as `&Context` or `Context`",
                 ));
             }
             return Ok(Param::Context { by_ref: true });
         }
-        return Err(syn::Error::new(
-            ty.span(),
+        return Err(syn::Error::new_spanned(
+            ty,
             format!(
                 "a #[{kind}] parameter must be an owned type (`String`, not `&str`): it is read from the request"
             ),
@@ -275,8 +276,8 @@ fn param(kind: Kind, pt: &syn::PatType) -> syn::Result<Param> {
         return Ok(Param::Context { by_ref: false });
     }
     if let Type::ImplTrait(_) = ty {
-        return Err(syn::Error::new(
-            ty.span(),
+        return Err(syn::Error::new_spanned(
+            ty,
             format!(
                 "a #[{kind}] parameter cannot be `impl Trait`: it is read from JSON, which needs a concrete type"
             ),
@@ -284,8 +285,8 @@ fn param(kind: Kind, pt: &syn::PatType) -> syn::Result<Param> {
     }
     if let Some(inner) = single_arg(ty, "Args") {
         if kind != Kind::Tool {
-            return Err(syn::Error::new(
-                ty.span(),
+            return Err(syn::Error::new_spanned(
+                ty,
                 format!("`Args<T>` is for tools; a #[{kind}] takes one parameter per argument"),
             ));
         }
@@ -299,8 +300,8 @@ fn param(kind: Kind, pt: &syn::PatType) -> syn::Result<Param> {
         Kind::Prompt => {
             let ok = is_string(ty) || single_arg(ty, "Option").is_some_and(is_string);
             if !ok {
-                return Err(syn::Error::new(
-                    ty.span(),
+                return Err(syn::Error::new_spanned(
+                    ty,
                     format!(
                         "prompt arguments are strings: declare `{}: String`, or `Option<String>` when it is optional",
                         ident.unraw()
@@ -310,8 +311,8 @@ fn param(kind: Kind, pt: &syn::PatType) -> syn::Result<Param> {
         }
         Kind::Resource => {
             if !is_string(ty) {
-                return Err(syn::Error::new(
-                    ty.span(),
+                return Err(syn::Error::new_spanned(
+                    ty,
                     format!(
                         "a URI template variable is a string: declare `{}: String`",
                         ident.unraw()

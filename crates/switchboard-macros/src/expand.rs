@@ -2,7 +2,7 @@
 //! unit struct implementing `Register`) or an impl block (`RegisterShared` on the type).
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{ImplItem, Item, ItemImpl, LitStr};
 
@@ -59,25 +59,41 @@ fn registration(
     let title = opt(h.options.title.as_ref());
     let description = description(h);
     let await_ = if h.is_async { quote!(.await) } else { quote!() };
+    // The helper's bound on the return type is what fails for an unsupported one: the call is
+    // spanned at the return type so that the error points there.
+    let at = h.output.span();
+    let helper = match h.kind {
+        Kind::Tool => quote_spanned!(at=> ::switchboard::server::register::__private::tool),
+        Kind::Prompt => quote_spanned!(at=> ::switchboard::server::register::__private::prompt),
+        Kind::Resource => quote_spanned!(at=> ::switchboard::server::register::__private::resource),
+    };
     match h.kind {
         Kind::Tool => {
             let (args_ty, schema, defs) = tool_args(h);
-            let call_args = h.params.iter().map(|p| match p {
-                Param::Value { ident, .. } => quote!(__args.#ident),
-                Param::Args { .. } => quote!(#server::Args(__args)),
-                Param::Context { by_ref: true } => quote!(&__cx),
-                Param::Context { by_ref: false } => quote!(__cx),
-            });
-            quote! {{
-                #defs
-                #setup
-                builder.registered_tool(#private::tool::<#args_ty, _, _>(
+            let call_args: Vec<TokenStream> = h
+                .params
+                .iter()
+                .map(|p| match p {
+                    Param::Value { ident, .. } => quote!(__args.#ident),
+                    Param::Args { .. } => quote!(#server::Args(__args)),
+                    Param::Context { by_ref: true } => quote!(&__cx),
+                    Param::Context { by_ref: false } => quote!(__cx),
+                })
+                .collect();
+            let fut = quote_spanned!(at=> async move { #callee(#(#call_args),*) #await_ });
+            let register = quote_spanned! {at=>
+                builder.registered_tool(#helper::<#args_ty, _, _>(
                     #name, #title, #description, #schema,
                     move |__args: #args_ty, __cx: #server::Context| {
                         #per_call
-                        async move { #callee(#(#call_args),*) #await_ }
+                        #fut
                     },
                 ))
+            };
+            quote! {{
+                #defs
+                #setup
+                #register
             }}
         }
         Kind::Prompt => {
@@ -112,9 +128,8 @@ fn registration(
                 Param::Context { by_ref: true } => quote!(&__get.cx),
                 Param::Context { by_ref: false } => quote!(__get.cx.clone()),
             });
-            quote! {{
-                #setup
-                #private::prompt(
+            let register = quote_spanned! {at=>
+                #helper(
                     builder, #name, #title, #description, &[#(#arguments),*],
                     move |__get: #server::PromptGet| {
                         #per_call
@@ -125,6 +140,10 @@ fn registration(
                         }
                     },
                 )
+            };
+            quote! {{
+                #setup
+                #register
             }}
         }
         Kind::Resource => {
@@ -145,9 +164,8 @@ fn registration(
                 Param::Context { by_ref: true } => quote!(&__read.cx),
                 Param::Context { by_ref: false } => quote!(__read.cx.clone()),
             });
-            quote! {{
-                #setup
-                #private::resource(
+            let register = quote_spanned! {at=>
+                #helper(
                     builder, #uri, #templated, #name, #title, #description, #mime,
                     move |__read: #server::ResourceRead| {
                         #per_call
@@ -158,6 +176,10 @@ fn registration(
                         }
                     },
                 )
+            };
+            quote! {{
+                #setup
+                #register
             }}
         }
     }

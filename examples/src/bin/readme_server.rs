@@ -1,16 +1,16 @@
-use schemars::JsonSchema;
-use serde::Deserialize;
-use switchboard::server::{Server, typed};
+use switchboard::server::Server;
 use switchboard::transport::stdio::StdioTransport;
-use switchboard::types::{lifecycle::Implementation, tools::CallToolResult};
+use switchboard::types::lifecycle::Implementation;
 
-#[derive(Deserialize, JsonSchema)]
-struct Add { a: i64, b: i64 }
+/// Add two integers.
+#[switchboard::tool]
+async fn add(a: i64, b: i64) -> String {
+    (a + b).to_string()
+}
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let add = typed::tool("add", "Add two integers", |x: Add, _| async move { Ok(CallToolResult::text((x.a + x.b).to_string())) });
-    let server = Server::builder(Implementation::new("calc", "1.0")).registered_tool(add).build()?;
+    let server = Server::builder(Implementation::new("calc", "1.0")).register(add).build()?;
     server.serve(StdioTransport::stdio())?.closed().await;
     Ok(())
 }

@@ -1,0 +1,7 @@
+/// Shouts.
+#[switchboard::tool]
+async fn shout(text: &str) -> String {
+    text.to_uppercase()
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+/// Echoes.
+#[switchboard::tool]
+async fn echo<T>(value: T) -> String {
+    let _ = value;
+    String::new()
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+/// Does nothing.
+#[switchboard::tool]
+async fn nothing(a: i64) {
+    let _ = a;
+}
+
+fn main() {}

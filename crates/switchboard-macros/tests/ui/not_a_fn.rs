@@ -1,0 +1,4 @@
+#[switchboard::tool]
+struct Add;
+
+fn main() {}

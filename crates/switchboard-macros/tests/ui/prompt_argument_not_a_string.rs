@@ -1,0 +1,7 @@
+/// Repeats.
+#[switchboard::prompt]
+async fn repeat(times: u32) -> String {
+    "again ".repeat(times as usize)
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+/// A note.
+#[switchboard::resource]
+async fn note() -> String {
+    String::new()
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+/// Adds.
+#[switchboard::tool(nmae = "add")]
+async fn add(a: i64, b: i64) -> String {
+    (a + b).to_string()
+}
+
+fn main() {}
