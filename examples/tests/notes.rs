@@ -1,0 +1,221 @@
+//! The `notes` example, run as a child process over stdio and driven by our client: its tools,
+//! resources, prompt and notifications, and the URIs and titles that must not leave its
+//! directory.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::json;
+use switchboard::client::{Client, ClientSession, EraMode};
+use switchboard::transport::child::{ChildCommand, ChildTransport};
+use switchboard::types::content::{ContentBlock, ResourceContents};
+use switchboard::types::lifecycle::Implementation;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// A fresh directory for one test (removed when dropped), with `notes/` inside it and a
+/// `secret.md` beside `notes/`, outside the server's reach.
+struct Dirs {
+    root: PathBuf,
+}
+
+impl Dirs {
+    fn new(name: &str) -> Dirs {
+        let root = std::env::temp_dir().join(format!("switchboard-notes-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("notes")).unwrap();
+        std::fs::write(root.join("secret.md"), "TOP SECRET").unwrap();
+        Dirs { root }
+    }
+
+    fn notes(&self) -> PathBuf {
+        self.root.join("notes")
+    }
+}
+
+impl Drop for Dirs {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+async fn connect(dir: &Path) -> ClientSession {
+    let child = ChildTransport::spawn(ChildCommand::new(env!("CARGO_BIN_EXE_notes")).arg(dir)).unwrap();
+    Client::builder(Implementation::new("notes-test", "1"))
+        .era(EraMode::Legacy)
+        .build()
+        .connect(child)
+        .await
+        .unwrap()
+}
+
+fn text_of(r: &switchboard::types::resources::ReadResourceResult) -> &str {
+    match &r.contents[0] {
+        ResourceContents::Text(t) => &t.text,
+        ResourceContents::Blob(_) => panic!("a note is text"),
+    }
+}
+
+#[tokio::test]
+async fn notes_are_added_searched_listed_read_and_summarized() {
+    let dirs = Dirs::new("basics");
+    std::fs::write(dirs.notes().join("groceries.md"), "# Groceries\n\nmilk, eggs").unwrap();
+    let s = connect(&dirs.notes()).await;
+
+    let tools = s.list_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["add_note", "search_notes"]);
+    assert_eq!(tools[0].input_schema["required"], json!(["title", "body"]));
+
+    let added = s
+        .call_tool("add_note", json!({"title": "Trip to Lyon", "body": "Book the train."}))
+        .await
+        .unwrap();
+    assert!(!added.is_error(), "{added:?}");
+    assert_eq!(
+        std::fs::read_to_string(dirs.notes().join("Trip to Lyon.md")).unwrap(),
+        "Book the train."
+    );
+
+    let found = s.call_tool("search_notes", json!({"query": "TRAIN"})).await.unwrap();
+    assert_eq!(found.structured_content, Some(json!({"notes": ["Trip to Lyon"]})));
+    let found = s.call_tool("search_notes", json!({"query": "groc"})).await.unwrap();
+    assert_eq!(found.structured_content, Some(json!({"notes": ["groceries"]})));
+
+    let resources = s.list_resources().await.unwrap();
+    let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(uris, ["note://groceries", "note://Trip%20to%20Lyon"]);
+    assert!(
+        resources
+            .iter()
+            .all(|r| r.mime_type.as_deref() == Some("text/markdown"))
+    );
+    let templates = s.list_resource_templates().await.unwrap();
+    assert_eq!(templates[0].uri_template, "note://{title}");
+
+    let read = s.read_resource("note://Trip%20to%20Lyon").await.unwrap();
+    assert_eq!(text_of(&read), "Book the train.");
+    assert_eq!(read.contents[0].mime_type(), Some("text/markdown"));
+    let missing = s.read_resource("note://nothing").await.unwrap_err();
+    assert!(missing.to_string().contains("-32002"), "{missing}");
+
+    let prompt = s
+        .get_prompt("summarize_notes", Vec::<(String, String)>::new())
+        .await
+        .unwrap();
+    assert_eq!(prompt.messages.len(), 3, "the instruction, then each note");
+    let embedded: Vec<String> = prompt.messages[1..]
+        .iter()
+        .map(|m| match &m.content {
+            ContentBlock::Resource(r) => r.resource.uri().to_owned(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(embedded, ["note://Trip%20to%20Lyon", "note://groceries"]);
+    s.close();
+}
+
+#[tokio::test]
+async fn a_change_on_disk_notifies_subscribers_and_a_new_file_the_listing() {
+    let dirs = Dirs::new("watch");
+    std::fs::write(dirs.notes().join("todo.md"), "- one").unwrap();
+    let s = connect(&dirs.notes()).await;
+    assert_eq!(s.list_resources().await.unwrap().len(), 1);
+
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    s.subscribe("note://todo", move |p| {
+        let _ = tx.send(p.uri);
+    })
+    .await
+    .unwrap();
+    // Someone else edits the file.
+    std::fs::write(dirs.notes().join("todo.md"), "- one\n- two").unwrap();
+    let uri = tokio::time::timeout(WAIT, rx.recv())
+        .await
+        .expect("resources/updated")
+        .unwrap();
+    assert_eq!(uri, "note://todo");
+    assert_eq!(text_of(&s.read_resource("note://todo").await.unwrap()), "- one\n- two");
+
+    // Someone else adds a note: the listing changes.
+    std::fs::write(dirs.notes().join("ideas.md"), "fly").unwrap();
+    let listed = tokio::time::timeout(WAIT, async {
+        loop {
+            let resources = s.resources_changed().await.unwrap();
+            if resources.iter().any(|r| r.uri == "note://ideas") {
+                return resources;
+            }
+        }
+    })
+    .await
+    .expect("resources/list_changed");
+    assert_eq!(listed.len(), 2);
+    s.close();
+}
+
+#[tokio::test]
+async fn no_uri_or_title_reaches_outside_the_directory() {
+    let dirs = Dirs::new("hostile");
+    let outside = dirs.root.join("secret.md");
+    std::os::unix::fs::symlink(&outside, dirs.notes().join("link.md")).unwrap();
+    std::os::unix::fs::symlink(dirs.root.join("gone.md"), dirs.notes().join("dangling.md")).unwrap();
+    std::fs::write(dirs.notes().join("big.md"), vec![b'x'; 300 * 1024]).unwrap();
+    let s = connect(&dirs.notes()).await;
+
+    for uri in [
+        "note://../secret",
+        "note://..%2Fsecret",
+        "note://%2e%2e%2fsecret",
+        "note://%2E%2E/secret",
+        "note://..",
+        "note://%2e%2e",
+        "note://%2Froot%2Fsecret",
+        "note:///etc/passwd",
+        "note://%2Fetc%2Fpasswd",
+        "note://..%5Csecret",
+        "note://link",
+        "note://dangling",
+        "note://.hidden",
+        "note://a%00b",
+        "note://big",
+    ] {
+        match s.read_resource(uri).await {
+            Ok(r) => panic!("{uri} was read: {r:?}"),
+            Err(e) => assert!(!e.to_string().contains("TOP SECRET"), "{uri}: {e}"),
+        }
+    }
+    for title in [
+        "../secret",
+        "..",
+        "/tmp/escape",
+        "a\\b",
+        "link",
+        "dangling",
+        ".hidden",
+        "",
+        &"x".repeat(101),
+    ] {
+        let r = s
+            .call_tool("add_note", json!({"title": title, "body": "pwned"}))
+            .await
+            .unwrap();
+        assert!(r.is_error(), "{title:?} was written");
+    }
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "TOP SECRET");
+    assert!(!dirs.root.join("gone.md").exists());
+    let too_big = s
+        .call_tool("add_note", json!({"title": "huge", "body": "x".repeat(300 * 1024)}))
+        .await
+        .unwrap();
+    assert!(too_big.is_error());
+    // Neither the symlink out nor the oversized note shows up in a search or a summary.
+    let found = s.call_tool("search_notes", json!({"query": "secret"})).await.unwrap();
+    assert_eq!(found.structured_content, Some(json!({"notes": []})));
+    let prompt = s
+        .get_prompt("summarize_notes", Vec::<(String, String)>::new())
+        .await
+        .unwrap();
+    assert_eq!(prompt.messages.len(), 1);
+    s.close();
+}
