@@ -26,14 +26,47 @@
 //! impl block registers every marked method with `ServerBuilder::register(value)` (or an
 //! `Arc` of it, to keep a handle).
 //!
-//! ```ignore
+//! ```
+//! use std::sync::atomic::{AtomicU64, Ordering};
+//! use switchboard::server::{Json, Server};
+//! use switchboard::types::lifecycle::Implementation;
+//!
 //! /// Add two integers.
 //! #[switchboard::tool]
 //! async fn add(a: i64, b: i64) -> String {
 //!     (a + b).to_string()
 //! }
 //!
-//! let server = Server::builder(Implementation::new("calc", "1.0")).register(add).build()?;
+//! #[derive(Default)]
+//! struct Counter(AtomicU64);
+//!
+//! #[derive(serde::Serialize, schemars::JsonSchema)]
+//! struct Count {
+//!     value: u64,
+//! }
+//!
+//! #[switchboard::handlers]
+//! impl Counter {
+//!     /// Adds `by` (default 1) and returns the new value.
+//!     #[tool]
+//!     async fn bump(&self, by: Option<u64>) -> Json<Count> {
+//!         let by = by.unwrap_or(1);
+//!         Json(Count { value: self.0.fetch_add(by, Ordering::SeqCst) + by })
+//!     }
+//!
+//!     /// The counter's value.
+//!     #[resource("counter://value", mime_type = "text/plain")]
+//!     async fn value(&self) -> String {
+//!         self.0.load(Ordering::SeqCst).to_string()
+//!     }
+//! }
+//!
+//! let server = Server::builder(Implementation::new("calc", "1.0"))
+//!     .register(add)
+//!     .register(Counter::default())
+//!     .build()
+//!     .unwrap();
+//! assert!(server.capabilities().tools.is_some());
 //! ```
 
 use proc_macro::TokenStream;
