@@ -14,6 +14,8 @@ pub(crate) enum Param {
         ident: Ident,
         ty: Type,
         optional: bool,
+        /// The parameter's doc comment: its description.
+        doc: Option<String>,
     },
     /// A tool's whole arguments as one struct: `Args<T>`.
     Args { inner: Type },
@@ -325,7 +327,18 @@ fn param(kind: Kind, pt: &syn::PatType) -> syn::Result<Param> {
         ident,
         ty: ty.clone(),
         optional,
+        doc: docs(&pt.attrs),
     })
+}
+
+/// Removes the doc comments of `sig`'s parameters (the compiler allows none there; they are
+/// read as descriptions before this).
+pub(crate) fn strip_param_docs(sig: &mut Signature) {
+    for input in &mut sig.inputs {
+        if let FnArg::Typed(pt) = input {
+            pt.attrs.retain(|a| !a.path().is_ident("doc"));
+        }
+    }
 }
 
 /// `Ident::unraw` without importing the extension trait at every call.

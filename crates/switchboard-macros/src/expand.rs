@@ -99,11 +99,18 @@ fn registration(
         Kind::Prompt => {
             let arguments = h.params.iter().filter_map(|p| match p {
                 Param::Value {
-                    ident, optional, ..
+                    ident,
+                    optional,
+                    doc,
+                    ..
                 } => {
                     let n = analyse::wire_name(ident);
                     let required = !optional;
-                    Some(quote!((#n, ::core::option::Option::None, #required)))
+                    let doc = match doc {
+                        Some(d) => quote!(::core::option::Option::Some(#d)),
+                        None => quote!(::core::option::Option::None),
+                    };
+                    Some(quote!((#n, #doc, #required)))
                 }
                 _ => None,
             });
@@ -200,7 +207,10 @@ fn tool_args(h: &Handler) -> (TokenStream, TokenStream, TokenStream) {
         );
     }
     let fields = h.params.iter().filter_map(|p| match p {
-        Param::Value { ident, ty, .. } => Some(quote!(#ident: #ty)),
+        Param::Value { ident, ty, doc, .. } => {
+            let doc = doc.iter();
+            Some(quote!(#(#[doc = #doc])* #ident: #ty))
+        }
         _ => None,
     });
     let serde_path = format!("{private}::serde").replace(' ', "");
@@ -245,6 +255,7 @@ pub(crate) fn free(kind: Kind, attr: TokenStream, item: TokenStream) -> syn::Res
         .collect();
     let mut sig = f.sig.clone();
     sig.ident = syn::Ident::new("call", f.sig.ident.span());
+    analyse::strip_param_docs(&mut sig);
     let attrs = &f.attrs;
     let block = &f.block;
     let server = server();
@@ -327,6 +338,7 @@ pub(crate) fn handlers(attr: TokenStream, item: TokenStream) -> syn::Result<Toke
         };
         let options = options::parse(kind, args)?;
         let h = analyse::handler(kind, options, &method.sig, &method.attrs, true)?;
+        analyse::strip_param_docs(&mut method.sig);
         let ident = &h.ident;
         let callee = quote!(__this.#ident);
         let setup = quote!(let __this = ::std::clone::Clone::clone(&self););

@@ -8,7 +8,8 @@
 //!
 //! * `#[tool]`, `#[prompt]`, `#[resource("scheme://{var}")]` go on a function (async or not), or
 //!   on the `&self` methods of an impl block marked `#[handlers]`.
-//! * The doc comment is the description; the function's name is the tool's, prompt's or
+//! * The doc comment is the description (a parameter's doc comment, that of its property or
+//!   argument); the function's name is the tool's, prompt's or
 //!   resource's name (`name = "..."` overrides it; `title`, `description` and, for resources,
 //!   `mime_type` are the other options).
 //! * Tool parameters are the properties of the input schema (`Option<T>`: not required), or

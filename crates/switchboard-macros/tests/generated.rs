@@ -20,7 +20,11 @@ use switchboard::types::tools::CallToolResult;
 
 /// Add two integers.
 #[switchboard::tool]
-async fn add(a: i64, b: i64) -> String {
+async fn add(
+    /// The first addend.
+    a: i64,
+    b: i64,
+) -> String {
     (a + b).to_string()
 }
 
@@ -88,7 +92,11 @@ async fn blocks(cx: Context) -> Vec<ContentBlock> {
 
 /// A code review.
 #[switchboard::prompt]
-async fn review(code: String, language: Option<String>) -> String {
+async fn review(
+    /// The code to review.
+    code: String,
+    language: Option<String>,
+) -> String {
     format!(
         "Review this {} code: {code}",
         language.unwrap_or_else(|| "unknown".into())
@@ -175,6 +183,15 @@ async fn parameters_become_the_input_schema_and_docs_the_description() {
     assert_eq!(t.description.as_deref(), Some("Add two integers."));
     assert_eq!(t.input_schema["required"], json!(["a", "b"]));
     assert_eq!(t.input_schema["properties"]["a"]["type"], json!("integer"));
+    assert_eq!(
+        t.input_schema["properties"]["a"]["description"],
+        json!("The first addend.")
+    );
+    assert!(
+        t.input_schema["properties"]["b"]
+            .get("description")
+            .is_none()
+    );
     assert!(
         t.input_schema.get("title").is_none(),
         "{:?}",
@@ -270,6 +287,7 @@ async fn prompts_and_resources_run() {
     assert_eq!(prompts[0].name, "review");
     assert_eq!(prompts[0].description.as_deref(), Some("A code review."));
     let args = prompts[0].arguments.clone().unwrap();
+    assert_eq!(args[0].description.as_deref(), Some("The code to review."));
     assert_eq!(
         (args[0].name.as_str(), args[0].required),
         ("code", Some(true))

@@ -237,7 +237,13 @@ impl Notes {
 impl Notes {
     /// Writes a note to the notes directory as `<title>.md`, replacing a note of that title.
     #[tool]
-    async fn add_note(&self, title: String, body: String) -> Result<String, NoteError> {
+    async fn add_note(
+        &self,
+        /// The note's title: its file name without `.md` (no `/`, no leading dot).
+        title: String,
+        /// The note's Markdown text.
+        body: String,
+    ) -> Result<String, NoteError> {
         if body.len() as u64 > MAX_NOTE_BYTES {
             return Err(NoteError::TooLarge);
         }
@@ -250,7 +256,11 @@ impl Notes {
 
     /// Names the notes whose title or text contains `query` (ignoring case).
     #[tool]
-    async fn search_notes(&self, query: String) -> Result<Json<Matches>, NoteError> {
+    async fn search_notes(
+        &self,
+        /// The text to look for.
+        query: String,
+    ) -> Result<Json<Matches>, NoteError> {
         let query = query.to_lowercase();
         let mut notes = Vec::new();
         for title in self.titles()? {
