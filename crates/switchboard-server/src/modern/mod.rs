@@ -13,6 +13,7 @@
 //! (`mrtr`); what they return gets the members this revision adds (`resultType`,
 //! `_meta.serverInfo`, caching hints on cacheable results).
 
+pub(crate) mod finish;
 pub mod headers;
 pub(crate) mod listen;
 pub(crate) mod mrtr;
@@ -30,7 +31,7 @@ use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::methods;
 use switchboard_types::modern::{
     self as wire, CacheHints, DiscoverResult, InputRequiredResult, RequestEnvelope, ResultType,
-    SERVER_INFO_KEY, SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
+    SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
 };
 use switchboard_types::{ErrorCode, ErrorObject, ProtocolVersion, Request, ServerCapabilities};
 
@@ -109,11 +110,7 @@ fn target_of(params: &Map<String, Value>) -> String {
 impl ServerInner {
     /// `_meta` holding `serverInfo` (`[D26-19]` results SHOULD identify the server).
     pub(crate) fn server_info_meta(&self) -> Map<String, Value> {
-        let mut m = Map::new();
-        if let Ok(v) = serde_json::to_value(&self.info) {
-            m.insert(SERVER_INFO_KEY.into(), v);
-        }
-        m
+        self.results.server_info()
     }
 
     /// The modern revisions served, as strings.
@@ -172,37 +169,9 @@ impl ServerInner {
         Err(e)
     }
 
-    /// A handler's result with the members this revision adds: `resultType` (complete unless
-    /// set), `_meta.serverInfo`, and the caching hints on the results that carry them; and
-    /// without the members it removed: a listed tool's `execution` (2025-11-25 only; the tasks
-    /// extension decides per request whether a call becomes a task).
+    /// A handler's result with the members this revision adds (see [`finish`]).
     fn finish(&self, method: &str, raw: &str) -> HandlerResult {
-        let mut map: Map<String, Value> = serde_json::from_str(raw)
-            .map_err(|e| ErrorObject::internal(format!("result is not an object: {e}")))?;
-        if method == methods::TOOLS_LIST {
-            if let Some(Value::Array(tools)) = map.get_mut("tools") {
-                for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
-                    tool.remove("execution");
-                }
-            }
-        }
-        map.entry("resultType")
-            .or_insert_with(|| Value::String(ResultType::Complete.as_str().into()));
-        if let Value::Object(meta) = map
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(Map::new()))
-        {
-            for (k, v) in self.server_info_meta() {
-                meta.entry(k).or_insert(v);
-            }
-        }
-        if wire::is_cacheable(method) {
-            map.entry("ttlMs").or_insert(self.cache.ttl_ms.into());
-            if let Ok(scope) = serde_json::to_value(self.cache.cache_scope) {
-                map.entry("cacheScope").or_insert(scope);
-            }
-        }
-        to_raw(&map).map_err(|e| ErrorObject::internal(e.to_string()))
+        self.results.finish(method, raw)
     }
 }
 
