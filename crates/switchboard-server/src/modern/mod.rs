@@ -15,6 +15,7 @@
 
 pub(crate) mod finish;
 pub mod headers;
+pub(crate) mod params;
 pub(crate) mod listen;
 pub(crate) mod mrtr;
 pub(crate) mod seal;
@@ -44,6 +45,7 @@ use crate::policy::{AllowList, ClientIdentity};
 use crate::router::RequestRoute;
 use crate::service::{ServerInner, ServerService};
 use mrtr::{Stopped, Suspendable};
+use params::FrontParams;
 
 /// Which era a connection speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -95,16 +97,6 @@ pub(crate) fn capabilities(caps: &ServerCapabilities) -> ServerCapabilities {
     modern.tasks = None;
     tasks::advertise(&mut modern, tasks::offered(caps));
     modern
-}
-
-/// What an MRTR-capable request names as its target (the state is bound to it).
-fn target_of(params: &Map<String, Value>) -> String {
-    params
-        .get("name")
-        .or_else(|| params.get("uri"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
 }
 
 impl ServerInner {
@@ -239,22 +231,23 @@ impl ServerService {
         req: &Request,
     ) -> Result<(RequestRoute<ServerService>, Arc<ModernCall>, String), ErrorObject> {
         let server = &self.server;
-        // 1. The envelope.
-        let params: Map<String, Value> = match &req.params {
+        // 1. The envelope, read with the few other members the front door needs in one pass.
+        let params = match &req.params {
             None => return Err(wire::EnvelopeError::NoParams.to_error_object()),
-            Some(p) => serde_json::from_str(p.get()).map_err(|_| params_not_object(&req.method))?,
+            Some(p) => FrontParams::read(p.get()).ok_or_else(|| params_not_object(&req.method))?,
         };
-        let envelope = match RequestEnvelope::from_params(&params) {
+        let envelope = match params.meta.and_then(params::as_object) {
+            Some(meta) => RequestEnvelope::from_meta(&meta),
+            None => Err(wire::EnvelopeError::NoMeta),
+        };
+        let envelope = match envelope {
             Ok(e) => e,
             // A 2025 client's `initialize` on a modern connection: name the versions served
             // here, the one thing such a client can act on (SPEC-2026-NOTES §6).
             Err(_) if req.method == methods::INITIALIZE => {
-                let offered = params
-                    .get("protocolVersion")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
+                let offered = params.str_member("protocolVersion").unwrap_or_default();
                 return Err(wire::unsupported_version(
-                    offered,
+                    &offered,
                     &server.modern_version_names(),
                 ));
             }
@@ -263,7 +256,7 @@ impl ServerService {
         // 2. The HTTP headers against the body.
         if let Some(http) = self.state.http_facts() {
             http.check_envelope(&envelope.protocol_version, &req.method)?;
-            http.check_name(&req.method, &Value::Object(params.clone()))?;
+            http.check_name(&req.method, |member| params.str_member(member))?;
         }
         // 3. The revision.
         let served = ProtocolVersion::parse(&envelope.protocol_version)
@@ -294,26 +287,28 @@ impl ServerService {
         };
         // 5. The answers gathered in earlier rounds and this one.
         let may_require_input = wire::may_require_input(&req.method);
-        let target = target_of(&params);
+        let target = params.target();
         let mut answers = BTreeMap::new();
         if may_require_input {
-            match params.get("requestState") {
+            match params.request_state {
                 None => {}
-                Some(Value::String(s)) => answers = server.sealer.open(s, &req.method, &target)?,
-                Some(_) => return Err(seal::bad_state("not a string")),
+                Some(raw) => match params::as_str(raw) {
+                    Some(s) => answers = server.sealer.open(&s, &req.method, &target)?,
+                    None => return Err(seal::bad_state("not a string")),
+                },
             }
-            match params.get("inputResponses") {
+            match params.input_responses {
                 None => {}
-                Some(Value::Object(responses)) => {
-                    answers.extend(responses.iter().map(|(k, v)| (k.clone(), v.clone())));
-                }
-                Some(_) => {
-                    return Err(ErrorObject::new(
-                        ErrorCode::INVALID_PARAMS,
-                        "Invalid params: inputResponses must be an object",
-                    )
-                    .with_data(serde_json::json!({"reason": "invalid_input_responses"})));
-                }
+                Some(raw) => match params::as_object(raw) {
+                    Some(responses) => answers.extend(responses),
+                    None => {
+                        return Err(ErrorObject::new(
+                            ErrorCode::INVALID_PARAMS,
+                            "Invalid params: inputResponses must be an object",
+                        )
+                        .with_data(serde_json::json!({"reason": "invalid_input_responses"})));
+                    }
+                },
             }
         }
         let allow = match &server.policy {
