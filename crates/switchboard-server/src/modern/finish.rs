@@ -18,7 +18,7 @@ use switchboard_types::modern::{self as wire, CacheHints, ResultType, SERVER_INF
 use switchboard_types::{ErrorObject, Implementation};
 
 /// The `resultType` member of a complete result, as written when a handler did not set one.
-const RESULT_TYPE_COMPLETE: &str = "complete";
+const RESULT_TYPE_COMPLETE: &str = r#""resultType":"complete""#;
 
 /// An object with more members than this is left to the general way (the splice looks for a
 /// repeated key by comparing each key with the earlier ones of its object).
@@ -33,8 +33,14 @@ const MAX_SPLICED_DIGITS: usize = 18;
 pub(crate) struct ResultMembers {
     /// `_meta` holding `serverInfo` (`[D26-19]` results SHOULD identify the server).
     server_info: Map<String, Value>,
-    /// The members of `server_info` as JSON text (`"key":value,...`), in its order.
+    /// The members of `server_info` as JSON text (`"key":value`), in its order.
     server_info_text: Vec<(String, String)>,
+    /// The `_meta` member of a result that has none, as JSON text.
+    meta_text: String,
+    /// The `ttlMs` member, as JSON text.
+    ttl_text: String,
+    /// The `cacheScope` member, as JSON text (`None` if it cannot be written).
+    cache_scope_text: Option<String>,
     /// The caching hints put on cacheable results unless a handler set its own.
     cache: CacheHints,
     /// `cache.cache_scope` as a JSON value (`None` if it cannot be written).
@@ -47,15 +53,23 @@ impl ResultMembers {
         if let Ok(v) = serde_json::to_value(info) {
             server_info.insert(SERVER_INFO_KEY.into(), v);
         }
-        let server_info_text = server_info
+        let server_info_text: Vec<(String, String)> = server_info
             .iter()
             .filter_map(|(k, v)| Some((k.clone(), member_text(k, v)?)))
             .collect();
+        let inner: Vec<&str> = server_info_text.iter().map(|(_, t)| t.as_str()).collect();
+        let meta_text = format!("\"_meta\":{{{}}}", inner.join(","));
+        let cache_scope = serde_json::to_value(cache.cache_scope).ok();
         ResultMembers {
             server_info,
             server_info_text,
+            meta_text,
+            ttl_text: format!("\"ttlMs\":{}", cache.ttl_ms),
+            cache_scope_text: cache_scope
+                .as_ref()
+                .and_then(|v| member_text("cacheScope", v)),
             cache,
-            cache_scope: serde_json::to_value(cache.cache_scope).ok(),
+            cache_scope,
         }
     }
 
@@ -130,37 +144,18 @@ impl ResultMembers {
         }
         let mut first = at.top_keys.is_empty();
         if !at.has("resultType") {
-            push_member(
-                &mut out,
-                &mut first,
-                &format!("\"resultType\":\"{RESULT_TYPE_COMPLETE}\""),
-            );
+            push_member(&mut out, &mut first, RESULT_TYPE_COMPLETE);
         }
         if at.meta.is_none() {
-            let inner: Vec<&str> = self
-                .server_info_text
-                .iter()
-                .map(|(_, t)| t.as_str())
-                .collect();
-            push_member(
-                &mut out,
-                &mut first,
-                &format!("\"_meta\":{{{}}}", inner.join(",")),
-            );
+            push_member(&mut out, &mut first, &self.meta_text);
         }
         if wire::is_cacheable(method) {
             if !at.has("ttlMs") {
-                push_member(
-                    &mut out,
-                    &mut first,
-                    &format!("\"ttlMs\":{}", self.cache.ttl_ms),
-                );
+                push_member(&mut out, &mut first, &self.ttl_text);
             }
-            if let Some(scope) = &self.cache_scope {
+            if let Some(text) = &self.cache_scope_text {
                 if !at.has("cacheScope") {
-                    if let Some(text) = member_text("cacheScope", scope) {
-                        push_member(&mut out, &mut first, &text);
-                    }
+                    push_member(&mut out, &mut first, text);
                 }
             }
         }
