@@ -558,6 +558,7 @@ impl ServerBuilder {
                 listeners: Arc::new(crate::modern::listen::Listeners::new(self.max_listeners)),
                 cache: self.cache,
                 results,
+                envelopes: Default::default(),
                 modern_tasks: Default::default(),
                 scopes: self.scopes,
             }),

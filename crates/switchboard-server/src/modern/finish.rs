@@ -291,7 +291,9 @@ impl<'a> Splice<'a> {
                         .iter()
                         .position(|c| !matches!(c, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
                         .unwrap_or(b.len() - i);
-                    let digits = text[i..i + len].strip_prefix('-').unwrap_or(&text[i..i + len]);
+                    let digits = text[i..i + len]
+                        .strip_prefix('-')
+                        .unwrap_or(&text[i..i + len]);
                     let shortest = !digits.is_empty()
                         && digits.len() <= MAX_SPLICED_DIGITS
                         && digits.bytes().all(|c| c.is_ascii_digit())
@@ -400,8 +402,20 @@ mod tests {
         };
         fn value(next: &mut impl FnMut(u64) -> u64, depth: u32, out: &mut String) {
             let atoms = [
-                "0", "-0", "7", "-12", "1.5", "2e2", "00", "true", "false", "null", "\"s\"",
-                "\"\\n\"", "\"\"", "123456789012345678901",
+                "0",
+                "-0",
+                "7",
+                "-12",
+                "1.5",
+                "2e2",
+                "00",
+                "true",
+                "false",
+                "null",
+                "\"s\"",
+                "\"\\n\"",
+                "\"\"",
+                "123456789012345678901",
             ];
             let keys = [
                 "a",

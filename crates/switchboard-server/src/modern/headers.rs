@@ -241,17 +241,13 @@ mod tests {
             ("mcp-name", "  echo  "),
         ]);
         f.check_envelope("2026-07-28", methods::TOOLS_CALL).unwrap();
-        f.check_name(methods::TOOLS_CALL, named("echo"))
-            .unwrap();
+        f.check_name(methods::TOOLS_CALL, named("echo")).unwrap();
         let e = f
             .check_envelope("v999.0.0", methods::TOOLS_CALL)
             .unwrap_err();
         assert_eq!(e.code, ErrorCode::HEADER_MISMATCH);
         assert!(f.check_envelope("2026-07-28", methods::TOOLS_LIST).is_err());
-        assert!(
-            f.check_name(methods::TOOLS_CALL, named("other"))
-                .is_err()
-        );
+        assert!(f.check_name(methods::TOOLS_CALL, named("other")).is_err());
         let upper = facts(&[
             ("mcp-protocol-version", "2026-07-28"),
             ("mcp-method", "TOOLS/LIST"),
@@ -266,10 +262,7 @@ mod tests {
             ("mcp-protocol-version", "2026-07-28"),
             ("mcp-method", methods::TOOLS_CALL),
         ]);
-        assert!(
-            none.check_name(methods::TOOLS_CALL, named("echo"))
-                .is_err()
-        );
+        assert!(none.check_name(methods::TOOLS_CALL, named("echo")).is_err());
     }
 
     #[test]

@@ -15,9 +15,9 @@
 
 pub(crate) mod finish;
 pub mod headers;
-pub(crate) mod params;
 pub(crate) mod listen;
 pub(crate) mod mrtr;
+pub(crate) mod params;
 pub(crate) mod seal;
 pub(crate) mod tasks;
 
@@ -31,7 +31,7 @@ use switchboard_types::error::echo;
 use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::methods;
 use switchboard_types::modern::{
-    self as wire, CacheHints, DiscoverResult, InputRequiredResult, RequestEnvelope, ResultType,
+    self as wire, CacheHints, DiscoverResult, InputRequiredResult, ResultType,
     SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
 };
 use switchboard_types::{ErrorCode, ErrorObject, ProtocolVersion, Request, ServerCapabilities};
@@ -236,11 +236,7 @@ impl ServerService {
             None => return Err(wire::EnvelopeError::NoParams.to_error_object()),
             Some(p) => FrontParams::read(p.get()).ok_or_else(|| params_not_object(&req.method))?,
         };
-        let envelope = match params.meta.and_then(params::as_object) {
-            Some(meta) => RequestEnvelope::from_meta(&meta),
-            None => Err(wire::EnvelopeError::NoMeta),
-        };
-        let envelope = match envelope {
+        let envelope = match server.envelopes.read(params.meta) {
             Ok(e) => e,
             // A 2025 client's `initialize` on a modern connection: name the versions served
             // here, the one thing such a client can act on (SPEC-2026-NOTES §6).

@@ -8,11 +8,16 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::{Arc, Mutex};
 
 use serde::Deserializer;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use switchboard_types::modern::{EnvelopeError, RequestEnvelope};
+
+/// The longest `_meta` text [`EnvelopeCache`] keeps.
+const MAX_CACHED_META_BYTES: usize = 1024;
 
 /// The members of a request's params the front door reads, each as raw JSON text.
 #[derive(Debug, Default)]
@@ -91,6 +96,41 @@ pub(crate) fn as_object(raw: &RawValue) -> Option<Map<String, Value>> {
         return None;
     }
     serde_json::from_str(raw.get()).ok()
+}
+
+/// The envelope read last, by the text of its `_meta`. A client sends the same `_meta` with
+/// each request, and the envelope is a function of that text alone, so the same text is not read
+/// again. One entry of at most [`MAX_CACHED_META_BYTES`], taken only when no other request holds
+/// it (a request never waits for another).
+#[derive(Debug, Default)]
+pub(crate) struct EnvelopeCache(Mutex<Option<(Box<str>, Arc<RequestEnvelope>)>>);
+
+impl EnvelopeCache {
+    /// The envelope in `meta` (the params' `_meta` member, as raw text).
+    ///
+    /// # Errors
+    /// As [`RequestEnvelope::from_meta`]; `NoMeta` when `meta` is absent or not an object.
+    pub(crate) fn read(
+        &self,
+        meta: Option<&RawValue>,
+    ) -> Result<Arc<RequestEnvelope>, EnvelopeError> {
+        let meta = meta.ok_or(EnvelopeError::NoMeta)?;
+        if let Ok(last) = self.0.try_lock() {
+            if let Some((text, envelope)) = last.as_ref() {
+                if **text == *meta.get() {
+                    return Ok(envelope.clone());
+                }
+            }
+        }
+        let map = as_object(meta).ok_or(EnvelopeError::NoMeta)?;
+        let envelope = Arc::new(RequestEnvelope::from_meta(&map)?);
+        if meta.get().len() <= MAX_CACHED_META_BYTES {
+            if let Ok(mut last) = self.0.try_lock() {
+                *last = Some((meta.get().into(), envelope.clone()));
+            }
+        }
+        Ok(envelope)
+    }
 }
 
 /// The member names read; every other key is skipped.
@@ -197,7 +237,9 @@ mod tests {
                 "requestState",
                 "inputResponses",
             ] {
-                let ours = p.member(key).map(|r| serde_json::from_str::<Value>(r.get()).unwrap());
+                let ours = p
+                    .member(key)
+                    .map(|r| serde_json::from_str::<Value>(r.get()).unwrap());
                 assert_eq!(ours.as_ref(), map.get(key), "{text} {key}");
                 assert_eq!(
                     p.str_member(key).as_deref(),
@@ -214,5 +256,34 @@ mod tests {
         }
         assert!(FrontParams::read("[1]").is_none());
         assert!(FrontParams::read("[]").is_none());
+    }
+
+    /// The cache gives what reading gives, errors included, whatever came before.
+    #[test]
+    fn the_envelope_cache_reads_as_reading_does() {
+        let cache = EnvelopeCache::default();
+        let metas = [
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}}}"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":7}"#,
+            r#"null"#,
+            r#"[]"#,
+        ];
+        for _ in 0..2 {
+            for meta in metas.iter().chain(metas.iter().rev()) {
+                let raw: &RawValue = serde_json::from_str(meta).unwrap();
+                let direct = match as_object(raw) {
+                    Some(m) => RequestEnvelope::from_meta(&m),
+                    None => Err(EnvelopeError::NoMeta),
+                };
+                assert_eq!(
+                    cache.read(Some(raw)).map(|e| (*e).clone()),
+                    direct,
+                    "{meta}"
+                );
+            }
+        }
+        assert_eq!(cache.read(None), Err(EnvelopeError::NoMeta));
     }
 }
