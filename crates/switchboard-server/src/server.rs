@@ -525,6 +525,7 @@ impl ServerBuilder {
         } else {
             self.versions
         };
+        let results = crate::modern::finish::ResultMembers::new(&self.info, self.cache);
         Ok(Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
@@ -556,6 +557,8 @@ impl ServerBuilder {
                 sealer: crate::modern::seal::Sealer::new(self.state_key, self.state_ttl),
                 listeners: Arc::new(crate::modern::listen::Listeners::new(self.max_listeners)),
                 cache: self.cache,
+                results,
+                envelopes: Default::default(),
                 modern_tasks: Default::default(),
                 scopes: self.scopes,
             }),

@@ -91,6 +91,10 @@ pub(crate) struct ServerInner {
     pub(crate) listeners: Arc<crate::modern::listen::Listeners>,
     /// The caching hints put on cacheable modern results.
     pub(crate) cache: switchboard_types::modern::CacheHints,
+    /// The envelope of the last modern request, by its `_meta` text.
+    pub(crate) envelopes: crate::modern::params::EnvelopeCache,
+    /// What the server adds to its modern results (computed once).
+    pub(crate) results: crate::modern::finish::ResultMembers,
     /// The modern tasks whose work runs here (the tasks extension).
     pub(crate) modern_tasks: crate::modern::tasks::ModernTasks,
     /// The scopes requests need when a transport authorizes them (`ServerBuilder::require_scopes`

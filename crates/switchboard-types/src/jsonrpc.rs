@@ -432,16 +432,29 @@ impl Frame {
             }
             return Ok(Frame::Batch(items.into_iter().map(decode_one).collect()));
         }
-        // Check the JSON first, then classify: invalid JSON is -32700, valid JSON that is not an
-        // object is -32600.
-        match serde_json::from_str::<&RawValue>(text) {
-            Err(e) => Err(DecodeError {
-                error: ErrorObject::parse_error(e),
-                id: None,
-                answerable: true,
-            }),
-            Ok(raw) => Ok(Frame::Single(decode_one(raw))),
+        // The common case in one pass: an object whose envelope reads. Every member is checked
+        // as JSON on the way (the envelope's kept raw, the others skipped), so such a text is
+        // valid JSON and this is what the checks below would conclude.
+        if trimmed.starts_with('{') {
+            if let Ok(env) = serde_json::from_str::<Envelope<'_>>(text) {
+                return Ok(Frame::Single(classify(env)));
+            }
         }
+        decode_single(text)
+    }
+}
+
+/// Decodes a frame that is not a batch: the JSON checked first, then classified (invalid JSON
+/// is -32700, valid JSON that is not an object is -32600).
+#[allow(clippy::result_large_err)] // the error is the cold path and carries the wire answer
+fn decode_single(text: &str) -> Result<Frame, DecodeError> {
+    match serde_json::from_str::<&RawValue>(text) {
+        Err(e) => Err(DecodeError {
+            error: ErrorObject::parse_error(e),
+            id: None,
+            answerable: true,
+        }),
+        Ok(raw) => Ok(Frame::Single(decode_one(raw))),
     }
 }
 
@@ -458,6 +471,12 @@ fn decode_one(raw: &RawValue) -> Result<Message, DecodeError> {
     let env: Envelope<'_> = serde_json::from_str(raw.get()).map_err(|_| {
         DecodeError::invalid(None, "malformed JSON-RPC envelope", "malformed_envelope")
     })?;
+    classify(env)
+}
+
+/// Classifies a JSON object's envelope as a message.
+#[allow(clippy::result_large_err)] // the error is the cold path and carries the wire answer
+fn classify(env: Envelope<'_>) -> Result<Message, DecodeError> {
     let version_ok = env.jsonrpc.is_some_and(|v| v.get() == "\"2.0\"");
 
     if let Some(method) = env.method {
@@ -594,5 +613,51 @@ fn decode_one(raw: &RawValue) -> Result<Message, DecodeError> {
             "not a JSON-RPC request, notification or response",
             "no_method",
         )),
+    }
+}
+
+#[cfg(test)]
+mod decode_tests {
+    use super::*;
+
+    /// The one-pass read of a frame concludes what checking the JSON first concludes.
+    #[test]
+    fn one_pass_decoding_agrees_with_checking_first() {
+        let texts = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add"}}"#,
+            r#"  {"jsonrpc":"2.0","id":"a","method":"m"}  "#,
+            r#"{"jsonrpc":"2.0","method":"n","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":5}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":5}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","result":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","x":1,"x":2}"#,
+            r#"{"jsonrpc":"2.0","i\u0064":1,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","\ud800":1,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","x":"\ud800"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","x":"\q"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m"} x"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m"}{}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","x":01}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","x":[1,]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m""#,
+            r#"{}"#,
+            r#"{"#,
+            r#""text""#,
+            r#"5"#,
+            r#"null"#,
+            r#""#,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"x\":\"\u{1}\"}",
+        ];
+        for text in texts {
+            let one_pass = format!("{:?}", Frame::decode(text));
+            let checked = format!("{:?}", decode_single(text));
+            assert_eq!(one_pass, checked, "{text}");
+        }
     }
 }

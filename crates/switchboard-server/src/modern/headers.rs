@@ -94,14 +94,18 @@ impl HttpFacts {
     ///
     /// # Errors
     /// -32020 when the header is missing, malformed or different.
-    pub(crate) fn check_name(&self, method: &str, params: &Value) -> Result<(), ErrorObject> {
+    pub(crate) fn check_name<'a>(
+        &self,
+        method: &str,
+        body_member: impl FnOnce(&'static str) -> Option<std::borrow::Cow<'a, str>>,
+    ) -> Result<(), ErrorObject> {
         let member = match method {
             methods::TOOLS_CALL | methods::PROMPTS_GET => "name",
             methods::RESOURCES_READ => "uri",
             methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL => "taskId",
             _ => return Ok(()),
         };
-        let Some(body) = params.get(member).and_then(Value::as_str) else {
+        let Some(body) = body_member(member) else {
             // The body is malformed; its own check reports it (-32602).
             return Ok(());
         };
@@ -224,6 +228,11 @@ mod tests {
         )
     }
 
+    /// The body member of params whose `name` is `name`.
+    fn named<'a>(name: &'a str) -> impl FnOnce(&'static str) -> Option<std::borrow::Cow<'a, str>> {
+        move |member: &'static str| (member == "name").then_some(std::borrow::Cow::Borrowed(name))
+    }
+
     #[test]
     fn d26_58_d26_59_version_method_and_name_match_the_body() {
         let f = facts(&[
@@ -232,17 +241,13 @@ mod tests {
             ("mcp-name", "  echo  "),
         ]);
         f.check_envelope("2026-07-28", methods::TOOLS_CALL).unwrap();
-        f.check_name(methods::TOOLS_CALL, &serde_json::json!({"name": "echo"}))
-            .unwrap();
+        f.check_name(methods::TOOLS_CALL, named("echo")).unwrap();
         let e = f
             .check_envelope("v999.0.0", methods::TOOLS_CALL)
             .unwrap_err();
         assert_eq!(e.code, ErrorCode::HEADER_MISMATCH);
         assert!(f.check_envelope("2026-07-28", methods::TOOLS_LIST).is_err());
-        assert!(
-            f.check_name(methods::TOOLS_CALL, &serde_json::json!({"name": "other"}))
-                .is_err()
-        );
+        assert!(f.check_name(methods::TOOLS_CALL, named("other")).is_err());
         let upper = facts(&[
             ("mcp-protocol-version", "2026-07-28"),
             ("mcp-method", "TOOLS/LIST"),
@@ -257,10 +262,7 @@ mod tests {
             ("mcp-protocol-version", "2026-07-28"),
             ("mcp-method", methods::TOOLS_CALL),
         ]);
-        assert!(
-            none.check_name(methods::TOOLS_CALL, &serde_json::json!({"name": "echo"}))
-                .is_err()
-        );
+        assert!(none.check_name(methods::TOOLS_CALL, named("echo")).is_err());
     }
 
     #[test]

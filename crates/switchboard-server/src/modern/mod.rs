@@ -13,9 +13,11 @@
 //! (`mrtr`); what they return gets the members this revision adds (`resultType`,
 //! `_meta.serverInfo`, caching hints on cacheable results).
 
+pub(crate) mod finish;
 pub mod headers;
 pub(crate) mod listen;
 pub(crate) mod mrtr;
+pub(crate) mod params;
 pub(crate) mod seal;
 pub(crate) mod tasks;
 
@@ -29,8 +31,8 @@ use switchboard_types::error::echo;
 use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::methods;
 use switchboard_types::modern::{
-    self as wire, CacheHints, DiscoverResult, InputRequiredResult, RequestEnvelope, ResultType,
-    SERVER_INFO_KEY, SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
+    self as wire, CacheHints, DiscoverResult, InputRequiredResult, ResultType,
+    SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
 };
 use switchboard_types::{ErrorCode, ErrorObject, ProtocolVersion, Request, ServerCapabilities};
 
@@ -43,6 +45,7 @@ use crate::policy::{AllowList, ClientIdentity};
 use crate::router::RequestRoute;
 use crate::service::{ServerInner, ServerService};
 use mrtr::{Stopped, Suspendable};
+use params::FrontParams;
 
 /// Which era a connection speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -96,24 +99,10 @@ pub(crate) fn capabilities(caps: &ServerCapabilities) -> ServerCapabilities {
     modern
 }
 
-/// What an MRTR-capable request names as its target (the state is bound to it).
-fn target_of(params: &Map<String, Value>) -> String {
-    params
-        .get("name")
-        .or_else(|| params.get("uri"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
-}
-
 impl ServerInner {
     /// `_meta` holding `serverInfo` (`[D26-19]` results SHOULD identify the server).
     pub(crate) fn server_info_meta(&self) -> Map<String, Value> {
-        let mut m = Map::new();
-        if let Ok(v) = serde_json::to_value(&self.info) {
-            m.insert(SERVER_INFO_KEY.into(), v);
-        }
-        m
+        self.results.server_info()
     }
 
     /// The modern revisions served, as strings.
@@ -172,37 +161,9 @@ impl ServerInner {
         Err(e)
     }
 
-    /// A handler's result with the members this revision adds: `resultType` (complete unless
-    /// set), `_meta.serverInfo`, and the caching hints on the results that carry them; and
-    /// without the members it removed: a listed tool's `execution` (2025-11-25 only; the tasks
-    /// extension decides per request whether a call becomes a task).
+    /// A handler's result with the members this revision adds (see [`finish`]).
     fn finish(&self, method: &str, raw: &str) -> HandlerResult {
-        let mut map: Map<String, Value> = serde_json::from_str(raw)
-            .map_err(|e| ErrorObject::internal(format!("result is not an object: {e}")))?;
-        if method == methods::TOOLS_LIST {
-            if let Some(Value::Array(tools)) = map.get_mut("tools") {
-                for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
-                    tool.remove("execution");
-                }
-            }
-        }
-        map.entry("resultType")
-            .or_insert_with(|| Value::String(ResultType::Complete.as_str().into()));
-        if let Value::Object(meta) = map
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(Map::new()))
-        {
-            for (k, v) in self.server_info_meta() {
-                meta.entry(k).or_insert(v);
-            }
-        }
-        if wire::is_cacheable(method) {
-            map.entry("ttlMs").or_insert(self.cache.ttl_ms.into());
-            if let Ok(scope) = serde_json::to_value(self.cache.cache_scope) {
-                map.entry("cacheScope").or_insert(scope);
-            }
-        }
-        to_raw(&map).map_err(|e| ErrorObject::internal(e.to_string()))
+        self.results.finish(method, raw)
     }
 }
 
@@ -270,22 +231,19 @@ impl ServerService {
         req: &Request,
     ) -> Result<(RequestRoute<ServerService>, Arc<ModernCall>, String), ErrorObject> {
         let server = &self.server;
-        // 1. The envelope.
-        let params: Map<String, Value> = match &req.params {
+        // 1. The envelope, read with the few other members the front door needs in one pass.
+        let params = match &req.params {
             None => return Err(wire::EnvelopeError::NoParams.to_error_object()),
-            Some(p) => serde_json::from_str(p.get()).map_err(|_| params_not_object(&req.method))?,
+            Some(p) => FrontParams::read(p.get()).ok_or_else(|| params_not_object(&req.method))?,
         };
-        let envelope = match RequestEnvelope::from_params(&params) {
+        let envelope = match server.envelopes.read(params.meta) {
             Ok(e) => e,
             // A 2025 client's `initialize` on a modern connection: name the versions served
             // here, the one thing such a client can act on (SPEC-2026-NOTES §6).
             Err(_) if req.method == methods::INITIALIZE => {
-                let offered = params
-                    .get("protocolVersion")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
+                let offered = params.str_member("protocolVersion").unwrap_or_default();
                 return Err(wire::unsupported_version(
-                    offered,
+                    &offered,
                     &server.modern_version_names(),
                 ));
             }
@@ -294,7 +252,7 @@ impl ServerService {
         // 2. The HTTP headers against the body.
         if let Some(http) = self.state.http_facts() {
             http.check_envelope(&envelope.protocol_version, &req.method)?;
-            http.check_name(&req.method, &Value::Object(params.clone()))?;
+            http.check_name(&req.method, |member| params.str_member(member))?;
         }
         // 3. The revision.
         let served = ProtocolVersion::parse(&envelope.protocol_version)
@@ -325,26 +283,28 @@ impl ServerService {
         };
         // 5. The answers gathered in earlier rounds and this one.
         let may_require_input = wire::may_require_input(&req.method);
-        let target = target_of(&params);
+        let target = params.target();
         let mut answers = BTreeMap::new();
         if may_require_input {
-            match params.get("requestState") {
+            match params.request_state {
                 None => {}
-                Some(Value::String(s)) => answers = server.sealer.open(s, &req.method, &target)?,
-                Some(_) => return Err(seal::bad_state("not a string")),
+                Some(raw) => match params::as_str(raw) {
+                    Some(s) => answers = server.sealer.open(&s, &req.method, &target)?,
+                    None => return Err(seal::bad_state("not a string")),
+                },
             }
-            match params.get("inputResponses") {
+            match params.input_responses {
                 None => {}
-                Some(Value::Object(responses)) => {
-                    answers.extend(responses.iter().map(|(k, v)| (k.clone(), v.clone())));
-                }
-                Some(_) => {
-                    return Err(ErrorObject::new(
-                        ErrorCode::INVALID_PARAMS,
-                        "Invalid params: inputResponses must be an object",
-                    )
-                    .with_data(serde_json::json!({"reason": "invalid_input_responses"})));
-                }
+                Some(raw) => match params::as_object(raw) {
+                    Some(responses) => answers.extend(responses),
+                    None => {
+                        return Err(ErrorObject::new(
+                            ErrorCode::INVALID_PARAMS,
+                            "Invalid params: inputResponses must be an object",
+                        )
+                        .with_data(serde_json::json!({"reason": "invalid_input_responses"})));
+                    }
+                },
             }
         }
         let allow = match &server.policy {

@@ -47,7 +47,7 @@ pub(crate) struct InputRound {
 #[derive(Debug)]
 pub(crate) struct ModernCall {
     /// The request's envelope.
-    pub(crate) envelope: RequestEnvelope,
+    pub(crate) envelope: Arc<RequestEnvelope>,
     /// Whether the method may answer `input_required` (`[D26-34]`).
     pub(crate) may_require_input: bool,
     /// The tools this request's client may see and call (the server's policy, applied to the
@@ -70,7 +70,7 @@ pub(crate) enum Asked<R> {
 
 impl ModernCall {
     pub(crate) fn new(
-        envelope: RequestEnvelope,
+        envelope: Arc<RequestEnvelope>,
         may_require_input: bool,
         answers: BTreeMap<String, Value>,
         allow: AllowList,
@@ -228,7 +228,7 @@ mod tests {
         let caps: ClientCapabilities = serde_json::from_value(caps).unwrap();
         let answers: BTreeMap<String, Value> = serde_json::from_value(answers).unwrap();
         Arc::new(ModernCall::new(
-            RequestEnvelope::new("2026-07-28", caps),
+            Arc::new(RequestEnvelope::new("2026-07-28", caps)),
             true,
             answers,
             AllowList::All,
