@@ -30,17 +30,9 @@ case "${1:-}" in
     [ $# -ge 2 ] || interop_die "usage: interop/run-clients.sh --serve-http PATH"
     [ -x "$2" ] || interop_die "no switchboard binary at $2 (cargo build --bin switchboard)"
     server_log="$(mktemp)"
-    "$2" serve --http 127.0.0.1:0 2> "$server_log" &
-    server_pid=$!
-    trap 'kill "$server_pid" 2> /dev/null || true; wait "$server_pid" 2> /dev/null || true; rm -f "$server_log"' EXIT
-    url=""
-    for _ in $(seq 100); do
-      url="$(grep -o 'http://[^ ]*/mcp' "$server_log" | head -n 1 || true)"
-      [ -n "$url" ] && break
-      kill -0 "$server_pid" 2> /dev/null || break
-      sleep 0.1
-    done
-    [ -n "$url" ] || interop_die "'$2 serve --http 127.0.0.1:0' printed no listening URL: $(cat "$server_log")"
+    trap 'kill "${SB_HTTP_PID:-}" 2> /dev/null || true; wait "${SB_HTTP_PID:-}" 2> /dev/null || true; rm -f "$server_log"' EXIT
+    start_switchboard_http "$2" "$server_log"
+    url="$SB_HTTP_URL"
     echo "== interop: $2 serve --http listening on $url"
     target=(--http "$url")
     shift 2

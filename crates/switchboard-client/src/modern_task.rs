@@ -205,3 +205,31 @@ pub(crate) async fn drive(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(poll: Value) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("pollIntervalMs".into(), poll);
+        m
+    }
+
+    #[test]
+    fn d26_143_the_poll_interval_is_clamped_to_the_clients_bounds() {
+        assert_eq!(poll_interval(&task(json!(1_000))), Duration::from_secs(1));
+        assert_eq!(
+            poll_interval(&task(json!(0))),
+            MIN_TASK_POLL,
+            "a server asking for a busy loop"
+        );
+        assert_eq!(
+            poll_interval(&task(json!(86_400_000))),
+            MAX_TASK_POLL,
+            "a day is capped"
+        );
+        assert_eq!(poll_interval(&task(json!("soon"))), DEFAULT_TASK_POLL);
+        assert_eq!(poll_interval(&Map::new()), DEFAULT_TASK_POLL);
+    }
+}
