@@ -159,6 +159,9 @@ pub struct HttpConfig {
     /// Authorization (OAuth 2.1 resource server, [`crate::auth`]); `None`: every request is
     /// served without credentials.
     pub authorization: Option<Arc<Authorization>>,
+    /// Several nodes sharing the session and event stores ([`crate::cluster`]): a request for
+    /// a session another live node serves is relayed there. `None`: one node.
+    pub cluster: Option<Arc<dyn crate::Cluster>>,
 }
 
 impl fmt::Debug for HttpConfig {
@@ -191,6 +194,10 @@ impl fmt::Debug for HttpConfig {
             .field("max_concurrent_replays", &self.max_concurrent_replays)
             .field("connection", &self.connection)
             .field("authorization", &self.authorization)
+            .field(
+                "cluster",
+                &self.cluster.as_ref().map(|c| c.node_id().to_owned()),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -225,6 +232,7 @@ impl Default for HttpConfig {
             max_concurrent_replays: DEFAULT_MAX_CONCURRENT_REPLAYS,
             connection: ConnectionLimits::default(),
             authorization: None,
+            cluster: None,
         }
     }
 }
@@ -269,6 +277,13 @@ impl HttpConfig {
     /// Turns stateless mode on or off (see [`HttpConfig::stateless`]).
     pub fn with_stateless(mut self, on: bool) -> Self {
         self.stateless = on;
+        self
+    }
+
+    /// Serves as one node of a cluster sharing its stores ([`crate::cluster`]). Give the
+    /// same shared [`crate::SessionStore`] and [`crate::EventStore`] to every node.
+    pub fn with_cluster(mut self, cluster: Arc<dyn crate::Cluster>) -> Self {
+        self.cluster = Some(cluster);
         self
     }
 

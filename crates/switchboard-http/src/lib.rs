@@ -27,6 +27,7 @@
 //! | [`config`] | [`HttpConfig`]: every option and bound, with defaults; [`ConnectionLimits`] |
 //! | [`session`] | [`HttpSessionTransport`] (the engine's transport), sessions, the idle reaper |
 //! | [`session_store`] | [`SessionStore`] and [`InMemorySessionStore`]: which sessions exist, for a take-over |
+//! | [`cluster`] | [`Cluster`]: several nodes sharing the stores; a session's requests relayed to the node serving it |
 //! | [`event_store`] | [`EventStore`] and [`InMemoryEventStore`]: SSE events kept for `Last-Event-ID` |
 //! | [`stdio_bridge`] | a stdio server exposed over this endpoint, one child per session, every frame shown to a tap |
 //! | `proxy` | (feature `proxy`) a Streamable HTTP reverse proxy, every frame shown to a tap |
@@ -52,6 +53,7 @@
 //! * The relays ([`stdio_bridge`], `proxy`) pass every frame on unchanged; their tap sees it first.
 
 pub mod auth;
+pub mod cluster;
 pub mod config;
 pub mod event_store;
 mod headers;
@@ -70,9 +72,12 @@ pub mod stdio_bridge;
 mod throttle;
 
 pub use auth::{Authorization, AuthorizationError};
+pub use cluster::{Cluster, Location};
 pub use config::{ConnectionLimits, HttpConfig};
 pub use event_store::{EventId, EventStore, EventStoreError, InMemoryEventStore, StoredEvent};
 pub use headers::{LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
 pub use server::{SessionFactory, StreamableHttpService, serve, serve_with_shutdown};
 pub use session::{HttpSessionTransport, HttpSink, HttpSource, Resume};
-pub use session_store::{InMemorySessionStore, SessionRecord, SessionStore, SessionStoreError};
+pub use session_store::{
+    Claim, InMemorySessionStore, SessionRecord, SessionStore, SessionStoreError,
+};

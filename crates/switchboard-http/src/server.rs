@@ -32,6 +32,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
+use crate::cluster::{self, Relay};
 use crate::config::HttpConfig;
 use crate::event_store::{EventId, EventStoreError, StoredEvent};
 use crate::headers;
@@ -73,6 +74,8 @@ struct Inner {
     ephemeral: AtomicUsize,
     /// Places for replays running at once.
     replays: Arc<Semaphore>,
+    /// With a cluster: this node's id and its relay to the other nodes.
+    node: Option<(Arc<str>, Relay)>,
 }
 
 impl fmt::Debug for StreamableHttpService {
@@ -113,8 +116,14 @@ impl StreamableHttpService {
                 .max_concurrent_replays
                 .clamp(1, Semaphore::MAX_PERMITS),
         ));
+        let node = config.cluster.as_ref().map(|c| {
+            let id: Arc<str> = Arc::from(c.node_id());
+            let relay = Relay::new(&id);
+            (id, relay)
+        });
         StreamableHttpService {
             inner: Arc::new(Inner {
+                node,
                 config,
                 factory,
                 registry,
@@ -189,6 +198,10 @@ impl StreamableHttpService {
             }
             _ => None,
         };
+        let req = match self.route_in_cluster(req).await {
+            Ok(answer) => return answer,
+            Err(req) => req,
+        };
         match *req.method() {
             Method::POST => self.post(req, auth).await,
             Method::GET => self.get(req, auth).await,
@@ -200,8 +213,25 @@ impl StreamableHttpService {
     fn ensure_reaper(&self) {
         self.inner.reaper.get_or_init(|| {
             let reg = Arc::downgrade(&self.inner.registry);
-            tokio::spawn(reap_loop(reg, self.inner.config.idle_timeout));
+            let store = self.inner.config.session_store.clone();
+            tokio::spawn(reap_loop(reg, self.inner.config.idle_timeout, store));
         });
+    }
+
+    /// With a cluster, a request naming a session this node does not hold goes to the node
+    /// serving it ([`crate::cluster`]); `Err` hands the request back to be served here.
+    async fn route_in_cluster(&self, req: Request<Body>) -> Result<Response<Body>, Request<Body>> {
+        let (Some(cluster), Some((_, relay))) = (&self.inner.config.cluster, &self.inner.node)
+        else {
+            return Err(req);
+        };
+        let id = match headers::session_id(req.headers()) {
+            Some(id) if !self.inner.config.stateless && self.inner.registry.get(id).is_none() => {
+                id.to_owned()
+            }
+            _ => return Err(req),
+        };
+        cluster::route(cluster.as_ref(), relay, &self.inner.config, &id, req).await
     }
 
     /// The session named by the request, or the answer to send instead (400, 404). A session
@@ -261,6 +291,7 @@ impl StreamableHttpService {
             ephemeral: false,
             stream_base: take_over_stream_base(),
             owner: record.owner.clone(),
+            node: None,
         };
         let session = self.start_session(record.id, origin)?;
         match self.inner.registry.insert(session.clone()) {
@@ -283,8 +314,13 @@ impl StreamableHttpService {
 
     /// A new session (not yet registered) with its engine started by the factory.
     #[allow(clippy::result_large_err)] // the error is the ready answer
-    fn start_session(&self, id: Arc<str>, origin: Origin) -> Result<Arc<Session>, Response<Body>> {
+    fn start_session(
+        &self,
+        id: Arc<str>,
+        mut origin: Origin,
+    ) -> Result<Arc<Session>, Response<Body>> {
         let cfg = &self.inner.config;
+        origin.node = self.inner.node.as_ref().map(|(id, _)| id.clone());
         let record = (!origin.ephemeral).then(|| cfg.session_store.clone());
         let (session, transport) = Session::new(
             id,
@@ -466,6 +502,7 @@ impl StreamableHttpService {
             ephemeral: true,
             stream_base: 0,
             owner: None,
+            node: None,
         };
         let session = match self.start_session(Arc::from(""), origin) {
             Ok(s) => s,
@@ -514,6 +551,7 @@ impl StreamableHttpService {
             ephemeral: true,
             stream_base: 0,
             owner: None,
+            node: None,
         };
         let session = match self.start_session(Arc::from(""), origin) {
             Ok(s) => s,

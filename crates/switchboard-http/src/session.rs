@@ -194,6 +194,8 @@ pub(crate) struct Origin {
     /// The subject the session is bound to (authorization on), from the opening request or the
     /// stored record.
     pub(crate) owner: Option<Arc<str>>,
+    /// With a [`crate::Cluster`], this node's id: the record names it as the session's server.
+    pub(crate) node: Option<Arc<str>>,
 }
 
 /// What the engine and the role may ask of the HTTP transport. Holds the session weakly: the
@@ -244,6 +246,8 @@ struct RecordSlot {
     dirty: AtomicBool,
     /// What the store holds: `None` until the record is first written.
     written: tokio::sync::Mutex<Option<Option<Arc<str>>>>,
+    /// The node serving the session, written into its record (with a [`crate::Cluster`]).
+    node: Option<Arc<str>>,
 }
 
 /// One session's state.
@@ -290,6 +294,7 @@ impl Session {
                 snapshot: Mutex::new(stored.clone()),
                 dirty: AtomicBool::new(false),
                 written: tokio::sync::Mutex::new(origin.stored.then_some(stored)),
+                node: origin.node.clone(),
             }
         });
         let session = Arc::new(Session {
@@ -384,6 +389,7 @@ impl Session {
             id: self.id.clone(),
             snapshot: snapshot.clone(),
             owner: self.owner.clone(),
+            node: slot.node.clone(),
         };
         slot.store.create(record).await?;
         *written = Some(snapshot);
@@ -457,7 +463,9 @@ impl Session {
             // Under the record's lock: a snapshot write in progress finishes first, and none
             // starts after (the session is marked terminated).
             let _written = slot.written.lock().await;
-            slot.store.remove(&self.id).await;
+            slot.store
+                .remove_served_by(&self.id, slot.node.as_deref())
+                .await;
         }
         tracing::debug!("HTTP session ended");
     }
@@ -581,6 +589,19 @@ impl Registry {
         n
     }
 
+    /// The ids of the sessions this node serves and stores (not ephemeral, not ended).
+    fn stored_ids(&self) -> Vec<Arc<str>> {
+        self.sessions
+            .lock()
+            .map(|m| {
+                m.values()
+                    .filter(|s| s.record.is_some() && !s.is_terminated())
+                    .map(|s| s.id.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Ends every session.
     pub(crate) async fn close_all(&self) {
         for s in self.all() {
@@ -589,8 +610,14 @@ impl Registry {
     }
 }
 
-/// Runs the reaper until the registry is dropped.
-pub(crate) async fn reap_loop(registry: Weak<Registry>, idle: Option<Duration>) {
+/// Runs the reaper until the registry is dropped. After each round the session store is told
+/// which sessions this node still serves ([`SessionStore::keep_alive`]), so that a shared
+/// store's records outlive no node and expire with none that serves them.
+pub(crate) async fn reap_loop(
+    registry: Weak<Registry>,
+    idle: Option<Duration>,
+    store: Arc<dyn SessionStore>,
+) {
     let period = idle
         .map(|t| (t / 4).clamp(Duration::from_millis(10), Duration::from_secs(30)))
         .unwrap_or(Duration::from_secs(30));
@@ -600,6 +627,11 @@ pub(crate) async fn reap_loop(registry: Weak<Registry>, idle: Option<Duration>) 
             return;
         };
         reg.reap(idle).await;
+        let ids = reg.stored_ids();
+        drop(reg);
+        if !ids.is_empty() {
+            store.keep_alive(&ids).await;
+        }
     }
 }
 

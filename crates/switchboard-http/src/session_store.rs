@@ -33,6 +33,21 @@ pub struct SessionRecord {
     /// With authorization on, who opened the session (the token's issuer and subject, as
     /// `issuer|subject`): a node taking the session over serves only that subject.
     pub owner: Option<Arc<str>>,
+    /// With several nodes sharing the store ([`crate::Cluster`]), the node serving the session:
+    /// every other node relays the session's requests to it, until it stops answering and
+    /// another node claims the session ([`SessionStore::claim`]).
+    pub node: Option<Arc<str>>,
+}
+
+/// What [`SessionStore::claim`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// The record named the expected node (or none) and now names the claiming node.
+    Won(SessionRecord),
+    /// Another node claimed the session first: its record as it stands.
+    Lost(SessionRecord),
+    /// No such session.
+    Gone,
 }
 
 /// Why the store failed.
@@ -70,6 +85,55 @@ pub trait SessionStore: Send + Sync + 'static {
 
     /// Forgets `id` (DELETE, expiry, a failed handshake). Idempotent.
     fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()>;
+
+    /// Forgets `id` if its record names `node` as the node serving it (or `node` is `None`):
+    /// a node ending a session it no longer serves leaves the new server's record alone.
+    /// The default reads then removes (one process: nothing runs in between that matters).
+    fn remove_served_by<'a>(&'a self, id: &'a str, node: Option<&'a str>) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let Some(node) = node else {
+                return self.remove(id).await;
+            };
+            if let Ok(Some(r)) = self.load(id).await {
+                if r.node.as_deref().is_none_or(|n| n == node) {
+                    self.remove(id).await;
+                }
+            }
+        })
+    }
+
+    /// Makes `node` the node serving `id` if the record still names `expected` (`None`: no
+    /// node), atomically for a store shared by several processes. The default reads then
+    /// writes, which is atomic enough within one process only.
+    ///
+    /// # Errors
+    /// The store is unreachable.
+    fn claim<'a>(
+        &'a self,
+        id: &'a str,
+        expected: Option<&'a str>,
+        node: &'a str,
+    ) -> StoreFuture<'a, Result<Claim, SessionStoreError>> {
+        Box::pin(async move {
+            let Some(mut record) = self.load(id).await? else {
+                return Ok(Claim::Gone);
+            };
+            if record.node.as_deref() != expected && record.node.as_deref() != Some(node) {
+                return Ok(Claim::Lost(record));
+            }
+            record.node = Some(Arc::from(node));
+            self.create(record.clone()).await?;
+            Ok(Claim::Won(record))
+        })
+    }
+
+    /// Tells the store that this node still serves `ids` (called periodically by the idle
+    /// reaper for every live session): a store whose records expire on their own extends
+    /// them. The default does nothing (records of a store in memory live until removed).
+    fn keep_alive<'a>(&'a self, ids: &'a [Arc<str>]) -> StoreFuture<'a, ()> {
+        let _ = ids;
+        Box::pin(async {})
+    }
 }
 
 /// The default store: a bounded map in this process.
@@ -156,6 +220,7 @@ mod tests {
     fn record(id: &str) -> SessionRecord {
         SessionRecord {
             owner: None,
+            node: None,
             id: Arc::from(id),
             snapshot: None,
         }
@@ -175,5 +240,28 @@ mod tests {
         assert_eq!(store.load("a").await.unwrap(), None);
         store.create(record("c")).await.unwrap();
         assert_eq!(store.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_claim_moves_a_session_only_from_the_node_expected() {
+        let store = InMemorySessionStore::new(4);
+        let mut r = record("s");
+        r.node = Some(Arc::from("a"));
+        store.create(r).await.unwrap();
+        // "b" believes "c" serves it: the record says "a", so the claim is lost.
+        match store.claim("s", Some("c"), "b").await.unwrap() {
+            Claim::Lost(r) => assert_eq!(r.node.as_deref(), Some("a")),
+            other => panic!("{other:?}"),
+        }
+        match store.claim("s", Some("a"), "b").await.unwrap() {
+            Claim::Won(r) => assert_eq!(r.node.as_deref(), Some("b")),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(store.claim("t", None, "b").await.unwrap(), Claim::Gone);
+        // "a" ends its stale copy: the record "b" serves stays.
+        store.remove_served_by("s", Some("a")).await;
+        assert!(store.load("s").await.unwrap().is_some());
+        store.remove_served_by("s", Some("b")).await;
+        assert!(store.load("s").await.unwrap().is_none());
     }
 }

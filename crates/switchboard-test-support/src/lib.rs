@@ -7,12 +7,14 @@
 //! | [`shared_dir`] | finds the project's `shared/` folder (beside the checkout, or `SWITCHBOARD_SHARED_DIR`) |
 //! | [`Schemas`] | the official `schema.json` of one revision, compiled; validates a type or a whole frame |
 //! | [`result_def_for`] | which schema type answers which method |
+//! | [`redis_server`] | a real `redis-server` on a free 127.0.0.1 port (stop, restart with its data, a password) |
 //! | `issuer` | (feature `oauth`) a test OAuth issuer: keys, metadata and JWKS on 127.0.0.1, access tokens and hostile tokens |
 //!
 //! The schemas are read from `../shared/spec/schema/<version>/schema.json` and never copied into the repo.
 
 #[cfg(feature = "oauth")]
 pub mod issuer;
+pub mod redis_server;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,314 @@
+//! Several nodes serving one endpoint behind a load balancer: each session is served by one
+//! node at a time, and every other node relays the session's requests to it.
+//!
+//! A [`Cluster`] (the Redis one is in `switchboard-redis`) tells a node where a session lives.
+//! The session's record in the shared [`SessionStore`] names the node serving it; nodes
+//! announce themselves (an id, the URL other nodes reach their endpoint at) for as long as they
+//! run. When a request names a session this node does not hold:
+//!
+//! | the record names | this node |
+//! |---|---|
+//! | no session | answers 404, as a single node does |
+//! | a live node, reachable | relays the request there and streams the answer back unchanged (SSE included) |
+//! | a node that does not answer or announces itself no more, or no node, or this node | claims the session ([`SessionStore::claim`], atomic in the store) and takes it over: the role resumes it from its snapshot, `Last-Event-ID` replays from the shared [`crate::EventStore`] |
+//!
+//! So everything a session produces comes from one engine: notifications, progress, log
+//! messages and the server's own requests reach the client on whichever node holds its stream;
+//! the client's answers, `notifications/cancelled` and `DELETE`, posted to any node, reach the
+//! engine waiting for them; the idle timeout is kept by the one node that sees all the
+//! session's traffic, and the store's records expire only when no node serves them
+//! ([`SessionStore::keep_alive`]).
+//!
+//! A relayed request carries [`FORWARDED_BY`]: a node receiving one never relays it again (a
+//! stale view of the cluster cannot loop); if the record names yet another live node, it
+//! answers 503 with `Retry-After`. The relay keeps every end-to-end header (`Host`, `Origin`,
+//! `Authorization` included: the serving node checks them again with the same configuration)
+//! and drops the hop-by-hop ones.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use bytes::Bytes;
+use http::header::{self, HeaderName, HeaderValue};
+use http::{Request, Response, StatusCode};
+use http_body_util::Full;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+
+use crate::event_store::StoreFuture;
+use crate::reply::{TRANSPORT_ERROR, refuse};
+use crate::session_store::SessionStoreError;
+
+/// The header a relayed request carries: the id of the node that relayed it.
+pub const FORWARDED_BY: &str = "x-switchboard-forwarded-by";
+
+/// How long a relay waits for the serving node to accept its connection before that node is
+/// taken for gone.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Where a session is served, as the shared store sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// No such session.
+    Unknown,
+    /// This node serves it (its engine may have been dropped: it is taken over locally).
+    Here,
+    /// A live node serves it, reachable at `url`.
+    Remote {
+        /// The serving node's id.
+        node: Arc<str>,
+        /// Its endpoint's URL.
+        url: Arc<str>,
+    },
+    /// No live node serves it: the node the record names (if any) announces itself no more.
+    Orphan {
+        /// The node the record names.
+        node: Option<Arc<str>>,
+    },
+}
+
+/// The nodes of a cluster, as one node sees them. Implementations must be cheap to call
+/// concurrently; [`Cluster::locate`] is called once per request naming a session this node
+/// does not hold, so it should cost one round trip to the store.
+pub trait Cluster: Send + Sync + 'static {
+    /// This node's id: unique among the nodes sharing the store, not secret.
+    fn node_id(&self) -> &str;
+
+    /// Where `session` is served.
+    ///
+    /// # Errors
+    /// The store is unreachable.
+    fn locate<'a>(
+        &'a self,
+        session: &'a str,
+    ) -> StoreFuture<'a, Result<Location, SessionStoreError>>;
+}
+
+/// Why a relay failed.
+#[derive(Debug)]
+pub(crate) enum RelayError {
+    /// The serving node did not accept a connection: take it for gone.
+    Unreachable(String),
+    /// The relay failed after the request was sent.
+    Failed(String),
+}
+
+/// Relays requests to other nodes over pooled HTTP/1.1 connections.
+#[derive(Clone)]
+pub(crate) struct Relay {
+    client: Client<HttpConnector, Full<Bytes>>,
+    node: HeaderValue,
+}
+
+impl fmt::Debug for Relay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Relay").field("node", &self.node).finish()
+    }
+}
+
+/// Headers that concern one connection only (RFC 9110 §7.6.1), never relayed.
+const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+fn hop_by_hop(name: &HeaderName) -> bool {
+    HOP_BY_HOP.contains(&name.as_str()) || name == header::CONTENT_LENGTH
+}
+
+impl Relay {
+    /// A relay naming `node` in [`FORWARDED_BY`].
+    pub(crate) fn new(node: &str) -> Self {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(30))
+            .pool_max_idle_per_host(64)
+            .build(connector);
+        Relay {
+            client,
+            node: HeaderValue::from_str(node)
+                .unwrap_or_else(|_| HeaderValue::from_static("unnamed")),
+        }
+    }
+
+    /// Sends `parts` with `body` to `url` and returns the answer, its body streamed as it
+    /// arrives.
+    pub(crate) async fn relay(
+        &self,
+        url: &str,
+        parts: &http::request::Parts,
+        body: Bytes,
+    ) -> Result<Response<Body>, RelayError> {
+        let uri: http::Uri = url
+            .parse()
+            .map_err(|e| RelayError::Failed(format!("node URL {url:?}: {e}")))?;
+        let mut builder = Request::builder()
+            .method(parts.method.clone())
+            .uri(uri)
+            .version(http::Version::HTTP_11);
+        if let Some(h) = builder.headers_mut() {
+            for (name, value) in &parts.headers {
+                if !hop_by_hop(name) && name.as_str() != FORWARDED_BY {
+                    h.append(name.clone(), value.clone());
+                }
+            }
+            h.insert(HeaderName::from_static(FORWARDED_BY), self.node.clone());
+        }
+        let request = builder
+            .body(Full::new(body))
+            .map_err(|e| RelayError::Failed(e.to_string()))?;
+        let answer = self.client.request(request).await.map_err(|e| {
+            if e.is_connect() {
+                RelayError::Unreachable(e.to_string())
+            } else {
+                RelayError::Failed(e.to_string())
+            }
+        })?;
+        let (mut parts, incoming) = answer.into_parts();
+        let names: Vec<HeaderName> = parts
+            .headers
+            .keys()
+            .filter(|n| hop_by_hop(n))
+            .cloned()
+            .collect();
+        for n in names {
+            parts.headers.remove(n);
+        }
+        Ok(Response::from_parts(parts, Body::new(incoming)))
+    }
+}
+
+/// The answer when a relayed request reaches a node that does not serve its session while
+/// another live node does (the nodes' views differ for a moment): retry shortly.
+pub(crate) fn moved() -> Response<Body> {
+    let mut r = refuse(
+        StatusCode::SERVICE_UNAVAILABLE,
+        TRANSPORT_ERROR,
+        "Service unavailable: the session is moving between nodes; retry",
+        "session_moving",
+        None,
+    );
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
+}
+
+/// The answer when the node serving a session failed in the middle of a relay.
+pub(crate) fn bad_gateway(why: &str) -> Response<Body> {
+    refuse(
+        StatusCode::BAD_GATEWAY,
+        TRANSPORT_ERROR,
+        format!("Bad Gateway: the node serving this session failed ({why})"),
+        "node_failed",
+        None,
+    )
+}
+
+/// Routes a request naming session `id`, which this node does not hold: relayed to the node
+/// serving it (its answer is returned), or handed back to be served here (a session to take
+/// over, or an unknown one to refuse as a single node does).
+pub(crate) async fn route(
+    cluster: &dyn Cluster,
+    relay: &Relay,
+    config: &crate::HttpConfig,
+    id: &str,
+    req: Request<Body>,
+) -> Result<Response<Body>, Request<Body>> {
+    let me = cluster.node_id();
+    let relayed = req.headers().contains_key(FORWARDED_BY);
+    let location = match cluster.locate(id).await {
+        Ok(l) => l,
+        Err(e) => {
+            crate::throttle::warn_throttled!(error = %e, "cluster store unreachable");
+            return Ok(store_unavailable(&e));
+        }
+    };
+    let (node, url) = match location {
+        Location::Unknown | Location::Here => return Err(req),
+        Location::Orphan { node } => {
+            return match claim(config, id, node.as_deref(), me).await {
+                Ok(()) => Err(req),
+                Err(answer) => Ok(answer),
+            };
+        }
+        Location::Remote { node, url } if !relayed => (node, url),
+        Location::Remote { .. } => return Ok(moved()),
+    };
+    let (parts, body) = req.into_parts();
+    let body = match crate::listener::read_body(
+        body,
+        config.max_body_bytes,
+        config.connection.body_read_timeout,
+    )
+    .await
+    {
+        Ok(b) => Bytes::from(b),
+        Err(crate::listener::BodyError::TooLarge) => {
+            return Ok(crate::reply::too_large(config.max_body_bytes));
+        }
+        Err(crate::listener::BodyError::TimedOut(t)) => return Ok(crate::reply::body_timeout(t)),
+        Err(crate::listener::BodyError::Read) => {
+            return Ok(refuse(
+                StatusCode::BAD_REQUEST,
+                TRANSPORT_ERROR,
+                "Bad Request: the body could not be read",
+                "body_read_failed",
+                None,
+            ));
+        }
+    };
+    match relay.relay(&url, &parts, body.clone()).await {
+        Ok(answer) => Ok(answer),
+        Err(RelayError::Failed(why)) => {
+            tracing::warn!(error = %why, "relay to the serving node failed");
+            Ok(bad_gateway("the connection broke"))
+        }
+        Err(RelayError::Unreachable(why)) => {
+            tracing::warn!(node = %node, error = %why, "serving node unreachable; taking its session over");
+            let rebuilt = Request::from_parts(parts, Body::from(body));
+            match claim(config, id, Some(&node), me).await {
+                Ok(()) => Err(rebuilt),
+                Err(answer) => Ok(answer),
+            }
+        }
+    }
+}
+
+/// Claims `id` from `expected` for this node: `Ok` to serve it here (won, or gone: then the
+/// local path answers 404), else the answer to send.
+async fn claim(
+    config: &crate::HttpConfig,
+    id: &str,
+    expected: Option<&str>,
+    me: &str,
+) -> Result<(), Response<Body>> {
+    match config.session_store.claim(id, expected, me).await {
+        Ok(crate::Claim::Won(_) | crate::Claim::Gone) => Ok(()),
+        Ok(crate::Claim::Lost(_)) => Err(moved()),
+        Err(e) => {
+            crate::throttle::warn_throttled!(error = %e, "session store unreachable");
+            Err(store_unavailable(&e))
+        }
+    }
+}
+
+fn store_unavailable(e: &SessionStoreError) -> Response<Body> {
+    refuse(
+        StatusCode::SERVICE_UNAVAILABLE,
+        TRANSPORT_ERROR,
+        format!("Service unavailable: {e}"),
+        "session_store_failed",
+        None,
+    )
+}
