@@ -78,6 +78,24 @@ enum Command {
         /// (default: http://ADDR/mcp with the address served).
         #[arg(long, value_name = "URL", requires = "auth_issuer")]
         auth_audience: Option<String>,
+        /// With --http: keep sessions and SSE event history in this Redis
+        /// (redis://[:PASSWORD@]HOST:PORT[/DB]), shared with every other node given the same
+        /// store: behind a load balancer, a session's requests reach the node serving it, and
+        /// another node takes it over if that one dies.
+        #[arg(
+            long,
+            value_name = "REDIS_URL",
+            requires = "http",
+            conflicts_with = "stateless"
+        )]
+        store: Option<String>,
+        /// With --store: the URL the other nodes reach this node's endpoint at (default:
+        /// http://ADDR/mcp with the address served; give it when binding 0.0.0.0).
+        #[arg(long, value_name = "URL", requires = "store")]
+        advertise: Option<String>,
+        /// With --store: this node's id among the nodes (default: random).
+        #[arg(long, value_name = "ID", requires = "store")]
+        node_id: Option<String>,
         /// Which example server to run.
         #[arg(long, value_enum, default_value = "everything")]
         example: switchboard_example_servers::Example,
@@ -395,11 +413,17 @@ fn run() -> anyhow::Result<()> {
             max_sessions,
             auth_issuer,
             auth_audience,
+            store,
+            advertise,
+            node_id,
             threads: _,
         } => {
             rt.block_on(serve::run(serve::ServeArgs {
                 auth_issuer,
                 auth_audience,
+                store,
+                advertise,
+                node_id,
                 example,
                 http,
                 json_response,

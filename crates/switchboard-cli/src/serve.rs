@@ -26,6 +26,43 @@ pub(crate) struct ServeArgs {
     pub(crate) auth_issuer: Option<String>,
     /// With `auth_issuer`: the audience tokens must name (default: the endpoint's URL).
     pub(crate) auth_audience: Option<String>,
+    /// With `http`: the Redis keeping sessions and events, shared with other nodes.
+    pub(crate) store: Option<String>,
+    /// With `store`: the URL other nodes reach this one at.
+    pub(crate) advertise: Option<String>,
+    /// With `store`: this node's id.
+    pub(crate) node_id: Option<String>,
+}
+
+/// `config` as one node of the cluster sharing the Redis at `url`.
+async fn join_cluster(
+    config: HttpConfig,
+    url: &str,
+    advertise: String,
+    node_id: Option<String>,
+) -> anyhow::Result<(HttpConfig, std::sync::Arc<switchboard_redis::RedisCluster>)> {
+    use switchboard_redis::{RedisCluster, RedisConfig, RedisStore};
+    // Records live as long as the idle timeout, plus the reaper's period and a margin.
+    let idle = config
+        .idle_timeout
+        .unwrap_or(switchboard_http::config::DEFAULT_IDLE_TIMEOUT);
+    let redis = RedisConfig {
+        session_ttl: idle + std::time::Duration::from_secs(60),
+        max_sessions: config.max_sessions,
+        ..RedisConfig::default()
+    };
+    let store = RedisStore::connect(url, redis).await.map_err(|e| {
+        anyhow::anyhow!(
+            "--store: {e}; check that Redis runs there and that the URL carries its password"
+        )
+    })?;
+    let cluster = RedisCluster::join(store.clone(), node_id, &advertise)
+        .await
+        .map_err(|e| anyhow::anyhow!("--store: {e}"))?;
+    Ok((
+        switchboard_redis::apply(config, &store, cluster.clone()),
+        cluster,
+    ))
 }
 
 /// The endpoint's authorization: tokens of `issuer` for `audience`, checked against the
@@ -91,12 +128,52 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 http_config.with_authorization(authorization(&server, issuer, &audience)?);
             tracing::info!(issuer = %issuer, audience = %audience, "access tokens required");
         }
+        let mut cluster = None;
+        if let Some(url) = &args.store {
+            let advertise = args
+                .advertise
+                .clone()
+                .unwrap_or_else(|| format!("http://{local}/mcp"));
+            if local.ip().is_unspecified() && args.advertise.is_none() {
+                anyhow::bail!(
+                    "--store with --http {local}: give --advertise URL, the address the other nodes reach this one at"
+                );
+            }
+            let (config, joined) =
+                join_cluster(http_config, url, advertise, args.node_id.clone()).await?;
+            http_config = config;
+            tracing::info!(node = %switchboard_http::Cluster::node_id(joined.as_ref()), "sessions kept in Redis");
+            cluster = Some(joined);
+        }
         let service = StreamableHttpService::new(
             switchboard::server_http::session_factory(&server),
             http_config,
         );
         crate::ui::announce(&format!("listening on http://{local}/mcp"));
-        switchboard_http::serve(listener, service).await?;
+        let stop = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        #[cfg(unix)]
+        let stop = async {
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+            tokio::select! {
+                () = stop => {}
+                _ = term.recv() => {}
+            }
+            Ok::<(), std::io::Error>(())
+        };
+        match &cluster {
+            // A node leaving on purpose withdraws its announcement, so that the others take
+            // its sessions over at once.
+            Some(cluster) => {
+                tokio::select! {
+                    served = switchboard_http::serve(listener, service) => served?,
+                    _ = stop => cluster.leave().await,
+                }
+            }
+            None => switchboard_http::serve(listener, service).await?,
+        }
         return Ok(());
     }
     let transport = switchboard::transport::stdio::StdioTransport::stdio()

@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# Two `switchboard serve --http --store redis://…` nodes behind a real round-robin nginx, with a
+# real redis-server, all on 127.0.0.1 (Debian's packages; scripts/install-peers.sh installs them):
+#
+#   1. the official TypeScript and Python SDK clients (interop/run-clients.sh --http) pass the
+#      whole everything contract through the proxy: sampling, elicitation, roots, progress,
+#      subscriptions, logging, pagination;
+#   2. our own client does too (`switchboard check` through the proxy);
+#   3. nginx's log shows that requests of one session alternated between the two nodes;
+#   4. DELETE through the proxy ends the session on every node (the next request gets 404),
+#      and the session's keys leave Redis.
+#
+#   interop/cluster.sh [SWITCHBOARD_BIN]     (default target/debug/switchboard)
+#
+# Ends with `cluster: N passed, M failed`. A part that cannot start fails the run; nothing skips.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$INTEROP_REPO"
+BIN="${1:-target/debug/switchboard}"
+[ -x "$BIN" ] || interop_die "no switchboard binary at $BIN (cargo build --bin switchboard)"
+BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
+command -v redis-server > /dev/null || interop_die "redis-server is not installed (scripts/install-peers.sh installs Debian's)"
+NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
+[ -x "$NGINX" ] || interop_die "nginx is not installed (scripts/install-peers.sh installs Debian's)"
+
+work="$(mktemp -d)"
+pids=()
+stop_all() {
+  local p
+  [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2> /dev/null || true
+  for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2> /dev/null || true; done
+  rm -rf "$work"
+}
+trap stop_all EXIT
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# Redis on loopback, its data in the work folder.
+redis_port="$(free_port)"
+redis-server --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly no \
+  --dir "$work" --loglevel warning > "$work/redis.log" 2>&1 &
+pids+=($!)
+redis_cmd() {
+  python3 - "$redis_port" "$@" << 'EOF'
+import socket, sys
+port, args = int(sys.argv[1]), sys.argv[2:]
+s = socket.create_connection(("127.0.0.1", port), timeout=5)
+out = "*%d\r\n" % len(args) + "".join("$%d\r\n%s\r\n" % (len(a.encode()), a) for a in args)
+s.sendall(out.encode())
+f = s.makefile("rb")
+def read():
+    line = f.readline().decode().rstrip("\r\n")
+    t, rest = line[0], line[1:]
+    if t in "+-:": return rest
+    if t == "$":
+        n = int(rest)
+        if n < 0: return ""
+        data = f.read(n + 2)[:-2].decode()
+        return data
+    if t == "*":
+        return "\n".join(read() for _ in range(max(int(rest), 0)))
+print(read())
+EOF
+}
+for _ in $(seq 100); do
+  [ "$(redis_cmd PING 2> /dev/null || true)" = PONG ] && break
+  sleep 0.1
+done
+[ "$(redis_cmd PING)" = PONG ] || interop_die "redis-server did not start: $(cat "$work/redis.log")"
+store="redis://127.0.0.1:$redis_port/0"
+echo "== cluster: redis-server on 127.0.0.1:$redis_port"
+
+# Two nodes sharing it. Sets NODE_URL (not a subshell: the node's pid stays in `pids`).
+start_node() {
+  local name="$1" log="$work/node-$1.log"
+  "$BIN" serve --http 127.0.0.1:0 --store "$store" --node-id "$name" > /dev/null 2> "$log" &
+  pids+=($!)
+  NODE_URL=""
+  for _ in $(seq 100); do
+    NODE_URL="$(grep -o 'listening on http://127\.0\.0\.1:[0-9]*/mcp' "$log" | head -n 1 | sed 's/^listening on //' || true)"
+    [ -n "$NODE_URL" ] && break
+    sleep 0.1
+  done
+  [ -n "$NODE_URL" ] || interop_die "node $name did not start: $(cat "$log")"
+}
+start_node a
+url_a="$NODE_URL"
+start_node b
+url_b="$NODE_URL"
+addr_a="${url_a#http://}"
+addr_a="${addr_a%/mcp}"
+addr_b="${url_b#http://}"
+addr_b="${addr_b%/mcp}"
+echo "== cluster: node a at $url_a, node b at $url_b"
+
+# nginx: round robin per request, SSE unbuffered, HTTP/1.1 with keep-alive to the nodes.
+proxy_port="$(free_port)"
+mkdir -p "$work/nginx-tmp"
+cat > "$work/nginx.conf" << EOF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log warn;
+daemon off;
+events { worker_connections 1024; }
+http {
+  log_format cluster '\$request_method \$upstream_addr \$status sid=\$http_mcp_session_id';
+  access_log $work/access.log cluster;
+  client_body_temp_path $work/nginx-tmp/body;
+  proxy_temp_path $work/nginx-tmp/proxy;
+  fastcgi_temp_path $work/nginx-tmp/fastcgi;
+  uwsgi_temp_path $work/nginx-tmp/uwsgi;
+  scgi_temp_path $work/nginx-tmp/scgi;
+  upstream nodes {
+    server $addr_a max_fails=0;
+    server $addr_b max_fails=0;
+    keepalive 16;
+  }
+  server {
+    listen 127.0.0.1:$proxy_port;
+    location / {
+      proxy_pass http://nodes;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host \$http_host;
+      proxy_buffering off;
+      proxy_cache off;
+      proxy_request_buffering off;
+      proxy_read_timeout 300s;
+      proxy_next_upstream error timeout;
+    }
+  }
+}
+EOF
+"$NGINX" -t -c "$work/nginx.conf" -p "$work" > "$work/nginx-t.log" 2>&1 || interop_die "nginx rejects its configuration: $(cat "$work/nginx-t.log")"
+"$NGINX" -c "$work/nginx.conf" -p "$work" > "$work/nginx.log" 2>&1 &
+pids+=($!)
+proxy="http://127.0.0.1:$proxy_port/mcp"
+for _ in $(seq 100); do
+  code="$(curl -s -o /dev/null -w '%{http_code}' "$proxy" 2> /dev/null || true)"
+  [ -n "$code" ] && [ "$code" != 000 ] && break
+  sleep 0.1
+done
+[ "${code:-000}" != 000 ] || interop_die "nginx did not start: $(cat "$work/nginx-error.log" "$work/nginx.log" 2> /dev/null)"
+echo "== cluster: nginx round robin on $proxy"
+
+# 1. The official SDK clients through the proxy.
+rc=0
+./interop/run-clients.sh --http "$proxy" 2>&1 | tee "$work/clients.log" || rc=$?
+summary="$(grep -E '^interop: [0-9]+ passed, [0-9]+ failed$' "$work/clients.log" | tail -n 1 || true)"
+if [ "$rc" = 0 ] && [ -n "$summary" ] && [[ "$summary" == *", 0 failed" ]]; then
+  pass "the official TypeScript and Python SDK clients through round-robin nginx ($summary)"
+else
+  fail "the official SDK clients through round-robin nginx" "${summary:-no summary} (exit $rc)"
+fi
+
+# 2. Our client through the proxy.
+rc=0
+"$BIN" check --url "$proxy" > "$work/check.log" 2>&1 || rc=$?
+if [ "$rc" = 0 ]; then
+  pass "switchboard check (our client) through round-robin nginx: $(tail -n 1 "$work/check.log")"
+else
+  fail "switchboard check (our client) through round-robin nginx" "exit $rc: $(tail -n 5 "$work/check.log")"
+fi
+
+# 3. Consecutive requests of one session went to both nodes.
+alternated="$(python3 - "$work/access.log" << 'EOF'
+import sys, collections
+seen = collections.defaultdict(set)
+for line in open(sys.argv[1]):
+    parts = line.split()
+    if len(parts) < 4 or not parts[3].startswith("sid=") or parts[3] == "sid=-":
+        continue
+    seen[parts[3]].add(parts[1])
+print(sum(1 for nodes in seen.values() if len(nodes) >= 2), len(seen))
+EOF
+)"
+both="${alternated%% *}"
+sessions="${alternated##* }"
+if [ "${both:-0}" -ge 3 ]; then
+  pass "requests of one session alternated between the nodes ($both of $sessions sessions reached both)"
+else
+  fail "requests of one session alternated between the nodes" "$both of $sessions sessions reached both nodes"
+fi
+
+# 4. DELETE through the proxy ends the session everywhere.
+init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cluster.sh","version":"1"}}}'
+headers="$work/init.headers"
+curl -s -D "$headers" -o /dev/null -H 'Content-Type: application/json' \
+  -H 'Accept: application/json, text/event-stream' --data "$init" "$proxy"
+sid="$(grep -i '^mcp-session-id:' "$headers" | tr -d '\r' | awk '{print $2}')"
+post() {
+  curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' -H "Mcp-Session-Id: $sid" \
+    -H 'MCP-Protocol-Version: 2025-11-25' --data "$1" "$proxy"
+}
+post '{"jsonrpc":"2.0","method":"notifications/initialized"}' > /dev/null
+codes=""
+for i in 1 2 3 4; do codes="$codes $(post "{\"jsonrpc\":\"2.0\",\"id\":$((i + 1)),\"method\":\"ping\"}")"; done
+keys_before="$(redis_cmd KEYS 'switchboard:s:*' | grep -c . || true)"
+del="$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "Mcp-Session-Id: $sid" -H 'MCP-Protocol-Version: 2025-11-25' "$proxy")"
+after=""
+for i in 1 2 3 4; do after="$after $(post "{\"jsonrpc\":\"2.0\",\"id\":$((i + 10)),\"method\":\"ping\"}")"; done
+if [ -n "$sid" ] && [ "$codes" = " 200 200 200 200" ] && [ "$del" = 200 ] && [ "$after" = " 404 404 404 404" ]; then
+  pass "DELETE through the proxy ends the session on both nodes (pings$codes, DELETE $del, then$after)"
+else
+  fail "DELETE through the proxy ends the session on both nodes" "session ${sid:+set}, pings$codes, DELETE $del, then$after"
+fi
+keys_after="$(redis_cmd KEYS 'switchboard:s:*' | grep -c . || true)"
+if [ "$keys_after" -lt "$keys_before" ]; then
+  pass "the deleted session's record left Redis ($keys_before -> $keys_after records)"
+else
+  fail "the deleted session's record left Redis" "$keys_before -> $keys_after records"
+fi
+if ! redis_cmd KEYS '*' | grep -q "$sid"; then
+  pass "no Redis key names a session id"
+else
+  fail "no Redis key names a session id" "$(redis_cmd KEYS '*' | grep "$sid" | head -n 3)"
+fi
+
+echo "cluster: $passed passed, $failed failed"
+[ "$failed" = 0 ]
