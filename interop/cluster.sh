@@ -8,7 +8,14 @@
 #   2. our own client does too (`switchboard check` through the proxy);
 #   3. nginx's log shows that requests of one session alternated between the two nodes;
 #   4. DELETE through the proxy ends the session on every node (the next request gets 404),
-#      and the session's keys leave Redis.
+#      and the session's keys leave Redis;
+#   5. the node serving a long tool call with progress is killed (SIGKILL) in the middle: the
+#      client (the TypeScript SDK, then ours) resumes through the proxy on the other node,
+#      which takes the session over and runs the call again; the client gets every progress
+#      notification once, in order, and the result once (the killed node is started again,
+#      on the same port, between the two);
+#   6. Redis restarted under a live session: the nodes reconnect, requests alternate again, and
+#      an event stored before the restart is replayed with Last-Event-ID.
 #
 #   interop/cluster.sh [SWITCHBOARD_BIN]     (default target/debug/switchboard)
 #
@@ -30,6 +37,8 @@ stop_all() {
   [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2> /dev/null || true
   for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2> /dev/null || true; done
+  # CLUSTER_KEEP_LOGS=DIR keeps the nodes', nginx's and Redis's logs.
+  if [ -n "${CLUSTER_KEEP_LOGS:-}" ]; then mkdir -p "$CLUSTER_KEEP_LOGS" && cp "$work"/*.log "$CLUSTER_KEEP_LOGS/" 2> /dev/null || true; fi
   rm -rf "$work"
 }
 trap stop_all EXIT
@@ -40,9 +49,13 @@ free_port() {
 
 # Redis on loopback, its data in the work folder.
 redis_port="$(free_port)"
-redis-server --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly no \
-  --dir "$work" --loglevel warning > "$work/redis.log" 2>&1 &
-pids+=($!)
+start_redis() {
+  redis-server --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly yes \
+    --appendfsync always --dir "$work" --loglevel warning >> "$work/redis.log" 2>&1 &
+  redis_pid=$!
+  pids+=($redis_pid)
+}
+start_redis
 redis_cmd() {
   python3 - "$redis_port" "$@" << 'EOF'
 import socket, sys
@@ -76,8 +89,9 @@ echo "== cluster: redis-server on 127.0.0.1:$redis_port"
 # Two nodes sharing it. Sets NODE_URL (not a subshell: the node's pid stays in `pids`).
 start_node() {
   local name="$1" log="$work/node-$1.log"
-  "$BIN" serve --http 127.0.0.1:0 --store "$store" --node-id "$name" > /dev/null 2> "$log" &
+  "$BIN" serve --http "127.0.0.1:${2:-0}" --store "$store" --node-id "$name" > /dev/null 2> "$log" &
   pids+=($!)
+  NODE_PID=$!
   NODE_URL=""
   for _ in $(seq 100); do
     NODE_URL="$(grep -o 'listening on http://127\.0\.0\.1:[0-9]*/mcp' "$log" | head -n 1 | sed 's/^listening on //' || true)"
@@ -88,8 +102,10 @@ start_node() {
 }
 start_node a
 url_a="$NODE_URL"
+pid_a="$NODE_PID"
 start_node b
 url_b="$NODE_URL"
+pid_b="$NODE_PID"
 addr_a="${url_a#http://}"
 addr_a="${addr_a%/mcp}"
 addr_b="${url_b#http://}"
@@ -218,6 +234,116 @@ if ! redis_cmd KEYS '*' | grep -q "$sid"; then
   pass "no Redis key names a session id"
 else
   fail "no Redis key names a session id" "$(redis_cmd KEYS '*' | grep "$sid" | head -n 3)"
+fi
+
+# 5. Kill the node serving a long call in the middle; the client resumes on the other one.
+node_of_session() {
+  local h
+  h="$(printf '%s' "$1" | sha256sum | cut -c1-32)"
+  redis_cmd HGET "switchboard:s:$h" node
+}
+kill_owner_after_progress() { # LOG PATTERN: waits for 5 progress lines, kills the session's node
+  local log="$1" sid="" node="" n
+  for _ in $(seq 200); do
+    n="$(grep -c '^PROGRESS \|^progress ' "$log" 2> /dev/null || true)"
+    [ "${n:-0}" -ge 5 ] && break
+    sleep 0.05
+  done
+  sid="$(sed -n 's/^SESSION //p' "$log" | head -n 1)"
+  if [ -n "$sid" ]; then
+    node="$(node_of_session "$sid")"
+  else
+    # Our CLI prints no session id: the session is the one record created since $2.
+    node="$(comm -13 <(echo "$2" | sort) <(redis_cmd KEYS 'switchboard:s:*' | sort) | head -n 1)"
+    node="${node:+$(redis_cmd HGET "$node" node)}"
+  fi
+  KILLED="$node"
+  case "$node" in
+    a) kill -9 "$pid_a" ;;
+    b) kill -9 "$pid_b" ;;
+    *) return 1 ;;
+  esac
+}
+restart_killed() {
+  local port
+  case "$KILLED" in
+    a) port="${addr_a##*:}"; start_node a "$port"; pid_a="$NODE_PID" ;;
+    b) port="${addr_b##*:}"; start_node b "$port"; pid_b="$NODE_PID" ;;
+  esac
+}
+
+interop_use_node22
+node "$INTEROP_DIR/cluster-kill.mjs" "$proxy" 3000 > "$work/kill-ts.log" 2>&1 &
+kpid=$!
+KILLED=""
+kill_owner_after_progress "$work/kill-ts.log" "" || true
+rc=0
+wait "$kpid" || rc=$?
+summary="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$work/kill-ts.log" | tail -n 1 || true)"
+if [ -n "$KILLED" ] && [ "$rc" = 0 ] && [[ "$summary" == *", 0 failed" ]]; then
+  pass "TypeScript SDK: node $KILLED killed mid-call; resumed on the other node, every event and the result once ($summary)"
+else
+  fail "TypeScript SDK: a node killed mid-call" "killed '${KILLED:-none}', exit $rc: $(grep -E '^(FAIL|PASS)' "$work/kill-ts.log" | tr '\n' ';')"
+fi
+restart_killed
+
+before="$(redis_cmd KEYS 'switchboard:s:*')"
+rc=0
+"$BIN" call --url "$proxy" tools/call test_task_slow ms=3000 > "$work/kill-sb.out" 2> "$work/kill-sb.log" &
+kpid=$!
+KILLED=""
+kill_owner_after_progress "$work/kill-sb.log" "$before" || true
+wait "$kpid" || rc=$?
+got="$(grep -c '^progress ' "$work/kill-sb.log" || true)"
+dups="$(grep '^progress ' "$work/kill-sb.log" | sort | uniq -d | wc -l)"
+ordered="$(grep '^progress ' "$work/kill-sb.log" | sed 's/^progress //; s/\/.*//' | sort -n -c 2>&1 && echo yes || echo no)"
+if [ -n "$KILLED" ] && [ "$rc" = 0 ] && grep -q '"slept 3000 ms"' "$work/kill-sb.out" && [ "$got" = 30 ] && [ "$dups" = 0 ] && [ "$ordered" = yes ]; then
+  pass "our client: node $KILLED killed mid-call; resumed on the other node, 30 progress notifications once, in order, and the result"
+else
+  fail "our client: a node killed mid-call" "killed '${KILLED:-none}', exit $rc, $got progress lines ($dups repeated, in order: $ordered), result: $(tr -d '\n' < "$work/kill-sb.out" | head -c 200); $(grep -v '^progress' "$work/kill-sb.log" | tail -n 3)"
+fi
+restart_killed
+
+# 6. Redis restarts under a live session.
+curl -s -D "$headers" -o /dev/null -H 'Content-Type: application/json' \
+  -H 'Accept: application/json, text/event-stream' --data "$init" "$proxy"
+sid="$(grep -i '^mcp-session-id:' "$headers" | tr -d '\r' | awk '{print $2}')"
+post '{"jsonrpc":"2.0","method":"notifications/initialized"}' > /dev/null
+sse="$(curl -s -N -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+  -H "Mcp-Session-Id: $sid" -H 'MCP-Protocol-Version: 2025-11-25' \
+  --data '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}' "$proxy")"
+event_id="$(printf '%s\n' "$sse" | grep '^id: ' | tail -n 1 | sed 's/^id: //' | tr -d '\r')"
+kill "$redis_pid"
+wait "$redis_pid" 2> /dev/null || true
+start_redis
+for _ in $(seq 100); do
+  [ "$(redis_cmd PING 2> /dev/null || true)" = PONG ] && break
+  sleep 0.1
+done
+codes=""
+for i in 1 2 3 4 5 6; do
+  code="$(post "{\"jsonrpc\":\"2.0\",\"id\":$((i + 20)),\"method\":\"ping\"}")"
+  # The first requests may meet a connection still being re-established (503, retried).
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    [ "$code" = 503 ] || break
+    sleep 0.3
+    code="$(post "{\"jsonrpc\":\"2.0\",\"id\":$((i + 30)),\"method\":\"ping\"}")"
+  done
+  codes="$codes $code"
+done
+stream="${event_id%-*}"
+seq="${event_id#*-}"
+replayed="$(curl -s -N --max-time 3 -H 'Accept: text/event-stream' -H "Mcp-Session-Id: $sid" \
+  -H 'MCP-Protocol-Version: 2025-11-25' -H "Last-Event-ID: $stream-$((seq - 1))" "$proxy" || true)"
+if [ -n "$sid" ] && [ "$codes" = " 200 200 200 200 200 200" ]; then
+  pass "Redis restarted: the nodes reconnected and serve the session on both (pings$codes)"
+else
+  fail "Redis restarted: the nodes reconnect" "session ${sid:+set}, pings$codes"
+fi
+if [ -n "$event_id" ] && printf '%s' "$replayed" | grep -q "id: $event_id" && printf '%s' "$replayed" | grep -q 'This is a simple text response'; then
+  pass "Redis restarted: the event stored before ($event_id) is replayed with Last-Event-ID"
+else
+  fail "Redis restarted: an event stored before is replayed" "event '$event_id', replay: $(printf '%s' "$replayed" | head -c 300)"
 fi
 
 echo "cluster: $passed passed, $failed failed"

@@ -245,7 +245,15 @@ async fn connect(a: &CallArgs) -> anyhow::Result<Connected> {
 }
 
 fn progress_bar(p: f64, total: Option<f64>) {
+    if crate::ui::quiet() {
+        return;
+    }
     if !crate::ui::progress_on_stderr() {
+        // Not a terminal (a log, a script): one plain line per notification.
+        match total {
+            Some(t) => eprintln!("progress {p}/{t}"),
+            None => eprintln!("progress {p}"),
+        }
         return;
     }
     match total {

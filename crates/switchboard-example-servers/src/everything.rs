@@ -158,13 +158,26 @@ pub fn everything_server(config: SessionConfig) -> Result<Server, ServerError> {
         .tool(
             tool(
                 "test_task_slow",
-                "Sleeps ms milliseconds, then returns a text block; may run as a task",
+                "Sleeps ms milliseconds (reporting the milliseconds slept every 100 ms when given a progress token), then returns a text block; may run as a task",
                 json!({"type": "object", "properties": {"ms": {"type": "integer", "minimum": 0}}, "required": ["ms"]}),
             )
             .with_task_support(TaskSupport::Optional),
             |call| async move {
                 let ms = int_arg(&call, "ms")?.clamp(0, 600_000) as u64;
-                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                if call.cx.progress_token().is_some() {
+                    let mut slept = 0;
+                    while slept < ms {
+                        let step = (ms - slept).min(100);
+                        tokio::time::sleep(std::time::Duration::from_millis(step)).await;
+                        slept += step;
+                        call.cx
+                            .progress(slept as f64, Some(ms as f64), None)
+                            .await
+                            .map_err(|e| ToolError::new(e.to_string()))?;
+                    }
+                } else {
+                    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                }
                 text(format!("slept {ms} ms"))
             },
         )

@@ -312,3 +312,55 @@ fn store_unavailable(e: &SessionStoreError) -> Response<Body> {
         None,
     )
 }
+
+/// The progress token (as JSON text) and the progress of a `notifications/progress` frame.
+pub(crate) fn progress_of(text: &str) -> Option<(String, f64)> {
+    if !text.contains(switchboard_types::methods::NOTIFICATIONS_PROGRESS) {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    if v.get("method")?.as_str()? != switchboard_types::methods::NOTIFICATIONS_PROGRESS {
+        return None;
+    }
+    let params = v.get("params")?;
+    Some((
+        params.get("progressToken")?.to_string(),
+        params.get("progress")?.as_f64()?,
+    ))
+}
+
+/// What the events of a stream say about its requests: which were answered, and the progress
+/// each token reached.
+#[derive(Debug, Default)]
+pub(crate) struct StreamFacts {
+    pub(crate) answered: std::collections::HashSet<switchboard_types::RequestId>,
+    pub(crate) progress: std::collections::HashMap<String, f64>,
+}
+
+impl StreamFacts {
+    /// Reads the stored events of one stream.
+    pub(crate) fn of(events: &[crate::StoredEvent]) -> Self {
+        use switchboard_types::{Frame, Message};
+        let mut facts = StreamFacts::default();
+        for e in events {
+            if let Some((token, p)) = progress_of(&e.data) {
+                let floor = facts.progress.entry(token).or_insert(p);
+                *floor = floor.max(p);
+                continue;
+            }
+            let messages = match Frame::decode(&e.data) {
+                Ok(Frame::Single(m)) => vec![m],
+                Ok(Frame::Batch(items)) => items,
+                Err(_) => continue,
+            };
+            for m in messages.into_iter().flatten() {
+                if let Message::Response(r) = m {
+                    if let Some(id) = r.id {
+                        facts.answered.insert(id);
+                    }
+                }
+            }
+        }
+        facts
+    }
+}

@@ -129,6 +129,36 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// Forgets every event of `session` (called when the session ends).
     fn remove_session<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()>;
+
+    /// Keeps the body of the POST that opened `stream` (the requests it carries), with the
+    /// stream's events and for as long as them. A store shared by the nodes of a cluster keeps
+    /// it so that a node taking the session over after its node died can run the requests
+    /// again ([`crate::cluster`]); the default keeps nothing (one node has no such need).
+    ///
+    /// # Errors
+    /// The store's backend failed.
+    fn keep_requests<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        body: &'a str,
+    ) -> StoreFuture<'a, Result<(), EventStoreError>> {
+        let _ = (session, stream, body);
+        Box::pin(async { Ok(()) })
+    }
+
+    /// The body [`EventStore::keep_requests`] kept for `stream`, if any.
+    ///
+    /// # Errors
+    /// The store's backend failed.
+    fn kept_requests<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+    ) -> StoreFuture<'a, Result<Option<Arc<str>>, EventStoreError>> {
+        let _ = (session, stream);
+        Box::pin(async { Ok(None) })
+    }
 }
 
 /// One stream's events, in `seq` order, and their bytes.

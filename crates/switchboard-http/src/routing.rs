@@ -360,6 +360,41 @@ impl Routing {
         })
     }
 
+    /// Opens, under its own number, a stream that another node opened and could not finish
+    /// (it died): its requests `ids` run again here, and their events continue its sequence
+    /// after `seq`. No connection is attached yet ([`Routing::attach`] attaches the client's).
+    pub(crate) fn adopt(
+        &mut self,
+        stream: u64,
+        ids: Vec<RequestId>,
+        seq: u64,
+    ) -> Result<(), RouteError> {
+        if self.closed {
+            return Err(RouteError::Closed);
+        }
+        if let Some(id) = ids.iter().find(|id| self.by_request.contains_key(*id)) {
+            return Err(RouteError::Duplicate(id.clone()));
+        }
+        if stream == STANDALONE || self.targets.contains_key(&stream) {
+            return Err(RouteError::Conflict);
+        }
+        if self.targets.len() >= self.max_targets {
+            return Err(RouteError::TooManyStreams);
+        }
+        for id in &ids {
+            self.by_request.insert(id.clone(), stream);
+        }
+        self.targets.insert(
+            stream,
+            Target::Sse {
+                ids,
+                seq,
+                conn: None,
+            },
+        );
+        Ok(())
+    }
+
     /// Forgets a target whose frame never reached the engine.
     pub(crate) fn unregister(&mut self, stream: u64) {
         if let Some(mut t) = self.targets.remove(&stream) {

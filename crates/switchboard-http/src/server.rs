@@ -652,6 +652,17 @@ impl StreamableHttpService {
         let stream = match &registration {
             Registration::Sse { stream, .. } | Registration::Json { stream, .. } => *stream,
         };
+        if self.inner.node.is_some() && matches!(registration, Registration::Sse { .. }) {
+            // In a cluster, the requests are kept with their stream: if this node dies before
+            // answering, the node the client resumes on runs them again.
+            if let Err(e) = session
+                .store
+                .keep_requests(&session.id, stream, &text)
+                .await
+            {
+                crate::throttle::warn_throttled!(error = %e, "requests not kept; a take-over cannot run them again");
+            }
+        }
         if !session.forward(text, attachment).await {
             if let Ok(mut r) = session.routing.lock() {
                 r.unregister(stream);
@@ -749,7 +760,7 @@ impl StreamableHttpService {
                 return resp;
             }
         }
-        let owner = auth.map(|i| i.owner_key());
+        let owner = auth.as_ref().map(|i| i.owner_key());
         let session = match self.session_of(req.headers(), owner.as_deref()).await {
             Ok(s) => s,
             Err(resp) => return resp,
@@ -757,7 +768,10 @@ impl StreamableHttpService {
         if let Some(last) = req.headers().get(headers::LAST_EVENT_ID) {
             let parsed = last.to_str().ok().and_then(|s| s.parse::<EventId>().ok());
             return match parsed {
-                Some(id) => self.resume(&session, id).await,
+                Some(id) => {
+                    self.resume(&session, id, auth.map(|i| i as Attachment))
+                        .await
+                }
                 None => bad_last_event_id(),
             };
         }
@@ -795,11 +809,28 @@ impl StreamableHttpService {
     /// `GET` with `Last-Event-ID`: replays the events after it *on its own stream* (`[HT-17]`),
     /// then continues that stream while it is open. The replay is read from the store a page
     /// at a time as the client takes it; replays running at once are bounded (503 beyond).
-    async fn resume(&self, session: &Arc<Session>, last: EventId) -> Response<Body> {
+    async fn resume(
+        &self,
+        session: &Arc<Session>,
+        last: EventId,
+        auth: Option<Attachment>,
+    ) -> Response<Body> {
         let Ok(permit) = self.inner.replays.clone().try_acquire_owned() else {
             tracing::debug!("replay refused: too many running");
             return too_many_replays();
         };
+        let inherited = self.inner.node.is_some()
+            && last.stream != 0
+            && last.stream <= session.adopted_below
+            && session
+                .routing
+                .lock()
+                .is_ok_and(|r| !r.is_open(last.stream));
+        if inherited {
+            if let Some(resp) = self.rerun(session, last, auth).await {
+                return resp;
+            }
+        }
         let attached = match session.routing.lock() {
             Ok(mut r) => r.attach(last.stream).map(|a| (a, r.is_open(last.stream))),
             Err(_) => Err(RouteError::Closed),
@@ -847,6 +878,83 @@ impl StreamableHttpService {
             close_at: None,
         };
         self.sse_response(session, last.stream, conn, body)
+    }
+
+    /// Resumes a stream that the node serving the session before opened and died with
+    /// ([`crate::cluster`]): when its requests were kept and none of them was answered, they
+    /// run again here. The client gets the events it missed, then the re-run's, numbered on
+    /// after the last stored one, without the progress it had already been told of. `None`:
+    /// nothing to run again (the stream is replayed as it stands).
+    async fn rerun(
+        &self,
+        session: &Arc<Session>,
+        last: EventId,
+        auth: Option<Attachment>,
+    ) -> Option<Response<Body>> {
+        let body = session
+            .store
+            .kept_requests(&session.id, last.stream)
+            .await
+            .ok()??;
+        let post = classify(&body)
+            .ok()
+            .filter(|p| p.answered && !p.ids.is_empty())?;
+        let mut events = Vec::new();
+        let mut after = EventId::new(last.stream, 0);
+        loop {
+            let page = session
+                .store
+                .replay_after(&session.id, after, sse::REPLAY_PAGE)
+                .await
+                .ok()?;
+            let done = page.len() < sse::REPLAY_PAGE;
+            after = page.last().map_or(after, |e| e.id);
+            events.extend(page);
+            if done {
+                break;
+            }
+        }
+        let facts = cluster::StreamFacts::of(&events);
+        if post.ids.iter().any(|id| facts.answered.contains(id)) {
+            return None;
+        }
+        let adopted = session.routing.lock().ok().and_then(|mut r| {
+            r.adopt(last.stream, post.ids, after.seq).ok()?;
+            match r.attach(last.stream) {
+                Ok(Attach::Live { conn, rx, .. }) => Some((conn, rx)),
+                _ => None,
+            }
+        });
+        let (conn, rx) = adopted?;
+        session.set_progress_floors(facts.progress);
+        tracing::info!(
+            stream = last.stream,
+            "requests of a node that died run again here"
+        );
+        if !session.forward(body.to_string(), auth).await {
+            if let Ok(mut r) = session.routing.lock() {
+                r.unregister(last.stream);
+            }
+            return Some(reply::session_not_found());
+        }
+        let mut preface = VecDeque::with_capacity(events.len() + 1);
+        preface.push_back(sse::retry_only(self.inner.config.sse_retry_ms));
+        preface.extend(
+            events
+                .iter()
+                .filter(|e| e.id.seq > last.seq)
+                .map(|e| sse::encode(e.id, &e.data)),
+        );
+        let sse_body = SseBody {
+            preface,
+            replay: None,
+            live: Some(rx),
+            floor: after.seq,
+            _guard: None,
+            keep_alive: self.inner.config.keep_alive,
+            close_at: None,
+        };
+        Some(self.sse_response(session, last.stream, conn, sse_body))
     }
 
     async fn delete(&self, req: Request<Body>, auth: Option<Arc<AuthInfo>>) -> Response<Body> {

@@ -23,7 +23,7 @@ use switchboard_jsonrpc::{
     Attachment, FrameSink, FrameSource, OutboundFrame, Peer, Transport, TransportControl,
     TransportError,
 };
-use switchboard_types::RequestId;
+use switchboard_types::{MessageKind, RequestId};
 use tokio::time::Instant;
 
 use crate::event_store::{EventStore, StoredEvent};
@@ -270,6 +270,12 @@ pub(crate) struct Session {
     record: Option<RecordSlot>,
     /// The largest role snapshot kept.
     max_snapshot_bytes: usize,
+    /// For a session taken over: streams numbered up to this one (but the standalone one) were
+    /// opened by the node that served it before; 0 otherwise.
+    pub(crate) adopted_below: u64,
+    /// Requests run again after a take-over ([`crate::cluster`]): the progress each token had
+    /// reached before; the re-run's progress notifications up to it are not sent again.
+    progress_floors: Mutex<HashMap<String, f64>>,
 }
 
 impl Session {
@@ -310,6 +316,8 @@ impl Session {
             owner: origin.owner.clone(),
             record,
             max_snapshot_bytes: bounds.max_snapshot_bytes,
+            adopted_below: if origin.stored { origin.stream_base } else { 0 },
+            progress_floors: Mutex::default(),
         });
         let transport = HttpSessionTransport {
             session: session.clone(),
@@ -396,8 +404,46 @@ impl Session {
         Ok(())
     }
 
+    /// Notes the progress each token reached on a stream this node runs again.
+    pub(crate) fn set_progress_floors(&self, floors: HashMap<String, f64>) {
+        if let Ok(mut f) = self.progress_floors.lock() {
+            // Bounded: a floor goes when passed; at most one batch's tokens per re-run.
+            if f.len() + floors.len() <= MAX_PROGRESS_FLOORS {
+                f.extend(floors);
+            }
+        }
+    }
+
+    /// Whether `frame` is a progress notification a re-run request already sent (at or below
+    /// the progress its token reached before the take-over).
+    fn progress_seen(&self, frame: &OutboundFrame) -> bool {
+        if frame.kind != MessageKind::Notification {
+            return false;
+        }
+        let Ok(mut floors) = self.progress_floors.lock() else {
+            return false;
+        };
+        if floors.is_empty() {
+            return false;
+        }
+        let Some((token, progress)) = crate::cluster::progress_of(&frame.text) else {
+            return false;
+        };
+        match floors.get(&token) {
+            Some(floor) if progress <= *floor => true,
+            Some(_) => {
+                floors.remove(&token);
+                false
+            }
+            None => false,
+        }
+    }
+
     /// Routes one outbound frame: plan, store, deliver.
     async fn route(&self, frame: OutboundFrame) -> Result<(), TransportError> {
+        if self.progress_seen(&frame) {
+            return Ok(());
+        }
         if let Some(slot) = &self.record {
             if slot.dirty.load(Ordering::Acquire) && slot.dirty.swap(false, Ordering::AcqRel) {
                 if let Err(e) = self.write_record(false).await {
@@ -517,6 +563,9 @@ pub(crate) fn end_ephemeral(session: Arc<Session>) {
         handle.spawn(async move { session.terminate().await });
     }
 }
+
+/// The most progress floors a session keeps (see [`Session::set_progress_floors`]).
+const MAX_PROGRESS_FLOORS: usize = 1024;
 
 /// All open sessions of one service.
 pub(crate) struct Registry {

@@ -453,6 +453,51 @@ impl EventStore for RedisStore {
         })
     }
 
+    fn keep_requests<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        body: &'a str,
+    ) -> StoreFuture<'a, Result<(), EventStoreError>> {
+        Box::pin(async move {
+            let h = hashed(session);
+            let stream = stream.to_string();
+            let _: i64 = Script::new(scripts::KEEP_REQUESTS)
+                .key(self.key(&["e", &h, &stream]))
+                .key(self.key(&["es", &h]))
+                .arg(body)
+                .arg(&stream)
+                .arg(self.inner.config.stream_bytes)
+                .arg(self.ttl_ms())
+                .arg(EVENT_OVERHEAD_BYTES)
+                .invoke_async(&mut self.conn())
+                .await
+                .map_err(|e| EventStoreError::Backend(backend(&e)))?;
+            Ok(())
+        })
+    }
+
+    fn kept_requests<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+    ) -> StoreFuture<'a, Result<Option<Arc<str>>, EventStoreError>> {
+        Box::pin(async move {
+            let key = self.key(&["e", &hashed(session), &stream.to_string()]);
+            let found: Vec<String> = redis::cmd("ZRANGEBYSCORE")
+                .arg(key)
+                .arg(0)
+                .arg(0)
+                .query_async(&mut self.conn())
+                .await
+                .map_err(|e| EventStoreError::Backend(backend(&e)))?;
+            Ok(found
+                .first()
+                .and_then(|m| m.strip_prefix("0:"))
+                .map(Arc::from))
+        })
+    }
+
     fn remove_session<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let h = hashed(session);

@@ -83,11 +83,13 @@ if redis.call('ZADD', KEYS[1], ARGV[1], ARGV[1] .. ':' .. ARGV[2]) == 1 then
   redis.call('HINCRBY', KEYS[2], '_total', cost)
 end
 while true do
-  local n = redis.call('ZCARD', KEYS[1])
+  local n = redis.call('ZCOUNT', KEYS[1], '(0', '+inf')
   local b = tonumber(redis.call('HGET', KEYS[2], ARGV[3]) or '0')
   if n <= tonumber(ARGV[4]) and b <= tonumber(ARGV[5]) then break end
-  local first = redis.call('ZPOPMIN', KEYS[1])
+  -- The oldest event (score 0 is the stream's requests, which stay while the stream does).
+  local first = redis.call('ZRANGEBYSCORE', KEYS[1], '(0', '+inf', 'LIMIT', 0, 1)
   if #first == 0 then break end
+  redis.call('ZREM', KEYS[1], first[1])
   local c = #first[1] - string.find(first[1], ':', 1, true) + overhead
   redis.call('HINCRBY', KEYS[2], ARGV[3], -c)
   redis.call('HINCRBY', KEYS[2], '_total', -c)
@@ -112,6 +114,22 @@ while true do
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[8])
 redis.call('PEXPIRE', KEYS[2], ARGV[8])
+return 1
+";
+
+/// Keeps the requests that opened a stream, at score 0 of its set (never replayed: a replay
+/// starts after a sequence number of at least 0). KEYS: stream set, session's byte hash.
+/// ARGV: body, stream, max bytes per stream, ttl (ms), the overhead per event.
+/// Returns 1 when kept, 0 when over the stream's bound.
+pub(crate) const KEEP_REQUESTS: &str = r"
+local cost = #ARGV[1] + tonumber(ARGV[5])
+if cost > tonumber(ARGV[3]) then return 0 end
+if redis.call('ZADD', KEYS[1], 0, '0:' .. ARGV[1]) == 1 then
+  redis.call('HINCRBY', KEYS[2], ARGV[2], cost)
+  redis.call('HINCRBY', KEYS[2], '_total', cost)
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return 1
 ";
 
