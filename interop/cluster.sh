@@ -88,17 +88,20 @@ echo "== cluster: redis-server on 127.0.0.1:$redis_port"
 
 # Two nodes sharing it. Sets NODE_URL (not a subshell: the node's pid stays in `pids`).
 start_node() {
-  local name="$1" log="$work/node-$1.log"
-  "$BIN" serve --http "127.0.0.1:${2:-0}" --store "$store" --node-id "$name" > /dev/null 2> "$log" &
+  local name="$1" log="$work/node-$1.log" before
+  before="$(grep -c 'listening on' "$log" 2> /dev/null || true)"
+  "$BIN" serve --http "127.0.0.1:${2:-0}" --store "$store" --node-id "$name" > /dev/null 2>> "$log" &
   pids+=($!)
   NODE_PID=$!
   NODE_URL=""
   for _ in $(seq 100); do
-    NODE_URL="$(grep -o 'listening on http://127\.0\.0\.1:[0-9]*/mcp' "$log" | head -n 1 | sed 's/^listening on //' || true)"
-    [ -n "$NODE_URL" ] && break
+    if [ "$(grep -c 'listening on' "$log" 2> /dev/null || true)" -gt "${before:-0}" ]; then
+      NODE_URL="$(grep -o 'listening on http://127\.0\.0\.1:[0-9]*/mcp' "$log" | tail -n 1 | sed 's/^listening on //')"
+      break
+    fi
     sleep 0.1
   done
-  [ -n "$NODE_URL" ] || interop_die "node $name did not start: $(cat "$log")"
+  [ -n "$NODE_URL" ] || interop_die "node $name did not start: $(tail -n 20 "$log")"
 }
 start_node a
 url_a="$NODE_URL"
@@ -161,6 +164,11 @@ for _ in $(seq 100); do
 done
 [ "${code:-000}" != 000 ] || interop_die "nginx did not start: $(cat "$work/nginx-error.log" "$work/nginx.log" 2> /dev/null)"
 echo "== cluster: nginx round robin on $proxy"
+# CLUSTER_HOLD=1 keeps the cluster up for manual runs (stop it with Ctrl-C).
+if [ -n "${CLUSTER_HOLD:-}" ]; then
+  echo "== cluster: holding; $proxy"
+  while sleep 3600; do :; done
+fi
 
 # 1. The official SDK clients through the proxy.
 rc=0

@@ -255,7 +255,16 @@ pub(crate) struct Routing {
     next_stream: u64,
     next_conn: u64,
     closed: bool,
+    /// Connections resuming a stream that had ended with nothing left to replay: held open
+    /// (keep-alives only) until the client leaves or the session ends, as the official
+    /// TypeScript server does, because a client that resumes such a stream and sees it end
+    /// at once resumes again without a `Last-Event-ID` (the TypeScript SDK does, after an
+    /// error response). Bounded: beyond [`MAX_PARKED`], the oldest is ended.
+    parked: VecDeque<Conn>,
 }
+
+/// The most connections a session holds parked (see `Routing::parked`).
+pub(crate) const MAX_PARKED: usize = 8;
 
 impl Routing {
     /// A table whose streams are numbered from `base + 1` and whose standalone events from
@@ -278,6 +287,7 @@ impl Routing {
             next_stream: STANDALONE + 1 + base,
             next_conn: 1,
             closed: false,
+            parked: VecDeque::new(),
         }
     }
 
@@ -583,6 +593,22 @@ impl Routing {
         }
     }
 
+    /// A connection for a resumption of an ended stream with nothing to replay, held open (see
+    /// `Routing::parked`); `None` once the session has ended.
+    pub(crate) fn park(&mut self) -> Option<(u64, ConnRx)> {
+        if self.closed {
+            return None;
+        }
+        self.parked.retain(Conn::is_live);
+        if self.parked.len() >= MAX_PARKED {
+            self.parked.pop_front();
+        }
+        let (conn, rx) = self.conn();
+        let id = conn.id;
+        self.parked.push_back(conn);
+        Some((id, rx))
+    }
+
     /// Opens the standalone stream for a fresh GET: its connection, the priming event's id and
     /// the queued messages with the ids they now get.
     pub(crate) fn attach_standalone(&mut self) -> Result<StandaloneOpen, RouteError> {
@@ -710,6 +736,7 @@ impl Routing {
             tracing::debug!("standalone SSE connection gone or stalled; detached");
             self.standalone_conn = None;
         }
+        self.parked.retain(Conn::is_live);
         let mut live = self.standalone_conn.is_some();
         for target in self.targets.values_mut() {
             match target {
@@ -735,6 +762,7 @@ impl Routing {
         self.standalone_conn = None;
         self.undelivered.clear();
         self.undelivered_bytes = 0;
+        self.parked.clear();
     }
 }
 
@@ -841,6 +869,36 @@ mod tests {
         r.register(vec![RequestId::int(3)], false, false).unwrap();
         assert!(!r.by_request.contains_key(&RequestId::int(1)));
         assert_eq!(r.targets.len(), 2);
+    }
+
+    #[test]
+    fn parked_connections_are_bounded_and_end_with_the_session() {
+        let mut r = Routing::new(&bounds(2, 8, 16), 0);
+        let mut first = r.park().unwrap().1;
+        let mut held: Vec<ConnRx> = (1..MAX_PARKED).map(|_| r.park().unwrap().1).collect();
+        assert_eq!(
+            first.rx.try_recv().unwrap_err(),
+            mpsc::error::TryRecvError::Empty,
+            "held open while under the bound"
+        );
+        // One more than the bound: the oldest is ended.
+        held.push(r.park().unwrap().1);
+        assert_eq!(
+            first.rx.try_recv().unwrap_err(),
+            mpsc::error::TryRecvError::Disconnected
+        );
+        // A parked connection whose client left frees its place.
+        drop(held.remove(0));
+        r.sweep(Instant::now());
+        assert_eq!(r.parked.len(), MAX_PARKED - 1);
+        r.close_all();
+        for mut h in held {
+            assert_eq!(
+                h.rx.try_recv().unwrap_err(),
+                mpsc::error::TryRecvError::Disconnected
+            );
+        }
+        assert!(r.park().is_none(), "nothing is parked on an ended session");
     }
 
     #[test]

@@ -652,17 +652,12 @@ impl StreamableHttpService {
         let stream = match &registration {
             Registration::Sse { stream, .. } | Registration::Json { stream, .. } => *stream,
         };
-        if self.inner.node.is_some() && matches!(registration, Registration::Sse { .. }) {
-            // In a cluster, the requests are kept with their stream: if this node dies before
-            // answering, the node the client resumes on runs them again.
-            if let Err(e) = session
-                .store
-                .keep_requests(&session.id, stream, &text)
-                .await
-            {
-                crate::throttle::warn_throttled!(error = %e, "requests not kept; a take-over cannot run them again");
-            }
-        }
+        // In a cluster, the requests of a stream the client may resume are kept with it (below):
+        // if this node dies before answering, the node the client resumes on runs them again.
+        let kept = (self.inner.node.is_some()
+            && !session.ephemeral
+            && matches!(registration, Registration::Sse { .. }))
+        .then(|| text.clone());
         if !session.forward(text, attachment).await {
             if let Ok(mut r) = session.routing.lock() {
                 r.unregister(stream);
@@ -688,6 +683,7 @@ impl StreamableHttpService {
                     VecDeque::from([sse::priming(EventId::new(stream, 0), cfg.sse_retry_ms)])
                 };
                 let mut floor = 0;
+                let mut answered = false;
                 if cfg.close_sse_after_priming_ms.is_none() {
                     // A quick answer leaves with the headers and the priming event, and the
                     // body ends with it: one write instead of two. A slow one costs the
@@ -697,7 +693,20 @@ impl StreamableHttpService {
                     {
                         rx.took(&first);
                         floor = first.seq;
+                        answered = first.last;
                         preface.push_back(first.bytes);
+                    }
+                }
+                // Kept before the client learns of the stream, unless the answer is already in
+                // hand (the stored answer is then all a resumption needs): a round trip to a
+                // shared store for the slow requests only.
+                if let Some(body) = kept.filter(|_| !answered) {
+                    if let Err(e) = session
+                        .store
+                        .keep_requests(&session.id, stream, &body)
+                        .await
+                    {
+                        crate::throttle::warn_throttled!(error = %e, "requests not kept; a take-over cannot run them again");
                     }
                 }
                 let close_at = cfg
@@ -779,6 +788,7 @@ impl StreamableHttpService {
             Ok(mut r) => r.attach_standalone(),
             Err(_) => Err(RouteError::Closed),
         };
+        tracing::trace!(opened = open.is_ok(), "standalone GET stream");
         match open {
             Ok(open) => {
                 let mut preface = VecDeque::with_capacity(open.queued.len() + 1);
@@ -839,6 +849,12 @@ impl StreamableHttpService {
             Ok(a) => a,
             Err(_) => return reply::session_not_found(),
         };
+        tracing::trace!(
+            stream = last.stream,
+            seq = last.seq,
+            live = matches!(attach, Attach::Live { .. }),
+            "stream resumed"
+        );
         let (conn, rx): (u64, Option<ConnRx>) = match attach {
             Attach::Live { conn, rx, queued } => {
                 store_queued(session, queued).await;
@@ -860,6 +876,17 @@ impl StreamableHttpService {
                 }
                 return bad_last_event_id();
             }
+        };
+        // An ended stream with nothing left for this client: the connection is held open
+        // (keep-alives only) rather than ended at once (see `Routing::park`).
+        let (conn, rx) = match (rx, page.is_empty()) {
+            (None, true) => session
+                .routing
+                .lock()
+                .ok()
+                .and_then(|mut r| r.park())
+                .map_or((conn, None), |(c, rx)| (c, Some(rx))),
+            (rx, _) => (conn, rx),
         };
         let after = page.last().map_or(last, |e| e.id);
         // A short page is the whole replay; otherwise the body fetches the rest.

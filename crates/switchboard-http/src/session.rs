@@ -548,6 +548,11 @@ impl Drop for ConnGuard {
             return;
         }
         if let Some(s) = self.session.upgrade() {
+            tracing::trace!(
+                stream = self.stream,
+                conn = self.conn,
+                "SSE connection ended"
+            );
             if let Ok(mut r) = s.routing.lock() {
                 r.detach(self.stream, self.conn);
             }
