@@ -172,9 +172,13 @@ impl StreamableHttpService {
             .await
     }
 
-    /// Ends every session (for shutdown).
+    /// Ends every session (for shutdown). A node of a cluster leaves their records and events
+    /// in the shared stores: the other nodes take them over.
     pub async fn close_all(&self) {
-        self.inner.registry.close_all().await;
+        self.inner
+            .registry
+            .close_all(self.inner.node.is_some())
+            .await;
     }
 
     /// Answers one HTTP request.

@@ -489,6 +489,12 @@ impl Session {
     /// Ends the session: out of the registry, every stream ended, the engine closed, events
     /// forgotten. Idempotent.
     pub(crate) async fn terminate(&self) {
+        self.end(true).await;
+    }
+
+    /// Ends the session here and, when `forget`, in the stores too; a node of a cluster that
+    /// shuts down leaves its sessions' records and events for the node that takes them over.
+    async fn end(&self, forget: bool) {
         if self.terminated.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -501,6 +507,10 @@ impl Session {
         self.inbound.close();
         if let Some(p) = self.peer.get() {
             p.close();
+        }
+        if !forget {
+            tracing::debug!("HTTP session left to the cluster");
+            return;
         }
         if !self.ephemeral {
             self.store.remove_session(&self.id).await;
@@ -656,10 +666,11 @@ impl Registry {
             .unwrap_or_default()
     }
 
-    /// Ends every session.
-    pub(crate) async fn close_all(&self) {
+    /// Ends every session; with `keep_records`, their records and events stay in the stores
+    /// (a node of a cluster shutting down: another node takes them over).
+    pub(crate) async fn close_all(&self, keep_records: bool) {
         for s in self.all() {
-            s.terminate().await;
+            s.end(!keep_records).await;
         }
     }
 }

@@ -1,0 +1,294 @@
+//! Several nodes sharing one session store and one event store ([`switchboard_http::cluster`]),
+//! in memory: a session is served by one node and relayed to from the others; a node that
+//! stops answering has its sessions taken over; a relayed request is never relayed again;
+//! DELETE and the idle timeout see every node's traffic. (The same with Redis and real
+//! processes behind nginx: `interop/cluster.sh`.)
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http_body_util::BodyExt;
+use serde_json::json;
+use support::*;
+use switchboard_http::cluster::FORWARDED_BY;
+use switchboard_http::event_store::StoreFuture;
+use switchboard_http::{
+    Cluster, HttpConfig, InMemoryEventStore, InMemorySessionStore, Location, SessionStore,
+    SessionStoreError,
+};
+
+/// The nodes as every node sees them: who announces itself, at which URL.
+#[derive(Default)]
+struct Directory {
+    urls: Mutex<HashMap<String, String>>,
+}
+
+/// One node's view of the cluster, over the shared store and directory.
+struct TestCluster {
+    node: String,
+    store: Arc<InMemorySessionStore>,
+    directory: Arc<Directory>,
+}
+
+impl Cluster for TestCluster {
+    fn node_id(&self) -> &str {
+        &self.node
+    }
+
+    fn locate<'a>(
+        &'a self,
+        session: &'a str,
+    ) -> StoreFuture<'a, Result<Location, SessionStoreError>> {
+        Box::pin(async move {
+            let Some(record) = self.store.load(session).await? else {
+                return Ok(Location::Unknown);
+            };
+            let Some(node) = record.node else {
+                return Ok(Location::Orphan { node: None });
+            };
+            if *node == *self.node {
+                return Ok(Location::Here);
+            }
+            let url = self.directory.urls.lock().unwrap().get(&*node).cloned();
+            Ok(match url {
+                Some(url) => Location::Remote {
+                    node,
+                    url: Arc::from(url.as_str()),
+                },
+                None => Location::Orphan { node: Some(node) },
+            })
+        })
+    }
+}
+
+/// Shared stores and a directory; nodes join with [`Shared::node`].
+#[derive(Clone)]
+struct Shared {
+    sessions: Arc<InMemorySessionStore>,
+    events: Arc<InMemoryEventStore>,
+    directory: Arc<Directory>,
+}
+
+impl Shared {
+    fn new() -> Self {
+        Shared {
+            sessions: Arc::new(InMemorySessionStore::default()),
+            events: Arc::new(InMemoryEventStore::default()),
+            directory: Arc::default(),
+        }
+    }
+
+    async fn node(&self, name: &str, idle: Option<Duration>) -> Live {
+        let cluster = Arc::new(TestCluster {
+            node: name.to_owned(),
+            store: self.sessions.clone(),
+            directory: self.directory.clone(),
+        });
+        let config = HttpConfig::default()
+            .with_session_store(self.sessions.clone())
+            .with_event_store(self.events.clone())
+            .with_cluster(cluster)
+            .with_idle_timeout(idle);
+        let node = live(&test_server(), config).await;
+        self.directory
+            .urls
+            .lock()
+            .unwrap()
+            .insert(name.to_owned(), format!("http://{}/mcp", node.addr));
+        node
+    }
+}
+
+async fn text_of(resp: http::Response<hyper::body::Incoming>) -> String {
+    String::from_utf8(
+        resp.into_body()
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes()
+            .to_vec(),
+    )
+    .unwrap()
+}
+
+/// The `text` of the first content block of the tools/call answer in `body` (JSON or SSE).
+fn tool_text(body: &str) -> String {
+    let json = if body.trim_start().starts_with('{') {
+        serde_json::from_str::<serde_json::Value>(body).unwrap()
+    } else {
+        parse_sse(body)
+            .into_iter()
+            .filter(|e| e.data.as_deref().is_some_and(|d| !d.is_empty()))
+            .map(|e| e.json())
+            .find(|v| v.get("id").is_some())
+            .unwrap()
+    };
+    json["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_session_opened_on_one_node_is_served_through_the_other() {
+    let shared = Shared::new();
+    let a = shared.node("a", None).await;
+    let b = shared.node("b", None).await;
+    let sid = wire_session(a.addr).await;
+    let record = shared.sessions.load(&sid).await.unwrap().unwrap();
+    assert_eq!(
+        record.node.as_deref(),
+        Some("a"),
+        "the record names its node"
+    );
+    // A call posted to b runs on a, its progress and log included, streamed back through b.
+    let resp = send(
+        b.addr,
+        wire_post(b.addr, Some(&sid), call_body(2, "chatty", json!({}))),
+    )
+    .await;
+    assert_eq!(resp.status(), 200);
+    let body = text_of(resp).await;
+    let kinds: Vec<String> = parse_sse(&body)
+        .into_iter()
+        .filter(|e| e.data.as_deref().is_some_and(|d| !d.is_empty()))
+        .map(|e| e.json()["method"].as_str().unwrap_or("response").to_owned())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "notifications/progress",
+            "notifications/message",
+            "response"
+        ]
+    );
+    assert_eq!(tool_text(&body), "done");
+    assert_eq!(b.service.session_count(), 0, "b holds no copy");
+    assert_eq!(a.service.session_count(), 1);
+    // The standalone stream opened through b is a's.
+    let resp = send(b.addr, wire_get(b.addr, &sid, None)).await;
+    assert_eq!(resp.status(), 200);
+    let mut events = SseReader::new(resp.into_body());
+    let priming = events.next(WAIT).await.unwrap();
+    assert_eq!(priming.stream_seq().0, 0);
+    // A second GET, through a, meets the one b relays: one standalone stream per session.
+    let resp = send(a.addr, wire_get(a.addr, &sid, None)).await;
+    assert_eq!(resp.status(), 409);
+}
+
+#[tokio::test]
+async fn delete_through_another_node_ends_the_session_everywhere() {
+    let shared = Shared::new();
+    let a = shared.node("a", None).await;
+    let b = shared.node("b", None).await;
+    let sid = wire_session(a.addr).await;
+    let del = http::Request::delete("/mcp")
+        .header("host", b.addr.to_string())
+        .header("mcp-session-id", &sid)
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(http_body_util::Full::new(bytes::Bytes::new()))
+        .unwrap();
+    assert_eq!(send(b.addr, del).await.status(), 200);
+    assert_eq!(a.service.session_count(), 0);
+    assert!(shared.sessions.load(&sid).await.unwrap().is_none());
+    for node in [&a, &b] {
+        let resp = send(
+            node.addr,
+            wire_post(node.addr, Some(&sid), call_body(3, "echo", json!({}))),
+        )
+        .await;
+        assert_eq!(resp.status(), 404);
+    }
+}
+
+#[tokio::test]
+async fn a_node_that_stops_answering_has_its_sessions_taken_over() {
+    let shared = Shared::new();
+    let a = shared.node("a", None).await;
+    let b = shared.node("b", None).await;
+    let sid = wire_session(a.addr).await;
+    // a stops accepting connections but is still announced (as after a crash, before its
+    // announcement expires): b's relay fails to connect and b claims the session.
+    drop(a);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let resp = send(
+        b.addr,
+        wire_post(b.addr, Some(&sid), call_body(2, "echo", json!({"x": 1}))),
+    )
+    .await;
+    assert_eq!(resp.status(), 200);
+    assert_eq!(tool_text(&text_of(resp).await), r#"{"x":1}"#);
+    assert_eq!(b.service.session_count(), 1);
+    let record = shared.sessions.load(&sid).await.unwrap().unwrap();
+    assert_eq!(record.node.as_deref(), Some("b"), "b now serves it");
+    // The client's capabilities came along with the snapshot: a sampling request reaches it.
+    assert!(record.snapshot.is_some());
+}
+
+#[tokio::test]
+async fn a_relayed_request_is_never_relayed_again() {
+    let shared = Shared::new();
+    let a = shared.node("a", None).await;
+    let b = shared.node("b", None).await;
+    let sid = wire_session(a.addr).await;
+    let mut req = wire_post(b.addr, Some(&sid), call_body(2, "echo", json!({})));
+    req.headers_mut()
+        .insert(FORWARDED_BY, http::HeaderValue::from_static("c"));
+    let resp = send(b.addr, req).await;
+    assert_eq!(resp.status(), 503);
+    assert_eq!(resp.headers()["retry-after"], "1");
+    assert!(text_of(resp).await.contains("session_moving"));
+    assert_eq!(b.service.session_count(), 0, "b took nothing over");
+    assert_eq!(a.service.session_count(), 1);
+}
+
+#[tokio::test]
+async fn an_unknown_session_is_404_on_every_node() {
+    let shared = Shared::new();
+    let _a = shared.node("a", None).await;
+    let b = shared.node("b", None).await;
+    let resp = send(
+        b.addr,
+        wire_post(
+            b.addr,
+            Some("no-such-session"),
+            call_body(2, "echo", json!({})),
+        ),
+    )
+    .await;
+    assert_eq!(resp.status(), 404);
+}
+
+#[tokio::test]
+async fn requests_relayed_by_another_node_keep_a_session_from_idling_out() {
+    let shared = Shared::new();
+    let idle = Some(Duration::from_millis(800));
+    let a = shared.node("a", idle).await;
+    let b = shared.node("b", idle).await;
+    let sid = wire_session(a.addr).await;
+    // Every request goes through b, for twice the idle timeout: a sees them all.
+    for i in 0..8 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let resp = send(
+            b.addr,
+            wire_post(b.addr, Some(&sid), call_body(10 + i, "echo", json!({}))),
+        )
+        .await;
+        assert_eq!(resp.status(), 200, "request {i}");
+        let _ = text_of(resp).await;
+    }
+    // Then silence: a ends it, and the store forgets it.
+    tokio::time::sleep(Duration::from_millis(1600)).await;
+    assert_eq!(a.service.session_count(), 0);
+    assert!(shared.sessions.load(&sid).await.unwrap().is_none());
+    let resp = send(
+        b.addr,
+        wire_post(b.addr, Some(&sid), call_body(30, "echo", json!({}))),
+    )
+    .await;
+    assert_eq!(resp.status(), 404);
+}
