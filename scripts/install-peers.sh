@@ -7,6 +7,8 @@
 #   2b. oidc-provider (the test authorization server)    -> interop/oauth/node_modules (npm ci, interop/oauth/)
 #   3. the official Python SDK `mcp`                     -> .tools/venv         (pip --require-hashes,
 #                                                           wheels kept in .tools/wheels)
+#   4. Debian's redis-server and nginx (the cluster runs) -> the system         (apt-get, when missing;
+#                                                           their services are not started)
 #
 # Idempotent: each step records a stamp (a hash of its lockfile and of the tool that installed it)
 # and is skipped, with no network access, when the stamp matches and the pinned versions check out.
@@ -144,6 +146,30 @@ else
   fi
   py_ok || interop_die "mcp $PY_MCP_VERSION does not import from $VENV_DIR"
   echo "$PY_HASH" > "$PY_STAMP"
+fi
+
+# ---------------------------------------------------------------- 4. redis-server and nginx
+# The cluster runs (interop/cluster.sh, the Redis store's tests) start their own redis-server and
+# nginx on 127.0.0.1; the packages' own services are never started (policy-rc.d says no).
+NGINX_BIN="$(command -v nginx || echo /usr/sbin/nginx)"
+if command -v redis-server > /dev/null && [ -x "$NGINX_BIN" ]; then
+  step "redis-server $(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p') and $("$NGINX_BIN" -v 2>&1 | sed 's/.*: //'): present"
+elif [ "$CHECK_ONLY" = 1 ]; then
+  interop_die "redis-server or nginx is missing; run scripts/install-peers.sh (Debian packages)"
+else
+  step "redis-server and nginx (Debian, apt-get; services not started)"
+  command -v apt-get > /dev/null || interop_die "redis-server and nginx are missing and apt-get is not available"
+  policy=/usr/sbin/policy-rc.d
+  made_policy=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && made_policy=1
+  fi
+  apt-get update -qq > /dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server nginx > /dev/null ||
+    interop_die "apt-get install redis-server nginx failed"
+  [ "$made_policy" = 1 ] && rm -f "$policy"
+  command -v redis-server > /dev/null || interop_die "redis-server not found after apt-get"
+  NGINX_BIN="$(command -v nginx || echo /usr/sbin/nginx)"
+  [ -x "$NGINX_BIN" ] || interop_die "nginx not found after apt-get"
 fi
 
 step "ok: node $("$NODE22" --version), @modelcontextprotocol/sdk $SDK_VERSION, client/server $TS_V2_VERSION, conformance $CONFORMANCE_VERSION and $CONFORMANCE_2026_VERSION, oidc-provider $OIDC_PROVIDER_VERSION, server-everything $SERVER_EVERYTHING_VERSION, python mcp $PY_MCP_VERSION"

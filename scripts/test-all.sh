@@ -50,6 +50,9 @@ echo "== interop: switchboard record + trace on TypeScript SDK <-> Python SDK se
 echo "== interop: our OAuth client (headless) against a real authorization server (oidc-provider on 127.0.0.1): PKCE, resource-bound JWT access tokens, step-up, refresh rotation, client credentials, client ID metadata documents; then with our resource server (serve --auth-issuer)"
 ./interop/oauth/e2e.sh target/debug/switchboard
 
+echo "== interop: two serve --http --store redis:// nodes behind round-robin nginx (Debian's redis-server and nginx on 127.0.0.1): the official TypeScript and Python SDK clients and ours through the proxy, requests alternating nodes, DELETE everywhere, the serving node killed mid-call (both clients resume on the other node: every event and the result once), Redis restarted under a live session"
+./interop/cluster.sh target/debug/switchboard
+
 echo "== conformance: the official suite (server mode, --suite all) against switchboard serve --http; no FAILURE, no WARNING"
 cargo build --locked --bin switchboard --bin switchboard-conformance-client
 ./conformance/ci.sh server target/debug/switchboard
