@@ -261,8 +261,12 @@ mod tests {
         let of_bob = Event::Task(bob.clone(), "t-b".into(), "{}".into());
         assert_eq!(l.publish(&of_bob), 1);
         assert_eq!(b.events.try_recv().unwrap(), of_bob);
-        // A task of the same id under another owner is not alice's either.
-        assert_eq!(l.publish(&Event::Task(bob, "t-a".into(), "{}".into())), 0);
+        // A task of bob's that has the id alice follows reaches bob, who follows it too, and
+        // not alice.
+        let bobs_t_a = Event::Task(bob, "t-a".into(), "{}".into());
+        assert_eq!(l.publish(&bobs_t_a), 1);
+        assert_eq!(b.events.try_recv().unwrap(), bobs_t_a);
+        assert!(a.events.try_recv().is_err());
         // List changes are for everyone.
         assert_eq!(l.publish(&Event::ToolsListChanged), 2);
     }
