@@ -47,7 +47,7 @@ echo "== interop: the official TypeScript v2 and Python 2.3 clients in revision 
 echo "== interop: switchboard record + trace on TypeScript SDK <-> Python SDK sessions; 0 violations"
 ./interop/sdk-transcripts.sh target/debug/switchboard
 
-echo "== interop: our OAuth client (headless) against a real authorization server (oidc-provider on 127.0.0.1): PKCE, resource-bound JWT access tokens, step-up, refresh rotation, client credentials, client ID metadata documents; then with our resource server (serve --auth-issuer)"
+echo "== interop: our OAuth client (headless) against a real authorization server (oidc-provider on 127.0.0.1): PKCE, resource-bound JWT access tokens, step-up, refresh rotation, client credentials (secret and private_key_jwt), client ID metadata documents; then our resource server (serve --auth-issuer) with our client and with the official TypeScript and Python SDK clients' OAuth"
 ./interop/oauth/e2e.sh target/debug/switchboard
 
 echo "== interop: two serve --http --store redis:// nodes behind round-robin nginx (Debian's redis-server and nginx on 127.0.0.1): the official TypeScript and Python SDK clients and ours through the proxy, requests alternating nodes, DELETE everywhere, the serving node killed mid-call (both clients resume on the other node: every event and the result once), Redis restarted under a live session"

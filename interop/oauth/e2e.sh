@@ -4,8 +4,12 @@
 # crates/switchboard-http-client/tests/oauth_e2e.rs against it (authorization code with PKCE,
 # resource-bound JWT access tokens, step-up, refresh rotation, the file store's mode, client
 # credentials, client ID metadata documents); then `switchboard call --oauth-headless` against a
-# stub resource server (interop/oauth/stub-rs.mjs) that records the Authorization header. Fails,
-# never skips, if a server cannot start.
+# stub resource server (interop/oauth/stub-rs.mjs) that records the Authorization header; then
+# our resource server (`switchboard serve --auth-issuer`) with our client (authorization code,
+# step-up, a client ID metadata document, client credentials with a secret and with
+# private_key_jwt, a token without `sub`) and with the official SDK clients
+# (interop/oauth/ts-oauth-client.mjs, interop/oauth/py_oauth_client.py). Fails, never skips, if a
+# server or a peer cannot start.
 #
 #   interop/oauth/e2e.sh [SWITCHBOARD_BIN]     (default target/debug/switchboard)
 set -euo pipefail
@@ -14,6 +18,9 @@ interop_use_node22
 cd "$INTEROP_REPO"
 [ -d interop/oauth/node_modules/oidc-provider ] ||
   interop_die "oidc-provider is not installed in interop/oauth/node_modules; run scripts/install-peers.sh"
+[ -d interop/node_modules/@modelcontextprotocol/sdk ] ||
+  interop_die "the TypeScript SDK is not installed in interop/node_modules; run scripts/install-peers.sh"
+[ -x "$VENV_PY" ] || interop_die "the Python venv is not installed at $VENV_DIR; run scripts/install-peers.sh"
 
 BIN="${1:-target/debug/switchboard}"
 [ -x "$BIN" ] || interop_die "no switchboard binary at $BIN (cargo build --bin switchboard)"
@@ -31,7 +38,7 @@ stop() {
   rm -rf "$log" "$rs_log" "$record" "$tokens"
 }
 trap stop EXIT
-interop/oauth/start.sh > "$log" 2>&1 &
+MACHINE_KEY_FILE="$tokens/machine-key.pem" interop/oauth/start.sh > "$log" 2>&1 &
 as_pid=$!
 issuer=""
 for _ in $(seq 100); do
@@ -127,4 +134,65 @@ grep -q '"text"' <<< "$out" || interop_die "unexpected test_scoped_write result:
 kill -0 "$sb_pid" 2> /dev/null || interop_die "switchboard serve --auth-issuer died (see $sb_log)"
 echo "PASS our client against our resource server with oidc-provider's tokens (401 challenge, mcp:basic, step-up to mcp:write)"
 
-echo "PASS oauth e2e against oidc-provider (library, switchboard call --oauth-headless and --oauth, our resource server)"
+# The JWT claims of the access token in one of our token files.
+token_claims() {
+  node -e '
+    const store = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    const tokens = [];
+    (function walk(v) {
+      if (v && typeof v === "object") {
+        if (typeof v.access_token === "string") tokens.push(v.access_token);
+        Object.values(v).forEach(walk);
+      }
+    })(store);
+    if (tokens.length !== 1) throw new Error(tokens.length + " access tokens in the file");
+    process.stdout.write(Buffer.from(tokens[0].split(".")[1], "base64url").toString());
+  ' "$1"
+}
+# --client-metadata-url: the document URL is the client id (no registration).
+cimd_url="https://client.switchboard.test/oauth/client.json"
+out="$("$BIN" call --url "$sb_url" --oauth-headless --oauth-allow-loopback --client-metadata-url "$cimd_url" \
+  --oauth-token-file "$tokens/cimd.json" tools/call test_simple_text 2> "$tokens/cimd.err")" ||
+  interop_die "switchboard call --client-metadata-url failed: $(cat "$tokens/cimd.err")"
+grep -q 'This is a simple text response for testing.' <<< "$out" || interop_die "unexpected result: $out"
+grep -q "\"client_id\":\"$cimd_url\"" <<< "$(token_claims "$tokens/cimd.json")" ||
+  interop_die "the token's client is not the metadata document URL: $(token_claims "$tokens/cimd.json")"
+echo "PASS switchboard call --client-metadata-url: the client ID metadata document URL is the client id"
+# --oauth-client-credentials with a secret, for a client whose tokens carry no `sub`: the
+# server binds the session to the client and names it as the subject.
+out="$("$BIN" call --url "$sb_url" --oauth-client-credentials --oauth-allow-loopback \
+  --client-id switchboard-machine-nosub --client-secret switchboard-machine-nosub-secret \
+  --oauth-token-file "$tokens/nosub.json" tools/call test_scoped_write 2> "$tokens/nosub.err")" ||
+  interop_die "switchboard call --oauth-client-credentials failed: $(cat "$tokens/nosub.err")"
+grep -q 'Scoped write done for switchboard-machine-nosub' <<< "$out" || interop_die "unexpected result: $out"
+if grep -q '"sub"' <<< "$(token_claims "$tokens/nosub.json")"; then interop_die "the machine token has a sub"; fi
+echo "PASS switchboard call --oauth-client-credentials: a token without sub speaks for its client (step-up to mcp:write)"
+# --private-key: private_key_jwt (RFC 7523) client authentication for client credentials.
+out="$("$BIN" call --url "$sb_url" --oauth-client-credentials --oauth-allow-loopback \
+  --client-id switchboard-machine-jwt --private-key "$tokens/machine-key.pem" \
+  --oauth-token-file "$tokens/jwt.json" tools/call test_scoped_write 2> "$tokens/jwt.err")" ||
+  interop_die "switchboard call --private-key failed: $(cat "$tokens/jwt.err")"
+grep -q 'Scoped write done for switchboard-machine-jwt' <<< "$out" || interop_die "unexpected result: $out"
+# A key the authorization server does not know is refused there, and said so.
+node -e 'const c = require("crypto");
+  process.stdout.write(c.generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ type: "pkcs8", format: "pem" }))' \
+  > "$tokens/other-key.pem"
+if "$BIN" call --url "$sb_url" --oauth-client-credentials --oauth-allow-loopback \
+  --client-id switchboard-machine-jwt --private-key "$tokens/other-key.pem" \
+  --oauth-token-file "$tokens/other.json" tools/list > /dev/null 2> "$tokens/other.err"; then
+  interop_die "a client assertion signed by an unknown key was accepted"
+fi
+grep -q 'invalid_client' "$tokens/other.err" || interop_die "no invalid_client: $(cat "$tokens/other.err")"
+echo "PASS switchboard call --private-key: private_key_jwt client credentials (and an unknown key refused)"
+
+# The official SDK clients with their OAuth support against our resource server.
+sdk_failed=0
+node interop/oauth/ts-oauth-client.mjs --url "$sb_url" --issuer "$issuer" --machine-key "$tokens/machine-key.pem" ||
+  sdk_failed=1
+"$VENV_PY" interop/oauth/py_oauth_client.py --url "$sb_url" --issuer "$issuer" --machine-key "$tokens/machine-key.pem" ||
+  sdk_failed=1
+kill -0 "$sb_pid" 2> /dev/null || interop_die "switchboard serve --auth-issuer died (see $sb_log)"
+[ "$sdk_failed" = 0 ] || interop_die "an official SDK client failed against our resource server"
+echo "PASS the official TypeScript and Python SDK clients against our resource server"
+
+echo "PASS oauth e2e against oidc-provider (library, switchboard call --oauth-headless, --oauth and --oauth-client-credentials, our resource server with our client and the official SDK clients)"

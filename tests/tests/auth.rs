@@ -449,6 +449,56 @@ async fn sec_sh_6_another_subject_cannot_use_a_session() {
     assert_eq!(text_of(&r.json()), "Scoped write done for bob");
 }
 
+/// A client-credentials token without `sub`, issued to `client`.
+fn machine_token(f: &Fixture, client: Option<&str>, scope: &str) -> String {
+    let mut c = f.claims("ignored", scope);
+    let m = c.as_object_mut().unwrap();
+    m.remove("sub");
+    match client {
+        Some(id) => {
+            m.insert("client_id".into(), json!(id));
+        }
+        None => {
+            m.remove("client_id");
+        }
+    }
+    f.issuer.token(&c)
+}
+
+#[tokio::test]
+async fn sec_sh_5_a_token_without_sub_binds_the_session_to_its_client() {
+    let f = Fixture::start().await;
+    let a = machine_token(&f, Some("machine-a"), "mcp:basic mcp:write");
+    let sid = f.open(&a).await;
+    let r = f
+        .post(&call(1, "test_scoped_write"), Some(&a), Some(&sid))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(text_of(&r.json()), "Scoped write done for machine-a");
+    // A fresh token of the same client is the same principal.
+    let again = machine_token(&f, Some("machine-a"), "mcp:basic");
+    let r = f
+        .post(&call(2, "test_simple_text"), Some(&again), Some(&sid))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    // Another client, or a user whose subject is not that client, is another principal.
+    let b = machine_token(&f, Some("machine-b"), "mcp:basic mcp:write");
+    let r = f
+        .post(&call(3, "test_simple_text"), Some(&b), Some(&sid))
+        .await;
+    assert_eq!(r.status, 404, "{}", r.body);
+    let alice = f.token("alice", "mcp:basic");
+    let r = f
+        .post(&call(4, "test_simple_text"), Some(&alice), Some(&sid))
+        .await;
+    assert_eq!(r.status, 404, "{}", r.body);
+    // A token naming no principal at all is refused before anything else.
+    let nobody = machine_token(&f, None, "mcp:basic mcp:write");
+    let r = f.post(&initialize(), Some(&nobody), None).await;
+    assert_eq!(r.status, 401, "{}", r.body);
+    assert_eq!(r.challenge.unwrap().error.as_deref(), Some("invalid_token"));
+}
+
 #[tokio::test]
 async fn jwks_refresh_on_an_unknown_kid_serves_a_rotated_key() {
     let f = Fixture::start_with(|c| c.with_min_refresh_interval(Duration::ZERO)).await;
@@ -574,5 +624,101 @@ async fn sec_tk_1_modern_tasks_belong_to_their_subject() {
         r.json()["error"].is_object(),
         "bob cannot cancel it: {}",
         r.body
+    );
+}
+
+/// The JSON messages of a server-sent event stream, read as they come.
+struct Events {
+    resp: reqwest::Response,
+    buf: String,
+}
+
+impl Events {
+    /// The next message, or `None` when none comes `within`.
+    async fn next(&mut self, within: Duration) -> Option<Value> {
+        let read = async {
+            loop {
+                if let Some(end) = self.buf.find("\n\n") {
+                    let event: String = self.buf.drain(..end + 2).collect();
+                    let data: Vec<&str> = event
+                        .lines()
+                        .filter_map(|l| l.strip_prefix("data:"))
+                        .map(str::trim_start)
+                        .collect();
+                    if !data.is_empty() {
+                        return serde_json::from_str(&data.join("\n")).ok();
+                    }
+                    continue;
+                }
+                let chunk = self.resp.chunk().await.ok()??;
+                self.buf
+                    .push_str(&String::from_utf8_lossy(&chunk).replace("\r\n", "\n"));
+            }
+        };
+        tokio::time::timeout(within, read).await.ok().flatten()
+    }
+}
+
+#[tokio::test]
+async fn sec_tk_1_a_listen_stream_carries_only_its_subjects_tasks() {
+    let f = Fixture::start().await;
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": V2026,
+        "io.modelcontextprotocol/clientCapabilities":
+            {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "auth-test", "version": "1"}});
+    let alice = f.token("alice", "mcp:basic");
+    let bob = f.token("bob", "mcp:basic");
+    let start = |id: i64, seconds: f64, token: &str| {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "slow_compute", "arguments": {"seconds": seconds}, "_meta": meta}});
+        modern(&f, &body, Some("slow_compute"), Some(token))
+    };
+    let task = |r: Reply| {
+        let v = r.json();
+        assert_eq!(v["result"]["resultType"], "task", "{v}");
+        v["result"]["taskId"].as_str().unwrap().to_owned()
+    };
+    let a = task(f.send(start(1, 1.0, &alice)).await);
+    let b = task(f.send(start(2, 1.5, &bob)).await);
+    let listen = |id: &str, ids: &[&str], token: &str| {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+            "params": {"notifications": {"taskIds": ids}, "_meta": meta}});
+        modern(&f, &body, None, Some(token))
+    };
+    let open = |req: reqwest::RequestBuilder| async move {
+        let resp = req.send().await.unwrap();
+        assert_eq!(resp.status(), 200);
+        let mut events = Events {
+            resp,
+            buf: String::new(),
+        };
+        let ack = events.next(Duration::from_secs(5)).await.expect("the ack");
+        assert_eq!(
+            ack["method"], "notifications/subscriptions/acknowledged",
+            "{ack}"
+        );
+        events
+    };
+    // Bob names alice's task as well as his own; alice names hers.
+    let mut bobs = open(listen("bob", &[&a, &b], &bob)).await;
+    let mut alices = open(listen("alice", &[&a], &alice)).await;
+    let n = alices
+        .next(Duration::from_secs(10))
+        .await
+        .expect("alice hears of her task");
+    assert_eq!(n["method"], "notifications/tasks", "{n}");
+    assert_eq!(n["params"]["taskId"], a.as_str());
+    assert_eq!(n["params"]["status"], "completed");
+    // Alice's task ended first, yet the first task bob hears of is his own.
+    let n = bobs
+        .next(Duration::from_secs(10))
+        .await
+        .expect("bob hears of his task");
+    assert_eq!(n["method"], "notifications/tasks", "{n}");
+    assert_eq!(n["params"]["taskId"], b.as_str(), "{n}");
+    assert_eq!(n["params"]["status"], "completed");
+    assert!(
+        bobs.next(Duration::from_millis(200)).await.is_none(),
+        "nothing of alice's task reaches bob"
     );
 }

@@ -87,7 +87,10 @@ async fn au_21_au_22_every_hostile_token_is_refused() {
             t(&with(json!({"iss": "http://127.0.0.1:9"}))),
         ),
         ("no exp", t(&with(json!({"exp": null})))),
-        ("no sub", t(&with(json!({"sub": null})))),
+        (
+            "no sub, client_id or azp",
+            t(&with(json!({"sub": null, "client_id": null}))),
+        ),
         (
             "another key, same kid",
             issuer.sign_with(&TestKey::es256("k1"), &good),
@@ -146,7 +149,7 @@ async fn au_21_au_22_every_hostile_token_is_refused() {
             "not yet valid" => "not yet valid",
             "wrong issuer" => "wrong issuer",
             "no exp" => "no expiry",
-            "no sub" => "a required claim is missing",
+            "no sub, client_id or azp" => "no subject",
             "another key, same kid" | "a tampered payload" => "bad signature",
             "another key, another kid" => "no key of the issuer matches the token",
             "alg none" | "not a JWT" | "empty" => "not a signed JWT with a known algorithm",
@@ -157,6 +160,40 @@ async fn au_21_au_22_every_hostile_token_is_refused() {
         }
     }
     assert!(v.validate(&t(&good)).await.is_ok());
+}
+
+#[tokio::test]
+async fn sec_sh_5_a_token_without_sub_speaks_for_its_client() {
+    let issuer = TestIssuer::start().await;
+    let v = validator(&issuer);
+    // A client-credentials token of an issuer that leaves `sub` out: the client is the subject.
+    let mut c = issuer.claims("ignored", AUD, "mcp:basic");
+    c.as_object_mut().unwrap().remove("sub");
+    c["client_id"] = json!("machine-a");
+    let info = v.validate(&issuer.token(&c)).await.unwrap();
+    assert_eq!(info.subject, "machine-a");
+    assert_eq!(info.client_id.as_deref(), Some("machine-a"));
+    assert_eq!(info.owner_key(), format!("{}|machine-a", issuer.url()));
+    // `azp` names the client when `client_id` does not.
+    c.as_object_mut().unwrap().remove("client_id");
+    c["azp"] = json!("machine-b");
+    assert_eq!(
+        v.validate(&issuer.token(&c)).await.unwrap().subject,
+        "machine-b"
+    );
+    // `sub` wins when both are there; an empty one names nobody.
+    c["sub"] = json!("alice");
+    assert_eq!(
+        v.validate(&issuer.token(&c)).await.unwrap().subject,
+        "alice"
+    );
+    c["sub"] = json!("");
+    assert_eq!(
+        v.validate(&issuer.token(&c)).await.unwrap().subject,
+        "machine-b"
+    );
+    c.as_object_mut().unwrap().remove("azp");
+    assert_eq!(invalid(v.validate(&issuer.token(&c)).await), "no subject");
 }
 
 #[tokio::test]

@@ -131,7 +131,10 @@ async fn open(
     Option<std::sync::Arc<switchboard_auth::client::OAuthClient>>,
 )> {
     if a.oauth.enabled() && a.url.is_none() {
-        anyhow::bail!("--oauth and --oauth-headless need --url (stdio takes no authorization)");
+        anyhow::bail!(
+            "--oauth, --oauth-headless and --oauth-client-credentials need --url (stdio takes no \
+             authorization)"
+        );
     }
     match (&a.stdio, &a.url) {
         (Some(_), Some(_)) => anyhow::bail!("give either --stdio or --url, not both"),

@@ -294,13 +294,43 @@ struct OAuthFlags {
     /// followed with a cookie jar (for authorization servers that approve without a person).
     #[arg(long, requires = "url")]
     oauth_headless: bool,
+    /// Like --oauth, for a machine acting for itself: tokens come from the client-credentials
+    /// grant, with no user and no browser. Needs --client-id and its --client-secret or
+    /// --private-key.
+    #[arg(
+        long,
+        requires = "url",
+        requires = "client_id",
+        conflicts_with_all = ["oauth", "oauth_headless", "client_metadata_url"]
+    )]
+    oauth_client_credentials: bool,
     /// A client id registered with the authorization server beforehand (else the client
-    /// registers itself dynamically, RFC 7591, where the server allows it).
+    /// uses --client-metadata-url, or registers itself dynamically, RFC 7591, where the server
+    /// allows it).
     #[arg(long, value_name = "ID")]
     client_id: Option<String>,
     /// The secret of --client-id (a confidential client).
     #[arg(long, value_name = "SECRET", requires = "client_id")]
     client_secret: Option<String>,
+    /// Authenticate --client-id at the token endpoint with a JWT it signs with this PEM private
+    /// key (PKCS#8, or SEC1 for EC and PKCS#1 for RSA keys) instead of a secret:
+    /// private_key_jwt, RFC 7523. The authorization server must know the public key.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "client_id",
+        conflicts_with = "client_secret"
+    )]
+    private_key: Option<std::path::PathBuf>,
+    /// The JWS algorithm of --private-key: ES256 (the default), ES384, RS256, RS384, RS512,
+    /// PS256, PS384, PS512 or EdDSA.
+    #[arg(long, value_name = "ALG", requires = "private_key")]
+    private_key_alg: Option<String>,
+    /// The URL of this client's metadata document (https, with a path), used as its client id
+    /// where the authorization server accepts client ID metadata documents, instead of
+    /// registering dynamically.
+    #[arg(long, value_name = "URL")]
+    client_metadata_url: Option<String>,
     /// The scopes to ask for first (space-separated), instead of the server's.
     #[arg(long, value_name = "SCOPES")]
     scope: Option<String>,
@@ -450,8 +480,12 @@ fn run() -> anyhow::Result<()> {
             let OAuthFlags {
                 oauth,
                 oauth_headless,
+                oauth_client_credentials,
                 client_id,
                 client_secret,
+                private_key,
+                private_key_alg,
+                client_metadata_url,
                 scope,
                 oauth_allow_loopback,
                 oauth_token_file,
@@ -471,8 +505,12 @@ fn run() -> anyhow::Result<()> {
                 oauth: oauth::OAuthArgs {
                     browser: oauth,
                     headless: oauth_headless,
+                    client_credentials: oauth_client_credentials,
                     client_id,
                     client_secret,
+                    private_key,
+                    private_key_alg,
+                    client_metadata_url,
                     scope,
                     allow_loopback: oauth_allow_loopback,
                     token_file: oauth_token_file,

@@ -6,6 +6,12 @@
 //!   127.0.0.1 that receives the code.
 //! * `--oauth-headless`: the client fetches the authorization URL itself and follows the
 //!   redirects with a cookie jar, for authorization servers that approve without a person.
+//! * `--oauth-client-credentials`: the client-credentials grant, for a machine acting for
+//!   itself; `--client-id` with `--client-secret` or `--private-key` (`private_key_jwt`).
+//!
+//! Who the client is: `--client-id` (registered beforehand), else `--client-metadata-url` (a
+//! client ID metadata document, where the authorization server accepts them), else dynamic
+//! registration.
 //!
 //! Tokens are kept in a file written 0600: `$XDG_STATE_HOME/switchboard/oauth-tokens.json`
 //! (else `~/.local/state/...`), or `--oauth-token-file`. Authorization URLs, metadata and
@@ -19,8 +25,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use switchboard_auth::ScopeSet;
 use switchboard_auth::client::{
-    FileTokenStore, HeadlessUserAgent, OAuthClient, OAuthConfig, OAuthError, OAuthFuture,
-    PreRegistered, UrlPolicy, UserAgent,
+    FileTokenStore, Flow, HeadlessUserAgent, OAuthClient, OAuthConfig, OAuthError, OAuthFuture,
+    PreRegistered, PrivateKeyJwt, UrlPolicy, UserAgent,
 };
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
@@ -34,10 +40,18 @@ pub(crate) struct OAuthArgs {
     pub browser: bool,
     /// `--oauth-headless`: the headless flow.
     pub headless: bool,
+    /// `--oauth-client-credentials`: the client-credentials grant.
+    pub client_credentials: bool,
     /// `--client-id`.
     pub client_id: Option<String>,
     /// `--client-secret`.
     pub client_secret: Option<String>,
+    /// `--private-key`: the PEM file for `private_key_jwt`.
+    pub private_key: Option<PathBuf>,
+    /// `--private-key-alg` (default ES256).
+    pub private_key_alg: Option<String>,
+    /// `--client-metadata-url`.
+    pub client_metadata_url: Option<String>,
     /// `--scope`.
     pub scope: Option<String>,
     /// `--oauth-allow-loopback`.
@@ -49,7 +63,7 @@ pub(crate) struct OAuthArgs {
 impl OAuthArgs {
     /// Whether any OAuth flow was asked for.
     pub(crate) fn enabled(&self) -> bool {
-        self.browser || self.headless
+        self.browser || self.headless || self.client_credentials
     }
 }
 
@@ -66,9 +80,15 @@ fn default_token_file() -> anyhow::Result<PathBuf> {
 /// The OAuth client for `url`, or `None` without `--oauth` / `--oauth-headless`.
 pub(crate) async fn client(a: &OAuthArgs, url: &str) -> anyhow::Result<Option<Arc<OAuthClient>>> {
     if !a.enabled() {
-        if a.client_id.is_some() || a.client_secret.is_some() || a.scope.is_some() {
+        if a.client_id.is_some()
+            || a.client_secret.is_some()
+            || a.scope.is_some()
+            || a.private_key.is_some()
+            || a.client_metadata_url.is_some()
+        {
             anyhow::bail!(
-                "--client-id, --client-secret and --scope need --oauth or --oauth-headless"
+                "--client-id, --client-secret, --private-key, --client-metadata-url and --scope \
+                 need --oauth, --oauth-headless or --oauth-client-credentials"
             );
         }
         return Ok(None);
@@ -84,6 +104,28 @@ pub(crate) async fn client(a: &OAuthArgs, url: &str) -> anyhow::Result<Option<Ar
         .with_client_name("switchboard");
     if let Some(s) = &a.scope {
         config = config.with_scope(ScopeSet::parse(s));
+    }
+    if a.client_credentials {
+        if a.client_secret.is_none() && a.private_key.is_none() {
+            anyhow::bail!(
+                "--oauth-client-credentials needs --client-secret or --private-key with --client-id"
+            );
+        }
+        config = config.with_flow(Flow::ClientCredentials);
+    }
+    if let Some(url) = &a.client_metadata_url {
+        let ok = url::Url::parse(url)
+            .is_ok_and(|u| u.scheme() == "https" && u.path() != "/" && !u.path().is_empty());
+        if !ok {
+            anyhow::bail!(
+                "--client-metadata-url must be an https URL with a path, such as \
+                 https://app.example.com/oauth/client.json"
+            );
+        }
+        config = config.with_client_metadata_url(url.clone());
+    }
+    if let Some(file) = &a.private_key {
+        config = config.with_private_key(private_key(file, a.private_key_alg.as_deref())?);
     }
     match (&a.client_id, &a.client_secret) {
         (Some(id), secret) => {
@@ -101,13 +143,29 @@ pub(crate) async fn client(a: &OAuthArgs, url: &str) -> anyhow::Result<Option<Ar
         None => default_token_file()?,
     };
     let store = Arc::new(FileTokenStore::new(file));
-    let agent: Arc<dyn UserAgent> = if a.headless {
+    // The client-credentials grant sends no one anywhere; the headless agent stands by unused.
+    let agent: Arc<dyn UserAgent> = if a.headless || a.client_credentials {
         Arc::new(HeadlessUserAgent::new(policy).map_err(|e| anyhow::anyhow!("{e}"))?)
     } else {
         Arc::new(BrowserUserAgent::bind().await?)
     };
     let client = OAuthClient::new(config, store, agent).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(Some(Arc::new(client)))
+}
+
+/// The `private_key_jwt` key in `file`, checked by signing a first assertion now, so that a
+/// key that cannot sign is reported before any request.
+fn private_key(file: &std::path::Path, alg: Option<&str>) -> anyhow::Result<PrivateKeyJwt> {
+    let pem = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read the private key {}", file.display()))?;
+    let key = PrivateKeyJwt {
+        private_key_pem: pem,
+        algorithm: alg.unwrap_or("ES256").to_owned(),
+        kid: None,
+    };
+    key.assertion("switchboard", "https://issuer.invalid")
+        .map_err(|e| anyhow::anyhow!("--private-key {}: {e}", file.display()))?;
+    Ok(key)
 }
 
 /// What to say after an authorization failure, with a hint for the usual causes.

@@ -104,3 +104,103 @@ fn serve_refuses_a_plain_http_issuer_that_is_not_loopback() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("https"), "{err}");
 }
+
+/// `switchboard call ARGS tools/list` against a port nothing listens on: what it says on
+/// stderr, after checking that it failed before sending anything (exit 2).
+fn call_refused(args: &[&str]) -> String {
+    let port = common::free_port().to_string();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let out = common::bin()
+        .args(["call", "--url", &url])
+        .args(args)
+        .arg("tools/list")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    err
+}
+
+#[test]
+fn call_oauth_client_credentials_needs_a_secret_or_a_key() {
+    let err = call_refused(&["--oauth-client-credentials", "--client-id", "machine"]);
+    assert!(err.contains("--client-secret or --private-key"), "{err}");
+    // The machine flow has no user: it cannot be combined with a user's flow.
+    let err = call_refused(&[
+        "--oauth-client-credentials",
+        "--oauth-headless",
+        "--client-id",
+        "machine",
+        "--client-secret",
+        "s",
+    ]);
+    assert!(err.contains("cannot be used with"), "{err}");
+    // A secret and a key at once is ambiguous.
+    let err = call_refused(&[
+        "--oauth-client-credentials",
+        "--client-id",
+        "machine",
+        "--client-secret",
+        "s",
+        "--private-key",
+        "key.pem",
+    ]);
+    assert!(err.contains("cannot be used with"), "{err}");
+}
+
+#[test]
+fn call_private_key_must_be_a_usable_pem_key() {
+    let dir = std::env::temp_dir().join(format!("sb-cli-key-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let missing = dir.join("missing.pem");
+    let err = call_refused(&[
+        "--oauth-client-credentials",
+        "--client-id",
+        "machine",
+        "--private-key",
+        missing.to_str().unwrap(),
+    ]);
+    assert!(err.contains("cannot read the private key"), "{err}");
+    let garbage = dir.join("garbage.pem");
+    std::fs::write(
+        &garbage,
+        "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    let err = call_refused(&[
+        "--oauth-client-credentials",
+        "--client-id",
+        "machine",
+        "--private-key",
+        garbage.to_str().unwrap(),
+    ]);
+    assert!(err.contains("not usable"), "{err}");
+    let err = call_refused(&[
+        "--oauth-client-credentials",
+        "--client-id",
+        "machine",
+        "--private-key",
+        garbage.to_str().unwrap(),
+        "--private-key-alg",
+        "HS256",
+    ]);
+    assert!(err.contains("asymmetric"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn au_10_call_client_metadata_url_must_be_https_with_a_path() {
+    for bad in [
+        "http://app.example.com/client.json",
+        "https://app.example.com/",
+        "not a url",
+    ] {
+        let err = call_refused(&["--oauth-headless", "--client-metadata-url", bad]);
+        assert!(
+            err.contains("must be an https URL with a path"),
+            "{bad}: {err}"
+        );
+    }
+    let err = call_refused(&["--client-metadata-url", "https://app.example.com/c.json"]);
+    assert!(err.contains("need --oauth"), "{err}");
+}

@@ -12,7 +12,10 @@ use serde_json::{Map, Value};
 use url::Url;
 
 use super::fetch;
-use super::{AuthInfo, TokenError, TokenValidator, ValidateFuture, audiences_of, scopes_of};
+use super::{
+    AuthInfo, TokenError, TokenValidator, ValidateFuture, audiences_of, client_of, scopes_of,
+    subject_of,
+};
 
 /// How an [`IntrospectionValidator`] reaches the introspection endpoint.
 #[derive(Clone)]
@@ -139,16 +142,8 @@ impl IntrospectionValidator {
         {
             return Err(TokenError::Invalid("not yet valid"));
         }
-        let client_id = answer
-            .get("client_id")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let subject = answer
-            .get("sub")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .or_else(|| client_id.clone())
-            .ok_or(TokenError::Invalid("no subject"))?;
+        let client_id = client_of(&answer);
+        let subject = subject_of(&answer).ok_or(TokenError::Invalid("no subject"))?;
         Ok(AuthInfo {
             subject,
             scopes: scopes_of(&answer),
@@ -221,5 +216,26 @@ mod tests {
         assert!(bad(json!({"exp": 100})));
         assert!(bad(json!({"nbf": 5000})));
         assert!(!bad(json!({"aud": ["x", "http://127.0.0.1:2/mcp"]})));
+    }
+
+    #[test]
+    fn sec_sh_5_an_answer_without_sub_speaks_for_its_client() {
+        let base = json!({"active": true, "aud": "http://127.0.0.1:2/mcp", "scope": "mcp:basic",
+            "exp": 2000, "iss": "http://127.0.0.1:1"});
+        let with = |extra: Value| {
+            let mut m = obj(base.clone());
+            m.extend(obj(extra));
+            v().judge(m, 1000)
+        };
+        let info = with(json!({"client_id": "machine"})).unwrap_or_default();
+        assert_eq!(info.subject, "machine");
+        assert_eq!(info.client_id.as_deref(), Some("machine"));
+        let info = with(json!({"azp": "machine"})).unwrap_or_default();
+        assert_eq!(info.subject, "machine");
+        assert_eq!(
+            with(json!({})),
+            Err(TokenError::Invalid("no subject")),
+            "an answer naming no principal binds nothing"
+        );
     }
 }

@@ -15,7 +15,9 @@
 //!   when the token names none), and the key's own `alg` and `use`, if any, agree;
 //! - `iss` is the configured issuer, `aud` is (or, as an array, contains) our canonical
 //!   resource URI `[AU-21]`, `exp` is present and not past, `nbf` (if any) is not in the
-//!   future, both with a small leeway, and `sub` is present.
+//!   future, both with a small leeway, and the token names a subject: `sub`, or for a token
+//!   without one the client it was issued to (`client_id`, else `azp`; see
+//!   [`super::subject_of`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,7 +29,10 @@ use tokio::sync::Mutex;
 use url::Url;
 
 use super::fetch::{self, FetchError};
-use super::{AuthInfo, TokenError, TokenValidator, ValidateFuture, audiences_of, scopes_of};
+use super::{
+    AuthInfo, TokenError, TokenValidator, ValidateFuture, audiences_of, client_of, scopes_of,
+    subject_of,
+};
 use crate::metadata::authorization_server_metadata_urls;
 
 /// The signature algorithms accepted by default: every asymmetric one RFC 9068 issuers use.
@@ -236,7 +241,7 @@ impl JwtValidator {
         v.validate_aud = true;
         v.set_issuer(&[&self.config.issuer]);
         v.set_audience(&[&self.config.audience]);
-        v.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        v.set_required_spec_claims(&["exp", "iss", "aud"]);
         let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &v)
             .map_err(|e| TokenError::Invalid(reason(&e)))?;
         info_of(data.claims)
@@ -428,22 +433,13 @@ fn reason(e: &jsonwebtoken::errors::Error) -> &'static str {
 
 /// What the claims of a verified token say.
 fn info_of(claims: Map<String, Value>) -> Result<AuthInfo, TokenError> {
-    let subject = claims
-        .get("sub")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .ok_or(TokenError::Invalid("no subject"))?
-        .to_owned();
+    let subject = subject_of(&claims).ok_or(TokenError::Invalid("no subject"))?;
     let issuer = claims
         .get("iss")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
-    let client_id = claims
-        .get("client_id")
-        .or_else(|| claims.get("azp"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
+    let client_id = client_of(&claims);
     Ok(AuthInfo {
         subject,
         scopes: scopes_of(&claims),

@@ -44,8 +44,9 @@ pub use jwt::{DEFAULT_ALGORITHMS, JwtValidator, JwtValidatorConfig};
 #[derive(Debug, Clone, PartialEq, Default)]
 #[non_exhaustive]
 pub struct AuthInfo {
-    /// The subject the token was issued for (`sub`): the user, or the client itself for a
-    /// client-credentials grant. Sessions and tasks are bound to it (`[SEC-SH-5]`).
+    /// The principal the token speaks for ([`subject_of`]): its `sub` (the user, or the client
+    /// itself for a client-credentials grant), else the client it was issued to. Sessions and
+    /// tasks are bound to it (`[SEC-SH-5]`).
     pub subject: String,
     /// The scopes the token grants.
     pub scopes: ScopeSet,
@@ -250,6 +251,30 @@ pub fn scopes_of(claims: &Map<String, Value>) -> ScopeSet {
     out
 }
 
+/// The client a token or introspection answer names: `client_id` (RFC 9068 §2.2, RFC 7662
+/// §2.2), else `azp` (OpenID Connect's authorized party).
+pub fn client_of(claims: &Map<String, Value>) -> Option<String> {
+    ["client_id", "azp"]
+        .iter()
+        .filter_map(|k| claims.get(*k).and_then(Value::as_str))
+        .find(|s| !s.is_empty())
+        .map(str::to_owned)
+}
+
+/// The principal a token speaks for, which sessions and tasks are bound to (`[SEC-SH-5]`,
+/// `[SEC-SH-10]`, `[SEC-TK-1]`): its `sub`; for a token without one (a client-credentials token
+/// from an issuer that leaves `sub` out), the client it was issued to ([`client_of`]), since
+/// such a client acts for itself and RFC 9068 §2.2 makes it its own subject. `None` when the
+/// token names neither: nothing could be bound to it, so validators refuse it.
+pub fn subject_of(claims: &Map<String, Value>) -> Option<String> {
+    claims
+        .get("sub")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .or_else(|| client_of(claims))
+}
+
 /// The `aud` claim as a list (a string or an array of strings).
 pub fn audiences_of(claims: &Map<String, Value>) -> Vec<String> {
     match claims.get("aud") {
@@ -313,6 +338,28 @@ mod tests {
         assert_eq!(audiences_of(&c), ["x", "y"]);
         let c = json!({"aud": "x"}).as_object().cloned().unwrap_or_default();
         assert_eq!(audiences_of(&c), ["x"]);
+    }
+
+    #[test]
+    fn sec_sh_5_the_subject_is_sub_else_the_client() {
+        let of = |v: serde_json::Value| v.as_object().cloned().unwrap_or_default();
+        let both = of(json!({"sub": "alice", "client_id": "app"}));
+        assert_eq!(subject_of(&both).as_deref(), Some("alice"));
+        assert_eq!(client_of(&both).as_deref(), Some("app"));
+        let machine = of(json!({"client_id": "machine", "azp": "other"}));
+        assert_eq!(subject_of(&machine).as_deref(), Some("machine"));
+        let azp = of(json!({"azp": "machine", "sub": ""}));
+        assert_eq!(subject_of(&azp).as_deref(), Some("machine"));
+        assert_eq!(client_of(&azp).as_deref(), Some("machine"));
+        assert_eq!(
+            subject_of(&of(json!({"client_id": "", "scope": "a"}))),
+            None
+        );
+        assert_eq!(
+            subject_of(&of(json!({"sub": 7}))),
+            None,
+            "sub must be a string"
+        );
     }
 
     #[test]

@@ -4,11 +4,18 @@
 //! matching event, each tagged with the listen's id, until the client goes away (the request
 //! is cancelled: its future is dropped and the stream unregistered) or the server closes it
 //! (the listen is then answered with its result).
+//!
+//! Task notifications are per subject: a stream is opened under the owner its listen request
+//! would create tasks under ([`super::tasks::owner_of`]: the authenticated subject when the
+//! transport authorized the request), and carries `notifications/tasks` only for tasks of that
+//! owner, so naming another subject's task id in `taskIds` yields nothing (`[SEC-TK-1]`,
+//! `[SEC-SH-10]`). List and resource changes concern every client alike.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use switchboard_tasks::Owner;
 use switchboard_types::ServerCapabilities;
 use switchboard_types::modern::SubscriptionFilter;
 use tokio::sync::mpsc;
@@ -30,12 +37,14 @@ pub(crate) enum Event {
     ResourcesListChanged,
     /// `notifications/resources/updated` for this URI.
     ResourceUpdated(String),
-    /// `notifications/tasks` for this task id, with its `DetailedTask` as JSON text.
-    Task(String, String),
+    /// `notifications/tasks` for the task of this owner with this id, with its `DetailedTask`
+    /// as JSON text.
+    Task(Owner, String, String),
 }
 
 impl Event {
-    fn wanted_by(&self, f: &SubscriptionFilter) -> bool {
+    /// Whether a stream opened by `owner` with filter `f` carries this event.
+    fn wanted_by(&self, f: &SubscriptionFilter, owner: &Owner) -> bool {
         match self {
             Event::ToolsListChanged => f.tools_list_changed == Some(true),
             Event::PromptsListChanged => f.prompts_list_changed == Some(true),
@@ -44,11 +53,13 @@ impl Event {
                 .resource_subscriptions
                 .as_ref()
                 .is_some_and(|s| s.iter().any(|u| u == uri)),
-            Event::Task(id, _) => f
-                .extra
-                .get(TASK_IDS)
-                .and_then(serde_json::Value::as_array)
-                .is_some_and(|ids| ids.iter().any(|i| i.as_str() == Some(id))),
+            Event::Task(of, id, _) => {
+                of == owner
+                    && f.extra
+                        .get(TASK_IDS)
+                        .and_then(serde_json::Value::as_array)
+                        .is_some_and(|ids| ids.iter().any(|i| i.as_str() == Some(id)))
+            }
         }
     }
 }
@@ -95,9 +106,17 @@ pub(crate) fn agreed(asked: &SubscriptionFilter, caps: &ServerCapabilities) -> S
 /// The open listen streams of one server.
 #[derive(Debug)]
 pub(crate) struct Listeners {
-    open: Mutex<HashMap<u64, (SubscriptionFilter, mpsc::Sender<Event>)>>,
+    open: Mutex<HashMap<u64, Stream>>,
     next: AtomicU64,
     max: usize,
+}
+
+/// What the server keeps of one open stream: its filter, whose it is, its queue.
+#[derive(Debug)]
+struct Stream {
+    filter: SubscriptionFilter,
+    owner: Owner,
+    tx: mpsc::Sender<Event>,
 }
 
 /// One open listen stream; unregistered when dropped.
@@ -124,15 +143,19 @@ impl Listeners {
         }
     }
 
-    /// Opens a stream for `filter`; `None` at the bound.
-    pub(crate) fn open(self: &Arc<Self>, filter: SubscriptionFilter) -> Option<Listening> {
+    /// Opens a stream for `filter` on behalf of `owner`; `None` at the bound.
+    pub(crate) fn open(
+        self: &Arc<Self>,
+        filter: SubscriptionFilter,
+        owner: Owner,
+    ) -> Option<Listening> {
         let mut open = self.open.lock().ok()?;
         if open.len() >= self.max {
             return None;
         }
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::channel(LISTENER_QUEUE);
-        open.insert(key, (filter, tx));
+        open.insert(key, Stream { filter, owner, tx });
         Some(Listening {
             listeners: self.clone(),
             key,
@@ -146,8 +169,8 @@ impl Listeners {
             return 0;
         };
         open.values()
-            .filter(|(f, _)| event.wanted_by(f))
-            .filter(|(_, tx)| tx.try_send(event.clone()).is_ok())
+            .filter(|s| event.wanted_by(&s.filter, &s.owner))
+            .filter(|s| s.tx.try_send(event.clone()).is_ok())
             .count()
     }
 
@@ -189,8 +212,12 @@ mod tests {
             "no resources.subscribe"
         );
         let l = Arc::new(Listeners::new(1));
-        let mut s = l.open(agreed).unwrap();
-        assert!(l.open(SubscriptionFilter::default()).is_none(), "bound");
+        let mut s = l.open(agreed, Owner::new("modern")).unwrap();
+        assert!(
+            l.open(SubscriptionFilter::default(), Owner::new("modern"))
+                .is_none(),
+            "bound"
+        );
         assert_eq!(l.publish(&Event::PromptsListChanged), 0);
         assert_eq!(l.publish(&Event::ToolsListChanged), 1);
         assert_eq!(s.events.try_recv().unwrap(), Event::ToolsListChanged);
@@ -201,13 +228,46 @@ mod tests {
     #[test]
     fn a_stream_that_does_not_read_loses_events_not_memory() {
         let l = Arc::new(Listeners::new(4));
-        let _s = l.open(SubscriptionFilter {
-            tools_list_changed: Some(true),
-            ..Default::default()
-        });
+        let _s = l.open(
+            SubscriptionFilter {
+                tools_list_changed: Some(true),
+                ..Default::default()
+            },
+            Owner::new("modern"),
+        );
         let taken: usize = (0..LISTENER_QUEUE * 3)
             .map(|_| l.publish(&Event::ToolsListChanged))
             .sum();
         assert_eq!(taken, LISTENER_QUEUE);
+    }
+
+    #[test]
+    fn sec_tk_1_task_notifications_reach_only_their_owner() {
+        let follow = |ids: &[&str]| SubscriptionFilter {
+            tools_list_changed: Some(true),
+            extra: std::iter::once((TASK_IDS.to_owned(), serde_json::json!(ids))).collect(),
+            ..Default::default()
+        };
+        let alice = Owner::new("modern|http://as|alice");
+        let bob = Owner::new("modern|http://as|bob");
+        let l = Arc::new(Listeners::new(4));
+        let mut a = l.open(follow(&["t-a"]), alice.clone()).unwrap();
+        // Bob names alice's task id: he still hears nothing of it.
+        let mut b = l.open(follow(&["t-a", "t-b"]), bob.clone()).unwrap();
+        let of_alice = Event::Task(alice.clone(), "t-a".into(), "{}".into());
+        assert_eq!(l.publish(&of_alice), 1);
+        assert_eq!(a.events.try_recv().unwrap(), of_alice);
+        assert!(b.events.try_recv().is_err(), "another subject's task");
+        let of_bob = Event::Task(bob.clone(), "t-b".into(), "{}".into());
+        assert_eq!(l.publish(&of_bob), 1);
+        assert_eq!(b.events.try_recv().unwrap(), of_bob);
+        // A task of bob's that has the id alice follows reaches bob, who follows it too, and
+        // not alice.
+        let bobs_t_a = Event::Task(bob, "t-a".into(), "{}".into());
+        assert_eq!(l.publish(&bobs_t_a), 1);
+        assert_eq!(b.events.try_recv().unwrap(), bobs_t_a);
+        assert!(a.events.try_recv().is_err());
+        // List changes are for everyone.
+        assert_eq!(l.publish(&Event::ToolsListChanged), 2);
     }
 }

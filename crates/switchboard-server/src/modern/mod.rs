@@ -351,7 +351,8 @@ impl ServerService {
             return ready(Err(e));
         }
         let agreed = listen::agreed(&params.notifications, &self.server.capabilities);
-        let Some(mut listening) = self.server.listeners.open(agreed.clone()) else {
+        let owner = tasks::owner_of(&cx);
+        let Some(mut listening) = self.server.listeners.open(agreed.clone(), owner) else {
             return ready(Err(ErrorObject::internal("too many open listen streams")
                 .with_data(serde_json::json!({"reason": "too_many_listen_streams"}))));
         };
@@ -381,7 +382,7 @@ impl ServerService {
                         p.insert("uri".into(), Value::String(uri));
                         (methods::NOTIFICATIONS_RESOURCES_UPDATED, p)
                     }
-                    listen::Event::Task(_, task) => (
+                    listen::Event::Task(_, _, task) => (
                         methods::NOTIFICATIONS_TASKS,
                         serde_json::from_str(&task).unwrap_or_default(),
                     ),

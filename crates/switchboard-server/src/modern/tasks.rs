@@ -18,8 +18,8 @@
 //! session), so neither era reaches the other's tasks. Within the modern era the task id is the
 //! capability: 128 random bits (`[D26-136]`, `[TK-24]`), never listed (`tasks/list` does not
 //! exist), so only the client that received it (or one it handed the id to) can name it.
-//! Authorization of task requests against a subject comes with the authorization issue; the
-//! owner then becomes that subject.
+//! When the transport authenticated the request, the owner is that subject instead
+//! ([`owner_of`]), for `tasks/*` and for the `notifications/tasks` a listen stream carries.
 //!
 //! **Where the state lives.** Status, result and error are in the store (so `tasks/get` reads
 //! them wherever the store is shared). The outstanding input requests of a running task and the
@@ -318,7 +318,9 @@ async fn publish(server: &ServerInner, owner: &Owner, id: &str) {
     }
     if let Ok(task) = server.tasks.store.get(owner, id).await {
         let body = Value::Object(detailed(server, owner, task).await).to_string();
-        server.listeners.publish(&Event::Task(id.to_owned(), body));
+        server
+            .listeners
+            .publish(&Event::Task(owner.clone(), id.to_owned(), body));
     }
 }
 
