@@ -71,4 +71,12 @@ args=(--header "$header")
 [ "$mode" = smoke ] && args+=(--smoke)
 [ -n "$out" ] && args+=(--out "$out")
 echo "== bench: running ($mode mode)" >&2
-exec python3 bench/bench.py "${args[@]}"
+rc=0
+python3 bench/bench.py "${args[@]}" || rc=$?
+# The cluster rows: one node and two behind nginx, sessions in memory and in Redis.
+cluster_args=()
+[ "$mode" = smoke ] && cluster_args+=(--smoke)
+[ -n "$out" ] && cluster_args+=(--out "${out%.md}-cluster.md")
+echo "== bench: cluster rows ($mode mode)" >&2
+python3 bench/cluster.py "${cluster_args[@]}" || rc=$?
+exit "$rc"

@@ -40,7 +40,11 @@ async fn join_cluster(
     url: &str,
     advertise: String,
     node_id: Option<String>,
-) -> anyhow::Result<(HttpConfig, std::sync::Arc<switchboard_redis::RedisCluster>)> {
+) -> anyhow::Result<(
+    HttpConfig,
+    std::sync::Arc<switchboard_redis::RedisCluster>,
+    switchboard_redis::RedisStore,
+)> {
     use switchboard_redis::{RedisCluster, RedisConfig, RedisStore};
     // Records live as long as the idle timeout, plus the reaper's period and a margin.
     let idle = config
@@ -59,10 +63,8 @@ async fn join_cluster(
     let cluster = RedisCluster::join(store.clone(), node_id, &advertise)
         .await
         .map_err(|e| anyhow::anyhow!("--store: {e}"))?;
-    Ok((
-        switchboard_redis::apply(config, &store, cluster.clone()),
-        cluster,
-    ))
+    let config = switchboard_redis::apply(config, &store, cluster.clone());
+    Ok((config, cluster, store))
 }
 
 /// The endpoint's authorization: tokens of `issuer` for `audience`, checked against the
@@ -139,11 +141,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                     "--store with --http {local}: give --advertise URL, the address the other nodes reach this one at"
                 );
             }
-            let (config, joined) =
+            let (config, joined, store) =
                 join_cluster(http_config, url, advertise, args.node_id.clone()).await?;
             http_config = config;
             tracing::info!(node = %switchboard_http::Cluster::node_id(joined.as_ref()), "sessions kept in Redis");
-            cluster = Some(joined);
+            cluster = Some((joined, store));
         }
         let service = StreamableHttpService::new(
             switchboard::server_http::session_factory(&server),
@@ -166,10 +168,13 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         match &cluster {
             // A node leaving on purpose withdraws its announcement, so that the others take
             // its sessions over at once.
-            Some(cluster) => {
+            Some((cluster, store)) => {
                 tokio::select! {
                     served = switchboard_http::serve(listener, service) => served?,
-                    _ = stop => cluster.leave().await,
+                    _ = stop => {
+                        cluster.leave().await;
+                        tracing::info!(round_trips = store.round_trips(), "left the cluster; Redis round trips made");
+                    }
                 }
             }
             None => switchboard_http::serve(listener, service).await?,

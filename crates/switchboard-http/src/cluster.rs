@@ -96,11 +96,47 @@ pub(crate) enum RelayError {
     Failed(String),
 }
 
-/// Relays requests to other nodes over pooled HTTP/1.1 connections.
+/// How long a node trusts what it learned of a session's node before asking the store again.
+pub const LOCATION_CACHE_TTL: Duration = Duration::from_secs(2);
+/// The most session locations a node remembers.
+pub const LOCATION_CACHE_MAX: usize = 10_000;
+
+/// Relays requests to other nodes over pooled HTTP/1.1 connections, remembering for a moment
+/// where each session was served (so that a relayed request costs no round trip to the store).
 #[derive(Clone)]
 pub(crate) struct Relay {
     client: Client<HttpConnector, Full<Bytes>>,
     node: HeaderValue,
+    cache: Arc<std::sync::Mutex<LocationCache>>,
+}
+
+/// Recently located remote sessions: id → (node, URL, when learned). Bounded in count and age.
+#[derive(Default)]
+struct LocationCache {
+    entries: std::collections::HashMap<Arc<str>, (Arc<str>, Arc<str>, std::time::Instant)>,
+}
+
+impl LocationCache {
+    fn get(&mut self, id: &str) -> Option<(Arc<str>, Arc<str>)> {
+        let (node, url, at) = self.entries.get(id)?;
+        if at.elapsed() < LOCATION_CACHE_TTL {
+            return Some((node.clone(), url.clone()));
+        }
+        self.entries.remove(id);
+        None
+    }
+
+    fn put(&mut self, id: &str, node: Arc<str>, url: Arc<str>) {
+        if self.entries.len() >= LOCATION_CACHE_MAX {
+            self.entries
+                .retain(|_, (_, _, at)| at.elapsed() < LOCATION_CACHE_TTL);
+            if self.entries.len() >= LOCATION_CACHE_MAX {
+                self.entries.clear();
+            }
+        }
+        self.entries
+            .insert(Arc::from(id), (node, url, std::time::Instant::now()));
+    }
 }
 
 impl fmt::Debug for Relay {
@@ -139,6 +175,7 @@ impl Relay {
             client,
             node: HeaderValue::from_str(node)
                 .unwrap_or_else(|_| HeaderValue::from_static("unnamed")),
+            cache: Arc::default(),
         }
     }
 
@@ -227,13 +264,24 @@ pub(crate) async fn route(
 ) -> Result<Response<Body>, Request<Body>> {
     let me = cluster.node_id();
     let relayed = req.headers().contains_key(FORWARDED_BY);
-    let location = match cluster.locate(id).await {
-        Ok(l) => l,
-        Err(e) => {
-            crate::throttle::warn_throttled!(error = %e, "cluster store unreachable");
-            return Ok(store_unavailable(&e));
-        }
+    let cached = if relayed {
+        None
+    } else {
+        relay.cache.lock().ok().and_then(|mut c| c.get(id))
     };
+    let location = match cached {
+        Some((node, url)) => Location::Remote { node, url },
+        None => match cluster.locate(id).await {
+            Ok(l) => l,
+            Err(e) => {
+                crate::throttle::warn_throttled!(error = %e, "cluster store unreachable");
+                return Ok(store_unavailable(&e));
+            }
+        },
+    };
+    if let (Location::Remote { node, url }, Ok(mut c)) = (&location, relay.cache.lock()) {
+        c.put(id, node.clone(), url.clone());
+    }
     let (node, url) = match location {
         Location::Unknown | Location::Here => return Err(req),
         Location::Orphan { node } => {
@@ -269,12 +317,26 @@ pub(crate) async fn route(
         }
     };
     match relay.relay(&url, &parts, body.clone()).await {
-        Ok(answer) => Ok(answer),
+        Ok(answer) => {
+            // The serving node no longer knows the session (ended, or moved): ask the store
+            // next time.
+            if answer.status() == StatusCode::NOT_FOUND
+                || answer.status() == StatusCode::SERVICE_UNAVAILABLE
+            {
+                if let Ok(mut c) = relay.cache.lock() {
+                    c.entries.remove(id);
+                }
+            }
+            Ok(answer)
+        }
         Err(RelayError::Failed(why)) => {
             tracing::warn!(error = %why, "relay to the serving node failed");
             Ok(bad_gateway("the connection broke"))
         }
         Err(RelayError::Unreachable(why)) => {
+            if let Ok(mut c) = relay.cache.lock() {
+                c.entries.remove(id);
+            }
             tracing::warn!(node = %node, error = %why, "serving node unreachable; taking its session over");
             let rebuilt = Request::from_parts(parts, Body::from(body));
             match claim(config, id, Some(&node), me).await {
@@ -362,5 +424,32 @@ impl StreamFacts {
             }
         }
         facts
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_location_cache_is_bounded_in_count() {
+        let mut c = LocationCache::default();
+        let (node, url): (Arc<str>, Arc<str>) = (Arc::from("a"), Arc::from("http://a/mcp"));
+        for i in 0..LOCATION_CACHE_MAX {
+            c.put(&format!("s{i}"), node.clone(), url.clone());
+        }
+        assert_eq!(c.entries.len(), LOCATION_CACHE_MAX);
+        c.put("one-more", node.clone(), url.clone());
+        assert!(c.entries.len() <= LOCATION_CACHE_MAX);
+        assert_eq!(c.get("one-more").unwrap().0, node);
+    }
+
+    #[test]
+    fn progress_is_read_from_progress_notifications_only() {
+        let p = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":3}}"#;
+        assert_eq!(progress_of(p), Some((r#""t""#.to_owned(), 3.0)));
+        let other = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"notifications/progress"}}"#;
+        assert_eq!(progress_of(other), None);
     }
 }
