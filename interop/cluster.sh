@@ -15,7 +15,9 @@
 #      notification once, in order, and the result once (the killed node is started again,
 #      on the same port, between the two);
 #   6. Redis restarted under a live session: the nodes reconnect, requests alternate again, and
-#      an event stored before the restart is replayed with Last-Event-ID.
+#      an event stored before the restart is replayed with Last-Event-ID;
+#   7. tasks live in Redis: a finished task's result is served after the node that ran it was
+#      killed, and a task whose node was killed mid-work reads `failed`, saying so.
 #
 #   interop/cluster.sh [SWITCHBOARD_BIN]     (default target/debug/switchboard)
 #
@@ -353,6 +355,51 @@ if [ -n "$event_id" ] && printf '%s' "$replayed" | grep -q "id: $event_id" && pr
 else
   fail "Redis restarted: an event stored before is replayed" "event '$event_id', replay: $(printf '%s' "$replayed" | head -c 300)"
 fi
+
+# 7. Tasks in Redis outlive the node that ran them.
+rpc() { # BODY: the JSON-RPC answer to one POST (JSON or SSE), on stdout
+  curl -s -N -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    -H "Mcp-Session-Id: $sid" -H 'MCP-Protocol-Version: 2025-11-25' --data "$1" "$proxy" |
+    python3 -c '
+import json, sys
+text = sys.stdin.read()
+if text.lstrip().startswith("{"):
+    print(text.strip())
+else:
+    for line in text.splitlines():
+        if line.startswith("data: ") and "\"id\"" in line:
+            print(line[6:])
+'
+}
+curl -s -D "$headers" -o /dev/null -H 'Content-Type: application/json' \
+  -H 'Accept: application/json, text/event-stream' --data "$init" "$proxy"
+sid="$(grep -i '^mcp-session-id:' "$headers" | tr -d '\r' | awk '{print $2}')"
+post '{"jsonrpc":"2.0","method":"notifications/initialized"}' > /dev/null
+task_of() { python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["result"]["task"]["taskId"])'; }
+quick_raw="$(rpc '{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"test_task_slow","arguments":{"ms":200},"task":{"ttl":60000}}}')"
+long_raw="$(rpc '{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"test_task_slow","arguments":{"ms":60000},"task":{"ttl":60000}}}')"
+quick="$(printf '%s' "$quick_raw" | task_of 2> /dev/null || true)"
+long="$(printf '%s' "$long_raw" | task_of 2> /dev/null || true)"
+sleep 1
+KILLED="$(node_of_session "$sid")"
+case "$KILLED" in a) kill -9 "$pid_a" ;; b) kill -9 "$pid_b" ;; esac
+# The announcement of the killed node lapses within its life (10 s); until then the session's
+# requests take it over at once (its node refuses connections), and its task reads as lost
+# once the announcement is gone.
+sleep 11
+done_result="$(rpc "{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"tasks/result\",\"params\":{\"taskId\":\"$quick\"}}")"
+lost="$(rpc "{\"jsonrpc\":\"2.0\",\"id\":43,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"$long\"}}")"
+if [ -n "$quick" ] && printf '%s' "$done_result" | grep -q 'slept 200 ms'; then
+  pass "tasks in Redis: a finished task's result is served after node $KILLED, which ran it, was killed"
+else
+  fail "tasks in Redis: a finished task's result after its node was killed" "task '$quick' ($(printf '%s' "$quick_raw" | head -c 200)), killed '$KILLED': $(printf '%s' "$done_result" | head -c 300)"
+fi
+if [ -n "$long" ] && printf '%s' "$lost" | grep -q '"status":"failed"' && printf '%s' "$lost" | grep -q 'stopped'; then
+  pass "tasks in Redis: a task whose node was killed mid-work reads failed, saying so"
+else
+  fail "tasks in Redis: a task whose node was killed mid-work" "task '$long': $(printf '%s' "$lost" | head -c 300)"
+fi
+restart_killed
 
 echo "cluster: $passed passed, $failed failed"
 [ "$failed" = 0 ]

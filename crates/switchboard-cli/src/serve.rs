@@ -34,25 +34,23 @@ pub(crate) struct ServeArgs {
     pub(crate) node_id: Option<String>,
 }
 
-/// `config` as one node of the cluster sharing the Redis at `url`.
+/// This node, joined to the cluster sharing the Redis at `url`: records live as long as the
+/// idle timeout, plus the reaper's period and a margin; `max_sessions` bounds them.
 async fn join_cluster(
-    config: HttpConfig,
     url: &str,
     advertise: String,
     node_id: Option<String>,
+    idle: Option<std::time::Duration>,
+    max_sessions: usize,
 ) -> anyhow::Result<(
-    HttpConfig,
     std::sync::Arc<switchboard_redis::RedisCluster>,
     switchboard_redis::RedisStore,
 )> {
     use switchboard_redis::{RedisCluster, RedisConfig, RedisStore};
-    // Records live as long as the idle timeout, plus the reaper's period and a margin.
-    let idle = config
-        .idle_timeout
-        .unwrap_or(switchboard_http::config::DEFAULT_IDLE_TIMEOUT);
+    let idle = idle.unwrap_or(switchboard_http::config::DEFAULT_IDLE_TIMEOUT);
     let redis = RedisConfig {
         session_ttl: idle + std::time::Duration::from_secs(60),
-        max_sessions: config.max_sessions,
+        max_sessions,
         ..RedisConfig::default()
     };
     let store = RedisStore::connect(url, redis).await.map_err(|e| {
@@ -63,8 +61,7 @@ async fn join_cluster(
     let cluster = RedisCluster::join(store.clone(), node_id, &advertise)
         .await
         .map_err(|e| anyhow::anyhow!("--store: {e}"))?;
-    let config = switchboard_redis::apply(config, &store, cluster.clone());
-    Ok((config, cluster, store))
+    Ok((cluster, store))
 }
 
 /// The endpoint's authorization: tokens of `issuer` for `audience`, checked against the
@@ -100,13 +97,47 @@ fn authorization(
 /// The server cannot be built, the listener cannot bind, or serving fails.
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let config = SessionConfig::default().with_max_frame_bytes(args.max_frame_bytes);
-    let server = switchboard_example_servers::build(args.example, config)?;
-    if args.example == Example::Demo {
-        switchboard_example_servers::demo::subtract_on_sigusr1(&server)?;
-    }
     if let Some(addr) = args.http {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
+        // Joined before the server is built: its tasks are kept in the cluster's store.
+        let mut cluster = None;
+        if let Some(url) = &args.store {
+            let advertise = args
+                .advertise
+                .clone()
+                .unwrap_or_else(|| format!("http://{local}/mcp"));
+            if local.ip().is_unspecified() && args.advertise.is_none() {
+                anyhow::bail!(
+                    "--store with --http {local}: give --advertise URL, the address the other nodes reach this one at"
+                );
+            }
+            let max_sessions = args
+                .max_sessions
+                .unwrap_or(switchboard_http::config::DEFAULT_MAX_SESSIONS);
+            cluster = Some(
+                join_cluster(
+                    url,
+                    advertise,
+                    args.node_id.clone(),
+                    args.idle_timeout,
+                    max_sessions,
+                )
+                .await?,
+            );
+        }
+        let tasks = cluster.as_ref().map(|(joined, store)| {
+            let node = switchboard_http::Cluster::node_id(joined.as_ref());
+            std::sync::Arc::new(switchboard_redis::RedisTaskStore::new(
+                store.clone(),
+                node,
+                switchboard_tasks::TaskLimits::default(),
+            )) as std::sync::Arc<dyn switchboard_tasks::TaskStore>
+        });
+        let server = switchboard_example_servers::build_with_tasks(args.example, config, tasks)?;
+        if args.example == Example::Demo {
+            switchboard_example_servers::demo::subtract_on_sigusr1(&server)?;
+        }
         // The body bound stays within the engine's frame bound.
         let mut http_config = HttpConfig::for_bind_address(local)
             .with_json_response(args.json_response)
@@ -130,22 +161,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 http_config.with_authorization(authorization(&server, issuer, &audience)?);
             tracing::info!(issuer = %issuer, audience = %audience, "access tokens required");
         }
-        let mut cluster = None;
-        if let Some(url) = &args.store {
-            let advertise = args
-                .advertise
-                .clone()
-                .unwrap_or_else(|| format!("http://{local}/mcp"));
-            if local.ip().is_unspecified() && args.advertise.is_none() {
-                anyhow::bail!(
-                    "--store with --http {local}: give --advertise URL, the address the other nodes reach this one at"
-                );
-            }
-            let (config, joined, store) =
-                join_cluster(http_config, url, advertise, args.node_id.clone()).await?;
-            http_config = config;
-            tracing::info!(node = %switchboard_http::Cluster::node_id(joined.as_ref()), "sessions kept in Redis");
-            cluster = Some((joined, store));
+        if let Some((joined, store)) = &cluster {
+            http_config = switchboard_redis::apply(http_config, store, joined.clone());
+            tracing::info!(node = %switchboard_http::Cluster::node_id(joined.as_ref()), "sessions and tasks kept in Redis");
         }
         let service = StreamableHttpService::new(
             switchboard::server_http::session_factory(&server),
@@ -180,6 +198,10 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             None => switchboard_http::serve(listener, service).await?,
         }
         return Ok(());
+    }
+    let server = switchboard_example_servers::build(args.example, config)?;
+    if args.example == Example::Demo {
+        switchboard_example_servers::demo::subtract_on_sigusr1(&server)?;
     }
     let transport = switchboard::transport::stdio::StdioTransport::stdio()
         .with_max_frame_bytes(args.max_frame_bytes);

@@ -102,6 +102,17 @@ pub const SCOPE_WRITE: &str = "mcp:write";
 /// # Errors
 /// A registration error (none with these fixed definitions).
 pub fn everything_server(config: SessionConfig) -> Result<Server, ServerError> {
+    everything_server_with_tasks(config, None)
+}
+
+/// [`everything_server`] keeping its tasks in `tasks` (default: in memory).
+///
+/// # Errors
+/// A registration error (none with these fixed definitions).
+pub fn everything_server_with_tasks(
+    config: SessionConfig,
+    tasks: Option<std::sync::Arc<dyn switchboard_tasks::TaskStore>>,
+) -> Result<Server, ServerError> {
     let mut b = Server::builder(Implementation::new(
         "switchboard-everything",
         env!("CARGO_PKG_VERSION"),
@@ -116,6 +127,9 @@ pub fn everything_server(config: SessionConfig) -> Result<Server, ServerError> {
     .enable_logging()
     .enable_completions()
     .page_size(10);
+    if let Some(store) = tasks {
+        b = b.task_store(store);
+    }
 
     // --- Tools (contract §2) ---
     b = b

@@ -50,8 +50,21 @@ impl Example {
 /// # Errors
 /// A registration error (none with these fixed definitions).
 pub fn build(example: Example, config: SessionConfig) -> Result<Server, ServerError> {
+    build_with_tasks(example, config, None)
+}
+
+/// Builds an example server whose tasks (the everything server's) are kept in `tasks` (a store
+/// shared by several nodes); `None`: in memory.
+///
+/// # Errors
+/// A registration error (none with these fixed definitions).
+pub fn build_with_tasks(
+    example: Example,
+    config: SessionConfig,
+    tasks: Option<std::sync::Arc<dyn switchboard_tasks::TaskStore>>,
+) -> Result<Server, ServerError> {
     match example {
-        Example::Everything => everything::everything_server(config),
+        Example::Everything => everything::everything_server_with_tasks(config, tasks),
         Example::Add => add::add_server(config),
         Example::Demo => demo::demo_server(config),
     }

@@ -230,6 +230,15 @@ impl TransportControl for Control {
             s.save_snapshot(snapshot);
         }
     }
+
+    /// The session id, which every node serving this session shares; none for a stateless
+    /// request (it has no session).
+    fn session_key(&self) -> Option<Arc<str>> {
+        self.0
+            .upgrade()
+            .filter(|s| !s.ephemeral)
+            .map(|s| s.id.clone())
+    }
 }
 
 /// A session's record in the [`SessionStore`], kept in step with the role's snapshot.

@@ -172,6 +172,15 @@ pub trait TransportControl: Send + Sync + 'static {
     fn save_snapshot(&self, snapshot: &str) {
         let _ = snapshot;
     }
+
+    /// A name for this session that stays the same on every process that serves it (Streamable
+    /// HTTP: its session id, which a node taking the session over shares), so that a role can
+    /// key what it keeps in a store shared by several processes (the tasks of a session) by
+    /// it. Secret: never logged, never sent. Default: `None` (the session lives in one
+    /// process; the role uses a name of its own).
+    fn session_key(&self) -> Option<Arc<str>> {
+        None
+    }
 }
 
 /// A bidirectional transport that splits into its two halves.

@@ -6,6 +6,8 @@
 //! * [`RedisStore`] is a [`SessionStore`] (which sessions exist, the role's snapshot, the
 //!   subject a session is bound to, the node serving it) and an [`EventStore`] (the SSE events
 //!   kept for `Last-Event-ID`, replayed by whichever node a client reconnects to);
+//! * [`RedisTaskStore`] is a `switchboard_tasks::TaskStore`: a session's tasks outlive the node
+//!   that created them (a task whose node died reads `failed`, saying so);
 //! * [`RedisCluster`] is the [`Cluster`]: this node announces itself (its id and the URL the
 //!   other nodes reach it at) for as long as it runs, and finds the node serving a session in
 //!   one round trip.
@@ -65,6 +67,9 @@ use switchboard_http::{
 };
 
 mod scripts;
+mod tasks;
+
+pub use tasks::RedisTaskStore;
 
 /// The default key prefix.
 pub const DEFAULT_PREFIX: &str = "switchboard";
@@ -253,6 +258,37 @@ impl RedisStore {
     }
 }
 
+/// Whether a failed command may succeed on a new connection (Redis restarted, the connection
+/// broke): the multiplexed connection reconnects after such a failure, and the command is
+/// sent once more.
+fn retryable(e: &redis::RedisError) -> bool {
+    e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal()
+}
+
+/// Runs a script or a command on the store's connection, once more on a fresh connection when
+/// the first attempt met a broken one.
+trait Run {
+    async fn run<T: redis::FromRedisValue>(&self, store: &RedisStore) -> redis::RedisResult<T>;
+}
+
+impl Run for redis::ScriptInvocation<'_> {
+    async fn run<T: redis::FromRedisValue>(&self, store: &RedisStore) -> redis::RedisResult<T> {
+        match self.invoke_async(&mut store.conn()).await {
+            Err(e) if retryable(&e) => self.invoke_async(&mut store.conn()).await,
+            r => r,
+        }
+    }
+}
+
+impl Run for redis::Cmd {
+    async fn run<T: redis::FromRedisValue>(&self, store: &RedisStore) -> redis::RedisResult<T> {
+        match self.query_async(&mut store.conn()).await {
+            Err(e) if retryable(&e) => self.query_async(&mut store.conn()).await,
+            r => r,
+        }
+    }
+}
+
 /// The fields of a session hash, as a record.
 fn record_of(id: &str, fields: Vec<(String, String)>) -> Option<SessionRecord> {
     if fields.is_empty() {
@@ -291,7 +327,7 @@ impl SessionStore for RedisStore {
                 .arg(opt(&record.snapshot))
                 .arg(opt(&record.owner))
                 .arg(opt(&record.node))
-                .invoke_async(&mut self.conn())
+                .run(self)
                 .await
                 .map_err(|e| SessionStoreError::Backend(backend(&e)))?;
             if status == 0 {
@@ -310,7 +346,7 @@ impl SessionStore for RedisStore {
         Box::pin(async move {
             let fields: Vec<(String, String)> = redis::cmd("HGETALL")
                 .arg(self.key(&["s", &hashed(id)]))
-                .query_async(&mut self.conn())
+                .run(self)
                 .await
                 .map_err(|e| SessionStoreError::Backend(backend(&e)))?;
             Ok(record_of(id, fields))
@@ -329,7 +365,7 @@ impl SessionStore for RedisStore {
                 .key(self.key(&["sessions"]))
                 .arg(&h)
                 .arg(node.unwrap_or(""))
-                .invoke_async(&mut self.conn())
+                .run(self)
                 .await;
             if let Err(e) = r {
                 tracing::warn!(error = %e, "session record not removed from Redis (it expires)");
@@ -353,7 +389,7 @@ impl SessionStore for RedisStore {
                 .arg(node)
                 .arg(now_ms())
                 .arg(self.ttl_ms())
-                .invoke_async(&mut self.conn())
+                .run(self)
                 .await
                 .map_err(|e| SessionStoreError::Backend(backend(&e)))?;
             Ok(match (status, record_of(id, fields)) {
@@ -377,7 +413,7 @@ impl SessionStore for RedisStore {
                 for id in chunk {
                     call.arg(hashed(id));
                 }
-                let r: Result<i64, _> = call.invoke_async(&mut self.conn()).await;
+                let r: Result<i64, _> = call.run(self).await;
                 if let Err(e) = r {
                     tracing::warn!(error = %e, "session records not renewed in Redis");
                 }
@@ -409,7 +445,7 @@ impl EventStore for RedisStore {
                 .arg(self.ttl_ms())
                 .arg(self.key(&["e", &h]))
                 .arg(EVENT_OVERHEAD_BYTES)
-                .invoke_async(&mut self.conn())
+                .run(self)
                 .await
                 .map_err(|e| EventStoreError::Backend(backend(&e)))?;
             Ok(())
@@ -428,7 +464,7 @@ impl EventStore for RedisStore {
                 .key(self.key(&["e", &h, &after.stream.to_string()]))
                 .arg(after.seq)
                 .arg(limit.max(1))
-                .invoke_async(&mut self.conn())
+                .run(self)
                 .await
                 .map_err(|e| EventStoreError::Backend(backend(&e)))?;
             if known == 0 {
@@ -470,7 +506,7 @@ impl EventStore for RedisStore {
                 .arg(self.inner.config.stream_bytes)
                 .arg(self.ttl_ms())
                 .arg(EVENT_OVERHEAD_BYTES)
-                .invoke_async(&mut self.conn())
+                .run(self)
                 .await
                 .map_err(|e| EventStoreError::Backend(backend(&e)))?;
             Ok(())
@@ -488,7 +524,7 @@ impl EventStore for RedisStore {
                 .arg(key)
                 .arg(0)
                 .arg(0)
-                .query_async(&mut self.conn())
+                .run(self)
                 .await
                 .map_err(|e| EventStoreError::Backend(backend(&e)))?;
             Ok(found
@@ -504,7 +540,7 @@ impl EventStore for RedisStore {
             let r: Result<i64, _> = Script::new(scripts::REMOVE_EVENTS)
                 .key(self.key(&["es", &h]))
                 .arg(self.key(&["e", &h]))
-                .invoke_async(&mut self.conn())
+                .run(self)
                 .await;
             if let Err(e) = r {
                 tracing::warn!(error = %e, "session events not removed from Redis (they expire)");
@@ -590,7 +626,7 @@ impl RedisCluster {
         self.heartbeat.abort();
         let r: Result<i64, _> = redis::cmd("DEL")
             .arg(self.store.key(&["node", &self.node]))
-            .query_async(&mut self.store.conn())
+            .run(&self.store)
             .await;
         if let Err(e) = r {
             tracing::warn!(error = %e, "node announcement not withdrawn");
@@ -609,7 +645,7 @@ async fn announce(
         .arg(url)
         .arg("PX")
         .arg(millis(ttl))
-        .query_async(&mut store.conn())
+        .run(store)
         .await
 }
 
@@ -627,7 +663,7 @@ impl Cluster for RedisCluster {
             let found: Vec<String> = Script::new(scripts::LOCATE)
                 .key(self.store.key(&["s", &h]))
                 .arg(self.store.key(&["node"]))
-                .invoke_async(&mut self.store.conn())
+                .run(&self.store)
                 .await
                 .map_err(|e| SessionStoreError::Backend(backend(&e)))?;
             Ok(match found.as_slice() {

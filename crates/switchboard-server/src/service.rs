@@ -386,10 +386,11 @@ impl ServerService {
     ) -> BoxFuture<HandlerResult> {
         let tasks = self.server.tasks.clone();
         let session = self.state.id;
+        let owner = self.state.task_owner();
         Box::pin(async move {
             let rc = call.cx.request().clone();
             let created = tasks
-                .spawn(session, ttl, rc, move |link| {
+                .spawn(session, owner, ttl, rc, move |link| {
                     let mut call = call;
                     call.cx.task = Some(link);
                     async move {
@@ -415,7 +416,7 @@ impl ServerService {
         let page = self.server.paginator.page_size();
         task::request(
             self.server.tasks.clone(),
-            self.state.id,
+            self.state.task_owner(),
             page,
             req,
             cx,

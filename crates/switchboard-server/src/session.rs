@@ -46,6 +46,16 @@ pub(crate) struct SessionState {
 }
 
 impl SessionState {
+    /// The owner of this session's tasks: the transport's session key when it has one (the
+    /// same on every process serving the session, so a shared task store finds them after a
+    /// take-over), else this process's session number.
+    pub(crate) fn task_owner(&self) -> switchboard_tasks::Owner {
+        match self.control.as_ref().and_then(|c| c.session_key()) {
+            Some(key) => switchboard_tasks::Owner::new(format!("session-key-{key}")),
+            None => crate::task::owner(self.id),
+        }
+    }
+
     pub(crate) fn new(
         id: u64,
         max_subscriptions: usize,

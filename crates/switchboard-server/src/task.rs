@@ -134,6 +134,7 @@ impl Tasks {
     pub(crate) async fn spawn<F, Fut>(
         self: &Arc<Self>,
         session: u64,
+        owner: Owner,
         ttl: Option<u64>,
         rc: RequestContext,
         work: F,
@@ -144,7 +145,7 @@ impl Tasks {
     {
         let created = self
             .store
-            .create(&owner(session), ttl)
+            .create(&owner, ttl)
             .await
             .map_err(|e| e.to_error_object())?;
         let id = created.task_id.clone();
@@ -173,7 +174,7 @@ impl Tasks {
         self.running
             .started(id.clone(), session, handle.abort_handle(), rc);
         // A `tasks/cancel` that came before the work was registered stops it now.
-        if let Ok(t) = self.store.get(&owner(session), &id).await {
+        if let Ok(t) = self.store.get(&owner, &id).await {
             if t.status == TaskStatus::Cancelled {
                 if let Some(call) = self.running.stop(&id) {
                     call.end_progress().await;
@@ -290,16 +291,15 @@ fn encode<T: serde::Serialize>(value: &T) -> HandlerResult {
 }
 
 /// `tasks/get`, `tasks/result`, `tasks/list` (pages of `page`), `tasks/cancel`, scoped to
-/// `session`.
+/// `owner` (the session's).
 pub(crate) fn request(
     tasks: Arc<Tasks>,
-    session: u64,
+    owner: Owner,
     page: usize,
     req: Request,
     cx: RequestContext,
     method: TaskMethod,
 ) -> BoxFuture<HandlerResult> {
-    let owner = owner(session);
     Box::pin(async move {
         let store = &*tasks.store;
         match method {
