@@ -14,6 +14,9 @@ use std::time::Duration;
 use http_body_util::BodyExt;
 use serde_json::json;
 use support::*;
+use switchboard_auth::ScopeSet;
+use switchboard_auth::resource::{AuthInfo, TokenError, TokenValidator};
+use switchboard_http::Authorization;
 use switchboard_http::cluster::FORWARDED_BY;
 use switchboard_http::event_store::StoreFuture;
 use switchboard_http::{
@@ -83,6 +86,11 @@ impl Shared {
     }
 
     async fn node(&self, name: &str, idle: Option<Duration>) -> Live {
+        self.node_with(name, idle, false).await
+    }
+
+    /// A node; with `auth`, bearer tokens `alice` and `bob` are two subjects of one issuer.
+    async fn node_with(&self, name: &str, idle: Option<Duration>, auth: bool) -> Live {
         let cluster = Arc::new(TestCluster {
             node: name.to_owned(),
             store: self.sessions.clone(),
@@ -93,6 +101,21 @@ impl Shared {
             .with_event_store(self.events.clone())
             .with_cluster(cluster)
             .with_idle_timeout(idle);
+        let config = if auth {
+            let validator: Arc<dyn TokenValidator> = Arc::new(|token: &str| match token {
+                "alice" | "bob" => Ok(AuthInfo::new(token, "http://issuer", ScopeSet::new())),
+                _ => Err(TokenError::Invalid("unknown token")),
+            });
+            let authorization = Authorization::new(
+                "http://127.0.0.1/mcp",
+                vec!["http://issuer".into()],
+                validator,
+            )
+            .unwrap();
+            config.with_authorization(authorization)
+        } else {
+            config
+        };
         let node = live(&test_server(), config).await;
         self.directory
             .urls
@@ -291,4 +314,52 @@ async fn requests_relayed_by_another_node_keep_a_session_from_idling_out() {
     )
     .await;
     assert_eq!(resp.status(), 404);
+}
+
+/// `req` with `Authorization: Bearer <token>`.
+fn bearer(
+    mut req: http::Request<http_body_util::Full<bytes::Bytes>>,
+    token: &str,
+) -> http::Request<http_body_util::Full<bytes::Bytes>> {
+    req.headers_mut().insert(
+        "authorization",
+        http::HeaderValue::from_str(&format!("Bearer {token}")).unwrap(),
+    );
+    req
+}
+
+#[tokio::test]
+async fn sec_sh_5_a_session_stays_bound_to_its_subject_on_every_node() {
+    let shared = Shared::new();
+    let a = shared.node_with("a", None, true).await;
+    let b = shared.node_with("b", None, true).await;
+    let init = bearer(wire_post(a.addr, None, init_body(0, "2025-11-25")), "alice");
+    let resp = send(a.addr, init).await;
+    assert_eq!(resp.status(), 200);
+    let sid = resp.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let _ = text_of(resp).await;
+    let ready = bearer(wire_post(a.addr, Some(&sid), initialized_body()), "alice");
+    assert_eq!(send(a.addr, ready).await.status(), 202);
+    let call = |node: &Live, token: &str, id: i64| {
+        bearer(
+            wire_post(node.addr, Some(&sid), call_body(id, "echo", json!({}))),
+            token,
+        )
+    };
+    // Through the other node: bob gets 404 (as for an unknown session), alice is served.
+    assert_eq!(send(b.addr, call(&b, "bob", 2)).await.status(), 404);
+    assert_eq!(send(b.addr, call(&b, "alice", 3)).await.status(), 200);
+    // a stops; the session is taken over by b with its binding.
+    drop(a);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(send(b.addr, call(&b, "bob", 4)).await.status(), 404);
+    let resp = send(b.addr, call(&b, "alice", 5)).await;
+    assert_eq!(resp.status(), 200);
+    assert_eq!(tool_text(&text_of(resp).await), "{}");
+    let record = shared.sessions.load(&sid).await.unwrap().unwrap();
+    assert_eq!(record.node.as_deref(), Some("b"));
+    assert!(record.owner.as_deref().is_some_and(|o| o.contains("alice")));
 }
