@@ -106,6 +106,8 @@ daemon off;
 events {{ worker_connections 4096; }}
 http {{
   access_log off;
+  # The load tool keeps its connections; nginx would close each after 1,000 requests.
+  keepalive_requests 10000000;
   client_body_temp_path {work}/tmp/body;
   proxy_temp_path {work}/tmp/proxy;
   fastcgi_temp_path {work}/tmp/fastcgi;
@@ -114,6 +116,7 @@ http {{
   upstream nodes {{
 {upstream}
     keepalive 64;
+    keepalive_requests 10000000;
   }}
   server {{
     listen 127.0.0.1:{self.proxy_port};
