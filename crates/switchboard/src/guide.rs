@@ -9,6 +9,12 @@
 //! ([`server_http`](crate::server_http), [`http_client`](crate::http_client)); nothing else
 //! changes.
 //!
+//! Coming from rmcp, the official Rust SDK: the repository's `docs/FROM-RMCP.md` puts its API
+//! and ours side by side (`#[tool_router]` and `#[tool_handler]` against `#[handlers]` and
+//! `ServerBuilder::register`, `Parameters<T>` against one parameter per property, the
+//! `ClientHandler` trait against the client builder's closures), each of our snippets a tested
+//! region of `examples/tests/from_rmcp.rs`.
+//!
 //! ## Server: tools
 //!
 //! A tool is a definition (name, JSON Schema of its arguments) and an async handler. Arguments
