@@ -562,6 +562,8 @@ mod tasks {
 
     #[tokio::test]
     async fn the_tool_runs_as_a_task() {
-        assert_eq!(slow_as_a_task().await.unwrap(), CallToolResult::text("done"));
+        let result = slow_as_a_task().await.unwrap();
+        assert_eq!(result.content, CallToolResult::text("done").content);
+        assert!(result.meta.is_some(), "the result names its task (related-task _meta)");
     }
 }
