@@ -2,7 +2,7 @@
 //! node at a time, and every other node relays the session's requests to it.
 //!
 //! A [`Cluster`] (the Redis one is in `switchboard-redis`) tells a node where a session lives.
-//! The session's record in the shared [`SessionStore`] names the node serving it; nodes
+//! The session's record in the shared [`SessionStore`](crate::SessionStore) names the node serving it; nodes
 //! announce themselves (an id, the URL other nodes reach their endpoint at) for as long as they
 //! run. When a request names a session this node does not hold:
 //!
@@ -10,14 +10,14 @@
 //! |---|---|
 //! | no session | answers 404, as a single node does |
 //! | a live node, reachable | relays the request there and streams the answer back unchanged (SSE included) |
-//! | a node that does not answer or announces itself no more, or no node, or this node | claims the session ([`SessionStore::claim`], atomic in the store) and takes it over: the role resumes it from its snapshot, `Last-Event-ID` replays from the shared [`crate::EventStore`] |
+//! | a node that does not answer or announces itself no more, or no node, or this node | claims the session ([`SessionStore::claim`](crate::SessionStore::claim), atomic in the store) and takes it over: the role resumes it from its snapshot, `Last-Event-ID` replays from the shared [`crate::EventStore`] |
 //!
 //! So everything a session produces comes from one engine: notifications, progress, log
 //! messages and the server's own requests reach the client on whichever node holds its stream;
 //! the client's answers, `notifications/cancelled` and `DELETE`, posted to any node, reach the
 //! engine waiting for them; the idle timeout is kept by the one node that sees all the
 //! session's traffic, and the store's records expire only when no node serves them
-//! ([`SessionStore::keep_alive`]).
+//! ([`SessionStore::keep_alive`](crate::SessionStore::keep_alive)).
 //!
 //! A relayed request carries [`FORWARDED_BY`]: a node receiving one never relays it again (a
 //! stale view of the cluster cannot loop); if the record names yet another live node, it
