@@ -144,7 +144,8 @@ impl RegisteredTool {
     /// Runs the handler; a failure or a panic becomes an `isError` result, a deliberate
     /// protocol error stays one.
     pub(crate) async fn run(&self, call: ToolCall) -> Result<CallToolResult, ErrorObject> {
-        let name = call.name.clone();
+        // The call was routed by this name: the tool's own.
+        let name = &self.tool.name;
         let peer = call.cx.request.peer().unrelated();
         // The handler's synchronous part (before its future exists) is caught as well.
         let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| (self.handler)(call))) {
