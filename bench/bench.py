@@ -167,19 +167,25 @@ def peers(a: argparse.Namespace) -> list[Peer]:
     ]
 
 
-# (row label, transport, server mode, K, one session)
+# The arguments of the large-request rows: the `add` arguments with a `pad` member of this many
+# bytes of text, which every peer's `add` accepts and ignores.
+PAD_BYTES = 1 << 20
+
+# (row label, transport, server mode, K, one session, bytes of `pad` in the arguments)
 ROWS = [
-    ("stdio, K=1", "stdio", None, 1, False),
-    ("stdio, K=32", "stdio", None, 32, False),
-    ("HTTP stateful (SSE), K=1", "http", "stateful", 1, False),
-    ("HTTP stateful (SSE), K=32 sessions", "http", "stateful", 32, False),
-    ("HTTP stateful (SSE), K=32 on one session", "http", "stateful", 32, True),
-    ("HTTP stateless, K=32", "http", "stateless", 32, False),
-    ("HTTP JSON responses, K=32 sessions", "http", "json", 32, False),
-    (f"stdio {MODERN} (stateless), K=1", "stdio", "modern", 1, False),
-    (f"stdio {MODERN} (stateless), K=32", "stdio", "modern", 32, False),
-    (f"HTTP {MODERN} (stateless), K=1", "http", "modern", 1, False),
-    (f"HTTP {MODERN} (stateless), K=32", "http", "modern", 32, False),
+    ("stdio, K=1", "stdio", None, 1, False, 0),
+    ("stdio, K=32", "stdio", None, 32, False, 0),
+    ("HTTP stateful (SSE), K=1", "http", "stateful", 1, False, 0),
+    ("HTTP stateful (SSE), K=32 sessions", "http", "stateful", 32, False, 0),
+    ("HTTP stateful (SSE), K=32 on one session", "http", "stateful", 32, True, 0),
+    ("HTTP stateless, K=32", "http", "stateless", 32, False, 0),
+    ("HTTP JSON responses, K=32 sessions", "http", "json", 32, False, 0),
+    (f"stdio {MODERN} (stateless), K=1", "stdio", "modern", 1, False, 0),
+    (f"stdio {MODERN} (stateless), K=32", "stdio", "modern", 32, False, 0),
+    (f"HTTP {MODERN} (stateless), K=1", "http", "modern", 1, False, 0),
+    (f"HTTP {MODERN} (stateless), K=32", "http", "modern", 32, False, 0),
+    ("stdio, 1 MiB arguments, K=1", "stdio", None, 1, False, PAD_BYTES),
+    ("HTTP stateful (SSE), 1 MiB arguments, K=1", "http", "stateful", 1, False, PAD_BYTES),
 ]
 
 
@@ -193,6 +199,10 @@ def http_argv(p: Peer, smode: str) -> list[str] | None:
 
 def protocol_args(mode: str | None) -> list[str]:
     return ["--protocol", MODERN] if mode == "modern" else []
+
+
+def pad_args(pad: int) -> list[str]:
+    return ["--pad-bytes", str(pad)] if pad else []
 
 
 def load(a: argparse.Namespace, args: list[str], max_seconds: float) -> dict:
@@ -279,15 +289,15 @@ def run_calls(a: argparse.Namespace, ps: list[Peer], logdir: Path, problems: lis
         order = ps[rnd % len(ps):] + ps[: rnd % len(ps)]
         print(f"-- round {rnd + 1}/{a.rounds}", file=sys.stderr, flush=True)
         # stdio rows: each run spawns its own server.
-        for label, transport, mode, k, one in ROWS:
+        for label, transport, mode, k, one, pad in ROWS:
             if transport != "stdio":
                 continue
             for p in order:
                 cmd = stdio_cmd(p, mode)
                 if not cmd:
                     continue
-                n = max(a.min_calls, int(a.calls * p.scale))
-                r = load(a, ["--stdio", cmd, "-n", str(n), "-k", str(k), *protocol_args(mode)], a.max_seconds)
+                n = max(10 if pad else a.min_calls, int((a.pad_calls if pad else a.calls) * p.scale))
+                r = load(a, ["--stdio", cmd, "-n", str(n), "-k", str(k), *protocol_args(mode), *pad_args(pad)], a.max_seconds)
                 check(r, f"{label} / {p.name}", problems)
                 results[label].setdefault(p.name, []).append(r)
                 print(f"   {label:<42} {p.name:<30} {r['calls_per_sec'] or 0:>10.0f} calls/s", file=sys.stderr, flush=True)
@@ -299,15 +309,15 @@ def run_calls(a: argparse.Namespace, ps: list[Peer], logdir: Path, problems: lis
                     argv = http_argv(p, smode)
                     if argv:
                         servers[p.name] = Server(p.name, argv, logdir, a.start_timeout)
-                for label, transport, mode, k, one in ROWS:
+                for label, transport, mode, k, one, pad in ROWS:
                     if transport != "http" or mode != smode:
                         continue
                     for p in order:
                         s = servers.get(p.name)
                         if s is None:
                             continue
-                        n = max(a.min_calls, int(a.http_calls * p.scale))
-                        args = ["--url", s.url, "--pid", str(s.pid), "-n", str(n), "-k", str(k), *protocol_args(mode)]
+                        n = max(10 if pad else a.min_calls, int((a.pad_calls if pad else a.http_calls) * p.scale))
+                        args = ["--url", s.url, "--pid", str(s.pid), "-n", str(n), "-k", str(k), *protocol_args(mode), *pad_args(pad)]
                         if one:
                             args.append("--one-session")
                         r = load(a, args, a.max_seconds)
@@ -372,7 +382,7 @@ def table(a: argparse.Namespace, ps: list[Peer], calls: dict, sess: dict, cold: 
     lines.append("")
     lines.append("| Configuration | Server | calls/s | × Switchboard | p50 µs | p99 µs | server CPU µs/call |")
     lines.append("|---|---|--:|--:|--:|--:|--:|")
-    for label, transport, mode, k, one in ROWS:
+    for label, transport, mode, k, one, pad in ROWS:
         row = calls[label]
         base = med(row.get("switchboard", []), "calls_per_sec")
         for p in ps:
@@ -449,10 +459,10 @@ def main() -> int:
         if not getattr(a, k):
             ap.error(f"--{k.replace('_', '-')} (or BENCH_{k.upper()}) is required")
     if a.smoke:
-        a.rounds, a.calls, a.http_calls, a.min_calls = 1, 300, 300, 100
+        a.rounds, a.calls, a.http_calls, a.min_calls, a.pad_calls = 1, 300, 300, 100, 20
         a.sessions, a.cold, a.max_seconds, a.start_timeout = 50, 3, 30.0, 60.0
     else:
-        a.rounds, a.calls, a.http_calls, a.min_calls = 3, 20000, 6000, 300
+        a.rounds, a.calls, a.http_calls, a.min_calls, a.pad_calls = 3, 20000, 6000, 300, 1000
         a.sessions, a.cold, a.max_seconds, a.start_timeout = 1000, 20, 60.0, 60.0
     ps = peers(a)
     problems: list[str] = []

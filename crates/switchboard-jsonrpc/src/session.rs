@@ -530,12 +530,11 @@ fn on_request(peer: &Peer, req: Request, attachment: Option<Attachment>) -> Answ
     let method: String = echo(&req.method).into_owned();
     // The role's synchronous part (lifecycle, policies, input checks, completion providers) can
     // panic as well as the future it returns: both become -32603.
-    type Caught = Result<crate::service::HandlerResult, Box<dyn std::any::Any + Send>>;
-    let fut: BoxFuture<Caught> =
-        match std::panic::catch_unwind(AssertUnwindSafe(|| inner.service.call(req, cx))) {
-            Ok(fut) => AssertUnwindSafe(fut).catch_unwind().boxed(),
-            Err(panic) => Box::pin(std::future::ready(Err(panic))),
-        };
+    // Both arms are held inline in the answer's future: no second box around the handler's.
+    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| inner.service.call(req, cx))) {
+        Ok(fut) => futures::future::Either::Left(AssertUnwindSafe(fut).catch_unwind()),
+        Err(panic) => futures::future::Either::Right(std::future::ready(Err(panic))),
+    };
     let peer = peer.clone();
     Box::pin(async move {
         let outcome = tokio::select! {

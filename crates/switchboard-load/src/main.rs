@@ -84,6 +84,10 @@ struct Cli {
     /// The tool's arguments (a JSON object).
     #[arg(long, value_name = "JSON", default_value = r#"{"a":1,"b":2}"#)]
     arguments: String,
+    /// Add a member `pad` of this many bytes of text to the arguments (a large request that
+    /// every `add` server accepts: the tool reads `a` and `b` only).
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    pad_bytes: usize,
     /// Read the server's RSS (`VmRSS`) this often, in milliseconds, and report every reading:
     /// calls mode (stdio, or HTTP with --pid) and churn mode. The baseline is the reading when
     /// the measured window starts (after the warm-up).
@@ -162,6 +166,9 @@ pub(crate) struct SessionPlan {
 
 /// The most calls or sessions one run accepts (latencies and send times are kept per call).
 const MAX_COUNT: u64 = 50_000_000;
+
+/// The largest `--pad-bytes`: 16 MiB, the default frame bound of a Switchboard server.
+const MAX_PAD_BYTES: usize = 16 << 20;
 
 fn main() {
     let cli = Cli::parse();
@@ -272,10 +279,16 @@ async fn run(cli: &Cli, deadline: Instant) -> anyhow::Result<Report> {
             if warmup > MAX_COUNT {
                 bail!("--warmup must be at most {MAX_COUNT}");
             }
-            let arguments: serde_json::Value =
+            let mut arguments: serde_json::Value =
                 serde_json::from_str(&cli.arguments).context("--arguments is not JSON")?;
-            if !arguments.is_object() {
+            let Some(members) = arguments.as_object_mut() else {
                 bail!("--arguments must be a JSON object");
+            };
+            if cli.pad_bytes > MAX_PAD_BYTES {
+                bail!("--pad-bytes must be at most {MAX_PAD_BYTES}");
+            }
+            if cli.pad_bytes > 0 {
+                members.insert("pad".into(), "x".repeat(cli.pad_bytes).into());
             }
             let plan = CallPlan {
                 template: CallTemplate::new(&cli.tool, &arguments, era),

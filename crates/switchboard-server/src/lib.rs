@@ -42,6 +42,7 @@ pub mod register;
 pub mod resource;
 pub mod resume;
 pub(crate) mod router;
+pub(crate) mod schema;
 pub mod server;
 pub(crate) mod service;
 pub mod session;

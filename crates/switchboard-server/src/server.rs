@@ -526,6 +526,14 @@ impl ServerBuilder {
             self.versions
         };
         let results = crate::modern::finish::ResultMembers::new(&self.info, self.cache);
+        // The schemas registration left for later are compiled off the path of the first
+        // answers (`initialize` does not wait for them).
+        crate::schema::warm(
+            self.tools
+                .iter()
+                .flat_map(RegisteredTool::pending_schemas)
+                .collect(),
+        );
         Ok(Server {
             inner: Arc::new(ServerInner {
                 info: self.info,

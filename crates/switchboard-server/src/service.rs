@@ -594,8 +594,9 @@ impl ServerService {
 /// Runs a tool and checks its result against its `outputSchema`: the server's own bug (SF-7)
 /// is never sent as a result that breaks the schema. Plain calls and tasks both end here.
 async fn run_checked(tool: &RegisteredTool, call: ToolCall) -> Result<CallToolResult, ErrorObject> {
-    let name = call.name.clone();
     let result = tool.run(call).await?;
+    // The call was routed by this name: the tool's own.
+    let name = &tool.tool.name;
     if let Err(why) = tool.check_output(&result) {
         tracing::error!(tool = %name, %why, "structuredContent does not match outputSchema");
         return Err(ErrorObject::internal(format!(

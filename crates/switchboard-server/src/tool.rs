@@ -23,6 +23,7 @@ use crate::context::Context;
 pub use crate::error::RegistryError;
 use crate::error::SessionError;
 pub use crate::policy::{AllowList, ClientIdentity, ToolPolicy};
+use crate::schema::Schema;
 use crate::session::{ServerSession, SessionState};
 use switchboard_jsonrpc::RequestError;
 
@@ -74,8 +75,8 @@ pub struct RegisteredTool {
     /// The definition listed by `tools/list`.
     pub tool: Tool,
     pub(crate) handler: ToolHandler,
-    pub(crate) input: Option<Arc<jsonschema::Validator>>,
-    pub(crate) output: Option<Arc<jsonschema::Validator>>,
+    pub(crate) input: Option<Arc<Schema>>,
+    pub(crate) output: Option<Arc<Schema>>,
 }
 
 impl fmt::Debug for RegisteredTool {
@@ -88,8 +89,10 @@ impl fmt::Debug for RegisteredTool {
 
 impl RegisteredTool {
     /// A tool from a definition and an async handler. Its `inputSchema` (and `outputSchema`, if
-    /// any) are compiled once here: arguments are validated before the handler runs, and
-    /// `structuredContent` after it.
+    /// any) are compiled once: arguments are validated before the handler runs, and
+    /// `structuredContent` after it. A schema that may be invalid is compiled here; one written
+    /// only with keywords whose values are plainly valid is compiled when first needed (or
+    /// ahead of that, off the path of the first answers, once the server is built).
     ///
     /// # Errors
     /// [`RegistryError::InvalidSchema`] when a schema is not a valid JSON Schema.
@@ -99,12 +102,12 @@ impl RegisteredTool {
         Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
     {
         let compile = |schema: &JsonObject, which: &'static str| {
-            jsonschema::validator_for(&serde_json::Value::Object(schema.clone()))
+            Schema::new(serde_json::Value::Object(schema.clone()))
                 .map(Arc::new)
-                .map_err(|e| RegistryError::InvalidSchema {
+                .map_err(|reason| RegistryError::InvalidSchema {
                     name: tool.name.clone(),
                     which,
-                    reason: e.to_string(),
+                    reason,
                 })
         };
         let input = Some(compile(&tool.input_schema, "inputSchema")?);
@@ -124,14 +127,24 @@ impl RegisteredTool {
     /// Validates arguments against `inputSchema`: `Err` lists each violation with its path.
     pub(crate) fn check_input(&self, args: &serde_json::Value) -> Result<(), String> {
         match &self.input {
-            Some(v) => violations(v, args),
+            Some(s) => violations(compiled(s)?, args),
             None => Ok(()),
         }
     }
 
+    /// The schemas whose compile is still to come.
+    pub(crate) fn pending_schemas(&self) -> impl Iterator<Item = Arc<Schema>> + '_ {
+        [&self.input, &self.output]
+            .into_iter()
+            .flatten()
+            .filter(|s| s.pending())
+            .cloned()
+    }
+
     /// Validates a result against `outputSchema` (`[SF-7]`): `Err` says what is wrong.
     pub(crate) fn check_output(&self, result: &CallToolResult) -> Result<(), String> {
-        let Some(v) = &self.output else { return Ok(()) };
+        let Some(s) = &self.output else { return Ok(()) };
+        let v = compiled(s)?;
         if result.is_error() {
             return Ok(());
         }
@@ -144,7 +157,8 @@ impl RegisteredTool {
     /// Runs the handler; a failure or a panic becomes an `isError` result, a deliberate
     /// protocol error stays one.
     pub(crate) async fn run(&self, call: ToolCall) -> Result<CallToolResult, ErrorObject> {
-        let name = call.name.clone();
+        // The call was routed by this name: the tool's own.
+        let name = &self.tool.name;
         let peer = call.cx.request.peer().unrelated();
         // The handler's synchronous part (before its future exists) is caught as well.
         let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| (self.handler)(call))) {
@@ -166,6 +180,13 @@ impl RegisteredTool {
             }
         }
     }
+}
+
+/// The validator of a schema; `Err` says why it does not compile (never expected: a schema is
+/// compiled at registration unless it is plainly valid).
+fn compiled(s: &Schema) -> Result<&jsonschema::Validator, String> {
+    s.validator()
+        .map_err(|why| format!("the schema does not compile: {why}"))
 }
 
 /// Every violation of `value` against `v`, with its path, joined; `Ok` when there is none.

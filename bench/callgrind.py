@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Instructions per `tools/call add` on stdio, measured with callgrind (see docs/PERF-NOTES.md).
+
+    bench/callgrind.py BINARY [--era 2025|2026] [--mode piped|one] [--calls N] [--keep DIR]
+
+Runs `BINARY serve --example add` under `valgrind --tool=callgrind` twice, with 200 and with
+200 + N calls, and prints (Ir(200 + N) - Ir(200)) / N: start-up, the handshake and shutdown
+cancel out. `piped` writes every frame at once; `one` writes a frame and waits for its answer
+before the next. `--keep DIR` keeps the callgrind output files for `callgrind_annotate`.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+
+ENVELOPE = ('"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+            '"io.modelcontextprotocol/clientCapabilities":{}}')
+
+
+def frames(era, calls):
+    out = []
+    if era == "2025":
+        out.append('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
+                   '"2025-11-25","capabilities":{},"clientInfo":{"name":"cg","version":"1"}}}')
+        out.append('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        meta = ""
+    else:
+        meta = "," + ENVELOPE
+    for i in range(1, calls + 1):
+        out.append('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add",'
+                   '"arguments":{"a":1,"b":2}%s}}' % (i, meta))
+    return out
+
+
+def run(binary, era, mode, calls, outfile, extra):
+    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={outfile}"] + extra + \
+        [binary, "serve", "--example", "add"]
+    lines = frames(era, calls)
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env={**os.environ, "RUST_LOG": "off"})
+    if mode == "piped":
+        # Written from a thread: the answers must be read while the frames go in, or both
+        # pipes fill up and each side waits for the other.
+        def feed():
+            p.stdin.write(("\n".join(lines) + "\n").encode())
+            p.stdin.close()
+        t = threading.Thread(target=feed)
+        t.start()
+        p.stdout.read()
+        t.join()
+    else:
+        for line in lines:
+            p.stdin.write((line + "\n").encode())
+            p.stdin.flush()
+            if '"id"' in line:
+                p.stdout.readline()
+        p.stdin.close()
+        p.stdout.read()
+    err = p.stderr.read().decode()
+    p.wait()
+    m = re.search(r"Collected : (\d+)", err)
+    if not m:
+        sys.exit(f"no callgrind total in:\n{err}")
+    return int(m.group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary")
+    ap.add_argument("--era", default="2025", choices=["2025", "2026"])
+    ap.add_argument("--mode", default="piped", choices=["piped", "one"])
+    ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--keep")
+    a = ap.parse_args()
+    d = a.keep or tempfile.mkdtemp(prefix="cg-")
+    base = run(a.binary, a.era, a.mode, 200, os.path.join(d, "cg.base"), [])
+    full = run(a.binary, a.era, a.mode, 200 + a.calls, os.path.join(d, "cg.full"), [])
+    print(f"{a.era} {a.mode}: {(full - base) / a.calls:,.0f} instructions per call")
+    if not a.keep:
+        for f in os.listdir(d):
+            os.remove(os.path.join(d, f))
+        os.rmdir(d)
+
+
+if __name__ == "__main__":
+    main()
