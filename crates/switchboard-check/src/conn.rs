@@ -226,11 +226,11 @@ impl Conn {
         if matches!(next, Ok(Some(_))) {
             self.heard = true;
         }
-        if let Link::InProcess { ended, .. } = &mut self.link {
-            if matches!(&next, Ok(None)) || matches!(&next, Ok(Some(Err(e))) if !e.is_recoverable())
-            {
-                *ended = true;
-            }
+        if let Link::InProcess { ended, .. } = &mut self.link
+            && (matches!(&next, Ok(None))
+                || matches!(&next, Ok(Some(Err(e))) if !e.is_recoverable()))
+        {
+            *ended = true;
         }
         match next {
             Err(_) => Got::Timeout,

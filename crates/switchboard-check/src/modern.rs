@@ -68,12 +68,11 @@ pub(crate) async fn probe(target: &Target, timeout: Duration) -> Result<Probe, C
 /// Whether the result of `got` carries a `resultType` (`[D26-4]`, `[D26-19]`); errors and
 /// non-answers are not results and say nothing.
 fn missing_result_type(got: &Got, method: &str, missing: &mut Vec<String>) {
-    if let Got::Frame(v) = got {
-        if let Some(r) = v.get("result") {
-            if !r.get("resultType").is_some_and(Value::is_string) {
-                missing.push(method.to_owned());
-            }
-        }
+    if let Got::Frame(v) = got
+        && let Some(r) = v.get("result")
+        && !r.get("resultType").is_some_and(Value::is_string)
+    {
+        missing.push(method.to_owned());
     }
 }
 
@@ -329,10 +328,10 @@ async fn capabilities_served(c: &mut Conn, caps: &Value, no_type: &mut Vec<Strin
         let answered = matches!(&got, Got::Frame(v) if v.get("result").is_some());
         match (declared, answered, error_code(&got)) {
             (true, true, _) => {
-                if let Got::Frame(v) = &got {
-                    if let Err(d) = cache_hints(&v["result"]) {
-                        bad.push(format!("{method} lacks cache hints ({d})"));
-                    }
+                if let Got::Frame(v) = &got
+                    && let Err(d) = cache_hints(&v["result"])
+                {
+                    bad.push(format!("{method} lacks cache hints ({d})"));
                 }
                 notes.push(format!("{method} served"));
             }

@@ -35,15 +35,13 @@ fn spawn_listening(mut cmd: Command, on_stdout: bool) -> Served {
         let mut sent = false;
         for line in BufReader::new(pipe).lines() {
             let Ok(line) = line else { break };
-            if !sent {
-                if let Some(at) = line.find("http://") {
-                    let url: String = line[at..]
-                        .chars()
-                        .take_while(|c| !c.is_whitespace() && *c != '\x1b')
-                        .collect();
-                    let _ = tx.send(url);
-                    sent = true;
-                }
+            if !sent && let Some(at) = line.find("http://") {
+                let url: String = line[at..]
+                    .chars()
+                    .take_while(|c| !c.is_whitespace() && *c != '\x1b')
+                    .collect();
+                let _ = tx.send(url);
+                sent = true;
             }
         }
     });

@@ -112,10 +112,10 @@ impl<T: Clone> ListCache<T> {
 
     /// Keeps `items` unless a listing that started later has already been stored.
     pub(crate) fn store(&self, generation: u64, items: Vec<T>) {
-        if let Ok(mut c) = self.items.lock() {
-            if c.as_ref().is_none_or(|(g, _)| *g <= generation) {
-                *c = Some((generation, items));
-            }
+        if let Ok(mut c) = self.items.lock()
+            && c.as_ref().is_none_or(|(g, _)| *g <= generation)
+        {
+            *c = Some((generation, items));
         }
         self.refreshed.send_modify(|r| {
             r.generation = r.generation.max(generation);

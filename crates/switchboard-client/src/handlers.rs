@@ -152,10 +152,10 @@ impl PendingElicitations {
         if self.ids.contains(&id) {
             return;
         }
-        if self.order.len() == MAX_PENDING_ELICITATIONS {
-            if let Some(old) = self.order.pop_front() {
-                self.ids.remove(&old);
-            }
+        if self.order.len() == MAX_PENDING_ELICITATIONS
+            && let Some(old) = self.order.pop_front()
+        {
+            self.ids.remove(&old);
         }
         self.ids.insert(id.clone());
         self.order.push_back(id);

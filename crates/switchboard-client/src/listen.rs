@@ -157,14 +157,14 @@ impl Listens {
                 Slot::Pending(ack, events)
             }
             Slot::Open(events) => {
-                if let Some(event) = event(method, params.get()) {
-                    if events.try_send(event).is_err() {
-                        // At debug level: the server decides how often this happens.
-                        tracing::debug!(
-                            method = %echo(method),
-                            "listen stream full or gone; notification dropped"
-                        );
-                    }
+                if let Some(event) = event(method, params.get())
+                    && events.try_send(event).is_err()
+                {
+                    // At debug level: the server decides how often this happens.
+                    tracing::debug!(
+                        method = %echo(method),
+                        "listen stream full or gone; notification dropped"
+                    );
                 }
                 Slot::Open(events)
             }
@@ -285,10 +285,10 @@ impl ClientSession {
                     log_level,
                 )
                 .await;
-                if let Err(e) = r {
-                    if let Ok(mut slot) = ended.lock() {
-                        *slot = Some(e);
-                    }
+                if let Err(e) = r
+                    && let Ok(mut slot) = ended.lock()
+                {
+                    *slot = Some(e);
                 }
                 if let Some(id) = id_slot.lock().ok().and_then(|s| s.clone()) {
                     state.listens.remove(&id);

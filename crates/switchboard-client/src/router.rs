@@ -309,10 +309,10 @@ pub(crate) async fn elicitation(
         let state = state.clone();
         async move {
             let result = handler(params, cx).await;
-            if let Some(id) = &url_id {
-                if !matches!(&result, Ok(r) if r.action == ElicitAction::Accept) {
-                    state.forget_elicitation(id);
-                }
+            if let Some(id) = &url_id
+                && !matches!(&result, Ok(r) if r.action == ElicitAction::Accept)
+            {
+                state.forget_elicitation(id);
             }
             encode(&result?)
         }

@@ -181,12 +181,11 @@ where
         .running
         .started(id.clone(), scope, handle.abort_handle(), cx.clone());
     // A `tasks/cancel` that came before the work was registered stops it now.
-    if let Ok(t) = tasks.store.get(&owner(scope), &id).await {
-        if t.status == TaskStatus::Cancelled {
-            if let Some(call) = tasks.running.stop(&id) {
-                call.end_progress().await;
-            }
-        }
+    if let Ok(t) = tasks.store.get(&owner(scope), &id).await
+        && t.status == TaskStatus::Cancelled
+        && let Some(call) = tasks.running.stop(&id)
+    {
+        call.end_progress().await;
     }
     let _ = go.send(());
     encode(&CreateTaskResult::new(created))

@@ -140,10 +140,10 @@ impl Service for ClientService {
                 None => ErrorObject::method_not_found(&req.method),
             }));
         };
-        if let Some(spec) = route.spec {
-            if let Err(e) = self.gate(spec) {
-                return ready(Err(e));
-            }
+        if let Some(spec) = route.spec
+            && let Err(e) = self.gate(spec)
+        {
+            return ready(Err(e));
         }
         match &route.handler {
             RequestRoute::Builtin(f) => f(self.state.clone(), req, cx),

@@ -41,10 +41,10 @@ impl OutputValidators {
         tool: &str,
         schema: &JsonObject,
     ) -> Result<Arc<jsonschema::Validator>, ClientError> {
-        if let Some((s, v)) = self.compiled.lock().ok().and_then(|c| c.get(tool).cloned()) {
-            if &s == schema {
-                return Ok(v);
-            }
+        if let Some((s, v)) = self.compiled.lock().ok().and_then(|c| c.get(tool).cloned())
+            && &s == schema
+        {
+            return Ok(v);
         }
         let compiled = jsonschema::validator_for(&Value::Object(schema.clone())).map_err(|e| {
             ClientError::InvalidOutputSchema {

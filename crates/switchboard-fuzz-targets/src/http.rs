@@ -232,23 +232,24 @@ where
         "500: {}",
         String::from_utf8_lossy(&bytes)
     );
-    if ctype.starts_with("application/json") && !bytes.is_empty() {
-        if let Err(e) = serde_json::from_slice::<serde_json::Value>(&bytes) {
-            panic!(
-                "{status} application/json body is not JSON ({e}): {}",
-                String::from_utf8_lossy(&bytes)
-            );
-        }
+    if ctype.starts_with("application/json")
+        && !bytes.is_empty()
+        && let Err(e) = serde_json::from_slice::<serde_json::Value>(&bytes)
+    {
+        panic!(
+            "{status} application/json body is not JSON ({e}): {}",
+            String::from_utf8_lossy(&bytes)
+        );
     }
     if ctype.starts_with("text/event-stream") {
         let mut p = SseParser::new(MAX_BODY);
         p.push(&bytes);
         while let Some(item) = p.next() {
             let ev = item.expect("the server's SSE events parse");
-            if !ev.data.is_empty() {
-                if let Err(e) = serde_json::from_str::<serde_json::Value>(&ev.data) {
-                    panic!("SSE event data is not JSON ({e}): {}", ev.data);
-                }
+            if !ev.data.is_empty()
+                && let Err(e) = serde_json::from_str::<serde_json::Value>(&ev.data)
+            {
+                panic!("SSE event data is not JSON ({e}): {}", ev.data);
             }
         }
     }

@@ -221,10 +221,10 @@ impl Shared {
         if st.mode == HttpMode::Unknown {
             st.mode = HttpMode::Modern;
         }
-        if st.mode == HttpMode::Modern {
-            if let Some(v) = version.and_then(|v| HeaderValue::from_str(v).ok()) {
-                st.protocol_version = Some(v);
-            }
+        if st.mode == HttpMode::Modern
+            && let Some(v) = version.and_then(|v| HeaderValue::from_str(v).ok())
+        {
+            st.protocol_version = Some(v);
         }
     }
 

@@ -320,12 +320,11 @@ pub(crate) async fn route(
         Ok(answer) => {
             // The serving node no longer knows the session (ended, or moved): ask the store
             // next time.
-            if answer.status() == StatusCode::NOT_FOUND
-                || answer.status() == StatusCode::SERVICE_UNAVAILABLE
+            if (answer.status() == StatusCode::NOT_FOUND
+                || answer.status() == StatusCode::SERVICE_UNAVAILABLE)
+                && let Ok(mut c) = relay.cache.lock()
             {
-                if let Ok(mut c) = relay.cache.lock() {
-                    c.entries.remove(id);
-                }
+                c.entries.remove(id);
             }
             Ok(answer)
         }
@@ -416,10 +415,10 @@ impl StreamFacts {
                 Err(_) => continue,
             };
             for m in messages.into_iter().flatten() {
-                if let Message::Response(r) = m {
-                    if let Some(id) = r.id {
-                        facts.answered.insert(id);
-                    }
+                if let Message::Response(r) = m
+                    && let Some(id) = r.id
+                {
+                    facts.answered.insert(id);
                 }
             }
         }

@@ -369,16 +369,15 @@ impl InMemoryEventStore {
         };
         let entry = stored.sessions.entry(key.clone()).or_default();
         if !entry.streams.contains_key(&stream) {
-            if entry.order.len() >= l.per_session {
-                if let Some(bytes) = entry
+            if entry.order.len() >= l.per_session
+                && let Some(bytes) = entry
                     .order
                     .front()
                     .copied()
                     .and_then(|old| entry.remove_stream(old))
-                {
-                    stored.total -= bytes;
-                    stored.streams -= 1;
-                }
+            {
+                stored.total -= bytes;
+                stored.streams -= 1;
             }
             let generation = stored.next_generation;
             stored.next_generation += 1;
@@ -471,12 +470,12 @@ impl InMemoryEventStore {
     }
 
     fn remove_now(&self, session: &str) {
-        if let Ok(mut stored) = self.stored.lock() {
-            if let Some(gone) = stored.sessions.remove(session) {
-                stored.total -= gone.bytes;
-                stored.streams -= gone.streams.len();
-                stored.sweep_order();
-            }
+        if let Ok(mut stored) = self.stored.lock()
+            && let Some(gone) = stored.sessions.remove(session)
+        {
+            stored.total -= gone.bytes;
+            stored.streams -= gone.streams.len();
+            stored.sweep_order();
         }
     }
 }

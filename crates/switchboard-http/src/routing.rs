@@ -431,14 +431,14 @@ impl Routing {
         match frame.kind {
             MessageKind::Result | MessageKind::Error => self.plan_response(frame, answered),
             MessageKind::Request | MessageKind::Notification => {
-                if let Some(stream) = frame.related.as_ref().and_then(|r| self.by_request.get(r)) {
-                    if let Some(Target::Sse { seq, .. }) = self.targets.get_mut(stream) {
-                        *seq += 1;
-                        return Plan::Sse {
-                            id: EventId::new(*stream, *seq),
-                            last: false,
-                        };
-                    }
+                if let Some(stream) = frame.related.as_ref().and_then(|r| self.by_request.get(r))
+                    && let Some(Target::Sse { seq, .. }) = self.targets.get_mut(stream)
+                {
+                    *seq += 1;
+                    return Plan::Sse {
+                        id: EventId::new(*stream, *seq),
+                        last: false,
+                    };
                 }
                 if !self.standalone_conn.as_ref().is_some_and(Conn::is_live) {
                     self.queue_unsolicited(frame.text.clone());
@@ -544,16 +544,16 @@ impl Routing {
         let Some(Target::Sse { conn, .. }) = self.targets.get_mut(&id.stream) else {
             return;
         };
-        if let Some(c) = conn {
-            if let Err(why) = c.offer(live, max_bytes, stall) {
-                *conn = None;
-                if let Slow::TooSlow(reason) = why {
-                    crate::throttle::warn_throttled!(
-                        stream = id.stream,
-                        reason,
-                        "SSE client too slow; connection dropped (it may resume with Last-Event-ID)"
-                    );
-                }
+        if let Some(c) = conn
+            && let Err(why) = c.offer(live, max_bytes, stall)
+        {
+            *conn = None;
+            if let Slow::TooSlow(reason) = why {
+                crate::throttle::warn_throttled!(
+                    stream = id.stream,
+                    reason,
+                    "SSE client too slow; connection dropped (it may resume with Last-Event-ID)"
+                );
             }
         }
         if last {

@@ -428,10 +428,10 @@ impl StreamableHttpService {
             Ok(p) => p,
             Err(resp) => return resp,
         };
-        if let (Some(a), Some(info)) = (&cfg.authorization, &auth) {
-            if let Err(resp) = a.authorize(info, &text) {
-                return resp;
-            }
+        if let (Some(a), Some(info)) = (&cfg.authorization, &auth)
+            && let Err(resp) = a.authorize(info, &text)
+        {
+            return resp;
         }
         let owner = auth.as_ref().map(|i| Arc::<str>::from(i.owner_key()));
         let attachment = auth.map(|i| i as Attachment);
@@ -704,14 +704,13 @@ impl StreamableHttpService {
                 // Kept before the client learns of the stream, unless the answer is already in
                 // hand (the stored answer is then all a resumption needs): a round trip to a
                 // shared store for the slow requests only.
-                if let Some(body) = kept.filter(|_| !answered) {
-                    if let Err(e) = session
+                if let Some(body) = kept.filter(|_| !answered)
+                    && let Err(e) = session
                         .store
                         .keep_requests(&session.id, stream, &body)
                         .await
-                    {
-                        crate::throttle::warn_throttled!(error = %e, "requests not kept; a take-over cannot run them again");
-                    }
+                {
+                    crate::throttle::warn_throttled!(error = %e, "requests not kept; a take-over cannot run them again");
                 }
                 let close_at = cfg
                     .close_sse_after_priming_ms
@@ -768,10 +767,10 @@ impl StreamableHttpService {
                 Some("HT-12"),
             );
         }
-        if let (Some(a), Some(info)) = (&cfg.authorization, &auth) {
-            if let Err(resp) = a.authorize_default(info) {
-                return resp;
-            }
+        if let (Some(a), Some(info)) = (&cfg.authorization, &auth)
+            && let Err(resp) = a.authorize_default(info)
+        {
+            return resp;
         }
         let owner = auth.as_ref().map(|i| i.owner_key());
         let session = match self.session_of(req.headers(), owner.as_deref()).await {
@@ -840,10 +839,8 @@ impl StreamableHttpService {
                 .routing
                 .lock()
                 .is_ok_and(|r| !r.is_open(last.stream));
-        if inherited {
-            if let Some(resp) = self.rerun(session, last, auth).await {
-                return resp;
-            }
+        if inherited && let Some(resp) = self.rerun(session, last, auth).await {
+            return resp;
         }
         let attached = match session.routing.lock() {
             Ok(mut r) => r.attach(last.stream).map(|a| (a, r.is_open(last.stream))),
@@ -995,10 +992,10 @@ impl StreamableHttpService {
         if !self.inner.config.allow_delete {
             return reply::method_not_allowed("GET, POST", "delete_disabled", None);
         }
-        if let (Some(a), Some(info)) = (&self.inner.config.authorization, &auth) {
-            if let Err(resp) = a.authorize_default(info) {
-                return resp;
-            }
+        if let (Some(a), Some(info)) = (&self.inner.config.authorization, &auth)
+            && let Err(resp) = a.authorize_default(info)
+        {
+            return resp;
         }
         let owner = auth.map(|i| i.owner_key());
         let session = match self.session_of(req.headers(), owner.as_deref()).await {

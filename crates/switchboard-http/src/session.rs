@@ -217,10 +217,10 @@ impl TransportControl for Control {
     /// The client cancelled `request`, which will never be answered: its stream ends now (a
     /// JSON waiter is told by its channel closing and answers 202).
     fn request_cancelled(&self, request: &RequestId) {
-        if let Some(s) = self.0.upgrade() {
-            if let Ok(mut r) = s.routing.lock() {
-                r.cancel(request);
-            }
+        if let Some(s) = self.0.upgrade()
+            && let Ok(mut r) = s.routing.lock()
+        {
+            r.cancel(request);
         }
     }
 
@@ -453,12 +453,12 @@ impl Session {
         if self.progress_seen(&frame) {
             return Ok(());
         }
-        if let Some(slot) = &self.record {
-            if slot.dirty.load(Ordering::Acquire) && slot.dirty.swap(false, Ordering::AcqRel) {
-                if let Err(e) = self.write_record(false).await {
-                    crate::throttle::warn_throttled!(error = %e, "session snapshot not stored; a take-over will not know the client");
-                }
-            }
+        if let Some(slot) = &self.record
+            && slot.dirty.load(Ordering::Acquire)
+            && slot.dirty.swap(false, Ordering::AcqRel)
+            && let Err(e) = self.write_record(false).await
+        {
+            crate::throttle::warn_throttled!(error = %e, "session snapshot not stored; a take-over will not know the client");
         }
         let answered = routing::answered_ids(&frame);
         let plan = match self.routing.lock() {

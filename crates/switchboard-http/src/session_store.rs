@@ -94,10 +94,10 @@ pub trait SessionStore: Send + Sync + 'static {
             let Some(node) = node else {
                 return self.remove(id).await;
             };
-            if let Ok(Some(r)) = self.load(id).await {
-                if r.node.as_deref().is_none_or(|n| n == node) {
-                    self.remove(id).await;
-                }
+            if let Ok(Some(r)) = self.load(id).await
+                && r.node.as_deref().is_none_or(|n| n == node)
+            {
+                self.remove(id).await;
             }
         })
     }

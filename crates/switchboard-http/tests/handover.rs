@@ -32,10 +32,10 @@ struct StandIn;
 
 impl Service for StandIn {
     fn call(&self, req: RpcRequest, cx: RequestContext) -> BoxFuture<HandlerResult> {
-        if req.method == methods::INITIALIZE {
-            if let Some(control) = cx.peer().transport_control() {
-                control.save_snapshot(SNAPSHOT);
-            }
+        if req.method == methods::INITIALIZE
+            && let Some(control) = cx.peer().transport_control()
+        {
+            control.save_snapshot(SNAPSHOT);
         }
         let wait = req.method == "wait";
         Box::pin(async move {

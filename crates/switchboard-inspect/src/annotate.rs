@@ -413,13 +413,13 @@ impl Inspector {
                     });
                 }
             }
-            if let Some(k) = key {
-                if let Some(o) = self.open.remove(&k) {
-                    if let Some(id) = params.and_then(|p| p.get("requestId")) {
-                        self.modern.closed(id);
-                    }
-                    self.close(k, o);
+            if let Some(k) = key
+                && let Some(o) = self.open.remove(&k)
+            {
+                if let Some(id) = params.and_then(|p| p.get("requestId")) {
+                    self.modern.closed(id);
                 }
+                self.close(k, o);
             }
         } else if method == Progress::NAME {
             self.on_progress(r, params);
@@ -430,22 +430,22 @@ impl Inspector {
                 .any(|o| o.modern.as_ref().is_some_and(|f| f.log_level));
             self.modern
                 .notification(method, params, asked_for_logs, &mut r.violations);
-        } else if method == TaskStatusChanged::NAME {
-            if let Some(task) = params {
-                self.tasks.observe_task(task, &mut r.violations);
-                let id = task.get("taskId").and_then(Value::as_str);
-                r.refers_to = id.and_then(|id| self.tasks.created_by(id));
-            }
+        } else if method == TaskStatusChanged::NAME
+            && let Some(task) = params
+        {
+            self.tasks.observe_task(task, &mut r.violations);
+            let id = task.get("taskId").and_then(Value::as_str);
+            r.refers_to = id.and_then(|id| self.tasks.created_by(id));
         }
     }
 
     /// Remembers an answered or cancelled request, for late answers and late progress. The
     /// oldest is forgotten beyond [`MAX_CLOSED`], so memory stays bounded on endless sessions.
     fn close(&mut self, key: (Direction, String), open: Open) {
-        if self.closed.len() >= MAX_CLOSED {
-            if let Some(old) = self.closed_order.pop_front() {
-                self.closed.remove(&old);
-            }
+        if self.closed.len() >= MAX_CLOSED
+            && let Some(old) = self.closed_order.pop_front()
+        {
+            self.closed.remove(&old);
         }
         if self
             .closed
@@ -482,13 +482,13 @@ impl Inspector {
         match found {
             Some((index, before)) => {
                 r.refers_to = Some(index);
-                if let (Some(b), Some(p)) = (before, progress) {
-                    if p <= b {
-                        r.violations.push(Violation {
-                            tag: "UT-6",
-                            reason: format!("progress {p} does not increase past {b}"),
-                        });
-                    }
+                if let (Some(b), Some(p)) = (before, progress)
+                    && p <= b
+                {
+                    r.violations.push(Violation {
+                        tag: "UT-6",
+                        reason: format!("progress {p} does not increase past {b}"),
+                    });
                 }
             }
             None => {

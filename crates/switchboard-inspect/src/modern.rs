@@ -113,10 +113,10 @@ impl ModernTracker {
     }
 
     fn remember_listen(&mut self, key: String) {
-        if self.listens.len() >= MAX_MODERN_STATE {
-            if let Some(old) = self.listens_order.pop_front() {
-                self.listens.remove(&old);
-            }
+        if self.listens.len() >= MAX_MODERN_STATE
+            && let Some(old) = self.listens_order.pop_front()
+        {
+            self.listens.remove(&old);
         }
         if self.listens.insert(key.clone(), false).is_none() {
             self.listens_order.push_back(key);
@@ -124,10 +124,10 @@ impl ModernTracker {
     }
 
     fn remember_state(&mut self, state: &str) {
-        if self.issued.len() >= MAX_MODERN_STATE {
-            if let Some(old) = self.issued_order.pop_front() {
-                self.issued.remove(&old);
-            }
+        if self.issued.len() >= MAX_MODERN_STATE
+            && let Some(old) = self.issued_order.pop_front()
+        {
+            self.issued.remove(&old);
         }
         if self.issued.insert(state.to_owned()) {
             self.issued_order.push_back(state.to_owned());

@@ -49,10 +49,10 @@ impl TaskTracker {
         if self.tasks.contains_key(id) {
             return;
         }
-        if self.tasks.len() >= MAX_TASKS {
-            if let Some(old) = self.order.pop_front() {
-                self.tasks.remove(&old);
-            }
+        if self.tasks.len() >= MAX_TASKS
+            && let Some(old) = self.order.pop_front()
+        {
+            self.tasks.remove(&old);
         }
         self.order.push_back(id.to_owned());
         self.tasks.insert(

@@ -183,10 +183,10 @@ impl ProgressWatch {
 
 impl Drop for ProgressWatch {
     fn drop(&mut self) {
-        if let Some(inner) = self.inner.upgrade() {
-            if let Ok(mut w) = inner.watched.lock() {
-                w.remove(&self.token);
-            }
+        if let Some(inner) = self.inner.upgrade()
+            && let Ok(mut w) = inner.watched.lock()
+        {
+            w.remove(&self.token);
         }
     }
 }

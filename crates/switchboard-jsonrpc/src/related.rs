@@ -78,10 +78,10 @@ impl RelatedRequests {
                     if let Some(token) = token {
                         self.tokens.insert(token.to_string(), r.id.clone());
                     }
-                    if self.in_flight.len() >= self.max_tracked {
-                        if let Some(oldest) = self.in_flight.pop_front() {
-                            self.tokens.retain(|_, r| *r != oldest);
-                        }
+                    if self.in_flight.len() >= self.max_tracked
+                        && let Some(oldest) = self.in_flight.pop_front()
+                    {
+                        self.tokens.retain(|_, r| *r != oldest);
                     }
                     self.in_flight.push_back(r.id);
                 }
@@ -116,14 +116,14 @@ impl RelatedRequests {
                 None
             }
             MessageKind::Request | MessageKind::Notification => {
-                if let Ok(Frame::Single(Ok(Message::Notification(n)))) = Frame::decode(text) {
-                    if n.method == methods::NOTIFICATIONS_PROGRESS {
-                        let by_token = params_of(n.params.as_deref())
-                            .and_then(|p| p.progress_token)
-                            .and_then(|t| self.tokens.get(&t.to_string()).cloned());
-                        if by_token.is_some() {
-                            return by_token;
-                        }
+                if let Ok(Frame::Single(Ok(Message::Notification(n)))) = Frame::decode(text)
+                    && n.method == methods::NOTIFICATIONS_PROGRESS
+                {
+                    let by_token = params_of(n.params.as_deref())
+                        .and_then(|p| p.progress_token)
+                        .and_then(|t| self.tokens.get(&t.to_string()).cloned());
+                    if by_token.is_some() {
+                        return by_token;
                     }
                 }
                 match (self.in_flight.len(), self.in_flight.front()) {

@@ -249,13 +249,13 @@ impl RequestContext {
         if state.done {
             return Err(ProgressError::Completed);
         }
-        if let Some(last) = state.last {
-            if update.progress.partial_cmp(&last) != Some(std::cmp::Ordering::Greater) {
-                return Err(ProgressError::NotIncreasing {
-                    last,
-                    next: update.progress,
-                });
-            }
+        if let Some(last) = state.last
+            && update.progress.partial_cmp(&last) != Some(std::cmp::Ordering::Greater)
+        {
+            return Err(ProgressError::NotIncreasing {
+                last,
+                next: update.progress,
+            });
         }
         let mut params = serde_json::Map::new();
         params.insert("progressToken".into(), token.to_value());

@@ -248,10 +248,10 @@ async fn read_answer(resp: Response<Body>, id: u64) -> anyhow::Result<(Outcome, 
                 id: Some(got),
                 outcome,
             } = wire::classify(&event)
+                && got == id
+                && found.is_none()
             {
-                if got == id && found.is_none() {
-                    found = Some((outcome, Bytes::from(event)));
-                }
+                found = Some((outcome, Bytes::from(event)));
             }
         }
         if sse.pending() > MAX_BODY {
@@ -690,10 +690,10 @@ pub(crate) async fn run_churn(plan: &SessionPlan, deadline: Instant) -> anyhow::
                         break;
                     }
                     tokio::time::sleep_until(due).await;
-                    if i == warmup {
-                        if let (Some(sm), Some(pid)) = (&sampler, pid) {
-                            sm.mark_baseline(pid);
-                        }
+                    if i == warmup
+                        && let (Some(sm), Some(pid)) = (&sampler, pid)
+                    {
+                        sm.mark_baseline(pid);
                     }
                     match timeout_at(deadline, open_session(&mut conn, call.as_ref())).await {
                         Err(_) => {

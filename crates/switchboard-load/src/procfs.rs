@@ -106,10 +106,10 @@ impl RssSampler {
                 let Some(kib) = status_kib(pid, "VmRSS") else {
                     return;
                 };
-                if let Ok(mut s) = st.lock() {
-                    if s.points.len() < MAX_SAMPLES {
-                        s.points.push((begun.elapsed().as_secs_f64(), kib));
-                    }
+                if let Ok(mut s) = st.lock()
+                    && s.points.len() < MAX_SAMPLES
+                {
+                    s.points.push((begun.elapsed().as_secs_f64(), kib));
                 }
             }
         });

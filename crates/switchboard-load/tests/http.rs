@@ -126,7 +126,7 @@ async fn handle(
             return Ok(status(StatusCode::BAD_REQUEST));
         }
         st.modern.fetch_add(1, Ordering::Relaxed);
-        let result = if st.input_required && msg["id"].as_u64().unwrap() % 2 == 0 {
+        let result = if st.input_required && msg["id"].as_u64().unwrap().is_multiple_of(2) {
             json!({"resultType": "input_required", "inputRequests": {}})
         } else {
             let a = &msg["params"]["arguments"];

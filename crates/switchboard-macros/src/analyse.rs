@@ -220,15 +220,15 @@ pub(crate) fn handler(
             }
         }
         for p in &params {
-            if let Param::Value { ident, .. } = p {
-                if !vars.iter().any(|v| ident.unraw() == *v) {
-                    return Err(syn::Error::new_spanned(
-                        ident,
-                        format!(
-                            "`{ident}` is not a variable of the URI template: a resource's parameters are its template variables (and the context)"
-                        ),
-                    ));
-                }
+            if let Param::Value { ident, .. } = p
+                && !vars.iter().any(|v| ident.unraw() == *v)
+            {
+                return Err(syn::Error::new_spanned(
+                    ident,
+                    format!(
+                        "`{ident}` is not a variable of the URI template: a resource's parameters are its template variables (and the context)"
+                    ),
+                ));
             }
         }
     }

@@ -16,7 +16,7 @@ async fn tasks(
     redis: &RedisServer,
     node: &str,
     limits: TaskLimits,
-) -> (RedisStore, RedisTaskStore) {
+) -> (Arc<RedisCluster>, RedisTaskStore) {
     let store = RedisStore::connect(&redis.url(), RedisConfig::default())
         .await
         .unwrap();
@@ -28,9 +28,8 @@ async fn tasks(
     )
     .await
     .unwrap();
-    std::mem::forget(cluster);
-    let t = RedisTaskStore::new(store.clone(), node, limits);
-    (store, t)
+    let t = RedisTaskStore::new(store, node, limits);
+    (cluster, t)
 }
 
 fn result(text: &str) -> Outcome {
@@ -40,7 +39,7 @@ fn result(text: &str) -> Outcome {
 #[tokio::test]
 async fn tk9_tk10_the_status_machine_and_owner_scoping() {
     let redis = RedisServer::start();
-    let (_, t) = tasks(&redis, "n1", TaskLimits::default()).await;
+    let (_cluster, t) = tasks(&redis, "n1", TaskLimits::default()).await;
     let alice = Owner::new("session-key-alice");
     let bob = Owner::new("session-key-bob");
     let task = t.create(&alice, Some(60_000)).await.unwrap();
@@ -103,7 +102,7 @@ async fn tk9_tk10_the_status_machine_and_owner_scoping() {
 #[tokio::test]
 async fn tk19_a_cancelled_task_stays_cancelled() {
     let redis = RedisServer::start();
-    let (_, t) = tasks(&redis, "n1", TaskLimits::default()).await;
+    let (_cluster, t) = tasks(&redis, "n1", TaskLimits::default()).await;
     let owner = Owner::new("o");
     let task = t.create(&owner, None).await.unwrap();
     let c = t.cancel(&owner, &task.task_id).await.unwrap();
@@ -119,7 +118,7 @@ async fn tk19_a_cancelled_task_stays_cancelled() {
 #[tokio::test]
 async fn tk18_list_pages_every_task_of_the_owner_oldest_first() {
     let redis = RedisServer::start();
-    let (_, t) = tasks(&redis, "n1", TaskLimits::default()).await;
+    let (_cluster, t) = tasks(&redis, "n1", TaskLimits::default()).await;
     let owner = Owner::new("o");
     let other = Owner::new("other");
     let mut ids = Vec::new();
@@ -151,7 +150,7 @@ async fn task_bounds_are_crossed_in_count_and_bytes() {
         .with_max_tasks(3)
         .with_max_tasks_per_owner(2)
         .with_max_result_bytes(64);
-    let (_, t) = tasks(&redis, "n1", limits).await;
+    let (_cluster, t) = tasks(&redis, "n1", limits).await;
     let a = Owner::new("a");
     let b = Owner::new("b");
     t.create(&a, None).await.unwrap();
@@ -184,8 +183,8 @@ async fn task_bounds_are_crossed_in_count_and_bytes() {
 #[tokio::test]
 async fn a_result_finished_on_one_node_reaches_a_waiter_on_another() {
     let redis = RedisServer::start();
-    let (_, n1) = tasks(&redis, "n1", TaskLimits::default()).await;
-    let (_, n2) = tasks(&redis, "n2", TaskLimits::default()).await;
+    let (_c1, n1) = tasks(&redis, "n1", TaskLimits::default()).await;
+    let (_c2, n2) = tasks(&redis, "n2", TaskLimits::default()).await;
     let owner = Owner::new("session-key-s");
     let task = n1.create(&owner, None).await.unwrap();
     let id = task.task_id.clone();
@@ -216,7 +215,7 @@ async fn a_task_whose_node_is_gone_reads_failed_saying_so() {
     // Node "gone" created it and never announced itself (or stopped doing so).
     let gone = RedisTaskStore::new(store.clone(), "gone", TaskLimits::default());
     let task = gone.create(&owner, None).await.unwrap();
-    let (_, reader) = tasks(&redis, "n2", TaskLimits::default()).await;
+    let (_cluster, reader) = tasks(&redis, "n2", TaskLimits::default()).await;
     let read = reader.get(&owner, &task.task_id).await.unwrap();
     assert_eq!(read.status, TaskStatus::Failed);
     match reader.result(&owner, &task.task_id).await.unwrap().1 {

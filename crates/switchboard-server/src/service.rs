@@ -322,10 +322,10 @@ impl ServerService {
         let serde_json::Value::Object(arguments) = arguments else {
             return ready(Err(ErrorObject::internal("arguments are an object")));
         };
-        if let (Some(_), Some(http)) = (&self.modern, self.state.http_facts()) {
-            if let Err(e) = http.check_params(&tool.tool.input_schema, &arguments) {
-                return ready(Err(e));
-            }
+        if let (Some(_), Some(http)) = (&self.modern, self.state.http_facts())
+            && let Err(e) = http.check_params(&tool.tool.input_schema, &arguments)
+        {
+            return ready(Err(e));
         }
         if let Some(call) = &self.modern {
             // 2026-07-28: whether the call may become a task (the tasks extension).
@@ -658,15 +658,15 @@ impl ServerService {
         method: &str,
         version: Option<ProtocolVersion>,
     ) -> Result<(), ErrorObject> {
-        if let Some(v) = version {
-            if !spec.exists_in(v) {
-                let method = echo(method);
-                return Err(ErrorObject::new(
-                    ErrorCode::METHOD_NOT_FOUND,
-                    format!("Method not found: {method} (not in protocol revision {v})"),
-                )
-                .with_data(serde_json::json!({"reason": "not_in_revision", "method": method})));
-            }
+        if let Some(v) = version
+            && !spec.exists_in(v)
+        {
+            let method = echo(method);
+            return Err(ErrorObject::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("Method not found: {method} (not in protocol revision {v})"),
+            )
+            .with_data(serde_json::json!({"reason": "not_in_revision", "method": method})));
         }
         match spec.check(
             Direction::ClientToServer,
@@ -749,10 +749,10 @@ impl Service for ServerService {
                 None => ErrorObject::method_not_found(&req.method),
             }));
         };
-        if let Some(spec) = entry.spec {
-            if let Err(e) = self.gate_capability(spec, &req.method, version) {
-                return ready(Err(e));
-            }
+        if let Some(spec) = entry.spec
+            && let Err(e) = self.gate_capability(spec, &req.method, version)
+        {
+            return ready(Err(e));
         }
         match &entry.handler {
             RequestRoute::Builtin(f) => f(self, req, cx),

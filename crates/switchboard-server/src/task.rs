@@ -77,12 +77,12 @@ struct OpenResult<'a> {
 
 impl Drop for OpenResult<'_> {
     fn drop(&mut self) {
-        if let Ok(mut r) = self.tasks.results.lock() {
-            if let Some(list) = r.get_mut(&self.id) {
-                list.retain(|(n, _)| *n != self.n);
-                if list.is_empty() {
-                    r.remove(&self.id);
-                }
+        if let Ok(mut r) = self.tasks.results.lock()
+            && let Some(list) = r.get_mut(&self.id)
+        {
+            list.retain(|(n, _)| *n != self.n);
+            if list.is_empty() {
+                r.remove(&self.id);
             }
         }
     }
@@ -174,12 +174,11 @@ impl Tasks {
         self.running
             .started(id.clone(), session, handle.abort_handle(), rc);
         // A `tasks/cancel` that came before the work was registered stops it now.
-        if let Ok(t) = self.store.get(&owner, &id).await {
-            if t.status == TaskStatus::Cancelled {
-                if let Some(call) = self.running.stop(&id) {
-                    call.end_progress().await;
-                }
-            }
+        if let Ok(t) = self.store.get(&owner, &id).await
+            && t.status == TaskStatus::Cancelled
+            && let Some(call) = self.running.stop(&id)
+        {
+            call.end_progress().await;
         }
         let _ = go.send(());
         Ok(created)

@@ -265,12 +265,11 @@ pub fn batch_entries(text: &str) -> Vec<&str> {
     if trimmed.is_empty() {
         return Vec::new();
     }
-    if trimmed.starts_with('[') {
-        if let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(trimmed) {
-            if !items.is_empty() {
-                return items.into_iter().map(RawValue::get).collect();
-            }
-        }
+    if trimmed.starts_with('[')
+        && let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(trimmed)
+        && !items.is_empty()
+    {
+        return items.into_iter().map(RawValue::get).collect();
     }
     vec![trimmed]
 }

@@ -484,10 +484,10 @@ impl MethodSpec {
         if !self.sender.sends(direction) {
             return Err(Refusal::WrongDirection(direction));
         }
-        if let Some(v) = version {
-            if !self.exists_in(v) {
-                return Err(Refusal::NotInRevision(v));
-            }
+        if let Some(v) = version
+            && !self.exists_in(v)
+        {
+            return Err(Refusal::NotInRevision(v));
         }
         let Some(gate) = self.gate else {
             return Ok(());

@@ -118,12 +118,12 @@ fn collect(
                 collect(prop, path, found)?;
                 path.pop();
             }
-        } else if key != X_MCP_HEADER {
-            if let Some(at) = stray(value) {
-                return Err(InvalidAnnotation::Unreachable {
-                    at: format!("{}/{key}{at}", pointer(path)),
-                });
-            }
+        } else if key != X_MCP_HEADER
+            && let Some(at) = stray(value)
+        {
+            return Err(InvalidAnnotation::Unreachable {
+                at: format!("{}/{key}{at}", pointer(path)),
+            });
         }
     }
     Ok(())
@@ -281,7 +281,7 @@ pub fn base64_encode(bytes: &[u8]) -> String {
 /// non-zero bits in the padding (so every text has one encoding).
 pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let bytes = text.as_bytes();
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return None;
     }
     let value = |c: u8| ALPHABET.iter().position(|&a| a == c).map(|p| p as u32);
@@ -334,21 +334,21 @@ pub fn request_headers(
     if let Some(Value::String(name)) = name_field(method).and_then(|f| params.get(f)) {
         out.push((MCP_NAME.to_owned(), encode_text(name)));
     }
-    if method == methods::TOOLS_CALL {
-        if let Some(Value::Object(args)) = params.get("arguments") {
-            for p in param_headers {
-                let leaf = p.path.split_last().and_then(|(last, parents)| {
-                    parents
-                        .iter()
-                        .try_fold(args, |obj, key| match obj.get(key) {
-                            Some(Value::Object(next)) => Some(next),
-                            _ => None,
-                        })
-                        .and_then(|o| o.get(last))
-                });
-                if let Some(text) = leaf.and_then(encode_value) {
-                    out.push((format!("{MCP_PARAM_PREFIX}{}", p.header), text));
-                }
+    if method == methods::TOOLS_CALL
+        && let Some(Value::Object(args)) = params.get("arguments")
+    {
+        for p in param_headers {
+            let leaf = p.path.split_last().and_then(|(last, parents)| {
+                parents
+                    .iter()
+                    .try_fold(args, |obj, key| match obj.get(key) {
+                        Some(Value::Object(next)) => Some(next),
+                        _ => None,
+                    })
+                    .and_then(|o| o.get(last))
+            });
+            if let Some(text) = leaf.and_then(encode_value) {
+                out.push((format!("{MCP_PARAM_PREFIX}{}", p.header), text));
             }
         }
     }

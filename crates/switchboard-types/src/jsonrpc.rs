@@ -435,10 +435,10 @@ impl Frame {
         // The common case in one pass: an object whose envelope reads. Every member is checked
         // as JSON on the way (the envelope's kept raw, the others skipped), so such a text is
         // valid JSON and this is what the checks below would conclude.
-        if trimmed.starts_with('{') {
-            if let Ok(env) = serde_json::from_str::<Envelope<'_>>(text) {
-                return Ok(Frame::Single(classify(env)));
-            }
+        if trimmed.starts_with('{')
+            && let Ok(env) = serde_json::from_str::<Envelope<'_>>(text)
+        {
+            return Ok(Frame::Single(classify(env)));
         }
         decode_single(text)
     }
@@ -497,21 +497,21 @@ fn classify(env: Envelope<'_>) -> Result<Message, DecodeError> {
                 };
             }
         };
-        if let Some(p) = env.params {
-            if !matches!(first_byte(p), b'{' | b'[') {
-                let id = env.id.and_then(parse_id);
-                return match env.id {
-                    Some(_) => Err(DecodeError::invalid(
-                        id,
-                        "params must be an object",
-                        "params_not_structured",
-                    )),
-                    None => Err(DecodeError::silent(
-                        "params must be an object",
-                        "params_not_structured",
-                    )),
-                };
-            }
+        if let Some(p) = env.params
+            && !matches!(first_byte(p), b'{' | b'[')
+        {
+            let id = env.id.and_then(parse_id);
+            return match env.id {
+                Some(_) => Err(DecodeError::invalid(
+                    id,
+                    "params must be an object",
+                    "params_not_structured",
+                )),
+                None => Err(DecodeError::silent(
+                    "params must be an object",
+                    "params_not_structured",
+                )),
+            };
         }
         let params = env.params.map(boxed);
         return match env.id {

@@ -203,15 +203,15 @@ impl RequestEnvelope {
             serde_json::to_value(&self.client_capabilities)
                 .unwrap_or_else(|_| Value::Object(Map::new())),
         );
-        if let Some(info) = &self.client_info {
-            if let Ok(v) = serde_json::to_value(info) {
-                m.insert(CLIENT_INFO_KEY.into(), v);
-            }
+        if let Some(info) = &self.client_info
+            && let Ok(v) = serde_json::to_value(info)
+        {
+            m.insert(CLIENT_INFO_KEY.into(), v);
         }
-        if let Some(level) = self.log_level {
-            if let Ok(v) = serde_json::to_value(level) {
-                m.insert(LOG_LEVEL_KEY.into(), v);
-            }
+        if let Some(level) = self.log_level
+            && let Ok(v) = serde_json::to_value(level)
+        {
+            m.insert(LOG_LEVEL_KEY.into(), v);
         }
         m
     }

@@ -123,12 +123,10 @@ const SKIPPED_TYPES: [(&str, &str); 25] = [
 /// Single examples that use a 2026-only shape of a type 2025-11-25 also has, with the reason.
 /// (`structuredContent` of any JSON type is read since the types carry both revisions; a
 /// dual-era server leaves a non-object value out of its 2025 answers.)
-const SKIPPED_FILES: [(&str, &str); 1] = [
-    (
-        "ElicitRequestURLParams/elicit-sensitive-data.json",
-        "2026 removed elicitationId, which 2025-11-25 requires",
-    ),
-];
+const SKIPPED_FILES: [(&str, &str); 1] = [(
+    "ElicitRequestURLParams/elicit-sensitive-data.json",
+    "2026 removed elicitationId, which 2025-11-25 requires",
+)];
 
 fn rt<T: DeserializeOwned + Serialize>(v: &Value) -> Result<Value, String> {
     let t: T = serde_json::from_value(v.clone()).map_err(|e| format!("read: {e}"))?;

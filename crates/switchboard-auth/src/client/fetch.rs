@@ -148,13 +148,13 @@ impl Fetcher {
         let mut resp = rb.send().await.map_err(|e| fail(describe(&e)))?;
         let status = resp.status();
         let headers = resp.headers().clone();
-        if let Some(len) = resp.content_length() {
-            if len > self.max_body as u64 {
-                return Err(fail(format!(
-                    "the answer is {len} bytes, over the bound of {}",
-                    self.max_body
-                )));
-            }
+        if let Some(len) = resp.content_length()
+            && len > self.max_body as u64
+        {
+            return Err(fail(format!(
+                "the answer is {len} bytes, over the bound of {}",
+                self.max_body
+            )));
         }
         let mut body = Vec::new();
         while let Some(chunk) = resp.chunk().await.map_err(|e| fail(describe(&e)))? {

@@ -357,10 +357,10 @@ impl OAuthClient {
         }
         let mut flow = self.flow.lock().await;
         // Another caller may have refreshed while this one waited.
-        if let Some(g) = self.store.load(&self.key)? {
-            if let Some(t) = g.tokens.filter(|t| t.access_token != tokens.access_token) {
-                return Ok(Some(t.access_token));
-            }
+        if let Some(g) = self.store.load(&self.key)?
+            && let Some(t) = g.tokens.filter(|t| t.access_token != tokens.access_token)
+        {
+            return Ok(Some(t.access_token));
         }
         match self.refresh(&mut flow, &grant, &tokens).await {
             Ok(t) => Ok(Some(t)),
@@ -404,12 +404,12 @@ impl OAuthClient {
         }
         let found = self.discover(challenge.as_ref()).await?;
         *flow = Some(found.clone());
-        if let Some(g) = grant.as_ref().filter(|g| g.issuer == found.issuer) {
-            if let Some(t) = g.tokens.as_ref().filter(|t| t.refresh_token.is_some()) {
-                match self.refresh(&mut flow, g, t).await {
-                    Ok(_) => return Ok(()),
-                    Err(e) => tracing::debug!(error = %e, "refresh after 401 failed; authorizing"),
-                }
+        if let Some(g) = grant.as_ref().filter(|g| g.issuer == found.issuer)
+            && let Some(t) = g.tokens.as_ref().filter(|t| t.refresh_token.is_some())
+        {
+            match self.refresh(&mut flow, g, t).await {
+                Ok(_) => return Ok(()),
+                Err(e) => tracing::debug!(error = %e, "refresh after 401 failed; authorizing"),
             }
         }
         let scopes = self

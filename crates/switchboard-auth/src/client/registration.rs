@@ -83,19 +83,19 @@ pub(crate) async fn register(
             redirect_uri: me.redirect_uri.map(str::to_owned),
         });
     }
-    if let Some(url) = me.metadata_url {
-        if md.client_id_metadata_document_supported == Some(true) {
-            return Ok(RegisteredClient {
-                client_id: url.to_owned(),
-                client_secret: None,
-                auth_method: if me.private_key_jwt {
-                    TokenAuthMethod::PrivateKeyJwt
-                } else {
-                    TokenAuthMethod::None
-                },
-                redirect_uri: me.redirect_uri.map(str::to_owned),
-            });
-        }
+    if let Some(url) = me.metadata_url
+        && md.client_id_metadata_document_supported == Some(true)
+    {
+        return Ok(RegisteredClient {
+            client_id: url.to_owned(),
+            client_secret: None,
+            auth_method: if me.private_key_jwt {
+                TokenAuthMethod::PrivateKeyJwt
+            } else {
+                TokenAuthMethod::None
+            },
+            redirect_uri: me.redirect_uri.map(str::to_owned),
+        });
     }
     let Some(endpoint) = md.registration_endpoint.as_deref() else {
         return Err(OAuthError::Registration {

@@ -404,10 +404,10 @@ pub(crate) async fn exchange(
 
 fn gather_events(reply: &mut Reply, parser: &mut SseParser) {
     while let Some(event) = parser.next() {
-        if let Ok(event) = event {
-            if let Some(msgs) = Rx::parse_all(event.data.trim()) {
-                reply.messages.extend(msgs);
-            }
+        if let Ok(event) = event
+            && let Some(msgs) = Rx::parse_all(event.data.trim())
+        {
+            reply.messages.extend(msgs);
         }
     }
 }

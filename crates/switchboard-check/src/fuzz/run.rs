@@ -1111,10 +1111,11 @@ fn judge_http(
                 problems.push(Problem::new(p.rule, why));
                 return;
             }
-            if let Outcome::Reply(r) = &outcome {
-                if served(r) && !p.expects.is_empty() {
-                    answers(&p.expects, r, problems);
-                }
+            if let Outcome::Reply(r) = &outcome
+                && served(r)
+                && !p.expects.is_empty()
+            {
+                answers(&p.expects, r, problems);
             }
         }
     }

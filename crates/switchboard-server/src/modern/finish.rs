@@ -83,12 +83,12 @@ impl ResultMembers {
     /// without the members it removed: a listed tool's `execution` (2025-11-25 only; the tasks
     /// extension decides per request whether a call becomes a task).
     pub(crate) fn finish(&self, method: &str, raw: &str) -> HandlerResult {
-        if method != methods::TOOLS_LIST {
-            if let Some(splice) = Splice::read(raw) {
-                let text = self.spliced(method, raw, &splice);
-                return serde_json::value::RawValue::from_string(text)
-                    .map_err(|e| ErrorObject::internal(e.to_string()));
-            }
+        if method != methods::TOOLS_LIST
+            && let Some(splice) = Splice::read(raw)
+        {
+            let text = self.spliced(method, raw, &splice);
+            return serde_json::value::RawValue::from_string(text)
+                .map_err(|e| ErrorObject::internal(e.to_string()));
         }
         self.rewritten(method, raw)
     }
@@ -97,11 +97,11 @@ impl ResultMembers {
     fn rewritten(&self, method: &str, raw: &str) -> HandlerResult {
         let mut map: Map<String, Value> = serde_json::from_str(raw)
             .map_err(|e| ErrorObject::internal(format!("result is not an object: {e}")))?;
-        if method == methods::TOOLS_LIST {
-            if let Some(Value::Array(tools)) = map.get_mut("tools") {
-                for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
-                    tool.remove("execution");
-                }
+        if method == methods::TOOLS_LIST
+            && let Some(Value::Array(tools)) = map.get_mut("tools")
+        {
+            for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
+                tool.remove("execution");
             }
         }
         map.entry("resultType")
@@ -153,10 +153,10 @@ impl ResultMembers {
             if !at.has("ttlMs") {
                 push_member(&mut out, &mut first, &self.ttl_text);
             }
-            if let Some(text) = &self.cache_scope_text {
-                if !at.has("cacheScope") {
-                    push_member(&mut out, &mut first, text);
-                }
+            if let Some(text) = &self.cache_scope_text
+                && !at.has("cacheScope")
+            {
+                push_member(&mut out, &mut first, text);
             }
         }
         out.push('}');

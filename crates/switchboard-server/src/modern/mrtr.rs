@@ -150,10 +150,10 @@ impl ModernCall {
     }
 
     fn set_waker(&self, waker: &Waker) {
-        if let Ok(mut round) = self.round.lock() {
-            if !round.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
-                round.waker = Some(waker.clone());
-            }
+        if let Ok(mut round) = self.round.lock()
+            && !round.waker.as_ref().is_some_and(|w| w.will_wake(waker))
+        {
+            round.waker = Some(waker.clone());
         }
     }
 }

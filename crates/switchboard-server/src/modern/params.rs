@@ -115,19 +115,18 @@ impl EnvelopeCache {
         meta: Option<&RawValue>,
     ) -> Result<Arc<RequestEnvelope>, EnvelopeError> {
         let meta = meta.ok_or(EnvelopeError::NoMeta)?;
-        if let Ok(last) = self.0.try_lock() {
-            if let Some((text, envelope)) = last.as_ref() {
-                if **text == *meta.get() {
-                    return Ok(envelope.clone());
-                }
-            }
+        if let Ok(last) = self.0.try_lock()
+            && let Some((text, envelope)) = last.as_ref()
+            && **text == *meta.get()
+        {
+            return Ok(envelope.clone());
         }
         let map = as_object(meta).ok_or(EnvelopeError::NoMeta)?;
         let envelope = Arc::new(RequestEnvelope::from_meta(&map)?);
-        if meta.get().len() <= MAX_CACHED_META_BYTES {
-            if let Ok(mut last) = self.0.try_lock() {
-                *last = Some((meta.get().into(), envelope.clone()));
-            }
+        if meta.get().len() <= MAX_CACHED_META_BYTES
+            && let Ok(mut last) = self.0.try_lock()
+        {
+            *last = Some((meta.get().into(), envelope.clone()));
         }
         Ok(envelope)
     }
