@@ -329,14 +329,14 @@ pub(crate) async fn route(
             Ok(answer)
         }
         Err(RelayError::Failed(why)) => {
-            tracing::warn!(error = %why, "relay to the serving node failed");
+            crate::throttle::warn_throttled!(error = %why, "relay to the serving node failed");
             Ok(bad_gateway("the connection broke"))
         }
         Err(RelayError::Unreachable(why)) => {
             if let Ok(mut c) = relay.cache.lock() {
                 c.entries.remove(id);
             }
-            tracing::warn!(node = %node, error = %why, "serving node unreachable; taking its session over");
+            crate::throttle::warn_throttled!(node = %node, error = %why, "serving node unreachable; taking its session over");
             let rebuilt = Request::from_parts(parts, Body::from(body));
             match claim(config, id, Some(&node), me).await {
                 Ok(()) => Err(rebuilt),
@@ -442,6 +442,21 @@ mod tests {
         c.put("one-more", node.clone(), url.clone());
         assert!(c.entries.len() <= LOCATION_CACHE_MAX);
         assert_eq!(c.get("one-more").unwrap().0, node);
+    }
+
+    #[test]
+    fn a_remembered_location_is_forgotten_after_its_time() {
+        let mut c = LocationCache::default();
+        let old = std::time::Instant::now() - LOCATION_CACHE_TTL - Duration::from_millis(1);
+        c.entries.insert(
+            Arc::from("s"),
+            (Arc::from("a"), Arc::from("http://a/mcp"), old),
+        );
+        assert!(
+            c.get("s").is_none(),
+            "past its time: asked of the store again"
+        );
+        assert!(c.entries.is_empty());
     }
 
     #[test]

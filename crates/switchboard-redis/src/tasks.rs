@@ -21,7 +21,9 @@ use redis::Script;
 use serde_json::value::RawValue;
 use switchboard_tasks::store::StoreFuture;
 use switchboard_tasks::time::iso8601;
-use switchboard_tasks::{Outcome, Owner, TaskError, TaskLimits, TaskPage, TaskStore, new_task_id};
+use switchboard_tasks::{
+    Outcome, Owner, TaskError, TaskLimits, TaskPage, TaskStore, new_task_id, result_too_large,
+};
 use switchboard_types::ErrorObject;
 use switchboard_types::tasks::{Task, TaskStatus};
 
@@ -330,15 +332,11 @@ impl TaskStore for RedisTaskStore {
         failed: bool,
     ) -> StoreFuture<'a, Result<Task, TaskError>> {
         Box::pin(async move {
-            let too_large = || {
-                ErrorObject::internal("the task's result is too large to keep").with_data(
-                    serde_json::json!({"reason": "task_result_too_large", "limit": self.limits.max_result_bytes}),
-                )
-            };
             let (kind, text, failed) = match outcome {
                 _ if outcome.size() > self.limits.max_result_bytes => (
                     "e",
-                    serde_json::to_string(&too_large()).unwrap_or_default(),
+                    serde_json::to_string(&result_too_large(self.limits.max_result_bytes))
+                        .unwrap_or_default(),
                     true,
                 ),
                 Outcome::Result(r) => ("r", r.get().to_owned(), failed),

@@ -22,4 +22,6 @@ pub mod store;
 pub mod time;
 
 pub use memory::{InMemoryTaskStore, TaskLimits};
-pub use store::{Outcome, Owner, StoreFuture, TaskError, TaskPage, TaskStore, new_task_id};
+pub use store::{
+    Outcome, Owner, StoreFuture, TaskError, TaskPage, TaskStore, new_task_id, result_too_large,
+};

@@ -286,11 +286,7 @@ impl InMemoryTaskStore {
             });
         }
         if outcome.size() > budget {
-            outcome = Outcome::Error(
-                ErrorObject::internal("the task's result is too large to keep").with_data(
-                    serde_json::json!({"reason": "task_result_too_large", "limit": self.limits.max_result_bytes}),
-                ),
-            );
+            outcome = Outcome::Error(crate::store::result_too_large(self.limits.max_result_bytes));
             failed = true;
         }
         let to = if failed || matches!(outcome, Outcome::Error(_)) {

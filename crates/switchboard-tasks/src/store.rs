@@ -129,6 +129,13 @@ impl TaskError {
     }
 }
 
+/// The error a task ends with when its outcome is over the store's bound on result bytes
+/// (`limit`): -32603, reason `task_result_too_large`. Every store answers it the same way.
+pub fn result_too_large(limit: usize) -> ErrorObject {
+    ErrorObject::internal("the task's result is too large to keep")
+        .with_data(serde_json::json!({"reason": "task_result_too_large", "limit": limit}))
+}
+
 /// One page of tasks and the cursor of the next page, if any.
 pub type TaskPage = (Vec<Task>, Option<String>);
 
