@@ -6,7 +6,6 @@ use std::fmt;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
-use switchboard_types::ErrorObject;
 use switchboard_types::tasks::{Task, TaskStatus};
 use tokio::sync::watch;
 use tokio::time::Instant;
