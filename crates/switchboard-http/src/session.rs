@@ -284,7 +284,41 @@ pub(crate) struct Session {
     pub(crate) adopted_below: u64,
     /// Requests run again after a take-over ([`crate::cluster`]): the progress each token had
     /// reached before; the re-run's progress notifications up to it are not sent again.
-    progress_floors: Mutex<HashMap<String, f64>>,
+    progress_floors: Mutex<ProgressFloors>,
+}
+
+/// The progress each re-run request's token reached before a take-over, at most
+/// [`MAX_PROGRESS_FLOORS`] of them: a floor goes once passed, and past the bound a token gets
+/// none (its repeated progress values are sent again, which the spec allows a client to see).
+#[derive(Debug, Default)]
+struct ProgressFloors(HashMap<String, f64>);
+
+impl ProgressFloors {
+    /// Keeps `floors`, as many as the bound leaves room for.
+    fn extend(&mut self, floors: HashMap<String, f64>) {
+        for (token, floor) in floors {
+            if self.0.len() >= MAX_PROGRESS_FLOORS && !self.0.contains_key(&token) {
+                continue;
+            }
+            self.0.insert(token, floor);
+        }
+    }
+
+    /// Whether `progress` for `token` was sent before the take-over; a floor passed goes.
+    fn seen(&mut self, token: &str, progress: f64) -> bool {
+        match self.0.get(token) {
+            Some(floor) if progress <= *floor => true,
+            Some(_) => {
+                self.0.remove(token);
+                false
+            }
+            None => false,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 impl Session {
@@ -416,10 +450,7 @@ impl Session {
     /// Notes the progress each token reached on a stream this node runs again.
     pub(crate) fn set_progress_floors(&self, floors: HashMap<String, f64>) {
         if let Ok(mut f) = self.progress_floors.lock() {
-            // Bounded: a floor goes when passed; at most one batch's tokens per re-run.
-            if f.len() + floors.len() <= MAX_PROGRESS_FLOORS {
-                f.extend(floors);
-            }
+            f.extend(floors);
         }
     }
 
@@ -438,14 +469,7 @@ impl Session {
         let Some((token, progress)) = crate::cluster::progress_of(&frame.text) else {
             return false;
         };
-        match floors.get(&token) {
-            Some(floor) if progress <= *floor => true,
-            Some(_) => {
-                floors.remove(&token);
-                false
-            }
-            None => false,
-        }
+        floors.seen(&token, progress)
     }
 
     /// Routes one outbound frame: plan, store, deliver.
@@ -737,5 +761,39 @@ mod tests {
         assert_eq!(a.len(), 32);
         assert!(a.bytes().all(|c| (0x21..=0x7e).contains(&c)));
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn progress_floors_are_bounded_and_go_once_passed() {
+        let mut f = ProgressFloors::default();
+        let many = |from: usize, n: usize| -> HashMap<String, f64> {
+            (from..from + n).map(|i| (format!("t{i}"), 5.0)).collect()
+        };
+        f.extend(many(0, MAX_PROGRESS_FLOORS - 1));
+        f.extend(many(MAX_PROGRESS_FLOORS - 1, 10));
+        assert_eq!(
+            f.0.len(),
+            MAX_PROGRESS_FLOORS,
+            "filled up to the bound, no further"
+        );
+        // A token past the bound has no floor: its progress is sent.
+        let kept: Vec<String> = f.0.keys().cloned().collect();
+        let dropped = (0..MAX_PROGRESS_FLOORS + 9)
+            .map(|i| format!("t{i}"))
+            .find(|t| !kept.contains(t))
+            .unwrap();
+        assert!(!f.seen(&dropped, 1.0));
+        // A kept token's values up to its floor are not sent again; the first past it is, and
+        // its floor goes.
+        let token = kept[0].clone();
+        assert!(f.seen(&token, 5.0));
+        assert!(!f.seen(&token, 6.0));
+        assert!(!f.seen(&token, 1.0), "a floor passed is gone");
+        assert_eq!(f.0.len(), MAX_PROGRESS_FLOORS - 1);
+        // Room freed is room for a new floor; a token already kept may be raised when full.
+        f.extend(many(5000, 2));
+        assert_eq!(f.0.len(), MAX_PROGRESS_FLOORS);
+        f.extend(HashMap::from([(kept[1].clone(), 9.0)]));
+        assert!(f.seen(&kept[1], 8.0));
     }
 }

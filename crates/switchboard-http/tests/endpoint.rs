@@ -588,3 +588,67 @@ async fn the_service_mounts_with_nest_service() {
     assert_eq!(resp.status(), 200);
     assert_eq!(svc.session_count(), 2);
 }
+
+/// A session store whose backend is down: every call fails.
+struct DownStore;
+
+impl switchboard_http::SessionStore for DownStore {
+    fn create(
+        &self,
+        _record: switchboard_http::SessionRecord,
+    ) -> switchboard_http::event_store::StoreFuture<
+        '_,
+        Result<(), switchboard_http::SessionStoreError>,
+    > {
+        Box::pin(async {
+            Err(switchboard_http::SessionStoreError::Backend(
+                "connection refused".into(),
+            ))
+        })
+    }
+
+    fn load<'a>(
+        &'a self,
+        _id: &'a str,
+    ) -> switchboard_http::event_store::StoreFuture<
+        'a,
+        Result<Option<switchboard_http::SessionRecord>, switchboard_http::SessionStoreError>,
+    > {
+        Box::pin(async {
+            Err(switchboard_http::SessionStoreError::Backend(
+                "connection refused".into(),
+            ))
+        })
+    }
+
+    fn remove<'a>(&'a self, _id: &'a str) -> switchboard_http::event_store::StoreFuture<'a, ()> {
+        Box::pin(async {})
+    }
+}
+
+#[tokio::test]
+async fn a_session_store_that_fails_gets_503_and_no_session_is_kept() {
+    let svc = service_for(
+        &test_server(),
+        HttpConfig::default().with_session_store(Arc::new(DownStore)),
+    );
+    // A new session cannot be recorded: refused, nothing kept, no id handed out.
+    let resp = oneshot(&svc, post(None, init_body(1, "2025-11-25"))).await;
+    assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(!resp.headers().contains_key("mcp-session-id"));
+    let err = error_of(&body_text(resp).await);
+    assert_eq!(err["data"]["reason"], "session_store_failed");
+    assert_eq!(svc.session_count(), 0);
+    // An id this node does not hold cannot be looked up: 503 too, not 404 (the session may
+    // well exist; the client should retry rather than start over).
+    let resp = oneshot(
+        &svc,
+        post(
+            Some("0123456789abcdef0123456789abcdef"),
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+        ),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(svc.session_count(), 0);
+}

@@ -260,9 +260,26 @@ impl RedisStore {
 
 /// Whether a failed command may succeed on a new connection (Redis restarted, the connection
 /// broke): the multiplexed connection reconnects after such a failure, and the command is
-/// sent once more.
+/// sent once more. A command that timed out is not sent again: Redis may have run it (a script
+/// that appends must not append twice), and the caller's wait is bounded by one timeout.
 fn retryable(e: &redis::RedisError) -> bool {
-    e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal()
+    !e.is_timeout() && (e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal())
+}
+
+/// Bounds one attempt by the configured response timeout, whatever the connection is doing
+/// (waiting for an answer, or reconnecting while Redis does not answer).
+async fn bounded<T>(
+    store: &RedisStore,
+    attempt: impl std::future::Future<Output = redis::RedisResult<T>>,
+) -> redis::RedisResult<T> {
+    let limit = store.inner.config.response_timeout;
+    match tokio::time::timeout(limit, attempt).await {
+        Ok(r) => r,
+        Err(_) => Err(redis::RedisError::from(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no answer from Redis within {limit:?} (response_timeout)"),
+        ))),
+    }
 }
 
 /// Runs a script or a command on the store's connection, once more on a fresh connection when
@@ -273,8 +290,8 @@ trait Run {
 
 impl Run for redis::ScriptInvocation<'_> {
     async fn run<T: redis::FromRedisValue>(&self, store: &RedisStore) -> redis::RedisResult<T> {
-        match self.invoke_async(&mut store.conn()).await {
-            Err(e) if retryable(&e) => self.invoke_async(&mut store.conn()).await,
+        match bounded(store, self.invoke_async(&mut store.conn())).await {
+            Err(e) if retryable(&e) => bounded(store, self.invoke_async(&mut store.conn())).await,
             r => r,
         }
     }
@@ -282,8 +299,8 @@ impl Run for redis::ScriptInvocation<'_> {
 
 impl Run for redis::Cmd {
     async fn run<T: redis::FromRedisValue>(&self, store: &RedisStore) -> redis::RedisResult<T> {
-        match self.query_async(&mut store.conn()).await {
-            Err(e) if retryable(&e) => self.query_async(&mut store.conn()).await,
+        match bounded(store, self.query_async(&mut store.conn())).await {
+            Err(e) if retryable(&e) => bounded(store, self.query_async(&mut store.conn())).await,
             r => r,
         }
     }

@@ -306,3 +306,51 @@ async fn the_store_reconnects_after_redis_restarts_and_keeps_what_it_had() {
     assert_eq!(&*events[0].data, "e1");
     s.append("a", event(1, 2, "e2")).await.unwrap();
 }
+
+#[tokio::test]
+async fn a_command_redis_does_not_answer_fails_after_the_response_timeout() {
+    let redis = RedisServer::start();
+    let config = RedisConfig {
+        response_timeout: Duration::from_millis(200),
+        ..RedisConfig::default()
+    };
+    let s = store(&redis, config).await;
+    s.create(record("a", Some("{}"))).await.unwrap();
+    // Redis holds every client's commands for 4 s: the store must not wait that long. (The
+    // pausing connection's own QUIT waits out the pause too, hence the thread.)
+    let port = redis.port();
+    let pauser = std::thread::spawn(move || {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        std::io::Write::write_all(
+            &mut s,
+            b"*4\r\n$6\r\nCLIENT\r\n$5\r\nPAUSE\r\n$4\r\n4000\r\n$3\r\nALL\r\n",
+        )
+        .unwrap();
+        let mut ok = [0u8; 5];
+        std::io::Read::read_exact(&mut s, &mut ok).unwrap();
+        ok
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    let failed = s.load("a").await;
+    let waited = started.elapsed();
+    assert!(
+        matches!(failed, Err(SessionStoreError::Backend(_))),
+        "{failed:?}"
+    );
+    assert!(
+        waited < Duration::from_millis(3000),
+        "the command waited {waited:?}, past the pause's end rather than the timeout"
+    );
+    // Once Redis answers again, so does the store, with what it kept.
+    let mut loaded = None;
+    for _ in 0..100 {
+        if let Ok(r) = s.load("a").await {
+            loaded = r;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(loaded, Some(record("a", Some("{}"))));
+    assert_eq!(&pauser.join().unwrap(), b"+OK\r\n");
+}
