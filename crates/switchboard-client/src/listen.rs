@@ -318,9 +318,15 @@ impl ClientSession {
                 let _ = tokio::time::timeout(std::time::Duration::from_millis(100), done).await;
             }
             let why = ended.lock().ok().and_then(|mut e| e.take());
-            return Err(why.unwrap_or(ClientError::NotReady(
-                "subscriptions/listen was not acknowledged",
-            )));
+            return Err(why.unwrap_or_else(|| match (finished, wait) {
+                // No acknowledgement within the request timeout: the request is cancelled
+                // (the guard below drops) and the caller learns it timed out.
+                (false, Some(after)) => ClientError::Request(RequestError::Timeout {
+                    method: methods::SUBSCRIPTIONS_LISTEN.to_owned(),
+                    after,
+                }),
+                _ => ClientError::NotReady("subscriptions/listen was not acknowledged"),
+            }));
         };
         let id = id_slot
             .lock()

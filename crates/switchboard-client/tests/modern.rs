@@ -745,3 +745,70 @@ async fn a_2026_url_elicitation_without_id_reaches_the_handler() {
         json!({"form": {}, "url": {}})
     );
 }
+
+#[tokio::test]
+async fn a_listen_never_acknowledged_fails_after_the_request_timeout_and_is_cancelled() {
+    let (a, b) = pair();
+    // The server takes the listen and never acknowledges it.
+    let seen = modern(b, |f| {
+        if f["method"] == "subscriptions/listen" {
+            return vec![];
+        }
+        result(f, json!({"resultType": "complete"}))
+    });
+    let config = switchboard_jsonrpc::SessionConfig::default()
+        .with_request_timeout(Some(Duration::from_millis(200)));
+    let session = client()
+        .session_config(config)
+        .build()
+        .connect(a)
+        .await
+        .unwrap();
+    let filter = SubscriptionFilter {
+        tools_list_changed: Some(true),
+        ..Default::default()
+    };
+    let e = tokio::time::timeout(Duration::from_secs(10), session.listen(filter))
+        .await
+        .expect("listen waited past its request timeout")
+        .unwrap_err();
+    assert!(
+        matches!(e, ClientError::Request(RequestError::Timeout { .. })),
+        "{e}"
+    );
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let seen = seen.lock().unwrap().clone();
+    let listen = requests(&seen, "subscriptions/listen");
+    assert_eq!(listen.len(), 1);
+    let cancelled = requests(&seen, "notifications/cancelled");
+    assert_eq!(cancelled.len(), 1, "{seen:?}");
+    assert_eq!(cancelled[0]["params"]["requestId"], listen[0]["id"]);
+    // The session goes on.
+    assert_eq!(session.list_tools().await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn d26_57_a_header_mismatch_relists_the_tools_once_per_call_then_is_the_error() {
+    let (session, seen) = modern_session(|f| error(f, -32020, json!({}))).await;
+    let listed_before = requests(&seen.lock().unwrap(), "tools/list").len();
+    let e = session
+        .call_tool("t", json!({"region": "eu"}))
+        .await
+        .unwrap_err();
+    match &e {
+        ClientError::Request(RequestError::Rejected(r)) => assert_eq!(r.code.0, -32020),
+        other => panic!("{other}"),
+    }
+    let seen_now = seen.lock().unwrap().clone();
+    assert_eq!(requests(&seen_now, "tools/call").len(), 2, "one retry only");
+    assert_eq!(
+        requests(&seen_now, "tools/list").len(),
+        listed_before + 1,
+        "one re-listing only"
+    );
+    // The next call gets its own single re-listing.
+    session.call_tool("t", json!({})).await.unwrap_err();
+    let seen_now = seen.lock().unwrap().clone();
+    assert_eq!(requests(&seen_now, "tools/call").len(), 4);
+    assert_eq!(requests(&seen_now, "tools/list").len(), listed_before + 2);
+}

@@ -72,6 +72,44 @@ async fn a_json_body_over_the_bound_fails_its_request() {
     assert_eq!(c.recv().await["id"], 100);
 }
 
+/// A 400 carrying a JSON-RPC error (naming no request) whose message is `len` bytes.
+fn refusal(len: usize) -> Reply {
+    let body = json!({"jsonrpc": "2.0", "id": null,
+        "error": {"code": -32600, "message": "m".repeat(len)}})
+    .to_string();
+    Reply::close(
+        format!(
+            "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\n\
+             content-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes(),
+    )
+}
+
+#[tokio::test]
+async fn an_error_body_over_64_kib_is_not_read_and_the_status_alone_is_reported() {
+    let srv = raw::raw(|req| {
+        if req.rpc_id() == Some(1) {
+            refusal(70_000)
+        } else {
+            refusal(10)
+        }
+    })
+    .await;
+    let mut c = RawClient::new(&srv.url, config());
+    c.call(1).await;
+    let e = local_error(&c.recv().await, 1, "http_status");
+    assert_eq!(e["message"], "HTTP 400 Bad Request from the server", "{e}");
+    // Under the bound, the server's message is quoted.
+    c.call(2).await;
+    let e = local_error(&c.recv().await, 2, "http_status");
+    assert_eq!(
+        e["message"], "HTTP 400 Bad Request from the server: mmmmmmmmmm",
+        "{e}"
+    );
+}
+
 #[tokio::test]
 async fn a_refusal_quoting_a_long_server_message_is_echoed_cut() {
     // A 400 whose JSON-RPC error (naming no request) carries a 60,000-byte message: the
