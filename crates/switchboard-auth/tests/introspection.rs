@@ -31,12 +31,14 @@ async fn endpoint() -> (String, Arc<Mutex<Seen>>) {
         post(move |uri: Uri, headers: HeaderMap, body: String| {
             let s = s.clone();
             async move {
-                let mut seen = s.lock().unwrap();
-                seen.authorization = headers
-                    .get("authorization")
-                    .map(|v| v.to_str().unwrap().to_owned());
-                seen.query = uri.query().map(str::to_owned);
-                seen.body.clone_from(&body);
+                {
+                    let mut seen = s.lock().unwrap();
+                    seen.authorization = headers
+                        .get("authorization")
+                        .map(|v| v.to_str().unwrap().to_owned());
+                    seen.query = uri.query().map(str::to_owned);
+                    seen.body.clone_from(&body);
+                }
                 let exp = switchboard_test_support::issuer::now() + 60;
                 let answer = if body.contains("token=good") {
                     json!({"active": true, "sub": "alice", "aud": AUD, "scope": "mcp:basic",
@@ -45,6 +47,14 @@ async fn endpoint() -> (String, Arc<Mutex<Seen>>) {
                     json!({"active": true, "sub": "alice", "aud": "http://other/mcp", "exp": exp})
                 } else if body.contains("token=boom") {
                     return (StatusCode::INTERNAL_SERVER_ERROR, String::new());
+                } else if body.contains("token=huge") {
+                    // Active and for us, but 1 MiB long: never read.
+                    let answer = json!({"active": true, "sub": "alice", "aud": AUD,
+                        "exp": exp, "pad": "p".repeat(1 << 20)});
+                    return (StatusCode::OK, answer.to_string());
+                } else if body.contains("token=slow") {
+                    tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+                    return (StatusCode::OK, json!({"active": true}).to_string());
                 } else {
                     json!({"active": false})
                 };
@@ -93,4 +103,29 @@ async fn au_20_introspection_posts_the_token_and_judges_the_answer() {
         v.validate("boom").await,
         Err(TokenError::Unavailable(_))
     ));
+}
+
+#[tokio::test]
+async fn an_introspection_answer_is_bounded_in_bytes_and_time() {
+    let (url, _seen) = endpoint().await;
+    let mut config = IntrospectionConfig::new(url, "http://issuer.test", AUD, "rs", None);
+    config.timeout = std::time::Duration::from_millis(300);
+    let v = IntrospectionValidator::new(config);
+    // Over 64 KiB: not read, so not believed (503 at the HTTP layer, never 401).
+    assert!(
+        matches!(v.validate("huge").await, Err(TokenError::Unavailable(_))),
+        "a 1 MiB answer must not be read"
+    );
+    let started = std::time::Instant::now();
+    assert!(matches!(
+        v.validate("slow").await,
+        Err(TokenError::Unavailable(_))
+    ));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "waited {:?} for an answer due in 30 s",
+        started.elapsed()
+    );
+    // Within both bounds, the validator still works.
+    assert_eq!(v.validate("good").await.unwrap().subject, "alice");
 }

@@ -295,3 +295,56 @@ async fn sec_ssrf_2_a_non_loopback_http_issuer_is_not_fetched() {
         Err(TokenError::Invalid(_) | TokenError::Unavailable(_))
     ));
 }
+
+#[tokio::test]
+async fn keys_past_max_keys_are_ignored() {
+    let issuer = TestIssuer::start().await;
+    let keys: Vec<TestKey> = (0..4).map(|i| TestKey::es256(&format!("k{i}"))).collect();
+    issuer.publish(keys.clone());
+    let mut config = JwtValidatorConfig::new(issuer.url(), AUD);
+    config.max_keys = 2;
+    let v = JwtValidator::new(config);
+    let claims = issuer.claims("alice", AUD, "mcp:basic");
+    assert!(
+        v.validate(&issuer.sign_with(&keys[0], &claims))
+            .await
+            .is_ok()
+    );
+    assert!(
+        v.validate(&issuer.sign_with(&keys[1], &claims))
+            .await
+            .is_ok()
+    );
+    // The third and fourth keys were not kept: their tokens are refused, even after the
+    // refresh an unknown kid may cause.
+    assert!(
+        v.validate(&issuer.sign_with(&keys[3], &claims))
+            .await
+            .is_err()
+    );
+    assert!(
+        v.validate(&issuer.sign_with(&keys[2], &claims))
+            .await
+            .is_err()
+    );
+}
+
+#[tokio::test]
+async fn keys_older_than_max_key_age_are_fetched_again_before_use() {
+    let issuer = TestIssuer::start().await;
+    let mut config =
+        JwtValidatorConfig::new(issuer.url(), AUD).with_min_refresh_interval(Duration::ZERO);
+    config.max_key_age = Duration::from_millis(300);
+    let v = JwtValidator::new(config);
+    let token = issuer.token(&issuer.claims("alice", AUD, "mcp:basic"));
+    assert!(v.validate(&token).await.is_ok());
+    assert!(v.validate(&token).await.is_ok());
+    assert_eq!(issuer.jwks_hits(), 1, "young keys are used as they are");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(v.validate(&token).await.is_ok());
+    assert_eq!(issuer.jwks_hits(), 2, "old keys are fetched again");
+    // A key the issuer retired meanwhile is no longer trusted once the keys are old.
+    issuer.publish(vec![TestKey::es256("k9")]);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(v.validate(&token).await.is_err());
+}

@@ -142,21 +142,31 @@ impl Handlers {
 pub(crate) struct PendingElicitations {
     order: VecDeque<String>,
     ids: HashSet<String>,
+    bytes: usize,
 }
 
 /// How many URL elicitation ids are remembered; the oldest is forgotten first.
 const MAX_PENDING_ELICITATIONS: usize = 256;
 
+/// How many bytes of URL elicitation ids are remembered in all; the oldest is forgotten first,
+/// and an id longer than this is not remembered (its completion notice is ignored).
+const MAX_PENDING_ELICITATION_BYTES: usize = 64 * 1024;
+
 impl PendingElicitations {
     pub(crate) fn insert(&mut self, id: String) {
-        if self.ids.contains(&id) {
+        if self.ids.contains(&id) || id.len() > MAX_PENDING_ELICITATION_BYTES {
             return;
         }
-        if self.order.len() == MAX_PENDING_ELICITATIONS
-            && let Some(old) = self.order.pop_front()
+        while self.order.len() == MAX_PENDING_ELICITATIONS
+            || self.bytes + id.len() > MAX_PENDING_ELICITATION_BYTES
         {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            self.bytes -= old.len();
             self.ids.remove(&old);
         }
+        self.bytes += id.len();
         self.ids.insert(id.clone());
         self.order.push_back(id);
     }
@@ -165,6 +175,7 @@ impl PendingElicitations {
     pub(crate) fn remove(&mut self, id: &str) -> bool {
         if self.ids.remove(id) {
             self.order.retain(|i| i != id);
+            self.bytes -= id.len();
             true
         } else {
             false
@@ -176,5 +187,35 @@ impl PendingElicitations {
 pub(crate) fn run_callback(what: &str, f: impl FnOnce()) {
     if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err() {
         tracing::error!(callback = what, "client callback panicked");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn el_9_pending_url_elicitations_are_bounded_by_count_and_bytes() {
+        let mut p = PendingElicitations::default();
+        for i in 0..=MAX_PENDING_ELICITATIONS {
+            p.insert(format!("e{i}"));
+        }
+        assert_eq!(p.order.len(), MAX_PENDING_ELICITATIONS);
+        assert!(!p.remove("e0"), "the oldest is forgotten");
+        assert!(p.remove("e1"));
+        assert!(!p.remove("e1"), "a completion is taken once");
+        // By bytes: a few long ids push the short ones out, and the total stays under the bound.
+        let long = |c: char| c.to_string().repeat(MAX_PENDING_ELICITATION_BYTES / 4);
+        for c in ['a', 'b', 'c', 'd', 'f'] {
+            p.insert(long(c));
+        }
+        assert!(p.bytes <= MAX_PENDING_ELICITATION_BYTES, "{}", p.bytes);
+        assert!(!p.remove(&long('a')), "the oldest long id went");
+        assert!(p.remove(&long('f')));
+        // An id over the whole bound is never kept; what was kept stays.
+        p.insert("x".repeat(MAX_PENDING_ELICITATION_BYTES + 1));
+        assert!(!p.remove(&"x".repeat(MAX_PENDING_ELICITATION_BYTES + 1)));
+        assert!(p.remove(&long('d')));
+        assert_eq!(p.bytes, p.order.iter().map(String::len).sum::<usize>());
     }
 }

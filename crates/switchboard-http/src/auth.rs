@@ -494,4 +494,42 @@ mod tests {
         assert!(!query_has_token(&"/mcp?token_hint=x".parse().unwrap()));
         assert!(!query_has_token(&"/mcp".parse().unwrap()));
     }
+
+    #[tokio::test]
+    async fn an_authorization_header_over_16_kib_is_not_read() {
+        let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = seen.clone();
+        let v: Arc<dyn TokenValidator> = Arc::new(move |t: &str| {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(AuthInfo::new(t, "http://127.0.0.1:8", ScopeSet::new()))
+        });
+        let a = Authorization::new(
+            "http://127.0.0.1:9/mcp",
+            vec!["http://127.0.0.1:8".into()],
+            v,
+        )
+        .unwrap();
+        let uri: Uri = "/mcp".parse().unwrap();
+        let with = |token: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(
+                AUTHORIZATION,
+                HeaderValue::from_str(&format!("Bearer {token}")).unwrap(),
+            );
+            h
+        };
+        // Just under the bound: read and validated.
+        let fits = "t".repeat(MAX_AUTHORIZATION_BYTES - "Bearer ".len());
+        assert!(a.authenticate(&uri, &with(&fits)).await.is_ok());
+        assert_eq!(seen.load(std::sync::atomic::Ordering::Relaxed), 1);
+        // One byte over: answered as if no token came (the plain challenge), never validated.
+        let over = "t".repeat(MAX_AUTHORIZATION_BYTES - "Bearer ".len() + 1);
+        let refused = a.authenticate(&uri, &with(&over)).await.unwrap_err();
+        assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+        let challenge = refused.headers()[http::header::WWW_AUTHENTICATE]
+            .to_str()
+            .unwrap();
+        assert!(!challenge.contains("error="), "{challenge}");
+        assert_eq!(seen.load(std::sync::atomic::Ordering::Relaxed), 1);
+    }
 }

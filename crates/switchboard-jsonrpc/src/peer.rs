@@ -127,6 +127,24 @@ pub(crate) struct InflightEntry {
 /// (and dropped quietly) rather than reported as an orphan.
 const RECENT_CANCELLED: usize = 64;
 
+/// The ids of our requests given up lately (cancelled or timed out), the oldest forgotten past
+/// [`RECENT_CANCELLED`].
+#[derive(Debug, Default)]
+pub(crate) struct RecentIds(VecDeque<RequestId>);
+
+impl RecentIds {
+    fn remember(&mut self, id: RequestId) {
+        if self.0.len() == RECENT_CANCELLED {
+            self.0.pop_front();
+        }
+        self.0.push_back(id);
+    }
+
+    fn contains(&self, id: &RequestId) -> bool {
+        self.0.contains(id)
+    }
+}
+
 pub(crate) struct Inner {
     pub(crate) config: SessionConfig,
     pub(crate) service: Arc<dyn Service>,
@@ -134,7 +152,7 @@ pub(crate) struct Inner {
     pub(crate) out: crate::queue::Queue<OutboundFrame>,
     pub(crate) next_id: AtomicI64,
     pub(crate) pending: Mutex<HashMap<RequestId, PendingEntry>>,
-    pub(crate) recently_cancelled: Mutex<VecDeque<RequestId>>,
+    pub(crate) recently_cancelled: Mutex<RecentIds>,
     pub(crate) inflight: Mutex<HashMap<RequestId, InflightEntry>>,
     pub(crate) shutdown: CancellationToken,
     pub(crate) closed: AtomicBool,
@@ -273,10 +291,7 @@ impl Inner {
 
     pub(crate) fn remember_cancelled(&self, id: RequestId) {
         if let Ok(mut q) = self.recently_cancelled.lock() {
-            if q.len() == RECENT_CANCELLED {
-                q.pop_front();
-            }
-            q.push_back(id);
+            q.remember(id);
         }
     }
 
@@ -715,4 +730,23 @@ fn with_progress_token(
         _ => return Err(RequestError::Serde("params._meta is not an object".into())),
     }
     Ok(to_raw(&obj)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recently_cancelled_ids_are_bounded_and_the_oldest_forgotten() {
+        let mut r = RecentIds::default();
+        for i in 0..=RECENT_CANCELLED as i64 {
+            r.remember(RequestId::int(i));
+        }
+        assert_eq!(r.0.len(), RECENT_CANCELLED);
+        // The first is forgotten (its late answer would be reported as an orphan); the others
+        // are still recognised.
+        assert!(!r.contains(&RequestId::int(0)));
+        assert!(r.contains(&RequestId::int(1)));
+        assert!(r.contains(&RequestId::int(RECENT_CANCELLED as i64)));
+    }
 }
