@@ -129,3 +129,42 @@ async fn an_introspection_answer_is_bounded_in_bytes_and_time() {
     // Within both bounds, the validator still works.
     assert_eq!(v.validate("good").await.unwrap().subject, "alice");
 }
+
+#[tokio::test]
+async fn sec_ssrf_an_introspection_endpoint_that_redirects_is_not_followed() {
+    // The endpoint answers 307 to another loopback endpoint that would say "active".
+    let (good, seen) = endpoint().await;
+    let app = Router::new().route(
+        "/introspect",
+        post(move || {
+            let good = good.clone();
+            async move {
+                (
+                    StatusCode::TEMPORARY_REDIRECT,
+                    [(axum::http::header::LOCATION, good)],
+                    String::new(),
+                )
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/introspect", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let v = IntrospectionValidator::new(IntrospectionConfig::new(
+        url,
+        "http://issuer.test",
+        AUD,
+        "rs",
+        None,
+    ));
+    assert!(matches!(
+        v.validate("good").await,
+        Err(TokenError::Unavailable(_))
+    ));
+    assert!(
+        seen.lock().unwrap().body.is_empty(),
+        "the redirect was followed"
+    );
+}

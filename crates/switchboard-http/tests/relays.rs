@@ -239,6 +239,19 @@ mod proxy {
                             .unwrap_or("")
                             .to_owned()
                     };
+                    if get("x-mode") == "sse" {
+                        let big = format!(
+                            r#"{{"jsonrpc":"2.0","method":"n","params":{{"pad":"{}"}}}}"#,
+                            "x".repeat(300)
+                        );
+                        let small = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+                        return http::Response::builder()
+                            .header("content-type", "text/event-stream")
+                            .body(axum::body::Body::from(format!(
+                                "id: 1\ndata: {big}\n\nid: 2\ndata: {small}\n\n"
+                            )))
+                            .unwrap();
+                    }
                     let body = match get("x-mode").as_str() {
                         "slow" => {
                             tokio::time::sleep(std::time::Duration::from_millis(600)).await;
@@ -401,5 +414,35 @@ mod proxy {
         assert!(answer.contains("body_timeout"), "{answer}");
         // The proxy still serves.
         assert_eq!(send(addr, request(addr, &me, &[])).await.status(), 200);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_sse_event_over_the_tap_bound_is_relayed_but_not_tapped() {
+        let (upstream, _) = echo_upstream().await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let url = format!("http://{upstream}/mcp");
+        let (seen, tap) = tap();
+        let config = proxy::ProxyConfig::for_bind_address(addr).with_max_tapped_event_bytes(100);
+        tokio::spawn(async move { proxy::serve(listener, &url, tap, config).await });
+        let me = addr.to_string();
+        let resp = send(addr, request(addr, &me, &[("x-mode", "sse")])).await;
+        assert_eq!(resp.status(), 200);
+        let body = http_body_util::BodyExt::collect(resp.into_body())
+            .await
+            .unwrap()
+            .to_bytes();
+        let body = String::from_utf8(body.to_vec()).unwrap();
+        // The client gets both events whole.
+        assert!(body.contains(&"x".repeat(300)), "{body}");
+        assert!(body.contains(r#""id":1,"result":{}"#), "{body}");
+        // The tap got the POST's body and the small event only.
+        let seen = seen.lock().unwrap().clone();
+        let from_server: Vec<_> = seen
+            .iter()
+            .filter(|(d, _, _)| *d == Direction::ServerToClient)
+            .collect();
+        assert_eq!(from_server.len(), 1, "{seen:?}");
+        assert_eq!(from_server[0].2, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
     }
 }

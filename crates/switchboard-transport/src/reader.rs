@@ -89,3 +89,29 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[tokio::test]
+    async fn the_read_buffer_is_released_after_a_huge_frame() {
+        let mut input = format!("{{\"pad\":\"{}\"}}\n", "x".repeat(4 << 20)).into_bytes();
+        input.extend_from_slice(b"{}\n{\"b\":1}\n");
+        let mut r = FrameReader::new(&input[..], 16 << 20);
+        assert_eq!(r.next().await.unwrap().unwrap().len(), (4 << 20) + 10);
+        assert!(
+            r.buf.capacity() > KEEP_READ_BUFFER,
+            "the huge frame grew it"
+        );
+        assert_eq!(r.next().await.unwrap().unwrap(), "{}");
+        assert_eq!(r.next().await.unwrap().unwrap(), r#"{"b":1}"#);
+        assert!(r.next().await.is_none());
+        assert!(
+            r.buf.capacity() <= KEEP_READ_BUFFER,
+            "{} bytes kept after the frame",
+            r.buf.capacity()
+        );
+    }
+}

@@ -285,3 +285,32 @@ impl<R: AsyncRead + Unpin + Send + 'static> FrameSource for StdioSource<R> {
         self.0.next().await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use switchboard_types::MessageKind;
+
+    fn note(text: String) -> OutboundFrame {
+        OutboundFrame::new(text, MessageKind::Notification, None, None)
+    }
+
+    #[tokio::test]
+    async fn the_write_buffer_is_released_after_a_huge_frame() {
+        let mut out = Vec::new();
+        let mut buf = BytesMut::new();
+        let mut frames = vec![note("x".repeat(1 << 20))];
+        encode_all(&mut buf, &mut frames);
+        write_encoded(&mut out, &mut buf).await.unwrap();
+        assert_eq!(out.len(), (1 << 20) + 1);
+        assert!(buf.capacity() <= KEEP_WRITE_BUFFER, "{}", buf.capacity());
+        // A small frame keeps its buffer (no allocation per frame).
+        let mut frames = vec![note("{}".to_owned())];
+        encode_all(&mut buf, &mut frames);
+        let before = buf.capacity();
+        write_encoded(&mut out, &mut buf).await.unwrap();
+        assert_eq!(buf.capacity(), before);
+        assert!(before > 0);
+    }
+}
