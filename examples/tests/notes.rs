@@ -138,13 +138,22 @@ async fn a_change_on_disk_notifies_subscribers_and_a_new_file_the_listing() {
     assert_eq!(uri, "note://todo");
     assert_eq!(text_of(&s.read_resource("note://todo").await.unwrap()), "- one\n- two");
 
-    // Someone else adds a note: the listing changes.
+    // Someone else adds a note: the listing changes. The client re-lists by itself on
+    // `notifications/resources/list_changed` (nothing here lists again), so the new note in
+    // its cache is the notification's doing; `resources_changed` waits for a change the cache
+    // does not yet show, so the cache is looked at first (the re-list may be done already).
     std::fs::write(dirs.notes().join("ideas.md"), "fly").unwrap();
+    let has_ideas = |r: &[switchboard::types::resources::Resource]| r.iter().any(|r| r.uri == "note://ideas");
     let listed = tokio::time::timeout(WAIT, async {
         loop {
-            let resources = s.resources_changed().await.unwrap();
-            if resources.iter().any(|r| r.uri == "note://ideas") {
+            if let Some(resources) = s.cached_resources().filter(|r| has_ideas(r)) {
                 return resources;
+            }
+            if let Ok(resources) = tokio::time::timeout(Duration::from_millis(200), s.resources_changed()).await {
+                let resources = resources.unwrap();
+                if has_ideas(&resources) {
+                    return resources;
+                }
             }
         }
     })
