@@ -99,6 +99,14 @@ enum Command {
         /// Which example server to run.
         #[arg(long, value_enum, default_value = "everything")]
         example: switchboard_example_servers::Example,
+        /// With --example bench: register this many further tools (`tool_0` …), each adding
+        /// two numbers as `add` does.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        tools: usize,
+        /// With --example bench: register this many resources (`bench://resource/0` …), each
+        /// a short text.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        resources: usize,
         /// Runtime worker threads (1: a single-threaded runtime). Default: 1 for stdio (one
         /// session), one per core for --http.
         #[arg(long, value_name = "N")]
@@ -446,6 +454,8 @@ fn run() -> anyhow::Result<()> {
             store,
             advertise,
             node_id,
+            tools,
+            resources,
             threads: _,
         } => {
             rt.block_on(serve::run(serve::ServeArgs {
@@ -461,6 +471,7 @@ fn run() -> anyhow::Result<()> {
                 idle_timeout,
                 max_sessions: max_sessions.map(|n| n as usize),
                 max_frame_bytes,
+                lists: switchboard_example_servers::bench::BenchLists { tools, resources },
             }))?;
         }
         Command::Call {

@@ -32,6 +32,26 @@ pub(crate) struct ServeArgs {
     pub(crate) advertise: Option<String>,
     /// With `store`: this node's id.
     pub(crate) node_id: Option<String>,
+    /// With the bench example: the further tools and resources it registers.
+    pub(crate) lists: switchboard_example_servers::bench::BenchLists,
+}
+
+/// Builds the example server `args` name, with its tasks kept in `tasks` (`None`: in memory).
+fn build_server(
+    args: &ServeArgs,
+    config: SessionConfig,
+    tasks: Option<std::sync::Arc<dyn switchboard_tasks::TaskStore>>,
+) -> anyhow::Result<switchboard::server::Server> {
+    if args.example == Example::Bench {
+        return Ok(switchboard_example_servers::bench::bench_server(
+            config, args.lists,
+        )?);
+    }
+    Ok(switchboard_example_servers::build_with_tasks(
+        args.example,
+        config,
+        tasks,
+    )?)
 }
 
 /// This node, joined to the cluster sharing the Redis at `url`: records live as long as the
@@ -96,6 +116,11 @@ fn authorization(
 /// # Errors
 /// The server cannot be built, the listener cannot bind, or serving fails.
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    if args.example != Example::Bench
+        && args.lists != switchboard_example_servers::bench::BenchLists::default()
+    {
+        anyhow::bail!("--tools and --resources go with --example bench");
+    }
     let config = SessionConfig::default().with_max_frame_bytes(args.max_frame_bytes);
     if let Some(addr) = args.http {
         let listener = tokio::net::TcpListener::bind(addr).await?;
@@ -134,7 +159,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 switchboard_tasks::TaskLimits::default(),
             )) as std::sync::Arc<dyn switchboard_tasks::TaskStore>
         });
-        let server = switchboard_example_servers::build_with_tasks(args.example, config, tasks)?;
+        let server = build_server(&args, config, tasks)?;
         if args.example == Example::Demo {
             switchboard_example_servers::demo::subtract_on_sigusr1(&server)?;
         }
@@ -199,7 +224,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let server = switchboard_example_servers::build(args.example, config)?;
+    let server = build_server(&args, config, None)?;
     if args.example == Example::Demo {
         switchboard_example_servers::demo::subtract_on_sigusr1(&server)?;
     }

@@ -8,11 +8,13 @@
 //! |---|---|
 //! | [`everything`] | the everything server: every MCP feature, as the interop and conformance runs expect it |
 //! | [`add`] | one tool, `add`: the benchmark target |
+//! | [`bench`] | `add`, `blob` (a large answer), and N further tools and resources: the benchmark's other rows |
 //! | [`demo`] | the demo's server (`add`, `weather`, `delete_db`), and the demo's two client sessions |
 //!
 //! [`Example`] names the servers and [`build`] builds one.
 
 pub mod add;
+pub mod bench;
 pub mod demo;
 pub mod everything;
 mod everything_modern;
@@ -29,6 +31,10 @@ pub enum Example {
     Everything,
     /// One tool, `add` ({a: number, b: number} → a text block with the sum): the benchmark target.
     Add,
+    /// The benchmark's second server: `add`, `blob` ({bytes: integer} → one text block of that
+    /// many bytes), and with `switchboard serve --tools N --resources N` that many further tools
+    /// and resources.
+    Bench,
     /// The demo's server: `add`, `weather`, `delete_db` (administrators only); SIGUSR1 registers
     /// `subtract`, as the operator does in `switchboard demo`.
     Demo,
@@ -40,6 +46,7 @@ impl Example {
         match self {
             Example::Everything => "everything",
             Example::Add => "add",
+            Example::Bench => "bench",
             Example::Demo => "demo",
         }
     }
@@ -66,6 +73,7 @@ pub fn build_with_tasks(
     match example {
         Example::Everything => everything::everything_server_with_tasks(config, tasks),
         Example::Add => add::add_server(config),
+        Example::Bench => bench::bench_server(config, bench::BenchLists::default()),
         Example::Demo => demo::demo_server(config),
     }
 }

@@ -24,6 +24,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio::time::{Instant, timeout_at};
 
+use crate::list::ListPlan;
 use crate::procfs;
 use crate::report::{Counts, Percentiles, Report};
 use crate::wire::{self, CallTemplate, Era, INIT_ID, Incoming, Outcome, SseScanner};
@@ -199,6 +200,52 @@ impl Conn {
     }
 }
 
+/// A connection and its session, asked one request at a time (the list mode).
+struct Asker {
+    conn: Conn,
+    session: Session,
+}
+
+impl crate::list::Exchange for Asker {
+    async fn exchange(&mut self, id: u64, frame: Vec<u8>) -> anyhow::Result<(Outcome, Bytes)> {
+        self.conn
+            .request(Some(&self.session), Bytes::from(frame), id)
+            .await
+    }
+}
+
+/// The list mode over HTTP: one connection and one session, whole lists one after another.
+pub(crate) async fn run_list(plan: &ListPlan, deadline: Instant) -> anyhow::Result<Report> {
+    let Target::Http(url) = &plan.target else {
+        bail!("not an HTTP target")
+    };
+    let ep = Arc::new(Endpoint::parse(url)?);
+    let mut conn = timeout_at(deadline, Conn::open(ep))
+        .await
+        .context("connecting before --max-seconds")??;
+    let session = timeout_at(deadline, conn.initialize())
+        .await
+        .context("initialize before --max-seconds")??;
+    let mut report = Report {
+        mode: "list",
+        transport: "http",
+        protocol: Era::Handshake.version(),
+        target: url.clone(),
+        warmup: Some(plan.warmup),
+        in_flight: Some(1),
+        sessions: Some(1),
+        pid: plan.pid,
+        ..Report::default()
+    };
+    let mut asker = Asker { conn, session };
+    crate::list::measure(&mut asker, plan, plan.pid, deadline, &mut report).await;
+    let Asker { mut conn, session } = asker;
+    if delete_all(&mut conn, &[Arc::new(session)]).await > 0 {
+        report.notes.push("the session could not be deleted".into());
+    }
+    Ok(report)
+}
+
 /// Reads the body to its end, discarding it.
 async fn drain(resp: Response<Body>) -> anyhow::Result<()> {
     let mut body = resp.into_body();
@@ -330,9 +377,9 @@ async fn call_worker(
                 w.timed_out = true;
                 break;
             }
-            Ok(Ok((outcome, _))) if record => {
+            Ok(Ok((outcome, text))) if record => {
                 w.samples.push(us);
-                w.counts.add(outcome);
+                w.counts.add(template.judge(outcome, &text));
             }
             Ok(Ok(_)) => {}
             Ok(Err(e)) => {

@@ -6,6 +6,7 @@
 //! - `wire`: pre-serialized request frames, reply classification, the SSE event scanner.
 //! - `stdio`: a spawned server (process group), the windowed call loop, cold start.
 //! - `http`: Streamable HTTP over keep-alive HTTP/1.1 connections, calls and sessions.
+//! - `list`: whole lists (`tools/list`, `resources/list`) read page after page.
 //! - `procfs`: CPU time and RSS of a pid.
 //! - `report`: the numbers, printed as a block or as one JSON object.
 //!
@@ -15,6 +16,7 @@
 //! `--max-rss-growth-kib`.
 
 mod http;
+mod list;
 mod procfs;
 mod report;
 mod stdio;
@@ -88,6 +90,17 @@ struct Cli {
     /// every `add` server accepts: the tool reads `a` and `b` only).
     #[arg(long, value_name = "BYTES", default_value_t = 0)]
     pad_bytes: usize,
+    /// Count an answer as an error (a mismatch) unless the text blocks of its content hold
+    /// exactly this many bytes in all (a large answer that must really arrive).
+    #[arg(long, value_name = "BYTES")]
+    expect_text_bytes: Option<usize>,
+    /// List mode: what to list.
+    #[arg(long, value_enum, default_value_t = ListArg::Tools)]
+    list: ListArg,
+    /// List mode: count a list as an error (a mismatch) unless its pages hold exactly this many
+    /// items in all.
+    #[arg(long, value_name = "N")]
+    expect_items: Option<u64>,
     /// Read the server's RSS (`VmRSS`) this often, in milliseconds, and report every reading:
     /// calls mode (stdio, or HTTP with --pid) and churn mode. The baseline is the reading when
     /// the measured window starts (after the warm-up).
@@ -120,10 +133,23 @@ enum Mode {
     Sessions,
     /// stdio: spawn → initialize answered, N times: median and p90.
     ColdStart,
+    /// Read a whole list (`--list tools` or `resources`) N times, one request in flight, page
+    /// after page following `nextCursor`: lists/s, latency of a whole list, pages and items per
+    /// list.
+    List,
     /// HTTP: open S sessions at --rate a second and abandon them (no DELETE); the server's RSS
     /// is read along the way, so that idle sessions are seen to be reaped (run the server with
     /// a short idle timeout and a session bound below S: a session refused is an error).
     Churn,
+}
+
+/// What the list mode lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ListArg {
+    /// `tools/list`.
+    Tools,
+    /// `resources/list`.
+    Resources,
 }
 
 /// Where the server is.
@@ -291,7 +317,8 @@ async fn run(cli: &Cli, deadline: Instant) -> anyhow::Result<Report> {
                 members.insert("pad".into(), "x".repeat(cli.pad_bytes).into());
             }
             let plan = CallPlan {
-                template: CallTemplate::new(&cli.tool, &arguments, era),
+                template: CallTemplate::new(&cli.tool, &arguments, era)
+                    .expecting_text_bytes(cli.expect_text_bytes),
                 target,
                 n,
                 warmup,
@@ -346,6 +373,30 @@ async fn run(cli: &Cli, deadline: Instant) -> anyhow::Result<Report> {
                 first.peak_rss_kib = first.peak_rss_kib.max(r.peak_rss_kib);
             }
             Ok(first)
+        }
+        Mode::List => {
+            let n = cli.n.unwrap_or(100);
+            if n == 0 || n > MAX_COUNT {
+                bail!("-n must be in 1..={MAX_COUNT}");
+            }
+            if cli.k != 1 {
+                bail!("--mode list keeps one request in flight (-k 1)");
+            }
+            let plan = list::ListPlan {
+                target,
+                kind: match cli.list {
+                    ListArg::Tools => wire::ListKind::Tools,
+                    ListArg::Resources => wire::ListKind::Resources,
+                },
+                n,
+                warmup: cli.warmup.unwrap_or((n / 10).min(100)),
+                expect_items: cli.expect_items,
+                pid: cli.pid,
+            };
+            match plan.target {
+                Target::Stdio(_) => stdio::run_list(&plan, deadline).await,
+                Target::Http(_) => http::run_list(&plan, deadline).await,
+            }
         }
         Mode::ColdStart => {
             let Target::Stdio(cmd) = target else {

@@ -20,6 +20,8 @@ pub(crate) struct Counts {
     pub(crate) input: u64,
     /// Calls without a usable answer.
     pub(crate) transport: u64,
+    /// Results without what the run expects (text size, number of items).
+    pub(crate) mismatch: u64,
 }
 
 impl Counts {
@@ -30,6 +32,7 @@ impl Counts {
             Outcome::ToolError => self.tool += 1,
             Outcome::RpcError => self.rpc += 1,
             Outcome::InputRequired => self.input += 1,
+            Outcome::Mismatch => self.mismatch += 1,
         }
     }
 
@@ -40,6 +43,7 @@ impl Counts {
         self.rpc += other.rpc;
         self.input += other.input;
         self.transport += other.transport;
+        self.mismatch += other.mismatch;
     }
 
     /// Every call that ended, well or not.
@@ -49,7 +53,7 @@ impl Counts {
 
     /// Every call that did not end in a plain result.
     pub(crate) fn errors(&self) -> u64 {
-        self.tool + self.rpc + self.input + self.transport
+        self.tool + self.rpc + self.input + self.transport + self.mismatch
     }
 }
 
@@ -131,6 +135,9 @@ pub(crate) struct Report {
     pub(crate) over_bound: bool,
     pub(crate) cold_start_ms: Option<(f64, f64)>,
     pub(crate) repetitions: Option<u64>,
+    /// List mode: pages and items read over the measured lists.
+    pub(crate) pages: Option<u64>,
+    pub(crate) items: Option<u64>,
     pub(crate) timed_out: bool,
     pub(crate) notes: Vec<String>,
 }
@@ -189,8 +196,9 @@ impl Report {
         self.seconds.filter(|&s| s > 0.0).map(|s| n as f64 / s)
     }
 
+    /// Calls (list mode: whole lists) per second.
     fn calls_per_sec(&self) -> Option<f64> {
-        (self.mode == "calls")
+        matches!(self.mode, "calls" | "list")
             .then(|| self.per_sec(self.counts.calls()))
             .flatten()
     }
@@ -219,8 +227,14 @@ impl Report {
 
     fn client_cpu_us_per_call(&self) -> Option<f64> {
         let calls = self.counts.calls();
-        (self.mode == "calls" && calls > 0)
+        (matches!(self.mode, "calls" | "list") && calls > 0)
             .then(|| self.client_cpu_us.map(|c| c as f64 / calls as f64))?
+    }
+
+    /// List mode: pages (or items) per measured list.
+    fn per_list(&self, v: Option<u64>) -> Option<f64> {
+        let lists = self.counts.calls();
+        (lists > 0).then(|| v.map(|v| v as f64 / lists as f64))?
     }
 
     fn bytes_per_session(&self) -> Option<i64> {
@@ -241,7 +255,7 @@ impl Report {
             "transport": self.transport,
             "protocol": self.protocol,
             "target": self.target,
-            "calls": (self.mode == "calls").then_some(self.counts.calls()),
+            "calls": matches!(self.mode, "calls" | "list").then_some(self.counts.calls()),
             "in_flight": self.in_flight,
             "one_session": self.one_session,
             "warmup": self.warmup,
@@ -258,8 +272,9 @@ impl Report {
             "errors_tool": self.counts.tool,
             "errors_transport": self.counts.transport,
             "errors_input_required": self.counts.input,
+            "errors_mismatch": self.counts.mismatch,
             "pid": self.pid,
-            "cpu_us_per_call": (self.mode == "calls").then(|| self.cpu_us_per_unit()).flatten(),
+            "cpu_us_per_call": matches!(self.mode, "calls" | "list").then(|| self.cpu_us_per_unit()).flatten(),
             "cpu_us_per_session": (self.mode == "sessions").then(|| self.cpu_us_per_unit()).flatten(),
             "client_cpu_us_per_call": self.client_cpu_us_per_call(),
             "peak_rss_kib": self.peak_rss_kib,
@@ -284,6 +299,8 @@ impl Report {
             "rss_last_kib": rss.and_then(Samples::last_kib),
             "rss_growth_kib": self.growth_kib(),
             "over_bound": self.over_bound,
+            "pages_per_list": self.per_list(self.pages),
+            "items_per_list": self.per_list(self.items),
         });
         if let (Some(obj), Value::Object(more)) = (out.as_object_mut(), extra) {
             obj.extend(more);
@@ -330,6 +347,33 @@ impl Report {
                             us(f64::from(l.p999)),
                             us(f64::from(l.max)),
                             us(l.mean)
+                        )
+                    }),
+                );
+            }
+            "list" => {
+                line(
+                    "lists",
+                    format!(
+                        "{} in {secs} (warmup {}), {} pages and {} items each",
+                        self.counts.calls(),
+                        self.warmup.unwrap_or(0),
+                        opt(self.per_list(self.pages), |v| format!("{v:.1}")),
+                        opt(self.per_list(self.items), |v| format!("{v:.0}"))
+                    ),
+                );
+                line(
+                    "throughput",
+                    opt(self.calls_per_sec(), |r| format!("{r:.1} lists/s")),
+                );
+                line(
+                    "latency",
+                    self.latency.map_or("-".into(), |l| {
+                        format!(
+                            "p50 {}  p99 {}  max {} (a whole list)",
+                            us(f64::from(l.p50)),
+                            us(f64::from(l.p99)),
+                            us(f64::from(l.max))
                         )
                     }),
                 );
@@ -405,12 +449,13 @@ impl Report {
         line(
             "errors",
             format!(
-                "{} (json-rpc {}, isError {}, input_required {}, transport {})",
+                "{} (json-rpc {}, isError {}, input_required {}, transport {}, mismatch {})",
                 c.errors(),
                 c.rpc,
                 c.tool,
                 c.input,
-                c.transport
+                c.transport,
+                c.mismatch
             ),
         );
         if self.mode == "cold-start" {
@@ -422,10 +467,10 @@ impl Report {
                 ),
             );
         } else if self.pid.is_some() || self.peak_rss_kib.is_some() {
-            let per = if matches!(self.mode, "sessions" | "churn") {
-                "session"
-            } else {
-                "call"
+            let per = match self.mode {
+                "sessions" | "churn" => "session",
+                "list" => "list",
+                _ => "call",
             };
             line(
                 "server",

@@ -19,6 +19,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::{Mutex, Semaphore, TryAcquireError, watch};
 use tokio::time::{Duration, Instant, timeout_at};
 
+use crate::list::ListPlan;
 use crate::procfs;
 use crate::report::{Counts, Percentiles, Report, median_p90};
 use crate::wire::{self, Era, INIT_ID, Incoming};
@@ -129,6 +130,81 @@ impl Server {
         self.stdin.write_all(b"\n").await?;
         Ok(self.stdin.flush().await?)
     }
+}
+
+impl crate::list::Exchange for Server {
+    async fn exchange(
+        &mut self,
+        id: u64,
+        mut frame: Vec<u8>,
+    ) -> anyhow::Result<(wire::Outcome, bytes::Bytes)> {
+        frame.push(b'\n');
+        self.stdin.write_all(&frame).await?;
+        self.stdin.flush().await?;
+        loop {
+            while let Some(line) = self.lines.pop_line() {
+                match wire::classify(line) {
+                    Incoming::Response {
+                        id: Some(got),
+                        outcome,
+                    } if got == id => {
+                        return Ok((outcome, bytes::Bytes::copy_from_slice(line)));
+                    }
+                    Incoming::Request { id, ping } => {
+                        let mut a = wire::answer(id, ping);
+                        a.push(b'\n');
+                        self.stdin.write_all(&a).await?;
+                        self.stdin.flush().await?;
+                    }
+                    _ => {}
+                }
+            }
+            if self.lines.fill(&mut self.stdout).await? {
+                bail!("the server closed its stdout before answering request {id}");
+            }
+        }
+    }
+}
+
+/// The list mode over stdio: one server, the handshake, then whole lists one after another.
+pub(crate) async fn run_list(plan: &ListPlan, deadline: Instant) -> anyhow::Result<Report> {
+    let Target::Stdio(cmd) = &plan.target else {
+        bail!("not a stdio target")
+    };
+    let mut server = Server::spawn(cmd)?;
+    let pid = plan.pid.unwrap_or(server.pid);
+    let mut report = Report {
+        mode: "list",
+        transport: "stdio",
+        protocol: Era::Handshake.version(),
+        target: cmd.clone(),
+        warmup: Some(plan.warmup),
+        in_flight: Some(1),
+        pid: Some(pid),
+        ..Report::default()
+    };
+    let ready = timeout_at(deadline, async {
+        server.initialize().await?;
+        server.initialized().await
+    })
+    .await;
+    let ready = match ready {
+        Ok(r) => r,
+        Err(_) => Err(anyhow::anyhow!(
+            "no answer to initialize before --max-seconds"
+        )),
+    };
+    if ready.is_ok() {
+        crate::list::measure(&mut server, plan, Some(pid), deadline, &mut report).await;
+    }
+    let Server {
+        child,
+        stdin,
+        pid: leader,
+        ..
+    } = server;
+    shutdown(child, leader, Some(stdin)).await;
+    ready.map(|()| report)
 }
 
 /// Ends a server: stdin closed, a short grace, then SIGKILL to its whole group (which also
@@ -252,6 +328,7 @@ pub(crate) async fn run_calls(plan: &CallPlan, deadline: Instant) -> anyhow::Res
         lines,
         window.clone(),
         stdin.clone(),
+        plan.template.clone(),
         plan.n,
         stop_rx,
     ));
@@ -371,6 +448,7 @@ async fn read_loop(
     mut lines: LineBuf,
     window: Arc<Window>,
     stdin: Arc<Mutex<BufWriter<ChildStdin>>>,
+    template: wire::CallTemplate,
     n: u64,
     mut stop: watch::Receiver<bool>,
 ) -> ReaderOut {
@@ -397,7 +475,7 @@ async fn read_loop(
                         let now = window.base.elapsed().as_nanos() as u64;
                         let us = now.saturating_sub(sent) / 1000;
                         out.samples.push(u32::try_from(us).unwrap_or(u32::MAX));
-                        out.counts.add(outcome);
+                        out.counts.add(template.judge(outcome, line));
                     }
                     window.permits.add_permits(1);
                 }

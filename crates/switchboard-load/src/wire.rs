@@ -18,6 +18,12 @@ pub(crate) const MODERN_VERSION: &str = "2026-07-28";
 /// The method every measured request calls.
 pub(crate) const TOOLS_CALL: &str = "tools/call";
 
+/// The method listing tools, a page at a time (`--mode list --list tools`).
+pub(crate) const TOOLS_LIST: &str = "tools/list";
+
+/// The method listing resources, a page at a time (`--mode list --list resources`).
+pub(crate) const RESOURCES_LIST: &str = "resources/list";
+
 /// The `_meta` key of the revision a request speaks.
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 
@@ -73,6 +79,8 @@ pub(crate) struct CallTemplate {
     suffix: Vec<u8>,
     era: Era,
     tool: String,
+    /// The size every answer's text must have, when the run checks it.
+    expect_text_bytes: Option<usize>,
 }
 
 impl CallTemplate {
@@ -91,6 +99,24 @@ impl CallTemplate {
             suffix: format!(r#","method":"{TOOLS_CALL}","params":{params}}}"#).into_bytes(),
             era,
             tool: tool.to_owned(),
+            expect_text_bytes: None,
+        }
+    }
+
+    /// The same calls, whose answers must carry text blocks of `bytes` bytes in all.
+    pub(crate) fn expecting_text_bytes(mut self, bytes: Option<usize>) -> Self {
+        self.expect_text_bytes = bytes;
+        self
+    }
+
+    /// The outcome of an answer `frame` whose envelope read `outcome`: a plain result whose
+    /// text is not the size expected is a mismatch.
+    pub(crate) fn judge(&self, outcome: Outcome, frame: &[u8]) -> Outcome {
+        match self.expect_text_bytes {
+            Some(want) if outcome == Outcome::Ok && text_bytes(frame) != Some(want) => {
+                Outcome::Mismatch
+            }
+            _ => outcome,
         }
     }
 
@@ -184,6 +210,9 @@ pub(crate) enum Outcome {
     /// A 2026-07-28 result asking for client input (`"resultType": "input_required"`): the
     /// tool did not answer.
     InputRequired,
+    /// A result that does not carry what the run expects: text of another size than
+    /// `--expect-text-bytes`, or a list with another number of items than `--expect-items`.
+    Mismatch,
 }
 
 /// One incoming frame, classified by structure.
@@ -252,6 +281,74 @@ fn result_outcome(result: &RawValue) -> Outcome {
         Outcome::ToolError
     } else {
         Outcome::Ok
+    }
+}
+
+/// The bytes of text in a response's `result.content` (the sum over its text blocks), if it is
+/// a response with a content array.
+pub(crate) fn text_bytes(frame: &[u8]) -> Option<usize> {
+    let env: Envelope<'_> = serde_json::from_slice(frame).ok()?;
+    let result: Envelope<'_> = serde_json::from_str(env.get("result")?.get()).ok()?;
+    let blocks: Vec<Envelope<'_>> = serde_json::from_str(result.get("content")?.get()).ok()?;
+    let mut total = 0;
+    for text in blocks.iter().filter_map(|b| b.get("text")) {
+        let raw = text.get();
+        // A string without escapes is its raw text between the quotes; only one with escapes
+        // is decoded.
+        total += match raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+            Some(inner) if !inner.contains('\\') => inner.len(),
+            _ => serde_json::from_str::<String>(raw).ok()?.len(),
+        };
+    }
+    Some(total)
+}
+
+/// What a list can be asked for, and the member of the result holding its items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ListKind {
+    /// `tools/list`, items in `tools`.
+    Tools,
+    /// `resources/list`, items in `resources`.
+    Resources,
+}
+
+impl ListKind {
+    /// The method asking for a page.
+    pub(crate) fn method(self) -> &'static str {
+        match self {
+            Self::Tools => TOOLS_LIST,
+            Self::Resources => RESOURCES_LIST,
+        }
+    }
+
+    /// The request frame for one page: the first (no cursor) or the one `cursor` names.
+    pub(crate) fn frame(self, id: u64, cursor: Option<&str>) -> Vec<u8> {
+        let params = match cursor {
+            Some(c) => serde_json::json!({ "cursor": c }),
+            None => serde_json::json!({}),
+        };
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"{}","params":{params}}}"#,
+            self.method()
+        )
+        .into_bytes()
+    }
+
+    /// One page of an answer: how many items it holds and the cursor of the next page, if it
+    /// is a result with the items array.
+    pub(crate) fn page(self, frame: &[u8]) -> Option<(usize, Option<String>)> {
+        let env: Envelope<'_> = serde_json::from_slice(frame).ok()?;
+        let result: Envelope<'_> = serde_json::from_str(env.get("result")?.get()).ok()?;
+        let key = match self {
+            Self::Tools => "tools",
+            Self::Resources => "resources",
+        };
+        let items: Vec<&RawValue> = serde_json::from_str(result.get(key)?.get()).ok()?;
+        let next = match result.get("nextCursor") {
+            Some(raw) => serde_json::from_str::<Option<String>>(raw.get()).ok()?,
+            None => None,
+        };
+        Some((items.len(), next))
     }
 }
 
@@ -439,6 +536,44 @@ mod tests {
             answer(r#""p1""#, true),
             br#"{"jsonrpc":"2.0","id":"p1","result":{}}"#
         );
+    }
+
+    #[test]
+    fn answers_are_judged_by_their_text_size() {
+        let t = CallTemplate::new("blob", &serde_json::json!({"bytes": 3}), Era::Handshake)
+            .expecting_text_bytes(Some(3));
+        let ok = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"xxx"}]}}"#;
+        let short =
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"xx"}]}}"#;
+        let escaped =
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"x\u0078x"}]}}"#;
+        assert_eq!(text_bytes(ok), Some(3));
+        assert_eq!(text_bytes(escaped), Some(3));
+        assert_eq!(t.judge(Outcome::Ok, ok), Outcome::Ok);
+        assert_eq!(t.judge(Outcome::Ok, short), Outcome::Mismatch);
+        assert_eq!(t.judge(Outcome::Ok, b"{}"), Outcome::Mismatch);
+        assert_eq!(t.judge(Outcome::RpcError, b"{}"), Outcome::RpcError);
+        let unchecked = CallTemplate::new("add", &serde_json::json!({}), Era::Handshake);
+        assert_eq!(unchecked.judge(Outcome::Ok, short), Outcome::Ok);
+    }
+
+    #[test]
+    fn list_pages_follow_the_cursor() {
+        let first = String::from_utf8(ListKind::Tools.frame(4, None)).unwrap();
+        assert_eq!(
+            first,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{}}"#
+        );
+        let next: serde_json::Value =
+            serde_json::from_slice(&ListKind::Resources.frame(5, Some("c\"1"))).unwrap();
+        assert_eq!(next["method"], RESOURCES_LIST);
+        assert_eq!(next["params"]["cursor"], "c\"1");
+        let page = br#"{"jsonrpc":"2.0","id":5,"result":{"resources":[{"uri":"a"},{"uri":"b"}],"nextCursor":"n\u0031"}}"#;
+        assert_eq!(ListKind::Resources.page(page), Some((2, Some("n1".into()))));
+        let last =
+            br#"{"jsonrpc":"2.0","id":6,"result":{"tools":[{"name":"a"}],"nextCursor":null}}"#;
+        assert_eq!(ListKind::Tools.page(last), Some((1, None)));
+        assert_eq!(ListKind::Tools.page(page), None);
     }
 
     #[test]
