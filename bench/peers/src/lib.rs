@@ -1,10 +1,11 @@
-//! The hand-written limits share this: a minimal MCP server for exactly one tool, `add`, with no
-//! SDK. A frame is parsed once with borrowed raw values (only the envelope, and for `tools/call`
+//! The hand-written limits share this: a minimal MCP server for two tools, `add` and `blob`,
+//! with no SDK. A frame is parsed once with borrowed raw values (only the envelope, and for `tools/call`
 //! the name and the two numbers); an answer is formatted straight into text.
 //!
 //! It answers `initialize` (echoing a known protocol revision, else the latest), `ping`,
-//! `tools/list`, `tools/call` of `add` ({a: number, b: number} → one text block with the sum),
-//! and method-not-found for anything else. Notifications and responses get no answer.
+//! `tools/list`, `tools/call` of `add` ({a: number, b: number} → one text block with the sum)
+//! and of `blob` ({bytes: integer} → one text block of that many `x`), and method-not-found for
+//! anything else. Notifications and responses get no answer.
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -33,14 +34,19 @@ struct CallParams<'a> {
     #[serde(borrow)]
     name: &'a str,
     #[serde(default)]
-    arguments: Option<AddArgs>,
+    arguments: Option<Args>,
 }
 
-#[derive(Deserialize)]
-struct AddArgs {
+/// The arguments of either tool, read in one pass (a large `pad` member is skipped once).
+#[derive(Deserialize, Default)]
+struct Args {
     a: Option<f64>,
     b: Option<f64>,
+    bytes: Option<u64>,
 }
+
+/// The largest answer `blob` writes: 16 MiB.
+const MAX_BLOB_BYTES: u64 = 16 << 20;
 
 /// What one inbound frame is.
 #[derive(Debug, PartialEq, Eq)]
@@ -88,7 +94,7 @@ pub fn handle(frame: &[u8]) -> (Kind, Option<String>) {
         "tools/list" => (
             Kind::Request,
             Some(format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"add","description":"Add two numbers","inputSchema":{{"type":"object","properties":{{"a":{{"type":"number"}},"b":{{"type":"number"}}}},"required":["a","b"]}}}}]}}}}"#
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"add","description":"Add two numbers","inputSchema":{{"type":"object","properties":{{"a":{{"type":"number"}},"b":{{"type":"number"}}}},"required":["a","b"]}}}},{{"name":"blob","description":"Return a text block of this many bytes","inputSchema":{{"type":"object","properties":{{"bytes":{{"type":"integer","minimum":0}}}},"required":["bytes"]}}}}]}}}}"#
             )),
         ),
         _ => (Kind::Request, Some(error(id, -32601, "Method not found"))),
@@ -100,14 +106,22 @@ fn call(id: &str, params: &str) -> String {
     let Ok(p) = serde_json::from_str::<CallParams<'_>>(params) else {
         return error(id, -32602, "Invalid params");
     };
-    if p.name != "add" {
-        return error(id, -32602, "Unknown tool");
+    let args = p.arguments.unwrap_or_default();
+    match p.name {
+        "add" => add(id, args),
+        "blob" => blob(id, args),
+        _ => error(id, -32602, "Unknown tool"),
     }
-    match p.arguments {
-        Some(AddArgs {
+}
+
+/// `add`: the sum of two numbers as text, else a tool error.
+fn add(id: &str, args: Args) -> String {
+    match args {
+        Args {
             a: Some(a),
             b: Some(b),
-        }) => {
+            ..
+        } => {
             // f64's Display writes 3 for 3.0, as the other servers do.
             format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{}"}}]}}}}"#,
@@ -116,6 +130,26 @@ fn call(id: &str, params: &str) -> String {
         }
         _ => format!(
             r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"a and b must be numbers"}}],"isError":true}}}}"#
+        ),
+    }
+}
+
+/// `blob`: one text block of `bytes` ASCII `x`, else a tool error.
+fn blob(id: &str, args: Args) -> String {
+    match args.bytes {
+        Some(n) if n <= MAX_BLOB_BYTES => {
+            let head = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#
+            );
+            let tail = r#""}]}}"#;
+            let mut out = String::with_capacity(head.len() + n as usize + tail.len());
+            out.push_str(&head);
+            out.extend(std::iter::repeat_n('x', n as usize));
+            out.push_str(tail);
+            out
+        }
+        _ => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"bytes must be an integer of at most {MAX_BLOB_BYTES}"}}],"isError":true}}}}"#
         ),
     }
 }
@@ -148,6 +182,11 @@ mod tests {
         assert_eq!((k, a), (Kind::NoAnswer, None));
         let (k, _) = handle(b"nope");
         assert_eq!(k, Kind::Invalid);
+        let (_, a) = handle(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"blob","arguments":{"bytes":5}}}"#);
+        assert_eq!(
+            a.unwrap(),
+            r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"xxxxx"}]}}"#
+        );
         let (_, a) = handle(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sub","arguments":{}}}"#);
         assert!(a.unwrap().contains("-32602"));
     }

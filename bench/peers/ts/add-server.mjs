@@ -1,11 +1,13 @@
 // The benchmark's `add` server on the official TypeScript SDK (@modelcontextprotocol/sdk, the
 // copy installed in interop/node_modules by scripts/install-peers.sh; run with Node 22).
 //
-//   node add-server.mjs --stdio
-//   node add-server.mjs --http 127.0.0.1:PORT [--stateless] [--json-response]
+//   node add-server.mjs --stdio [--tools N] [--resources N]
+//   node add-server.mjs --http 127.0.0.1:PORT [--stateless] [--json-response] [--tools N] [--resources N]
 //
-// The tool is the same as every other peer's: {a: number, b: number} -> one text block with the
-// sum. Streamable HTTP is served by node:http (TCP_NODELAY on, long keep-alive) at /mcp on
+// The tools are the same as every other peer's: `add`, {a: number, b: number} -> one text block
+// with the sum, and `blob`, {bytes: integer} -> one text block of that many `x`. --tools N
+// registers N further tools `tool_{i}` adding two numbers, --resources N N text resources
+// `bench://resource/{i}` (registerResource); the SDK lists them in one page. Streamable HTTP is served by node:http (TCP_NODELAY on, long keep-alive) at /mcp on
 // 127.0.0.1 only, written as the SDK's documentation writes it: stateful by default (a transport
 // and an McpServer per session, kept in a map by session id, removed on DELETE/close);
 // --stateless creates a server and a transport per request (the SDK's stateless pattern: a
@@ -27,22 +29,27 @@ const { isInitializeRequest } = await load('@modelcontextprotocol/sdk/dist/esm/t
 const { z } = await load('zod/index.js');
 
 function usage() {
-  process.stderr.write('usage: add-server.mjs --stdio | --http 127.0.0.1:PORT [--stateless] [--json-response]\n');
+  process.stderr.write('usage: add-server.mjs (--stdio | --http 127.0.0.1:PORT [--stateless] [--json-response]) [--tools N] [--resources N]\n');
   process.exit(2);
 }
 
 const argv = process.argv.slice(2);
-let stdio = false, addr = null, stateless = false, jsonResponse = false;
+let stdio = false, addr = null, stateless = false, jsonResponse = false, tools = 0, resources = 0;
+const count = (v) => { const n = Number(v); return Number.isInteger(n) && n >= 0 ? n : usage(); };
 for (let i = 0; i < argv.length; i++) {
   switch (argv[i]) {
     case '--stdio': stdio = true; break;
     case '--http': addr = argv[++i] ?? usage(); break;
     case '--stateless': stateless = true; break;
     case '--json-response': jsonResponse = true; break;
+    case '--tools': tools = count(argv[++i]); break;
+    case '--resources': resources = count(argv[++i]); break;
     default: usage();
   }
 }
 if (stdio === (addr !== null)) usage();
+
+const MAX_BLOB_BYTES = 16 << 20;
 
 function newServer() {
   const server = new McpServer({ name: 'bench-typescript-add', version: '0.1.0' });
@@ -51,6 +58,27 @@ function newServer() {
     { description: 'Add two numbers', inputSchema: { a: z.number(), b: z.number() } },
     async ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] }),
   );
+  server.registerTool(
+    'blob',
+    { description: 'Return a text block of this many bytes', inputSchema: { bytes: z.number().int().min(0).max(MAX_BLOB_BYTES) } },
+    async ({ bytes }) => ({ content: [{ type: 'text', text: 'x'.repeat(bytes) }] }),
+  );
+  for (let i = 0; i < tools; i++) {
+    server.registerTool(
+      `tool_${i}`,
+      { description: `Benchmark tool ${i}: add two numbers`, inputSchema: { a: z.number(), b: z.number() } },
+      async ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] }),
+    );
+  }
+  for (let i = 0; i < resources; i++) {
+    const uri = `bench://resource/${i}`;
+    server.registerResource(
+      `resource-${i}`,
+      uri,
+      { mimeType: 'text/plain' },
+      async () => ({ contents: [{ uri, mimeType: 'text/plain', text: `resource ${i}` }] }),
+    );
+  }
   return server;
 }
 

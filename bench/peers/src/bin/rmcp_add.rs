@@ -1,7 +1,10 @@
 //! `rmcp-add`: the official Rust SDK (`rmcp`) serving the benchmark's `add` tool
-//! ({a: number, b: number} → one text block with the sum), written the way its documentation
-//! and tests write a server (`#[tool_router]`, `#[tool]`, `Parameters<T>`), in its fastest
-//! configuration:
+//! ({a: number, b: number} → one text block with the sum) and `blob` ({bytes: integer} → one
+//! text block of that many `x`), written the way its documentation and tests write a server
+//! (`#[tool_router]`, `#[tool]`, `Parameters<T>`), in its fastest configuration. `--tools N`
+//! adds N further tools `tool_{i}` (routes that call `add`, as a server generating tools at run
+//! time would register them); `--resources N` serves N resources `bench://resource/{i}`
+//! (`list_resources` answers every one in one page, rmcp's `with_all_items`).
 //!
 //! - `--stdio`: rmcp's stdio server on a current-thread tokio runtime (one session: no
 //!   cross-thread wake-ups; `--threads N` picks a multi-threaded runtime instead). When stdin and
@@ -24,11 +27,17 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use rmcp::handler::server::router::tool::ToolRoute;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer};
 use rmcp::{ServerHandler, ServiceExt as _, schemars, tool, tool_handler, tool_router};
 use tower_service::Service as _;
 
@@ -38,17 +47,53 @@ struct AddArgs {
     b: f64,
 }
 
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct BlobArgs {
+    bytes: u64,
+}
+
+/// The largest answer `blob` writes: 16 MiB.
+const MAX_BLOB_BYTES: u64 = 16 << 20;
+
 #[derive(Debug, Clone)]
 struct Add {
     tool_router: ToolRouter<Self>,
+    /// Resources served (`--resources N`), built once.
+    resources: Arc<Vec<Resource>>,
 }
 
 impl Add {
-    fn new() -> Self {
+    fn new(lists: Lists) -> Self {
+        let mut tool_router = Self::tool_router();
+        if lists.tools > 0 {
+            let add = tool_router.map.get("add").cloned();
+            for i in 0..lists.tools {
+                if let Some(mut route) = add.clone() {
+                    route.attr.name = format!("tool_{i}").into();
+                    route.attr.description =
+                        Some(format!("Benchmark tool {i}: add two numbers").into());
+                    tool_router.add_route(ToolRoute::clone(&route));
+                }
+            }
+        }
+        let resources = (0..lists.resources)
+            .map(|i| {
+                Resource::new(format!("bench://resource/{i}"), format!("resource-{i}"))
+                    .with_mime_type("text/plain")
+            })
+            .collect();
         Self {
-            tool_router: Self::tool_router(),
+            tool_router,
+            resources: Arc::new(resources),
         }
     }
+}
+
+/// What `--tools N` and `--resources N` ask for.
+#[derive(Debug, Clone, Copy, Default)]
+struct Lists {
+    tools: usize,
+    resources: usize,
 }
 
 #[tool_router]
@@ -57,12 +102,53 @@ impl Add {
     fn add(&self, Parameters(AddArgs { a, b }): Parameters<AddArgs>) -> String {
         (a + b).to_string()
     }
+
+    #[tool(description = "Return a text block of this many bytes")]
+    fn blob(&self, Parameters(BlobArgs { bytes }): Parameters<BlobArgs>) -> Result<String, String> {
+        if bytes > MAX_BLOB_BYTES {
+            return Err(format!("argument 'bytes' must be at most {MAX_BLOB_BYTES}"));
+        }
+        Ok("x".repeat(bytes as usize))
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Add {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        if self.resources.is_empty() {
+            return ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        }
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(
+            self.resources.as_ref().clone(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let Some(i) = request.uri.strip_prefix("bench://resource/") else {
+            return Err(ErrorData::resource_not_found("no such resource", None));
+        };
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(
+            format!("resource {i}"),
+            request.uri.clone(),
+        )])
+        .into())
     }
 }
 
@@ -72,6 +158,7 @@ struct Options {
     json_response: bool,
     threads: Option<usize>,
     tokio_stdio: bool,
+    lists: Lists,
 }
 
 /// This process's stdin as a reactor-driven pipe end (fails when it is not a pipe).
@@ -90,7 +177,7 @@ fn pipe_out() -> std::io::Result<tokio::net::unix::pipe::Sender> {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: rmcp-add --stdio [--threads N] [--tokio-stdio] | rmcp-add --http 127.0.0.1:PORT [--stateless] [--json-response]"
+        "usage: rmcp-add (--stdio [--threads N] [--tokio-stdio] | --http 127.0.0.1:PORT [--stateless] [--json-response]) [--tools N] [--resources N]"
     );
     std::process::exit(2)
 }
@@ -102,6 +189,7 @@ fn parse() -> Options {
         json_response: false,
         threads: None,
         tokio_stdio: false,
+        lists: Lists::default(),
     };
     let mut stdio = false;
     let mut args = std::env::args().skip(1);
@@ -118,6 +206,18 @@ fn parse() -> Options {
             "--tokio-stdio" => o.tokio_stdio = true,
             "--stateless" => o.stateless = true,
             "--json-response" => o.json_response = true,
+            "--tools" => {
+                o.lists.tools = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or_else(|| usage())
+            }
+            "--resources" => {
+                o.lists.resources = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or_else(|| usage())
+            }
             "--threads" => {
                 o.threads = Some(
                     args.next()
@@ -141,8 +241,9 @@ async fn serve_http(addr: SocketAddr, o: &Options) -> anyhow_free::Result {
         .with_sse_keep_alive(None)
         .with_legacy_session_mode(!o.stateless)
         .with_json_response(o.json_response);
+    let lists = o.lists;
     let service: StreamableHttpService<Add, LocalSessionManager> = StreamableHttpService::new(
-        || Ok(Add::new()),
+        move || Ok(Add::new(lists)),
         Arc::new(LocalSessionManager::default()),
         config,
     );
@@ -203,9 +304,13 @@ fn main() -> anyhow_free::Result {
         if !o.tokio_stdio
             && let (Ok(rx), Ok(tx)) = (pipe_in(), pipe_out())
         {
-            Add::new().serve((rx, tx)).await?.waiting().await?;
+            Add::new(o.lists).serve((rx, tx)).await?.waiting().await?;
         } else {
-            Add::new().serve(rmcp::transport::stdio()).await?.waiting().await?;
+            Add::new(o.lists)
+                .serve(rmcp::transport::stdio())
+                .await?
+                .waiting()
+                .await?;
         }
         Ok(())
     })
