@@ -51,6 +51,10 @@ class Peer:
     modern: dict[str, str | list[str] | None] = field(default_factory=dict)
     unsupported: str = ""
     missing: str = ""
+    # The bench server (add, blob, and with `lists` the --tools N / --resources N flags):
+    # "stdio" -> a command, "http" -> an argv (stateful), for the large-answer and list rows.
+    bench: dict[str, str | list[str]] = field(default_factory=dict)
+    lists: bool = False
 
 
 MODERN = "2026-07-28"
@@ -89,6 +93,8 @@ def peers(a: argparse.Namespace) -> list[Peer]:
             note={"stateless": "" if sb_stateless else "`switchboard serve` has no --stateless yet"},
             # One binary for both eras: the first request decides on stdio, the header on HTTP.
             modern={"stdio": f"{sb} serve --example add --stdio", "http": sb_http},
+            bench={"stdio": f"{sb} serve --example bench --stdio", "http": [sb, "serve", "--example", "bench", "--http", "{addr}"]},
+            lists=True,
         ),
         Peer(
             "switchboard (--threads 1)",
@@ -109,6 +115,8 @@ def peers(a: argparse.Namespace) -> list[Peer]:
             },
             note={"json": "stateless: rmcp answers in JSON only without sessions"},
             modern={"stdio": f"{pb / 'rmcp-add'} --stdio", "http": rmcp_http},
+            bench={"stdio": f"{pb / 'rmcp-add'} --stdio", "http": rmcp_http},
+            lists=True,
         ),
         Peer("rmcp (stdio() as documented)", stdio=f"{pb / 'rmcp-add'} --stdio --tokio-stdio", scale=0.25),
         Peer(
@@ -120,6 +128,8 @@ def peers(a: argparse.Namespace) -> list[Peer]:
                 "json": ts_http + ["--json-response"],
             },
             scale=0.25,
+            bench={"stdio": f"{node} {ts} --stdio", "http": ts_http},
+            lists=True,
         ),
         Peer(
             "typescript-sdk v2",
@@ -141,12 +151,15 @@ def peers(a: argparse.Namespace) -> list[Peer]:
             scale=0.05,
             # The default app: a 2026-07-28 MCP-Protocol-Version header routes to its modern entry.
             modern={"stdio": f"{py} {pys} --stdio", "http": py_http},
+            bench={"stdio": f"{py} {pys} --stdio", "http": py_http},
+            lists=True,
         ),
         Peer(
             "serde-add (limit)",
             stdio=str(pb / "serde-add"),
             modern={"stdio": str(pb / "serde-add")},
             note={"modern": "reads no envelope"},
+            bench={"stdio": str(pb / "serde-add")},
         ),
         Peer(
             "echo (pipe limit)",
@@ -163,6 +176,7 @@ def peers(a: argparse.Namespace) -> list[Peer]:
             },
             modern={"http": hy_http + ["--stateless"]},
             note={"modern": "--stateless, reads no envelope or header"},
+            bench={"http": hy_http},
         ),
     ]
 
@@ -187,6 +201,27 @@ ROWS = [
     ("stdio, 1 MiB arguments, K=1", "stdio", None, 1, False, PAD_BYTES),
     ("HTTP stateful (SSE), 1 MiB arguments, K=1", "http", "stateful", 1, False, PAD_BYTES),
 ]
+
+
+# The large-answer rows: `tools/call blob` with {"bytes": BLOB_BYTES}; every answer must carry
+# exactly that much text (`--expect-text-bytes`). (row label, transport)
+BLOB_BYTES = 1 << 20
+LARGE_ROWS = [
+    ("stdio, 1 MiB answers, K=1", "stdio"),
+    ("HTTP stateful (SSE), 1 MiB answers, K=1", "http"),
+]
+
+# The list rows: whole lists read page after page (`switchboard-load --mode list`), from a bench
+# server given --tools N or --resources N. (row label, transport, what is listed)
+LIST_ROWS = [
+    ("stdio, tools/list", "stdio", "tools"),
+    ("stdio, resources/list", "stdio", "resources"),
+    ("HTTP stateful (SSE), tools/list", "http", "tools"),
+    ("HTTP stateful (SSE), resources/list", "http", "resources"),
+]
+
+# The groups of rows `--only` picks from.
+GROUPS = ("calls", "large", "lists", "sessions", "cold-start")
 
 
 def stdio_cmd(p: Peer, mode: str | None) -> str | None:
@@ -330,6 +365,65 @@ def run_calls(a: argparse.Namespace, ps: list[Peer], logdir: Path, problems: lis
     return results
 
 
+def list_counts(a: argparse.Namespace, what: str) -> tuple[int, int]:
+    """(N registered, items every list must hold) for a list row: the bench servers list `add` and
+    `blob` besides the N further tools."""
+    n = a.list_tools if what == "tools" else a.list_resources
+    return n, n + 2 if what == "tools" else n
+
+
+def run_bench_rows(a: argparse.Namespace, ps: list[Peer], logdir: Path, problems: list[str]) -> tuple[dict, dict]:
+    """The large-answer and list rows, against each peer's bench server: results[row][peer] =
+    reports (one per round). A stdio run spawns its server; an HTTP row starts a fresh server per
+    peer and round."""
+    large: dict[str, dict[str, list[dict]]] = {r[0]: {} for r in LARGE_ROWS}
+    lists: dict[str, dict[str, list[dict]]] = {r[0]: {} for r in LIST_ROWS}
+    runs = []
+    if "large" in a.only:
+        for label, transport in LARGE_ROWS:
+            runs.append((large, label, transport, None))
+    if "lists" in a.only:
+        for label, transport, what in LIST_ROWS:
+            runs.append((lists, label, transport, what))
+    for rnd in range(a.rounds):
+        order = ps[rnd % len(ps):] + ps[: rnd % len(ps)]
+        print(f"-- large answers and lists, round {rnd + 1}/{a.rounds}", file=sys.stderr, flush=True)
+        for results, label, transport, what in runs:
+            for p in order:
+                base = p.bench.get(transport)
+                if base is None or (what and not p.lists):
+                    continue
+                extra: list[str] = []
+                if what:
+                    count, expect = list_counts(a, what)
+                    extra = [f"--{what}", str(count)]
+                    n = max(a.min_lists, int(a.lists * p.scale))
+                    load_args = ["--mode", "list", "--list", what, "--expect-items", str(expect), "-n", str(n)]
+                    unit = "lists/s"
+                else:
+                    n = max(10, int(a.pad_calls * p.scale))
+                    load_args = [
+                        "--tool", "blob", "--arguments", json.dumps({"bytes": BLOB_BYTES}),
+                        "--expect-text-bytes", str(BLOB_BYTES), "-n", str(n),
+                    ]
+                    unit = "calls/s"
+                server = None
+                try:
+                    if transport == "stdio":
+                        target = ["--stdio", " ".join([str(base), *extra])]
+                    else:
+                        server = Server(p.name, [*base, *extra], logdir, a.start_timeout)  # type: ignore[list-item]
+                        target = ["--url", server.url, "--pid", str(server.pid)]
+                    r = load(a, [*target, *load_args], a.max_seconds)
+                finally:
+                    if server:
+                        server.stop()
+                check(r, f"{label} / {p.name}", problems)
+                results[label].setdefault(p.name, []).append(r)
+                print(f"   {label:<42} {p.name:<30} {r['calls_per_sec'] or 0:>10.1f} {unit}", file=sys.stderr, flush=True)
+    return large, lists
+
+
 def run_sessions(a: argparse.Namespace, ps: list[Peer], logdir: Path, problems: list[str]) -> dict:
     """Per stateful HTTP peer: S sessions opened and deleted, twice, on one fresh server."""
     out = {}
@@ -375,7 +469,7 @@ def fmt(v: float | None, digits: int = 0) -> str:
     return f"{v:,.{digits}f}"
 
 
-def table(a: argparse.Namespace, ps: list[Peer], calls: dict, sess: dict, cold: dict) -> str:
+def calls_table(a: argparse.Namespace, ps: list[Peer], calls: dict) -> str:
     lines = []
     rounds = "1 round" if a.rounds == 1 else f"median of {a.rounds} rounds"
     lines.append(f"### Calls: `tools/call add`, {rounds}")
@@ -404,7 +498,60 @@ def table(a: argparse.Namespace, ps: list[Peer], calls: dict, sess: dict, cold: 
                 f"| {label} | {name} | {fmt(cps)}{flag} | {ratio} | {fmt(med(rs, 'p50_us'))} | "
                 f"{fmt(med(rs, 'p99_us'))} | {fmt(med(rs, 'cpu_us_per_call'), 1)} |"
             )
-    lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def bench_rows(ps: list[Peer], rows: list[tuple], results: dict, unit: str, scale: float, digits: int) -> list[str]:
+    """Table lines of the large-answer or list rows: rate, × Switchboard, p50/p99 and server CPU
+    per unit (`scale` converts µs to the unit shown: 1 for µs, 1000 for ms), and pages per list
+    for lists."""
+    lines = []
+    for row in rows:
+        label = row[0]
+        got = results.get(label, {})
+        base = med(got.get("switchboard", []), "calls_per_sec")
+        for p in ps:
+            rs = got.get(p.name)
+            if not rs:
+                continue
+            rate = med(rs, "calls_per_sec")
+            ratio = f"{rate / base:.2f}" if rate and base else "–"
+            flag = " ⚠" if any(r.get("errors") or r.get("timed_out") for r in rs) else ""
+            div = lambda v: None if v is None else v / scale  # noqa: E731
+            cells = [label, p.name, f"{fmt(rate, digits)}{flag}", ratio]
+            if unit == "lists/s":
+                cells.append(fmt(med(rs, "pages_per_list")))
+            lat = 0 if scale == 1.0 else 1
+            cells += [fmt(div(med(rs, "p50_us")), lat), fmt(div(med(rs, "p99_us")), lat), fmt(div(med(rs, "cpu_us_per_call")), 1)]
+            lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def bench_tables(a: argparse.Namespace, ps: list[Peer], large: dict, lists: dict) -> str:
+    rounds = "1 round" if a.rounds == 1 else f"median of {a.rounds} rounds"
+    lines = []
+    if "large" in a.only:
+        lines.append(f"### Large answers: `tools/call blob` answering 1 MiB of text, {rounds}")
+        lines.append("")
+        lines.append("| Configuration | Server | calls/s | × Switchboard | p50 µs | p99 µs | server CPU µs/call |")
+        lines.append("|---|---|--:|--:|--:|--:|--:|")
+        lines += bench_rows(ps, LARGE_ROWS, large, "calls/s", 1.0, 0)
+        lines.append("")
+    if "lists" in a.only:
+        lines.append(
+            f"### Long lists: a whole `tools/list` of {a.list_tools:,} tools (+ add and blob) or `resources/list` of "
+            f"{a.list_resources:,} resources, every page, one request in flight, {rounds}"
+        )
+        lines.append("")
+        lines.append("| Configuration | Server | lists/s | × Switchboard | pages/list | p50 ms | p99 ms | server CPU ms/list |")
+        lines.append("|---|---|--:|--:|--:|--:|--:|--:|")
+        lines += bench_rows(ps, LIST_ROWS, lists, "lists/s", 1000.0, 1)
+        lines.append("")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def sessions_table(a: argparse.Namespace, ps: list[Peer], sess: dict) -> str:
+    lines = []
     lines.append(f"### Memory per idle HTTP session (stateful, S={a.sessions}, opened and deleted twice on one server)")
     lines.append("")
     lines.append("| Server | bytes/session | sessions/s | RSS before | after DELETE | after 2nd open | after 2nd DELETE | growth, round 2 |")
@@ -424,6 +571,12 @@ def table(a: argparse.Namespace, ps: list[Peer], calls: dict, sess: dict, cold: 
             f"{'–' if growth is None else f'{growth:+,} KiB'} |"
         )
     lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def cold_table(a: argparse.Namespace, ps: list[Peer], cold: dict) -> str:
+    lines = []
+    mib = lambda k: "–" if k is None else f"{k / 1024:.1f} MiB"  # noqa: E731
     lines.append(f"### stdio cold start (spawn → initialize answered), {a.cold} runs each")
     lines.append("")
     lines.append("| Server | median ms | p90 ms | × Switchboard | RSS at the answer |")
@@ -454,34 +607,57 @@ def main() -> int:
         help="the node_modules holding @modelcontextprotocol/server (the TypeScript SDK v2)",
     )
     ap.add_argument("--header", default="", help="text put above the tables")
+    ap.add_argument(
+        "--only",
+        default=",".join(GROUPS),
+        help=f"the groups of rows to run, comma-separated, from {', '.join(GROUPS)} (default: all)",
+    )
     a = ap.parse_args()
+    a.only = set(filter(None, a.only.split(",")))
+    if not a.only or a.only - set(GROUPS):
+        ap.error(f"--only takes groups from {', '.join(GROUPS)}")
     for k in ("switchboard", "load", "peers_bin", "node", "python"):
         if not getattr(a, k):
             ap.error(f"--{k.replace('_', '-')} (or BENCH_{k.upper()}) is required")
     if a.smoke:
         a.rounds, a.calls, a.http_calls, a.min_calls, a.pad_calls = 1, 300, 300, 100, 20
         a.sessions, a.cold, a.max_seconds, a.start_timeout = 50, 3, 30.0, 60.0
+        # Lists of a few pages (Switchboard pages by 100), read a few times.
+        a.list_tools, a.list_resources, a.lists, a.min_lists = 150, 250, 3, 2
     else:
         a.rounds, a.calls, a.http_calls, a.min_calls, a.pad_calls = 3, 20000, 6000, 300, 1000
         a.sessions, a.cold, a.max_seconds, a.start_timeout = 1000, 20, 60.0, 60.0
+        a.list_tools, a.list_resources, a.lists, a.min_lists = 1000, 10000, 100, 10
     ps = peers(a)
     problems: list[str] = []
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="switchboard-bench-") as tmp:
         logdir = Path(tmp)
         try:
-            calls = run_calls(a, ps, logdir, problems)
-            print("-- sessions", file=sys.stderr, flush=True)
-            sess = run_sessions(a, ps, logdir, problems)
-            print("-- cold start", file=sys.stderr, flush=True)
-            cold = run_cold(a, ps, problems)
+            calls = run_calls(a, ps, logdir, problems) if "calls" in a.only else {}
+            large, lists = run_bench_rows(a, ps, logdir, problems)
+            sess, cold = {}, {}
+            if "sessions" in a.only:
+                print("-- sessions", file=sys.stderr, flush=True)
+                sess = run_sessions(a, ps, logdir, problems)
+            if "cold-start" in a.only:
+                print("-- cold start", file=sys.stderr, flush=True)
+                cold = run_cold(a, ps, problems)
         except BenchError as e:
             print(f"bench: ERROR: {e}", file=sys.stderr)
             return 1
-    md = (a.header + "\n" if a.header else "") + table(a, ps, calls, sess, cold)
+    md = a.header + "\n" if a.header else ""
+    if "calls" in a.only:
+        md += calls_table(a, ps, calls) + "\n"
+    md += bench_tables(a, ps, large, lists)
+    if "sessions" in a.only:
+        md += sessions_table(a, ps, sess)
+    if "cold-start" in a.only:
+        md += cold_table(a, ps, cold)
     skipped = [f"{p.name}: {p.note[m]}" for p in ps for m, v in p.http.items() if v is None]
     skipped += [f"{p.name} ({MODERN} rows): {p.unsupported}" for p in ps if p.unsupported]
-    missing = [f"{p.name} ({MODERN} rows): {p.missing}" for p in ps if p.missing]
+    # Only the calls rows include the 2026-07-28 ones.
+    missing = [f"{p.name} ({MODERN} rows): {p.missing}" for p in ps if p.missing and "calls" in a.only]
     if skipped or problems or missing:
         md += "\n" + "".join(f"- not run: {s}\n" for s in skipped) + "".join(f"- ⚠ {s}\n" for s in problems)
         md += "".join(f"- NOT INSTALLED: {s}\n" for s in missing)
@@ -489,7 +665,7 @@ def main() -> int:
     print(md)
     if a.out:
         Path(a.out).write_text(md)
-        raw = {"calls": calls, "sessions": sess, "cold_start": cold}
+        raw = {"calls": calls, "large_answers": large, "lists": lists, "sessions": sess, "cold_start": cold}
         Path(a.out).with_suffix(".json").write_text(json.dumps(raw, indent=1) + "\n")
     for s in skipped:
         print(f"bench: NOTE: not run: {s}", file=sys.stderr)

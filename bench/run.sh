@@ -2,8 +2,10 @@
 # The cross-SDK benchmark: builds Switchboard and every peer, runs them in turns and prints a
 # markdown table (see bench/README.md).
 #
-#   bench/run.sh [--smoke|--full] [--out FILE.md]
+#   bench/run.sh [--smoke|--full] [--out FILE.md] [--only GROUP,...]
 #
+# --only: run only these groups of rows: calls, large, lists, sessions, cold-start (bench.py) and
+#   cluster (cluster.py); the default is every group.
 # --full (the default): release builds (peers: lto = "thin", codegen-units = 1), 3 rounds, the
 #   median; about 10-15 minutes on 2 cores. --out also writes FILE.json with every raw report.
 # --smoke: keeps the harness working in CI, never a timing check: debug builds (switchboard and
@@ -20,12 +22,14 @@ cd "$(dirname "$0")/.."
 
 mode=full
 out=""
+only=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) mode=smoke ;;
     --full) mode=full ;;
     --out) out="${2:?--out needs a file}"; shift ;;
-    *) echo "usage: bench/run.sh [--smoke|--full] [--out FILE.md]" >&2; exit 2 ;;
+    --only) only="${2:?--only needs groups}"; shift ;;
+    *) echo "usage: bench/run.sh [--smoke|--full] [--out FILE.md] [--only GROUP,...]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -70,13 +74,24 @@ export BENCH_NODE="$NODE22" BENCH_PYTHON="$VENV_PY" BENCH_TS_V2_MODULES="$ts_v2_
 args=(--header "$header")
 [ "$mode" = smoke ] && args+=(--smoke)
 [ -n "$out" ] && args+=(--out "$out")
-echo "== bench: running ($mode mode)" >&2
+# --only: the groups bench.py runs, and whether the cluster rows run.
+run_bench=1 run_cluster=1
+if [ -n "$only" ]; then
+  groups="$(echo "$only" | tr ',' '\n' | grep -vx cluster | paste -sd, -)" || true
+  [ -n "$groups" ] && args+=(--only "$groups") || run_bench=0
+  echo ",$only," | grep -q ',cluster,' || run_cluster=0
+fi
 rc=0
-python3 bench/bench.py "${args[@]}" || rc=$?
+if [ "$run_bench" = 1 ]; then
+  echo "== bench: running ($mode mode)" >&2
+  python3 bench/bench.py "${args[@]}" || rc=$?
+fi
 # The cluster rows: one node and two behind nginx, sessions in memory and in Redis.
-cluster_args=()
-[ "$mode" = smoke ] && cluster_args+=(--smoke)
-[ -n "$out" ] && cluster_args+=(--out "${out%.md}-cluster.md")
-echo "== bench: cluster rows ($mode mode)" >&2
-python3 bench/cluster.py "${cluster_args[@]}" || rc=$?
+if [ "$run_cluster" = 1 ]; then
+  cluster_args=()
+  [ "$mode" = smoke ] && cluster_args+=(--smoke)
+  [ -n "$out" ] && cluster_args+=(--out "${out%.md}-cluster.md")
+  echo "== bench: cluster rows ($mode mode)" >&2
+  python3 bench/cluster.py "${cluster_args[@]}" || rc=$?
+fi
 exit "$rc"
