@@ -220,8 +220,38 @@ LIST_ROWS = [
     ("HTTP stateful (SSE), resources/list", "http", "resources"),
 ]
 
+# The client-side rows: each client SDK makes `tools/call add` K at a time on one session with
+# the fastest server (the hand-written limits, so that the client's cost dominates).
+# (row label, transport, K)
+CLIENT_ROWS = [
+    ("stdio (serde-add), K=1", "stdio", 1),
+    ("stdio (serde-add), K=32", "stdio", 32),
+    ("HTTP (hyper-add), K=1", "http", 1),
+    ("HTTP (hyper-add), K=32 on one session", "http", 32),
+]
+
 # The groups of rows `--only` picks from.
-GROUPS = ("calls", "large", "lists", "sessions", "cold-start")
+GROUPS = ("calls", "large", "lists", "clients", "sessions", "cold-start")
+
+
+@dataclass
+class ClientPeer:
+    name: str
+    # The program and its leading arguments; the runner adds --stdio CMD | --url URL, -n, -k.
+    argv: list[str]
+    scale: float = 1.0
+    note: str = ""
+
+
+def clients(a: argparse.Namespace) -> list[ClientPeer]:
+    pb = Path(a.peers_bin)
+    return [
+        ClientPeer("switchboard", [a.client]),
+        ClientPeer("rmcp", [str(pb / "rmcp-client")]),
+        ClientPeer("typescript-sdk", [a.node, str(HERE / "peers/ts/add-client.mjs")], scale=0.25),
+        ClientPeer("python-sdk", [a.python, str(HERE / "peers/py/add_client.py")], scale=0.05),
+        ClientPeer("switchboard-load (limit)", [a.load, "--json"], note="raw JSON-RPC, no SDK"),
+    ]
 
 
 def stdio_cmd(p: Peer, mode: str | None) -> str | None:
@@ -424,6 +454,69 @@ def run_bench_rows(a: argparse.Namespace, ps: list[Peer], logdir: Path, problems
     return large, lists
 
 
+def run_client(a: argparse.Namespace, c: ClientPeer, args: list[str]) -> dict:
+    cmd = [*c.argv, "--max-seconds", str(a.max_seconds), *args]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.max_seconds + 60)
+    if p.returncode == 2 or not p.stdout.strip():
+        raise BenchError(f"{c.name} client failed (exit {p.returncode}): {' '.join(cmd)}\n{p.stderr.strip()[-2000:]}")
+    r = json.loads(p.stdout)
+    r["_exit"] = p.returncode
+    return r
+
+
+def run_clients(a: argparse.Namespace, logdir: Path, problems: list[str]) -> dict:
+    """results[row][client] = reports, one per round: every client against serde-add over stdio
+    (spawned by the client) and against one hyper-add per round over HTTP (a session each)."""
+    cs = clients(a)
+    serde = str(Path(a.peers_bin) / "serde-add")
+    hyper = [str(Path(a.peers_bin) / "hyper-add"), "--http", "{addr}"]
+    results: dict[str, dict[str, list[dict]]] = {r[0]: {} for r in CLIENT_ROWS}
+    for rnd in range(a.rounds):
+        order = cs[rnd % len(cs):] + cs[: rnd % len(cs)]
+        print(f"-- clients, round {rnd + 1}/{a.rounds}", file=sys.stderr, flush=True)
+        server = Server("hyper-add (limit)", hyper, logdir, a.start_timeout)
+        try:
+            for label, transport, k in CLIENT_ROWS:
+                for c in order:
+                    base = a.calls if transport == "stdio" else a.http_calls
+                    n = max(a.min_calls, int(base * c.scale))
+                    target = ["--stdio", serde] if transport == "stdio" else ["--url", server.url]
+                    extra = ["--one-session"] if c.argv[0] == a.load and transport == "http" and k > 1 else []
+                    r = run_client(a, c, [*target, "-n", str(n), "-k", str(k), *extra])
+                    check(r, f"{label} / {c.name} client", problems)
+                    results[label].setdefault(c.name, []).append(r)
+                    print(f"   {label:<42} {c.name:<30} {r.get('calls_per_sec') or 0:>10.0f} calls/s", file=sys.stderr, flush=True)
+        finally:
+            server.stop()
+    return results
+
+
+def clients_table(a: argparse.Namespace, results: dict) -> str:
+    rounds = "1 round" if a.rounds == 1 else f"median of {a.rounds} rounds"
+    lines = [
+        f"### Clients: `tools/call add` from each client SDK, K in flight on one session, against the limits, {rounds}",
+        "",
+        "| Configuration | Client | calls/s | × Switchboard | p50 µs | p99 µs | client CPU µs/call |",
+        "|---|---|--:|--:|--:|--:|--:|",
+    ]
+    for label, _, _ in CLIENT_ROWS:
+        got = results.get(label, {})
+        base = med(got.get("switchboard", []), "calls_per_sec")
+        for c in clients(a):
+            rs = got.get(c.name)
+            if not rs:
+                continue
+            rate = med(rs, "calls_per_sec")
+            ratio = f"{rate / base:.2f}" if rate and base else "–"
+            flag = " ⚠" if any(r.get("errors") or r.get("timed_out") for r in rs) else ""
+            name = c.name + (f" ({c.note})" if c.note else "")
+            lines.append(
+                f"| {label} | {name} | {fmt(rate)}{flag} | {ratio} | {fmt(med(rs, 'p50_us'))} | "
+                f"{fmt(med(rs, 'p99_us'))} | {fmt(med(rs, 'client_cpu_us_per_call'), 1)} |"
+            )
+    return "\n".join(lines) + "\n\n"
+
+
 def run_sessions(a: argparse.Namespace, ps: list[Peer], logdir: Path, problems: list[str]) -> dict:
     """Per stateful HTTP peer: S sessions opened and deleted, twice, on one fresh server."""
     out = {}
@@ -598,6 +691,7 @@ def main() -> int:
     ap.add_argument("--out")
     ap.add_argument("--switchboard", default=os.environ.get("BENCH_SWITCHBOARD"))
     ap.add_argument("--load", default=os.environ.get("BENCH_LOAD"))
+    ap.add_argument("--client", default=os.environ.get("BENCH_CLIENT"), help="our client bench program (bench_client)")
     ap.add_argument("--peers-bin", default=os.environ.get("BENCH_PEERS_BIN"))
     ap.add_argument("--node", default=os.environ.get("BENCH_NODE"))
     ap.add_argument("--python", default=os.environ.get("BENCH_PYTHON"))
@@ -616,7 +710,7 @@ def main() -> int:
     a.only = set(filter(None, a.only.split(",")))
     if not a.only or a.only - set(GROUPS):
         ap.error(f"--only takes groups from {', '.join(GROUPS)}")
-    for k in ("switchboard", "load", "peers_bin", "node", "python"):
+    for k in ("switchboard", "load", "peers_bin", "node", "python") + (("client",) if "clients" in a.only else ()):
         if not getattr(a, k):
             ap.error(f"--{k.replace('_', '-')} (or BENCH_{k.upper()}) is required")
     if a.smoke:
@@ -636,6 +730,7 @@ def main() -> int:
         try:
             calls = run_calls(a, ps, logdir, problems) if "calls" in a.only else {}
             large, lists = run_bench_rows(a, ps, logdir, problems)
+            client_results = run_clients(a, logdir, problems) if "clients" in a.only else {}
             sess, cold = {}, {}
             if "sessions" in a.only:
                 print("-- sessions", file=sys.stderr, flush=True)
@@ -650,6 +745,8 @@ def main() -> int:
     if "calls" in a.only:
         md += calls_table(a, ps, calls) + "\n"
     md += bench_tables(a, ps, large, lists)
+    if "clients" in a.only:
+        md += clients_table(a, client_results)
     if "sessions" in a.only:
         md += sessions_table(a, ps, sess)
     if "cold-start" in a.only:
@@ -665,7 +762,7 @@ def main() -> int:
     print(md)
     if a.out:
         Path(a.out).write_text(md)
-        raw = {"calls": calls, "large_answers": large, "lists": lists, "sessions": sess, "cold_start": cold}
+        raw = {"calls": calls, "large_answers": large, "lists": lists, "clients": client_results, "sessions": sess, "cold_start": cold}
         Path(a.out).with_suffix(".json").write_text(json.dumps(raw, indent=1) + "\n")
     for s in skipped:
         print(f"bench: NOTE: not run: {s}", file=sys.stderr)

@@ -4,7 +4,7 @@
 #
 #   bench/run.sh [--smoke|--full] [--out FILE.md] [--only GROUP,...]
 #
-# --only: run only these groups of rows: calls, large, lists, sessions, cold-start (bench.py) and
+# --only: run only these groups of rows: calls, large, lists, clients, sessions, cold-start (bench.py) and
 #   cluster (cluster.py); the default is every group.
 # --full (the default): release builds (peers: lto = "thin", codegen-units = 1), 3 rounds, the
 #   median; about 10-15 minutes on 2 cores. --out also writes FILE.json with every raw report.
@@ -43,6 +43,7 @@ peers_target="$PWD/bench/peers/target"
 if [ "$mode" = full ]; then
   echo "== bench: building switchboard and switchboard-load (the dist profile: thin LTO, one codegen unit)" >&2
   cargo build --profile dist --locked -p switchboard-cli -p switchboard-load
+  cargo build --profile dist --locked -p switchboard --example bench_client
   echo "== bench: building the peers (release, bench/peers)" >&2
   cargo build --release --locked --manifest-path bench/peers/Cargo.toml --target-dir "$peers_target"
   bin="$target/dist"
@@ -50,6 +51,7 @@ if [ "$mode" = full ]; then
 else
   echo "== bench: building switchboard and switchboard-load (debug)" >&2
   cargo build --locked -p switchboard-cli -p switchboard-load
+  cargo build --locked -p switchboard --example bench_client
   echo "== bench: building the peers (dev profile, bench/peers)" >&2
   cargo build --locked --manifest-path bench/peers/Cargo.toml --target-dir "$peers_target"
   bin="$target/debug"
@@ -70,6 +72,7 @@ Command: \`bench/run.sh --$mode\`."
 
 # Paths go through the environment, so that the runner's command line names no server.
 export BENCH_SWITCHBOARD="$bin/switchboard" BENCH_LOAD="$bin/switchboard-load" BENCH_PEERS_BIN="$peers_bin"
+export BENCH_CLIENT="$bin/examples/bench_client"
 export BENCH_NODE="$NODE22" BENCH_PYTHON="$VENV_PY" BENCH_TS_V2_MODULES="$ts_v2_modules"
 args=(--header "$header")
 [ "$mode" = smoke ] && args+=(--smoke)
