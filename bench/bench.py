@@ -55,6 +55,8 @@ class Peer:
     # "stdio" -> a command, "http" -> an argv (stateful), for the large-answer and list rows.
     bench: dict[str, str | list[str]] = field(default_factory=dict)
     lists: bool = False
+    # Only in the list rows (a variant of a peer that differs only in how it pages).
+    lists_only: bool = False
 
 
 MODERN = "2026-07-28"
@@ -95,6 +97,15 @@ def peers(a: argparse.Namespace) -> list[Peer]:
             modern={"stdio": f"{sb} serve --example add --stdio", "http": sb_http},
             bench={"stdio": f"{sb} serve --example bench --stdio", "http": [sb, "serve", "--example", "bench", "--http", "{addr}"]},
             lists=True,
+        ),
+        Peer(
+            "switchboard (one page)",
+            bench={
+                "stdio": f"{sb} serve --example bench --page-size {ONE_PAGE} --stdio",
+                "http": [sb, "serve", "--example", "bench", "--page-size", str(ONE_PAGE), "--http", "{addr}"],
+            },
+            lists=True,
+            lists_only=True,
         ),
         Peer(
             "switchboard (--threads 1)",
@@ -229,6 +240,10 @@ CLIENT_ROWS = [
     ("HTTP (hyper-add), K=1", "http", 1),
     ("HTTP (hyper-add), K=32 on one session", "http", 32),
 ]
+
+# The page size of the "switchboard (one page)" list rows: every list in one page, as the other
+# peers answer.
+ONE_PAGE = 100_000
 
 # The groups of rows `--only` picks from.
 GROUPS = ("calls", "large", "lists", "clients", "sessions", "cold-start")
@@ -421,7 +436,7 @@ def run_bench_rows(a: argparse.Namespace, ps: list[Peer], logdir: Path, problems
         for results, label, transport, what in runs:
             for p in order:
                 base = p.bench.get(transport)
-                if base is None or (what and not p.lists):
+                if base is None or (what and not p.lists) or (p.lists_only and not what):
                     continue
                 extra: list[str] = []
                 if what:

@@ -107,6 +107,9 @@ enum Command {
         /// a short text.
         #[arg(long, value_name = "N", default_value_t = 0)]
         resources: usize,
+        /// With --example bench: items per page of tools/list and resources/list (default 100).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        page_size: Option<u32>,
         /// Runtime worker threads (1: a single-threaded runtime). Default: 1 for stdio (one
         /// session), one per core for --http.
         #[arg(long, value_name = "N")]
@@ -456,6 +459,7 @@ fn run() -> anyhow::Result<()> {
             node_id,
             tools,
             resources,
+            page_size,
             threads: _,
         } => {
             rt.block_on(serve::run(serve::ServeArgs {
@@ -471,7 +475,11 @@ fn run() -> anyhow::Result<()> {
                 idle_timeout,
                 max_sessions: max_sessions.map(|n| n as usize),
                 max_frame_bytes,
-                lists: switchboard_example_servers::bench::BenchLists { tools, resources },
+                lists: switchboard_example_servers::bench::BenchLists {
+                    tools,
+                    resources,
+                    page_size: page_size.map(|n| n as usize),
+                },
             }))?;
         }
         Command::Call {

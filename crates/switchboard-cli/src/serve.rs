@@ -119,7 +119,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if args.example != Example::Bench
         && args.lists != switchboard_example_servers::bench::BenchLists::default()
     {
-        anyhow::bail!("--tools and --resources go with --example bench");
+        anyhow::bail!("--tools, --resources and --page-size go with --example bench");
     }
     let config = SessionConfig::default().with_max_frame_bytes(args.max_frame_bytes);
     if let Some(addr) = args.http {

@@ -21,6 +21,8 @@ pub struct BenchLists {
     pub tools: usize,
     /// Resources `bench://resource/0` … `bench://resource/{N-1}`, each a short text.
     pub resources: usize,
+    /// Items per page of `tools/list` and `resources/list` (`None`: the server's default).
+    pub page_size: Option<usize>,
 }
 
 /// The `add` schema, shared by `add` and every further tool.
@@ -76,6 +78,9 @@ pub fn bench_server(config: SessionConfig, lists: BenchLists) -> Result<Server, 
     if lists.resources > 0 {
         b = b.enable_resources();
     }
+    if let Some(n) = lists.page_size {
+        b = b.page_size(n);
+    }
     for i in 0..lists.resources {
         b = b.resource(
             Resource::new(format!("bench://resource/{i}"), format!("resource-{i}"))
@@ -99,6 +104,7 @@ mod tests {
         let lists = BenchLists {
             tools: 3,
             resources: 5,
+            page_size: Some(2),
         };
         let server = bench_server(SessionConfig::default(), lists).unwrap();
         assert!(server.capabilities().resources.is_some());

@@ -45,7 +45,8 @@ struct Cli {
     /// What to measure.
     #[arg(long, value_enum, default_value_t = Mode::Calls)]
     mode: Mode,
-    /// Measured calls (calls mode; default 10000) or repetitions (cold-start; default 20).
+    /// Measured calls (calls mode; default 10000), whole lists (list mode; default 100) or
+    /// repetitions (cold-start; default 20).
     #[arg(short = 'n', long = "calls", value_name = "N")]
     n: Option<u64>,
     /// Requests in flight: a window of K on the stdio pipe; K connections over HTTP.

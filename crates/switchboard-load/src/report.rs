@@ -483,9 +483,10 @@ impl Report {
             );
         }
         if let Some(c) = self.client_cpu_us_per_call() {
+            let per = if self.mode == "list" { "list" } else { "call" };
             line(
                 "generator",
-                format!("cpu {} per call (this process)", us(c)),
+                format!("cpu {} per {per} (this process)", us(c)),
             );
         }
         if let Some(r) = &self.rss {
@@ -580,6 +581,32 @@ mod tests {
         ] {
             assert!(v.get(k).is_some(), "{k}");
         }
+    }
+
+    #[test]
+    fn lists_report_their_rate_pages_and_items() {
+        let r = Report {
+            mode: "list",
+            counts: Counts {
+                ok: 3,
+                mismatch: 1,
+                ..Counts::default()
+            },
+            seconds: Some(2.0),
+            pages: Some(40),
+            items: Some(4_000),
+            ..Report::default()
+        };
+        let j = r.to_json();
+        assert_eq!(j["calls"], 4);
+        assert_eq!(j["calls_per_sec"], 2.0);
+        assert_eq!(j["errors"], 1);
+        assert_eq!(j["errors_mismatch"], 1);
+        assert_eq!(j["pages_per_list"], 10.0);
+        assert_eq!(j["items_per_list"], 1000.0);
+        let text = r.to_text();
+        assert!(text.contains("2.0 lists/s"), "{text}");
+        assert!(text.contains("10.0 pages and 1000 items each"), "{text}");
     }
 
     #[test]
