@@ -14,6 +14,14 @@ mod ui;
 
 use clap::{Parser, Subcommand};
 
+/// The process's allocator: jemalloc with a background thread, which hands the pages a burst
+/// (of sessions, of large frames) freed back to the operating system within a second or two,
+/// where the C library's allocator keeps them for the life of the process. The libraries stay
+/// allocator-neutral; this is the binary's choice (feature `jemalloc`, on by default).
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// Switchboard: an MCP stack and toolkit.
 #[derive(Debug, Parser)]
 #[command(

@@ -413,6 +413,7 @@ impl Routing {
             }
         }
         self.idless.retain(|s| *s != stream);
+        self.release_if_idle();
     }
 
     /// Phase 1: decides where `frame` goes and gives it its event id.
@@ -480,6 +481,7 @@ impl Routing {
                 }
                 let tx = tx.take();
                 self.targets.remove(&stream);
+                self.release_if_idle();
                 match tx {
                     Some(tx) => Plan::Json(tx),
                     None => Plan::Drop("JSON answer already sent"),
@@ -559,6 +561,24 @@ impl Routing {
         if last {
             // Dropping the target drops its sender: the connection's body ends once drained.
             self.targets.remove(&id.stream);
+            self.release_if_idle();
+        }
+    }
+
+    /// Gives back the tables' storage once no request is in flight: an idle session holds
+    /// none (the next POST allocates again).
+    fn release_if_idle(&mut self) {
+        if !self.targets.is_empty() || !self.by_request.is_empty() {
+            return;
+        }
+        if self.targets.capacity() > 0 {
+            self.targets = HashMap::new();
+        }
+        if self.by_request.capacity() > 0 {
+            self.by_request = HashMap::new();
+        }
+        if self.idless.is_empty() && self.idless.capacity() > 0 {
+            self.idless = VecDeque::new();
         }
     }
 
@@ -716,6 +736,7 @@ impl Routing {
             return false;
         }
         self.targets.remove(&stream);
+        self.release_if_idle();
         true
     }
 
@@ -805,6 +826,32 @@ mod tests {
             Plan::Sse { id, last } => (id, last),
             other => panic!("expected SSE, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn an_answered_session_keeps_no_table_storage() {
+        let mut r = Routing::new(&bounds(2, 8, 16), 0);
+        let Registration::Sse { stream, .. } =
+            r.register(vec![RequestId::int(1)], false, false).unwrap()
+        else {
+            panic!()
+        };
+        let resp = frame(MessageKind::Result, Some(1), None, "{}");
+        let (id, last) = sse(r.plan(&resp));
+        assert!(last);
+        r.deliver(id, last, Bytes::from_static(b"x"));
+        assert!(!r.is_open(stream));
+        let Registration::Json { .. } = r.register(vec![RequestId::int(2)], true, false).unwrap()
+        else {
+            panic!()
+        };
+        let resp = frame(MessageKind::Result, Some(2), None, "{}");
+        assert!(matches!(r.plan(&resp), Plan::Json(_)));
+        assert_eq!(
+            (r.targets.capacity(), r.by_request.capacity()),
+            (0, 0),
+            "an idle session's tables hold no storage"
+        );
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //!
 //! An idle session must cost little (DESIGN-NOTES 6): a `tokio::sync::mpsc` channel allocates its
 //! first block of 32 slots up front (about 2.5 KiB for an outbound frame), in every session, used
-//! or not. This queue allocates nothing until the first push, holds a few slots while a session
-//! is quiet, and returns a grown buffer once it is empty again. One uncontended lock per push and
+//! or not. This queue allocates nothing until the first push, keeps a few slots while items
+//! keep coming, returns a grown buffer once it is empty again, and holds no storage at all
+//! while its consumer waits on it empty (an idle session). One uncontended lock per push and
 //! per pop; [`Queue::drain_into`] takes a whole batch under one lock.
 
 use std::collections::VecDeque;
@@ -139,6 +140,7 @@ impl<T> Queue<T> {
                 if s.closed {
                     return None;
                 }
+                Self::release(&mut s);
             }
             arrived.await;
         }
@@ -152,6 +154,9 @@ impl<T> Queue<T> {
             let n = self.drain_into(out, max.max(1));
             if n > 0 || self.is_closed() {
                 return n;
+            }
+            if let Ok(mut s) = self.state.lock() {
+                Self::release(&mut s);
             }
             arrived.await;
         }
@@ -190,6 +195,14 @@ impl<T> Queue<T> {
     }
 
     /// After a burst: an empty queue keeps only a little capacity.
+    /// Frees the storage of an empty queue: its consumer is about to wait, so the session is
+    /// quiet and its next item may be long in coming.
+    fn release(s: &mut State<T>) {
+        if s.items.is_empty() && s.items.capacity() > 0 {
+            s.items = VecDeque::new();
+        }
+    }
+
     fn give_back(s: &mut State<T>) {
         if s.items.is_empty() && s.items.capacity() > KEEP_CAPACITY {
             s.items.shrink_to(KEEP_CAPACITY);
@@ -304,6 +317,25 @@ mod tests {
         let mut out = Vec::new();
         q.drain_into(&mut out, 1000);
         assert!(q.state.lock().unwrap().items.capacity() <= KEEP_CAPACITY);
+    }
+
+    #[tokio::test]
+    async fn a_consumer_waiting_on_an_empty_queue_leaves_it_no_storage() {
+        let q = Arc::new(Queue::new(1000));
+        q.try_push(1).unwrap();
+        assert!(q.state.lock().unwrap().items.capacity() > 0);
+        let q2 = q.clone();
+        let waiter = tokio::spawn(async move {
+            let mut out = Vec::new();
+            let first = q2.pop_into(&mut out, 8).await;
+            let second = q2.pop().await;
+            (first, second)
+        });
+        while q.state.lock().unwrap().items.capacity() > 0 {
+            tokio::task::yield_now().await;
+        }
+        q.try_push(2).unwrap();
+        assert_eq!(waiter.await.unwrap(), (1, Some(2)));
     }
 
     #[tokio::test]

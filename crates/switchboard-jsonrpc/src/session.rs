@@ -83,8 +83,15 @@ async fn write_loop<S: FrameSink>(mut sink: S, inner: Arc<Inner>) {
                 if n == 0 {
                     break;
                 }
-                let sent = sink.send_batch(&mut batch).await;
-                batch.clear();
+                // Boxed: the transport's send is the largest future this loop awaits, and
+                // inline it would sit in the task of every idle session.
+                let sent = Box::pin(sink.send_batch(&mut batch)).await;
+                if inner.out.is_empty() {
+                    // Quiet again: an idle session keeps no batch storage.
+                    batch = Vec::new();
+                } else {
+                    batch.clear();
+                }
                 if let Err(e) = sent {
                     tracing::debug!(side = name, error = %e, "transport send failed; closing");
                     // Waiting callers learn why (e.g. the child process exited).
@@ -98,7 +105,7 @@ async fn write_loop<S: FrameSink>(mut sink: S, inner: Arc<Inner>) {
             _ = shutdown.cancelled() => {
                 // Flush what is already queued, then close.
                 while let Some(f) = inner.out.try_pop() {
-                    if sink.send(f).await.is_err() {
+                    if Box::pin(sink.send(f)).await.is_err() {
                         break;
                     }
                 }
@@ -107,7 +114,7 @@ async fn write_loop<S: FrameSink>(mut sink: S, inner: Arc<Inner>) {
         }
     }
     inner.out.close();
-    let _ = sink.close().await;
+    let _ = Box::pin(sink.close()).await;
     inner.flushed.cancel();
 }
 
@@ -123,7 +130,7 @@ async fn read_loop<S: FrameSource>(mut source: S, peer: Peer) {
             None => {
                 // A clean end of input: let requests already being handled finish (bounded by
                 // `eof_grace`) so that `printf frames | server` still gets every answer.
-                drain(&peer).await;
+                Box::pin(drain(&peer)).await;
                 break;
             }
             Some(Ok(text)) => {
@@ -141,10 +148,17 @@ async fn read_loop<S: FrameSource>(mut source: S, peer: Peer) {
         };
         if let Some(frame) = backlog {
             // The outbound queue is full: the answer waits for room, and so does the next read.
-            tokio::select! {
-                biased;
-                _ = shutdown.cancelled() => break,
-                _ = peer.inner.out.push(frame) => {}
+            // Boxed, as is the wait at the end of input: neither may grow the task every
+            // idle session keeps.
+            let room = Box::pin(async {
+                tokio::select! {
+                    biased;
+                    _ = shutdown.cancelled() => false,
+                    _ = peer.inner.out.push(frame) => true,
+                }
+            });
+            if !room.await {
+                break;
             }
         }
     }
@@ -553,6 +567,10 @@ fn on_request(peer: &Peer, req: Request, attachment: Option<Attachment>) -> Answ
         }
         if let Ok(mut inflight) = peer.inner.inflight.lock() {
             inflight.remove(&id);
+            if inflight.is_empty() && inflight.capacity() > 0 {
+                // An idle session keeps no table.
+                *inflight = std::collections::HashMap::new();
+            }
         }
         peer.inner.inflight_done.notify_waiters();
         let response = match outcome? {

@@ -569,6 +569,7 @@ impl ServerBuilder {
                 envelopes: Default::default(),
                 modern_tasks: Default::default(),
                 scopes: self.scopes,
+                last_client: Mutex::default(),
             }),
         })
     }
@@ -737,7 +738,7 @@ impl Server {
                 capabilities: ClientCapabilities::default(),
             })),
         };
-        state.establish(version, client, allow);
+        state.establish(version, client.map(|c| self.inner.share_client(c)), allow);
     }
 
     /// Registers a tool at run time; every ready session is sent `notifications/tools/list_changed`.

@@ -100,6 +100,29 @@ pub(crate) struct ServerInner {
     /// The scopes requests need when a transport authorizes them (`ServerBuilder::require_scopes`
     /// and the per-primitive declarations), for that transport to enforce.
     pub(crate) scopes: switchboard_auth::resource::ScopePolicy,
+    /// The client identity the last session declared, shared by every session that declares
+    /// the same (see [`ServerInner::share_client`]).
+    pub(crate) last_client: Mutex<Option<Arc<ClientIdentity>>>,
+}
+
+impl ServerInner {
+    /// The identity a session keeps for its client: the one the previous session kept when the
+    /// client declared the same (name, version, capabilities, everything), so that many
+    /// sessions of one kind of client share one copy, about a kilobyte each would hold idle.
+    pub(crate) fn share_client(&self, client: ClientIdentity) -> Arc<ClientIdentity> {
+        let Ok(mut last) = self.last_client.lock() else {
+            return Arc::new(client);
+        };
+        if let Some(known) = last.as_ref()
+            && known.info == client.info
+            && known.capabilities == client.capabilities
+        {
+            return known.clone();
+        }
+        let shared = Arc::new(client);
+        *last = Some(shared.clone());
+        shared
+    }
 }
 
 pub(crate) struct ServerService {
@@ -209,7 +232,7 @@ impl ServerService {
                 )
             })?;
             d.version = Some(version);
-            d.client = Some(identity);
+            d.client = Some(self.server.share_client(identity));
             d.allow = allow;
         }
         self.state.decide_era(crate::modern::ConnEra::Legacy);

@@ -24,7 +24,8 @@ pub const DEFAULT_MAX_SESSION_TOOLS: usize = 256;
 pub(crate) struct SessionFields {
     pub(crate) lifecycle: LifecycleState,
     pub(crate) version: Option<ProtocolVersion>,
-    pub(crate) client: Option<ClientIdentity>,
+    /// Shared with the other sessions of the same client (see `ServerInner::share_client`).
+    pub(crate) client: Option<Arc<ClientIdentity>>,
     pub(crate) allow: AllowList,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) subscriptions: HashSet<String>,
@@ -114,7 +115,7 @@ impl SessionState {
     pub(crate) fn establish(
         &self,
         version: ProtocolVersion,
-        client: Option<ClientIdentity>,
+        client: Option<Arc<ClientIdentity>>,
         allow: AllowList,
     ) {
         self.decide_era(crate::modern::ConnEra::Legacy);
@@ -154,7 +155,10 @@ impl SessionState {
     }
 
     pub(crate) fn client(&self) -> Option<ClientIdentity> {
-        self.data.lock().ok().and_then(|d| d.client.clone())
+        self.data
+            .lock()
+            .ok()
+            .and_then(|d| d.client.as_deref().cloned())
     }
 
     pub(crate) fn allows(&self, tool: &str) -> bool {
