@@ -171,17 +171,32 @@ struct StreamEvents {
 
 #[derive(Default)]
 struct SessionEvents {
-    streams: HashMap<u64, StreamEvents>,
-    /// Streams in the order they were first written, for eviction.
-    order: VecDeque<u64>,
+    /// The session's streams in the order they were first written (the order of eviction).
+    /// A list rather than a map: a session has few streams (at most the per-session bound), and
+    /// an idle one usually one, which a map would keep in room for four.
+    streams: Vec<(u64, StreamEvents)>,
     bytes: usize,
 }
 
 impl SessionEvents {
+    fn get(&self, stream: u64) -> Option<&StreamEvents> {
+        self.streams
+            .iter()
+            .find(|(s, _)| *s == stream)
+            .map(|(_, e)| e)
+    }
+
+    fn get_mut(&mut self, stream: u64) -> Option<&mut StreamEvents> {
+        self.streams
+            .iter_mut()
+            .find(|(s, _)| *s == stream)
+            .map(|(_, e)| e)
+    }
+
     /// Forgets `stream`; returns its bytes.
     fn remove_stream(&mut self, stream: u64) -> Option<usize> {
-        let gone = self.streams.remove(&stream)?;
-        self.order.retain(|s| *s != stream);
+        let at = self.streams.iter().position(|(s, _)| *s == stream)?;
+        let (_, gone) = self.streams.remove(at);
         self.bytes -= gone.bytes;
         Some(gone.bytes)
     }
@@ -216,11 +231,7 @@ impl Stored {
             let Some(entry) = self.sessions.get_mut(&*session) else {
                 continue;
             };
-            if entry
-                .streams
-                .get(&stream)
-                .is_none_or(|s| s.generation != generation)
-            {
+            if entry.get(stream).is_none_or(|s| s.generation != generation) {
                 continue;
             }
             if let Some(bytes) = entry.remove_stream(stream) {
@@ -247,7 +258,7 @@ impl Stored {
         self.order.retain(|(session, stream, generation)| {
             sessions
                 .get(&**session)
-                .and_then(|e| e.streams.get(stream))
+                .and_then(|e| e.get(*stream))
                 .is_some_and(|s| s.generation == *generation)
         });
     }
@@ -334,7 +345,7 @@ impl InMemoryEventStore {
             .map(|s| {
                 s.sessions
                     .values()
-                    .flat_map(|e| e.streams.values())
+                    .flat_map(|e| e.streams.iter().map(|(_, s)| s))
                     .map(|s| s.events.len())
                     .sum()
             })
@@ -368,12 +379,12 @@ impl InMemoryEventStore {
             None => Arc::from(session),
         };
         let entry = stored.sessions.entry(key.clone()).or_default();
-        if !entry.streams.contains_key(&stream) {
-            if entry.order.len() >= l.per_session
+        if entry.get(stream).is_none() {
+            if entry.streams.len() >= l.per_session
                 && let Some(bytes) = entry
-                    .order
-                    .front()
-                    .copied()
+                    .streams
+                    .first()
+                    .map(|(old, _)| *old)
                     .and_then(|old| entry.remove_stream(old))
             {
                 stored.total -= bytes;
@@ -381,21 +392,25 @@ impl InMemoryEventStore {
             }
             let generation = stored.next_generation;
             stored.next_generation += 1;
-            entry.order.push_back(stream);
-            entry.streams.insert(
+            // Room for one stream and one event at first (most POST streams carry one
+            // answer); both grow as usual past that.
+            if entry.streams.capacity() == 0 {
+                entry.streams.reserve_exact(1);
+            }
+            entry.streams.push((
                 stream,
                 StreamEvents {
-                    events: VecDeque::new(),
+                    events: VecDeque::with_capacity(1),
                     bytes: 0,
                     generation,
                 },
-            );
+            ));
             stored.order.push_back((key, stream, generation));
             stored.streams += 1;
         }
         // The session's bytes: its oldest other streams go first.
         while entry.bytes + size > l.session_bytes {
-            let Some(old) = entry.order.iter().copied().find(|s| *s != stream) else {
+            let Some(old) = entry.streams.iter().map(|(s, _)| *s).find(|s| *s != stream) else {
                 break;
             };
             if let Some(bytes) = entry.remove_stream(old) {
@@ -405,8 +420,12 @@ impl InMemoryEventStore {
         }
         // The stream itself: its oldest events go, for its own bounds and whatever is still
         // over.
-        let SessionEvents { streams, bytes, .. } = entry;
-        let Some(events) = streams.get_mut(&stream) else {
+        let SessionEvents { streams, bytes } = entry;
+        let Some(events) = streams
+            .iter_mut()
+            .find(|(s, _)| *s == stream)
+            .map(|(_, e)| e)
+        else {
             return;
         };
         let mut dropped = 0usize;
@@ -462,7 +481,7 @@ impl InMemoryEventStore {
         let events = &stored
             .sessions
             .get(session)
-            .and_then(|s| s.streams.get(&after.stream))
+            .and_then(|s| s.get(after.stream))
             .ok_or(unknown)?
             .events;
         let from = events.partition_point(|e| e.id.seq <= after.seq);

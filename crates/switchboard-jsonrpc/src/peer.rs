@@ -160,8 +160,11 @@ pub(crate) struct Inner {
     pub(crate) close_reason: Mutex<Option<String>>,
     /// Signalled each time a peer request leaves the in-flight map.
     pub(crate) inflight_done: Notify,
-    /// Cancelled once the writer has flushed every queued frame and closed the transport.
-    pub(crate) flushed: CancellationToken,
+    /// Set once the writer has flushed every queued frame and closed the transport (a flag
+    /// and a `Notify`, which allocate nothing, where a second cancellation token would).
+    pub(crate) flushed: AtomicBool,
+    /// Signalled when `flushed` is set.
+    pub(crate) flushed_signal: Notify,
     /// What the transport lets handlers control, if anything.
     pub(crate) control: Option<Arc<dyn crate::transport::TransportControl>>,
     /// The budget of log lines the peer's input may cause.
@@ -404,7 +407,13 @@ impl Peer {
     /// the transport (so a process may exit right after).
     pub async fn closed(&self) {
         self.inner.shutdown.cancelled().await;
-        self.inner.flushed.cancelled().await
+        loop {
+            let signalled = self.inner.flushed_signal.notified();
+            if self.inner.flushed.load(Ordering::Acquire) {
+                return;
+            }
+            signalled.await;
+        }
     }
 
     /// Closes the session: queued frames are flushed, the transport is closed, in-flight handlers

@@ -37,9 +37,25 @@ use switchboard_types::methods;
 /// Tokio runtime. Returns the handle used to talk to the peer.
 pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: SessionConfig) -> Peer {
     let control = transport.control();
-    let config_log_rate = config.log_lines_per_second;
     let (sink, source) = transport.split();
-    let inner = Arc::new(Inner {
+    let inner = new_inner(control, service, config);
+    let peer = Peer {
+        inner: inner.clone(),
+        related: None,
+    };
+    tokio::spawn(write_loop(sink, inner.clone()));
+    tokio::spawn(read_loop(source, peer.clone()));
+    peer
+}
+
+/// The session's shared state, before its tasks start.
+fn new_inner(
+    control: Option<Arc<dyn crate::transport::TransportControl>>,
+    service: Arc<dyn Service>,
+    config: SessionConfig,
+) -> Arc<Inner> {
+    let config_log_rate = config.log_lines_per_second;
+    Arc::new(Inner {
         out: crate::queue::Queue::new(config.outbound_queue),
         config,
         service,
@@ -52,17 +68,11 @@ pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         closed: AtomicBool::new(false),
         close_reason: Mutex::new(None),
         inflight_done: tokio::sync::Notify::new(),
-        flushed: CancellationToken::new(),
+        flushed: AtomicBool::new(false),
+        flushed_signal: tokio::sync::Notify::new(),
         control,
         log: crate::throttle::LogThrottle::new(config_log_rate),
-    });
-    let peer = Peer {
-        inner: inner.clone(),
-        related: None,
-    };
-    tokio::spawn(write_loop(sink, inner.clone()));
-    tokio::spawn(read_loop(source, peer.clone()));
-    peer
+    })
 }
 
 /// A request's answer to come: the response, or nothing when the request was cancelled.
@@ -115,7 +125,8 @@ async fn write_loop<S: FrameSink>(mut sink: S, inner: Arc<Inner>) {
     }
     inner.out.close();
     let _ = Box::pin(sink.close()).await;
-    inner.flushed.cancel();
+    inner.flushed.store(true, Ordering::Release);
+    inner.flushed_signal.notify_waiters();
 }
 
 async fn read_loop<S: FrameSource>(mut source: S, peer: Peer) {
@@ -811,4 +822,31 @@ impl Service for NullService {
     }
 
     fn notify(&self, _notification: Notification, _peer: &Peer) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every idle session keeps its reader and writer tasks, futures inline: what they await
+    /// rarely, or what is large (the transport's send and close), is boxed so that it does not
+    /// set their size. A bound on memory, not on time.
+    #[test]
+    fn the_tasks_an_idle_session_keeps_stay_small() {
+        let (a, _b) = crate::memory::pair();
+        let control = a.control();
+        let (sink, source) = a.split();
+        let inner = new_inner(control, Arc::new(NullService), SessionConfig::default());
+        let peer = Peer {
+            inner: inner.clone(),
+            related: None,
+        };
+        let writer = write_loop(sink, inner);
+        let reader = read_loop(source, peer);
+        let (w, r) = (
+            std::mem::size_of_val(&writer),
+            std::mem::size_of_val(&reader),
+        );
+        assert!(w <= 512 && r <= 512, "writer {w} bytes, reader {r} bytes");
+    }
 }
