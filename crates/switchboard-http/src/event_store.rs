@@ -186,13 +186,6 @@ impl SessionEvents {
             .map(|(_, e)| e)
     }
 
-    fn get_mut(&mut self, stream: u64) -> Option<&mut StreamEvents> {
-        self.streams
-            .iter_mut()
-            .find(|(s, _)| *s == stream)
-            .map(|(_, e)| e)
-    }
-
     /// Forgets `stream`; returns its bytes.
     fn remove_stream(&mut self, stream: u64) -> Option<usize> {
         let at = self.streams.iter().position(|(s, _)| *s == stream)?;
