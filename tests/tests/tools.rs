@@ -141,3 +141,26 @@ async fn runtime_registration_and_removal() {
     assert_eq!(r["error"]["code"], -32602);
     assert!(s.remove_tool("new").is_err());
 }
+
+#[tokio::test]
+async fn a_session_tool_named_like_a_server_tool_is_the_one_listed_and_called() {
+    let s = server();
+    let (a, b) = memory::pair();
+    let session = s.serve(b).unwrap();
+    let mut c = RawPeer::new(a, "2025-11-25");
+    c.handshake("2025-11-25", json!({})).await;
+    session
+        .add_tool(
+            Tool::new("ok", json!({"type": "object"})).with_description("this session's"),
+            |_| async { Ok(CallToolResult::text("session")) },
+        )
+        .await
+        .unwrap();
+    let listed = c.request(json!(1), "tools/list", json!({})).await;
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    let oks: Vec<&Value> = tools.iter().filter(|t| t["name"] == "ok").collect();
+    assert_eq!(oks.len(), 1, "{listed}");
+    assert_eq!(oks[0]["description"], "this session's");
+    let r = c.request(json!(2), "tools/call", call("ok")).await;
+    assert_eq!(r["result"]["content"][0]["text"], "session");
+}

@@ -1,6 +1,7 @@
 //! The server's [`Service`] for one session: lifecycle gating, negotiation, capability gates and
 //! dispatch to the primitives. Runs on the engine; never sees bytes.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, RwLock};
@@ -23,7 +24,7 @@ use switchboard_types::resources::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
     SubscribeRequestParams,
 };
-use switchboard_types::tools::{CallToolRequestParams, CallToolResult, ListToolsResult, Tool};
+use switchboard_types::tools::{CallToolRequestParams, CallToolResult, Tool};
 use switchboard_types::{ErrorCode, ErrorObject, Feature, MessageKind, Notification, Request};
 
 use switchboard_types::catalogue::{
@@ -263,36 +264,47 @@ impl ServerService {
             .page(list, items, params.cursor.as_deref())
     }
 
-    /// Every tool this client may see: server-wide and this session's, in name order.
-    fn visible_tools(&self) -> Result<Vec<Tool>, ErrorObject> {
-        let registry = self.server.tools.read().map_err(|_| poisoned())?;
-        let mut tools: Vec<Tool> = registry.iter().map(|t| t.tool.clone()).collect();
-        tools.extend(tool::session_tools(&self.state));
-        tools.retain(|t| self.allows(&t.name));
-        tools.sort_by(|a, b| a.name.cmp(&b.name));
-        tools.dedup_by(|a, b| a.name == b.name);
+    /// Every tool this client may see: server-wide and this session's, in name order (a
+    /// session tool in place of a server tool of its name). Shared, not copied.
+    fn visible_tools(&self) -> Result<Vec<Arc<RegisteredTool>>, ErrorObject> {
+        let mut tools: Vec<Arc<RegisteredTool>> = tool::session_tools(&self.state);
+        {
+            let registry = self.server.tools.read().map_err(|_| poisoned())?;
+            tools.extend(registry.shared().cloned());
+        }
+        tools.retain(|t| self.allows(&t.tool.name));
+        // Stable: of two tools with one name, the session's (first) is kept.
+        tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
+        tools.dedup_by(|a, b| a.tool.name == b.tool.name);
         Ok(tools)
     }
 
     fn list_tools(&self, req: &Request) -> HandlerResult {
         let page = self.page(ListTools::NAME, &self.visible_tools()?, req)?;
-        let mut items = page.items;
-        if self.modern.is_none() {
-            // 2025 revisions allow only an object `outputSchema`; a tool whose schema is
-            // another is listed without it (its results carry the value as text).
-            for tool in &mut items {
-                if tool
-                    .output_schema
-                    .as_ref()
-                    .is_some_and(|s| s.get("type") != Some(&serde_json::json!("object")))
-                {
-                    tool.output_schema = None;
-                }
-            }
-        }
-        let mut result = ListToolsResult::new(items);
-        result.next_cursor = page.next_cursor;
-        ok(&result)
+        let legacy = self.modern.is_none();
+        let tools =
+            page.items
+                .iter()
+                .map(|t| {
+                    // 2025 revisions allow only an object `outputSchema`; a tool whose schema is
+                    // another is listed without it (its results carry the value as text).
+                    if legacy
+                        && t.tool.output_schema.as_ref().is_some_and(|s| {
+                            s.get("type").and_then(|v| v.as_str()) != Some("object")
+                        })
+                    {
+                        let mut owned = t.tool.clone();
+                        owned.output_schema = None;
+                        Cow::Owned(owned)
+                    } else {
+                        Cow::Borrowed(&t.tool)
+                    }
+                })
+                .collect();
+        ok(&ToolsPage {
+            tools,
+            next_cursor: page.next_cursor,
+        })
     }
 
     fn find_tool(&self, name: &str) -> Result<Option<Arc<RegisteredTool>>, ErrorObject> {
@@ -883,4 +895,14 @@ impl Service for ServerService {
             sessions.remove(&self.state.id);
         }
     }
+}
+
+/// One page of `tools/list` as `ListToolsResult` writes it (no `_meta`, no other members),
+/// written from the registered tools without copying them.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolsPage<'a> {
+    tools: Vec<Cow<'a, Tool>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_cursor: Option<String>,
 }

@@ -258,6 +258,11 @@ impl ToolRegistry {
         self.tools.get(name).cloned()
     }
 
+    /// All tools, in name order, shared (a listing holds them without copying).
+    pub(crate) fn shared(&self) -> impl Iterator<Item = &Arc<RegisteredTool>> {
+        self.tools.values()
+    }
+
     /// All tools, in name order.
     pub fn iter(&self) -> impl Iterator<Item = &RegisteredTool> {
         self.tools.values().map(|t| &**t)
@@ -308,14 +313,14 @@ pub(crate) fn session_tool(state: &SessionState, name: &str) -> Option<Arc<Regis
 }
 
 /// The session's own tools.
-pub(crate) fn session_tools(state: &SessionState) -> Vec<Tool> {
+pub(crate) fn session_tools(state: &SessionState) -> Vec<Arc<RegisteredTool>> {
     let Some(tools) = state.existing_extension::<SessionTools>() else {
         return Vec::new();
     };
     tools
         .0
         .lock()
-        .map(|r| r.iter().map(|t| t.tool.clone()).collect())
+        .map(|r| r.shared().cloned().collect())
         .unwrap_or_default()
 }
 
