@@ -8,7 +8,7 @@
 //! |---|---|
 //! | [`everything`] | the everything server: every MCP feature, as the interop and conformance runs expect it |
 //! | [`add`] | one tool, `add`: the benchmark target |
-//! | [`bench`] | `add`, `blob` (a large answer), and N further tools and resources: the benchmark's other rows |
+//! | [`mod@bench`] | `add`, `blob` (a large answer), and N further tools and resources: the benchmark's other rows |
 //! | [`demo`] | the demo's server (`add`, `weather`, `delete_db`), and the demo's two client sessions |
 //!
 //! [`Example`] names the servers and [`build`] builds one.
