@@ -114,20 +114,7 @@ async fn an_error_body_over_64_kib_is_not_read_and_the_status_alone_is_reported(
 async fn a_refusal_quoting_a_long_server_message_is_echoed_cut() {
     // A 400 whose JSON-RPC error (naming no request) carries a 60,000-byte message: the
     // request's local error quotes 256 bytes of it.
-    let srv = raw::raw(|_| {
-        let body = json!({"jsonrpc": "2.0", "id": null,
-            "error": {"code": -32600, "message": "m".repeat(60_000)}})
-        .to_string();
-        Reply::close(
-            format!(
-                "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\n\
-                 content-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            )
-            .into_bytes(),
-        )
-    })
-    .await;
+    let srv = raw::raw(|_| refusal(60_000)).await;
     let mut c = RawClient::new(&srv.url, config());
     c.call(1).await;
     let e = local_error(&c.recv().await, 1, "http_status");

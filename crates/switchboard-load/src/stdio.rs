@@ -109,12 +109,7 @@ impl Server {
                         }
                         return Ok(());
                     }
-                    Incoming::Request { id, ping } => {
-                        let mut a = wire::answer(id, ping);
-                        a.push(b'\n');
-                        self.stdin.write_all(&a).await?;
-                        self.stdin.flush().await?;
-                    }
+                    Incoming::Request { id, ping } => answer(&mut self.stdin, id, ping).await?,
                     _ => {}
                 }
             }
@@ -150,12 +145,7 @@ impl crate::list::Exchange for Server {
                     } if got == id => {
                         return Ok((outcome, bytes::Bytes::copy_from_slice(line)));
                     }
-                    Incoming::Request { id, ping } => {
-                        let mut a = wire::answer(id, ping);
-                        a.push(b'\n');
-                        self.stdin.write_all(&a).await?;
-                        self.stdin.flush().await?;
-                    }
+                    Incoming::Request { id, ping } => answer(&mut self.stdin, id, ping).await?,
                     _ => {}
                 }
             }
@@ -164,6 +154,18 @@ impl crate::list::Exchange for Server {
             }
         }
     }
+}
+
+/// Answers a request the server sent (a `ping`, or anything else refused).
+async fn answer<W: tokio::io::AsyncWrite + Unpin>(
+    stdin: &mut W,
+    id: &str,
+    ping: bool,
+) -> anyhow::Result<()> {
+    let mut a = wire::answer(id, ping);
+    a.push(b'\n');
+    stdin.write_all(&a).await?;
+    Ok(stdin.flush().await?)
 }
 
 /// The list mode over stdio: one server, the handshake, then whole lists one after another.
