@@ -92,12 +92,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let call = session.call_tool_with(name, arguments, options);
     tokio::pin!(call);
     // Ctrl-C cancels the call: the server is sent notifications/cancelled, and the call ends.
+    // `biased` polls the Ctrl-C branch first, so its handler is installed before the request
+    // leaves (polling the call first left a window in which an early Ctrl-C killed the process).
     let result = tokio::select! {
-        result = &mut call => result,
+        biased;
         _ = tokio::signal::ctrl_c() => {
             cancel.cancel();
             call.await
         }
+        result = &mut call => result,
     }?;
     for block in &result.content {
         match block.as_text() {
