@@ -13,6 +13,7 @@ use switchboard::jsonrpc::memory::{self, MemoryTransport};
 use switchboard::server::{AllowList, CompletionQuery, CompletionTarget, Server};
 use switchboard::types::catalogue::RootsListChanged;
 use switchboard::types::error::{ELLIPSIS, MAX_ECHO_BYTES};
+use switchboard::types::jsonrpc::MAX_BATCH_ENTRIES;
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::methods;
 use switchboard::types::prompts::{GetPromptResult, Prompt, PromptMessage};
@@ -204,7 +205,7 @@ async fn raw_recv(io: &mut MemoryTransport) -> Value {
 }
 
 #[tokio::test]
-async fn a_2025_03_26_batch_of_20000_invalid_entries_is_answered_with_a_small_log() {
+async fn a_2025_03_26_batch_of_invalid_entries_is_answered_with_a_small_log() {
     let counter = Counter::default();
     let writer = counter.clone();
     let subscriber = tracing_subscriber::fmt()
@@ -221,15 +222,23 @@ async fn a_2025_03_26_batch_of_20000_invalid_entries_is_answered_with_a_small_lo
     assert_eq!(raw_recv(&mut io).await["result"]["protocolVersion"], v);
     let initialized = json!({"jsonrpc": "2.0", "method": methods::NOTIFICATIONS_INITIALIZED});
     io.send_text(initialized.to_string()).await.unwrap();
-    // 15-byte entries without a method, as in a measured attack: 300 KB in all.
-    let entries: Vec<String> = (0..20_000).map(|i| format!(r#"{{"id":{i}}}"#)).collect();
-    io.send_text(format!("[{}]", entries.join(",")))
-        .await
-        .unwrap();
+    // Entries without a method, as in a measured attack (20,000 of them in 300 KB): a full
+    // batch is answered entry by entry, a longer one refused whole.
+    let batch = |n: usize| {
+        let entries: Vec<String> = (0..n).map(|i| format!(r#"{{"id":{i}}}"#)).collect();
+        format!("[{}]", entries.join(","))
+    };
+    io.send_text(batch(MAX_BATCH_ENTRIES)).await.unwrap();
     let answer = raw_recv(&mut io).await;
     let answers = answer.as_array().expect("one array");
-    assert_eq!(answers.len(), 20_000);
+    assert_eq!(answers.len(), MAX_BATCH_ENTRIES);
     assert!(answers.iter().all(|a| a["error"]["code"] == -32600));
+    io.send_text(batch(20_000)).await.unwrap();
+    let answer = raw_recv(&mut io).await;
+    assert_eq!(
+        answer["error"]["data"]["reason"], "batch_too_large",
+        "{answer}"
+    );
     let ping = json!({"jsonrpc": "2.0", "id": "p", "method": methods::PING});
     io.send_text(ping.to_string()).await.unwrap();
     assert_eq!(raw_recv(&mut io).await["id"], "p");

@@ -23,7 +23,7 @@ use switchboard_http::{
 use switchboard_jsonrpc::{
     BoxFuture, HandlerResult, Peer, RequestContext, Service, SessionConfig, spawn,
 };
-use switchboard_types::jsonrpc::to_raw;
+use switchboard_types::jsonrpc::{MAX_BATCH_ENTRIES, to_raw};
 use switchboard_types::{Notification, Request as RpcRequest, methods};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -556,16 +556,17 @@ async fn a_huge_initialize_is_served_but_its_snapshot_is_not_kept() {
 async fn a_batch_repeating_an_id_is_refused_in_one_pass() {
     let service = service_for(&test_server(), HttpConfig::default());
     let sid = open_session(&service, "2025-03-26").await;
-    let mut batch: Vec<Value> = (0..20_000)
+    let last = MAX_BATCH_ENTRIES - 2;
+    let mut batch: Vec<Value> = (0..=last)
         .map(|i| json!({"jsonrpc": "2.0", "id": i, "method": methods::PING}))
         .collect();
-    batch.push(json!({"jsonrpc": "2.0", "id": 19_999, "method": methods::PING}));
+    batch.push(json!({"jsonrpc": "2.0", "id": last, "method": methods::PING}));
     let body = Value::Array(batch).to_string();
     let started = Instant::now();
     let resp = oneshot(&service, post(Some(&sid), body)).await;
     assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
     let v: Value = serde_json::from_str(&body_text(resp).await).unwrap();
-    assert_eq!(v["id"], 19_999);
+    assert_eq!(v["id"], last);
     assert_eq!(v["error"]["data"]["reason"], "duplicate_request_id");
     assert!(
         started.elapsed() < Duration::from_secs(5),
@@ -577,6 +578,31 @@ async fn a_batch_repeating_an_id_is_refused_in_one_pass() {
         oneshot(&service, post(Some(&sid), ping)).await.status(),
         200
     );
+}
+
+/// A batch past the entry bound is refused whole (400, one -32600 without id) before the session
+/// sees any of it: two million `1` in a 4 MB body were answered with 258 MB of errors before.
+#[tokio::test]
+async fn a_batch_over_the_entry_bound_is_refused_with_400() {
+    let service = service_for(&test_server(), HttpConfig::default());
+    let sid = open_session(&service, "2025-03-26").await;
+    let pings: Vec<Value> = (0..=MAX_BATCH_ENTRIES)
+        .map(|i| json!({"jsonrpc": "2.0", "id": i, "method": methods::PING}))
+        .collect();
+    let ones = format!("[{}]", vec!["1"; 2_000_000].join(","));
+    for body in [Value::Array(pings).to_string(), ones] {
+        let resp = oneshot(&service, post(Some(&sid), body)).await;
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+        let v: Value = serde_json::from_str(&body_text(resp).await).unwrap();
+        assert_eq!(v["id"], Value::Null);
+        assert_eq!(v["error"]["code"], -32600);
+        assert_eq!(v["error"]["data"]["reason"], "batch_too_large");
+    }
+    let full: Vec<Value> = (0..MAX_BATCH_ENTRIES)
+        .map(|i| json!({"jsonrpc": "2.0", "id": i, "method": methods::PING}))
+        .collect();
+    let resp = oneshot(&service, post(Some(&sid), Value::Array(full).to_string())).await;
+    assert_eq!(resp.status(), 200, "a batch at the bound is served");
 }
 
 #[tokio::test]

@@ -16,7 +16,7 @@ use switchboard_jsonrpc::{
     SessionConfig, Transport, spawn,
 };
 use switchboard_types::error::{ELLIPSIS, MAX_ECHO_BYTES};
-use switchboard_types::jsonrpc::to_raw;
+use switchboard_types::jsonrpc::{MAX_BATCH_ENTRIES, to_raw};
 use switchboard_types::{ErrorObject, MessageKind, Notification, Request};
 
 /// Log output allowed for a whole flood, in bytes.
@@ -115,14 +115,14 @@ async fn ask(sink: &mut MemorySink, source: &mut MemorySource, id: &str, method:
 }
 
 #[tokio::test]
-async fn a_batch_of_20000_bad_entries_is_answered_entry_by_entry_with_a_bounded_log() {
+async fn a_full_batch_of_bad_entries_is_answered_entry_by_entry_with_a_bounded_log() {
     let (logged, _guard) = count_logs();
     let (_peer, mut sink, mut source) = start(SessionConfig::default());
     // Three kinds of bad entry: an envelope without a method (answered with its id), a bare
     // number (answered with a null id) and an invalid notification (never answered).
     let mut entries = Vec::new();
     let mut answerable = 0;
-    for i in 0..20_000 {
+    for i in 0..MAX_BATCH_ENTRIES {
         entries.push(match i % 3 {
             0 => {
                 answerable += 1;
@@ -136,7 +136,6 @@ async fn a_batch_of_20000_bad_entries_is_answered_entry_by_entry_with_a_bounded_
         });
     }
     let batch = format!("[{}]", entries.join(","));
-    assert!(batch.len() > 300_000);
     sink.send(frame(batch)).await.unwrap();
     let answer = recv(&mut source).await;
     let answers = answer.as_array().expect("one array");
@@ -145,6 +144,37 @@ async fn a_batch_of_20000_bad_entries_is_answered_entry_by_entry_with_a_bounded_
     assert_eq!(ask(&mut sink, &mut source, "p", "echo").await["id"], "p");
     let bytes = logged.0.load(Ordering::Relaxed);
     assert!(bytes < LOG_BOUND, "{bytes} bytes of log for one batch");
+}
+
+/// The measured attacks (20,000 bad entries in 300 KB; two million `1` in 4 MB, which were
+/// answered with 258 MB of errors) are past the batch entry bound: one -32600 without id for
+/// the whole frame, a bounded log, and the session goes on.
+#[tokio::test]
+async fn a_batch_over_the_entry_bound_is_refused_whole_with_one_error() {
+    let (logged, _guard) = count_logs();
+    let (peer, mut sink, mut source) = start(SessionConfig::default());
+    let bad: Vec<String> = (0..20_000).map(|i| format!(r#"{{"id":{i}}}"#)).collect();
+    let ones = format!("[{}]", vec!["1"; 2_000_000].join(","));
+    let pings: Vec<String> = (0..=MAX_BATCH_ENTRIES)
+        .map(|i| format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"echo"}}"#))
+        .collect();
+    for (batch, entries) in [
+        (format!("[{}]", bad.join(",")), 20_000),
+        (ones, 2_000_000),
+        (format!("[{}]", pings.join(",")), MAX_BATCH_ENTRIES + 1),
+    ] {
+        sink.send(frame(batch)).await.unwrap();
+        let answer = recv(&mut source).await;
+        assert_eq!(answer["id"], Value::Null, "{answer}");
+        assert_eq!(answer["error"]["code"], -32600);
+        assert_eq!(answer["error"]["data"]["reason"], "batch_too_large");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains(&format!("{entries} entries")), "{message}");
+        assert_eq!(ask(&mut sink, &mut source, "p", "echo").await["id"], "p");
+    }
+    assert!(!peer.is_closed());
+    let bytes = logged.0.load(Ordering::Relaxed);
+    assert!(bytes < LOG_BOUND, "{bytes} bytes of log for three batches");
 }
 
 #[tokio::test]
@@ -243,11 +273,11 @@ async fn a_panicking_notification_handler_does_not_end_the_session() {
 }
 
 #[tokio::test]
-async fn ids_repeated_at_both_ends_of_a_20000_entry_batch_are_refused() {
+async fn ids_repeated_at_both_ends_of_a_full_batch_are_refused() {
     // Every entry is dispatched before any is polled, so a repeated id meets the first in the
     // in-flight map: one lookup per entry, whatever the batch's size.
-    let (_peer, mut sink, mut source) = start(SessionConfig::default().with_max_in_flight(30_000));
-    let n = 20_000;
+    let (_peer, mut sink, mut source) = start(SessionConfig::default().with_max_in_flight(2_000));
+    let n = MAX_BATCH_ENTRIES;
     let id = |i: usize| match i {
         1 => 0,
         i if i == n - 1 => n - 2,

@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use serde::de::Deserializer;
+use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -19,6 +19,14 @@ use crate::id::RequestId;
 
 /// The only accepted value of the `jsonrpc` member.
 pub const JSONRPC_VERSION: &str = "2.0";
+
+/// Entries read from one batch (a JSON array). A longer batch is refused whole, before any entry
+/// is decoded, with one -32600 without id (`data.reason: "batch_too_large"`); over Streamable
+/// HTTP that is a 400. Batches exist only in 2025-03-26 (`[JR-12]`) and no client sends more
+/// than a handful at once; without the bound what one frame costs grows with its entries, not
+/// its bytes: a 4 MB array of `1` is two million entries, each answered with its own error
+/// (258 MB of answer and 1.6 GiB of server memory, measured before the bound).
+pub const MAX_BATCH_ENTRIES: usize = 1024;
 
 /// Raw JSON text kept unparsed (params, results).
 pub type RawJson = Box<RawValue>;
@@ -393,6 +401,45 @@ struct Envelope<'a> {
     error: Option<&'a RawValue>,
 }
 
+/// A batch's entries as raw JSON: the first [`MAX_BATCH_ENTRIES`] kept, any more only checked as
+/// JSON and counted (so a text that is not JSON is still -32700, and memory stays bounded).
+struct BatchItems<'a> {
+    items: Vec<&'a RawValue>,
+    total: usize,
+}
+
+impl<'de> Deserialize<'de> for BatchItems<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> Visitor<'de> for Entries {
+            type Value = BatchItems<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON array")
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut items = Vec::new();
+                while items.len() < MAX_BATCH_ENTRIES {
+                    match seq.next_element::<&'de RawValue>()? {
+                        Some(item) => items.push(item),
+                        None => {
+                            let total = items.len();
+                            return Ok(BatchItems { items, total });
+                        }
+                    }
+                }
+                let mut total = items.len();
+                while seq.next_element::<IgnoredAny>()?.is_some() {
+                    total += 1;
+                }
+                Ok(BatchItems { items, total })
+            }
+        }
+        d.deserialize_seq(Entries)
+    }
+}
+
 /// Deserializes a member that is present (even as `null`) to `Some`. Absence comes from `default`.
 fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
@@ -422,15 +469,24 @@ impl Frame {
     pub fn decode(text: &str) -> Result<Frame, DecodeError> {
         let trimmed = text.trim_start();
         if trimmed.starts_with('[') {
-            let items: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| DecodeError {
+            let batch: BatchItems<'_> = serde_json::from_str(text).map_err(|e| DecodeError {
                 error: ErrorObject::parse_error(e),
                 id: None,
                 answerable: true,
             })?;
-            if items.is_empty() {
+            if batch.total > MAX_BATCH_ENTRIES {
+                let message = format!(
+                    "batch of {} entries: at most {MAX_BATCH_ENTRIES} are accepted",
+                    batch.total
+                );
+                return Err(DecodeError::invalid(None, &message, "batch_too_large"));
+            }
+            if batch.items.is_empty() {
                 return Err(DecodeError::invalid(None, "empty batch", "empty_batch"));
             }
-            return Ok(Frame::Batch(items.into_iter().map(decode_one).collect()));
+            return Ok(Frame::Batch(
+                batch.items.into_iter().map(decode_one).collect(),
+            ));
         }
         // The common case in one pass: an object whose envelope reads. Every member is checked
         // as JSON on the way (the envelope's kept raw, the others skipped), so such a text is
@@ -659,5 +715,57 @@ mod decode_tests {
             let checked = format!("{:?}", decode_single(text));
             assert_eq!(one_pass, checked, "{text}");
         }
+    }
+
+    fn batch_of(entries: usize, entry: &str) -> String {
+        format!("[{}]", vec![entry; entries].join(","))
+    }
+
+    fn refusal(text: &str) -> (i64, Option<String>, Option<RequestId>) {
+        let Err(e) = Frame::decode(text) else {
+            panic!("decoded: {}", &text[..text.len().min(80)])
+        };
+        let reason = e
+            .error
+            .data
+            .as_ref()
+            .and_then(|d| d.get("reason"))
+            .and_then(|r| r.as_str())
+            .map(str::to_owned);
+        (e.error.code.0, reason, e.id)
+    }
+
+    /// `[JR-12]` batches are served up to MAX_BATCH_ENTRIES entries; one more refuses the whole
+    /// frame with one -32600 without id, and two million (a 4 MB array of `1`) cost no more.
+    #[test]
+    fn jr_12_a_batch_over_the_entry_bound_is_refused_whole() {
+        let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        match Frame::decode(&batch_of(MAX_BATCH_ENTRIES, ping)) {
+            Ok(Frame::Batch(items)) => assert_eq!(items.len(), MAX_BATCH_ENTRIES),
+            other => panic!("{other:?}"),
+        }
+        for text in [
+            batch_of(MAX_BATCH_ENTRIES + 1, ping),
+            batch_of(2_000_000, "1"),
+        ] {
+            let (code, reason, id) = refusal(&text);
+            assert_eq!(
+                (code, reason.as_deref(), id),
+                (-32600, Some("batch_too_large"), None)
+            );
+        }
+        let Err(e) = Frame::decode(&batch_of(2_000_000, "1")) else {
+            unreachable!()
+        };
+        assert!(
+            e.error.message.contains("2000000 entries"),
+            "{}",
+            e.error.message
+        );
+        // Past the bound the rest is still read as JSON: what is not JSON stays -32700.
+        let broken = format!("{},}}]", &batch_of(MAX_BATCH_ENTRIES + 5, "1")[..]);
+        assert_eq!(refusal(&broken).0, -32700);
+        let unclosed = format!("[{}", vec!["1"; MAX_BATCH_ENTRIES + 5].join(","));
+        assert_eq!(refusal(&unclosed).0, -32700);
     }
 }
