@@ -152,6 +152,37 @@ async fn initialize_with_bad_params_is_32602_and_session_stays_usable() {
     c.handshake("2025-11-25", json!({})).await;
 }
 
+/// The client's identity is kept for the session's life, so `initialize` params are bounded in
+/// bytes (64 KiB by default): a 1 MB `clientInfo.name` (measured: 1.1 MB held a session) is
+/// refused with -32602 and the session can still initialize; a smaller bound is a knob.
+#[tokio::test]
+async fn initialize_params_over_the_byte_bound_are_32602_and_the_session_stays_usable() {
+    let (mut c, session) = connect(&server(Strictness::Strict));
+    let mut big = init_params("2025-11-25");
+    big["clientInfo"]["name"] = json!("n".repeat(1 << 20));
+    let r = c.request(json!(1), "initialize", big).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(r["error"]["data"]["reason"], "initialize_too_large");
+    assert_eq!(r["error"]["data"]["limit"], 64 * 1024);
+    assert!(r["error"]["message"].as_str().unwrap().len() < 200);
+    assert_eq!(session.lifecycle(), LifecycleState::AwaitingInitialize);
+    c.handshake("2025-11-25", json!({})).await;
+
+    let small = Server::builder(Implementation::new("s", "1"))
+        .max_initialize_bytes(200)
+        .build()
+        .unwrap();
+    let (mut c, _session) = connect(&small);
+    let mut params = init_params("2025-11-25");
+    params["clientInfo"]["title"] = json!("t".repeat(200));
+    let r = c.request(json!(1), "initialize", params).await;
+    assert_eq!(r["error"]["data"]["reason"], "initialize_too_large", "{r}");
+    let r = c
+        .request(json!(2), "initialize", init_params("2025-11-25"))
+        .await;
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25", "{r}");
+}
+
 #[tokio::test]
 async fn lc_9_client_disconnects_when_server_picks_a_version_it_cannot_use() {
     let only_newest = Server::builder(Implementation::new("new-only", "1"))

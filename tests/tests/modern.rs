@@ -630,6 +630,36 @@ async fn d26_75_a_cancelled_listen_stops_and_is_forgotten() {
     c.expect_silence(50).await;
 }
 
+/// A listen's filter is kept while its stream is open, so its params are bounded in bytes (the
+/// server's `max_initialize_bytes`, 64 KiB): a 1 MB list of URIs is refused with -32602, no
+/// stream is opened, and a small listen still works.
+#[tokio::test]
+async fn a_listen_over_the_byte_bound_is_refused_and_no_stream_opens() {
+    let s = server();
+    let mut c = connect(&s).await;
+    let uris: Vec<String> = (0..20_000).map(|i| format!("file:///{i:048}")).collect();
+    c.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+        "params": {"_meta": meta(json!({})), "notifications": {"resourceSubscriptions": uris}}}),
+    )
+    .await;
+    let r = c.recv().await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(r["error"]["data"]["reason"], "listen_too_large");
+    assert_eq!(s.listen_stream_count(), 0);
+    c.send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen",
+        "params": {"_meta": meta(json!({})), "notifications": {"toolsListChanged": true}}}),
+    )
+    .await;
+    let ack = c.recv().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(s.listen_stream_count(), 1);
+}
+
 #[tokio::test]
 async fn d26_120_initialize_opens_a_2025_session_on_the_same_server() {
     let s = server();

@@ -9,7 +9,7 @@ use switchboard::server::{CompletionTarget, Server, ToolError, typed, url_elicit
 use switchboard::types::elicitation::ElicitRequestURLParams;
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::prompts::{GetPromptResult, Prompt, PromptMessage};
-use switchboard::types::resources::{ReadResourceResult, Resource};
+use switchboard::types::resources::{ReadResourceResult, Resource, ResourceTemplate};
 use switchboard::types::tools::{CallToolResult, Tool};
 use switchboard_tests::RawPeer;
 
@@ -292,6 +292,64 @@ async fn bound_subscriptions_per_session() {
         c.request(json!(4), "resources/subscribe", json!({"uri": "x://none"}))
             .await["error"]["code"],
         -32002
+    );
+}
+
+/// A template matches URIs as long as a body, so a session's subscriptions are bounded in bytes
+/// as well as in number; unsubscribing gives the bytes back.
+#[tokio::test]
+async fn bound_subscription_bytes_per_session() {
+    let s = Server::builder(Implementation::new("s", "1"))
+        .max_subscription_bytes(1000)
+        .resource_template(ResourceTemplate::new("x://{name}", "x"), |_| async {
+            Ok(ReadResourceResult::new(vec![]))
+        })
+        .build()
+        .unwrap();
+    let mut c = client(&s, "2025-11-25", json!({})).await;
+    let uri = |n: usize| format!("x://{}", "a".repeat(n));
+    let r = c
+        .request(json!(1), "resources/subscribe", json!({"uri": uri(600)}))
+        .await;
+    assert_eq!(r["result"], json!({}), "{r}");
+    let r = c
+        .request(json!(2), "resources/subscribe", json!({"uri": uri(500)}))
+        .await;
+    assert_eq!(
+        r["error"]["data"]["reason"], "subscriptions_too_large",
+        "{r}"
+    );
+    assert_eq!(r["error"]["data"]["limit"], 1000);
+    let r = c
+        .request(json!(3), "resources/subscribe", json!({"uri": uri(600)}))
+        .await;
+    assert_eq!(r["result"], json!({}), "re-subscribing costs nothing");
+    let r = c
+        .request(json!(4), "resources/unsubscribe", json!({"uri": uri(600)}))
+        .await;
+    assert_eq!(r["result"], json!({}));
+    let r = c
+        .request(json!(5), "resources/subscribe", json!({"uri": uri(500)}))
+        .await;
+    assert_eq!(r["result"], json!({}), "the bytes came back: {r}");
+    // The default bound (256 KiB) refuses a subscription to a URI of a megabyte.
+    let s = Server::builder(Implementation::new("s", "1"))
+        .resource_template(ResourceTemplate::new("x://{name}", "x"), |_| async {
+            Ok(ReadResourceResult::new(vec![]))
+        })
+        .build()
+        .unwrap();
+    let mut c = client(&s, "2025-11-25", json!({})).await;
+    let r = c
+        .request(
+            json!(1),
+            "resources/subscribe",
+            json!({"uri": uri(1 << 20)}),
+        )
+        .await;
+    assert_eq!(
+        r["error"]["data"]["reason"], "subscriptions_too_large",
+        "{r}"
     );
 }
 

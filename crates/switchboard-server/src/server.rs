@@ -33,7 +33,8 @@ use crate::service::{
     OpenSession, ServerInner, ServerService, builtin_notifications, builtin_requests,
 };
 use crate::session::{
-    DEFAULT_MAX_SESSION_TOOLS, DEFAULT_MAX_SUBSCRIPTIONS, ServerSession, SessionState,
+    DEFAULT_MAX_INITIALIZE_BYTES, DEFAULT_MAX_SESSION_TOOLS, DEFAULT_MAX_SUBSCRIPTION_BYTES,
+    DEFAULT_MAX_SUBSCRIPTIONS, ServerSession, SessionState,
 };
 use crate::task::Tasks;
 use crate::tool::{
@@ -122,7 +123,9 @@ pub struct ServerBuilder {
     page_size: usize,
     max_sessions: usize,
     max_subscriptions: usize,
+    max_subscription_bytes: usize,
     max_session_tools: usize,
+    max_initialize_bytes: usize,
     config: SessionConfig,
     modern_versions: Option<Vec<ProtocolVersion>>,
     state_key: Option<[u8; 32]>,
@@ -448,9 +451,32 @@ impl ServerBuilder {
         self
     }
 
+    /// Bounds the bytes of the URIs one session is subscribed to (default
+    /// [`DEFAULT_MAX_SUBSCRIPTION_BYTES`], 256 KiB); a subscription past it is refused with
+    /// -32600 (`reason: "subscriptions_too_large"`).
+    ///
+    /// [`DEFAULT_MAX_SUBSCRIPTION_BYTES`]: crate::session::DEFAULT_MAX_SUBSCRIPTION_BYTES
+    pub fn max_subscription_bytes(mut self, n: usize) -> Self {
+        self.max_subscription_bytes = n;
+        self
+    }
+
     /// Bounds tools registered for one session.
     pub fn max_session_tools(mut self, n: usize) -> Self {
         self.max_session_tools = n;
+        self
+    }
+
+    /// Bounds the `initialize` params a session accepts, in bytes of JSON text (default
+    /// [`DEFAULT_MAX_INITIALIZE_BYTES`], 64 KiB). The client's identity and capabilities are kept
+    /// for the session's life; a longer `initialize` is refused with -32602
+    /// (`reason: "initialize_too_large"`) and the session stays uninitialized. The same bound
+    /// applies to a 2026-07-28 `subscriptions/listen`, whose filter is kept while its stream is
+    /// open (`reason: "listen_too_large"`).
+    ///
+    /// [`DEFAULT_MAX_INITIALIZE_BYTES`]: crate::session::DEFAULT_MAX_INITIALIZE_BYTES
+    pub fn max_initialize_bytes(mut self, n: usize) -> Self {
+        self.max_initialize_bytes = n;
         self
     }
 
@@ -557,7 +583,9 @@ impl ServerBuilder {
                 next_session: AtomicU64::new(1),
                 max_sessions: self.max_sessions,
                 max_subscriptions: self.max_subscriptions,
+                max_subscription_bytes: self.max_subscription_bytes,
                 max_session_tools: self.max_session_tools,
+                max_initialize_bytes: self.max_initialize_bytes,
                 config: self.config,
                 modern_versions: self
                     .modern_versions
@@ -619,7 +647,9 @@ impl Server {
             page_size: DEFAULT_PAGE_SIZE,
             max_sessions: DEFAULT_MAX_SESSIONS,
             max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
+            max_subscription_bytes: DEFAULT_MAX_SUBSCRIPTION_BYTES,
             max_session_tools: DEFAULT_MAX_SESSION_TOOLS,
+            max_initialize_bytes: DEFAULT_MAX_INITIALIZE_BYTES,
             config: SessionConfig::default().with_name("server"),
             modern_versions: None,
             state_key: None,
@@ -693,7 +723,14 @@ impl Server {
             return Err(too_many);
         }
         let id = self.inner.next_session.fetch_add(1, Ordering::Relaxed);
-        let mut state = SessionState::new(id, self.inner.max_subscriptions, transport.control());
+        let mut state = SessionState::new(
+            id,
+            (
+                self.inner.max_subscriptions,
+                self.inner.max_subscription_bytes,
+            ),
+            transport.control(),
+        );
         let resumed = match how {
             Start::Fresh => None,
             Start::Modern(http) => {

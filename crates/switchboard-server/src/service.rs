@@ -82,7 +82,10 @@ pub(crate) struct ServerInner {
     pub(crate) next_session: AtomicU64,
     pub(crate) max_sessions: usize,
     pub(crate) max_subscriptions: usize,
+    pub(crate) max_subscription_bytes: usize,
     pub(crate) max_session_tools: usize,
+    /// Bytes of `initialize` params a session accepts (`ServerBuilder::max_initialize_bytes`).
+    pub(crate) max_initialize_bytes: usize,
     pub(crate) config: SessionConfig,
     /// The modern revisions served per request (2026-07-28).
     pub(crate) modern_versions: Vec<ProtocolVersion>,
@@ -210,6 +213,15 @@ impl ServerService {
     /// `initialize`: negotiate, move the lifecycle, decide the allow-list. Runs synchronously in
     /// frame order, so a request right behind it sees the new state.
     fn initialize(&self, req: &Request) -> HandlerResult {
+        let bytes = req.params.as_ref().map_or(0, |p| p.get().len());
+        if bytes > self.server.max_initialize_bytes {
+            let limit = self.server.max_initialize_bytes;
+            return Err(ErrorObject::new(
+                ErrorCode::INVALID_PARAMS,
+                format!("initialize params of {bytes} bytes: at most {limit} are accepted"),
+            )
+            .with_data(serde_json::json!({"reason": "initialize_too_large", "limit": limit})));
+        }
         let params: InitializeRequestParams = parse(req)?;
         let version = self
             .server
@@ -530,9 +542,24 @@ impl ServerService {
                     serde_json::json!({"reason": "too_many_subscriptions", "limit": self.state.max_subscriptions}),
                 ));
             }
-            d.subscriptions.insert(params.uri);
-        } else {
-            d.subscriptions.remove(&params.uri);
+            if !d.subscriptions.contains(&params.uri)
+                && d.subscription_bytes + params.uri.len() > self.state.max_subscription_bytes
+            {
+                let limit = self.state.max_subscription_bytes;
+                return Err(ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!("subscriptions past {limit} bytes of URIs"),
+                )
+                .with_data(
+                    serde_json::json!({"reason": "subscriptions_too_large", "limit": limit}),
+                ));
+            }
+            let len = params.uri.len();
+            if d.subscriptions.insert(params.uri) {
+                d.subscription_bytes += len;
+            }
+        } else if d.subscriptions.remove(&params.uri) {
+            d.subscription_bytes -= params.uri.len();
         }
         Ok(empty_object())
     }
@@ -890,6 +917,7 @@ impl Service for ServerService {
         if let Ok(mut d) = self.state.data.lock() {
             d.lifecycle = LifecycleState::Closed;
             d.subscriptions.clear();
+            d.subscription_bytes = 0;
         }
         if let Ok(mut sessions) = self.server.sessions.lock() {
             sessions.remove(&self.state.id);

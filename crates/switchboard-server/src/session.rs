@@ -18,8 +18,16 @@ use switchboard_types::catalogue::{LoggingMessage, Method, ResourceUpdated, Tool
 
 /// Default bound on resource subscriptions per session.
 pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1024;
+/// Default bound on the bytes of the URIs one session is subscribed to (2025 era), with
+/// [`DEFAULT_MAX_SUBSCRIPTIONS`]: a resource template can match URIs as long as a request body.
+pub const DEFAULT_MAX_SUBSCRIPTION_BYTES: usize = 256 * 1024;
 /// Default bound on tools registered for one session.
 pub const DEFAULT_MAX_SESSION_TOOLS: usize = 256;
+/// Default bound on the `initialize` params a session accepts, in bytes of JSON text. The
+/// client's identity and capabilities are kept for the session's whole life, so without a bound
+/// in bytes every session could hold a body's worth (a 1 MB `clientInfo.name` cost 1.1 MB a
+/// session before it). The same figure as the Streamable HTTP session snapshot's bound.
+pub const DEFAULT_MAX_INITIALIZE_BYTES: usize = 64 * 1024;
 
 pub(crate) struct SessionFields {
     pub(crate) lifecycle: LifecycleState,
@@ -29,6 +37,8 @@ pub(crate) struct SessionFields {
     pub(crate) allow: AllowList,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) subscriptions: HashSet<String>,
+    /// The bytes of the URIs in `subscriptions`.
+    pub(crate) subscription_bytes: usize,
 }
 
 /// The state of one session, shared by its service and every handle to it.
@@ -37,6 +47,7 @@ pub(crate) struct SessionState {
     pub(crate) data: Mutex<SessionFields>,
     extensions: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
     pub(crate) max_subscriptions: usize,
+    pub(crate) max_subscription_bytes: usize,
     /// What the transport offers; it keeps the session's snapshot for a later resume.
     control: Option<Arc<dyn TransportControl>>,
     /// The HTTP headers of the one request a modern Streamable HTTP connection carries.
@@ -59,7 +70,7 @@ impl SessionState {
 
     pub(crate) fn new(
         id: u64,
-        max_subscriptions: usize,
+        (max_subscriptions, max_subscription_bytes): (usize, usize),
         control: Option<Arc<dyn TransportControl>>,
     ) -> Self {
         SessionState {
@@ -71,10 +82,12 @@ impl SessionState {
                 allow: AllowList::All,
                 log_level: None,
                 subscriptions: HashSet::new(),
+                subscription_bytes: 0,
             }),
             era: std::sync::atomic::AtomicU8::new(crate::modern::ConnEra::Undecided as u8),
             extensions: Mutex::default(),
             max_subscriptions,
+            max_subscription_bytes,
             control,
             http: None,
         }
