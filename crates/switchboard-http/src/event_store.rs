@@ -171,10 +171,12 @@ struct StreamEvents {
 
 #[derive(Default)]
 struct SessionEvents {
-    /// The session's streams in the order they were first written (the order of eviction).
-    /// A list rather than a map: a session has few streams (at most the per-session bound), and
-    /// an idle one usually one, which a map would keep in room for four.
-    streams: Vec<(u64, StreamEvents)>,
+    /// The session's streams in the order they were first written (the order of eviction, and
+    /// of their generations). A list rather than a map: an idle session usually has one stream,
+    /// which a map would keep in room for four. A busy one has up to the per-session bound
+    /// (256): the stream written to is looked for from the newest end, the oldest leaves from
+    /// the front, and a (stream, generation) pair is found by binary search.
+    streams: VecDeque<(u64, StreamEvents)>,
     bytes: usize,
 }
 
@@ -182,14 +184,25 @@ impl SessionEvents {
     fn get(&self, stream: u64) -> Option<&StreamEvents> {
         self.streams
             .iter()
+            .rev()
             .find(|(s, _)| *s == stream)
             .map(|(_, e)| e)
+    }
+
+    /// Whether this creation of `stream` is still kept (generations increase along the list).
+    fn holds(&self, stream: u64, generation: u64) -> bool {
+        let at = self
+            .streams
+            .partition_point(|(_, e)| e.generation < generation);
+        self.streams
+            .get(at)
+            .is_some_and(|(s, e)| *s == stream && e.generation == generation)
     }
 
     /// Forgets `stream`; returns its bytes.
     fn remove_stream(&mut self, stream: u64) -> Option<usize> {
         let at = self.streams.iter().position(|(s, _)| *s == stream)?;
-        let (_, gone) = self.streams.remove(at);
+        let (_, gone) = self.streams.remove(at)?;
         self.bytes -= gone.bytes;
         Some(gone.bytes)
     }
@@ -224,7 +237,7 @@ impl Stored {
             let Some(entry) = self.sessions.get_mut(&*session) else {
                 continue;
             };
-            if entry.get(stream).is_none_or(|s| s.generation != generation) {
+            if !entry.holds(stream, generation) {
                 continue;
             }
             if let Some(bytes) = entry.remove_stream(stream) {
@@ -251,8 +264,7 @@ impl Stored {
         self.order.retain(|(session, stream, generation)| {
             sessions
                 .get(&**session)
-                .and_then(|e| e.get(*stream))
-                .is_some_and(|s| s.generation == *generation)
+                .is_some_and(|e| e.holds(*stream, *generation))
         });
     }
 }
@@ -374,12 +386,10 @@ impl InMemoryEventStore {
         let entry = stored.sessions.entry(key.clone()).or_default();
         if entry.get(stream).is_none() {
             if entry.streams.len() >= l.per_session
-                && let Some(bytes) = entry
-                    .streams
-                    .first()
-                    .map(|(old, _)| *old)
-                    .and_then(|old| entry.remove_stream(old))
+                && let Some((_, gone)) = entry.streams.pop_front()
             {
+                let bytes = gone.bytes;
+                entry.bytes -= bytes;
                 stored.total -= bytes;
                 stored.streams -= 1;
             }
@@ -390,7 +400,7 @@ impl InMemoryEventStore {
             if entry.streams.capacity() == 0 {
                 entry.streams.reserve_exact(1);
             }
-            entry.streams.push((
+            entry.streams.push_back((
                 stream,
                 StreamEvents {
                     events: VecDeque::with_capacity(1),
@@ -416,6 +426,7 @@ impl InMemoryEventStore {
         let SessionEvents { streams, bytes } = entry;
         let Some(events) = streams
             .iter_mut()
+            .rev()
             .find(|(s, _)| *s == stream)
             .map(|(_, e)| e)
         else {
@@ -577,6 +588,83 @@ mod tests {
         store.remove_session("s").await;
         assert_eq!(store.session_count(), 0);
         assert_eq!(store.event_count(), 0);
+    }
+
+    /// Many streams per session, sessions interleaved, a stream number created again after its
+    /// eviction: the per-session bound keeps the newest, eviction in all takes the oldest stream
+    /// of any session (by creation), and the eviction queue stays bounded.
+    #[tokio::test]
+    async fn busy_sessions_keep_their_newest_streams_and_evict_oldest_first() {
+        let store =
+            InMemoryEventStore::new(8, 4).with_max_total_bytes(20 * (EVENT_OVERHEAD_BYTES + 8));
+        for stream in 1..=300u64 {
+            for session in ["a", "b"] {
+                store.append(session, ev(stream, 1)).await.unwrap();
+            }
+            // The standalone stream is written to between the others.
+            store.append("a", ev(0, stream)).await.unwrap();
+        }
+        let kept = |session: &'static str, stream: u64| {
+            let store = &store;
+            async move {
+                store
+                    .replay_after(session, EventId::new(stream, 0), 64)
+                    .await
+                    .is_ok()
+            }
+        };
+        // "a" holds stream 0 and its three newest others; "b" its four newest.
+        for stream in [0, 298, 299, 300] {
+            assert!(kept("a", stream).await, "a/{stream}");
+        }
+        assert!(!kept("a", 297).await);
+        for stream in 297..=300 {
+            assert!(kept("b", stream).await, "b/{stream}");
+        }
+        assert!(!kept("b", 1).await);
+        let order_len = store.stored.lock().unwrap().order.len();
+        assert!(
+            order_len <= 2 * 8 + 64,
+            "{order_len} eviction entries for 8 streams"
+        );
+    }
+
+    /// Eviction in all takes the oldest stream by creation, whatever its session, never the one
+    /// written to, and a stream number created again after its eviction counts as new.
+    #[tokio::test]
+    async fn eviction_in_all_goes_by_creation_across_sessions() {
+        let event = EVENT_OVERHEAD_BYTES + 8;
+        let store = InMemoryEventStore::new(8, 256).with_max_total_bytes(6 * event);
+        let kept = |session: &'static str, stream: u64| {
+            let store = &store;
+            async move {
+                store
+                    .replay_after(session, EventId::new(stream, 0), 64)
+                    .await
+                    .is_ok()
+            }
+        };
+        for stream in 1..=3 {
+            store.append("a", sized(stream, 1, 8)).await.unwrap();
+            store.append("b", sized(stream, 1, 8)).await.unwrap();
+        }
+        store.append("c", sized(1, 1, 8)).await.unwrap();
+        assert!(!kept("a", 1).await, "the oldest stream went");
+        assert!(kept("b", 1).await);
+        store.append("b", sized(1, 2, 8)).await.unwrap();
+        assert!(kept("b", 1).await, "never the stream written to");
+        assert!(!kept("a", 2).await);
+        store.append("a", sized(1, 5, 8)).await.unwrap();
+        assert!(kept("a", 1).await, "created again");
+        assert!(!kept("b", 1).await, "still the oldest by creation");
+        assert!(kept("b", 2).await);
+        // Two events went with "b" 1: room for one more, then "b" 2 is the oldest.
+        store.append("c", sized(2, 1, 8)).await.unwrap();
+        assert!(kept("b", 2).await);
+        store.append("c", sized(3, 1, 8)).await.unwrap();
+        assert!(!kept("b", 2).await);
+        assert!(kept("a", 3).await && kept("a", 1).await);
+        assert_eq!(store.byte_count(), 6 * event);
     }
 
     fn sized(stream: u64, seq: u64, data_bytes: usize) -> StoredEvent {
