@@ -178,10 +178,16 @@ struct SessionEvents {
     /// the front, and a (stream, generation) pair is found by binary search.
     streams: VecDeque<(u64, StreamEvents)>,
     bytes: usize,
+    /// The highest stream number written: a higher one is new without a look (POST streams
+    /// are numbered upwards, so each new one would otherwise scan the whole list).
+    highest: u64,
 }
 
 impl SessionEvents {
     fn get(&self, stream: u64) -> Option<&StreamEvents> {
+        if stream > self.highest {
+            return None;
+        }
         self.streams
             .iter()
             .rev()
@@ -408,6 +414,7 @@ impl InMemoryEventStore {
                     generation,
                 },
             ));
+            entry.highest = entry.highest.max(stream);
             stored.order.push_back((key, stream, generation));
             stored.streams += 1;
         }
@@ -423,7 +430,7 @@ impl InMemoryEventStore {
         }
         // The stream itself: its oldest events go, for its own bounds and whatever is still
         // over.
-        let SessionEvents { streams, bytes } = entry;
+        let SessionEvents { streams, bytes, .. } = entry;
         let Some(events) = streams
             .iter_mut()
             .rev()
