@@ -106,7 +106,7 @@ async fn write_loop<S: FrameSink>(mut sink: S, inner: Arc<Inner>) {
                     tracing::debug!(side = name, error = %e, "transport send failed; closing");
                     // Waiting callers learn why (e.g. the child process exited).
                     if let Ok(mut r) = inner.close_reason.lock() {
-                        r.get_or_insert_with(|| e.to_string());
+                        r.get_or_insert_with(|| e.to_string().into());
                     }
                     shutdown.cancel();
                     break;
@@ -152,7 +152,7 @@ async fn read_loop<S: FrameSource>(mut source: S, peer: Peer) {
             Some(Err(e)) => {
                 tracing::debug!(side = peer.inner.config.name, error = %e, "transport failed; closing");
                 if let Ok(mut r) = peer.inner.close_reason.lock() {
-                    *r = Some(e.to_string());
+                    *r = Some(e.to_string().into());
                 }
                 break;
             }

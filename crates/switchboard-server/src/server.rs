@@ -723,14 +723,7 @@ impl Server {
             return Err(too_many);
         }
         let id = self.inner.next_session.fetch_add(1, Ordering::Relaxed);
-        let mut state = SessionState::new(
-            id,
-            (
-                self.inner.max_subscriptions,
-                self.inner.max_subscription_bytes,
-            ),
-            transport.control(),
-        );
+        let mut state = SessionState::new(id, transport.control());
         let resumed = match how {
             Start::Fresh => None,
             Start::Modern(http) => {

@@ -536,16 +536,16 @@ impl ServerService {
         let mut d = self.state.data.lock().map_err(|_| poisoned())?;
         if on {
             if !d.subscriptions.contains(&params.uri)
-                && d.subscriptions.len() >= self.state.max_subscriptions
+                && d.subscriptions.len() >= self.server.max_subscriptions
             {
                 return Err(ErrorObject::new(ErrorCode::INVALID_REQUEST, "too many subscriptions").with_data(
-                    serde_json::json!({"reason": "too_many_subscriptions", "limit": self.state.max_subscriptions}),
+                    serde_json::json!({"reason": "too_many_subscriptions", "limit": self.server.max_subscriptions}),
                 ));
             }
             if !d.subscriptions.contains(&params.uri)
-                && d.subscription_bytes + params.uri.len() > self.state.max_subscription_bytes
+                && d.subscription_bytes + params.uri.len() > self.server.max_subscription_bytes
             {
-                let limit = self.state.max_subscription_bytes;
+                let limit = self.server.max_subscription_bytes;
                 return Err(ErrorObject::new(
                     ErrorCode::INVALID_REQUEST,
                     format!("subscriptions past {limit} bytes of URIs"),

@@ -41,13 +41,14 @@ pub(crate) struct SessionFields {
     pub(crate) subscription_bytes: usize,
 }
 
+type Extensions = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
+
 /// The state of one session, shared by its service and every handle to it.
 pub(crate) struct SessionState {
     pub(crate) id: u64,
     pub(crate) data: Mutex<SessionFields>,
-    extensions: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
-    pub(crate) max_subscriptions: usize,
-    pub(crate) max_subscription_bytes: usize,
+    /// Boxed when first used (session tools, a handler's own state): most sessions never do.
+    extensions: Mutex<Option<Box<Extensions>>>,
     /// What the transport offers; it keeps the session's snapshot for a later resume.
     control: Option<Arc<dyn TransportControl>>,
     /// The HTTP headers of the one request a modern Streamable HTTP connection carries.
@@ -68,11 +69,7 @@ impl SessionState {
         }
     }
 
-    pub(crate) fn new(
-        id: u64,
-        (max_subscriptions, max_subscription_bytes): (usize, usize),
-        control: Option<Arc<dyn TransportControl>>,
-    ) -> Self {
+    pub(crate) fn new(id: u64, control: Option<Arc<dyn TransportControl>>) -> Self {
         SessionState {
             id,
             data: Mutex::new(SessionFields {
@@ -86,8 +83,6 @@ impl SessionState {
             }),
             era: std::sync::atomic::AtomicU8::new(crate::modern::ConnEra::Undecided as u8),
             extensions: Mutex::default(),
-            max_subscriptions,
-            max_subscription_bytes,
             control,
             http: None,
         }
@@ -187,6 +182,7 @@ impl SessionState {
             return Arc::new(T::default());
         };
         let entry = map
+            .get_or_insert_default()
             .entry(TypeId::of::<T>())
             .or_insert_with(|| Arc::new(T::default()));
         entry
@@ -198,7 +194,11 @@ impl SessionState {
     /// The session's value of type `T`, if one was ever inserted.
     pub(crate) fn existing_extension<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
         let map = self.extensions.lock().ok()?;
-        map.get(&TypeId::of::<T>())?.clone().downcast::<T>().ok()
+        map.as_ref()?
+            .get(&TypeId::of::<T>())?
+            .clone()
+            .downcast::<T>()
+            .ok()
     }
 }
 
@@ -336,4 +336,15 @@ pub(crate) async fn log_via(
     params.logger = logger.map(str::to_owned);
     peer.notify(LoggingMessage::NAME, Some(&params)).await?;
     Ok(true)
+}
+
+#[cfg(all(test, target_pointer_width = "64"))]
+mod size_tests {
+    /// Every session keeps one `SessionState` (in an `Arc`, 16 bytes more): at 208 bytes or
+    /// less it takes jemalloc's 224-byte class.
+    #[test]
+    fn the_server_state_of_a_session_fits_its_allocation_class() {
+        let size = std::mem::size_of::<super::SessionState>();
+        assert!(size <= 208, "SessionState is {size} bytes");
+    }
 }
