@@ -295,17 +295,24 @@ async fn bound_subscriptions_per_session() {
     );
 }
 
+/// A server with one resource template (`x://{name}`), and a bound on subscribed bytes if given.
+fn template_server(max_subscription_bytes: Option<usize>) -> Server {
+    let mut b = Server::builder(Implementation::new("s", "1"));
+    if let Some(n) = max_subscription_bytes {
+        b = b.max_subscription_bytes(n);
+    }
+    b.resource_template(ResourceTemplate::new("x://{name}", "x"), |_| async {
+        Ok(ReadResourceResult::new(vec![]))
+    })
+    .build()
+    .unwrap()
+}
+
 /// A template matches URIs as long as a body, so a session's subscriptions are bounded in bytes
 /// as well as in number; unsubscribing gives the bytes back.
 #[tokio::test]
 async fn bound_subscription_bytes_per_session() {
-    let s = Server::builder(Implementation::new("s", "1"))
-        .max_subscription_bytes(1000)
-        .resource_template(ResourceTemplate::new("x://{name}", "x"), |_| async {
-            Ok(ReadResourceResult::new(vec![]))
-        })
-        .build()
-        .unwrap();
+    let s = template_server(Some(1000));
     let mut c = client(&s, "2025-11-25", json!({})).await;
     let uri = |n: usize| format!("x://{}", "a".repeat(n));
     let r = c
@@ -333,12 +340,7 @@ async fn bound_subscription_bytes_per_session() {
         .await;
     assert_eq!(r["result"], json!({}), "the bytes came back: {r}");
     // The default bound (256 KiB) refuses a subscription to a URI of a megabyte.
-    let s = Server::builder(Implementation::new("s", "1"))
-        .resource_template(ResourceTemplate::new("x://{name}", "x"), |_| async {
-            Ok(ReadResourceResult::new(vec![]))
-        })
-        .build()
-        .unwrap();
+    let s = template_server(None);
     let mut c = client(&s, "2025-11-25", json!({})).await;
     let r = c
         .request(

@@ -611,24 +611,15 @@ mod tests {
             // The standalone stream is written to between the others.
             store.append("a", ev(0, stream)).await.unwrap();
         }
-        let kept = |session: &'static str, stream: u64| {
-            let store = &store;
-            async move {
-                store
-                    .replay_after(session, EventId::new(stream, 0), 64)
-                    .await
-                    .is_ok()
-            }
-        };
         // "a" holds stream 0 and its three newest others; "b" its four newest.
         for stream in [0, 298, 299, 300] {
-            assert!(kept("a", stream).await, "a/{stream}");
+            assert!(kept(&store, "a", stream).await, "a/{stream}");
         }
-        assert!(!kept("a", 297).await);
+        assert!(!kept(&store, "a", 297).await);
         for stream in 297..=300 {
-            assert!(kept("b", stream).await, "b/{stream}");
+            assert!(kept(&store, "b", stream).await, "b/{stream}");
         }
-        assert!(!kept("b", 1).await);
+        assert!(!kept(&store, "b", 1).await);
         let order_len = store.stored.lock().unwrap().order.len();
         assert!(
             order_len <= 2 * 8 + 64,
@@ -642,36 +633,35 @@ mod tests {
     async fn eviction_in_all_goes_by_creation_across_sessions() {
         let event = EVENT_OVERHEAD_BYTES + 8;
         let store = InMemoryEventStore::new(8, 256).with_max_total_bytes(6 * event);
-        let kept = |session: &'static str, stream: u64| {
-            let store = &store;
-            async move {
-                store
-                    .replay_after(session, EventId::new(stream, 0), 64)
-                    .await
-                    .is_ok()
-            }
-        };
         for stream in 1..=3 {
             store.append("a", sized(stream, 1, 8)).await.unwrap();
             store.append("b", sized(stream, 1, 8)).await.unwrap();
         }
         store.append("c", sized(1, 1, 8)).await.unwrap();
-        assert!(!kept("a", 1).await, "the oldest stream went");
-        assert!(kept("b", 1).await);
+        assert!(!kept(&store, "a", 1).await, "the oldest stream went");
+        assert!(kept(&store, "b", 1).await);
         store.append("b", sized(1, 2, 8)).await.unwrap();
-        assert!(kept("b", 1).await, "never the stream written to");
-        assert!(!kept("a", 2).await);
+        assert!(kept(&store, "b", 1).await, "never the stream written to");
+        assert!(!kept(&store, "a", 2).await);
         store.append("a", sized(1, 5, 8)).await.unwrap();
-        assert!(kept("a", 1).await, "created again");
-        assert!(!kept("b", 1).await, "still the oldest by creation");
-        assert!(kept("b", 2).await);
+        assert!(kept(&store, "a", 1).await, "created again");
+        assert!(!kept(&store, "b", 1).await, "still the oldest by creation");
+        assert!(kept(&store, "b", 2).await);
         // Two events went with "b" 1: room for one more, then "b" 2 is the oldest.
         store.append("c", sized(2, 1, 8)).await.unwrap();
-        assert!(kept("b", 2).await);
+        assert!(kept(&store, "b", 2).await);
         store.append("c", sized(3, 1, 8)).await.unwrap();
-        assert!(!kept("b", 2).await);
-        assert!(kept("a", 3).await && kept("a", 1).await);
+        assert!(!kept(&store, "b", 2).await);
+        assert!(kept(&store, "a", 3).await && kept(&store, "a", 1).await);
         assert_eq!(store.byte_count(), 6 * event);
+    }
+
+    /// Whether `session` still keeps stream `stream` (a replay of it is not refused).
+    async fn kept(store: &InMemoryEventStore, session: &str, stream: u64) -> bool {
+        store
+            .replay_after(session, EventId::new(stream, 0), 64)
+            .await
+            .is_ok()
     }
 
     fn sized(stream: u64, seq: u64, data_bytes: usize) -> StoredEvent {
