@@ -3,11 +3,15 @@
 //! was learnt (mode, session id, negotiated version, whether the session expired).
 //!
 //! Frames are sent in call order; each is its own POST (`[HT-4]`). The sink waits for the answer
-//! of `initialize`, of notifications and of responses (202) before taking the next frame, and
-//! gives a request's POST up to `send_order_wait` to begin its answer, so that frames reach a
-//! prompt server in order while a slow answer never holds the next frame for long. Replies are
+//! of `initialize`, of notifications and of responses (202) before taking the next frame. A
+//! request's POST does not hold back the requests after it (JSON-RPC orders no requests among
+//! themselves, and a session with K calls in flight would otherwise send one a round trip); a
+//! notification or response that follows requests waits, up to `send_order_wait` from each
+//! request's sending, for their answers to begin, so that a `notifications/cancelled` reaches a
+//! prompt server after its request while a slow answer never holds it for long. Replies are
 //! read by tasks that feed the source.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use reqwest::Url;
@@ -106,6 +110,7 @@ impl HttpClientTransport {
                 shared: shared.clone(),
                 _stop_on_drop: shared.cancel.clone().drop_guard(),
                 closed: false,
+                unstarted: VecDeque::new(),
             },
             source: HttpClientSource {
                 shared,
@@ -206,7 +211,14 @@ pub struct HttpClientSink {
     shared: Arc<Shared>,
     _stop_on_drop: DropGuard,
     closed: bool,
+    /// Request POSTs whose answers had not begun when last looked at, each with the latest
+    /// time a following notification or response waits for it (at most [`MAX_UNSTARTED`]).
+    unstarted: VecDeque<(oneshot::Receiver<()>, tokio::time::Instant)>,
 }
+
+/// Request POSTs the sink remembers as not yet answered; past it, the next request waits for
+/// the oldest (bounded by `send_order_wait`).
+const MAX_UNSTARTED: usize = 1024;
 
 impl FrameSink for HttpClientSink {
     async fn send(&mut self, frame: OutboundFrame) -> Result<(), TransportError> {
@@ -224,6 +236,10 @@ impl FrameSink for HttpClientSink {
             }
         }
         let out = classify(shared, frame);
+        if !out.is_request {
+            self.wait_unstarted().await;
+        }
+        let shared = &self.shared;
         // `initialize` opens a session, also after a modern probe that did not settle the era
         // (the client role falls back to the handshake).
         let opening = matches!(shared.state().mode, HttpMode::Unknown | HttpMode::Modern);
@@ -257,7 +273,8 @@ impl FrameSink for HttpClientSink {
         let (tx, rx) = oneshot::channel();
         tokio::spawn(post::run(shared.clone(), out, permit, tx, watch));
         if is_request {
-            let _ = tokio::time::timeout(shared.config.send_order_wait, rx).await;
+            let deadline = tokio::time::Instant::now() + shared.config.send_order_wait;
+            self.note_unstarted(rx, deadline).await;
         } else {
             let _ = rx.await;
         }
@@ -286,6 +303,26 @@ impl FrameSink for HttpClientSink {
 }
 
 impl HttpClientSink {
+    /// Remembers a request POST whose answer has not begun; forgets those that began.
+    async fn note_unstarted(&mut self, rx: oneshot::Receiver<()>, deadline: tokio::time::Instant) {
+        self.unstarted.retain_mut(|(rx, _)| {
+            matches!(rx.try_recv(), Err(oneshot::error::TryRecvError::Empty))
+        });
+        if self.unstarted.len() >= MAX_UNSTARTED
+            && let Some((oldest, until)) = self.unstarted.pop_front()
+        {
+            let _ = tokio::time::timeout_at(until, oldest).await;
+        }
+        self.unstarted.push_back((rx, deadline));
+    }
+
+    /// Waits until every request POST sent before has begun its answer, or its time is up.
+    async fn wait_unstarted(&mut self) {
+        while let Some((rx, until)) = self.unstarted.pop_front() {
+            let _ = tokio::time::timeout_at(until, rx).await;
+        }
+    }
+
     /// Opens the standalone GET stream once, after `notifications/initialized` was accepted.
     fn start_get_stream(&self) {
         let shared = &self.shared;
