@@ -10,7 +10,7 @@
 //! | `post_timeout` | 5 min | from sending a request's POST to the last byte of an answer that does not stream (JSON, an error body) |
 //! | `sse_idle_timeout` | 5 min | the longest silence (no byte: no event, progress or keep-alive comment) on a POST's SSE answer before its requests fail |
 //! | `max_redirects` | 3 | redirects followed per request, on the endpoint's origin only (see below) |
-//! | `send_order_wait` | 100 ms | how long a request's POST may hold back the next frame while waiting for its answer to start (keeps frames in order on a prompt server) |
+//! | `send_order_wait` | 100 ms | how long a notification or response sent after requests waits for their answers to start (keeps a cancellation behind its request on a prompt server); requests never wait for one another |
 //! | `max_event_bytes` | 16 MiB | bound on one SSE event and on one JSON body; larger ones are discarded |
 //! | `max_concurrent_posts` | 256 | POSTs in flight at once; the next frame waits for a free slot |
 //! | `max_reconnect_attempts` | 5 | consecutive failed reconnections of one SSE stream (POST or GET) before giving up |
@@ -106,9 +106,10 @@ pub struct HttpClientConfig {
     pub sse_idle_timeout: Duration,
     /// Redirects followed per request, on the endpoint's origin only; 0 follows none.
     pub max_redirects: usize,
-    /// After a request's POST starts, the next frame waits up to this long for that POST's
-    /// answer to begin, so that on a prompt server frames arrive in the order they were sent;
-    /// a slower answer (a JSON reply to a long tool call) does not hold later frames longer.
+    /// A notification or response sent after requests waits up to this long (from each
+    /// request's sending) for their answers to begin, so that on a prompt server it arrives
+    /// after them (a `notifications/cancelled` never overtakes its request); a slower answer
+    /// does not hold it longer. Requests never wait for one another: each is its own POST.
     pub send_order_wait: Duration,
     /// Bound on one SSE event's data and on one `application/json` body.
     pub max_event_bytes: usize,
@@ -252,7 +253,7 @@ impl HttpClientConfig {
         self
     }
 
-    /// Sets how long a request's POST may hold back the next frame.
+    /// Sets how long a notification or response may wait for the requests sent before it.
     pub fn with_send_order_wait(mut self, t: Duration) -> Self {
         self.send_order_wait = t;
         self
