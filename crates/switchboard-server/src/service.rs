@@ -149,6 +149,24 @@ fn poisoned() -> ErrorObject {
 }
 
 /// Parses required params; a failure is -32602 naming what is wrong.
+/// -32602 (`reason`, with the limit) when the request's params are longer than `limit` bytes
+/// of JSON: for the requests whose params a session keeps while it lives (`initialize`, a
+/// `subscriptions/listen` filter).
+pub(crate) fn params_within(req: &Request, limit: usize, reason: &str) -> Result<(), ErrorObject> {
+    let bytes = req.params.as_ref().map_or(0, |p| p.get().len());
+    if bytes <= limit {
+        return Ok(());
+    }
+    Err(ErrorObject::new(
+        ErrorCode::INVALID_PARAMS,
+        format!(
+            "{} params of {bytes} bytes: at most {limit} are accepted",
+            req.method
+        ),
+    )
+    .with_data(serde_json::json!({"reason": reason, "limit": limit})))
+}
+
 pub(crate) fn parse<T: DeserializeOwned>(req: &Request) -> Result<T, ErrorObject> {
     let text = req.params.as_ref().map_or("null", |p| p.get());
     serde_json::from_str(text).map_err(|e| invalid_params(&req.method, &e))
@@ -213,15 +231,11 @@ impl ServerService {
     /// `initialize`: negotiate, move the lifecycle, decide the allow-list. Runs synchronously in
     /// frame order, so a request right behind it sees the new state.
     fn initialize(&self, req: &Request) -> HandlerResult {
-        let bytes = req.params.as_ref().map_or(0, |p| p.get().len());
-        if bytes > self.server.max_initialize_bytes {
-            let limit = self.server.max_initialize_bytes;
-            return Err(ErrorObject::new(
-                ErrorCode::INVALID_PARAMS,
-                format!("initialize params of {bytes} bytes: at most {limit} are accepted"),
-            )
-            .with_data(serde_json::json!({"reason": "initialize_too_large", "limit": limit})));
-        }
+        params_within(
+            req,
+            self.server.max_initialize_bytes,
+            "initialize_too_large",
+        )?;
         let params: InitializeRequestParams = parse(req)?;
         let version = self
             .server

@@ -345,18 +345,12 @@ impl ServerService {
     pub(crate) fn listen(&self, req: Request, cx: RequestContext) -> BoxFuture<HandlerResult> {
         // The filter is kept as long as the stream is open: bounded in bytes like a session's
         // `initialize` params (URI and task-id lists could otherwise be a body's worth each).
-        let bytes = req.params.as_ref().map_or(0, |p| p.get().len());
-        let limit = self.server.max_initialize_bytes;
-        if bytes > limit {
-            return ready(Err(ErrorObject::new(
-                ErrorCode::INVALID_PARAMS,
-                format!(
-                    "subscriptions/listen params of {bytes} bytes: at most {limit} are accepted"
-                ),
-            )
-            .with_data(
-                serde_json::json!({"reason": "listen_too_large", "limit": limit}),
-            )));
+        if let Err(e) = crate::service::params_within(
+            &req,
+            self.server.max_initialize_bytes,
+            "listen_too_large",
+        ) {
+            return ready(Err(e));
         }
         let params: SubscriptionsListenRequestParams = match crate::service::parse(&req) {
             Ok(p) => p,
