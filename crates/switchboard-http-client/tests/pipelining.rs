@@ -126,3 +126,44 @@ async fn a_notification_after_a_request_waits_for_its_answer_to_begin() {
     );
     call.abort();
 }
+
+/// The wait is bounded in time: a notification after a request whose answer never begins goes
+/// once `send_order_wait` has passed since that request.
+#[tokio::test]
+async fn a_notification_waits_no_longer_than_the_send_order_wait() {
+    let times: Arc<Mutex<Times>> = Arc::default();
+    let srv = server(times.clone()).await;
+    let wait = Duration::from_millis(300);
+    let config = HttpClientConfig::default()
+        .with_get_stream(false)
+        .with_legacy_fallback(false)
+        .with_send_order_wait(wait)
+        .with_post_header_timeout(Duration::from_secs(300));
+    let transport = HttpClientTransport::connect(&srv.url, config).unwrap();
+    let session = tokio::time::timeout(WAIT, client().connect(transport))
+        .await
+        .expect("handshake in time")
+        .expect("handshake");
+    let s = session.clone();
+    let call = tokio::spawn(async move { s.call_tool("slow", json!({})).await });
+    eventually("the slow call at the server", || {
+        srv.seen().iter().any(|r| r.body.contains("\"slow\""))
+    })
+    .await;
+    let sent = Instant::now();
+    session
+        .peer()
+        .notify(
+            methods::NOTIFICATIONS_CANCELLED,
+            Some(&json!({"requestId": "not-in-flight"})),
+        )
+        .await
+        .expect("notified");
+    eventually(
+        "the notification at the server, the slow answer still not begun",
+        || times.lock().unwrap().notified.is_some(),
+    )
+    .await;
+    assert!(sent.elapsed() < WAIT, "held for {:?}", sent.elapsed());
+    call.abort();
+}
