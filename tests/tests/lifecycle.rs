@@ -369,6 +369,45 @@ async fn bound_sessions_per_server() {
     ));
 }
 
+/// Sessions started at once from many threads never pass the bound: the check and the
+/// session's entry are one step (before, each start counted the sessions, then added itself,
+/// so two starts could both take the last place).
+#[test]
+fn bound_sessions_holds_when_sessions_start_at_once() {
+    const LIMIT: usize = 4;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    for _ in 0..50 {
+        let s = Server::builder(Implementation::new("s", "1"))
+            .max_sessions(LIMIT)
+            .build()
+            .unwrap();
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(16));
+        let started: Vec<_> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..16)
+                .map(|_| {
+                    let (s, barrier, handle) = (s.clone(), barrier.clone(), rt.handle().clone());
+                    scope.spawn(move || {
+                        let _enter = handle.enter();
+                        let (a, b) = memory::pair();
+                        barrier.wait();
+                        s.serve(b).ok().map(|session| (a, session))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .filter_map(|h| h.join().unwrap())
+                .collect()
+        });
+        assert_eq!(started.len(), LIMIT, "exactly the bound's sessions start");
+        assert_eq!(s.session_count(), LIMIT);
+        drop(started);
+    }
+}
+
 #[tokio::test]
 async fn typed_client_round_trip_on_every_revision() {
     for v in ProtocolVersion::SUPPORTED {

@@ -716,11 +716,17 @@ impl Server {
     }
 
     fn start<T: Transport>(&self, transport: T, how: Start) -> Result<ServerSession, ServerError> {
-        let too_many = ServerError::TooManySessions {
-            limit: self.inner.max_sessions,
-        };
-        if self.session_count() >= self.inner.max_sessions {
-            return Err(too_many);
+        // The map is held from the bound's check to the session's entry: two sessions starting
+        // at once cannot both take the last place, and no message of this session is handled
+        // before it is in the map (a `resources/updated` sent right after the session's
+        // `resources/subscribe` was answered would otherwise find no session to notify while
+        // this thread waited for a core). The engine's end (`closed`) takes the map too, so it
+        // follows the entry.
+        let mut sessions = self.inner.sessions.lock().map_err(|_| poisoned())?;
+        if sessions.len() >= self.inner.max_sessions {
+            return Err(ServerError::TooManySessions {
+                limit: self.inner.max_sessions,
+            });
         }
         let id = self.inner.next_session.fetch_add(1, Ordering::Relaxed);
         let mut state = SessionState::new(id, transport.control());
@@ -738,14 +744,13 @@ impl Server {
         }
         let service = Arc::new(ServerService::new(self.inner.clone(), state.clone()));
         let peer = switchboard_jsonrpc::spawn(transport, service, self.inner.config.clone());
-        if let Ok(mut sessions) = self.inner.sessions.lock() {
-            let entry = OpenSession {
-                peer: peer.downgrade(),
-                state: state.clone(),
-                runtime: tokio::runtime::Handle::current(),
-            };
-            sessions.insert(id, entry);
-        }
+        let entry = OpenSession {
+            peer: peer.downgrade(),
+            state: state.clone(),
+            runtime: tokio::runtime::Handle::current(),
+        };
+        sessions.insert(id, entry);
+        drop(sessions);
         Ok(ServerSession {
             state,
             peer,
