@@ -11,6 +11,12 @@
 //! | no session | answers 404, as a single node does |
 //! | a live node, reachable | relays the request there and streams the answer back unchanged (SSE included) |
 //! | a node that does not answer or announces itself no more, or no node, or this node | claims the session ([`SessionStore::claim`](crate::SessionStore::claim), atomic in the store) and takes it over: the role resumes it from its snapshot, `Last-Event-ID` replays from the shared [`crate::EventStore`] |
+//! | a node that answers that it is leaving ([`LEAVING`]: it is shutting down) | the same: claims the session and takes it over |
+//!
+//! A node shutting down (`serve_with_shutdown`, [`StreamableHttpService::close_all`](crate::StreamableHttpService::close_all))
+//! ends its sessions here only, leaving their records and events to the cluster, and until its
+//! listener closes answers every request 503 with `Retry-After` and [`LEAVING`], never 404:
+//! the sessions live on, on the node that takes them over.
 //!
 //! So everything a session produces comes from one engine: notifications, progress, log
 //! messages and the server's own requests reach the client on whichever node holds its stream;
@@ -44,6 +50,10 @@ use crate::session_store::SessionStoreError;
 
 /// The header a relayed request carries: the id of the node that relayed it.
 pub const FORWARDED_BY: &str = "x-switchboard-forwarded-by";
+
+/// The header of a node's answer while it leaves the cluster ([`leaving`]): the node relaying
+/// to it takes the session over instead of passing the answer on.
+pub const LEAVING: &str = "x-switchboard-node-leaving";
 
 /// How long a relay waits for the serving node to accept its connection before that node is
 /// taken for gone.
@@ -241,6 +251,24 @@ pub(crate) fn moved() -> Response<Body> {
     r
 }
 
+/// A leaving node's answer to every request (its sessions are the other nodes' now): 503 with
+/// `Retry-After`, so that a client sent here again by its load balancer retries, and
+/// [`LEAVING`], so that a node relaying here takes the session over at once.
+pub(crate) fn leaving() -> Response<Body> {
+    let mut r = refuse(
+        StatusCode::SERVICE_UNAVAILABLE,
+        TRANSPORT_ERROR,
+        "Service unavailable: this node is shutting down; retry",
+        "node_leaving",
+        None,
+    );
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r.headers_mut()
+        .insert(LEAVING, HeaderValue::from_static("1"));
+    r
+}
+
 /// The answer when the node serving a session failed in the middle of a relay.
 pub(crate) fn bad_gateway(why: &str) -> Response<Body> {
     refuse(
@@ -316,7 +344,14 @@ pub(crate) async fn route(
             ));
         }
     };
-    match relay.relay(&url, &parts, body.clone()).await {
+    let relayed = match relay.relay(&url, &parts, body.clone()).await {
+        // The serving node is leaving: taken over as from a node gone.
+        Ok(answer) if answer.headers().contains_key(LEAVING) => {
+            Err(RelayError::Unreachable("the node is leaving".to_owned()))
+        }
+        other => other,
+    };
+    match relayed {
         Ok(answer) => {
             // The serving node no longer knows the session (ended, or moved): ask the store
             // next time.

@@ -15,7 +15,7 @@ use std::collections::{HashSet, VecDeque};
 use std::convert::Infallible;
 use std::fmt;
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -76,6 +76,9 @@ struct Inner {
     replays: Arc<Semaphore>,
     /// With a cluster: this node's id and its relay to the other nodes.
     node: Option<(Arc<str>, Relay)>,
+    /// A node of a cluster leaving ([`StreamableHttpService::close_all`]): its sessions are
+    /// the other nodes' to take over, and it answers [`cluster::leaving`] instead of serving.
+    leaving: AtomicBool,
 }
 
 impl fmt::Debug for StreamableHttpService {
@@ -130,6 +133,7 @@ impl StreamableHttpService {
                 reaper: OnceLock::new(),
                 ephemeral: AtomicUsize::new(0),
                 replays,
+                leaving: AtomicBool::new(false),
             }),
         }
     }
@@ -173,16 +177,37 @@ impl StreamableHttpService {
     }
 
     /// Ends every session (for shutdown). A node of a cluster leaves their records and events
-    /// in the shared stores: the other nodes take them over.
+    /// in the shared stores: the other nodes take them over. From then on such a node serves
+    /// nothing: every request it is still sent, and every request its sessions were serving,
+    /// is answered 503 `node_leaving` ([`cluster::leaving`]), never 404 (the session lives on,
+    /// on another node); a node relaying to it takes the session over at once.
     pub async fn close_all(&self) {
-        self.inner
-            .registry
-            .close_all(self.inner.node.is_some())
-            .await;
+        let leave = self.inner.node.is_some();
+        if leave {
+            self.inner.leaving.store(true, Ordering::Release);
+        }
+        self.inner.registry.close_all(leave).await;
+    }
+
+    fn is_leaving(&self) -> bool {
+        self.inner.leaving.load(Ordering::Acquire)
     }
 
     /// Answers one HTTP request.
     pub async fn handle(&self, req: Request<Body>) -> Response<Body> {
+        if self.is_leaving() {
+            return cluster::leaving();
+        }
+        let resp = self.answer(req).await;
+        // A request that was being served when the node began to leave: its session ended
+        // here, not in the cluster.
+        if resp.status() == StatusCode::NOT_FOUND && self.is_leaving() {
+            return cluster::leaving();
+        }
+        resp
+    }
+
+    async fn answer(&self, req: Request<Body>) -> Response<Body> {
         let cfg = &self.inner.config;
         let uri_host = req.uri().authority().map(|a| a.as_str());
         if let Err(refusal) = security::check(

@@ -270,6 +270,20 @@ pub struct Live {
     pub addr: SocketAddr,
     pub service: StreamableHttpService,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
+    served: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Live {
+    /// Shuts the server down and waits until it has: its sessions ended, its listener closed.
+    #[allow(dead_code)]
+    pub async fn stop(mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(served) = self.served.take() {
+            served.await.unwrap();
+        }
+    }
 }
 
 impl Drop for Live {
@@ -286,7 +300,7 @@ pub async fn live(server: &Server, config: HttpConfig) -> Live {
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let svc = service.clone();
-    tokio::spawn(async move {
+    let served = tokio::spawn(async move {
         let _ = switchboard_http::serve_with_shutdown(listener, svc, async move {
             let _ = rx.await;
         })
@@ -296,6 +310,7 @@ pub async fn live(server: &Server, config: HttpConfig) -> Live {
         addr,
         service,
         stop: Some(tx),
+        served: Some(served),
     }
 }
 
