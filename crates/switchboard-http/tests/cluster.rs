@@ -411,8 +411,7 @@ async fn sec_sh_5_a_session_stays_bound_to_its_subject_on_every_node() {
     assert_eq!(send(b.addr, call(&b, "bob", 2)).await.status(), 404);
     assert_eq!(send(b.addr, call(&b, "alice", 3)).await.status(), 200);
     // a stops; the session is taken over by b with its binding.
-    drop(a);
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    a.stop().await;
     assert_eq!(send(b.addr, call(&b, "bob", 4)).await.status(), 404);
     let resp = send(b.addr, call(&b, "alice", 5)).await;
     assert_eq!(resp.status(), 200);
