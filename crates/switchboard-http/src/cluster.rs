@@ -51,7 +51,7 @@ use crate::session_store::SessionStoreError;
 /// The header a relayed request carries: the id of the node that relayed it.
 pub const FORWARDED_BY: &str = "x-switchboard-forwarded-by";
 
-/// The header of a node's answer while it leaves the cluster ([`leaving`]): the node relaying
+/// The header of a node's answer (503 `node_leaving`) while it leaves the cluster: the node relaying
 /// to it takes the session over instead of passing the answer on.
 pub const LEAVING: &str = "x-switchboard-node-leaving";
 
