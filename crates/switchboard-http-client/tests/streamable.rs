@@ -344,11 +344,16 @@ async fn a_request_the_server_refuses_mid_body_fails_alone() {
 
 #[tokio::test]
 async fn a_network_failure_is_fatal_with_the_reason() {
-    // A port with nobody listening.
-    let addr = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap()
-    };
+    // A listener that drops every connection it accepts, unanswered: the POST fails on the
+    // network. (A port freed by dropping its listener could be taken by another test's server
+    // before the client connects: seen while another test suite ran on the machine.)
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((conn, _)) = listener.accept().await {
+            drop(conn);
+        }
+    });
     let transport =
         HttpClientTransport::connect(&format!("http://{addr}/mcp"), HttpClientConfig::default())
             .unwrap();

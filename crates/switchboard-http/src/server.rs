@@ -484,7 +484,10 @@ impl StreamableHttpService {
         };
         let mut resp = self.dispatch(&session, text, post, attachment).await;
         if created {
-            if !resp.status().is_success() {
+            // An `initialize` answered with an error opens no session: the client is given no
+            // id, and nothing is kept (the session id goes out only with an InitializeResult).
+            let refused = resp.extensions().get::<InitializeRefused>().is_some();
+            if !resp.status().is_success() || refused {
                 session.terminate().await;
             } else if let Err(e) = session.write_record(true).await {
                 crate::throttle::warn_throttled!(error = %e, "session not recorded; refused");
@@ -693,9 +696,19 @@ impl StreamableHttpService {
             }
             return reply::session_not_found();
         }
+        // The answer to an `initialize` is waited for (it is prompt), so that an error there
+        // can be told apart before the session's id goes out.
+        let initialize = post.initialize;
         match registration {
             Registration::Json { rx, .. } => match rx.await {
-                Ok(answer) => json_response(answer),
+                Ok(answer) => {
+                    let refused = initialize && is_error_answer(&answer);
+                    let mut r = json_response(answer);
+                    if refused {
+                        r.extensions_mut().insert(InitializeRefused);
+                    }
+                    r
+                }
                 // Cancelled by the client: nothing will come, the POST ends without a body.
                 Err(_) if !session.is_terminated() => reply::accepted(),
                 Err(_) => reply::session_not_found(),
@@ -713,16 +726,21 @@ impl StreamableHttpService {
                 };
                 let mut floor = 0;
                 let mut answered = false;
-                if cfg.close_sse_after_priming_ms.is_none() {
+                let mut refused = false;
+                if cfg.close_sse_after_priming_ms.is_none() || initialize {
                     // A quick answer leaves with the headers and the priming event, and the
                     // body ends with it: one write instead of two. A slow one costs the
                     // priming event this short wait.
-                    if let Ok(Some(first)) =
-                        tokio::time::timeout(FIRST_EVENT_WAIT, rx.rx.recv()).await
-                    {
+                    let wait = if initialize {
+                        INITIALIZE_ANSWER_WAIT
+                    } else {
+                        FIRST_EVENT_WAIT
+                    };
+                    if let Ok(Some(first)) = tokio::time::timeout(wait, rx.rx.recv()).await {
                         rx.took(&first);
                         floor = first.seq;
                         answered = first.last;
+                        refused = initialize && first.last && is_error_event(&first.bytes);
                         preface.push_back(first.bytes);
                     }
                 }
@@ -749,7 +767,11 @@ impl StreamableHttpService {
                     keep_alive: cfg.keep_alive,
                     close_at,
                 };
-                self.sse_response(session, stream, conn, body)
+                let mut r = self.sse_response(session, stream, conn, body);
+                if refused {
+                    r.extensions_mut().insert(InitializeRefused);
+                }
+                r
             }
         }
     }
@@ -1159,6 +1181,36 @@ fn unavailable(why: &str, reason: &'static str) -> Response<Body> {
         reason,
         None,
     )
+}
+
+/// Marks the answer to an `initialize` that is a JSON-RPC error (for the POST creating the
+/// session: no session is opened).
+#[derive(Clone, Copy)]
+struct InitializeRefused;
+
+/// How long the POST creating a session waits for the `initialize` answer before its headers
+/// go out (the role answers it at once; past this, the stream goes out and the answer follows).
+const INITIALIZE_ANSWER_WAIT: Duration = Duration::from_secs(10);
+
+/// Whether a single answer's text is an error response.
+fn is_error_answer(text: &str) -> bool {
+    matches!(
+        Frame::decode(text),
+        Ok(Frame::Single(Ok(Message::Response(r)))) if r.outcome.is_err()
+    )
+}
+
+/// Whether an encoded SSE event carries an error response.
+fn is_error_event(event: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(event) else {
+        return false;
+    };
+    let data: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(|d| d.strip_prefix(' ').unwrap_or(d))
+        .collect();
+    is_error_answer(&data.join("\n"))
 }
 
 fn json_response(text: String) -> Response<Body> {

@@ -514,9 +514,12 @@ async fn replays_come_a_page_at_a_time_and_too_many_at_once_get_503() {
 #[tokio::test]
 async fn a_huge_initialize_is_served_but_its_snapshot_is_not_kept() {
     let store = Arc::new(InMemorySessionStore::default());
+    // The snapshot's bound is set below the server's own bound on `initialize` params
+    // (64 KiB, past which `initialize` is refused and no session opens).
     let config = HttpConfig::default()
         .with_json_response(true)
-        .with_session_store(store.clone());
+        .with_session_store(store.clone())
+        .with_max_snapshot_bytes(16 * 1024);
     let service = service_for(&test_server(), config);
     let open = |name: String| {
         json!({"jsonrpc": "2.0", "id": 1, "method": methods::INITIALIZE, "params": {
@@ -527,7 +530,7 @@ async fn a_huge_initialize_is_served_but_its_snapshot_is_not_kept() {
         .to_string()
     };
     let mut ids = Vec::new();
-    for name in ["small".to_owned(), "n".repeat(3 * 1024 * 1024)] {
+    for name in ["small".to_owned(), "n".repeat(32 * 1024)] {
         let resp = oneshot(&service, post(None, open(name))).await;
         assert_eq!(resp.status(), 200);
         ids.push(

@@ -73,6 +73,55 @@ async fn ht9_json_only_mode_answers_with_one_json_body() {
     assert_eq!(v["result"]["content"][0]["text"], "{\"x\":1}");
 }
 
+/// `[HT-18]`: the session id goes out on the response carrying the InitializeResult. An
+/// `initialize` answered with an error (bad params, a lifecycle refusal) opens no session: its
+/// answer has no `Mcp-Session-Id`, nothing is kept, and the id of such an answer is unknown
+/// afterwards. (Before, a session was opened and its id given for a refused `initialize`; it
+/// lived until the idle timeout.) Both answer modes; a good `initialize` still opens one.
+#[tokio::test]
+async fn ht18_an_initialize_answered_with_an_error_opens_no_session() {
+    let bad_params = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"capabilities": {}}})
+    .to_string();
+    let bad_info = json!({"jsonrpc": "2.0", "id": 2, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": 7}})
+    .to_string();
+    for json_mode in [false, true] {
+        let store = Arc::new(InMemoryEventStore::default());
+        let svc = service_for(
+            &test_server(),
+            HttpConfig::default()
+                .with_json_response(json_mode)
+                .with_event_store(store.clone()),
+        );
+        for body in [&bad_params, &bad_info] {
+            let resp = oneshot(&svc, post(None, body.clone())).await;
+            assert_eq!(resp.status(), 200, "a JSON-RPC error, on the HTTP answer");
+            assert!(
+                !resp.headers().contains_key("mcp-session-id"),
+                "no session id for a refused initialize (json mode {json_mode})"
+            );
+            let text = body_text(resp).await;
+            let answer = if json_mode {
+                serde_json::from_str::<Value>(&text).unwrap()
+            } else {
+                parse_sse(&text).last().unwrap().json()
+            };
+            assert_eq!(answer["error"]["code"], -32602, "{answer}");
+            assert_eq!(
+                svc.session_count(),
+                0,
+                "nothing opened (json mode {json_mode})"
+            );
+            assert_eq!(store.session_count(), 0, "nothing kept");
+        }
+        // The good one still opens a session, with its id.
+        let sid = open_session(&svc, "2025-11-25").await;
+        assert_eq!(svc.session_count(), 1);
+        let resp = oneshot(&svc, post(Some(&sid), call_body(3, "echo", json!({})))).await;
+        assert_eq!(resp.status(), 200);
+    }
+}
 #[tokio::test]
 async fn ht19_request_without_session_header_is_400() {
     let svc = service_for(&test_server(), HttpConfig::default());
