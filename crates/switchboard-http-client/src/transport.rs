@@ -110,7 +110,7 @@ impl HttpClientTransport {
                 shared: shared.clone(),
                 _stop_on_drop: shared.cancel.clone().drop_guard(),
                 closed: false,
-                unstarted: VecDeque::new(),
+                unstarted: Unstarted::default(),
             },
             source: HttpClientSource {
                 shared,
@@ -211,14 +211,49 @@ pub struct HttpClientSink {
     shared: Arc<Shared>,
     _stop_on_drop: DropGuard,
     closed: bool,
-    /// Request POSTs whose answers had not begun when last looked at, each with the latest
-    /// time a following notification or response waits for it (at most [`MAX_UNSTARTED`]).
-    unstarted: VecDeque<(oneshot::Receiver<()>, tokio::time::Instant)>,
+    /// Request POSTs whose answers had not begun when last looked at.
+    unstarted: Unstarted,
 }
 
 /// Request POSTs the sink remembers as not yet answered; past it, the next request waits for
 /// the oldest (bounded by `send_order_wait`).
 const MAX_UNSTARTED: usize = 1024;
+
+/// Request POSTs whose answers had not begun when last looked at, each with the latest time a
+/// following notification or response waits for it (its sending plus `send_order_wait`).
+#[derive(Debug, Default)]
+struct Unstarted {
+    posts: VecDeque<(oneshot::Receiver<()>, tokio::time::Instant)>,
+}
+
+impl Unstarted {
+    /// Remembers a request POST whose answer has not begun (`begun` fires when it does) and
+    /// forgets those that began. At `cap` remembered, the oldest is waited for first, up to
+    /// its deadline.
+    async fn note(
+        &mut self,
+        begun: oneshot::Receiver<()>,
+        deadline: tokio::time::Instant,
+        cap: usize,
+    ) {
+        self.posts.retain_mut(|(rx, _)| {
+            matches!(rx.try_recv(), Err(oneshot::error::TryRecvError::Empty))
+        });
+        if self.posts.len() >= cap
+            && let Some((oldest, until)) = self.posts.pop_front()
+        {
+            let _ = tokio::time::timeout_at(until, oldest).await;
+        }
+        self.posts.push_back((begun, deadline));
+    }
+
+    /// Waits until every request POST remembered has begun its answer, or its time is up.
+    async fn wait_all(&mut self) {
+        while let Some((rx, until)) = self.posts.pop_front() {
+            let _ = tokio::time::timeout_at(until, rx).await;
+        }
+    }
+}
 
 impl FrameSink for HttpClientSink {
     async fn send(&mut self, frame: OutboundFrame) -> Result<(), TransportError> {
@@ -237,7 +272,7 @@ impl FrameSink for HttpClientSink {
         }
         let out = classify(shared, frame);
         if !out.is_request {
-            self.wait_unstarted().await;
+            self.unstarted.wait_all().await;
         }
         let shared = &self.shared;
         // `initialize` opens a session, also after a modern probe that did not settle the era
@@ -274,7 +309,7 @@ impl FrameSink for HttpClientSink {
         tokio::spawn(post::run(shared.clone(), out, permit, tx, watch));
         if is_request {
             let deadline = tokio::time::Instant::now() + shared.config.send_order_wait;
-            self.note_unstarted(rx, deadline).await;
+            self.unstarted.note(rx, deadline, MAX_UNSTARTED).await;
         } else {
             let _ = rx.await;
         }
@@ -303,26 +338,6 @@ impl FrameSink for HttpClientSink {
 }
 
 impl HttpClientSink {
-    /// Remembers a request POST whose answer has not begun; forgets those that began.
-    async fn note_unstarted(&mut self, rx: oneshot::Receiver<()>, deadline: tokio::time::Instant) {
-        self.unstarted.retain_mut(|(rx, _)| {
-            matches!(rx.try_recv(), Err(oneshot::error::TryRecvError::Empty))
-        });
-        if self.unstarted.len() >= MAX_UNSTARTED
-            && let Some((oldest, until)) = self.unstarted.pop_front()
-        {
-            let _ = tokio::time::timeout_at(until, oldest).await;
-        }
-        self.unstarted.push_back((rx, deadline));
-    }
-
-    /// Waits until every request POST sent before has begun its answer, or its time is up.
-    async fn wait_unstarted(&mut self) {
-        while let Some((rx, until)) = self.unstarted.pop_front() {
-            let _ = tokio::time::timeout_at(until, rx).await;
-        }
-    }
-
     /// Opens the standalone GET stream once, after `notifications/initialized` was accepted.
     fn start_get_stream(&self) {
         let shared = &self.shared;

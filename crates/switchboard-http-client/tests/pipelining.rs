@@ -106,14 +106,7 @@ async fn a_notification_after_a_request_waits_for_its_answer_to_begin() {
         times.lock().unwrap().late_received.is_some()
     })
     .await;
-    session
-        .peer()
-        .notify(
-            methods::NOTIFICATIONS_CANCELLED,
-            Some(&json!({"requestId": "not-in-flight"})),
-        )
-        .await
-        .expect("notified");
+    cancel_nothing(&session).await;
     eventually("the notification at the server", || {
         times.lock().unwrap().notified.is_some()
     })
@@ -151,6 +144,19 @@ async fn a_notification_waits_no_longer_than_the_send_order_wait() {
     })
     .await;
     let sent = Instant::now();
+    cancel_nothing(&session).await;
+    eventually(
+        "the notification at the server, the slow answer still not begun",
+        || times.lock().unwrap().notified.is_some(),
+    )
+    .await;
+    assert!(sent.elapsed() < WAIT, "held for {:?}", sent.elapsed());
+    call.abort();
+}
+
+/// Sends a `notifications/cancelled` naming no request in flight: a notification whose arrival
+/// the test server notes, and which changes nothing.
+async fn cancel_nothing(session: &switchboard_client::ClientSession) {
     session
         .peer()
         .notify(
@@ -159,11 +165,4 @@ async fn a_notification_waits_no_longer_than_the_send_order_wait() {
         )
         .await
         .expect("notified");
-    eventually(
-        "the notification at the server, the slow answer still not begun",
-        || times.lock().unwrap().notified.is_some(),
-    )
-    .await;
-    assert!(sent.elapsed() < WAIT, "held for {:?}", sent.elapsed());
-    call.abort();
 }

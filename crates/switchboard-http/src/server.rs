@@ -1200,17 +1200,12 @@ fn is_error_answer(text: &str) -> bool {
     )
 }
 
-/// Whether an encoded SSE event carries an error response.
+/// Whether an encoded SSE event carries an error response (read back with the SSE parser).
 fn is_error_event(event: &[u8]) -> bool {
-    let Ok(text) = std::str::from_utf8(event) else {
-        return false;
-    };
-    let data: Vec<&str> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .map(|d| d.strip_prefix(' ').unwrap_or(d))
-        .collect();
-    is_error_answer(&data.join("\n"))
+    let mut parser = switchboard_transport::SseParser::new(event.len());
+    parser.push(event);
+    parser.finish();
+    matches!(parser.next(), Some(Ok(e)) if is_error_answer(&e.data))
 }
 
 fn json_response(text: String) -> Response<Body> {

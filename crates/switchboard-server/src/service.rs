@@ -148,7 +148,6 @@ fn poisoned() -> ErrorObject {
     ErrorObject::internal("server state poisoned")
 }
 
-/// Parses required params; a failure is -32602 naming what is wrong.
 /// -32602 (`reason`, with the limit) when the request's params are longer than `limit` bytes
 /// of JSON: for the requests whose params a session keeps while it lives (`initialize`, a
 /// `subscriptions/listen` filter).
@@ -167,6 +166,7 @@ pub(crate) fn params_within(req: &Request, limit: usize, reason: &str) -> Result
     .with_data(serde_json::json!({"reason": reason, "limit": limit})))
 }
 
+/// Parses required params; a failure is -32602 naming what is wrong.
 pub(crate) fn parse<T: DeserializeOwned>(req: &Request) -> Result<T, ErrorObject> {
     let text = req.params.as_ref().map_or("null", |p| p.get());
     serde_json::from_str(text).map_err(|e| invalid_params(&req.method, &e))
