@@ -479,3 +479,63 @@ impl FrameSource for HttpClientSource {
         }
     }
 }
+
+#[cfg(test)]
+mod unstarted_tests {
+    #![allow(clippy::unwrap_used)]
+    use std::time::Duration;
+
+    use tokio::sync::oneshot;
+    use tokio::time::Instant;
+
+    use super::Unstarted;
+
+    /// The bound by count: at the cap, the next request waits for the oldest, and no longer
+    /// than the oldest's deadline (time paused: the clock moves only when all else waits).
+    #[tokio::test(start_paused = true)]
+    async fn at_the_cap_the_oldest_is_waited_for_until_its_deadline() {
+        let mut u = Unstarted::default();
+        let start = Instant::now();
+        let wait = Duration::from_millis(100);
+        let mut keep = Vec::new();
+        for _ in 0..2 {
+            let (tx, rx) = oneshot::channel::<()>();
+            keep.push(tx);
+            u.note(rx, Instant::now() + wait, 2).await;
+        }
+        assert_eq!(Instant::now(), start, "under the cap nothing waits");
+        let (_tx3, rx3) = oneshot::channel::<()>();
+        u.note(rx3, Instant::now() + wait, 2).await;
+        assert_eq!(
+            Instant::now() - start,
+            wait,
+            "the oldest's deadline, no longer"
+        );
+        assert_eq!(u.posts.len(), 2);
+        drop(keep);
+    }
+
+    /// Requests whose answers began are forgotten: they neither count toward the cap nor
+    /// hold a following notification back.
+    #[tokio::test(start_paused = true)]
+    async fn begun_answers_are_forgotten_and_the_wait_ends_at_each_deadline() {
+        let mut u = Unstarted::default();
+        let start = Instant::now();
+        let (tx1, rx1) = oneshot::channel::<()>();
+        u.note(rx1, start + Duration::from_millis(100), 2).await;
+        tx1.send(()).unwrap();
+        let (_tx2, rx2) = oneshot::channel::<()>();
+        u.note(rx2, start + Duration::from_millis(300), 2).await;
+        assert_eq!(u.posts.len(), 1, "the begun one is forgotten");
+        let (_tx3, rx3) = oneshot::channel::<()>();
+        u.note(rx3, start + Duration::from_millis(200), 2).await;
+        assert_eq!(
+            Instant::now(),
+            start,
+            "two unbegun: at the cap, not past it"
+        );
+        u.wait_all().await;
+        assert_eq!(Instant::now() - start, Duration::from_millis(300));
+        assert!(u.posts.is_empty());
+    }
+}

@@ -648,3 +648,60 @@ async fn refusals_quoting_a_1_mib_id_or_header_echo_it_cut() {
     let v: Value = serde_json::from_str(&body_text(resp).await).unwrap();
     assert!(message_of(&v) < 400, "{} bytes", message_of(&v));
 }
+
+/// A stand-in role that answers every request with an error, `after` it was received.
+struct Late {
+    after: Duration,
+}
+
+impl Service for Late {
+    fn call(&self, _req: RpcRequest, _cx: RequestContext) -> BoxFuture<HandlerResult> {
+        let after = self.after;
+        Box::pin(async move {
+            tokio::time::sleep(after).await;
+            Err(switchboard_types::ErrorObject::new(
+                switchboard_types::ErrorCode::INVALID_PARAMS,
+                "refused late",
+            ))
+        })
+    }
+
+    fn notify(&self, _n: Notification, _peer: &Peer) {}
+}
+
+/// The POST creating a session waits for the `initialize` answer 10 s at most (so that an
+/// error there opens no session); past it, the headers go out with the session id and the
+/// answer follows on the stream, as for any slow request. Time is paused: the clock moves
+/// only when everything waits.
+#[tokio::test(start_paused = true)]
+async fn an_initialize_answer_past_the_wait_follows_on_the_open_stream() {
+    let factory = |t: HttpSessionTransport| {
+        let role = Late {
+            after: Duration::from_secs(15),
+        };
+        Ok(spawn(t, Arc::new(role), SessionConfig::default()))
+    };
+    let service = StreamableHttpService::new(factory, HttpConfig::default());
+    let start = Instant::now();
+    let resp = oneshot(&service, post(None, init_body(1, "2025-11-25"))).await;
+    let waited = start.elapsed();
+    assert!(
+        waited >= Duration::from_secs(10) && waited < Duration::from_secs(15),
+        "headers after the 10 s wait, before the answer: {waited:?}"
+    );
+    assert_eq!(resp.status(), 200);
+    assert!(
+        resp.headers().contains_key("mcp-session-id"),
+        "the answer not in hand: the session is opened as for any slow start"
+    );
+    let events = parse_sse(&body_text(resp).await);
+    assert_eq!(
+        start.elapsed(),
+        Duration::from_secs(15),
+        "the answer came on the stream"
+    );
+    assert_eq!(
+        events.last().unwrap().json()["error"]["message"],
+        "refused late"
+    );
+}
