@@ -40,6 +40,7 @@ pub mod error;
 pub mod framelog;
 pub mod memory;
 pub mod peer;
+mod progress;
 pub mod queue;
 pub mod related;
 pub mod router;

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::SessionConfig;
 use crate::error::RequestError;
 use crate::framelog::{Flow, FrameEvent};
-use crate::service::{ProgressCallback, ProgressUpdate, Service};
+use crate::progress::{ProgressCallback, ProgressUpdate};
 use crate::transport::OutboundFrame;
 use switchboard_types::methods;
 
@@ -110,6 +110,16 @@ impl RequestOptions {
     }
 }
 
+/// What the handle asks of the role before one of our messages goes out: the outbound half of
+/// the role's `Service` (the session wraps the service in it), so that the handle does not
+/// depend on the inbound side.
+pub(crate) trait SendRules: Send + Sync {
+    /// Whether we may send a message of this kind and method now.
+    fn check_outbound(&self, kind: MessageKind, method: &str) -> Result<(), ErrorObject>;
+    /// Whether a request of ours with this method may be cancelled.
+    fn cancellable(&self, method: &str) -> bool;
+}
+
 pub(crate) struct PendingEntry {
     pub(crate) tx: oneshot::Sender<Result<RawJson, ErrorObject>>,
     pub(crate) method: Arc<str>,
@@ -147,7 +157,8 @@ impl RecentIds {
 
 pub(crate) struct Inner {
     pub(crate) config: SessionConfig,
-    pub(crate) service: Arc<dyn Service>,
+    /// What the role decides of our own sends (the role's `Service`, as the session gives it).
+    pub(crate) rules: Arc<dyn SendRules>,
     /// Frames waiting for the writer (bounded; allocates nothing while a session is idle).
     pub(crate) out: crate::queue::Queue<OutboundFrame>,
     pub(crate) next_id: AtomicI64,
@@ -503,7 +514,7 @@ impl Peer {
     ) -> Result<RawJson, RequestError> {
         let inner = &self.inner;
         inner
-            .service
+            .rules
             .check_outbound(MessageKind::Request, method)
             .map_err(RequestError::NotAllowed)?;
         if self.is_closed() {
@@ -537,7 +548,7 @@ impl Peer {
                 },
             );
         }
-        let cancellable = inner.service.cancellable(method);
+        let cancellable = inner.rules.cancellable(method);
         let mut guard = PendingGuard {
             peer: self,
             id: id.clone(),
@@ -649,7 +660,7 @@ impl Peer {
         params: Option<&P>,
     ) -> Result<(), RequestError> {
         self.inner
-            .service
+            .rules
             .check_outbound(MessageKind::Notification, method)
             .map_err(RequestError::NotAllowed)?;
         let n = Notification::new(method, params)?;

@@ -13,6 +13,7 @@ use tokio::sync::Mutex as AsyncMutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::peer::Peer;
+pub use crate::progress::{ProgressCallback, ProgressUpdate};
 use crate::transport::Attachment;
 use switchboard_types::methods;
 
@@ -62,41 +63,6 @@ pub trait Service: Send + Sync + 'static {
 
     /// Told once when the session has closed.
     fn closed(&self) {}
-}
-
-/// One progress report, as delivered to a caller's callback.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct ProgressUpdate {
-    /// The progress so far; strictly increasing.
-    pub progress: f64,
-    /// The total, when known.
-    pub total: Option<f64>,
-    /// A human-readable message.
-    pub message: Option<String>,
-}
-
-impl ProgressUpdate {
-    /// A progress value with no total and no message.
-    pub fn new(progress: f64) -> Self {
-        ProgressUpdate {
-            progress,
-            total: None,
-            message: None,
-        }
-    }
-
-    /// Sets the total.
-    pub fn with_total(mut self, total: f64) -> Self {
-        self.total = Some(total);
-        self
-    }
-
-    /// Sets the message.
-    pub fn with_message(mut self, message: impl Into<String>) -> Self {
-        self.message = Some(message.into());
-        self
-    }
 }
 
 /// A progress token with the state that enforces `[UT-6]` and `[UT-7]` for it.
@@ -290,6 +256,3 @@ fn number(x: f64) -> serde_json::Value {
         serde_json::Value::from(x)
     }
 }
-
-/// A caller's progress callback.
-pub type ProgressCallback = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::SessionConfig;
 use crate::framelog::{Flow, FrameEvent};
-use crate::peer::{InflightEntry, Inner, Peer};
+use crate::peer::{InflightEntry, Inner, Peer, SendRules};
 use crate::service::{
     BoxFuture, ProgressSlot, ProgressState, ProgressUpdate, RequestContext, Service,
 };
@@ -38,13 +38,13 @@ use switchboard_types::methods;
 pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: SessionConfig) -> Peer {
     let control = transport.control();
     let (sink, source) = transport.split();
-    let inner = new_inner(control, service, config);
+    let inner = new_inner(control, service.clone(), config);
     let peer = Peer {
         inner: inner.clone(),
         related: None,
     };
     tokio::spawn(write_loop(sink, inner.clone()));
-    tokio::spawn(read_loop(source, peer.clone()));
+    tokio::spawn(read_loop(source, peer.clone(), service));
     peer
 }
 
@@ -58,7 +58,7 @@ fn new_inner(
     Arc::new(Inner {
         out: crate::queue::Queue::new(config.outbound_queue),
         config,
-        service,
+        rules: Arc::new(ServiceRules(service)),
         next_id: AtomicI64::new(1),
         pending: Mutex::default(),
         recently_cancelled: Mutex::default(),
@@ -73,6 +73,19 @@ fn new_inner(
         control,
         log: crate::throttle::LogThrottle::new(config_log_rate),
     })
+}
+
+/// The role's service as the [`Peer`] handle sees it: the rules for our own sends.
+struct ServiceRules(Arc<dyn Service>);
+
+impl SendRules for ServiceRules {
+    fn check_outbound(&self, kind: MessageKind, method: &str) -> Result<(), ErrorObject> {
+        self.0.check_outbound(kind, method)
+    }
+
+    fn cancellable(&self, method: &str) -> bool {
+        self.0.cancellable(method)
+    }
 }
 
 /// A request's answer to come: the response, or nothing when the request was cancelled.
@@ -129,7 +142,7 @@ async fn write_loop<S: FrameSink>(mut sink: S, inner: Arc<Inner>) {
     inner.flushed_signal.notify_waiters();
 }
 
-async fn read_loop<S: FrameSource>(mut source: S, peer: Peer) {
+async fn read_loop<S: FrameSource>(mut source: S, peer: Peer, service: Arc<dyn Service>) {
     let shutdown = peer.inner.shutdown.clone();
     loop {
         let next = tokio::select! {
@@ -146,7 +159,7 @@ async fn read_loop<S: FrameSource>(mut source: S, peer: Peer) {
             }
             Some(Ok(text)) => {
                 let attachment = source.take_attachment();
-                on_frame(&peer, text, attachment.as_ref())
+                on_frame(&peer, &*service, text, attachment.as_ref())
             }
             Some(Err(e)) if e.is_recoverable() => on_bad_frame(&peer, &e),
             Some(Err(e)) => {
@@ -173,7 +186,7 @@ async fn read_loop<S: FrameSource>(mut source: S, peer: Peer) {
             }
         }
     }
-    finish(&peer);
+    finish(&peer, &*service);
 }
 
 /// Waits until no peer request is in flight, or `eof_grace` has passed.
@@ -196,7 +209,7 @@ async fn drain(peer: &Peer) {
 }
 
 /// Closes the session: stops the writer after a flush, drops handlers, fails waiting callers.
-fn finish(peer: &Peer) {
+fn finish(peer: &Peer, svc: &dyn Service) {
     let inner = &peer.inner;
     inner.closed.store(true, Ordering::Release);
     inner.shutdown.cancel();
@@ -209,7 +222,7 @@ fn finish(peer: &Peer) {
         pending.clear();
     }
     inner.log.flush(inner.config.name);
-    inner.service.closed();
+    svc.closed();
 }
 
 /// Logs a line about the peer's input at `level`, within the session's [`LogThrottle`] budget.
@@ -285,7 +298,12 @@ fn log_inbound(
 
 /// Handles one frame. Returns an answer that did not fit in the outbound queue: the reader
 /// queues it before it reads on.
-fn on_frame(peer: &Peer, text: String, att: Option<&Attachment>) -> Option<OutboundFrame> {
+fn on_frame(
+    peer: &Peer,
+    svc: &dyn Service,
+    text: String,
+    att: Option<&Attachment>,
+) -> Option<OutboundFrame> {
     let inner = &peer.inner;
     if text.len() > inner.config.max_frame_bytes {
         let err = ErrorObject::new(ErrorCode::INVALID_REQUEST, "frame too large").with_data(
@@ -306,7 +324,7 @@ fn on_frame(peer: &Peer, text: String, att: Option<&Attachment>) -> Option<Outbo
         Ok(Frame::Single(Err(e))) => on_decode_error(peer, &text, &e, false),
         Ok(Frame::Single(Ok(msg))) => {
             log_inbound(peer, Some(&msg), &text, None, false);
-            let mut fut = dispatch(peer, msg, &text, att)?;
+            let mut fut = dispatch(peer, svc, msg, &text, att)?;
             // A handler that is ready at once (ping, lists, `initialize`) is answered inline:
             // no task, and its answer is queued before the next frame is read, so answers to
             // synchronous requests keep frame order. Anything else runs as its own task (at
@@ -324,7 +342,7 @@ fn on_frame(peer: &Peer, text: String, att: Option<&Attachment>) -> Option<Outbo
                 }
             }
         }
-        Ok(Frame::Batch(items)) => on_batch(peer, &text, items, att),
+        Ok(Frame::Batch(items)) => on_batch(peer, svc, &text, items, att),
     }
 }
 
@@ -358,11 +376,12 @@ fn on_decode_error(peer: &Peer, text: &str, e: &DecodeError, batch: bool) -> Opt
 /// with backpressure like a single answer); otherwise one task waits for the rest.
 fn on_batch(
     peer: &Peer,
+    svc: &dyn Service,
     text: &str,
     items: Vec<Result<Message, DecodeError>>,
     att: Option<&Attachment>,
 ) -> Option<OutboundFrame> {
-    if !peer.inner.service.batch_allowed() {
+    if !svc.batch_allowed() {
         let err = ErrorObject::invalid_request(
             "batches are not accepted by the negotiated protocol revision",
             "batch_not_allowed",
@@ -386,7 +405,7 @@ fn on_batch(
                     dropped += 1;
                 }
             }
-            Ok(Message::Request(r)) if !peer.inner.service.allowed_in_batch(&r.method) => {
+            Ok(Message::Request(r)) if !svc.allowed_in_batch(&r.method) => {
                 let err = ErrorObject::invalid_request(
                     format!("{} must not be sent in a batch", echo(&r.method)),
                     "not_allowed_in_batch",
@@ -402,7 +421,7 @@ fn on_batch(
             }
             Ok(msg) => {
                 log_inbound(peer, Some(&msg), text, None, true);
-                if let Some(f) = dispatch(peer, msg, text, att) {
+                if let Some(f) = dispatch(peer, svc, msg, text, att) {
                     futures.push(f);
                 }
             }
@@ -484,11 +503,17 @@ fn batch_frame(
 
 /// Dispatches one message. For a request, returns the future that yields its response (or
 /// nothing, when it was cancelled).
-fn dispatch(peer: &Peer, msg: Message, text: &str, att: Option<&Attachment>) -> Option<Answer> {
+fn dispatch(
+    peer: &Peer,
+    svc: &dyn Service,
+    msg: Message,
+    text: &str,
+    att: Option<&Attachment>,
+) -> Option<Answer> {
     match msg {
-        Message::Request(r) => Some(on_request(peer, r, att.cloned())),
+        Message::Request(r) => Some(on_request(peer, svc, r, att.cloned())),
         Message::Notification(n) => {
-            on_notification(peer, n);
+            on_notification(peer, svc, n);
             None
         }
         Message::Response(r) => {
@@ -498,7 +523,12 @@ fn dispatch(peer: &Peer, msg: Message, text: &str, att: Option<&Attachment>) -> 
     }
 }
 
-fn on_request(peer: &Peer, req: Request, attachment: Option<Attachment>) -> Answer {
+fn on_request(
+    peer: &Peer,
+    svc: &dyn Service,
+    req: Request,
+    attachment: Option<Attachment>,
+) -> Answer {
     let inner = &peer.inner;
     let cancel = inner.shutdown.child_token();
     {
@@ -524,7 +554,7 @@ fn on_request(peer: &Peer, req: Request, attachment: Option<Attachment>) -> Answ
             let p = peer.clone();
             return Box::pin(async move { Some((p, r)) });
         }
-        let cancellable = inner.service.cancellable(&req.method);
+        let cancellable = svc.cancellable(&req.method);
         inflight.insert(
             req.id.clone(),
             InflightEntry {
@@ -556,7 +586,7 @@ fn on_request(peer: &Peer, req: Request, attachment: Option<Attachment>) -> Answ
     // The role's synchronous part (lifecycle, policies, input checks, completion providers) can
     // panic as well as the future it returns: both become -32603.
     // Both arms are held inline in the answer's future: no second box around the handler's.
-    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| inner.service.call(req, cx))) {
+    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| svc.call(req, cx))) {
         Ok(fut) => futures::future::Either::Left(AssertUnwindSafe(fut).catch_unwind()),
         Err(panic) => futures::future::Either::Right(std::future::ready(Err(panic))),
     };
@@ -631,7 +661,7 @@ fn progress_token_of(params: &str) -> Option<RequestId> {
     serde_json::from_str::<P>(params).ok()?.meta?.progress_token
 }
 
-fn on_notification(peer: &Peer, n: Notification) {
+fn on_notification(peer: &Peer, svc: &dyn Service, n: Notification) {
     match n.method.as_str() {
         methods::NOTIFICATIONS_CANCELLED => on_cancelled(peer, &n),
         methods::NOTIFICATIONS_PROGRESS => on_progress(peer, &n),
@@ -640,8 +670,7 @@ fn on_notification(peer: &Peer, n: Notification) {
     // The role sees every notification, the cross-cutting ones included (for its own records).
     // A panic in it is the role's bug, not the session's end.
     let method = n.method.clone();
-    let delivered =
-        std::panic::catch_unwind(AssertUnwindSafe(|| peer.inner.service.notify(n, peer)));
+    let delivered = std::panic::catch_unwind(AssertUnwindSafe(|| svc.notify(n, peer)));
     if let Err(panic) = delivered {
         let what = panic_message(&panic);
         peer_log!(peer, ERROR, side = peer.inner.config.name, method = %shown(&method), panic = %shown(&what), "notification handler panicked; the session goes on");
@@ -836,13 +865,14 @@ mod tests {
         let (a, _b) = crate::memory::pair();
         let control = a.control();
         let (sink, source) = a.split();
-        let inner = new_inner(control, Arc::new(NullService), SessionConfig::default());
+        let service: Arc<dyn Service> = Arc::new(NullService);
+        let inner = new_inner(control, service.clone(), SessionConfig::default());
         let peer = Peer {
             inner: inner.clone(),
             related: None,
         };
         let writer = write_loop(sink, inner);
-        let reader = read_loop(source, peer);
+        let reader = read_loop(source, peer, service);
         let (w, r) = (
             std::mem::size_of_val(&writer),
             std::mem::size_of_val(&reader),
