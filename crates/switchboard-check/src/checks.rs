@@ -7,92 +7,13 @@ use serde_json::{Value, json};
 use switchboard_types::methods;
 
 use crate::conn::{Conn, Got, same_id};
-use crate::{CheckError, CheckResult, Outcome, Results, Target, modern};
+use crate::verdict::{error_code, expect_code, fail, pass, show, skip};
+use crate::{CheckError, CheckResult, Results, Target, modern};
 
 /// A request method no server has (vendor-prefixed, so that no MCP revision can add it).
 const UNKNOWN_METHOD: &str = "switchboard/no_such_method";
 /// A notification method no server knows.
 const UNKNOWN_NOTIFICATION: &str = "notifications/switchboard_check_unknown";
-
-pub(crate) fn pass(
-    tag: &'static str,
-    name: &'static str,
-    detail: impl Into<String>,
-) -> CheckResult {
-    CheckResult {
-        tag,
-        name,
-        outcome: Outcome::Pass,
-        detail: detail.into(),
-    }
-}
-
-pub(crate) fn fail(
-    tag: &'static str,
-    name: &'static str,
-    detail: impl Into<String>,
-) -> CheckResult {
-    CheckResult {
-        tag,
-        name,
-        outcome: Outcome::Fail,
-        detail: detail.into(),
-    }
-}
-
-pub(crate) fn skip(
-    tag: &'static str,
-    name: &'static str,
-    detail: impl Into<String>,
-) -> CheckResult {
-    CheckResult {
-        tag,
-        name,
-        outcome: Outcome::Skip,
-        detail: detail.into(),
-    }
-}
-
-pub(crate) fn show(g: &Got) -> String {
-    match g {
-        Got::Frame(v) => {
-            let s = v.to_string();
-            if s.len() > 200 {
-                let mut end = 200;
-                while !s.is_char_boundary(end) {
-                    end -= 1;
-                }
-                format!("{}…", &s[..end])
-            } else {
-                s
-            }
-        }
-        Got::Timeout => "no answer (timeout)".into(),
-        Got::Closed(why) => format!("connection closed ({why})"),
-    }
-}
-
-pub(crate) fn error_code(g: &Got) -> Option<i64> {
-    match g {
-        Got::Frame(v) => v
-            .get("error")
-            .and_then(|e| e.get("code"))
-            .and_then(Value::as_i64),
-        _ => None,
-    }
-}
-
-pub(crate) fn expect_code(
-    tag: &'static str,
-    name: &'static str,
-    g: &Got,
-    code: i64,
-) -> CheckResult {
-    match error_code(g) {
-        Some(c) if c == code => pass(tag, name, format!("error {c}")),
-        _ => fail(tag, name, format!("expected error {code}, got {}", show(g))),
-    }
-}
 
 /// Runs all checks: the revision 2026-07-28 probe first (a fresh connection whose first
 /// request is `server/discover`), then the checks of each era the server speaks. Returns

@@ -74,6 +74,7 @@ mod http_rules;
 mod modern;
 pub mod report;
 pub mod target;
+mod verdict;
 
 use std::time::Duration;
 

@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use switchboard_types::{methods, modern};
 
-use crate::checks::{error_code, expect_code, fail, pass, show, skip};
 use crate::conn::{Conn, Got, envelope};
+use crate::verdict::{error_code, expect_code, fail, pass, show, skip};
 use crate::{CheckError, CheckResult, Results, Target};
 
 /// The revision these checks speak.

@@ -5,35 +5,16 @@
 use serde_json::{Value, json};
 use switchboard_types::methods;
 
-use super::case::{Answer, Case, Expect, SentId, Start, Step};
+use super::build::{
+    LATEST, PROMPT, TOOL, URI, Wire, fresh, init_params, new_id, notification, ping, ready, request,
+};
+use super::case::{Answer, Case, Expect, SentId, Step};
 use super::judge::ANY_CODE;
 use super::rng::Rng;
 use super::{generate_frames, generate_http};
 
-/// The newest revision, offered by default.
-pub(crate) const LATEST: &str = "2025-11-25";
-/// The one revision with batches.
-pub(crate) const BATCH_VERSION: &str = "2025-03-26";
-/// Revisions without batches.
-pub(crate) const NO_BATCH_VERSIONS: [&str; 2] = ["2025-06-18", "2025-11-25"];
-/// Stands for the name of a tool the server lists (a made-up one when it lists none).
-pub(crate) const TOOL: &str = "@@tool@@";
-/// Stands for the name of a prompt the server lists.
-pub(crate) const PROMPT: &str = "@@prompt@@";
-/// Stands for the URI of a resource the server lists.
-pub(crate) const URI: &str = "@@uri@@";
-
-/// How the cases reach the server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wire {
-    /// Lines on a child's stdin and stdout.
-    Stdio,
-    /// Streamable HTTP.
-    Http,
-}
-
 /// Makes one case of a family.
-pub(crate) type Generator = fn(&mut Rng, Wire) -> Case;
+type Generator = fn(&mut Rng, Wire) -> Case;
 
 /// The families over stdio, with their weights.
 const STDIO: [(u32, Generator); 7] = [
@@ -68,86 +49,6 @@ pub(crate) fn case(seed: u64, wire: Wire) -> Case {
     let weights: Vec<u32> = table.iter().map(|(w, _)| *w).collect();
     let generate = table[r.weighted(&weights)].1;
     generate(&mut r, wire)
-}
-
-/// A case on an initialized session of any version.
-pub(crate) fn ready(family: &str, steps: Vec<Step>) -> Case {
-    Case {
-        family: family.to_owned(),
-        start: Start::Ready {
-            version: LATEST,
-            exact: false,
-        },
-        steps,
-        needs_session: false,
-    }
-}
-
-/// A case on an initialized session of exactly `version`.
-pub(crate) fn on_version(version: &'static str, family: &str, steps: Vec<Step>) -> Case {
-    Case {
-        start: Start::Ready {
-            version,
-            exact: true,
-        },
-        ..ready(family, steps)
-    }
-}
-
-/// A case on a new connection.
-fn fresh(family: &str, steps: Vec<Step>) -> Case {
-    Case {
-        start: Start::Fresh,
-        // Over HTTP the lifecycle is the session's: a stateless server has none to test.
-        needs_session: true,
-        ..ready(family, steps)
-    }
-}
-
-/// A new id no other case uses: `"fz-" + 8 letters`.
-pub(crate) fn new_id(r: &mut Rng) -> Value {
-    json!(format!("fz-{}", r.word(8)))
-}
-
-/// A request's text.
-pub(crate) fn request(id: &Value, method: &str, params: Option<Value>) -> String {
-    let mut m = json!({"jsonrpc": "2.0", "id": id, "method": method});
-    if let Some(p) = params {
-        m["params"] = p;
-    }
-    m.to_string()
-}
-
-/// A notification's text.
-pub(crate) fn notification(method: &str, params: Option<Value>) -> String {
-    let mut m = json!({"jsonrpc": "2.0", "method": method});
-    if let Some(p) = params {
-        m["params"] = p;
-    }
-    m.to_string()
-}
-
-/// A ping with this id, which must be answered with a result.
-pub(crate) fn ping(id: &Value, rule: &'static str) -> Step {
-    Step::frame(
-        request(id, methods::PING, None),
-        vec![Expect::id(id, Answer::Result, rule)],
-    )
-}
-
-/// A request whose params hold one string member `pad` of `n` bytes, written directly (a
-/// serializer would copy megabytes).
-pub(crate) fn padded(id: &Value, method: &str, n: usize) -> String {
-    format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{"pad":"{}"}}}}"#,
-        "x".repeat(n)
-    )
-}
-
-/// Correct `initialize` params offering `version`.
-pub(crate) fn init_params(version: &str) -> Value {
-    json!({"protocolVersion": version, "capabilities": {},
-        "clientInfo": {"name": "switchboard-fuzz", "version": env!("CARGO_PKG_VERSION")}})
 }
 
 /// A correct `initialize` that must succeed.

@@ -5,10 +5,10 @@
 use serde_json::{Value, json};
 use switchboard_types::methods;
 
-use super::case::{Answer, Case, Expect, SentId, Step};
-use super::generate::{
+use super::build::{
     BATCH_VERSION, NO_BATCH_VERSIONS, TOOL, Wire, new_id, on_version, padded, ready, request,
 };
+use super::case::{Answer, Case, Expect, SentId, Step};
 use super::judge::ANY_CODE;
 use super::rng::Rng;
 

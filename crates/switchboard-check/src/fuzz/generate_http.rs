@@ -5,8 +5,8 @@ use serde_json::Value;
 use switchboard_transport::headers::{EVENT_STREAM, JSON};
 use switchboard_types::methods;
 
+use super::build::{Wire, new_id, padded, ready, request};
 use super::case::{Answer, Case, Expect, Framing, Header, HttpProbe, HttpWant, Step};
-use super::generate::{Wire, new_id, padded, ready, request};
 use super::rng::Rng;
 
 /// A POST of a ping with this id; served, it must be answered with a result.

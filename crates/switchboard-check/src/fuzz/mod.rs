@@ -49,6 +49,7 @@
 //! | `stdio`, `http` | the server spoken to byte by byte (a child process; hand-written HTTP/1.1) |
 //! | `run` | running a case: its connection, its steps, the proof of life after it |
 
+mod build;
 mod case;
 mod generate;
 mod generate_frames;
@@ -393,9 +394,9 @@ impl Fuzzer {
 /// checking that a seed gives the same cases.
 pub fn describe_cases(seed: u64, cases: u64, http: bool) -> Vec<String> {
     let wire = if http {
-        generate::Wire::Http
+        build::Wire::Http
     } else {
-        generate::Wire::Stdio
+        build::Wire::Stdio
     };
     (0..cases)
         .map(|i| {

@@ -12,8 +12,8 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::Problem;
+use super::build::{self, PROMPT, TOOL, URI, Wire, init_params};
 use super::case::{Answer, Case, Expect, HttpProbe, HttpWant, SentId, Start, Step};
-use super::generate::{self, PROMPT, TOOL, URI, Wire, init_params};
 use super::http::{self, Endpoint, Outcome, Read, Reply, SessionHeaders};
 use super::judge::{self, Declared, Rx};
 use super::stdio::{Line, Recv, StdioLink};
@@ -449,7 +449,7 @@ impl Runner {
     /// The server could not be started or reached, or did not complete a handshake.
     pub(crate) async fn discover(&mut self) -> Result<(), String> {
         let mut conn = self.open()?;
-        let init = match self.handshake(&mut conn, generate::LATEST).await {
+        let init = match self.handshake(&mut conn, build::LATEST).await {
             Ok(init) => init,
             Err(e) => {
                 self.close(conn).await;
@@ -536,7 +536,7 @@ impl Runner {
         // Ids are never reused in a session (JR-5): a strict server may refuse a reused one.
         let n = self.calls.fetch_add(1, Ordering::Relaxed);
         let id = json!(format!("fz-call-{n}"));
-        let text = generate::request(&id, method, Some(params));
+        let text = build::request(&id, method, Some(params));
         let sent = SentId::of(&id);
         match conn {
             Conn::Stdio(s) => {
@@ -590,7 +590,7 @@ impl Runner {
             .and_then(Value::as_str)
             .unwrap_or(version)
             .to_owned();
-        let note = generate::notification(methods::NOTIFICATIONS_INITIALIZED, None);
+        let note = build::notification(methods::NOTIFICATIONS_INITIALIZED, None);
         match conn {
             Conn::Stdio(s) => {
                 s.negotiated = Some(negotiated);
@@ -945,7 +945,7 @@ impl Runner {
     /// Whether a new session can be opened and answers ping.
     async fn fresh_session_works(&self) -> Result<(), String> {
         let mut conn = self.open()?;
-        let outcome = match self.handshake(&mut conn, generate::LATEST).await {
+        let outcome = match self.handshake(&mut conn, build::LATEST).await {
             Ok(_) => self
                 .call(&mut conn, methods::PING, json!({}))
                 .await
