@@ -7,43 +7,40 @@ use serde_json::Value;
 use crate::conn::Got;
 use crate::{CheckResult, Outcome};
 
+fn result(tag: &'static str, name: &'static str, outcome: Outcome, detail: String) -> CheckResult {
+    CheckResult {
+        tag,
+        name,
+        outcome,
+        detail,
+    }
+}
+
+/// The rule held.
 pub(crate) fn pass(
     tag: &'static str,
     name: &'static str,
     detail: impl Into<String>,
 ) -> CheckResult {
-    CheckResult {
-        tag,
-        name,
-        outcome: Outcome::Pass,
-        detail: detail.into(),
-    }
+    result(tag, name, Outcome::Pass, detail.into())
 }
 
+/// The rule was broken.
 pub(crate) fn fail(
     tag: &'static str,
     name: &'static str,
     detail: impl Into<String>,
 ) -> CheckResult {
-    CheckResult {
-        tag,
-        name,
-        outcome: Outcome::Fail,
-        detail: detail.into(),
-    }
+    result(tag, name, Outcome::Fail, detail.into())
 }
 
+/// The rule could not apply (never a pass).
 pub(crate) fn skip(
     tag: &'static str,
     name: &'static str,
     detail: impl Into<String>,
 ) -> CheckResult {
-    CheckResult {
-        tag,
-        name,
-        outcome: Outcome::Skip,
-        detail: detail.into(),
-    }
+    result(tag, name, Outcome::Skip, detail.into())
 }
 
 pub(crate) fn show(g: &Got) -> String {
