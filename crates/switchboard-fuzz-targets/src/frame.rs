@@ -90,42 +90,34 @@ fn fixed_point<T: Serialize + DeserializeOwned>(text: &str) {
     );
 }
 
-fn request<M: RequestMethod>(text: &str) {
-    fixed_point::<M::Params>(text);
-}
-
-fn notification<M: NotificationMethod>(text: &str) {
-    fixed_point::<M::Params>(text);
-}
-
-macro_rules! by_name {
-    ($method:expr, $text:expr; requests $($r:ident)*; notifications $($n:ident)*) => {{
-        use switchboard_types::catalogue::Method as _;
-        match $method {
-            $(m if m == c::$r::NAME => request::<c::$r>($text),)*
-            $(m if m == c::$n::NAME => notification::<c::$n>($text),)*
-            _ => {}
-        }
-    }};
-}
-
 /// The params of a method the catalogue knows, read as that method's params type.
 fn params_by_method(method: &str, text: &str) {
-    by_name!(method, text;
-        requests Initialize Ping ListResources ListResourceTemplates ReadResource Subscribe
-            Unsubscribe ListPrompts GetPrompt ListTools CallTool SetLevel Complete CreateMessage
-            ListRoots Elicit GetTask GetTaskPayload ListTasks CancelTask;
-        notifications Initialized Cancelled Progress LoggingMessage ResourceListChanged
-            ResourceUpdated PromptListChanged ToolListChanged RootsListChanged
-            ElicitationComplete TaskStatus)
+    c::visit(method, &mut Params(text));
+}
+
+/// Reads params text as the visited method's params type.
+struct Params<'a>(&'a str);
+
+impl c::MethodVisitor for Params<'_> {
+    fn request<M: RequestMethod>(&mut self) {
+        fixed_point::<M::Params>(self.0);
+    }
+    fn notification<M: NotificationMethod>(&mut self) {
+        fixed_point::<M::Params>(self.0);
+    }
 }
 
 /// A result, read as every result type of the catalogue (a response does not say its method).
 fn every_result(text: &str) {
-    macro_rules! results {
-        ($($r:ident)*) => { $(fixed_point::<<c::$r as RequestMethod>::Result>(text);)* };
+    c::visit_all(&mut Results(text));
+}
+
+/// Reads result text as the visited request's result type.
+struct Results<'a>(&'a str);
+
+impl c::MethodVisitor for Results<'_> {
+    fn request<M: RequestMethod>(&mut self) {
+        fixed_point::<M::Result>(self.0);
     }
-    results!(Initialize Ping ListResources ListResourceTemplates ReadResource ListPrompts
-        GetPrompt ListTools CallTool Complete CreateMessage ListRoots Elicit GetTask
-        GetTaskPayload ListTasks CancelTask);
+    fn notification<M: NotificationMethod>(&mut self) {}
 }

@@ -554,6 +554,14 @@ pub trait NotificationMethod: Method {
     type Params: Serialize + DeserializeOwned + Send + 'static;
 }
 
+/// Something done for each catalogue method with its marker type ([`visit_all`], [`visit`]).
+pub trait MethodVisitor {
+    /// One request method.
+    fn request<M: RequestMethod>(&mut self);
+    /// One notification method.
+    fn notification<M: NotificationMethod>(&mut self);
+}
+
 const fn spec(
     name: &'static str,
     kind: MethodKind,
@@ -610,6 +618,25 @@ macro_rules! methods {
         /// Every core method of 2024-11-05 to 2026-07-28, requests first, in schema order.
         pub static CATALOGUE: &[MethodSpec] = &[$($marker::DEFINITION),*];
 
+        /// Calls `visitor` once for every catalogue method with its marker type, in the order of
+        /// [`CATALOGUE`]: whatever must hold for each method's types (a route, a fuzz target, a
+        /// round trip) reads them from here, so that a new row reaches it without an edit.
+        pub fn visit_all<V: MethodVisitor>(visitor: &mut V) {
+            $(methods!(@visit $kind $marker, visitor);)*
+        }
+
+        /// Calls `visitor` with the marker type of the catalogue method named `name`; false when
+        /// no row has that name (an extension method).
+        pub fn visit<V: MethodVisitor>(name: &str, visitor: &mut V) -> bool {
+            $(
+                if name == $marker::DEFINITION.name {
+                    methods!(@visit $kind $marker, visitor);
+                    return true;
+                }
+            )*
+            false
+        }
+
         $(
             $(#[$doc])*
             #[derive(Debug, Clone, Copy, Default)]
@@ -638,6 +665,12 @@ macro_rules! methods {
             type Params = $params;
             type Result = $result;
         }
+    };
+    (@visit request $marker:ident, $visitor:ident) => {
+        $visitor.request::<$marker>()
+    };
+    (@visit notification $marker:ident, $visitor:ident) => {
+        $visitor.notification::<$marker>()
     };
     (@impl notification $marker:ident, $params:ty) => {
         impl NotificationMethod for $marker {
@@ -788,6 +821,35 @@ mod tests {
         assert_eq!(<CallTool as Method>::NAME, "tools/call");
         assert_eq!(<CallTool as Method>::SPEC.map(|s| s.kind), Some(R));
         assert!(find("acme/echo").is_none());
+    }
+
+    /// Records what the visitor was called with.
+    #[derive(Default)]
+    struct Seen(Vec<(&'static str, MethodKind)>);
+
+    impl MethodVisitor for Seen {
+        fn request<M: RequestMethod>(&mut self) {
+            self.0.push((M::NAME, R));
+        }
+        fn notification<M: NotificationMethod>(&mut self) {
+            self.0.push((M::NAME, N));
+        }
+    }
+
+    #[test]
+    fn the_visitor_meets_every_row_once_with_its_kind_and_finds_each_by_name() {
+        let mut all = Seen::default();
+        visit_all(&mut all);
+        let rows: Vec<_> = CATALOGUE.iter().map(|s| (s.name, s.kind)).collect();
+        assert_eq!(all.0, rows);
+        for s in CATALOGUE {
+            let mut one = Seen::default();
+            assert!(visit(s.name, &mut one));
+            assert_eq!(one.0, vec![(s.name, s.kind)]);
+        }
+        let mut none = Seen::default();
+        assert!(!visit("acme/echo", &mut none));
+        assert!(none.0.is_empty());
     }
 
     #[test]
