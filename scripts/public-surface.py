@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Counts the public surface of the `switchboard` facade, from rustdoc's HTML.
+
+The facade re-exports library crates (`pub use switchboard_x as x;`, each behind its feature).
+Their public items are what a user of `switchboard` can name: every item page rustdoc writes
+for those crates (structs, enums, traits, functions, type aliases, constants, statics, macros,
+unions; a redirect page for an item re-exported elsewhere is not counted twice), plus the
+facade's own. Public methods are the inherent methods and associated functions on those pages
+(trait implementations and trait methods are not counted: they are the traits' surface).
+
+Usage: scripts/public-surface.py [--doc target/doc] [--max-items N] [--max-methods N] [--by-crate]
+Reads the HTML `cargo doc --workspace --no-deps` wrote (scripts/test-all.sh runs it first).
+Exits 1 when a maximum is given and exceeded, so that the surface only grows on purpose.
+"""
+
+import argparse
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KINDS = ("struct", "enum", "trait", "fn", "type", "constant", "static", "macro", "union",
+         "derive", "attr", "traitalias")
+PAGE = re.compile(r"^(%s)\.[A-Za-z0-9_]+\.html$" % "|".join(KINDS))
+
+
+def reexported_crates():
+    """The crates the facade re-exports, read from its lib.rs, and the facade itself."""
+    text = open(os.path.join(ROOT, "crates/switchboard/src/lib.rs"), encoding="utf-8").read()
+    names = set(re.findall(r"^\s*pub use (switchboard_[a-z_]+)(?: as [a-z_]+|::)", text, re.M))
+    return ["switchboard"] + sorted(names)
+
+
+def count_crate(doc, krate):
+    items = 0
+    methods = 0
+    base = os.path.join(doc, krate)
+    if not os.path.isdir(base):
+        sys.exit(f"public-surface: no rustdoc output for {krate} under {doc}; run "
+                 "`cargo doc --workspace --no-deps` first")
+    for dirpath, _dirs, files in os.walk(base):
+        for name in files:
+            if not PAGE.match(name):
+                continue
+            path = os.path.join(dirpath, name)
+            html = open(path, encoding="utf-8", errors="replace").read()
+            if "<title>Redirection</title>" in html or 'http-equiv="refresh"' in html:
+                continue
+            items += 1
+            inherent = html
+            cut = html.find('id="trait-implementations"')
+            if cut >= 0:
+                inherent = html[:cut]
+            if name.startswith("trait."):
+                # A trait's required and provided methods are the trait's, counted as one item.
+                continue
+            methods += len(re.findall(r'<section id="method\.[^"]+" class="method"', inherent))
+    return items, methods
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--doc", default=os.path.join(ROOT, "target/doc"))
+    ap.add_argument("--max-items", type=int)
+    ap.add_argument("--max-methods", type=int)
+    ap.add_argument("--by-crate", action="store_true")
+    args = ap.parse_args()
+    total_items = total_methods = 0
+    for krate in reexported_crates():
+        items, methods = count_crate(args.doc, krate)
+        total_items += items
+        total_methods += methods
+        if args.by_crate:
+            print(f"{krate:32} {items:5} items {methods:5} methods")
+    print(f"facade surface: {total_items} public items, {total_methods} public methods")
+    over = []
+    if args.max_items is not None and total_items > args.max_items:
+        over.append(f"{total_items} items > {args.max_items}")
+    if args.max_methods is not None and total_methods > args.max_methods:
+        over.append(f"{total_methods} methods > {args.max_methods}")
+    if over:
+        sys.exit("public-surface: the facade's surface grew past its ceiling (" + "; ".join(over)
+                 + "); seal what users need not name, or raise the ceiling on purpose")
+
+
+if __name__ == "__main__":
+    main()
