@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | `headers` | none | extra headers on every HTTP request (e.g. `Authorization`) |
 //! | `connect_timeout` | 10 s | bound on opening a TCP connection |
-//! | `response_timeout` | 30 s | bound on the answer to a POST the sender waits for (`initialize`, notifications, responses), on the headers of a GET (resumption, the standalone stream), on `DELETE` and on the legacy `endpoint` event |
+//! | `response_timeout` | 30 s | bound on the answer to a POST the sender waits for (`initialize`, notifications, responses), on the headers of a GET (resumption, the standalone stream), on `DELETE` and on the HTTP+SSE `endpoint` event |
 //! | `post_header_timeout` | 5 min | from sending a request's POST to its answer's status and headers (a server answering with JSON sends them when the result is ready) |
 //! | `post_timeout` | 5 min | from sending a request's POST to the last byte of an answer that does not stream (JSON, an error body) |
 //! | `sse_idle_timeout` | 5 min | the longest silence (no byte: no event, progress or keep-alive comment) on a POST's SSE answer before its requests fail |
@@ -18,7 +18,7 @@
 //! | `default_retry` | 1 s | the wait before a reconnection when the server sent no `retry:` |
 //! | `min_retry`, `max_retry` | 100 ms, 30 s | the range a server's `retry:` is clamped to |
 //! | `get_stream` | `true` | open the standalone GET stream after initialization (`[HT-12]`) |
-//! | `legacy_fallback` | `true` | fall back to the 2024-11-05 HTTP+SSE transport when `initialize` gets 400, 404 or 405 |
+//! | `http_sse_fallback` | `true` | fall back to the 2024-11-05 HTTP+SSE transport when `initialize` gets 400, 404 or 405 |
 //! | `inbound_queue` | 256 | messages queued for the engine before the HTTP readers wait |
 //! | `max_inbound_bytes` | 64 MiB | bytes of the messages queued for the engine before the HTTP readers wait |
 //! | `user_agent` | `switchboard-http-client/<version>` | the `User-Agent` header |
@@ -42,7 +42,7 @@ use http::HeaderMap;
 
 /// The default bound on opening a connection.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// The default bound on an awaited POST answer, a GET's headers, `DELETE` and the legacy
+/// The default bound on an awaited POST answer, a GET's headers, `DELETE` and the HTTP+SSE
 /// `endpoint` event.
 pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default bound from sending a request's POST to its answer's headers.
@@ -89,7 +89,7 @@ pub struct HttpClientConfig {
     pub connect_timeout: Option<Duration>,
     /// Bound on the answer to a POST the sending side waits for (`initialize`, notifications
     /// and responses: 202 expected), on the status and headers of a GET (a resumption, the
-    /// standalone stream), on `DELETE` and on the legacy `endpoint` event. Past it an awaited
+    /// standalone stream), on `DELETE` and on the HTTP+SSE `endpoint` event. Past it an awaited
     /// POST fails the transport as a network error would; a GET counts as a failed reconnection.
     pub response_timeout: Duration,
     /// From sending a request's POST to its answer's status and headers. A server answering
@@ -131,7 +131,7 @@ pub struct HttpClientConfig {
     /// Whether to open the standalone GET stream after initialization.
     pub get_stream: bool,
     /// Whether to fall back to the 2024-11-05 HTTP+SSE transport (SPEC-NOTES §6.9).
-    pub legacy_fallback: bool,
+    pub http_sse_fallback: bool,
     /// Inbound messages queued for the engine before the HTTP readers wait.
     pub inbound_queue: usize,
     /// Bytes of the inbound messages queued for the engine before the HTTP readers wait (a
@@ -165,7 +165,7 @@ impl std::fmt::Debug for HttpClientConfig {
             .field("min_retry", &self.min_retry)
             .field("max_retry", &self.max_retry)
             .field("get_stream", &self.get_stream)
-            .field("legacy_fallback", &self.legacy_fallback)
+            .field("http_sse_fallback", &self.http_sse_fallback)
             .field("inbound_queue", &self.inbound_queue)
             .field("max_inbound_bytes", &self.max_inbound_bytes)
             .field("user_agent", &self.user_agent)
@@ -193,7 +193,7 @@ impl Default for HttpClientConfig {
             min_retry: DEFAULT_MIN_RETRY,
             max_retry: DEFAULT_MAX_RETRY,
             get_stream: true,
-            legacy_fallback: true,
+            http_sse_fallback: true,
             inbound_queue: DEFAULT_INBOUND_QUEUE,
             max_inbound_bytes: DEFAULT_MAX_INBOUND_BYTES,
             user_agent: concat!("switchboard-http-client/", env!("CARGO_PKG_VERSION")).to_owned(),
@@ -221,7 +221,7 @@ impl HttpClientConfig {
         self
     }
 
-    /// Sets the bound on awaited POST answers, GET headers, `DELETE` and the legacy `endpoint`
+    /// Sets the bound on awaited POST answers, GET headers, `DELETE` and the HTTP+SSE `endpoint`
     /// event.
     pub fn with_response_timeout(mut self, t: Duration) -> Self {
         self.response_timeout = t;
@@ -312,9 +312,9 @@ impl HttpClientConfig {
         self
     }
 
-    /// Allows the legacy HTTP+SSE fallback, or not.
-    pub fn with_legacy_fallback(mut self, on: bool) -> Self {
-        self.legacy_fallback = on;
+    /// Allows the HTTP+SSE fallback, or not.
+    pub fn with_http_sse_fallback(mut self, on: bool) -> Self {
+        self.http_sse_fallback = on;
         self
     }
 

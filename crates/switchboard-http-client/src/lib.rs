@@ -1,7 +1,7 @@
 //! # switchboard-http-client
 //!
 //! The MCP Streamable HTTP transport, client side (SPEC-NOTES §6, revisions 2025-03-26 onward),
-//! with the fallback to the legacy HTTP+SSE transport of 2024-11-05 (§6.9). It implements the
+//! with the fallback to the HTTP+SSE transport of 2024-11-05 (§6.9). It implements the
 //! engine's [`switchboard_jsonrpc::Transport`], so any role runs over it; with
 //! `switchboard-client`:
 //!
@@ -23,7 +23,7 @@
 //! | [`sse`] | [`SseParser`]: the pure, bounded `text/event-stream` parser (`switchboard_transport::codec::sse`, re-exported) |
 //! | `post` | one POST per frame and what its answer means (202, JSON, SSE, 404, 4xx/5xx) |
 //! | `stream` | SSE streams: POST streams, the GET stream, resumption with `Last-Event-ID` |
-//! | `legacy` | the 2024-11-05 HTTP+SSE fallback (`endpoint` event, POSTs answered on the stream) |
+//! | `http_sse` | the 2024-11-05 HTTP+SSE fallback (`endpoint` event, POSTs answered on the stream) |
 //! | `redirect` | every request goes out through it: redirects followed on the endpoint's origin only |
 //! | `shared` | state shared by the tasks: session id, negotiated version, mode, failure |
 //! | `abandon` | request POSTs whose callers all gave up (engine's `request_abandoned`) are stopped |
@@ -84,7 +84,7 @@
 mod abandon;
 pub mod auth;
 pub mod config;
-mod legacy;
+mod http_sse;
 mod post;
 mod redirect;
 mod shared;

@@ -14,7 +14,7 @@
 //! | the exchange breaks after connecting (e.g. a refused oversized body) | the frame's requests get a local -32603 with `data: {reason: "http_send_failed"}` (`http_read_failed` when the body breaks off); fatal for a frame without requests |
 //!
 //! `initialize` is special: its answer carries the session id, and a 400, 404 or 405 to it starts
-//! the legacy fallback (SPEC-NOTES §6.9).
+//! the HTTP+SSE fallback (SPEC-NOTES §6.9).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -31,7 +31,7 @@ use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio::time::Instant;
 
 use crate::abandon::PostWatch;
-use crate::legacy;
+use crate::http_sse;
 use crate::redirect::{self, Refused};
 use crate::shared::{HttpMode, PROTOCOL_VERSION, Shared, describe, status_data, timeout_error};
 use crate::stream::{self, StreamKind, is_event_stream, media_type};
@@ -166,14 +166,14 @@ async fn exchange(
     _permit: OwnedSemaphorePermit,
     started: oneshot::Sender<()>,
 ) {
-    let (url, legacy) = {
+    let (url, http_sse) = {
         let st = shared.state();
-        match (&st.mode, &st.legacy_post) {
-            (HttpMode::Legacy, Some(u)) => (u.clone(), true),
+        match (&st.mode, &st.http_sse_post) {
+            (HttpMode::HttpSse, Some(u)) => (u.clone(), true),
             _ => (shared.url.clone(), false),
         }
     };
-    let (rb, sent_session) = request(&shared, &url, &out, legacy);
+    let (rb, sent_session) = request(&shared, &url, &out, http_sse);
     let budget = Budget::for_post(&shared, out.is_request);
     let resp = tokio::select! {
         biased;
@@ -182,7 +182,7 @@ async fn exchange(
     };
     let resp = match resp {
         Ok(resp) => {
-            return answer(&shared, out, resp, sent_session, legacy, started, budget).await;
+            return answer(&shared, out, resp, sent_session, http_sse, started, budget).await;
         }
         Err(e) => e,
     };
@@ -264,7 +264,7 @@ fn request(
     shared: &Shared,
     url: &Url,
     out: &Outbound,
-    legacy: bool,
+    http_sse: bool,
 ) -> (reqwest::RequestBuilder, bool) {
     let mut rb = shared
         .client
@@ -284,7 +284,7 @@ fn request(
         }
         return (rb, false);
     }
-    if legacy {
+    if http_sse {
         (rb, false)
     } else {
         shared.session_headers(rb)
@@ -297,7 +297,7 @@ async fn answer(
     out: Outbound,
     mut resp: reqwest::Response,
     sent_session: bool,
-    legacy: bool,
+    http_sse: bool,
     started: oneshot::Sender<()>,
     budget: Budget,
 ) {
@@ -315,8 +315,8 @@ async fn answer(
         reject(shared, &out, status, body.as_deref()).await;
         return;
     }
-    if legacy {
-        // The legacy transport answers on its SSE stream; the POST only says "accepted".
+    if http_sse {
+        // The HTTP+SSE transport answers on its SSE stream; the POST only says "accepted".
         let _ = started.send(());
         return;
     }
@@ -443,7 +443,7 @@ async fn read_body(resp: &mut reqwest::Response, limit: usize) -> Result<Option<
 }
 
 /// POSTs `initialize` and waits for the answer to begin: it carries the session id, and a
-/// 400, 404 or 405 starts the legacy fallback. A network failure is fatal.
+/// 400, 404 or 405 starts the HTTP+SSE fallback. A network failure is fatal.
 pub(crate) async fn initialize(shared: &Arc<Shared>, out: Outbound) {
     if let Some(id) = out.ids.first() {
         shared.expect_init_result(id.clone());
@@ -480,14 +480,14 @@ pub(crate) async fn initialize(shared: &Arc<Shared>, out: Outbound) {
         }
     };
     let status = resp.status();
-    let legacy_status = matches!(
+    let fallback_status = matches!(
         status,
         StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED
     );
-    if legacy_status && shared.config.legacy_fallback {
-        match legacy::open(shared).await {
-            Ok(()) => return post_legacy_initialize(shared, out).await,
-            Err(why) => tracing::debug!(%status, why, "no legacy HTTP+SSE server either"),
+    if fallback_status && shared.config.http_sse_fallback {
+        match http_sse::open(shared).await {
+            Ok(()) => return post_http_sse_initialize(shared, out).await,
+            Err(why) => tracing::debug!(%status, why, "no HTTP+SSE server either"),
         }
     }
     if status.is_success() {
@@ -506,8 +506,8 @@ pub(crate) async fn initialize(shared: &Arc<Shared>, out: Outbound) {
     let _ = rx.await;
 }
 
-/// Legacy mode is on: `initialize` goes to the endpoint the server named.
-async fn post_legacy_initialize(shared: &Arc<Shared>, out: Outbound) {
+/// HTTP+SSE mode is on: `initialize` goes to the endpoint the server named.
+async fn post_http_sse_initialize(shared: &Arc<Shared>, out: Outbound) {
     let Ok(permit) = shared.posts.clone().acquire_owned().await else {
         return;
     };

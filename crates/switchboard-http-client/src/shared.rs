@@ -31,8 +31,8 @@ pub enum HttpMode {
     Unknown,
     /// Streamable HTTP (2025-03-26 onward).
     Streamable,
-    /// The legacy HTTP+SSE transport (2024-11-05), after the fallback of SPEC-NOTES §6.9.
-    Legacy,
+    /// The HTTP+SSE transport (2024-11-05), after the fallback of SPEC-NOTES §6.9.
+    HttpSse,
     /// Streamable HTTP in revision 2026-07-28 (SPEC-2026-NOTES §14): no session (no
     /// `MCP-Session-Id`, no GET stream, no `DELETE`), the client role's header lines on every
     /// POST, cancellation by closing the request's response stream.
@@ -43,8 +43,8 @@ pub enum HttpMode {
 #[derive(Debug)]
 pub(crate) struct State {
     pub(crate) mode: HttpMode,
-    /// Legacy mode: where every message is POSTed.
-    pub(crate) legacy_post: Option<Url>,
+    /// HTTP+SSE mode: where every message is POSTed.
+    pub(crate) http_sse_post: Option<Url>,
     pub(crate) session_id: Option<HeaderValue>,
     pub(crate) protocol_version: Option<HeaderValue>,
     /// The id of the `initialize` request, whose result is peeked at for the version.
@@ -123,7 +123,7 @@ impl Shared {
             config,
             state: Mutex::new(State {
                 mode: HttpMode::Unknown,
-                legacy_post: None,
+                http_sse_post: None,
                 session_id: None,
                 protocol_version: None,
                 init_id: None,

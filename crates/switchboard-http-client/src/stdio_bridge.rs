@@ -1,7 +1,7 @@
 //! A remote Streamable HTTP server exposed to a stdio host: frames read line by line from the
 //! host go to the server through [`HttpClientTransport`] (a POST per frame, JSON or SSE
 //! answers, the session id, `MCP-Protocol-Version` after initialize, the GET stream,
-//! resumption, the legacy HTTP+SSE fallback); every frame the server sends is written to the
+//! resumption, the HTTP+SSE fallback); every frame the server sends is written to the
 //! host, one per line. Every frame is shown to the [`FrameTap`] first, with the HTTP session id.
 
 use std::time::Duration;

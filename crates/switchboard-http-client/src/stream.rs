@@ -1,13 +1,13 @@
 //! SSE streams (client side): reading a POST's stream or the standalone GET stream into the
 //! engine, and resuming either with `GET` + `Last-Event-ID` after the server's `retry` delay
-//! (`[HT-11]`, SPEC-NOTES §6.5) when it drops early. The legacy transport's stream is read here
+//! (`[HT-11]`, SPEC-NOTES §6.5) when it drops early. The HTTP+SSE transport's stream is read here
 //! too, without resumption.
 //!
 //! | stream | ends when | on a drop |
 //! |---|---|---|
 //! | POST | every request it carried is answered | resume with `Last-Event-ID`; none to send, or attempts exhausted: each open request gets a local -32603 |
 //! | GET | the transport closes | resume with `Last-Event-ID` (a fresh GET without one); 405: no GET stream |
-//! | legacy | the transport closes | fatal: the 2024-11-05 stream cannot be resumed |
+//! | http+sse | the transport closes | fatal: the 2024-11-05 stream cannot be resumed |
 //!
 //! Reconnection attempts are bounded (`max_reconnect_attempts`, consecutive; a connection that
 //! delivers an event resets the count; and `max_resumptions` in all for a POST stream, so that a
@@ -20,7 +20,7 @@
 //!
 //! A POST stream silent for `sse_idle_timeout` (no byte at all: keep-alive comments count, and
 //! so do progress notifications) is given up: its open requests get a local error. The GET and
-//! legacy streams may stay silent as long as the server likes. An event over `max_event_bytes`
+//! HTTP+SSE streams may stay silent as long as the server likes. An event over `max_event_bytes`
 //! is discarded (the parser skips it); a POST stream that ends without its response says so.
 
 use std::collections::HashSet;
@@ -55,8 +55,8 @@ pub(crate) enum StreamKind {
     Post(HashSet<RequestId>),
     /// The standalone GET stream.
     Get,
-    /// The legacy HTTP+SSE stream.
-    Legacy,
+    /// The HTTP+SSE stream.
+    HttpSse,
 }
 
 impl StreamKind {
@@ -64,7 +64,7 @@ impl StreamKind {
         match self {
             StreamKind::Post(_) => "POST",
             StreamKind::Get => "GET",
-            StreamKind::Legacy => "legacy",
+            StreamKind::HttpSse => "http+sse",
         }
     }
 
@@ -169,9 +169,9 @@ pub(crate) async fn read(
                 }
                 let why = error.unwrap_or_else(|| "ended".to_owned());
                 tracing::debug!(stream = kind.name(), why, "SSE connection dropped");
-                if matches!(kind, StreamKind::Legacy) {
+                if matches!(kind, StreamKind::HttpSse) {
                     shared.fail(format!(
-                        "the legacy HTTP+SSE stream from {} closed ({why})",
+                        "the HTTP+SSE stream from {} closed ({why})",
                         shared.url
                     ));
                     return;

@@ -53,7 +53,7 @@ pub enum ConnectError {
     Client(String),
 }
 
-/// A client transport to one MCP endpoint over Streamable HTTP, falling back to the legacy
+/// A client transport to one MCP endpoint over Streamable HTTP, falling back to the 2024-11-05
 /// HTTP+SSE transport when the server speaks only that (SPEC-NOTES §6.9).
 ///
 /// ```no_run

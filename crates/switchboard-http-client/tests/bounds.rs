@@ -16,7 +16,7 @@ const NOTE: &str =
 fn config() -> HttpClientConfig {
     HttpClientConfig::default()
         .with_get_stream(false)
-        .with_legacy_fallback(false)
+        .with_http_sse_fallback(false)
         .with_max_event_bytes(1024)
 }
 

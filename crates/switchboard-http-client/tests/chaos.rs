@@ -20,7 +20,7 @@ use switchboard_types::tools::{CallToolResult, Tool};
 fn raw_config() -> HttpClientConfig {
     HttpClientConfig::default()
         .with_get_stream(false)
-        .with_legacy_fallback(false)
+        .with_http_sse_fallback(false)
 }
 
 /// An SSE answer: the head, then `events`, then the connection closes.

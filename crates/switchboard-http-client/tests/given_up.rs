@@ -49,7 +49,7 @@ async fn callers_that_give_up_free_the_post_slot_and_the_next_call_is_answered()
     // One slot, and header timeouts far longer than the test: only giving up can free it.
     let config = HttpClientConfig::default()
         .with_get_stream(false)
-        .with_legacy_fallback(false)
+        .with_http_sse_fallback(false)
         .with_max_concurrent_posts(1)
         .with_post_header_timeout(Duration::from_secs(300));
     let transport = HttpClientTransport::connect(&srv.url, config).unwrap();

@@ -60,7 +60,7 @@ async fn server(times: Arc<Mutex<Times>>) -> raw::RawServer {
 async fn connect(url: &str) -> ClientSession {
     let config = HttpClientConfig::default()
         .with_get_stream(false)
-        .with_legacy_fallback(false)
+        .with_http_sse_fallback(false)
         .with_send_order_wait(Duration::from_secs(120))
         .with_post_header_timeout(Duration::from_secs(300));
     let transport = HttpClientTransport::connect(url, config).unwrap();
@@ -129,7 +129,7 @@ async fn a_notification_waits_no_longer_than_the_send_order_wait() {
     let wait = Duration::from_millis(300);
     let config = HttpClientConfig::default()
         .with_get_stream(false)
-        .with_legacy_fallback(false)
+        .with_http_sse_fallback(false)
         .with_send_order_wait(wait)
         .with_post_header_timeout(Duration::from_secs(300));
     let transport = HttpClientTransport::connect(&srv.url, config).unwrap();

@@ -17,7 +17,7 @@ const SHORT: Duration = Duration::from_millis(300);
 fn config() -> HttpClientConfig {
     HttpClientConfig::default()
         .with_get_stream(false)
-        .with_legacy_fallback(false)
+        .with_http_sse_fallback(false)
 }
 
 /// Requests with an id of 100 or more are answered at once; the others get `stall`.

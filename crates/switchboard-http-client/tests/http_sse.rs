@@ -1,4 +1,4 @@
-//! The legacy fallback (SPEC-NOTES §6.9) against a tiny 2024-11-05 HTTP+SSE server written here:
+//! The HTTP+SSE fallback (SPEC-NOTES §6.9) against a tiny 2024-11-05 HTTP+SSE server written here:
 //! `GET /sse` opens the stream (first event `endpoint`, then `message` events), `POST
 //! /messages?sessionId=N` takes every client message (202). A POST to `/sse` gets 405, which is
 //! what sends the client to the old transport.
@@ -26,11 +26,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// The engine's frames, to the SSE stream.
-struct LegacySink(mpsc::Sender<String>);
+struct SseSink(mpsc::Sender<String>);
 /// The POSTed messages, to the engine.
-struct LegacySource(mpsc::Receiver<String>);
+struct SseSource(mpsc::Receiver<String>);
 
-impl FrameSink for LegacySink {
+impl FrameSink for SseSink {
     async fn send(&mut self, frame: OutboundFrame) -> Result<(), TransportError> {
         self.0
             .send(frame.text)
@@ -39,13 +39,13 @@ impl FrameSink for LegacySink {
     }
 }
 
-impl FrameSource for LegacySource {
+impl FrameSource for SseSource {
     async fn recv(&mut self) -> Option<Result<String, TransportError>> {
         self.0.recv().await.map(Ok)
     }
 }
 
-struct Legacy {
+struct SseServer {
     server: Server,
     sessions: Mutex<HashMap<u64, mpsc::Sender<String>>>,
     next: AtomicU64,
@@ -54,13 +54,13 @@ struct Legacy {
     posts: AtomicU64,
 }
 
-async fn sse(State(st): State<Arc<Legacy>>) -> Response {
+async fn sse(State(st): State<Arc<SseServer>>) -> Response {
     let id = st.next.fetch_add(1, Ordering::Relaxed);
     let (in_tx, in_rx) = mpsc::channel::<String>(64);
     let (out_tx, out_rx) = mpsc::channel::<String>(64);
     st.sessions.lock().unwrap().insert(id, in_tx);
     st.server
-        .serve((LegacySink(out_tx), LegacySource(in_rx)))
+        .serve((SseSink(out_tx), SseSource(in_rx)))
         .unwrap();
     let first = format!("event: endpoint\ndata: /messages?sessionId={id}\n\n");
     let kill = st.kill.clone();
@@ -84,7 +84,7 @@ async fn sse(State(st): State<Arc<Legacy>>) -> Response {
         .unwrap()
 }
 
-async fn messages(State(st): State<Arc<Legacy>>, uri: Uri, body: String) -> StatusCode {
+async fn messages(State(st): State<Arc<SseServer>>, uri: Uri, body: String) -> StatusCode {
     st.posts.fetch_add(1, Ordering::Relaxed);
     let id = uri
         .query()
@@ -97,8 +97,8 @@ async fn messages(State(st): State<Arc<Legacy>>, uri: Uri, body: String) -> Stat
     }
 }
 
-async fn legacy_server() -> (String, Arc<Legacy>) {
-    let st = Arc::new(Legacy {
+async fn http_sse_server() -> (String, Arc<SseServer>) {
+    let st = Arc::new(SseServer {
         server: test_server(),
         sessions: Mutex::default(),
         next: AtomicU64::new(0),
@@ -119,13 +119,13 @@ async fn legacy_server() -> (String, Arc<Legacy>) {
 
 #[tokio::test]
 async fn a_405_to_initialize_falls_back_to_http_sse() {
-    let (url, st) = legacy_server().await;
+    let (url, st) = http_sse_server().await;
     let (session, handle) = connect(&url, HttpClientConfig::default()).await;
-    assert_eq!(handle.mode(), HttpMode::Legacy);
+    assert_eq!(handle.mode(), HttpMode::HttpSse);
     assert_eq!(handle.session_id(), None);
     let r = session.call_tool("echo", json!({"x": "y"})).await.unwrap();
     assert_eq!(text(&r), r#"{"x":"y"}"#);
-    // A server request on the legacy stream, answered with a POST to the endpoint.
+    // A server request on the HTTP+SSE stream, answered with a POST to the endpoint.
     let r = tokio::time::timeout(WAIT, session.call_tool("sample", json!({})))
         .await
         .expect("in time")
@@ -138,23 +138,23 @@ async fn a_405_to_initialize_falls_back_to_http_sse() {
 }
 
 #[tokio::test]
-async fn the_legacy_stream_closing_is_fatal() {
-    let (url, st) = legacy_server().await;
+async fn the_http_sse_stream_closing_is_fatal() {
+    let (url, st) = http_sse_server().await;
     let (session, _) = connect(&url, HttpClientConfig::default()).await;
     st.kill.cancel();
     tokio::time::timeout(WAIT, session.closed())
         .await
         .expect("the session closes");
     let reason = session.peer().close_reason().unwrap_or_default();
-    assert!(reason.contains("legacy HTTP+SSE stream"), "{reason}");
+    assert!(reason.contains("HTTP+SSE stream"), "{reason}");
 }
 
 #[tokio::test]
 async fn without_the_fallback_the_405_is_the_callers_error() {
-    let (url, _st) = legacy_server().await;
+    let (url, _st) = http_sse_server().await;
     let transport = HttpClientTransport::connect(
         &url,
-        HttpClientConfig::default().with_legacy_fallback(false),
+        HttpClientConfig::default().with_http_sse_fallback(false),
     )
     .unwrap();
     let r = tokio::time::timeout(WAIT, support::client().connect(transport))

@@ -1,4 +1,4 @@
-//! The legacy HTTP+SSE transport of 2024-11-05 (client side), reached by the fallback of
+//! The HTTP+SSE transport of 2024-11-05 (client side), reached by the fallback of
 //! SPEC-NOTES §6.9: when `POST initialize` to the URL gets 400, 404 or 405, the client `GET`s the
 //! same URL expecting an SSE stream whose first event is `endpoint` (`[SSE-2]`). Its data is the
 //! URI to POST every message to (`[SSE-3]`), resolved against the URL; an endpoint on another
@@ -20,11 +20,11 @@ use crate::shared::{HttpMode, Shared, describe};
 use crate::stream::{self, StreamKind, is_event_stream};
 use switchboard_transport::codec::sse::SseParser;
 
-/// Opens the legacy stream, reads its `endpoint` event and switches the transport to legacy
+/// Opens the HTTP+SSE stream, reads its `endpoint` event and switches the transport to HTTP+SSE
 /// mode; the stream is then read by its own task.
 ///
 /// # Errors
-/// A text saying why this is no legacy server either (for the log).
+/// A text saying why this is no HTTP+SSE server either (for the log).
 pub(crate) async fn open(shared: &Arc<Shared>) -> Result<(), String> {
     let wait = shared.config.response_timeout;
     let opened = tokio::time::timeout(wait, endpoint(shared)).await;
@@ -32,17 +32,17 @@ pub(crate) async fn open(shared: &Arc<Shared>) -> Result<(), String> {
         Ok(r) => r?,
         Err(_) => return Err(format!("no endpoint event within {wait:?}")),
     };
-    tracing::info!(%post_url, "the server speaks the legacy HTTP+SSE transport (2024-11-05)");
+    tracing::info!(%post_url, "the server speaks the HTTP+SSE transport (2024-11-05)");
     {
         let mut st = shared.state();
-        st.mode = HttpMode::Legacy;
-        st.legacy_post = Some(post_url);
+        st.mode = HttpMode::HttpSse;
+        st.http_sse_post = Some(post_url);
     }
     tokio::spawn(stream::read(
         shared.clone(),
         Some(resp),
         parser,
-        StreamKind::Legacy,
+        StreamKind::HttpSse,
     ));
     Ok(())
 }
