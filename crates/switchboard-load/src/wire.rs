@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 /// The protocol revision offered in `initialize`.
 pub(crate) const PROTOCOL_VERSION: &str = "2025-11-25";
 
-/// The stateless revision: no `initialize`, the version and the client's capabilities in the
+/// The modern revision: no `initialize`, the version and the client's capabilities in the
 /// `_meta` of every request, and (over HTTP) the method and the tool name mirrored in headers.
 pub(crate) const MODERN_VERSION: &str = "2026-07-28";
 

@@ -2,8 +2,9 @@
 //! is decided (SPEC-NOTES §3.3, §12).
 //!
 //! Roles never compare version strings; they ask [`ProtocolVersion::supports`] for a [`Feature`].
-//! Two eras: the stateful revisions (2024-11-05 to 2025-11-25, negotiated by `initialize`) and
-//! the modern one (2026-07-28: no handshake, each request names its revision in `_meta`).
+//! Two eras: the legacy era (revisions 2024-11-05 to 2025-11-25, negotiated by `initialize`, a
+//! session per connection) and the modern era (2026-07-28 on: no handshake, each request names
+//! its revision in `_meta`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -21,7 +22,7 @@ pub enum ProtocolVersion {
     V2025_06_18,
     /// 2025-11-25: tasks, URL elicitation, icons, sampling with tools.
     V2025_11_25,
-    /// 2026-07-28: stateless (no handshake; per-request `_meta`, `server/discover`).
+    /// 2026-07-28, the first of the modern era (no handshake; per-request `_meta`, `server/discover`).
     V2026_07_28,
 }
 
@@ -77,7 +78,7 @@ impl ProtocolVersion {
         ProtocolVersion::V2026_07_28,
     ];
 
-    /// The revisions of the stateful era, newest first: the order `initialize` negotiates in.
+    /// The revisions of the legacy era, newest first: the order `initialize` negotiates in.
     pub const SUPPORTED: [ProtocolVersion; 4] = [
         ProtocolVersion::V2025_11_25,
         ProtocolVersion::V2025_06_18,
@@ -107,7 +108,7 @@ impl ProtocolVersion {
         Self::ALL.into_iter().find(|v| v.as_str() == s)
     }
 
-    /// Whether this is a stateful revision (negotiated by `initialize`).
+    /// Whether this is a revision of the legacy era (negotiated by `initialize`).
     pub fn is_supported(self) -> bool {
         Self::SUPPORTED.contains(&self)
     }
