@@ -17,8 +17,38 @@
 use std::future::Future;
 use std::pin::Pin;
 
-/// A boxed future of a provider; the error is a message for people.
-pub type AuthFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, String>> + Send + 'a>>;
+/// A boxed future of a provider.
+pub type AuthFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, AuthError>> + Send + 'a>>;
+
+/// Why an [`AuthProvider`] has no token, or could not renew one: the provider's own error,
+/// kept as its source (its text is for people and never holds a token or a secret).
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct AuthError(Box<dyn std::error::Error + Send + Sync>);
+
+impl AuthError {
+    /// Wraps the provider's error (or a message).
+    pub fn new(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        AuthError(error.into())
+    }
+
+    /// The provider's error, to downcast to its own type.
+    pub fn into_inner(self) -> Box<dyn std::error::Error + Send + Sync> {
+        self.0
+    }
+}
+
+impl From<&str> for AuthError {
+    fn from(message: &str) -> Self {
+        AuthError::new(message)
+    }
+}
+
+impl From<String> for AuthError {
+    fn from(message: String) -> Self {
+        AuthError::new(message)
+    }
+}
 
 /// Supplies and renews the transport's access token.
 pub trait AuthProvider: Send + Sync + std::fmt::Debug {
@@ -47,11 +77,11 @@ pub trait AuthProvider: Send + Sync + std::fmt::Debug {
 mod oauth {
     use switchboard_auth::client::OAuthClient;
 
-    use super::{AuthFuture, AuthProvider};
+    use super::{AuthError, AuthFuture, AuthProvider};
 
     impl AuthProvider for OAuthClient {
         fn token(&self) -> AuthFuture<'_, Option<String>> {
-            Box::pin(async move { self.access_token().await.map_err(|e| e.to_string()) })
+            Box::pin(async move { self.access_token().await.map_err(AuthError::new) })
         }
 
         fn unauthorized<'a>(
@@ -62,7 +92,7 @@ mod oauth {
             Box::pin(async move {
                 OAuthClient::unauthorized(self, www_authenticate, sent)
                     .await
-                    .map_err(|e| e.to_string())
+                    .map_err(AuthError::new)
             })
         }
 
@@ -74,7 +104,7 @@ mod oauth {
             Box::pin(async move {
                 OAuthClient::insufficient_scope(self, www_authenticate, sent)
                     .await
-                    .map_err(|e| e.to_string())
+                    .map_err(AuthError::new)
             })
         }
     }

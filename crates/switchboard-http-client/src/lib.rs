@@ -94,7 +94,7 @@ pub mod transport;
 
 pub use switchboard_transport::codec::sse;
 
-pub use auth::AuthProvider;
+pub use auth::{AuthError, AuthProvider};
 pub use config::HttpClientConfig;
 pub use shared::{HttpMode, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_EXPIRED, SESSION_ID};
 pub use sse::{SseError, SseEvent, SseParser};

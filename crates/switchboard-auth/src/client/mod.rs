@@ -47,7 +47,7 @@ pub use agent::{HeadlessUserAgent, OAuthFuture, UserAgent, is_redirect_to};
 pub use discovery::{Discovered, canonical_resource};
 pub use error::OAuthError;
 pub use fetch::{DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_BODY_BYTES};
-pub use policy::UrlPolicy;
+pub use policy::{AddressRange, RefusedAddress, UrlPolicy};
 pub use registration::PreRegistered;
 pub use store::{
     FileTokenStore, Grant, MemoryTokenStore, RegisteredClient, TokenAuthMethod, TokenSet,

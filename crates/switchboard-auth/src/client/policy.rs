@@ -66,13 +66,13 @@ impl UrlPolicy {
             }
             Some(Host::Ipv4(ip)) => {
                 if let Err(why) = self.check_ip(IpAddr::V4(ip)) {
-                    return refuse(&why);
+                    return refuse(&why.to_string());
                 }
                 ip.is_loopback()
             }
             Some(Host::Ipv6(ip)) => {
                 if let Err(why) = self.check_ip(IpAddr::V6(ip)) {
-                    return refuse(&why);
+                    return refuse(&why.to_string());
                 }
                 ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
             }
@@ -90,20 +90,56 @@ impl UrlPolicy {
         }
     }
 
-    /// Whether an address may be connected to; `Err` names its range.
+    /// Whether an address may be connected to.
     ///
     /// # Errors
-    /// The range that is refused.
-    pub fn check_ip(&self, ip: IpAddr) -> Result<(), String> {
-        match classify(ip) {
-            Class::Public => Ok(()),
-            Class::Loopback if self.allow_loopback => Ok(()),
-            Class::Private if self.allow_private => Ok(()),
-            Class::Loopback => Err(format!("{ip} is a loopback address")),
-            Class::Private => Err(format!("{ip} is a private address")),
-            Class::LinkLocal => Err(format!("{ip} is a link-local address")),
-            Class::Special => Err(format!("{ip} is not a unicast public address")),
-        }
+    /// The address and the refused range it falls in.
+    pub fn check_ip(&self, ip: IpAddr) -> Result<(), RefusedAddress> {
+        let range = match classify(ip) {
+            Class::Public => return Ok(()),
+            Class::Loopback if self.allow_loopback => return Ok(()),
+            Class::Private if self.allow_private => return Ok(()),
+            Class::Loopback => AddressRange::Loopback,
+            Class::Private => AddressRange::Private,
+            Class::LinkLocal => AddressRange::LinkLocal,
+            Class::Special => AddressRange::Special,
+        };
+        Err(RefusedAddress { ip, range })
+    }
+}
+
+/// An address [`UrlPolicy::check_ip`] refuses, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{ip} is {range}")]
+pub struct RefusedAddress {
+    /// The address.
+    pub ip: IpAddr,
+    /// The refused range it falls in.
+    pub range: AddressRange,
+}
+
+/// A range of addresses the policy refuses unless told otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AddressRange {
+    /// Loopback (allowed with [`UrlPolicy::allow_loopback`], for development).
+    Loopback,
+    /// Private (RFC 1918, unique local; allowed with [`UrlPolicy::allow_private`]).
+    Private,
+    /// Link-local (never allowed).
+    LinkLocal,
+    /// Not a unicast public address (never allowed).
+    Special,
+}
+
+impl std::fmt::Display for AddressRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AddressRange::Loopback => "a loopback address",
+            AddressRange::Private => "a private address",
+            AddressRange::LinkLocal => "a link-local address",
+            AddressRange::Special => "not a unicast public address",
+        })
     }
 }
 
@@ -191,7 +227,7 @@ impl reqwest::dns::Resolve for GuardedResolver {
                 })
                 .collect();
             if allowed.is_empty() {
-                let why = refused.unwrap_or_else(|| "no address".to_owned());
+                let why = refused.map_or_else(|| "no address".to_owned(), |r| r.to_string());
                 return Err(format!("{host} resolves to no allowed address ({why})").into());
             }
             Ok(Box::new(allowed.into_iter()) as reqwest::dns::Addrs)
