@@ -32,15 +32,18 @@
 //!   declares its capability. A panicking handler is answered -32603; the session lives on.
 //! * Nothing is sent for a capability the server did not declare, nor before the handshake.
 
+pub(crate) mod answer;
 pub mod cache;
 pub mod client;
 pub mod era;
 pub mod error;
 pub(crate) mod exchange;
 pub mod handlers;
+pub(crate) mod inputs;
 pub mod listen;
 pub(crate) mod listing;
 pub mod modern_task;
+pub(crate) mod probe;
 pub(crate) mod router;
 pub mod serve_task;
 pub(crate) mod service;

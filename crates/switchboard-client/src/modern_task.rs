@@ -29,7 +29,7 @@ use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::{ErrorObject, RawJson, RequestId, methods};
 
 use crate::error::ClientError;
-use crate::exchange::answer_inputs;
+use crate::inputs::answer_inputs;
 use crate::state::ClientState;
 
 /// The shortest wait between two `tasks/get` of one task.
