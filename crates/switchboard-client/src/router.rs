@@ -143,3 +143,42 @@ pub(crate) fn parse_notification<P: DeserializeOwned>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use switchboard_types::catalogue::{CATALOGUE, MethodKind, Sender, TaskStatus};
+
+    use super::*;
+
+    /// Catalogue methods a server may send that the client routes to nothing of its own; a user
+    /// adds a route for one with `ClientBuilder::request` or `ClientBuilder::notification`.
+    const LEFT_TO_THE_USER: &[&str] = &[
+        // A task's status, pushed by a server running a task for this client: the client's
+        // task calls poll `tasks/get` instead (`[TK-20]`: the notification is optional).
+        TaskStatus::NAME,
+    ];
+
+    #[test]
+    fn every_catalogue_method_the_server_sends_has_a_route_or_is_left_to_the_user() {
+        let mut router = builtin_router();
+        for (method, f) in task_routes() {
+            router
+                .add_request(method, RequestRoute::Builtin(f))
+                .expect("the task routes are distinct from the built-in ones");
+        }
+        let mut wrong = Vec::new();
+        for spec in CATALOGUE.iter().filter(|s| s.sender != Sender::Client) {
+            let routed = match spec.kind {
+                MethodKind::Request => router.request(spec.name).is_some(),
+                MethodKind::Notification => router.notification(spec.name).is_some(),
+            };
+            let left = LEFT_TO_THE_USER.contains(&spec.name);
+            match (routed, left) {
+                (false, false) => wrong.push(format!("{}: no route", spec.name)),
+                (true, true) => wrong.push(format!("{}: routed, yet left to the user", spec.name)),
+                _ => {}
+            }
+        }
+        assert!(wrong.is_empty(), "{wrong:#?}");
+    }
+}
