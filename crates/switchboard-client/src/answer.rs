@@ -92,7 +92,7 @@ impl Answer for ListRoots {
 }
 
 /// Parses a request's params (absent: `{}`); -32602 when they do not fit.
-pub(crate) fn parse<P: DeserializeOwned>(req: &Request) -> Result<P, ErrorObject> {
+fn parse<P: DeserializeOwned>(req: &Request) -> Result<P, ErrorObject> {
     let text = req.params.as_ref().map_or("{}", |p| p.get());
     // The parser's message may quote the peer's text (a string of the wrong type, an unknown
     // variant): the error echoes it cut, and so does the method name.

@@ -7,12 +7,13 @@
 //! * the HTTP header lines the request needs are computed from its body and handed to the
 //!   transport with the frame (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`
 //!   from the cached tool list, `[D26-57]`, `[D26-62]`); a -32020 to `tools/call` re-lists the
-//!   tools once and retries, as the spec advises;
+//!   tools once (with the [`Relist`] the caller hands down: the listing is `listing`'s, above
+//!   this module) and retries, as the spec advises;
 //! * `resultType` is read (and taken out of a complete result, so that typed results look the
 //!   same in both eras): missing means complete (`[D26-20]`), an unknown one is an invalid
 //!   response (`[D26-21]`);
-//! * an input-required result (`[D26-34]`) is answered through the same sampling, elicitation
-//!   and roots handlers that answer a 2025 server's requests, and the request is sent again with
+//! * an input-required result (`[D26-34]`) is answered by `inputs`, through the same sampling,
+//!   elicitation and roots answers that serve a 2025 server's requests, and the request is sent again with
 //!   a new id (`[D26-45]`), this round's `inputResponses` only, and `requestState` echoed exactly
 //!   or left out (`[D26-42]`..`[D26-44]`); nothing of a chain reaches another request
 //!   (`[D26-46]`). The rounds are bounded.

@@ -31,6 +31,7 @@ pub(crate) struct Retry {
 
 /// Whether `raw` names an input request this client serves: the requests of the catalogue it
 /// answers that revision 2026-07-28 embeds in input-required results (SPEC-2026-NOTES §8.1).
+/// Also true when `method` is missing or not a string: a malformed request, not an unknown one.
 fn serves(raw: &Value) -> bool {
     const SERVED: [&str; 3] = [Elicit::NAME, CreateMessage::NAME, ListRoots::NAME];
     raw["method"].as_str().is_none_or(|m| SERVED.contains(&m))
