@@ -13,10 +13,10 @@
 //!   same in both eras): missing means complete (`[D26-20]`), an unknown one is an invalid
 //!   response (`[D26-21]`);
 //! * an input-required result (`[D26-34]`) is answered by `inputs`, through the same sampling,
-//!   elicitation and roots answers that serve a 2025 server's requests, and the request is sent again with
-//!   a new id (`[D26-45]`), this round's `inputResponses` only, and `requestState` echoed exactly
-//!   or left out (`[D26-42]`..`[D26-44]`); nothing of a chain reaches another request
-//!   (`[D26-46]`). The rounds are bounded.
+//!   elicitation and roots answers that serve a 2025 server's requests, and the request is sent
+//!   again with a new id (`[D26-45]`), this round's `inputResponses` only, and `requestState`
+//!   echoed exactly or left out (`[D26-42]`..`[D26-44]`); nothing of a chain reaches another
+//!   request (`[D26-46]`). The rounds are bounded.
 
 use std::sync::{Arc, Mutex};
 
