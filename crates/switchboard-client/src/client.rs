@@ -21,11 +21,12 @@ use switchboard_types::roots::Root;
 use switchboard_types::sampling::{CreateMessageRequestParams, CreateMessageResult};
 use switchboard_types::{ErrorCode, ErrorObject, ProtocolVersion};
 
-use crate::era::{DEFAULT_PROBE_TIMEOUT, Era, EraMode, Probe, probe};
+use crate::era::{DEFAULT_PROBE_TIMEOUT, Era, EraMode};
 use crate::error::ClientError;
 use crate::exchange::DEFAULT_MAX_INPUT_ROUNDS;
 use crate::handlers::{ElicitationModes, Handlers, boxed};
 use crate::listen::{DEFAULT_LISTEN_BUFFER, DEFAULT_MAX_LISTENS, Listens};
+use crate::probe::{self, Probe, probe};
 use crate::router::{NotificationRoute, RequestRoute, Router, builtin_router, task_routes};
 use crate::serve_task::{self, ClientTasks};
 use crate::service::ClientService;
@@ -470,8 +471,8 @@ impl Client {
                 if self.era_mode == EraMode::Auto
                     && e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION =>
             {
-                let offered = crate::era::supported_of(&e);
-                let Some(v) = crate::era::mutual(&offered) else {
+                let offered = probe::supported_of(&e);
+                let Some(v) = probe::mutual(&offered) else {
                     peer.close();
                     return Err(ClientError::Handshake(format!(
                         "server refused initialize: {}",

@@ -7,33 +7,35 @@
 //! * the HTTP header lines the request needs are computed from its body and handed to the
 //!   transport with the frame (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`
 //!   from the cached tool list, `[D26-57]`, `[D26-62]`); a -32020 to `tools/call` re-lists the
-//!   tools once and retries, as the spec advises;
+//!   tools once (with the [`Relist`] the caller hands down: the listing is `listing`'s, above
+//!   this module) and retries, as the spec advises;
 //! * `resultType` is read (and taken out of a complete result, so that typed results look the
 //!   same in both eras): missing means complete (`[D26-20]`), an unknown one is an invalid
 //!   response (`[D26-21]`);
-//! * an input-required result (`[D26-34]`) is answered through the same sampling, elicitation
-//!   and roots handlers that answer a 2025 server's requests, and the request is sent again with
-//!   a new id (`[D26-45]`), this round's `inputResponses` only, and `requestState` echoed exactly
-//!   or left out (`[D26-42]`..`[D26-44]`); nothing of a chain reaches another request
-//!   (`[D26-46]`). The rounds are bounded.
+//! * an input-required result (`[D26-34]`) is answered by `inputs`, through the same sampling,
+//!   elicitation and roots answers that serve a 2025 server's requests, and the request is sent
+//!   again with a new id (`[D26-45]`), this round's `inputResponses` only, and `requestState`
+//!   echoed exactly or left out (`[D26-42]`..`[D26-44]`); nothing of a chain reaches another
+//!   request (`[D26-46]`). The rounds are bounded.
 
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Map, Value, json};
-use switchboard_jsonrpc::{Peer, RequestContext, RequestError, RequestOptions};
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::{Map, Value};
+use switchboard_jsonrpc::{Peer, RequestError, RequestOptions};
 use switchboard_types::error::echo;
 use switchboard_types::http_headers::{self, ParamHeader};
 use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::logging::LoggingLevel;
-use switchboard_types::modern::{InputRequest, ResultType, may_require_input, missing_capability};
-use switchboard_types::tools::Tool;
-use switchboard_types::{ErrorCode, ErrorObject, RawJson, Request, RequestId, methods};
-use tokio_util::sync::CancellationToken;
+use switchboard_types::modern::{ResultType, may_require_input};
+use switchboard_types::{ErrorCode, RawJson, RequestId, methods};
 
 use crate::error::ClientError;
-use crate::listing::list_all;
-use crate::router;
-use crate::state::{ClientState, modern_capabilities};
+use crate::inputs::{Retry, answer_inputs};
+use crate::modern_task;
+use crate::state::ClientState;
 
 /// Parses the result of `method`; the parser's message may quote the server's text, so it is
 /// cut like every echo.
@@ -50,9 +52,19 @@ pub(crate) fn parse_result<R: serde::de::DeserializeOwned>(
 /// The default bound on input-required rounds of one call.
 pub const DEFAULT_MAX_INPUT_ROUNDS: usize = 10;
 
+/// Re-lists the tools into the cache, as a -32020 to a modern `tools/call` asks. The listing is
+/// `listing`'s, above this module: the caller hands it down.
+pub(crate) type Relist =
+    for<'a> fn(
+        &'a Peer,
+        &'a Arc<ClientState>,
+    ) -> Pin<Box<dyn Future<Output = Result<(), ClientError>> + Send + 'a>>;
+
 /// Sends `method` with `params` (raw JSON text; `None` for none) in the connection's era and
 /// returns the final result. `log_level` overrides the session-wide level of a modern request
-/// (`Some(None)`: no log lines).
+/// (`Some(None)`: no log lines). `relist`: how a modern `tools/call` refreshes the tool list
+/// after -32020 before trying once more (`None`: the error is returned; only `tools/call` uses
+/// it).
 pub(crate) async fn call(
     peer: &Peer,
     state: &Arc<ClientState>,
@@ -60,6 +72,7 @@ pub(crate) async fn call(
     params: Option<RawJson>,
     opts: RequestOptions,
     log_level: Option<Option<LoggingLevel>>,
+    relist: Option<Relist>,
 ) -> Result<RawJson, ClientError> {
     let Some(envelope) = state.envelope(log_level) else {
         return Ok(peer.request(method, params, opts).await?);
@@ -119,11 +132,14 @@ pub(crate) async fn call(
             Err(RequestError::Rejected(e))
                 if e.code == ErrorCode::HEADER_MISMATCH
                     && method == methods::TOOLS_CALL
-                    && !relisted =>
+                    && !relisted
+                    && relist.is_some() =>
             {
                 // The tool list may be stale: re-list, recompute the headers, try once more.
                 relisted = true;
-                Box::pin(list_all::<Tool>(peer, state)).await?;
+                if let Some(relist) = relist {
+                    relist(peer, state).await?;
+                }
                 param_headers = tool_headers(state, method, &base);
                 continue;
             }
@@ -159,8 +175,7 @@ pub(crate) async fn call(
             // The tasks extension: only `tools/call` makes tasks (`[D26-131]`), and only for a
             // client that declared the extension.
             ResultType::Task if method == methods::TOOLS_CALL && state.options.tasks_extension => {
-                return crate::modern_task::drive(peer, state, result, &meta, &version, &opts)
-                    .await;
+                return modern_task::drive(peer, state, result, &meta, &version, &opts).await;
             }
             other => {
                 return Err(ClientError::UnexpectedResultType {
@@ -170,14 +185,6 @@ pub(crate) async fn call(
             }
         }
     }
-}
-
-/// What the next round adds to the original params.
-pub(crate) struct Retry {
-    /// This round's answers, when the result asked for any.
-    pub(crate) responses: Option<Map<String, Value>>,
-    /// The state to echo, exactly as received.
-    pub(crate) state: Option<String>,
 }
 
 /// The `Mcp-Param-*` annotations of the tool a `tools/call` names, from the cached tool list.
@@ -199,91 +206,4 @@ fn tool_headers(
         .and_then(|tools| tools.into_iter().find(|t| &t.name == name))
         .and_then(|t| http_headers::param_headers(&t.input_schema).ok())
         .unwrap_or_default()
-}
-
-/// A URL-mode elicitation of 2026-07-28 has no `elicitationId` (the retry, not a notification,
-/// tells the server the user is done): the handler sees an empty one.
-fn without_elicitation_id(request: &Value) -> Value {
-    let mut request = request.clone();
-    let url_mode =
-        request["method"] == methods::ELICITATION_CREATE && request["params"]["mode"] == "url";
-    if let Some(Value::Object(params)) = request.get_mut("params").filter(|_| url_mode) {
-        params
-            .entry("elicitationId")
-            .or_insert_with(|| Value::String(String::new()));
-    }
-    request
-}
-
-/// Answers the input requests of an input-required result with the installed handlers.
-pub(crate) async fn answer_inputs(
-    peer: &Peer,
-    state: &Arc<ClientState>,
-    method: &str,
-    result: &Map<String, Value>,
-    id: RequestId,
-    cancel: CancellationToken,
-) -> Result<Retry, ClientError> {
-    let invalid = |problem: String| ClientError::InvalidInputRequired {
-        method: method.to_owned(),
-        problem,
-    };
-    let request_state = match result.get("requestState") {
-        None => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => return Err(invalid("requestState is not a string".into())),
-    };
-    let requests = match result.get("inputRequests") {
-        None => None,
-        Some(Value::Object(m)) => Some(m),
-        Some(_) => return Err(invalid("inputRequests is not an object".into())),
-    };
-    if requests.is_none() && request_state.is_none() {
-        return Err(invalid(
-            "neither inputRequests nor requestState (D26-37)".into(),
-        ));
-    }
-    let caps = modern_capabilities(&state.capabilities);
-    let mut responses = Map::new();
-    for (key, raw) in requests.into_iter().flatten() {
-        let raw = &without_elicitation_id(raw);
-        let input: InputRequest = serde_json::from_value(raw.clone()).map_err(|e| {
-            invalid(format!(
-                "input request {}: {}",
-                echo(key),
-                echo(&e.to_string())
-            ))
-        })?;
-        let embedded = input.method();
-        let refuse = |error: ErrorObject| ClientError::InputRequest {
-            key: echo(key).into_owned(),
-            method: embedded.to_owned(),
-            error: Box::new(error),
-        };
-        if !input.allowed_by(&caps) {
-            return Err(refuse(missing_capability(
-                format!("{embedded} needs a capability this client did not declare (D26-41)"),
-                &input.required_capability(),
-            )));
-        }
-        let params = raw.get("params").cloned().unwrap_or_else(|| json!({}));
-        let request = Request {
-            id: id.clone(),
-            method: embedded.to_owned(),
-            params: Some(to_raw(&params).map_err(RequestError::from)?),
-        };
-        let cx = RequestContext::detached(id.clone(), peer.unrelated(), cancel.clone());
-        let answer = match embedded {
-            methods::ELICITATION_CREATE => router::elicitation(state, &request, cx).await,
-            methods::SAMPLING_CREATE_MESSAGE => router::sampling(state, &request, cx).await,
-            _ => router::roots(state, cx).await,
-        };
-        let answer = answer.map_err(refuse)?;
-        let value: Value = serde_json::from_str(answer.get()).map_err(RequestError::from)?;
-        responses.insert(key.clone(), value);
-    }
-    Ok(Retry {
-        responses: requests.map(|_| responses),
-        state: request_state,
-    })
 }

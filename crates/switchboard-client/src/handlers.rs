@@ -1,7 +1,8 @@
 //! Client side: the handlers a client installs for the server's requests (`sampling/createMessage`,
 //! `elicitation/create`, `roots/list`), its callbacks for server notifications
 //! (`notifications/message`, `notifications/elicitation/complete`), and the capabilities they
-//! declare. How requests reach them is in `router`.
+//! declare. `answer` runs them, for a 2025 server's request (routed by `router`) or an input
+//! request.
 //!
 //! Handlers are async closures returning `Result<result type, ErrorObject>`; an `Err` is sent as
 //! the wire error, and a panic becomes -32603 (the engine catches it; the session lives on).

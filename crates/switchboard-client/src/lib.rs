@@ -8,22 +8,33 @@
 //! # Layout
 //! | module | role |
 //! |---|---|
-//! | [`client`] | [`Client`] / [`ClientBuilder`]: identity, offer, handlers; the era probe or the handshake |
-//! | [`era`] | [`EraMode`] (legacy, auto, pinned modern) and the `server/discover` probe |
+//! | `client` | [`Client`] / [`ClientBuilder`]: identity, offer, handlers; the era probe or the handshake |
+//! | `era` | [`Era`] and [`EraMode`] (legacy, auto, pinned modern) |
+//! | `probe` | the `server/discover` probe that settles the era |
 //! | `exchange` | one request in either era: the modern envelope, header lines, `resultType`, the input-required (MRTR) loop |
-//! | [`modern_task`] | the tasks extension of 2026-07-28: a `tools/call` answered with a task is followed to its end (`tasks/get`, `tasks/update`, `tasks/cancel`) |
-//! | [`listen`] | [`ListenStream`]: `subscriptions/listen`, acknowledged first, demultiplexed by subscription id |
-//! | [`session`] | [`ClientSession`]: a typed call per server method, caches, subscriptions, roots |
-//! | [`cache`] | [`ListKind`]: the list caches and their change generations |
+//! | `inputs` | the input requests of an input-required result, answered by catalogue marker (-32601 for one the client does not serve) |
+//! | `modern_task` | the tasks extension of 2026-07-28: a `tools/call` answered with a task is followed to its end (`tasks/get`, `tasks/update`, `tasks/cancel`) |
+//! | `listen` | [`ListenStream`]: the events of a `subscriptions/listen`, demultiplexed by subscription id |
+//! | `session` | [`ClientSession`]: a typed call per server method (`subscriptions/listen` included), caches, subscriptions, roots |
+//! | `cache` | [`ListKind`]: the list caches and their change generations |
 //! | `listing` | list-all with a page bound, change waiters, auto-refresh |
-//! | [`subscription`] | [`SubscriptionId`]: resource subscriptions and update routing (bounded) |
-//! | [`handlers`] | the handlers a client installs for the server's requests and notifications |
-//! | `router` | the method table: built-in answers (sampling, elicitation, roots) and user routes |
-//! | `service` | the engine service: gates and routes server requests and notifications, guards sends |
+//! | `state` | the per-session state shared by the engine service and the session handle |
+//! | `subscription` | [`SubscriptionId`]: resource subscriptions and update routing (bounded) |
+//! | `handlers` | the handlers a client installs for the server's requests and notifications |
+//! | `answer` | the client's own answers (ping, sampling, elicitation, roots), each on its catalogue marker with its typed params |
+//! | `router` | the method table: the built-in answers routed by marker, the task routes, user routes |
+//! | `service` | the engine service: gates and routes server requests and notifications (-32601 without a route), guards sends |
 //! | `validation` | `structuredContent` checked against the tool's `outputSchema` (`[SF-7]`) |
-//! | [`task`] | tools called as tasks: start, get, wait, result, cancel, list |
+//! | `task` | tools called as tasks: start, get, wait, result, cancel, list |
 //! | [`serve_task`] | the server's sampling and elicitation run as tasks on this client; `tasks/*` answered |
-//! | [`error`] | [`ClientError`] |
+//! | `error` | [`ClientError`] |
+//!
+//! Modules depend one way: `era`, `handlers`, `serve_task` ← `subscription` ← `error` ← `cache`,
+//! `validation`, `listen` ← `state` ← `answer` ← `inputs` ← `modern_task` ← `exchange` ←
+//! `listing`, `probe` ← `session` ← `task`, `router` ← `service` ← `client`.
+//!
+//! The modules are private and the public surface is re-exported here, but for `serve_task`,
+//! public for [`serve_task::TASK_LIST_PAGE`].
 //!
 //! # Features
 //! * Per-call options ([`RequestOptions`]): timeout, progress callback, timeout reset on progress
@@ -32,23 +43,26 @@
 //!   declares its capability. A panicking handler is answered -32603; the session lives on.
 //! * Nothing is sent for a capability the server did not declare, nor before the handshake.
 
-pub mod cache;
-pub mod client;
-pub mod era;
-pub mod error;
-pub(crate) mod exchange;
-pub mod handlers;
-pub mod listen;
-pub(crate) mod listing;
-pub mod modern_task;
-pub(crate) mod router;
+mod answer;
+mod cache;
+mod client;
+mod era;
+mod error;
+mod exchange;
+mod handlers;
+mod inputs;
+mod listen;
+mod listing;
+mod modern_task;
+mod probe;
+mod router;
 pub mod serve_task;
-pub(crate) mod service;
-pub mod session;
-pub(crate) mod state;
-pub mod subscription;
-pub mod task;
-pub(crate) mod validation;
+mod service;
+mod session;
+mod state;
+mod subscription;
+mod task;
+mod validation;
 
 pub use cache::ListKind;
 pub use client::{Client, ClientBuilder, DEFAULT_MAX_PAGES, Negotiated};

@@ -1,4 +1,6 @@
-//! Client side: `subscriptions/listen` (2026-07-28, SPEC-2026-NOTES §9) as a typed stream.
+//! Client side: `subscriptions/listen` (2026-07-28, SPEC-2026-NOTES §9) as a typed stream: the
+//! stream, its events and the registry that routes them (the request itself is sent by
+//! [`ClientSession::listen`](crate::ClientSession::listen), in `session`).
 //!
 //! [`ClientSession::listen`](crate::ClientSession::listen) sends the request and returns once the
 //! server has acknowledged it (`[D26-70]`: the acknowledgement comes first), with the filter the
@@ -16,21 +18,16 @@ use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use switchboard_jsonrpc::{RequestError, RequestOptions};
 use switchboard_types::error::echo;
-use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::modern::{
     SUBSCRIPTION_ID_KEY, SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
-    SubscriptionsListenRequestParams,
 };
 use switchboard_types::resources::ResourceUpdatedNotificationParams;
 use switchboard_types::{Notification, RequestId, methods};
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_util::sync::DropGuard;
 
 use crate::error::ClientError;
-use crate::exchange;
-use crate::session::ClientSession;
 
 /// Default bound on the listen streams one session holds open.
 pub const DEFAULT_MAX_LISTENS: usize = 16;
@@ -225,120 +222,4 @@ impl ListenStream {
 
     /// Cancels the listen (the same as dropping it).
     pub fn cancel(self) {}
-}
-
-impl ClientSession {
-    /// `subscriptions/listen` with `filter` (`[D26-67]`: only what it opts in to): returns once
-    /// the server has acknowledged it, with the stream of its notifications. Modern connections
-    /// only; the listen is not bounded in time, and ends when the stream is dropped.
-    ///
-    /// # Errors
-    /// [`ClientError::TooManyListens`] at the bound; a local refusal on a legacy connection
-    /// (the method is not in its revision); the server's error; a listen that ended before it
-    /// was acknowledged; no acknowledgement within the session's default request timeout.
-    pub async fn listen(&self, filter: SubscriptionFilter) -> Result<ListenStream, ClientError> {
-        let (peer, state) = self.parts();
-        let listens = &state.listens;
-        if listens.len() >= listens.limit {
-            return Err(ClientError::TooManyListens {
-                limit: listens.limit,
-            });
-        }
-        let (events_tx, events) = mpsc::channel(listens.buffer);
-        let (ack_tx, ack) = oneshot::channel();
-        let id_slot: Arc<Mutex<Option<RequestId>>> = Arc::default();
-        let registration = Mutex::new(Some((ack_tx, events_tx)));
-        let state2 = state.clone();
-        let slot = id_slot.clone();
-        let cancel = CancellationToken::new();
-        let opts = RequestOptions::default()
-            .without_timeout()
-            .with_cancel(cancel.clone())
-            .on_id(move |id| {
-                if let Ok(mut s) = slot.lock() {
-                    *s = Some(id.clone());
-                }
-                if let Some((ack, events)) = registration.lock().ok().and_then(|mut r| r.take()) {
-                    state2.listens.insert(id.clone(), ack, events);
-                }
-            });
-        let params = SubscriptionsListenRequestParams {
-            notifications: filter,
-            meta: None,
-        };
-        let params = to_raw(&params).map_err(RequestError::from)?;
-        let ended: Arc<Mutex<Option<ClientError>>> = Arc::default();
-        let (done_tx, mut done) = oneshot::channel::<()>();
-        {
-            let peer = peer.clone();
-            let state = state.clone();
-            let ended = ended.clone();
-            let id_slot = id_slot.clone();
-            let log_level = self.log_level_override();
-            tokio::spawn(async move {
-                let r = exchange::call(
-                    &peer,
-                    &state,
-                    methods::SUBSCRIPTIONS_LISTEN,
-                    Some(params),
-                    opts,
-                    log_level,
-                )
-                .await;
-                if let Err(e) = r
-                    && let Ok(mut slot) = ended.lock()
-                {
-                    *slot = Some(e);
-                }
-                if let Some(id) = id_slot.lock().ok().and_then(|s| s.clone()) {
-                    state.listens.remove(&id);
-                }
-                drop(done_tx);
-            });
-        }
-        let guard = cancel.drop_guard();
-        let wait = peer.config().request_timeout;
-        let mut finished = false;
-        let acknowledged = tokio::select! {
-            a = ack => a.ok(),
-            _ = &mut done => {
-                finished = true;
-                None
-            }
-            _ = async {
-                match wait {
-                    Some(t) => tokio::time::sleep(t).await,
-                    None => std::future::pending().await,
-                }
-            } => None,
-        };
-        let Some(acknowledged) = acknowledged else {
-            if !finished {
-                // Give the request's task a moment to record why it ended.
-                let _ = tokio::time::timeout(std::time::Duration::from_millis(100), done).await;
-            }
-            let why = ended.lock().ok().and_then(|mut e| e.take());
-            return Err(why.unwrap_or_else(|| match (finished, wait) {
-                // No acknowledgement within the request timeout: the request is cancelled
-                // (the guard below drops) and the caller learns it timed out.
-                (false, Some(after)) => ClientError::Request(RequestError::Timeout {
-                    method: methods::SUBSCRIPTIONS_LISTEN.to_owned(),
-                    after,
-                }),
-                _ => ClientError::NotReady("subscriptions/listen was not acknowledged"),
-            }));
-        };
-        let id = id_slot
-            .lock()
-            .ok()
-            .and_then(|s| s.clone())
-            .unwrap_or_else(|| RequestId::int(0));
-        Ok(ListenStream {
-            id,
-            acknowledged,
-            events,
-            ended,
-            _cancel: guard,
-        })
-    }
 }

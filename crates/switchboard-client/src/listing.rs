@@ -5,6 +5,8 @@
 //! the listing it came from. No page size is assumed (`[UT-11]`): a listing ends only when a page
 //! has no `nextCursor`.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -117,12 +119,14 @@ pub(crate) async fn list_page<T: Listed>(
     };
     let method = T::KIND.method();
     let params = to_raw(&params).map_err(RequestError::from)?;
+    // A list request is never retried after -32020: nothing to re-list with.
     let raw = call(
         peer,
         state,
         method,
         Some(params),
         RequestOptions::default(),
+        None,
         None,
     )
     .await?;
@@ -131,6 +135,15 @@ pub(crate) async fn list_page<T: Listed>(
         T::screen(&mut page);
     }
     Ok(page)
+}
+
+/// Re-lists the tools ([`exchange::Relist`](crate::exchange::Relist)): what a modern
+/// `tools/call` does after -32020.
+pub(crate) fn relist_tools<'a>(
+    peer: &'a Peer,
+    state: &'a Arc<ClientState>,
+) -> Pin<Box<dyn Future<Output = Result<(), ClientError>> + Send + 'a>> {
+    Box::pin(async move { list_all::<Tool>(peer, state).await.map(drop) })
 }
 
 /// Every item, following `nextCursor` for at most `max_pages` pages; refreshes the cache.

@@ -5,7 +5,8 @@
 //! "task"`) is then driven here until it ends, so the caller gets the tool's result as from any
 //! other call:
 //!
-//! * `tasks/get` every `pollIntervalMs` (clamped to the client's bounds, `[D26-143]`);
+//! * `tasks/get` every `pollIntervalMs` (clamped to the client's bounds, 50 ms to 5 s,
+//!   `[D26-143]`);
 //! * `input_required`: the task's `inputRequests` are answered through the same sampling,
 //!   elicitation and roots handlers as any input request, each key once (`[D26-138]`), and sent
 //!   with `tasks/update`;
@@ -29,14 +30,14 @@ use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::{ErrorObject, RawJson, RequestId, methods};
 
 use crate::error::ClientError;
-use crate::exchange::answer_inputs;
+use crate::inputs::answer_inputs;
 use crate::state::ClientState;
 
 /// The shortest wait between two `tasks/get` of one task.
-pub const MIN_TASK_POLL: Duration = Duration::from_millis(50);
+pub(crate) const MIN_TASK_POLL: Duration = Duration::from_millis(50);
 /// The longest wait between two `tasks/get` of one task (a server asking for more is polled
 /// this often).
-pub const MAX_TASK_POLL: Duration = Duration::from_secs(5);
+pub(crate) const MAX_TASK_POLL: Duration = Duration::from_secs(5);
 /// The wait when the server suggests none.
 const DEFAULT_TASK_POLL: Duration = Duration::from_millis(250);
 

@@ -1,19 +1,13 @@
-//! Client side: the client's method table and the built-in answers to the server's requests
-//! (`sampling/createMessage`, `elicitation/create`, `roots/list`), with the checks the spec puts
-//! on the client before a handler runs: `[EL-1]` (no `mode` means form), `[EL-4]` (an undeclared
-//! mode gets -32602), `[CP-5]` (sampling with tools needs `sampling.tools`), `[SA-2]` / `[SA-3]`
-//! (the tool loop's message shape, -32602).
-//!
-//! Users add routes for extension methods, or for catalogue methods the client does not answer
-//! itself (the tasks methods), with [`ClientBuilder::request`](crate::ClientBuilder::request) and
+//! Client side: the client's method table. The methods the client answers itself are routed by
+//! their catalogue marker ([`Answer`]: the params typed by the marker, -32602 when they do not
+//! fit); a method without a route is -32601 (the engine service's). Users add routes for
+//! extension methods, or for catalogue methods the client does not answer itself, with
+//! [`ClientBuilder::request`](crate::ClientBuilder::request) and
 //! [`ClientBuilder::notification`](crate::ClientBuilder::notification).
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::json;
 use switchboard_jsonrpc::router::{ErasedNotification, ErasedRequest, MethodTable};
 use switchboard_jsonrpc::throttle::shown;
 use switchboard_jsonrpc::{BoxFuture, HandlerResult, RequestContext};
@@ -22,17 +16,10 @@ use switchboard_types::catalogue::{
     ListRoots, ListTasks, LoggingMessage, Method, Ping, Progress, PromptListChanged,
     ResourceListChanged, ResourceUpdated, Side, SubscriptionsAcknowledged, ToolListChanged,
 };
-use switchboard_types::elicitation::{ElicitAction, ElicitRequestParams};
-use switchboard_types::error::echo;
-use switchboard_types::jsonrpc::{empty_object, to_raw};
-use switchboard_types::roots::ListRootsResult;
-use switchboard_types::sampling::{
-    CreateMessageRequestParams, SamplingMessage, SamplingMessageContentBlock,
-};
-use switchboard_types::tasks::TaskMetadata;
-use switchboard_types::{ErrorCode, ErrorObject, Feature, RawJson, Request, Role};
+use switchboard_types::{ErrorObject, RawJson, Request};
 
-use crate::serve_task::{self, TaskKind, TaskMethod};
+use crate::answer::Answer;
+use crate::serve_task::{self, TaskMethod};
 use crate::session::ClientSession;
 use crate::state::ClientState;
 
@@ -57,25 +44,32 @@ pub(crate) enum NotificationRoute {
     User(ErasedNotification<ClientSession>),
 }
 
+/// The route of a request the client answers itself: `M`'s params, then `M`'s answer.
+fn answered<M: Answer>() -> (&'static str, Builtin) {
+    fn route<M: Answer>(
+        state: Arc<ClientState>,
+        req: Request,
+        cx: RequestContext,
+    ) -> BoxFuture<HandlerResult> {
+        match M::params(&req) {
+            Ok(params) => M::answer(state, params, cx),
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        }
+    }
+    (M::NAME, route::<M>)
+}
+
 /// The method table of one client.
 pub(crate) type Router = MethodTable<RequestRoute, NotificationRoute>;
 
 /// The table with the routes of the methods the client answers or takes itself.
 pub(crate) fn builtin_router() -> Router {
     let mut router = Router::new(Side::Client);
-    let requests: [(&str, Builtin); 4] = [
-        (Ping::NAME, |_, _, _| {
-            Box::pin(std::future::ready(Ok(empty_object())))
-        }),
-        (CreateMessage::NAME, |s, r, cx| {
-            Box::pin(async move { sampling(&s, &r, cx).await })
-        }),
-        (Elicit::NAME, |s, r, cx| {
-            Box::pin(async move { elicitation(&s, &r, cx).await })
-        }),
-        (ListRoots::NAME, |s, _, cx| {
-            Box::pin(async move { roots(&s, cx).await })
-        }),
+    let requests = [
+        answered::<Ping>(),
+        answered::<CreateMessage>(),
+        answered::<Elicit>(),
+        answered::<ListRoots>(),
     ];
     for (method, f) in requests {
         let added = router.add_request(method, RequestRoute::Builtin(f));
@@ -96,83 +90,6 @@ pub(crate) fn builtin_router() -> Router {
         debug_assert!(added.is_ok(), "built-in routes are distinct");
     }
     router
-}
-
-fn parse<P: DeserializeOwned>(req: &Request) -> Result<P, ErrorObject> {
-    let text = req.params.as_ref().map_or("{}", |p| p.get());
-    // The parser's message may quote the peer's text (a string of the wrong type, an unknown
-    // variant): the error echoes it cut, and so does the method name.
-    serde_json::from_str(text).map_err(|e| {
-        ErrorObject::invalid_params(format!(
-            "invalid params for {}: {}",
-            echo(&req.method),
-            echo(&e.to_string())
-        ))
-    })
-}
-
-fn encode<R: Serialize>(r: &R) -> HandlerResult {
-    to_raw(r).map_err(|e| ErrorObject::internal(format!("result not serializable: {e}")))
-}
-
-fn invalid(message: impl Into<String>, reason: &str, tag: &str) -> ErrorObject {
-    ErrorObject::new(ErrorCode::INVALID_PARAMS, message)
-        .with_data(json!({"reason": reason, "spec": tag}))
-}
-
-pub(crate) async fn sampling(
-    state: &ClientState,
-    req: &Request,
-    cx: RequestContext,
-) -> HandlerResult {
-    let params: CreateMessageRequestParams = parse(req)?;
-    if params.tools.is_some() || params.tool_choice.is_some() {
-        let allowed = state.capabilities.supports_sampling_tools()
-            && state
-                .version()
-                .is_some_and(|v| v.supports(Feature::SamplingTools));
-        if !allowed {
-            return Err(invalid(
-                "sampling with tools or toolChoice, but this client did not declare sampling.tools",
-                "sampling_tools_not_declared",
-                "CP-5",
-            ));
-        }
-    }
-    check_tool_loop(&params.messages)?;
-    let Some(handler) = state.handlers.sampling.clone() else {
-        return Err(ErrorObject::internal(
-            "no handler installed for sampling/createMessage",
-        ));
-    };
-    let task = params.task.clone();
-    let work = {
-        let cx = cx.clone();
-        async move { encode(&handler(params, cx).await?) }
-    };
-    maybe_as_task(state, TaskKind::Sampling, task.as_ref(), &cx, work).await
-}
-
-/// Runs `work` as a task when the request asked for one and this client runs requests of
-/// `kind` as tasks; otherwise as a plain request (`[TK-6]`).
-async fn maybe_as_task<W>(
-    state: &ClientState,
-    kind: TaskKind,
-    task: Option<&TaskMetadata>,
-    cx: &RequestContext,
-    work: W,
-) -> HandlerResult
-where
-    W: std::future::Future<Output = HandlerResult> + Send + 'static,
-{
-    match (task, &state.tasks) {
-        (Some(task), Some(tasks))
-            if serve_task::runs_as_task(&state.capabilities, state.version(), kind) =>
-        {
-            serve_task::run(tasks, state.scope, task, cx, work).await
-        }
-        _ => work.await,
-    }
 }
 
 /// The client's answer to one of the task methods, from its own store.
@@ -208,126 +125,6 @@ pub(crate) fn task_routes() -> [(&'static str, Builtin); 4] {
     ]
 }
 
-/// `[SA-2]` / `[SA-3]`: a user message with tool results holds only tool results, and every
-/// assistant `tool_use` is answered by the very next message, made of tool results only.
-fn check_tool_loop(messages: &[SamplingMessage]) -> Result<(), ErrorObject> {
-    for (i, m) in messages.iter().enumerate() {
-        let blocks = m.content.as_slice();
-        let results = blocks
-            .iter()
-            .filter(|b| matches!(b, SamplingMessageContentBlock::ToolResult(_)))
-            .count();
-        if results > 0 && (results != blocks.len() || m.role != Role::User) {
-            return Err(invalid(
-                format!("message {i}: tool results must make up a whole user message"),
-                "tool_results_mixed",
-                "SA-2",
-            ));
-        }
-        let uses: Vec<&str> = blocks
-            .iter()
-            .filter_map(|b| match b {
-                SamplingMessageContentBlock::ToolUse(u) => Some(u.id.as_str()),
-                _ => None,
-            })
-            .collect();
-        if uses.is_empty() {
-            continue;
-        }
-        let answered: HashSet<&str> = messages
-            .get(i + 1)
-            .map(|next| {
-                next.content
-                    .as_slice()
-                    .iter()
-                    .filter_map(|b| match b {
-                        SamplingMessageContentBlock::ToolResult(r) => Some(r.tool_use_id.as_str()),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        if let Some(missing) = uses.iter().find(|id| !answered.contains(*id)) {
-            return Err(invalid(
-                format!(
-                    "message {i}: tool_use {:?} is not answered by the next message",
-                    echo(missing)
-                ),
-                "tool_use_unanswered",
-                "SA-3",
-            ));
-        }
-    }
-    Ok(())
-}
-
-pub(crate) async fn elicitation(
-    state: &Arc<ClientState>,
-    req: &Request,
-    cx: RequestContext,
-) -> HandlerResult {
-    let params: ElicitRequestParams = parse(req)?;
-    let version = state.version();
-    // `[EL-1]`: no `mode` parsed as form. `[EL-4]`: an undeclared mode gets -32602.
-    let (mode, declared) = match &params {
-        ElicitRequestParams::Form(_) => ("form", state.capabilities.supports_form_elicitation()),
-        ElicitRequestParams::Url(_) => (
-            "url",
-            state.capabilities.supports_url_elicitation()
-                && version.is_some_and(|v| v.supports(Feature::UrlElicitation) || v.is_modern()),
-        ),
-    };
-    if !declared {
-        return Err(ErrorObject::new(
-            ErrorCode::INVALID_PARAMS,
-            format!("elicitation mode {mode:?} was not declared by this client"),
-        )
-        .with_data(
-            json!({"reason": "elicitation_mode_not_declared", "mode": mode, "spec": "EL-4"}),
-        ));
-    }
-    let Some(handler) = state.handlers.elicitation.clone() else {
-        return Err(ErrorObject::internal(
-            "no handler installed for elicitation/create",
-        ));
-    };
-    // 2026-07-28 URL elicitations have no id (nothing announces their completion): none is
-    // remembered.
-    let url_id = match &params {
-        ElicitRequestParams::Url(u) if !u.elicitation_id.is_empty() => {
-            Some(u.elicitation_id.clone())
-        }
-        _ => None,
-    };
-    // Remembered before the handler runs, so a completion that races the answer is recognised.
-    if let Some(id) = &url_id {
-        state.remember_elicitation(id.clone());
-    }
-    let task = params.task().cloned();
-    let work = {
-        let cx = cx.clone();
-        let state = state.clone();
-        async move {
-            let result = handler(params, cx).await;
-            if let Some(id) = &url_id
-                && !matches!(&result, Ok(r) if r.action == ElicitAction::Accept)
-            {
-                state.forget_elicitation(id);
-            }
-            encode(&result?)
-        }
-    };
-    maybe_as_task(state, TaskKind::Elicitation, task.as_ref(), &cx, work).await
-}
-
-pub(crate) async fn roots(state: &ClientState, cx: RequestContext) -> HandlerResult {
-    let roots = match state.handlers.roots_provider.clone() {
-        Some(provider) => provider(cx).await?,
-        None => state.roots(),
-    };
-    encode(&ListRootsResult::new(roots))
-}
-
 /// Parses notification params, logging (not answering, `[JR-11]`) when they are malformed.
 pub(crate) fn parse_notification<P: DeserializeOwned>(
     method: &str,
@@ -344,5 +141,44 @@ pub(crate) fn parse_notification<P: DeserializeOwned>(
             );
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use switchboard_types::catalogue::{CATALOGUE, MethodKind, Sender, TaskStatus};
+
+    use super::*;
+
+    /// Catalogue methods a server may send that the client routes to nothing of its own; a user
+    /// adds a route for one with `ClientBuilder::request` or `ClientBuilder::notification`.
+    const LEFT_TO_THE_USER: &[&str] = &[
+        // A task's status, pushed by a server running a task for this client: the client's
+        // task calls poll `tasks/get` instead (`[TK-20]`: the notification is optional).
+        TaskStatus::NAME,
+    ];
+
+    #[test]
+    fn every_catalogue_method_the_server_sends_has_a_route_or_is_left_to_the_user() {
+        let mut router = builtin_router();
+        for (method, f) in task_routes() {
+            router
+                .add_request(method, RequestRoute::Builtin(f))
+                .expect("the task routes are distinct from the built-in ones");
+        }
+        let mut wrong = Vec::new();
+        for spec in CATALOGUE.iter().filter(|s| s.sender != Sender::Client) {
+            let routed = match spec.kind {
+                MethodKind::Request => router.request(spec.name).is_some(),
+                MethodKind::Notification => router.notification(spec.name).is_some(),
+            };
+            let left = LEFT_TO_THE_USER.contains(&spec.name);
+            match (routed, left) {
+                (false, false) => wrong.push(format!("{}: no route", spec.name)),
+                (true, true) => wrong.push(format!("{}: routed, yet left to the user", spec.name)),
+                _ => {}
+            }
+        }
+        assert!(wrong.is_empty(), "{wrong:#?}");
     }
 }

@@ -22,8 +22,6 @@ use crate::session::ClientSession;
 /// request ids).
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 
-pub use switchboard_tasks::serve::{MAX_POLL_INTERVAL, MIN_POLL_INTERVAL};
-
 impl ClientSession {
     /// Calls tool `name` as a task and returns the task at once (`[TK-7]`), `working`.
     ///
@@ -205,8 +203,9 @@ impl ClientSession {
         .await
     }
 
-    /// Polls `tasks/get` at the task's `pollInterval` (kept within [`MIN_POLL_INTERVAL`] and
-    /// [`MAX_POLL_INTERVAL`]) until it is terminal or `input_required`, and returns it.
+    /// Polls `tasks/get` at the task's `pollInterval` (kept within
+    /// [`MIN_POLL_INTERVAL`](switchboard_tasks::serve::MIN_POLL_INTERVAL) and
+    /// [`MAX_POLL_INTERVAL`](switchboard_tasks::serve::MAX_POLL_INTERVAL)) until it is terminal or `input_required`, and returns it.
     ///
     /// # Errors
     /// A request error.

@@ -8,109 +8,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use switchboard_client::{Client, ClientError, ClientSession, Era, EraMode, ListenEvent};
+use switchboard_client::{Client, ClientError, Era, EraMode, ListenEvent};
 use switchboard_jsonrpc::memory::{MemorySink, MemorySource, MemoryTransport, pair};
 use switchboard_jsonrpc::{FrameSink, OutboundFrame, RequestError, Transport, TransportError};
 use switchboard_types::elicitation::{ElicitAction, ElicitResult};
 use switchboard_types::lifecycle::Implementation;
 use switchboard_types::logging::LoggingLevel;
 use switchboard_types::modern::SubscriptionFilter;
-use switchboard_types::roots::Root;
 use switchboard_types::{ErrorCode, ProtocolVersion};
 
-const V: &str = "2026-07-28";
-
-/// Every frame the scripted server received, as JSON.
-type Seen = Arc<Mutex<Vec<Value>>>;
-
-/// Starts a server that answers each frame with the frames `script` returns.
-fn server(
-    mut transport: MemoryTransport,
-    mut script: impl FnMut(&Value) -> Vec<Value> + Send + 'static,
-) -> Seen {
-    let seen: Seen = Arc::default();
-    let log = seen.clone();
-    tokio::spawn(async move {
-        while let Some(text) = transport.recv_text().await {
-            let frame: Value = serde_json::from_str(&text).unwrap();
-            log.lock().unwrap().push(frame.clone());
-            for out in script(&frame) {
-                if transport.send_text(out.to_string()).await.is_err() {
-                    return;
-                }
-            }
-        }
-    });
-    seen
-}
-
-fn result(frame: &Value, result: Value) -> Vec<Value> {
-    vec![json!({"jsonrpc": "2.0", "id": frame["id"], "result": result})]
-}
-
-fn error(frame: &Value, code: i64, data: Value) -> Vec<Value> {
-    vec![
-        json!({"jsonrpc": "2.0", "id": frame["id"], "error": {"code": code, "message": "no", "data": data}}),
-    ]
-}
-
-fn discover() -> Value {
-    json!({"resultType": "complete", "supportedVersions": [V], "ttlMs": 0, "cacheScope": "private",
-        "capabilities": {"tools": {}, "resources": {"subscribe": true, "listChanged": true}, "prompts": {}},
-        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fake", "version": "1"}}})
-}
-
-fn initialize_result() -> Value {
-    json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-        "serverInfo": {"name": "legacy", "version": "1"}})
-}
-
-/// A modern server answering `server/discover` and `tools/list`, and `tools/call` with `call`.
-fn modern(
-    transport: MemoryTransport,
-    mut call: impl FnMut(&Value) -> Vec<Value> + Send + 'static,
-) -> Seen {
-    server(transport, move |f| match f["method"].as_str() {
-        Some("server/discover") => result(f, discover()),
-        Some("tools/list") => result(
-            f,
-            json!({"resultType": "complete", "ttlMs": 0, "cacheScope": "private", "tools": [
-                {"name": "t", "inputSchema": {"type": "object", "properties": {
-                    "region": {"type": "string", "x-mcp-header": "Region"}}}},
-                {"name": "bad", "inputSchema": {"type": "object", "properties": {
-                    "n": {"type": "number", "x-mcp-header": "N"}}}}]}),
-        ),
-        Some(_) if f.get("id").is_some() => call(f),
-        _ => vec![],
-    })
-}
-
-fn client() -> switchboard_client::ClientBuilder {
-    Client::builder(Implementation::new("modern-test", "1"))
-        .elicitation(|p, _| async move {
-            let message = match p {
-                switchboard_types::elicitation::ElicitRequestParams::Form(f) => f.message,
-                switchboard_types::elicitation::ElicitRequestParams::Url(u) => u.message,
-            };
-            let mut r = ElicitResult::new(ElicitAction::Accept);
-            r.content = Some(serde_json::from_value(json!({"answer": message})).unwrap());
-            Ok(r)
-        })
-        .roots([Root::new("file:///work")])
-}
-
-fn requests<'a>(seen: &'a [Value], method: &str) -> Vec<&'a Value> {
-    seen.iter().filter(|f| f["method"] == method).collect()
-}
-
-async fn modern_session(
-    call: impl FnMut(&Value) -> Vec<Value> + Send + 'static,
-) -> (ClientSession, Seen) {
-    let (a, b) = pair();
-    let seen = modern(b, call);
-    let session = client().build().connect(a).await.unwrap();
-    (session, seen)
-}
+mod support;
+use support::*;
 
 #[tokio::test]
 async fn d26_121_auto_probes_with_discover_and_speaks_modern() {
