@@ -55,6 +55,7 @@
 pub mod auth;
 pub mod cluster;
 pub mod config;
+mod conn;
 pub mod event_store;
 mod headers;
 mod listener;

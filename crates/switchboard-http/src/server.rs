@@ -33,7 +33,8 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use crate::cluster::{self, Relay};
-use crate::config::HttpConfig;
+use crate::config::{HttpConfig, SessionBounds};
+use crate::conn::ConnRx;
 use crate::event_store::{EventId, EventStoreError, StoredEvent};
 use crate::headers;
 use crate::listener::{self, BodyError, read_body};
@@ -41,10 +42,9 @@ use crate::reply::{self, JSON, TRANSPORT_ERROR, refuse};
 use crate::routing::{Attach, Registration, RouteError};
 use crate::security;
 use crate::session::{
-    ConnGuard, HttpSessionTransport, Origin, Registry, Resume, Session, SessionBounds,
-    new_session_id, reap_loop,
+    ConnGuard, HttpSessionTransport, Origin, Registry, Resume, Session, new_session_id, reap_loop,
 };
-use crate::sse::{self, ConnRx, Replay, SseBody};
+use crate::sse::{self, Replay, SseBody};
 
 /// How long a POST waits for the first event of its SSE stream before the headers and the
 /// priming event go out alone.
@@ -784,12 +784,12 @@ impl StreamableHttpService {
         conn: u64,
         mut body: SseBody,
     ) -> Response<Body> {
-        body._guard = Some(ConnGuard {
+        body._guard = Some(Box::new(ConnGuard {
             session: Arc::downgrade(session),
             stream,
             conn,
             ephemeral: session.ephemeral.then(|| session.clone()),
-        });
+        }));
         let mut r = Response::new(body.into_body());
         let h = r.headers_mut();
         h.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));

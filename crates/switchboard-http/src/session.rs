@@ -26,6 +26,7 @@ use switchboard_jsonrpc::{
 use switchboard_types::{MessageKind, RequestId};
 use tokio::time::Instant;
 
+use crate::config::SessionBounds;
 use crate::event_store::{EventStore, StoredEvent};
 use crate::routing::{self, Plan, Routing};
 use crate::session_store::{SessionRecord, SessionStore, SessionStoreError};
@@ -147,35 +148,6 @@ impl FrameSource for HttpSource {
 
     fn take_attachment(&mut self) -> Option<Attachment> {
         self.attachment.take()
-    }
-}
-
-/// The per-session bounds, from [`crate::HttpConfig`].
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct SessionBounds {
-    pub(crate) unsolicited_queue: usize,
-    pub(crate) unsolicited_queue_bytes: usize,
-    pub(crate) stream_queue: usize,
-    pub(crate) stream_queue_bytes: usize,
-    pub(crate) stream_stall_timeout: Option<Duration>,
-    pub(crate) inbound_queue: usize,
-    pub(crate) max_open_streams: usize,
-    pub(crate) max_snapshot_bytes: usize,
-}
-
-impl SessionBounds {
-    /// The bounds `config` sets.
-    pub(crate) fn of(config: &crate::HttpConfig) -> Self {
-        SessionBounds {
-            unsolicited_queue: config.unsolicited_queue,
-            unsolicited_queue_bytes: config.unsolicited_queue_bytes,
-            stream_queue: config.stream_queue,
-            stream_queue_bytes: config.stream_queue_bytes,
-            stream_stall_timeout: config.stream_stall_timeout,
-            inbound_queue: config.inbound_queue,
-            max_open_streams: config.max_open_streams,
-            max_snapshot_bytes: config.max_snapshot_bytes,
-        }
     }
 }
 
