@@ -440,7 +440,7 @@ impl Session {
         let Some(floors) = floors.as_mut().filter(|f| !f.is_empty()) else {
             return false;
         };
-        let Some((token, progress)) = crate::cluster::progress_of(&frame.text) else {
+        let Some((token, progress)) = progress_of(&frame.text) else {
             return false;
         };
         floors.seen(&token, progress)
@@ -584,6 +584,22 @@ pub(crate) fn end_ephemeral(session: Arc<Session>) {
     if let Ok(handle) = tokio::runtime::Handle::try_current() {
         handle.spawn(async move { session.terminate().await });
     }
+}
+
+/// The progress token (as JSON text) and the progress of a `notifications/progress` frame.
+pub(crate) fn progress_of(text: &str) -> Option<(String, f64)> {
+    if !text.contains(switchboard_types::methods::NOTIFICATIONS_PROGRESS) {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    if v.get("method")?.as_str()? != switchboard_types::methods::NOTIFICATIONS_PROGRESS {
+        return None;
+    }
+    let params = v.get("params")?;
+    Some((
+        params.get("progressToken")?.to_string(),
+        params.get("progress")?.as_f64()?,
+    ))
 }
 
 /// The most progress floors a session keeps (see [`Session::set_progress_floors`]).
@@ -735,6 +751,14 @@ mod tests {
         assert_eq!(a.len(), 32);
         assert!(a.bytes().all(|c| (0x21..=0x7e).contains(&c)));
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn progress_is_read_from_progress_notifications_only() {
+        let p = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":3}}"#;
+        assert_eq!(progress_of(p), Some((r#""t""#.to_owned(), 3.0)));
+        let other = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"notifications/progress"}}"#;
+        assert_eq!(progress_of(other), None);
     }
 
     #[test]
