@@ -87,7 +87,9 @@ pub use cluster::{Cluster, Location};
 pub use config::{ConnectionLimits, HttpConfig};
 pub use event_store::{EventId, EventStore, EventStoreError, InMemoryEventStore, StoredEvent};
 pub use headers::{LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
-pub use server::{SessionFactory, StreamableHttpService, serve, serve_with_shutdown};
+pub use server::{
+    SessionFactory, SessionStartError, StreamableHttpService, serve, serve_with_shutdown,
+};
 pub use session::{HttpSessionTransport, HttpSink, HttpSource, Resume};
 pub use session_store::{
     Claim, InMemorySessionStore, SessionRecord, SessionStore, SessionStoreError,

@@ -68,7 +68,33 @@ use classify::classify;
 /// [`HttpSessionTransport::resume`] is `Some`: typically
 /// `switchboard::server_http::session_factory(&server)` (the facade joins the server role and
 /// this crate).
-pub type SessionFactory = Arc<dyn Fn(HttpSessionTransport) -> Result<Peer, String> + Send + Sync>;
+pub type SessionFactory =
+    Arc<dyn Fn(HttpSessionTransport) -> Result<Peer, SessionStartError> + Send + Sync>;
+
+/// Why a [`SessionFactory`] started no session. The request that asked for the session is
+/// answered 503 with a JSON-RPC error (-32000, reason `session_refused`) whose message is
+/// `Service unavailable: ` followed by this error's text.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionStartError {
+    /// The role would not serve the session (for the server role, its `ServerError`: say, a
+    /// stored snapshot it cannot resume); its text is the role's error's.
+    #[error(transparent)]
+    Role(Box<dyn std::error::Error + Send + Sync>),
+    /// The process that serves the session could not be started (the stdio bridge's child).
+    #[error("cannot start the server: {0}")]
+    Spawn(#[source] std::io::Error),
+    /// The process started without a piped stdin and stdout.
+    #[error("the server's stdin or stdout is missing")]
+    MissingPipes,
+}
+
+impl SessionStartError {
+    /// The role's refusal `error`.
+    pub fn role(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        SessionStartError::Role(error.into())
+    }
+}
 
 /// The Streamable HTTP endpoint. Cheap to clone; every clone serves the same sessions.
 ///
@@ -108,7 +134,7 @@ impl StreamableHttpService {
     /// A service creating sessions with `factory`.
     pub fn new<F>(factory: F, config: HttpConfig) -> Self
     where
-        F: Fn(HttpSessionTransport) -> Result<Peer, String> + Send + Sync + 'static,
+        F: Fn(HttpSessionTransport) -> Result<Peer, SessionStartError> + Send + Sync + 'static,
     {
         Self::from_factory(Arc::new(factory), config)
     }
