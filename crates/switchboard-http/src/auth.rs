@@ -31,7 +31,8 @@ use serde::Deserialize;
 use switchboard_auth::metadata::protected_resource_metadata_path;
 use switchboard_auth::resource::{AuthInfo, Primitive, ScopePolicy, TokenError, TokenValidator};
 use switchboard_auth::{BearerChallenge, ProtectedResourceMetadata, ScopeSet};
-use switchboard_types::{ErrorCode, methods};
+use switchboard_types::ErrorCode;
+use switchboard_types::catalogue::{self, Target};
 
 use crate::reply::{JSON, TRANSPORT_ERROR, refuse};
 
@@ -362,6 +363,22 @@ fn query_has_token(uri: &Uri) -> bool {
     })
 }
 
+/// The primitive a request of `method` names, for the policy, and how it names it: read from
+/// the catalogue (a request whose entry has a [`Target`]), so that a new targeted method needs
+/// no edit here. `None` for a method that names nothing, or names something the policy has no
+/// kind for.
+fn scoped(method: &str) -> Option<(Primitive, Target)> {
+    let spec = catalogue::request(method)?;
+    let target = spec.target?;
+    let kind = match (target, spec.primitive) {
+        (Target::Uri, _) => Primitive::Resource,
+        (Target::Name(_), catalogue::Primitive::Tools) => Primitive::Tool,
+        (Target::Name(_), catalogue::Primitive::Prompts) => Primitive::Prompt,
+        (Target::Name(_), _) => return None,
+    };
+    Some((kind, target))
+}
+
 /// What each envelope of a body acts on: the primitive and its name for the methods a policy
 /// can name, `None` for any other message. `None` overall when the body cannot be read.
 fn peek(body: &str) -> Option<Vec<Option<(Primitive, String)>>> {
@@ -380,15 +397,11 @@ fn peek(body: &str) -> Option<Vec<Option<(Primitive, String)>>> {
         params: Option<Params>,
     }
     fn target(e: Envelope<'_>) -> Option<(Primitive, String)> {
-        let method = e.method?;
+        let (kind, by) = scoped(&e.method?)?;
         let params = e.params?;
-        let (kind, key) = match method.as_ref() {
-            methods::TOOLS_CALL => (Primitive::Tool, params.name),
-            methods::PROMPTS_GET => (Primitive::Prompt, params.name),
-            methods::RESOURCES_READ
-            | methods::RESOURCES_SUBSCRIBE
-            | methods::RESOURCES_UNSUBSCRIBE => (Primitive::Resource, params.uri),
-            _ => return None,
+        let key = match by {
+            Target::Name(_) => params.name,
+            Target::Uri => params.uri,
         };
         match key? {
             serde_json::Value::String(s) => Some((kind, s)),
@@ -485,6 +498,27 @@ mod tests {
         let dup =
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"r","name":"w"}}"#;
         assert_eq!(a.needed(dup).to_string(), "files mcp:basic mcp:write");
+    }
+
+    #[test]
+    fn the_scoped_methods_are_the_catalogue_targeted_requests() {
+        let mut found: Vec<(&str, Primitive)> = catalogue::CATALOGUE
+            .iter()
+            .filter_map(|s| scoped(s.name).map(|(kind, _)| (s.name, kind)))
+            .collect();
+        found.sort_by_key(|(name, _)| *name);
+        assert_eq!(
+            found,
+            [
+                ("prompts/get", Primitive::Prompt),
+                ("resources/read", Primitive::Resource),
+                ("resources/subscribe", Primitive::Resource),
+                ("resources/unsubscribe", Primitive::Resource),
+                ("tools/call", Primitive::Tool),
+            ]
+        );
+        assert!(scoped("notifications/tools/list_changed").is_none());
+        assert!(scoped("x-vendor/call").is_none());
     }
 
     #[test]

@@ -43,6 +43,7 @@ pub use crate::listener::{
     ConnectionLimits, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
     DEFAULT_KEEP_ALIVE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_WRITE_TIMEOUT,
 };
+pub use crate::security::{DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS};
 use crate::session_store::{InMemorySessionStore, SessionStore};
 
 /// The default MCP endpoint path.
@@ -78,12 +79,6 @@ pub const DEFAULT_UNSOLICITED_QUEUE_BYTES: usize = 1024 * 1024;
 pub const DEFAULT_MAX_SNAPSHOT_BYTES: usize = 64 * 1024;
 /// The default bound on replays (`GET` with `Last-Event-ID`) running at once.
 pub const DEFAULT_MAX_CONCURRENT_REPLAYS: usize = 64;
-/// The `Host` values allowed by default (any port).
-pub const DEFAULT_ALLOWED_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
-/// The `Origin` values allowed by default (`*` stands for any port).
-pub const DEFAULT_ALLOWED_ORIGINS: [&str; 3] =
-    ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
-
 /// How the Streamable HTTP server behaves and what it bounds. See the module docs for defaults.
 #[derive(Clone)]
 #[non_exhaustive]
@@ -452,6 +447,35 @@ impl HttpConfig {
     }
 }
 
+/// The per-session bounds, from [`HttpConfig`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SessionBounds {
+    pub(crate) unsolicited_queue: usize,
+    pub(crate) unsolicited_queue_bytes: usize,
+    pub(crate) stream_queue: usize,
+    pub(crate) stream_queue_bytes: usize,
+    pub(crate) stream_stall_timeout: Option<Duration>,
+    pub(crate) inbound_queue: usize,
+    pub(crate) max_open_streams: usize,
+    pub(crate) max_snapshot_bytes: usize,
+}
+
+impl SessionBounds {
+    /// The bounds `config` sets.
+    pub(crate) fn of(config: &HttpConfig) -> Self {
+        SessionBounds {
+            unsolicited_queue: config.unsolicited_queue,
+            unsolicited_queue_bytes: config.unsolicited_queue_bytes,
+            stream_queue: config.stream_queue,
+            stream_queue_bytes: config.stream_queue_bytes,
+            stream_stall_timeout: config.stream_stall_timeout,
+            inbound_queue: config.inbound_queue,
+            max_open_streams: config.max_open_streams,
+            max_snapshot_bytes: config.max_snapshot_bytes,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -461,6 +485,11 @@ mod tests {
         let hosts = config.allowed_hosts.as_deref().unwrap_or_default();
         let origins = config.allowed_origins.as_deref().unwrap_or_default();
         (host_allowed(host, hosts), origin_allowed(origin, origins))
+    }
+
+    #[test]
+    fn the_default_bind_address_is_loopback() {
+        assert!(DEFAULT_BIND_ADDR.ip().is_loopback());
     }
 
     #[test]

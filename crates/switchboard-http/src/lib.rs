@@ -22,21 +22,30 @@
 //! # Layout
 //! | module | role |
 //! |---|---|
-//! | [`server`] | [`StreamableHttpService`] (a `tower::Service`, [`StreamableHttpService::router`]), [`serve`] |
+//! | [`server`] | [`StreamableHttpService`] (a `tower::Service`, [`StreamableHttpService::router`]), [`serve`]; one submodule per POST path (session, stateless, 2026-07-28), `GET` streams, the cluster take-over |
 //! | [`auth`] | [`Authorization`]: the endpoint as an OAuth 2.1 resource server (metadata, bearer tokens, scopes, sessions bound to their subject) |
 //! | [`config`] | [`HttpConfig`]: every option and bound, with defaults; [`ConnectionLimits`] |
 //! | [`session`] | [`HttpSessionTransport`] (the engine's transport), sessions, the idle reaper |
 //! | [`session_store`] | [`SessionStore`] and [`InMemorySessionStore`]: which sessions exist, for a take-over |
-//! | [`cluster`] | [`Cluster`]: several nodes sharing the stores; a session's requests relayed to the node serving it |
+//! | [`cluster`] | [`Cluster`]: several nodes sharing the stores (the trait, where a session is served) |
+//! | `relay` | a session's requests relayed to the node serving it, or the session claimed when that node is gone |
 //! | [`event_store`] | [`EventStore`] and [`InMemoryEventStore`]: SSE events kept for `Last-Event-ID` |
 //! | [`stdio_bridge`] | a stdio server exposed over this endpoint, one child per session, every frame shown to a tap |
 //! | `proxy` | (feature `proxy`) a Streamable HTTP reverse proxy, every frame shown to a tap |
 //! | `listener` | the accept loop: connection bound (503), header, keep-alive and write timeouts |
 //! | `routing` | which stream each outbound frame goes on |
+//! | `conn` | one live SSE connection's queue, bounded in events and bytes, between the routing and the body |
 //! | `sse` | event encoding, the SSE response body (priming, replay, keep-alive, polling close) |
 //! | `security` | `Host` / `Origin` allow-lists (DNS-rebinding protection) |
 //! | `headers` | `Accept`, `Content-Type`, `MCP-Session-Id`, `MCP-Protocol-Version`, `Last-Event-ID` |
 //! | `throttle` | warnings a client can cause at will, at most one per second per call site |
+//! | `modern` | the 2026-07-28 era's request facts: which POST is modern, its headers, its status |
+//! | `reply` | the ready answers (refusals as JSON-RPC error bodies) |
+//!
+//! Modules depend one way, in layers (each uses only layers below it): `stdio_bridge`, `proxy`
+//! · `server` · `relay`, `session` · `routing`, `sse` · `conn`, `config` · `auth`, `listener`,
+//! `cluster` · `reply`, `session_store`, `modern` · `security`, `event_store`, `headers`,
+//! `throttle`.
 //!
 //! # Guarantees
 //! * A POSTed request's stream carries, in order, the server's requests and notifications
@@ -55,12 +64,14 @@
 pub mod auth;
 pub mod cluster;
 pub mod config;
+mod conn;
 pub mod event_store;
 mod headers;
 mod listener;
 mod modern;
 #[cfg(feature = "proxy")]
 pub mod proxy;
+mod relay;
 mod reply;
 mod routing;
 mod security;
@@ -76,7 +87,9 @@ pub use cluster::{Cluster, Location};
 pub use config::{ConnectionLimits, HttpConfig};
 pub use event_store::{EventId, EventStore, EventStoreError, InMemoryEventStore, StoredEvent};
 pub use headers::{LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
-pub use server::{SessionFactory, StreamableHttpService, serve, serve_with_shutdown};
+pub use server::{
+    SessionFactory, SessionStartError, StreamableHttpService, serve, serve_with_shutdown,
+};
 pub use session::{HttpSessionTransport, HttpSink, HttpSource, Resume};
 pub use session_store::{
     Claim, InMemorySessionStore, SessionRecord, SessionStore, SessionStoreError,

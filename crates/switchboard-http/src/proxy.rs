@@ -45,9 +45,10 @@ use switchboard_types::Direction;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-use crate::config::{DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS, DEFAULT_MAX_BODY_BYTES};
+use crate::config::DEFAULT_MAX_BODY_BYTES;
 use crate::headers::SESSION_ID;
 use crate::listener::{self, BodyError, ConnectionLimits, read_body};
+use crate::security::{DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS};
 use crate::{HttpConfig, reply, security};
 
 /// The default bound on a JSON (non-SSE) answer read whole.

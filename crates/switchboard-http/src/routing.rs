@@ -18,19 +18,17 @@
 //! appends the event to the store, then [`Routing::deliver`] hands it to the live connection.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use bytes::Bytes;
 use switchboard_jsonrpc::OutboundFrame;
 use switchboard_types::{Frame, Message, MessageKind, RequestId};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+use crate::config::SessionBounds;
+use crate::conn::{Conn, ConnRx, Live, Slow};
 use crate::event_store::EventId;
-use crate::session::SessionBounds;
-use crate::sse::{Backlog, ConnRx, Live};
 
 /// The ids of the responses an id-less answer carries (a batch's array; none for anything
 /// else), read without the routing lock: the array can be long.
@@ -53,89 +51,6 @@ pub(crate) fn answered_ids(frame: &OutboundFrame) -> Vec<RequestId> {
 
 /// The standalone GET stream's number.
 pub(crate) const STANDALONE: u64 = 0;
-
-/// A live SSE connection attached to a stream.
-///
-/// Its queue is bounded in events (the channel) and in bytes (the [`Backlog`], which the
-/// response body decrements as it takes events). A connection whose body takes none of its
-/// queued events for the stall timeout is *stalled*: its client does not read.
-struct Conn {
-    id: u64,
-    tx: mpsc::Sender<Live>,
-    backlog: Arc<Backlog>,
-    /// The body's `taken` count when it was last seen to move, and since when it has not.
-    seen: u64,
-    since: Option<Instant>,
-}
-
-impl Conn {
-    fn is_live(&self) -> bool {
-        !self.tx.is_closed()
-    }
-
-    /// Whether events have waited for this connection's client longer than `stall`.
-    fn stalled(&mut self, now: Instant, stall: Option<Duration>) -> bool {
-        let Some(stall) = stall else {
-            return false;
-        };
-        if self.backlog.bytes.load(Ordering::Relaxed) == 0 {
-            self.since = None;
-            return false;
-        }
-        let taken = self.backlog.taken.load(Ordering::Relaxed);
-        match self.since {
-            Some(since) if taken == self.seen => now.duration_since(since) >= stall,
-            _ => {
-                self.seen = taken;
-                self.since = Some(now);
-                false
-            }
-        }
-    }
-
-    /// Queues one event, or says why the connection must be dropped.
-    fn offer(&mut self, live: Live, max_bytes: usize, stall: Option<Duration>) -> Result<(), Slow> {
-        let len = live.bytes.len();
-        let queued = self.backlog.bytes.load(Ordering::Relaxed);
-        if queued > 0 {
-            // An event larger than the bound still goes to a connection with nothing queued.
-            if queued.saturating_add(len) > max_bytes {
-                return Err(Slow::TooSlow(
-                    "bytes queued for the connection at the bound",
-                ));
-            }
-            if self.stalled(Instant::now(), stall) {
-                return Err(Slow::TooSlow(
-                    "the client took no event within the stall timeout",
-                ));
-            }
-        } else {
-            self.since = None;
-        }
-        // Counted before it is sent: the body may take it at once.
-        self.backlog.bytes.fetch_add(len, Ordering::Relaxed);
-        match self.tx.try_send(live) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                self.backlog.bytes.fetch_sub(len, Ordering::Relaxed);
-                Err(match e {
-                    mpsc::error::TrySendError::Full(_) => {
-                        Slow::TooSlow("events queued for the connection at the bound")
-                    }
-                    mpsc::error::TrySendError::Closed(_) => Slow::Gone,
-                })
-            }
-        }
-    }
-}
-
-/// Why an event could not be queued for a connection.
-enum Slow {
-    /// The client went away.
-    Gone,
-    /// The client does not keep up (reason for the log).
-    TooSlow(&'static str),
-}
 
 enum Target {
     Sse {
@@ -292,18 +207,9 @@ impl Routing {
     }
 
     fn conn(&mut self) -> (Conn, ConnRx) {
-        let (tx, rx) = mpsc::channel(self.stream_queue);
-        let backlog = Arc::new(Backlog::default());
         let id = self.next_conn;
         self.next_conn += 1;
-        let conn = Conn {
-            id,
-            tx,
-            backlog: backlog.clone(),
-            seen: 0,
-            since: None,
-        };
-        (conn, ConnRx { rx, backlog })
+        Conn::open(id, self.stream_queue)
     }
 
     /// Opens a target for a POST carrying `ids` (and, for a batch, possibly id-less answers).
@@ -791,6 +697,7 @@ impl Routing {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
+    use tokio::sync::mpsc;
 
     fn frame(
         kind: MessageKind,

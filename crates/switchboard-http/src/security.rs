@@ -8,6 +8,12 @@
 use http::HeaderMap;
 use http::header::{HOST, ORIGIN};
 
+/// The `Host` values allowed by default (any port).
+pub const DEFAULT_ALLOWED_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+/// The `Origin` values allowed by default (`*` stands for any port).
+pub const DEFAULT_ALLOWED_ORIGINS: [&str; 3] =
+    ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
+
 /// Why a request was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Refusal {
@@ -111,7 +117,6 @@ pub(crate) fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS};
 
     fn hosts() -> Vec<String> {
         DEFAULT_ALLOWED_HOSTS.map(String::from).to_vec()

@@ -26,6 +26,7 @@ use switchboard_jsonrpc::{
 use switchboard_types::{MessageKind, RequestId};
 use tokio::time::Instant;
 
+use crate::config::SessionBounds;
 use crate::event_store::{EventStore, StoredEvent};
 use crate::routing::{self, Plan, Routing};
 use crate::session_store::{SessionRecord, SessionStore, SessionStoreError};
@@ -147,35 +148,6 @@ impl FrameSource for HttpSource {
 
     fn take_attachment(&mut self) -> Option<Attachment> {
         self.attachment.take()
-    }
-}
-
-/// The per-session bounds, from [`crate::HttpConfig`].
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct SessionBounds {
-    pub(crate) unsolicited_queue: usize,
-    pub(crate) unsolicited_queue_bytes: usize,
-    pub(crate) stream_queue: usize,
-    pub(crate) stream_queue_bytes: usize,
-    pub(crate) stream_stall_timeout: Option<Duration>,
-    pub(crate) inbound_queue: usize,
-    pub(crate) max_open_streams: usize,
-    pub(crate) max_snapshot_bytes: usize,
-}
-
-impl SessionBounds {
-    /// The bounds `config` sets.
-    pub(crate) fn of(config: &crate::HttpConfig) -> Self {
-        SessionBounds {
-            unsolicited_queue: config.unsolicited_queue,
-            unsolicited_queue_bytes: config.unsolicited_queue_bytes,
-            stream_queue: config.stream_queue,
-            stream_queue_bytes: config.stream_queue_bytes,
-            stream_stall_timeout: config.stream_stall_timeout,
-            inbound_queue: config.inbound_queue,
-            max_open_streams: config.max_open_streams,
-            max_snapshot_bytes: config.max_snapshot_bytes,
-        }
     }
 }
 
@@ -468,7 +440,7 @@ impl Session {
         let Some(floors) = floors.as_mut().filter(|f| !f.is_empty()) else {
             return false;
         };
-        let Some((token, progress)) = crate::cluster::progress_of(&frame.text) else {
+        let Some((token, progress)) = progress_of(&frame.text) else {
             return false;
         };
         floors.seen(&token, progress)
@@ -612,6 +584,22 @@ pub(crate) fn end_ephemeral(session: Arc<Session>) {
     if let Ok(handle) = tokio::runtime::Handle::try_current() {
         handle.spawn(async move { session.terminate().await });
     }
+}
+
+/// The progress token (as JSON text) and the progress of a `notifications/progress` frame.
+pub(crate) fn progress_of(text: &str) -> Option<(String, f64)> {
+    if !text.contains(switchboard_types::methods::NOTIFICATIONS_PROGRESS) {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    if v.get("method")?.as_str()? != switchboard_types::methods::NOTIFICATIONS_PROGRESS {
+        return None;
+    }
+    let params = v.get("params")?;
+    Some((
+        params.get("progressToken")?.to_string(),
+        params.get("progress")?.as_f64()?,
+    ))
 }
 
 /// The most progress floors a session keeps (see [`Session::set_progress_floors`]).
@@ -763,6 +751,14 @@ mod tests {
         assert_eq!(a.len(), 32);
         assert!(a.bytes().all(|c| (0x21..=0x7e).contains(&c)));
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn progress_is_read_from_progress_notifications_only() {
+        let p = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":3}}"#;
+        assert_eq!(progress_of(p), Some((r#""t""#.to_owned(), 3.0)));
+        let other = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"notifications/progress"}}"#;
+        assert_eq!(progress_of(other), None);
     }
 
     #[test]

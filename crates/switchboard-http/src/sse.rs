@@ -17,7 +17,6 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -28,50 +27,14 @@ use switchboard_transport::codec;
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio::time::Instant;
 
+use crate::conn::ConnRx;
 use crate::event_store::{EventId, EventStore, EventStoreError, StoreFuture, StoredEvent};
-use crate::session::ConnGuard;
 
 /// Events fetched from the store at a time by a replay.
 pub(crate) const REPLAY_PAGE: usize = 64;
 
 /// The comment sent after a stretch of silence.
 const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
-
-/// One live event for a connection: its position on the stream and its encoded bytes.
-#[derive(Debug, Clone)]
-pub(crate) struct Live {
-    pub(crate) seq: u64,
-    pub(crate) bytes: Bytes,
-    /// The stream's final event (the answer that ends it).
-    pub(crate) last: bool,
-}
-
-/// What is queued for one connection and not yet taken by its body, shared by the router (which
-/// adds) and the body (which takes).
-#[derive(Debug, Default)]
-pub(crate) struct Backlog {
-    /// Bytes queued.
-    pub(crate) bytes: AtomicUsize,
-    /// Events taken so far (the router watches it move).
-    pub(crate) taken: AtomicU64,
-}
-
-/// The body's end of a connection's queue.
-#[derive(Debug)]
-pub(crate) struct ConnRx {
-    pub(crate) rx: mpsc::Receiver<Live>,
-    pub(crate) backlog: Arc<Backlog>,
-}
-
-impl ConnRx {
-    /// Notes one event taken off the queue.
-    pub(crate) fn took(&self, live: &Live) {
-        self.backlog
-            .bytes
-            .fetch_sub(live.bytes.len(), Ordering::Relaxed);
-        self.backlog.taken.fetch_add(1, Ordering::Relaxed);
-    }
-}
 
 /// The rest of a replay: the pages after `after`, fetched one at a time. It holds its place
 /// among the replays running at once until it has caught up.
@@ -132,8 +95,9 @@ pub(crate) struct SseBody {
     pub(crate) live: Option<ConnRx>,
     /// Live events at or below this sequence number were already sent in the preface.
     pub(crate) floor: u64,
-    /// Detaches the connection from its stream when the body is dropped.
-    pub(crate) _guard: Option<ConnGuard>,
+    /// Dropped with the body: the session's guard, which detaches the connection from its
+    /// stream.
+    pub(crate) _guard: Option<Box<dyn Send + Sync>>,
     /// Silence after which a comment is sent.
     pub(crate) keep_alive: Option<Duration>,
     /// SEP-1699 polling: the body ends at this instant.

@@ -22,7 +22,7 @@ use switchboard_types::Direction;
 use tokio::io::{AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use crate::{HttpConfig, HttpSessionTransport, HttpSink, StreamableHttpService};
+use crate::{HttpConfig, HttpSessionTransport, HttpSink, SessionStartError, StreamableHttpService};
 
 /// The most client requests tracked per session for routing (the oldest is forgotten first).
 const MAX_TRACKED: usize = 4096;
@@ -47,16 +47,16 @@ fn start_session(
     t: HttpSessionTransport,
     mut command: Command,
     tap: &Arc<dyn FrameTap>,
-) -> Result<Peer, String> {
+) -> Result<Peer, SessionStartError> {
     let session: Arc<str> = Arc::from(t.session_id());
     let mut child = command
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| format!("cannot start the server: {e}"))?;
+        .map_err(SessionStartError::Spawn)?;
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err("the server's stdin or stdout is missing".into());
+        return Err(SessionStartError::MissingPipes);
     };
     let (mine, theirs) = switchboard_jsonrpc::memory::pair();
     let peer = switchboard_jsonrpc::spawn(mine, Arc::new(NullService), SessionConfig::default());

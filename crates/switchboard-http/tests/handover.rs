@@ -14,8 +14,8 @@ use http::Request;
 use serde_json::json;
 use support::*;
 use switchboard_http::{
-    HttpConfig, HttpSessionTransport, InMemorySessionStore, Resume, SessionStore,
-    StreamableHttpService,
+    HttpConfig, HttpSessionTransport, InMemorySessionStore, Resume, SessionStartError,
+    SessionStore, StreamableHttpService,
 };
 use switchboard_jsonrpc::{
     BoxFuture, HandlerResult, Peer, RequestContext, Service, SessionConfig, spawn,
@@ -173,4 +173,33 @@ async fn a_cancellation_inside_a_batch_ends_the_cancelled_requests_stream() {
     let resp = oneshot(&svc, request(Some(&sid), Some("2025-03-26"), batch)).await;
     assert_eq!(resp.status(), 202);
     assert_eq!(reader.next_event(Duration::from_secs(5)).await, None);
+}
+
+/// A factory's refusal is answered 503 (-32000, `session_refused`) with its text; the refusals
+/// of the stdio bridge keep their texts.
+#[tokio::test]
+async fn a_session_the_factory_refuses_is_answered_503_with_its_text() {
+    let service = StreamableHttpService::new(
+        |_: HttpSessionTransport| Err(SessionStartError::role("no room for you")),
+        HttpConfig::default(),
+    );
+    let resp = oneshot(&service, post(None, init_body(1, "2025-06-18"))).await;
+    assert_eq!(resp.status(), 503);
+    let body: serde_json::Value = serde_json::from_str(&body_text(resp).await).unwrap();
+    assert_eq!(body["error"]["code"], -32000);
+    assert_eq!(
+        body["error"]["message"],
+        "Service unavailable: no room for you"
+    );
+    assert_eq!(body["error"]["data"]["reason"], "session_refused");
+    assert_eq!(service.session_count(), 0);
+    assert_eq!(
+        SessionStartError::MissingPipes.to_string(),
+        "the server's stdin or stdout is missing"
+    );
+    let spawn = SessionStartError::Spawn(std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        "no such file",
+    ));
+    assert_eq!(spawn.to_string(), "cannot start the server: no such file");
 }

@@ -27,7 +27,7 @@ use switchboard_tasks::{
 use switchboard_types::ErrorObject;
 use switchboard_types::tasks::{Task, TaskStatus};
 
-use crate::{RedisStore, Run, hashed, now_ms};
+use crate::connection::{RedisStore, Run, hashed, now_ms};
 
 /// Tasks in Redis, run by this node (`node`, the id it announces as one of a cluster).
 #[derive(Debug, Clone)]

@@ -85,7 +85,7 @@ pub use switchboard_macros::{handlers, prompt, resource, tool};
 /// ```
 #[cfg(all(feature = "server", feature = "http-server"))]
 pub mod server_http {
-    use switchboard_http::HttpSessionTransport;
+    use switchboard_http::{HttpSessionTransport, SessionStartError};
     use switchboard_jsonrpc::Peer;
     use switchboard_server::{Resumption, Server};
 
@@ -93,10 +93,12 @@ pub mod server_http {
     /// with `server`. A session that begins with `initialize` is served as any transport's
     /// ([`Server::serve`]); a stateless request or a session taken over from the session store
     /// is resumed ([`Server::serve_resumed`]) with what the transport carried: the
-    /// `MCP-Protocol-Version` header and the stored snapshot. A refusal is described.
+    /// `MCP-Protocol-Version` header and the stored snapshot. A refusal is the role's error
+    /// ([`SessionStartError::Role`] holding the `ServerError`).
     pub fn session_factory(
         server: &Server,
-    ) -> impl Fn(HttpSessionTransport) -> Result<Peer, String> + Send + Sync + 'static {
+    ) -> impl Fn(HttpSessionTransport) -> Result<Peer, SessionStartError> + Send + Sync + 'static
+    {
         let server = server.clone();
         move |transport| {
             let session = match transport.resume() {
@@ -112,7 +114,9 @@ pub mod server_http {
                     server.serve_resumed(transport, &resumption)
                 }
             };
-            session.map(|s| s.peer().clone()).map_err(|e| e.to_string())
+            session
+                .map(|s| s.peer().clone())
+                .map_err(SessionStartError::role)
         }
     }
 }

@@ -1,0 +1,253 @@
+//! The store's handle on Redis, shared by the three stores (sessions, events, the cluster) and
+//! the task store: [`RedisStore`] (one multiplexed connection that reconnects by itself), its
+//! [`RedisConfig`], key names, and [`Run`], which bounds every command and script by the
+//! response timeout and sends it once more after a broken connection.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use redis::AsyncConnectionConfig;
+use redis::aio::ConnectionManager;
+use sha2::{Digest, Sha256};
+use switchboard_http::event_store::{
+    DEFAULT_EVENTS_PER_STREAM, DEFAULT_SESSION_BYTES, DEFAULT_STREAM_BYTES,
+    DEFAULT_STREAMS_PER_SESSION,
+};
+use switchboard_http::session_store::DEFAULT_MAX_STORED_SESSIONS;
+
+/// The default key prefix.
+pub const DEFAULT_PREFIX: &str = "switchboard";
+/// The default life of a record nobody renews: the in-memory idle timeout, plus a margin for
+/// the reaper's period.
+pub const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(31 * 60);
+/// The default life of a node's announcement: a node that stops renewing it is taken for gone
+/// this long after (sooner when it refuses connections).
+pub const DEFAULT_NODE_TTL: Duration = Duration::from_secs(10);
+/// How many sessions one keep-alive script renews.
+pub(crate) const KEEP_ALIVE_CHUNK: usize = 1000;
+/// The default bound on one command's wait for Redis.
+pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What a [`RedisStore`] keeps, and for how long.
+#[derive(Debug, Clone)]
+pub struct RedisConfig {
+    /// Every key starts with `PREFIX:` (several deployments can share one Redis).
+    pub prefix: String,
+    /// How long a record lives unless renewed.
+    pub session_ttl: Duration,
+    /// The most sessions kept at once (`create` fails beyond, and the session is refused).
+    pub max_sessions: usize,
+    /// The most events kept per stream (the oldest go first).
+    pub events_per_stream: usize,
+    /// The most bytes kept per stream (each event costs its data plus
+    /// [`EVENT_OVERHEAD_BYTES`](switchboard_http::event_store::EVENT_OVERHEAD_BYTES)).
+    pub stream_bytes: usize,
+    /// The most streams kept per session (the oldest go first).
+    pub streams_per_session: usize,
+    /// The most bytes kept per session, over all its streams (the oldest streams go first).
+    pub session_bytes: usize,
+    /// How long a node's announcement lives unless renewed (renewed at a third of it).
+    pub node_ttl: Duration,
+    /// How long one command may wait for Redis before it fails.
+    pub response_timeout: Duration,
+}
+
+impl Default for RedisConfig {
+    fn default() -> Self {
+        RedisConfig {
+            prefix: DEFAULT_PREFIX.to_owned(),
+            session_ttl: DEFAULT_SESSION_TTL,
+            max_sessions: DEFAULT_MAX_STORED_SESSIONS,
+            events_per_stream: DEFAULT_EVENTS_PER_STREAM,
+            stream_bytes: DEFAULT_STREAM_BYTES,
+            streams_per_session: DEFAULT_STREAMS_PER_SESSION,
+            session_bytes: DEFAULT_SESSION_BYTES,
+            node_ttl: DEFAULT_NODE_TTL,
+            response_timeout: DEFAULT_RESPONSE_TIMEOUT,
+        }
+    }
+}
+
+/// Why the store could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RedisStoreError {
+    /// The URL is not a Redis URL.
+    #[error("not a Redis URL ({0}); give redis://[:PASSWORD@]HOST:PORT[/DB]")]
+    Url(String),
+    /// Redis did not answer, or refused this client (authentication).
+    #[error("Redis at {at} refused or did not answer: {why}")]
+    Unreachable {
+        /// The host and port (never the credentials).
+        at: String,
+        /// What Redis or the connection said.
+        why: String,
+    },
+}
+
+/// Sessions and SSE events in Redis; cheap to clone (one multiplexed connection, shared).
+#[derive(Clone)]
+pub struct RedisStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    conn: ConnectionManager,
+    config: RedisConfig,
+    round_trips: AtomicU64,
+}
+
+impl fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("prefix", &self.inner.config.prefix)
+            .field("round_trips", &self.round_trips())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The store's name for a session: never the id itself (a secret).
+pub(crate) fn hashed(id: &str) -> String {
+    let digest = Sha256::digest(id.as_bytes());
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub(crate) fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+pub(crate) fn backend(e: &redis::RedisError) -> String {
+    format!("redis: {e}")
+}
+
+impl RedisStore {
+    /// Connects to the Redis at `url` (`redis://[USER][:PASSWORD@]HOST:PORT[/DB]`) and checks
+    /// that it answers this client: a server that requires a password this URL lacks or gets
+    /// wrong is refused here, before the node serves anything.
+    ///
+    /// # Errors
+    /// A malformed URL, or a Redis that cannot be reached or refuses the client.
+    pub async fn connect(url: &str, config: RedisConfig) -> Result<RedisStore, RedisStoreError> {
+        let client = redis::Client::open(url).map_err(|e| RedisStoreError::Url(e.to_string()))?;
+        let at = format!("{}", client.get_connection_info().addr());
+        let unreachable = |e: redis::RedisError| RedisStoreError::Unreachable {
+            at: at.clone(),
+            why: e.to_string(),
+        };
+        // The first connection is checked by hand: the manager would retry a refused
+        // password forever in the background.
+        let probe = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(5)))
+            .set_response_timeout(Some(config.response_timeout));
+        let mut first = client
+            .get_multiplexed_async_connection_with_config(&probe)
+            .await
+            .map_err(unreachable)?;
+        let _: String = redis::cmd("PING")
+            .query_async(&mut first)
+            .await
+            .map_err(unreachable)?;
+        drop(first);
+        let manager = redis::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(5)))
+            .set_response_timeout(Some(config.response_timeout))
+            .set_max_delay(Duration::from_secs(2))
+            .set_number_of_retries(6);
+        let conn = client
+            .get_connection_manager_with_config(manager)
+            .await
+            .map_err(unreachable)?;
+        Ok(RedisStore {
+            inner: Arc::new(Inner {
+                conn,
+                config,
+                round_trips: AtomicU64::new(0),
+            }),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RedisConfig {
+        &self.inner.config
+    }
+
+    /// How many round trips to Redis this store made so far.
+    pub fn round_trips(&self) -> u64 {
+        self.inner.round_trips.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn key(&self, parts: &[&str]) -> String {
+        let mut k = self.inner.config.prefix.clone();
+        for p in parts {
+            k.push(':');
+            k.push_str(p);
+        }
+        k
+    }
+
+    pub(crate) fn conn(&self) -> ConnectionManager {
+        self.inner.round_trips.fetch_add(1, Ordering::Relaxed);
+        self.inner.conn.clone()
+    }
+
+    pub(crate) fn ttl_ms(&self) -> u64 {
+        millis(self.inner.config.session_ttl)
+    }
+}
+
+/// Whether a failed command may succeed on a new connection (Redis restarted, the connection
+/// broke): the multiplexed connection reconnects after such a failure, and the command is
+/// sent once more. A command that timed out is not sent again: Redis may have run it (a script
+/// that appends must not append twice), and the caller's wait is bounded by one timeout.
+fn retryable(e: &redis::RedisError) -> bool {
+    !e.is_timeout() && (e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal())
+}
+
+/// Bounds one attempt by the configured response timeout, whatever the connection is doing
+/// (waiting for an answer, or reconnecting while Redis does not answer).
+async fn bounded<T>(
+    store: &RedisStore,
+    attempt: impl std::future::Future<Output = redis::RedisResult<T>>,
+) -> redis::RedisResult<T> {
+    let limit = store.inner.config.response_timeout;
+    match tokio::time::timeout(limit, attempt).await {
+        Ok(r) => r,
+        Err(_) => Err(redis::RedisError::from(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no answer from Redis within {limit:?} (response_timeout)"),
+        ))),
+    }
+}
+
+/// Runs a script or a command on the store's connection, once more on a fresh connection when
+/// the first attempt met a broken one.
+pub(crate) trait Run {
+    async fn run<T: redis::FromRedisValue>(&self, store: &RedisStore) -> redis::RedisResult<T>;
+}
+
+impl Run for redis::ScriptInvocation<'_> {
+    async fn run<T: redis::FromRedisValue>(&self, store: &RedisStore) -> redis::RedisResult<T> {
+        match bounded(store, self.invoke_async(&mut store.conn())).await {
+            Err(e) if retryable(&e) => bounded(store, self.invoke_async(&mut store.conn())).await,
+            r => r,
+        }
+    }
+}
+
+impl Run for redis::Cmd {
+    async fn run<T: redis::FromRedisValue>(&self, store: &RedisStore) -> redis::RedisResult<T> {
+        match bounded(store, self.query_async(&mut store.conn())).await {
+            Err(e) if retryable(&e) => bounded(store, self.query_async(&mut store.conn())).await,
+            r => r,
+        }
+    }
+}
