@@ -3,10 +3,10 @@
 //!
 //! | flags | mode | relay |
 //! |---|---|---|
-//! | `--stdio CMD` | stdio server to whoever launched us, relaying to the spawned server | `switchboard_transport::relay::relay_child` |
-//! | `--listen ADDR --url UPSTREAM` | Streamable HTTP reverse proxy (POST, GET, DELETE, SSE) | `switchboard_http::proxy` |
-//! | `--listen ADDR --stdio CMD` | bridge: a stdio server exposed over Streamable HTTP | `switchboard_http::stdio_bridge` |
-//! | `--url UPSTREAM` | bridge: a remote Streamable HTTP server exposed to a stdio host | `switchboard_http_client::stdio_bridge` |
+//! | `--stdio CMD` | stdio server to whoever launched us, relaying to the spawned server | `switchboard::transport::relay::relay_child` |
+//! | `--listen ADDR --url UPSTREAM` | Streamable HTTP reverse proxy (POST, GET, DELETE, SSE) | `switchboard::http::proxy` |
+//! | `--listen ADDR --stdio CMD` | bridge: a stdio server exposed over Streamable HTTP | `switchboard::http::stdio_bridge` |
+//! | `--url UPSTREAM` | bridge: a remote Streamable HTTP server exposed to a stdio host | `switchboard::http_client::stdio_bridge` |
 //!
 //! The relays pass frames on unchanged and show each one to a frame tap first; the tap here
 //! writes the recording. A batch is recorded entry by entry, each entry's exact text. The one
@@ -23,22 +23,38 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
 use serde_json::json;
-use switchboard_http::{HttpConfig, proxy, stdio_bridge};
-use switchboard_http_client::{HttpClientConfig, HttpClientTransport};
-use switchboard_transport::relay::relay_child;
-use switchboard_transport::{FrameTap, TappedFrame};
+use switchboard::http::{HttpConfig, proxy, stdio_bridge};
+use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
+use switchboard::transport::relay::relay_child;
+use switchboard::transport::{FrameTap, TappedFrame};
 
-/// What `switchboard record` was asked to do.
-#[derive(Debug, Clone)]
+/// `switchboard record`'s flags: what it was asked to do.
+#[derive(Debug, Clone, clap::Args)]
 pub(crate) struct RecordArgs {
-    /// The recording file.
-    pub(crate) output: String,
-    /// The server command to spawn (stdio upstream).
-    pub(crate) stdio: Option<String>,
-    /// The upstream MCP endpoint (HTTP upstream).
-    pub(crate) url: Option<String>,
-    /// Where to listen for HTTP clients.
-    pub(crate) listen: Option<std::net::SocketAddr>,
+    /// The recording (JSONL: ts_ms, direction, transport, session, frame).
+    #[arg(short, long)]
+    output: String,
+    /// The server command to spawn and relay to (one per HTTP session with --listen).
+    #[arg(
+        long,
+        value_name = "CMD ARGS",
+        required_unless_present = "url",
+        conflicts_with = "url"
+    )]
+    stdio: Option<String>,
+    /// The upstream MCP endpoint (Streamable HTTP, or legacy HTTP+SSE without --listen).
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// Serve HTTP clients on ADDR (IP:PORT, or just PORT for 127.0.0.1; 127.0.0.1:8080 when
+    /// no ADDR is given), endpoint /mcp. Binds exactly the address given.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = "127.0.0.1:8080",
+        value_parser = parse_listen
+    )]
+    listen: Option<std::net::SocketAddr>,
 }
 
 /// The recording file: one JSON line per frame, written and flushed before the frame is
@@ -129,13 +145,13 @@ pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
             let config = HttpConfig::for_bind_address(local);
             let service = stdio_bridge::service(move || server_command(&cmd), rec, config);
             crate::ui::announce(&format!("listening on http://{local}/mcp"));
-            switchboard_http::serve(listener, service).await?;
+            switchboard::http::serve(listener, service).await?;
             Ok(0)
         }
         (None, None, Some(url)) => {
             let rec = Recording::create(&args.output, "http")?;
             let transport = HttpClientTransport::connect(&url, HttpClientConfig::default())?;
-            let relayed = switchboard_http_client::stdio_bridge::relay(
+            let relayed = switchboard::http_client::stdio_bridge::relay(
                 transport,
                 tokio::io::stdin(),
                 tokio::io::stdout(),
@@ -164,7 +180,7 @@ async fn bind(addr: std::net::SocketAddr) -> anyhow::Result<tokio::net::TcpListe
 ///
 /// # Errors
 /// Neither form.
-pub(crate) fn parse_listen(s: &str) -> Result<std::net::SocketAddr, String> {
+fn parse_listen(s: &str) -> Result<std::net::SocketAddr, String> {
     let port = s.strip_prefix(':').unwrap_or(s);
     if let Ok(port) = port.parse::<u16>() {
         return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
