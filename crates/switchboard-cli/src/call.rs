@@ -122,59 +122,16 @@ fn params_for(a: &CallArgs) -> anyhow::Result<Value> {
     Ok(params)
 }
 
-/// The server to talk to: a child over stdio, or an HTTP endpoint.
-enum Server {
-    Stdio(ChildTransport),
-    Http(HttpClientTransport),
-}
+/// The OAuth client of a call, when there is one (for messages about its failures).
+type OAuth = Option<std::sync::Arc<switchboard::auth::client::OAuthClient>>;
 
-async fn open(
-    a: &CallArgs,
-) -> anyhow::Result<(
-    Server,
-    String,
-    Option<std::sync::Arc<switchboard::auth::client::OAuthClient>>,
-)> {
-    if a.oauth.enabled() && a.server.url.is_none() {
-        anyhow::bail!(
-            "--oauth, --oauth-headless and --oauth-client-credentials need --url (stdio takes no \
-             authorization)"
-        );
-    }
-    match (&a.server.stdio, &a.server.url) {
-        (Some(_), Some(_)) => anyhow::bail!("give either --stdio or --url, not both"),
-        (Some(cmd), None) => {
-            let command = ChildCommand::new("sh").args(["-c", &format!("exec {cmd}")]);
-            let child =
-                ChildTransport::spawn(command).with_context(|| format!("cannot start `{cmd}`"))?;
-            Ok((Server::Stdio(child), cmd.clone(), None))
-        }
-        (None, Some(url)) => {
-            let oauth = crate::oauth::client(&a.oauth, url).await?;
-            let mut config = HttpClientConfig::default();
-            if let Some(o) = &oauth {
-                config = config.with_auth(o.clone());
-                if a.oauth.oauth {
-                    // A person authorizes in the browser while the first request waits.
-                    config = config.with_response_timeout(Duration::from_secs(330));
-                }
-            }
-            let t = HttpClientTransport::connect(url, config)
-                .with_context(|| format!("cannot reach `{url}`"))?;
-            Ok((Server::Http(t), url.clone(), oauth))
-        }
-        (None, None) => anyhow::bail!("--stdio or --url is required"),
-    }
-}
-
-/// The session, and the OAuth client when there is one (for messages about its failures).
-type Connected = (
-    ClientSession,
-    Option<std::sync::Arc<switchboard::auth::client::OAuthClient>>,
-);
-
-async fn connect(a: &CallArgs) -> anyhow::Result<Connected> {
-    let (server, name, oauth) = open(a).await?;
+/// Connects to the server `a` names. clap lets through exactly one of --stdio and --url, and
+/// the OAuth flows only with --url.
+async fn connect(a: &CallArgs) -> anyhow::Result<(ClientSession, OAuth)> {
+    let oauth = match &a.server.url {
+        Some(url) => crate::oauth::client(&a.oauth, url).await?,
+        None => None,
+    };
     let sampling: Option<Value> = a
         .sampling_response
         .as_deref()
@@ -236,9 +193,27 @@ async fn connect(a: &CallArgs) -> anyhow::Result<Connected> {
         builder = builder.roots(roots);
     }
     let client = builder.build();
-    let session = match server {
-        Server::Stdio(child) => client.connect(child).await,
-        Server::Http(http) => client.connect(http).await,
+    let (name, session) = match (&a.server.stdio, &a.server.url) {
+        (_, Some(url)) => {
+            let mut config = HttpClientConfig::default();
+            if let Some(o) = &oauth {
+                config = config.with_auth(o.clone());
+                if a.oauth.oauth {
+                    // A person authorizes in the browser while the first request waits.
+                    config = config.with_response_timeout(Duration::from_secs(330));
+                }
+            }
+            let t = HttpClientTransport::connect(url, config)
+                .with_context(|| format!("cannot reach `{url}`"))?;
+            (url, client.connect(t).await)
+        }
+        (Some(cmd), None) => {
+            let command = ChildCommand::new("sh").args(["-c", &format!("exec {cmd}")]);
+            let child =
+                ChildTransport::spawn(command).with_context(|| format!("cannot start `{cmd}`"))?;
+            (cmd, client.connect(child).await)
+        }
+        (None, None) => anyhow::bail!("--stdio or --url is required"),
     };
     match session {
         Ok(s) => Ok((s, oauth)),

@@ -29,8 +29,8 @@ pub(crate) struct CheckArgs {
 pub(crate) async fn run(args: &CheckArgs) -> anyhow::Result<Report> {
     let done = Arc::new(AtomicUsize::new(0));
     let counter = done.clone();
-    let checker = Checker::new(args.server.target()?)
-        .with_timeout(args.timeout.duration())
+    let checker = Checker::new(args.server.target())
+        .with_timeout(Duration::from_secs(args.timeout.timeout))
         .on_result(move |_| {
             counter.fetch_add(1, Ordering::Relaxed);
         });

@@ -3,6 +3,7 @@
 //! case as a JSON line), a progress line on stderr when that is a terminal, and the summary.
 
 use std::io::Write;
+use std::time::Duration;
 
 use switchboard::check::fuzz::{CaseReport, FuzzReport, Fuzzer};
 
@@ -40,10 +41,10 @@ fn random_seed() -> u64 {
 /// caller); stdout could not be written.
 pub(crate) async fn run(args: &FuzzArgs) -> anyhow::Result<FuzzReport> {
     let seed = args.seed.unwrap_or_else(random_seed);
-    let fuzzer = Fuzzer::new(args.server.target()?)
+    let fuzzer = Fuzzer::new(args.server.target())
         .with_cases(args.cases)
         .with_seed(seed)
-        .with_timeout(args.timeout.duration());
+        .with_timeout(Duration::from_secs(args.timeout.timeout));
     let reproduce = fuzzer.reproduce();
     if !args.json {
         crate::write_stdout(&format!("fuzzing with seed {seed}: {} cases\n", args.cases))?;

@@ -121,15 +121,11 @@ struct ServerArgs {
 }
 
 impl ServerArgs {
-    /// The server to check or fuzz.
-    fn target(&self) -> anyhow::Result<switchboard::check::Target> {
-        use switchboard::check::Target;
-        match (&self.stdio, &self.url) {
-            (_, Some(url)) => Ok(Target::Http(url.clone())),
-            (Some(cmd), None) => Ok(Target::Stdio(cmd.clone())),
-            (None, None) => anyhow::bail!(
-                "give the server: --stdio \"CMD ARGS\" to spawn it, or --url http://HOST:PORT/mcp"
-            ),
+    /// The server to check or fuzz (clap lets through exactly one of --stdio and --url).
+    fn target(&self) -> switchboard::check::Target {
+        match (&self.url, &self.stdio) {
+            (Some(url), _) => switchboard::check::Target::Http(url.clone()),
+            (None, cmd) => switchboard::check::Target::Stdio(cmd.clone().unwrap_or_default()),
         }
     }
 }
@@ -140,13 +136,6 @@ struct TimeoutArg {
     /// Seconds to wait for each answer.
     #[arg(long, default_value_t = 5)]
     timeout: u64,
-}
-
-impl TimeoutArg {
-    /// The wait for each answer.
-    fn duration(&self) -> std::time::Duration {
-        std::time::Duration::from_secs(self.timeout)
-    }
 }
 
 /// Writes to stdout; a closed pipe (`| head`) ends the program quietly instead of panicking.
@@ -224,18 +213,14 @@ fn run() -> anyhow::Result<()> {
             .unwrap_or(if args.http.is_none() { 1 } else { 0 }),
         _ => 0,
     };
-    let rt = match threads {
-        1 => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?,
-        0 => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?,
-        n => tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(n)
-            .enable_all()
-            .build()?,
+    let mut rt = match threads {
+        1 => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
     };
+    if threads > 1 {
+        rt.worker_threads(threads);
+    }
+    let rt = rt.enable_all().build()?;
     match cli.command {
         Command::Serve(args) => rt.block_on(serve::run(args))?,
         Command::Call(args) => {

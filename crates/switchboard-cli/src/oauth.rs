@@ -161,16 +161,13 @@ pub(crate) async fn client(a: &OAuthArgs, url: &str) -> anyhow::Result<Option<Ar
     if let Some(file) = &a.private_key {
         config = config.with_private_key(private_key(file, a.private_key_alg.as_deref())?);
     }
-    match (&a.client_id, &a.client_secret) {
-        (Some(id), secret) => {
-            config = config.with_preregistered(PreRegistered {
-                client_id: id.clone(),
-                client_secret: secret.clone(),
-                issuer: None,
-            });
-        }
-        (None, Some(_)) => anyhow::bail!("--client-secret needs --client-id"),
-        (None, None) => {}
+    // clap lets --client-secret through only with --client-id.
+    if let Some(id) = &a.client_id {
+        config = config.with_preregistered(PreRegistered {
+            client_id: id.clone(),
+            client_secret: a.client_secret.clone(),
+            issuer: None,
+        });
     }
     let file = match &a.oauth_token_file {
         Some(f) => f.clone(),

@@ -1,8 +1,15 @@
 //! `switchboard serve`: an example server (switchboard-example-servers) over stdio or over
 //! Streamable HTTP.
 
+use std::sync::Arc;
+
+use switchboard::http::config::{
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
+};
 use switchboard::http::{HttpConfig, StreamableHttpService};
 use switchboard::jsonrpc::SessionConfig;
+use switchboard::redis::{RedisCluster, RedisConfig, RedisStore, RedisTaskStore};
+use switchboard::tasks::TaskStore;
 use switchboard_example_servers::Example;
 use switchboard_example_servers::bench::BenchLists;
 
@@ -36,8 +43,8 @@ pub(crate) struct ServeArgs {
     idle_timeout: Option<std::time::Duration>,
     /// With --http: the most sessions open at once; past it, initialize gets 503 (default
     /// 10000).
-    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..))]
-    max_sessions: Option<u32>,
+    #[arg(long, value_name = "N", requires = "http", value_parser = positive())]
+    max_sessions: Option<usize>,
     /// With --http: act as an OAuth 2.1 resource server for tokens of this issuer (an
     /// authorization server publishing RFC 8414 or OpenID metadata with a jwks_uri; https,
     /// or http on loopback). Every request then needs a bearer token whose audience is this
@@ -79,8 +86,8 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     resources: usize,
     /// With --example bench: items per page of tools/list and resources/list (default 100).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    page_size: Option<u32>,
+    #[arg(long, value_name = "N", value_parser = positive())]
+    page_size: Option<usize>,
     /// Runtime worker threads (1: a single-threaded runtime). Default: 1 for stdio (one
     /// session), one per core for --http.
     #[arg(long, value_name = "N")]
@@ -96,47 +103,49 @@ impl ServeArgs {
         BenchLists {
             tools: self.tools,
             resources: self.resources,
-            page_size: self.page_size.map(|n| n as usize),
+            page_size: self.page_size,
         }
     }
 }
 
-/// Builds the example server `args` name, with its tasks kept in `tasks` (`None`: in memory).
+/// Builds the example server `args` name, with its tasks kept in `tasks` (`None`: in memory);
+/// the demo server registers `subtract` on SIGUSR1.
 fn build_server(
     args: &ServeArgs,
     config: SessionConfig,
-    tasks: Option<std::sync::Arc<dyn switchboard::tasks::TaskStore>>,
+    tasks: Option<Arc<dyn TaskStore>>,
 ) -> anyhow::Result<switchboard::server::Server> {
-    if args.example == Example::Bench {
-        return Ok(switchboard_example_servers::bench::bench_server(
-            config,
-            args.lists(),
-        )?);
+    let server = match args.example {
+        Example::Bench => switchboard_example_servers::bench::bench_server(config, args.lists())?,
+        example => switchboard_example_servers::build_with_tasks(example, config, tasks)?,
+    };
+    if args.example == Example::Demo {
+        switchboard_example_servers::demo::subtract_on_sigusr1(&server)?;
     }
-    Ok(switchboard_example_servers::build_with_tasks(
-        args.example,
-        config,
-        tasks,
-    )?)
+    Ok(server)
 }
 
-/// This node, joined to the cluster sharing the Redis at `url`: records live as long as the
-/// idle timeout, plus the reaper's period and a margin; `max_sessions` bounds them.
+/// This node, serving at `local`, joined to the cluster sharing the Redis at `url`: records
+/// live as long as the idle timeout, plus the reaper's period and a margin; --max-sessions
+/// bounds them.
 async fn join_cluster(
+    args: &ServeArgs,
     url: &str,
-    advertise: String,
-    node_id: Option<String>,
-    idle: Option<std::time::Duration>,
-    max_sessions: usize,
-) -> anyhow::Result<(
-    std::sync::Arc<switchboard::redis::RedisCluster>,
-    switchboard::redis::RedisStore,
-)> {
-    use switchboard::redis::{RedisCluster, RedisConfig, RedisStore};
-    let idle = idle.unwrap_or(switchboard::http::config::DEFAULT_IDLE_TIMEOUT);
+    local: std::net::SocketAddr,
+) -> anyhow::Result<(Arc<RedisCluster>, RedisStore)> {
+    if local.ip().is_unspecified() && args.advertise.is_none() {
+        anyhow::bail!(
+            "--store with --http {local}: give --advertise URL, the address the other nodes reach this one at"
+        );
+    }
+    let advertise = args
+        .advertise
+        .clone()
+        .unwrap_or_else(|| format!("http://{local}/mcp"));
+    let idle = args.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT);
     let redis = RedisConfig {
         session_ttl: idle + std::time::Duration::from_secs(60),
-        max_sessions,
+        max_sessions: args.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
         ..RedisConfig::default()
     };
     let store = RedisStore::connect(url, redis).await.map_err(|e| {
@@ -144,7 +153,7 @@ async fn join_cluster(
             "--store: {e}; check that Redis runs there and that the URL carries its password"
         )
     })?;
-    let cluster = RedisCluster::join(store.clone(), node_id, &advertise)
+    let cluster = RedisCluster::join(store.clone(), args.node_id.clone(), &advertise)
         .await
         .map_err(|e| anyhow::anyhow!("--store: {e}"))?;
     Ok((cluster, store))
@@ -171,7 +180,7 @@ fn authorization(
     Ok(switchboard::http::Authorization::new(
         &audience,
         vec![issuer.to_owned()],
-        std::sync::Arc::new(validator),
+        Arc::new(validator),
     )
     .map_err(|e| anyhow::anyhow!("--auth-audience: {e}"))?
     .with_policy(server.scope_policy().clone()))
@@ -190,58 +199,26 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
         // Joined before the server is built: its tasks are kept in the cluster's store.
-        let mut cluster = None;
-        if let Some(url) = &args.store {
-            let advertise = args
-                .advertise
-                .clone()
-                .unwrap_or_else(|| format!("http://{local}/mcp"));
-            if local.ip().is_unspecified() && args.advertise.is_none() {
-                anyhow::bail!(
-                    "--store with --http {local}: give --advertise URL, the address the other nodes reach this one at"
-                );
-            }
-            let max_sessions = args
-                .max_sessions
-                .map_or(switchboard::http::config::DEFAULT_MAX_SESSIONS, |n| {
-                    n as usize
-                });
-            cluster = Some(
-                join_cluster(
-                    url,
-                    advertise,
-                    args.node_id.clone(),
-                    args.idle_timeout,
-                    max_sessions,
-                )
-                .await?,
-            );
-        }
+        let cluster = match &args.store {
+            Some(url) => Some(join_cluster(&args, url, local).await?),
+            None => None,
+        };
         let tasks = cluster.as_ref().map(|(joined, store)| {
             let node = switchboard::http::Cluster::node_id(joined.as_ref());
-            std::sync::Arc::new(switchboard::redis::RedisTaskStore::new(
-                store.clone(),
-                node,
-                switchboard::tasks::TaskLimits::default(),
-            )) as std::sync::Arc<dyn switchboard::tasks::TaskStore>
+            let limits = switchboard::tasks::TaskLimits::default();
+            Arc::new(RedisTaskStore::new(store.clone(), node, limits)) as Arc<dyn TaskStore>
         });
         let server = build_server(&args, config, tasks)?;
-        if args.example == Example::Demo {
-            switchboard_example_servers::demo::subtract_on_sigusr1(&server)?;
-        }
         // The body bound stays within the engine's frame bound.
         let mut http_config = HttpConfig::for_bind_address(local)
             .with_json_response(args.json_response)
             .with_stateless(args.stateless)
-            .with_max_body_bytes(
-                args.max_frame_bytes
-                    .min(switchboard::http::config::DEFAULT_MAX_BODY_BYTES),
-            );
+            .with_max_body_bytes(args.max_frame_bytes.min(DEFAULT_MAX_BODY_BYTES));
         if let Some(t) = args.idle_timeout {
             http_config = http_config.with_idle_timeout(Some(t));
         }
         if let Some(n) = args.max_sessions {
-            http_config = http_config.with_max_sessions(n as usize);
+            http_config = http_config.with_max_sessions(n);
         }
         if let Some(issuer) = &args.auth_issuer {
             let audience = args
@@ -291,9 +268,6 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let server = build_server(&args, config, None)?;
-    if args.example == Example::Demo {
-        switchboard_example_servers::demo::subtract_on_sigusr1(&server)?;
-    }
     let transport = switchboard::transport::stdio::StdioTransport::stdio()
         .with_max_frame_bytes(args.max_frame_bytes);
     let session = server.serve(transport)?;
@@ -311,4 +285,9 @@ fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
         return Err(format!("{text} is not a positive number of seconds"));
     }
     Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+/// A count of at least 1 (parsed as a `u32`, whose range the messages name).
+fn positive() -> impl clap::builder::TypedValueParser<Value = usize> {
+    clap::builder::TypedValueParser::map(clap::value_parser!(u32).range(1..), |n| n as usize)
 }
