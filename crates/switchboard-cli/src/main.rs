@@ -103,7 +103,8 @@ enum Command {
     Demo(demo::DemoArgs),
 }
 
-/// The server `call`, `check` and `fuzz` talk to: exactly one of a command to spawn or an endpoint.
+/// The server `call`, `check`, `fuzz` and `record` talk to: exactly one of a command to spawn
+/// or an endpoint (`record` words the help its own way).
 #[derive(Debug, Clone, Default, clap::Args)]
 struct ServerArgs {
     /// Spawn this server command and talk to it over stdio.

@@ -28,23 +28,20 @@ use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
 use switchboard::transport::relay::relay_child;
 use switchboard::transport::{FrameTap, TappedFrame};
 
-/// `switchboard record`'s flags: what it was asked to do.
+/// `switchboard record`'s flags: what it was asked to do. `--stdio` and `--url` are the shared
+/// `ServerArgs`, with help that speaks of relaying.
 #[derive(Debug, Clone, clap::Args)]
+#[command(
+    mut_arg("stdio", |a| a.help("The server command to spawn and relay to (one per HTTP session with --listen)")),
+    mut_arg("url", |a| a.help("The upstream MCP endpoint (Streamable HTTP, or legacy HTTP+SSE without --listen)"))
+)]
 pub(crate) struct RecordArgs {
     /// The recording (JSONL: ts_ms, direction, transport, session, frame).
     #[arg(short, long)]
     output: String,
-    /// The server command to spawn and relay to (one per HTTP session with --listen).
-    #[arg(
-        long,
-        value_name = "CMD ARGS",
-        required_unless_present = "url",
-        conflicts_with = "url"
-    )]
-    stdio: Option<String>,
-    /// The upstream MCP endpoint (Streamable HTTP, or legacy HTTP+SSE without --listen).
-    #[arg(long, value_name = "URL")]
-    url: Option<String>,
+    /// The upstream: a server command to spawn, or an MCP endpoint.
+    #[command(flatten)]
+    server: crate::ServerArgs,
     /// Serve HTTP clients on ADDR (IP:PORT, or just PORT for 127.0.0.1; 127.0.0.1:8080 when
     /// no ADDR is given), endpoint /mcp. Binds exactly the address given.
     #[arg(
@@ -113,7 +110,7 @@ fn server_command(command: &str) -> tokio::process::Command {
 /// Usage errors (no upstream, or both), a server that cannot start, a listener that cannot bind,
 /// a recording that cannot be created.
 pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
-    match (args.listen, args.stdio, args.url) {
+    match (args.listen, args.server.stdio, args.server.url) {
         (None, Some(cmd), None) => {
             let rec = Recording::create(&args.output, "stdio")?;
             let mut child = server_command(&cmd)
