@@ -399,20 +399,13 @@ mod tests {
     use super::*;
     use switchboard::types::methods;
 
+    /// `switchboard call --stdio unused METHOD [TARGET] PAIRS...`, parsed as the binary does.
     fn args(method: &str, target: Option<&str>, pairs: &[&str]) -> CallArgs {
-        CallArgs {
-            server: crate::ServerArgs::default(),
-            method: method.into(),
-            target: target.map(str::to_owned),
-            pairs: pairs.iter().map(|p| (*p).to_owned()).collect(),
-            params: None,
-            sampling_response: None,
-            elicitation_response: None,
-            roots: None,
-            task: false,
-            ttl: None,
-            era: switchboard::client::EraMode::Legacy,
-            oauth: crate::oauth::OAuthArgs::default(),
+        let argv = ["switchboard", "call", "--stdio", "unused", method];
+        let argv = argv.into_iter().chain(target).chain(pairs.iter().copied());
+        match <crate::Cli as clap::Parser>::parse_from(argv).command {
+            crate::Command::Call(a) => *a,
+            other => panic!("not a call: {other:?}"),
         }
     }
 

@@ -105,7 +105,7 @@ enum Command {
 
 /// The server `call`, `check`, `fuzz` and `record` talk to: exactly one of a command to spawn
 /// or an endpoint (`record` words the help its own way).
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 struct ServerArgs {
     /// Spawn this server command and talk to it over stdio.
     #[arg(

@@ -34,7 +34,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 const BROWSER_WAIT: Duration = Duration::from_secs(300);
 
 /// The OAuth flags of `switchboard call`.
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub(crate) struct OAuthArgs {
     /// Authorize with OAuth 2.1 when the server asks (HTTP only): discovery from its 401,
     /// PKCE, the system browser for consent and a redirect listener on 127.0.0.1. Tokens are
