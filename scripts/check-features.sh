@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks the facade's features (crates/switchboard): a selection of features compiles only what
 # it needs. For each selection below, `cargo tree -e normal` must not list the forbidden crates
-# (a stdio-only server compiles no HTTP stack; an HTTP client compiles no axum; an HTTP server
-# compiles no reqwest). Exits 1 naming the selection and the crate when one shows up.
+# (a stdio-only server compiles no HTTP stack; a client compiles no OAuth stack; an HTTP client
+# compiles no axum; an HTTP server compiles no reqwest). Exits 1 naming the selection and the
+# crate when one shows up.
 #
 #   scripts/check-features.sh            the dependency checks (seconds; part of test-all.sh)
 #   scripts/check-features.sh --build    also builds the facade with each single feature and the
@@ -19,16 +20,22 @@ case "${1:-}" in
     *) echo "usage: $0 [--build]" >&2; exit 2 ;;
 esac
 
+# The OAuth stack: the documents crate, its URL parser, the JWT verifier. A client selection
+# compiles none of it unless it asks for `auth` (or `oauth-client`); a server selection has the
+# documents (the server role's scopes use them) but no JWT verifier without `resource-server`.
+oauth="switchboard-auth|url|jsonwebtoken"
+
 # selection | forbidden crates (an extended regex over crate names)
 checks=(
-    "server,stdio|axum|axum-core|hyper|hyper-util|reqwest"
-    "server,stdio,macros|axum|axum-core|hyper|hyper-util|reqwest"
-    "client,stdio|axum|axum-core|hyper|hyper-util|reqwest"
-    "server|axum|axum-core|hyper|hyper-util|reqwest"
-    "client|axum|axum-core|hyper|hyper-util|reqwest"
-    "client,http-client|axum|axum-core"
-    "server,http-server|reqwest"
-    "server,stdio,http-server|reqwest"
+    "server,stdio|axum|axum-core|hyper|hyper-util|reqwest|jsonwebtoken"
+    "server,stdio,macros|axum|axum-core|hyper|hyper-util|reqwest|jsonwebtoken"
+    "client,stdio|axum|axum-core|hyper|hyper-util|reqwest|$oauth"
+    "server|axum|axum-core|hyper|hyper-util|reqwest|jsonwebtoken"
+    "client|axum|axum-core|hyper|hyper-util|reqwest|$oauth"
+    "client,http-client|axum|axum-core|switchboard-auth|jsonwebtoken"
+    "server,http-server|reqwest|jsonwebtoken"
+    "server,stdio,http-server|reqwest|jsonwebtoken"
+    "client,stdio,tasks,inspect|axum|axum-core|hyper|hyper-util|reqwest|$oauth"
 )
 
 fail=0
@@ -48,7 +55,8 @@ done
 
 if $build; then
     # No features, each single feature, then every selection above not already built.
-    selections=("" server client stdio http-server http-client macros)
+    selections=("" server client stdio http-server http-client macros auth oauth-client
+        resource-server rustls proxy tasks redis inspect check)
     for s in "${checks[@]%%|*}"; do
         [[ " ${selections[*]} " == *" $s "* ]] || selections+=("$s")
     done

@@ -17,40 +17,45 @@ use switchboard::types::lifecycle::Implementation;
 use switchboard::types::roots::Root;
 use switchboard::types::{ErrorCode, ErrorObject};
 
-/// What to call and how.
-#[derive(Debug, Clone)]
+/// `switchboard call`'s flags: what to call and how.
+#[derive(Debug, Clone, clap::Args)]
 pub(crate) struct CallArgs {
-    /// The server command (stdio); exactly one of `stdio` and `url` is set.
-    pub stdio: Option<String>,
-    /// The MCP endpoint (Streamable HTTP, or legacy HTTP+SSE).
-    pub url: Option<String>,
-    /// The method, e.g. `tools/call`.
-    pub method: String,
+    #[command(flatten)]
+    server: crate::ServerArgs,
+    /// The method, e.g. tools/call, tools/list, resources/read, prompts/get.
+    method: String,
     /// The tool or prompt name, or the resource URI.
-    pub target: Option<String>,
-    /// `key=value` arguments.
-    pub pairs: Vec<String>,
-    /// Raw params, merged over what the other flags build.
-    pub params: Option<String>,
-    /// A canned `sampling/createMessage` result (JSON).
-    pub sampling_response: Option<String>,
-    /// A canned `elicitation/create` result (JSON).
-    pub elicitation_response: Option<String>,
-    /// Roots to offer (JSON array of roots).
-    pub roots: Option<String>,
-    /// Run a `tools/call` as a task.
-    pub task: Option<TaskArgs>,
-    /// The era to speak (`--era`).
-    pub era: switchboard::client::EraMode,
-    /// OAuth (`--oauth`, `--oauth-headless` and their options).
-    pub oauth: crate::oauth::OAuthArgs,
-}
-
-/// `--task` options.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct TaskArgs {
-    /// The retention to ask for, in milliseconds.
-    pub ttl: Option<u64>,
+    target: Option<String>,
+    /// Arguments as key=value (values parse as JSON when they can).
+    pairs: Vec<String>,
+    /// Raw params (a JSON object), merged over the rest.
+    #[arg(long)]
+    params: Option<String>,
+    /// Answer sampling requests with this result (JSON); declined otherwise.
+    #[arg(long)]
+    sampling_response: Option<String>,
+    /// Answer elicitation requests with this result (JSON); declined otherwise.
+    #[arg(long)]
+    elicitation_response: Option<String>,
+    /// Offer these roots (a JSON array of {uri, name?}); no roots capability otherwise.
+    #[arg(long)]
+    roots: Option<String>,
+    /// With tools/call: run the call as a task. 2025-11-25: the status is shown on stderr as
+    /// it changes, then the result is printed as a plain call's; Ctrl-C cancels the task.
+    /// 2026-07-28: the tasks extension is declared and the server decides; a task is
+    /// followed to its end and its result printed.
+    #[arg(long)]
+    task: bool,
+    /// With --task: the retention to ask for, in milliseconds.
+    #[arg(long, value_name = "MS", requires = "task")]
+    ttl: Option<u64>,
+    /// Which era to speak: `legacy` (the 2025 handshake; the default, as a probe changes
+    /// what an inspected server sees and some old stdio servers stall on one), `auto`
+    /// (probe with server/discover, fall back to initialize), or `2026-07-28` (modern only).
+    #[arg(long, value_name = "ERA", default_value = "legacy", value_parser = parse_era)]
+    era: switchboard::client::EraMode,
+    #[command(flatten)]
+    oauth: crate::oauth::OAuthArgs,
 }
 
 /// The outcome for the caller: text for stdout or stderr, and the exit code.
@@ -117,59 +122,16 @@ fn params_for(a: &CallArgs) -> anyhow::Result<Value> {
     Ok(params)
 }
 
-/// The server to talk to: a child over stdio, or an HTTP endpoint.
-enum Server {
-    Stdio(ChildTransport),
-    Http(HttpClientTransport),
-}
+/// The OAuth client of a call, when there is one (for messages about its failures).
+type OAuth = Option<std::sync::Arc<switchboard::auth::client::OAuthClient>>;
 
-async fn open(
-    a: &CallArgs,
-) -> anyhow::Result<(
-    Server,
-    String,
-    Option<std::sync::Arc<switchboard_auth::client::OAuthClient>>,
-)> {
-    if a.oauth.enabled() && a.url.is_none() {
-        anyhow::bail!(
-            "--oauth, --oauth-headless and --oauth-client-credentials need --url (stdio takes no \
-             authorization)"
-        );
-    }
-    match (&a.stdio, &a.url) {
-        (Some(_), Some(_)) => anyhow::bail!("give either --stdio or --url, not both"),
-        (Some(cmd), None) => {
-            let command = ChildCommand::new("sh").args(["-c", &format!("exec {cmd}")]);
-            let child =
-                ChildTransport::spawn(command).with_context(|| format!("cannot start `{cmd}`"))?;
-            Ok((Server::Stdio(child), cmd.clone(), None))
-        }
-        (None, Some(url)) => {
-            let oauth = crate::oauth::client(&a.oauth, url).await?;
-            let mut config = HttpClientConfig::default();
-            if let Some(o) = &oauth {
-                config = config.with_auth(o.clone());
-                if a.oauth.browser {
-                    // A person authorizes in the browser while the first request waits.
-                    config = config.with_response_timeout(Duration::from_secs(330));
-                }
-            }
-            let t = HttpClientTransport::connect(url, config)
-                .with_context(|| format!("cannot reach `{url}`"))?;
-            Ok((Server::Http(t), url.clone(), oauth))
-        }
-        (None, None) => anyhow::bail!("--stdio or --url is required"),
-    }
-}
-
-/// The session, and the OAuth client when there is one (for messages about its failures).
-type Connected = (
-    ClientSession,
-    Option<std::sync::Arc<switchboard_auth::client::OAuthClient>>,
-);
-
-async fn connect(a: &CallArgs) -> anyhow::Result<Connected> {
-    let (server, name, oauth) = open(a).await?;
+/// Connects to the server `a` names. clap lets through exactly one of --stdio and --url, and
+/// the OAuth flows only with --url.
+async fn connect(a: &CallArgs) -> anyhow::Result<(ClientSession, OAuth)> {
+    let oauth = match &a.server.url {
+        Some(url) => crate::oauth::client(&a.oauth, url).await?,
+        None => None,
+    };
     let sampling: Option<Value> = a
         .sampling_response
         .as_deref()
@@ -187,7 +149,7 @@ async fn connect(a: &CallArgs) -> anyhow::Result<Connected> {
         env!("CARGO_PKG_VERSION"),
     ))
     .era(a.era);
-    if a.task.is_some() {
+    if a.task {
         // 2026-07-28: the tasks extension, declared; a task result is followed to its end.
         builder = builder.tasks_extension();
     }
@@ -231,9 +193,27 @@ async fn connect(a: &CallArgs) -> anyhow::Result<Connected> {
         builder = builder.roots(roots);
     }
     let client = builder.build();
-    let session = match server {
-        Server::Stdio(child) => client.connect(child).await,
-        Server::Http(http) => client.connect(http).await,
+    let (name, session) = match (&a.server.stdio, &a.server.url) {
+        (_, Some(url)) => {
+            let mut config = HttpClientConfig::default();
+            if let Some(o) = &oauth {
+                config = config.with_auth(o.clone());
+                if a.oauth.oauth {
+                    // A person authorizes in the browser while the first request waits.
+                    config = config.with_response_timeout(Duration::from_secs(330));
+                }
+            }
+            let t = HttpClientTransport::connect(url, config)
+                .with_context(|| format!("cannot reach `{url}`"))?;
+            (url, client.connect(t).await)
+        }
+        (Some(cmd), None) => {
+            let command = ChildCommand::new("sh").args(["-c", &format!("exec {cmd}")]);
+            let child =
+                ChildTransport::spawn(command).with_context(|| format!("cannot start `{cmd}`"))?;
+            (cmd, client.connect(child).await)
+        }
+        (None, None) => anyhow::bail!("--stdio or --url is required"),
     };
     match session {
         Ok(s) => Ok((s, oauth)),
@@ -310,7 +290,6 @@ async fn run_task(
     session: &ClientSession,
     a: &CallArgs,
     params: Value,
-    task: TaskArgs,
 ) -> Result<Value, ClientError> {
     if a.method != methods::TOOLS_CALL {
         return Err(ClientError::TaskRefused(format!(
@@ -321,7 +300,7 @@ async fn run_task(
     let name = params["name"].as_str().unwrap_or_default().to_owned();
     let arguments = params.get("arguments").cloned().unwrap_or(json!({}));
     let _ = session.list_tools().await;
-    let t = session.start_tool_task(&name, arguments, task.ttl).await?;
+    let t = session.start_tool_task(&name, arguments, a.ttl).await?;
     eprintln!("task {}: {}", t.task_id, t.status);
     let mut last = t.status;
     loop {
@@ -363,8 +342,8 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
         Err(e) => return fail(2, crate::ui::with_hint(format!("switchboard call: {e:#}"))),
     };
     let modern = session.era() == switchboard::client::Era::Modern;
-    let result = if let (Some(task), false) = (a.task, modern) {
-        run_task(&session, a, params, task).await
+    let result = if a.task && !modern {
+        run_task(&session, a, params).await
     } else if let Some(key) = list_key(&a.method).filter(|_| params.get("cursor").is_none()) {
         list_all(&session, &a.method, key, params).await
     } else {
@@ -399,25 +378,34 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
     }
 }
 
+/// `--era`: `legacy`, `auto`, or a modern revision to pin.
+fn parse_era(s: &str) -> Result<switchboard::client::EraMode, String> {
+    use switchboard::client::EraMode;
+    use switchboard::types::ProtocolVersion;
+    match s {
+        "legacy" => Ok(EraMode::Legacy),
+        "auto" => Ok(EraMode::Auto),
+        other => match ProtocolVersion::parse(other) {
+            Some(v) if v.is_modern() => Ok(EraMode::Pin(v)),
+            _ => Err(format!(
+                "{other:?} is not an era: use legacy, auto or 2026-07-28"
+            )),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use switchboard::types::methods;
 
+    /// `switchboard call --stdio unused METHOD [TARGET] PAIRS...`, parsed as the binary does.
     fn args(method: &str, target: Option<&str>, pairs: &[&str]) -> CallArgs {
-        CallArgs {
-            stdio: Some("unused".into()),
-            url: None,
-            method: method.into(),
-            target: target.map(str::to_owned),
-            pairs: pairs.iter().map(|p| (*p).to_owned()).collect(),
-            params: None,
-            sampling_response: None,
-            elicitation_response: None,
-            roots: None,
-            task: None,
-            era: switchboard::client::EraMode::Legacy,
-            oauth: crate::oauth::OAuthArgs::default(),
+        let argv = ["switchboard", "call", "--stdio", "unused", method];
+        let argv = argv.into_iter().chain(target).chain(pairs.iter().copied());
+        match <crate::Cli as clap::Parser>::parse_from(argv).command {
+            crate::Command::Call(a) => *a,
+            other => panic!("not a call: {other:?}"),
         }
     }
 

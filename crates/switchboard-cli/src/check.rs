@@ -1,4 +1,4 @@
-//! `switchboard check`: the checks of [`switchboard_check`] against the server named on the
+//! `switchboard check`: the checks of [`switchboard::check`] against the server named on the
 //! command line, printed a line each with its SPEC-NOTES tag (or as JSON lines). This module adds
 //! only what a terminal needs: the progress line and the colours.
 
@@ -7,18 +7,30 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use switchboard_check::{CheckError, Checker, Report, Target};
+use switchboard::check::{Checker, Report};
 
-/// Runs every check against `target`. When stderr is a terminal and the run lasts over a second,
+/// `switchboard check`'s flags.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct CheckArgs {
+    #[command(flatten)]
+    server: crate::ServerArgs,
+    /// Results as JSON lines ({tag, name, outcome, detail}), then {passed, failed, skipped}.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    timeout: crate::TimeoutArg,
+}
+
+/// Runs every check against the server `args` names. When stderr is a terminal and the run lasts over a second,
 /// a progress line (`checking 12/36 …`) is rewritten there, and cleared at the end.
 ///
 /// # Errors
 /// The server could not be started or never completed a handshake (exit 2 at the caller).
-pub(crate) async fn run(target: Target, timeout: Duration) -> Result<Report, CheckError> {
+pub(crate) async fn run(args: &CheckArgs) -> anyhow::Result<Report> {
     let done = Arc::new(AtomicUsize::new(0));
     let counter = done.clone();
-    let checker = Checker::new(target)
-        .with_timeout(timeout)
+    let checker = Checker::new(args.server.target())
+        .with_timeout(Duration::from_secs(args.timeout.timeout))
         .on_result(move |_| {
             counter.fetch_add(1, Ordering::Relaxed);
         });
@@ -33,7 +45,7 @@ pub(crate) async fn run(target: Target, timeout: Duration) -> Result<Report, Che
         let _ = write!(err, "\r\x1b[K");
         let _ = err.flush();
     }
-    ran
+    Ok(ran?)
 }
 
 /// Rewrites `checking N/M …` on stderr every 100 ms, from one second on.

@@ -17,6 +17,18 @@ use switchboard_example_servers::demo::{
 };
 use tokio::io::{AsyncBufReadExt, BufReader};
 
+/// `switchboard demo`'s flags.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct DemoArgs {
+    /// Print only the raw frames, one JSON object per line, with no annotations.
+    #[arg(long)]
+    raw: bool,
+    /// Where the servers run: in memory, or in a child process of this binary over stdio or
+    /// Streamable HTTP (127.0.0.1).
+    #[arg(long, value_enum, default_value = "memory")]
+    transport: Wire,
+}
+
 /// The transport the demo runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub(crate) enum Wire {
@@ -43,9 +55,10 @@ impl Wire {
     }
 }
 
-/// Runs both sessions on `wire`; returns what `switchboard demo` prints: the raw frames, one per
-/// line, or the annotated text.
-pub(crate) async fn run(wire: Wire, raw: bool) -> Result<String, DemoError> {
+/// Runs both sessions on the wire `args` names; returns what `switchboard demo` prints: the raw
+/// frames, one per line (`--raw`), or the annotated text.
+pub(crate) async fn run(args: &DemoArgs) -> Result<String, DemoError> {
+    let (wire, raw) = (args.transport, args.raw);
     let (one, two) = match wire {
         Wire::Memory => sessions(&InMemory).await?,
         Wire::Stdio | Wire::Http => {
@@ -93,11 +106,11 @@ async fn sessions(host: &impl Host) -> Result<(Vec<TraceFrame>, Vec<TraceFrame>)
 fn render(frames: &[TraceFrame]) -> String {
     let mut out = String::new();
     let mut current = 0;
-    let mut inspector = switchboard_inspect::Inspector::new();
+    let mut inspector = switchboard::inspect::Inspector::new();
     for f in frames {
         let dir = match f.direction {
-            Flow::Outbound => switchboard_inspect::Direction::ClientToServer,
-            Flow::Inbound => switchboard_inspect::Direction::ServerToClient,
+            Flow::Outbound => switchboard::inspect::Direction::ClientToServer,
+            Flow::Inbound => switchboard::inspect::Direction::ServerToClient,
         };
         let r = inspector.observe(dir, &f.text, None).clone();
         if f.step != current {
@@ -120,7 +133,7 @@ fn render(frames: &[TraceFrame]) -> String {
     out
 }
 
-fn annotation(r: &switchboard_inspect::FrameReport) -> String {
+fn annotation(r: &switchboard::inspect::FrameReport) -> String {
     let mut parts = vec![r.kind.as_str().to_owned()];
     if let Some(m) = &r.method {
         parts.push(m.clone());
@@ -139,7 +152,7 @@ fn annotation(r: &switchboard_inspect::FrameReport) -> String {
     }
     if let Some(i) = r.refers_to {
         let verb = match r.kind {
-            switchboard_inspect::Kind::Response | switchboard_inspect::Kind::Error => "answers",
+            switchboard::inspect::Kind::Response | switchboard::inspect::Kind::Error => "answers",
             _ => "refers to",
         };
         parts.push(format!("{verb} #{i}"));

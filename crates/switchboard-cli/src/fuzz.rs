@@ -1,26 +1,29 @@
-//! `switchboard fuzz`: the fuzzer of [`switchboard_check::fuzz`] against the server named on the
+//! `switchboard fuzz`: the fuzzer of [`switchboard::check::fuzz`] against the server named on the
 //! command line. This module prints: each case with problems as soon as it has run (or every
 //! case as a JSON line), a progress line on stderr when that is a terminal, and the summary.
 
 use std::io::Write;
 use std::time::Duration;
 
-use switchboard_check::Target;
-use switchboard_check::fuzz::{CaseReport, FuzzReport, Fuzzer};
+use switchboard::check::fuzz::{CaseReport, FuzzReport, Fuzzer};
 
-/// What to run.
-#[derive(Debug, Clone)]
+/// `switchboard fuzz`'s flags: what to run.
+#[derive(Debug, Clone, clap::Args)]
 pub(crate) struct FuzzArgs {
-    /// The server.
-    pub(crate) target: Target,
+    #[command(flatten)]
+    server: crate::ServerArgs,
     /// How many cases.
-    pub(crate) cases: u64,
-    /// The seed; a random one when not given.
-    pub(crate) seed: Option<u64>,
-    /// One JSON object per case, then the summary.
+    #[arg(long, default_value_t = switchboard::check::fuzz::DEFAULT_CASES)]
+    cases: u64,
+    /// The seed: the same seed gives the same cases (a random one when not given; printed).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// One JSON object per case ({case, seed, family, outcome, input, problems}), then
+    /// {cases, problems, skipped, seed}.
+    #[arg(long)]
     pub(crate) json: bool,
-    /// Seconds to wait for each answer.
-    pub(crate) timeout: u64,
+    #[command(flatten)]
+    timeout: crate::TimeoutArg,
 }
 
 /// A seed from the clock and the process id, for a run given none.
@@ -36,12 +39,12 @@ fn random_seed() -> u64 {
 /// # Errors
 /// The server could not be started or reached, or never completed a handshake (exit 2 at the
 /// caller); stdout could not be written.
-pub(crate) async fn run(args: FuzzArgs) -> anyhow::Result<FuzzReport> {
+pub(crate) async fn run(args: &FuzzArgs) -> anyhow::Result<FuzzReport> {
     let seed = args.seed.unwrap_or_else(random_seed);
-    let fuzzer = Fuzzer::new(args.target)
+    let fuzzer = Fuzzer::new(args.server.target())
         .with_cases(args.cases)
         .with_seed(seed)
-        .with_timeout(Duration::from_secs(args.timeout));
+        .with_timeout(Duration::from_secs(args.timeout.timeout));
     let reproduce = fuzzer.reproduce();
     if !args.json {
         crate::write_stdout(&format!("fuzzing with seed {seed}: {} cases\n", args.cases))?;

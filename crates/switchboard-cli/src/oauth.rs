@@ -23,8 +23,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use switchboard_auth::ScopeSet;
-use switchboard_auth::client::{
+use switchboard::auth::ScopeSet;
+use switchboard::auth::client::{
     FileTokenStore, Flow, HeadlessUserAgent, OAuthClient, OAuthConfig, OAuthError, OAuthFuture,
     PreRegistered, PrivateKeyJwt, UrlPolicy, UserAgent,
 };
@@ -34,36 +34,70 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 const BROWSER_WAIT: Duration = Duration::from_secs(300);
 
 /// The OAuth flags of `switchboard call`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, clap::Args)]
 pub(crate) struct OAuthArgs {
-    /// `--oauth`: the browser flow.
-    pub browser: bool,
-    /// `--oauth-headless`: the headless flow.
-    pub headless: bool,
-    /// `--oauth-client-credentials`: the client-credentials grant.
-    pub client_credentials: bool,
-    /// `--client-id`.
-    pub client_id: Option<String>,
-    /// `--client-secret`.
-    pub client_secret: Option<String>,
-    /// `--private-key`: the PEM file for `private_key_jwt`.
-    pub private_key: Option<PathBuf>,
-    /// `--private-key-alg` (default ES256).
-    pub private_key_alg: Option<String>,
-    /// `--client-metadata-url`.
-    pub client_metadata_url: Option<String>,
-    /// `--scope`.
-    pub scope: Option<String>,
-    /// `--oauth-allow-loopback`.
-    pub allow_loopback: bool,
-    /// `--oauth-token-file`.
-    pub token_file: Option<PathBuf>,
+    /// Authorize with OAuth 2.1 when the server asks (HTTP only): discovery from its 401,
+    /// PKCE, the system browser for consent and a redirect listener on 127.0.0.1. Tokens are
+    /// kept (mode 0600) in $XDG_STATE_HOME/switchboard/oauth-tokens.json and refreshed.
+    #[arg(long, conflicts_with = "oauth_headless", requires = "url")]
+    pub(crate) oauth: bool,
+    /// Like --oauth, without a browser: the authorization URL is fetched and its redirects
+    /// followed with a cookie jar (for authorization servers that approve without a person).
+    #[arg(long, requires = "url")]
+    oauth_headless: bool,
+    /// Like --oauth, for a machine acting for itself: tokens come from the client-credentials
+    /// grant, with no user and no browser. Needs --client-id and its --client-secret or
+    /// --private-key.
+    #[arg(
+        long,
+        requires = "url",
+        requires = "client_id",
+        conflicts_with_all = ["oauth", "oauth_headless", "client_metadata_url"]
+    )]
+    oauth_client_credentials: bool,
+    /// A client id registered with the authorization server beforehand (else the client
+    /// uses --client-metadata-url, or registers itself dynamically, RFC 7591, where the server
+    /// allows it).
+    #[arg(long, value_name = "ID")]
+    client_id: Option<String>,
+    /// The secret of --client-id (a confidential client).
+    #[arg(long, value_name = "SECRET", requires = "client_id")]
+    client_secret: Option<String>,
+    /// Authenticate --client-id at the token endpoint with a JWT it signs with this PEM private
+    /// key (PKCS#8, or SEC1 for EC and PKCS#1 for RSA keys) instead of a secret:
+    /// private_key_jwt, RFC 7523. The authorization server must know the public key.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "client_id",
+        conflicts_with = "client_secret"
+    )]
+    private_key: Option<PathBuf>,
+    /// The JWS algorithm of --private-key: ES256 (the default), ES384, RS256, RS384, RS512,
+    /// PS256, PS384, PS512 or EdDSA.
+    #[arg(long, value_name = "ALG", requires = "private_key")]
+    private_key_alg: Option<String>,
+    /// The URL of this client's metadata document (https, with a path), used as its client id
+    /// where the authorization server accepts client ID metadata documents, instead of
+    /// registering dynamically.
+    #[arg(long, value_name = "URL")]
+    client_metadata_url: Option<String>,
+    /// The scopes to ask for first (space-separated), instead of the server's.
+    #[arg(long, value_name = "SCOPES")]
+    scope: Option<String>,
+    /// Allow OAuth metadata, endpoints and redirects on loopback hosts, over http too (for
+    /// development: by default only public https URLs are fetched).
+    #[arg(long)]
+    oauth_allow_loopback: bool,
+    /// Where to keep the tokens (instead of $XDG_STATE_HOME/switchboard/oauth-tokens.json).
+    #[arg(long, value_name = "PATH")]
+    oauth_token_file: Option<PathBuf>,
 }
 
 impl OAuthArgs {
     /// Whether any OAuth flow was asked for.
     pub(crate) fn enabled(&self) -> bool {
-        self.browser || self.headless || self.client_credentials
+        self.oauth || self.oauth_headless || self.oauth_client_credentials
     }
 }
 
@@ -94,7 +128,7 @@ pub(crate) async fn client(a: &OAuthArgs, url: &str) -> anyhow::Result<Option<Ar
         return Ok(None);
     }
     let endpoint = url::Url::parse(url).with_context(|| format!("`{url}` is not a URL"))?;
-    let policy = if a.allow_loopback {
+    let policy = if a.oauth_allow_loopback {
         UrlPolicy::loopback_for_development()
     } else {
         UrlPolicy::strict()
@@ -105,7 +139,7 @@ pub(crate) async fn client(a: &OAuthArgs, url: &str) -> anyhow::Result<Option<Ar
     if let Some(s) = &a.scope {
         config = config.with_scope(ScopeSet::parse(s));
     }
-    if a.client_credentials {
+    if a.oauth_client_credentials {
         if a.client_secret.is_none() && a.private_key.is_none() {
             anyhow::bail!(
                 "--oauth-client-credentials needs --client-secret or --private-key with --client-id"
@@ -127,24 +161,21 @@ pub(crate) async fn client(a: &OAuthArgs, url: &str) -> anyhow::Result<Option<Ar
     if let Some(file) = &a.private_key {
         config = config.with_private_key(private_key(file, a.private_key_alg.as_deref())?);
     }
-    match (&a.client_id, &a.client_secret) {
-        (Some(id), secret) => {
-            config = config.with_preregistered(PreRegistered {
-                client_id: id.clone(),
-                client_secret: secret.clone(),
-                issuer: None,
-            });
-        }
-        (None, Some(_)) => anyhow::bail!("--client-secret needs --client-id"),
-        (None, None) => {}
+    // clap lets --client-secret through only with --client-id.
+    if let Some(id) = &a.client_id {
+        config = config.with_preregistered(PreRegistered {
+            client_id: id.clone(),
+            client_secret: a.client_secret.clone(),
+            issuer: None,
+        });
     }
-    let file = match &a.token_file {
+    let file = match &a.oauth_token_file {
         Some(f) => f.clone(),
         None => default_token_file()?,
     };
     let store = Arc::new(FileTokenStore::new(file));
     // The client-credentials grant sends no one anywhere; the headless agent stands by unused.
-    let agent: Arc<dyn UserAgent> = if a.headless || a.client_credentials {
+    let agent: Arc<dyn UserAgent> = if a.oauth_headless || a.oauth_client_credentials {
         Arc::new(HeadlessUserAgent::new(policy).map_err(|e| anyhow::anyhow!("{e}"))?)
     } else {
         Arc::new(BrowserUserAgent::bind().await?)
@@ -258,7 +289,7 @@ impl UserAgent for BrowserUserAgent {
                     else {
                         continue;
                     };
-                    if !switchboard_auth::client::is_redirect_to(&back, redirect_uri) {
+                    if !switchboard::auth::client::is_redirect_to(&back, redirect_uri) {
                         let _ = stream
                             .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
                             .await;

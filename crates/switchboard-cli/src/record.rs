@@ -3,10 +3,10 @@
 //!
 //! | flags | mode | relay |
 //! |---|---|---|
-//! | `--stdio CMD` | stdio server to whoever launched us, relaying to the spawned server | `switchboard_transport::relay::relay_child` |
-//! | `--listen ADDR --url UPSTREAM` | Streamable HTTP reverse proxy (POST, GET, DELETE, SSE) | `switchboard_http::proxy` |
-//! | `--listen ADDR --stdio CMD` | bridge: a stdio server exposed over Streamable HTTP | `switchboard_http::stdio_bridge` |
-//! | `--url UPSTREAM` | bridge: a remote Streamable HTTP server exposed to a stdio host | `switchboard_http_client::stdio_bridge` |
+//! | `--stdio CMD` | stdio server to whoever launched us, relaying to the spawned server | `switchboard::transport::relay::relay_child` |
+//! | `--listen ADDR --url UPSTREAM` | Streamable HTTP reverse proxy (POST, GET, DELETE, SSE) | `switchboard::http::proxy` |
+//! | `--listen ADDR --stdio CMD` | bridge: a stdio server exposed over Streamable HTTP | `switchboard::http::stdio_bridge` |
+//! | `--url UPSTREAM` | bridge: a remote Streamable HTTP server exposed to a stdio host | `switchboard::http_client::stdio_bridge` |
 //!
 //! The relays pass frames on unchanged and show each one to a frame tap first; the tap here
 //! writes the recording. A batch is recorded entry by entry, each entry's exact text. The one
@@ -23,22 +23,35 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
 use serde_json::json;
-use switchboard_http::{HttpConfig, proxy, stdio_bridge};
-use switchboard_http_client::{HttpClientConfig, HttpClientTransport};
-use switchboard_transport::relay::relay_child;
-use switchboard_transport::{FrameTap, TappedFrame};
+use switchboard::http::{HttpConfig, proxy, stdio_bridge};
+use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
+use switchboard::transport::relay::relay_child;
+use switchboard::transport::{FrameTap, TappedFrame};
 
-/// What `switchboard record` was asked to do.
-#[derive(Debug, Clone)]
+/// `switchboard record`'s flags: what it was asked to do. `--stdio` and `--url` are the shared
+/// `ServerArgs`, with help that speaks of relaying.
+#[derive(Debug, Clone, clap::Args)]
+#[command(
+    mut_arg("stdio", |a| a.help("The server command to spawn and relay to (one per HTTP session with --listen)")),
+    mut_arg("url", |a| a.help("The upstream MCP endpoint (Streamable HTTP, or legacy HTTP+SSE without --listen)"))
+)]
 pub(crate) struct RecordArgs {
-    /// The recording file.
-    pub(crate) output: String,
-    /// The server command to spawn (stdio upstream).
-    pub(crate) stdio: Option<String>,
-    /// The upstream MCP endpoint (HTTP upstream).
-    pub(crate) url: Option<String>,
-    /// Where to listen for HTTP clients.
-    pub(crate) listen: Option<std::net::SocketAddr>,
+    /// The recording (JSONL: ts_ms, direction, transport, session, frame).
+    #[arg(short, long)]
+    output: String,
+    /// The upstream: a server command to spawn, or an MCP endpoint.
+    #[command(flatten)]
+    server: crate::ServerArgs,
+    /// Serve HTTP clients on ADDR (IP:PORT, or just PORT for 127.0.0.1; 127.0.0.1:8080 when
+    /// no ADDR is given), endpoint /mcp. Binds exactly the address given.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = "127.0.0.1:8080",
+        value_parser = parse_listen
+    )]
+    listen: Option<std::net::SocketAddr>,
 }
 
 /// The recording file: one JSON line per frame, written and flushed before the frame is
@@ -97,7 +110,7 @@ fn server_command(command: &str) -> tokio::process::Command {
 /// Usage errors (no upstream, or both), a server that cannot start, a listener that cannot bind,
 /// a recording that cannot be created.
 pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
-    match (args.listen, args.stdio, args.url) {
+    match (args.listen, args.server.stdio, args.server.url) {
         (None, Some(cmd), None) => {
             let rec = Recording::create(&args.output, "stdio")?;
             let mut child = server_command(&cmd)
@@ -129,13 +142,13 @@ pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
             let config = HttpConfig::for_bind_address(local);
             let service = stdio_bridge::service(move || server_command(&cmd), rec, config);
             crate::ui::announce(&format!("listening on http://{local}/mcp"));
-            switchboard_http::serve(listener, service).await?;
+            switchboard::http::serve(listener, service).await?;
             Ok(0)
         }
         (None, None, Some(url)) => {
             let rec = Recording::create(&args.output, "http")?;
             let transport = HttpClientTransport::connect(&url, HttpClientConfig::default())?;
-            let relayed = switchboard_http_client::stdio_bridge::relay(
+            let relayed = switchboard::http_client::stdio_bridge::relay(
                 transport,
                 tokio::io::stdin(),
                 tokio::io::stdout(),
@@ -164,7 +177,7 @@ async fn bind(addr: std::net::SocketAddr) -> anyhow::Result<tokio::net::TcpListe
 ///
 /// # Errors
 /// Neither form.
-pub(crate) fn parse_listen(s: &str) -> Result<std::net::SocketAddr, String> {
+fn parse_listen(s: &str) -> Result<std::net::SocketAddr, String> {
     let port = s.strip_prefix(':').unwrap_or(s);
     if let Ok(port) = port.parse::<u16>() {
         return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));

@@ -1,76 +1,151 @@
 //! `switchboard serve`: an example server (switchboard-example-servers) over stdio or over
 //! Streamable HTTP.
 
-use switchboard::jsonrpc::SessionConfig;
-use switchboard_example_servers::Example;
-use switchboard_http::{HttpConfig, StreamableHttpService};
+use std::sync::Arc;
 
-/// How to serve.
-#[derive(Debug, Clone)]
+use switchboard::http::config::{
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
+};
+use switchboard::http::{HttpConfig, StreamableHttpService};
+use switchboard::jsonrpc::SessionConfig;
+use switchboard::redis::{RedisCluster, RedisConfig, RedisStore, RedisTaskStore};
+use switchboard::tasks::TaskStore;
+use switchboard_example_servers::Example;
+use switchboard_example_servers::bench::BenchLists;
+
+/// `switchboard serve`'s flags.
+#[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ServeArgs {
-    /// Which server.
-    pub(crate) example: Example,
-    /// Serve Streamable HTTP on this address instead of stdio.
+    /// Serve over this process's stdin and stdout (the default).
+    #[arg(long)]
+    stdio: bool,
+    /// Serve Streamable HTTP on ADDR instead (endpoint /mcp; 127.0.0.1:8080 when no ADDR is
+    /// given). Host and Origin must name loopback (or ADDR's own IP); port 0 picks a port.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = "127.0.0.1:8080",
+        conflicts_with = "stdio"
+    )]
     pub(crate) http: Option<std::net::SocketAddr>,
-    /// With `http`: one JSON body per POSTed request instead of an SSE stream.
-    pub(crate) json_response: bool,
-    /// With `http`: no sessions.
-    pub(crate) stateless: bool,
-    /// With `http`: the idle timeout of a session, when not the default.
-    pub(crate) idle_timeout: Option<std::time::Duration>,
-    /// With `http`: the most sessions at once, when not the default.
-    pub(crate) max_sessions: Option<usize>,
+    /// With --http: answer each POSTed request with one application/json body instead of
+    /// an SSE stream.
+    #[arg(long, requires = "http")]
+    json_response: bool,
+    /// With --http: no sessions. Every POST is served on its own (no Mcp-Session-Id; GET and
+    /// DELETE get 405); the client is anonymous, so the server sends it no request.
+    #[arg(long, requires = "http")]
+    stateless: bool,
+    /// With --http: end a session after this many seconds without a request or an open
+    /// stream (default 1800).
+    #[arg(long, value_name = "SECS", requires = "http", value_parser = parse_seconds)]
+    idle_timeout: Option<std::time::Duration>,
+    /// With --http: the most sessions open at once; past it, initialize gets 503 (default
+    /// 10000).
+    #[arg(long, value_name = "N", requires = "http", value_parser = positive())]
+    max_sessions: Option<usize>,
+    /// With --http: act as an OAuth 2.1 resource server for tokens of this issuer (an
+    /// authorization server publishing RFC 8414 or OpenID metadata with a jwks_uri; https,
+    /// or http on loopback). Every request then needs a bearer token whose audience is this
+    /// server; the example's scopes apply (everything: mcp:basic, and mcp:write for
+    /// test_scoped_write). Metadata at /.well-known/oauth-protected-resource/mcp.
+    #[arg(long, value_name = "ISSUER_URL", requires = "http")]
+    auth_issuer: Option<String>,
+    /// With --auth-issuer: the audience tokens must name, this server's canonical URL
+    /// (default: http://ADDR/mcp with the address served).
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    auth_audience: Option<String>,
+    /// With --http: keep sessions and SSE event history in this Redis
+    /// (redis://[:PASSWORD@]HOST:PORT[/DB]), shared with every other node given the same
+    /// store: behind a load balancer, a session's requests reach the node serving it, and
+    /// another node takes it over if that one dies.
+    #[arg(
+        long,
+        value_name = "REDIS_URL",
+        requires = "http",
+        conflicts_with = "stateless"
+    )]
+    store: Option<String>,
+    /// With --store: the URL the other nodes reach this node's endpoint at (default:
+    /// http://ADDR/mcp with the address served; give it when binding 0.0.0.0).
+    #[arg(long, value_name = "URL", requires = "store")]
+    advertise: Option<String>,
+    /// With --store: this node's id among the nodes (default: random).
+    #[arg(long, value_name = "ID", requires = "store")]
+    node_id: Option<String>,
+    /// Which example server to run.
+    #[arg(long, value_enum, default_value = "everything")]
+    example: Example,
+    /// With --example bench: register this many further tools (`tool_0` …), each adding
+    /// two numbers as `add` does.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    tools: usize,
+    /// With --example bench: register this many resources (`bench://resource/0` …), each
+    /// a short text.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    resources: usize,
+    /// With --example bench: items per page of tools/list and resources/list (default 100).
+    #[arg(long, value_name = "N", value_parser = positive())]
+    page_size: Option<usize>,
+    /// Runtime worker threads (1: a single-threaded runtime). Default: 1 for stdio (one
+    /// session), one per core for --http.
+    #[arg(long, value_name = "N")]
+    pub(crate) threads: Option<usize>,
     /// The largest frame accepted, in bytes.
-    pub(crate) max_frame_bytes: usize,
-    /// With `http`: the issuer whose access tokens are required (OAuth 2.1 resource server).
-    pub(crate) auth_issuer: Option<String>,
-    /// With `auth_issuer`: the audience tokens must name (default: the endpoint's URL).
-    pub(crate) auth_audience: Option<String>,
-    /// With `http`: the Redis keeping sessions and events, shared with other nodes.
-    pub(crate) store: Option<String>,
-    /// With `store`: the URL other nodes reach this one at.
-    pub(crate) advertise: Option<String>,
-    /// With `store`: this node's id.
-    pub(crate) node_id: Option<String>,
-    /// With the bench example: the further tools and resources it registers.
-    pub(crate) lists: switchboard_example_servers::bench::BenchLists,
+    #[arg(long, default_value_t = switchboard::jsonrpc::config::DEFAULT_MAX_FRAME_BYTES)]
+    max_frame_bytes: usize,
 }
 
-/// Builds the example server `args` name, with its tasks kept in `tasks` (`None`: in memory).
+impl ServeArgs {
+    /// The bench example's further tools and resources.
+    fn lists(&self) -> BenchLists {
+        BenchLists {
+            tools: self.tools,
+            resources: self.resources,
+            page_size: self.page_size,
+        }
+    }
+}
+
+/// Builds the example server `args` name, with its tasks kept in `tasks` (`None`: in memory);
+/// the demo server registers `subtract` on SIGUSR1.
 fn build_server(
     args: &ServeArgs,
     config: SessionConfig,
-    tasks: Option<std::sync::Arc<dyn switchboard_tasks::TaskStore>>,
+    tasks: Option<Arc<dyn TaskStore>>,
 ) -> anyhow::Result<switchboard::server::Server> {
-    if args.example == Example::Bench {
-        return Ok(switchboard_example_servers::bench::bench_server(
-            config, args.lists,
-        )?);
+    let server = match args.example {
+        Example::Bench => switchboard_example_servers::bench::bench_server(config, args.lists())?,
+        example => switchboard_example_servers::build_with_tasks(example, config, tasks)?,
+    };
+    if args.example == Example::Demo {
+        switchboard_example_servers::demo::subtract_on_sigusr1(&server)?;
     }
-    Ok(switchboard_example_servers::build_with_tasks(
-        args.example,
-        config,
-        tasks,
-    )?)
+    Ok(server)
 }
 
-/// This node, joined to the cluster sharing the Redis at `url`: records live as long as the
-/// idle timeout, plus the reaper's period and a margin; `max_sessions` bounds them.
+/// This node, serving at `local`, joined to the cluster sharing the Redis at `url`: records
+/// live as long as the idle timeout, plus the reaper's period and a margin; --max-sessions
+/// bounds them.
 async fn join_cluster(
+    args: &ServeArgs,
     url: &str,
-    advertise: String,
-    node_id: Option<String>,
-    idle: Option<std::time::Duration>,
-    max_sessions: usize,
-) -> anyhow::Result<(
-    std::sync::Arc<switchboard_redis::RedisCluster>,
-    switchboard_redis::RedisStore,
-)> {
-    use switchboard_redis::{RedisCluster, RedisConfig, RedisStore};
-    let idle = idle.unwrap_or(switchboard_http::config::DEFAULT_IDLE_TIMEOUT);
+    local: std::net::SocketAddr,
+) -> anyhow::Result<(Arc<RedisCluster>, RedisStore)> {
+    if local.ip().is_unspecified() && args.advertise.is_none() {
+        anyhow::bail!(
+            "--store with --http {local}: give --advertise URL, the address the other nodes reach this one at"
+        );
+    }
+    let advertise = args
+        .advertise
+        .clone()
+        .unwrap_or_else(|| format!("http://{local}/mcp"));
+    let idle = args.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT);
     let redis = RedisConfig {
         session_ttl: idle + std::time::Duration::from_secs(60),
-        max_sessions,
+        max_sessions: args.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
         ..RedisConfig::default()
     };
     let store = RedisStore::connect(url, redis).await.map_err(|e| {
@@ -78,7 +153,7 @@ async fn join_cluster(
             "--store: {e}; check that Redis runs there and that the URL carries its password"
         )
     })?;
-    let cluster = RedisCluster::join(store.clone(), node_id, &advertise)
+    let cluster = RedisCluster::join(store.clone(), args.node_id.clone(), &advertise)
         .await
         .map_err(|e| anyhow::anyhow!("--store: {e}"))?;
     Ok((cluster, store))
@@ -90,8 +165,8 @@ fn authorization(
     server: &switchboard::server::Server,
     issuer: &str,
     audience: &str,
-) -> anyhow::Result<switchboard_http::Authorization> {
-    use switchboard_auth::resource::{JwtValidator, JwtValidatorConfig, fetchable};
+) -> anyhow::Result<switchboard::http::Authorization> {
+    use switchboard::auth::resource::{JwtValidator, JwtValidatorConfig, fetchable};
     let issuer_url = url::Url::parse(issuer)
         .map_err(|e| anyhow::anyhow!("--auth-issuer {issuer:?} is not a URL ({e}); give the authorization server's issuer, such as https://auth.example.com"))?;
     if !fetchable(&issuer_url) {
@@ -99,13 +174,13 @@ fn authorization(
             "--auth-issuer must be an https URL (http is allowed only for a loopback host such as 127.0.0.1)"
         );
     }
-    let audience = switchboard_http::Authorization::canonical_resource(audience)
+    let audience = switchboard::http::Authorization::canonical_resource(audience)
         .map_err(|e| anyhow::anyhow!("--auth-audience: {e}"))?;
     let validator = JwtValidator::new(JwtValidatorConfig::new(issuer, &audience));
-    Ok(switchboard_http::Authorization::new(
+    Ok(switchboard::http::Authorization::new(
         &audience,
         vec![issuer.to_owned()],
-        std::sync::Arc::new(validator),
+        Arc::new(validator),
     )
     .map_err(|e| anyhow::anyhow!("--auth-audience: {e}"))?
     .with_policy(server.scope_policy().clone()))
@@ -116,9 +191,7 @@ fn authorization(
 /// # Errors
 /// The server cannot be built, the listener cannot bind, or serving fails.
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    if args.example != Example::Bench
-        && args.lists != switchboard_example_servers::bench::BenchLists::default()
-    {
+    if args.example != Example::Bench && args.lists() != BenchLists::default() {
         anyhow::bail!("--tools, --resources and --page-size go with --example bench");
     }
     let config = SessionConfig::default().with_max_frame_bytes(args.max_frame_bytes);
@@ -126,51 +199,21 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
         // Joined before the server is built: its tasks are kept in the cluster's store.
-        let mut cluster = None;
-        if let Some(url) = &args.store {
-            let advertise = args
-                .advertise
-                .clone()
-                .unwrap_or_else(|| format!("http://{local}/mcp"));
-            if local.ip().is_unspecified() && args.advertise.is_none() {
-                anyhow::bail!(
-                    "--store with --http {local}: give --advertise URL, the address the other nodes reach this one at"
-                );
-            }
-            let max_sessions = args
-                .max_sessions
-                .unwrap_or(switchboard_http::config::DEFAULT_MAX_SESSIONS);
-            cluster = Some(
-                join_cluster(
-                    url,
-                    advertise,
-                    args.node_id.clone(),
-                    args.idle_timeout,
-                    max_sessions,
-                )
-                .await?,
-            );
-        }
+        let cluster = match &args.store {
+            Some(url) => Some(join_cluster(&args, url, local).await?),
+            None => None,
+        };
         let tasks = cluster.as_ref().map(|(joined, store)| {
-            let node = switchboard_http::Cluster::node_id(joined.as_ref());
-            std::sync::Arc::new(switchboard_redis::RedisTaskStore::new(
-                store.clone(),
-                node,
-                switchboard_tasks::TaskLimits::default(),
-            )) as std::sync::Arc<dyn switchboard_tasks::TaskStore>
+            let node = switchboard::http::Cluster::node_id(joined.as_ref());
+            let limits = switchboard::tasks::TaskLimits::default();
+            Arc::new(RedisTaskStore::new(store.clone(), node, limits)) as Arc<dyn TaskStore>
         });
         let server = build_server(&args, config, tasks)?;
-        if args.example == Example::Demo {
-            switchboard_example_servers::demo::subtract_on_sigusr1(&server)?;
-        }
         // The body bound stays within the engine's frame bound.
         let mut http_config = HttpConfig::for_bind_address(local)
             .with_json_response(args.json_response)
             .with_stateless(args.stateless)
-            .with_max_body_bytes(
-                args.max_frame_bytes
-                    .min(switchboard_http::config::DEFAULT_MAX_BODY_BYTES),
-            );
+            .with_max_body_bytes(args.max_frame_bytes.min(DEFAULT_MAX_BODY_BYTES));
         if let Some(t) = args.idle_timeout {
             http_config = http_config.with_idle_timeout(Some(t));
         }
@@ -187,8 +230,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             tracing::info!(issuer = %issuer, audience = %audience, "access tokens required");
         }
         if let Some((joined, store)) = &cluster {
-            http_config = switchboard_redis::apply(http_config, store, joined.clone());
-            tracing::info!(node = %switchboard_http::Cluster::node_id(joined.as_ref()), "sessions and tasks kept in Redis");
+            http_config = switchboard::redis::apply(http_config, store, joined.clone());
+            tracing::info!(node = %switchboard::http::Cluster::node_id(joined.as_ref()), "sessions and tasks kept in Redis");
         }
         let service = StreamableHttpService::new(
             switchboard::server_http::session_factory(&server),
@@ -213,25 +256,38 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             // its sessions over at once.
             Some((cluster, store)) => {
                 tokio::select! {
-                    served = switchboard_http::serve(listener, service) => served?,
+                    served = switchboard::http::serve(listener, service) => served?,
                     _ = stop => {
                         cluster.leave().await;
                         tracing::info!(round_trips = store.round_trips(), "left the cluster; Redis round trips made");
                     }
                 }
             }
-            None => switchboard_http::serve(listener, service).await?,
+            None => switchboard::http::serve(listener, service).await?,
         }
         return Ok(());
     }
     let server = build_server(&args, config, None)?;
-    if args.example == Example::Demo {
-        switchboard_example_servers::demo::subtract_on_sigusr1(&server)?;
-    }
     let transport = switchboard::transport::stdio::StdioTransport::stdio()
         .with_max_frame_bytes(args.max_frame_bytes);
     let session = server.serve(transport)?;
     tracing::info!(example = args.example.name(), "serving on stdio");
     session.closed().await;
     Ok(())
+}
+
+/// A positive number of seconds (fractions allowed), as a duration.
+fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+    let secs: f64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if !(secs > 0.0 && secs <= 1e9) {
+        return Err(format!("{text} is not a positive number of seconds"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+/// A count of at least 1 (parsed as a `u32`, whose range the messages name).
+fn positive() -> impl clap::builder::TypedValueParser<Value = usize> {
+    clap::builder::TypedValueParser::map(clap::value_parser!(u32).range(1..), |n| n as usize)
 }

@@ -3,14 +3,25 @@
 use std::io::Read;
 
 use anyhow::Context as _;
-use switchboard_inspect::{Inspector, parse_input, render};
+use switchboard::inspect::{Inspector, parse_input, render};
 
-/// Traces `file` (`-` for stdin); prints a table (or JSON lines) and returns the exit code:
+/// `switchboard trace`'s arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct TraceArgs {
+    /// The session to explain.
+    file: String,
+    /// One JSON object per frame, then a summary line.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Traces the file `args` names (`-` for stdin); prints a table (or JSON lines) and returns the exit code:
 /// 0 without violations, 1 with.
 ///
 /// # Errors
 /// The file cannot be read (exit 2 at the caller) or parsed.
-pub(crate) fn run(file: &str, json: bool) -> anyhow::Result<i32> {
+pub(crate) fn run(args: &TraceArgs) -> anyhow::Result<i32> {
+    let (file, json) = (&args.file, args.json);
     let mut text = String::new();
     if file == "-" {
         std::io::stdin()

@@ -16,12 +16,22 @@
 //! | `http_client` | `switchboard-http-client`: the Streamable HTTP client transport (reqwest) | `http-client` |
 //! | `server_http` | the session factory serving a `Server` over Streamable HTTP | `server` and `http-server` |
 //! | `tool`, `prompt`, `resource`, `handlers` | `switchboard-macros`: attribute macros for server handlers | `macros` (brings `server`) |
+//! | `auth` | `switchboard-auth`: OAuth 2.1 documents, challenges, scope sets, the validator trait | `auth` |
+//! | `auth::client` | the OAuth 2.1 client, and the HTTP client transport's use of it | `oauth-client` (brings `auth`, `http-client`) |
+//! | `auth::resource` | the resource server's JWT and introspection validators | `resource-server` (brings `auth`) |
+//! | (https issuers) | those validators reaching https issuers through rustls | `rustls` (brings `resource-server`) |
+//! | `http::proxy` | the Streamable HTTP reverse proxy | `proxy` (brings `http-server`) |
+//! | `tasks` | `switchboard-tasks`: task stores, the `TaskStore` that `ServerBuilder::task_store` takes | `tasks` |
+//! | `redis` | `switchboard-redis`: sessions, events, nodes and tasks shared in Redis | `redis` (brings `http-server`, `tasks`) |
+//! | `inspect` | `switchboard-inspect`: annotate a session frame by frame | `inspect` |
+//! | `check` | `switchboard-check`: conformance checks and the fuzzer against any server | `check` |
 //!
 //! [`guide`] walks through each primitive with runnable examples.
 //!
-//! Every feature is on by default. A stdio-only server needs `server,stdio`, and compiles no
-//! HTTP stack (no axum, hyper or reqwest); a client of remote servers needs
-//! `client,http-client`, which compiles no axum.
+//! The default features are the roles, the transports, the macros and `auth`; the rest are
+//! opt-in. A stdio-only server needs `server,stdio`, and compiles no HTTP stack (no axum, hyper
+//! or reqwest); a stdio client needs `client,stdio`, which compiles no OAuth stack either; a
+//! client of remote servers needs `client,http-client`, which compiles no axum.
 
 #[cfg(all(
     feature = "server",
@@ -32,9 +42,19 @@
 ))]
 pub mod guide;
 
-pub use switchboard_auth as auth;
 pub use switchboard_jsonrpc as jsonrpc;
 pub use switchboard_types as types;
+
+#[cfg(feature = "auth")]
+pub use switchboard_auth as auth;
+#[cfg(feature = "check")]
+pub use switchboard_check as check;
+#[cfg(feature = "inspect")]
+pub use switchboard_inspect as inspect;
+#[cfg(feature = "redis")]
+pub use switchboard_redis as redis;
+#[cfg(feature = "tasks")]
+pub use switchboard_tasks as tasks;
 
 #[cfg(feature = "client")]
 pub use switchboard_client as client;
