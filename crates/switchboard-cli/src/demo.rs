@@ -123,7 +123,7 @@ fn render(frames: &[TraceFrame]) -> String {
             Flow::Inbound => "server → client",
         };
         out.push_str(&format!("  {arrow}  {}\n", f.text));
-        out.push_str(&format!("      {}\n", annotation(&r)));
+        out.push_str(&format!("      {r}\n"));
     }
     let s = inspector.summary();
     out.push_str(&format!(
@@ -131,36 +131,6 @@ fn render(frames: &[TraceFrame]) -> String {
         s.frames, s.violations, s.lifecycle_share
     ));
     out
-}
-
-fn annotation(r: &switchboard::inspect::FrameReport) -> String {
-    let mut parts = vec![r.kind.as_str().to_owned()];
-    if let Some(m) = &r.method {
-        parts.push(m.clone());
-    }
-    if let Some(p) = r.primitive {
-        parts.push(format!("primitive={p}"));
-    }
-    parts.push(format!("phase={}", format!("{:?}", r.phase).to_lowercase()));
-    if let Some(c) = &r.capability {
-        let n = match r.negotiated {
-            Some(true) => " (negotiated)",
-            Some(false) => " (NOT negotiated)",
-            None => "",
-        };
-        parts.push(format!("capability={c}{n}"));
-    }
-    if let Some(i) = r.refers_to {
-        let verb = match r.kind {
-            switchboard::inspect::Kind::Response | switchboard::inspect::Kind::Error => "answers",
-            _ => "refers to",
-        };
-        parts.push(format!("{verb} #{i}"));
-    }
-    for v in &r.violations {
-        parts.push(format!("VIOLATION {v}"));
-    }
-    format!("[#{}] {}", r.index, parts.join(" · "))
 }
 
 /// The servers run as this binary in child processes, over stdio or over HTTP.

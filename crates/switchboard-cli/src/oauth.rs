@@ -20,18 +20,13 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use switchboard::auth::ScopeSet;
 use switchboard::auth::client::{
-    FileTokenStore, Flow, HeadlessUserAgent, OAuthClient, OAuthConfig, OAuthError, OAuthFuture,
-    PreRegistered, PrivateKeyJwt, UrlPolicy, UserAgent,
+    BrowserUserAgent, FileTokenStore, Flow, HeadlessUserAgent, OAuthClient, OAuthConfig,
+    OAuthError, PreRegistered, PrivateKeyJwt, UrlPolicy, UserAgent,
 };
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-
-/// How long the browser flow waits for the redirect.
-const BROWSER_WAIT: Duration = Duration::from_secs(300);
 
 /// The OAuth flags of `switchboard call`.
 #[derive(Debug, Clone, clap::Args)]
@@ -178,7 +173,18 @@ pub(crate) async fn client(a: &OAuthArgs, url: &str) -> anyhow::Result<Option<Ar
     let agent: Arc<dyn UserAgent> = if a.oauth_headless || a.oauth_client_credentials {
         Arc::new(HeadlessUserAgent::new(policy).map_err(|e| anyhow::anyhow!("{e}"))?)
     } else {
-        Arc::new(BrowserUserAgent::bind().await?)
+        let agent = BrowserUserAgent::bind()
+            .await
+            .context("cannot open the redirect listener on 127.0.0.1")?
+            .on_open(|url, opened| {
+                eprintln!("switchboard call: authorize in your browser:\n  {url}");
+                if let Err(e) = opened {
+                    eprintln!(
+                        "switchboard call: could not start the browser ({e}); open the URL above yourself"
+                    );
+                }
+            });
+        Arc::new(agent)
     };
     let client = OAuthClient::new(config, store, agent).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(Some(Arc::new(client)))
@@ -211,106 +217,4 @@ pub(crate) fn explain(e: &OAuthError) -> String {
         _ => "",
     };
     format!("authorization failed: {e}{hint}")
-}
-
-/// The system browser and a redirect listener on 127.0.0.1.
-#[derive(Debug)]
-struct BrowserUserAgent {
-    listener: tokio::sync::Mutex<tokio::net::TcpListener>,
-    redirect_uri: String,
-}
-
-impl BrowserUserAgent {
-    async fn bind() -> anyhow::Result<Self> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .context("cannot open the redirect listener on 127.0.0.1")?;
-        let port = listener.local_addr()?.port();
-        Ok(Self {
-            listener: tokio::sync::Mutex::new(listener),
-            redirect_uri: format!("http://127.0.0.1:{port}/callback"),
-        })
-    }
-}
-
-/// Opens `url` in the system browser: the opener is run directly, the URL one argument, never
-/// through a shell ([SEC-URL-3]).
-fn open_browser(url: &url::Url) {
-    let opener = if cfg!(target_os = "macos") {
-        "open"
-    } else {
-        "xdg-open"
-    };
-    let spawned = std::process::Command::new(opener)
-        .arg(url.as_str())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
-    if let Err(e) = spawned {
-        eprintln!("switchboard call: could not start {opener} ({e}); open the URL above yourself");
-    }
-}
-
-impl UserAgent for BrowserUserAgent {
-    fn redirect_uri(&self) -> Option<String> {
-        Some(self.redirect_uri.clone())
-    }
-
-    fn authorize<'a>(&'a self, url: url::Url, redirect_uri: &'a str) -> OAuthFuture<'a, url::Url> {
-        Box::pin(async move {
-            // [SEC-URL-1], [SEC-URL-2]: only http(s) URLs are opened (the fetch policy already
-            // required https off loopback).
-            if !matches!(url.scheme(), "https" | "http") {
-                return Err(OAuthError::UserAgent(format!(
-                    "refusing to open a {} URL",
-                    url.scheme()
-                )));
-            }
-            eprintln!("switchboard call: authorize in your browser:\n  {url}");
-            open_browser(&url);
-            let listener = self.listener.lock().await;
-            let wait = async {
-                loop {
-                    let (mut stream, _) = listener
-                        .accept()
-                        .await
-                        .map_err(|e| OAuthError::UserAgent(format!("redirect listener: {e}")))?;
-                    let mut buf = vec![0_u8; 8192];
-                    let n = stream.read(&mut buf).await.unwrap_or(0);
-                    let head = String::from_utf8_lossy(&buf[..n]);
-                    let target = head
-                        .lines()
-                        .next()
-                        .and_then(|l| l.strip_prefix("GET "))
-                        .and_then(|l| l.split(' ').next())
-                        .unwrap_or("");
-                    let Ok(back) = url::Url::parse(redirect_uri).and_then(|r| r.join(target))
-                    else {
-                        continue;
-                    };
-                    if !switchboard::auth::client::is_redirect_to(&back, redirect_uri) {
-                        let _ = stream
-                            .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
-                            .await;
-                        continue;
-                    }
-                    let body = "<!doctype html><title>switchboard</title><p>Authorization \
-                                received. You can close this window.";
-                    let reply = format!(
-                        "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\n\
-                         content-length: {}\r\nconnection: close\r\n\r\n{body}",
-                        body.len()
-                    );
-                    let _ = stream.write_all(reply.as_bytes()).await;
-                    return Ok(back);
-                }
-            };
-            tokio::time::timeout(BROWSER_WAIT, wait)
-                .await
-                .map_err(|_| {
-                    OAuthError::UserAgent(format!("no redirect came back within {BROWSER_WAIT:?}"))
-                })?
-        })
-    }
 }

@@ -87,6 +87,40 @@ pub struct FrameReport {
     pub violations: Vec<Violation>,
 }
 
+/// One line: `[#index] kind · method · primitive=… · phase=… · capability=… (negotiated) ·
+/// answers #i · VIOLATION …`, what the demo prints under each frame.
+impl fmt::Display for FrameReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[#{}] {}", self.index, self.kind.as_str())?;
+        if let Some(m) = &self.method {
+            write!(f, " · {m}")?;
+        }
+        if let Some(p) = self.primitive {
+            write!(f, " · primitive={p}")?;
+        }
+        write!(f, " · phase={}", format!("{:?}", self.phase).to_lowercase())?;
+        if let Some(c) = &self.capability {
+            let n = match self.negotiated {
+                Some(true) => " (negotiated)",
+                Some(false) => " (NOT negotiated)",
+                None => "",
+            };
+            write!(f, " · capability={c}{n}")?;
+        }
+        if let Some(i) = self.refers_to {
+            let verb = match self.kind {
+                Kind::Response | Kind::Error => "answers",
+                _ => "refers to",
+            };
+            write!(f, " · {verb} #{i}")?;
+        }
+        for v in &self.violations {
+            write!(f, " · VIOLATION {v}")?;
+        }
+        Ok(())
+    }
+}
+
 struct Open {
     index: usize,
     method: String,

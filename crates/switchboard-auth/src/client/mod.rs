@@ -21,6 +21,7 @@
 //! Tokens and secrets never appear in logs, errors or `Debug` output.
 
 mod agent;
+mod browser;
 pub mod discovery;
 mod error;
 mod fetch;
@@ -44,6 +45,7 @@ use crate::challenge::BearerChallenge;
 use crate::scope::ScopeSet;
 
 pub use agent::{HeadlessUserAgent, OAuthFuture, UserAgent, is_redirect_to};
+pub use browser::{BrowserUserAgent, DEFAULT_BROWSER_WAIT};
 pub use discovery::{Discovered, canonical_resource};
 pub use error::OAuthError;
 pub use fetch::{DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_BODY_BYTES};
