@@ -27,6 +27,7 @@
 //! | [`gate`] | capability gates in both directions |
 //! | `router` | the method table: built-in routes and the user's extension methods |
 
+pub(crate) mod announce;
 pub mod client_task;
 pub mod completion;
 pub mod context;

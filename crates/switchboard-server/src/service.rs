@@ -2,15 +2,12 @@
 //! dispatch to the primitives. Runs on the engine; never sees bytes.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::AtomicU64;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use switchboard_jsonrpc::{
-    BoxFuture, HandlerResult, Peer, RequestContext, Service, SessionConfig, WeakPeer,
-};
+use switchboard_jsonrpc::{BoxFuture, HandlerResult, Peer, RequestContext, Service, SessionConfig};
 use switchboard_types::ProtocolVersion;
 use switchboard_types::capabilities::ServerCapabilities;
 use switchboard_types::completion::{CompleteRequestParams, CompleteResult, Reference};
@@ -34,6 +31,7 @@ use switchboard_types::catalogue::{
     Subscribe, SubscriptionsListen, Unsubscribe,
 };
 
+use crate::announce::Audience;
 use crate::completion::{CompletionQuery, CompletionRegistry, CompletionTarget};
 use crate::context::{Context, resource_not_found};
 use crate::era::Era;
@@ -56,13 +54,6 @@ use switchboard_jsonrpc::throttle::shown;
 use switchboard_types::error::{echo, echo_value};
 use switchboard_types::tasks::CreateTaskResult;
 
-/// A session of one server, as the server's registry keeps it.
-pub(crate) struct OpenSession {
-    pub(crate) peer: WeakPeer,
-    pub(crate) state: Arc<SessionState>,
-    pub(crate) runtime: tokio::runtime::Handle,
-}
-
 pub(crate) struct ServerInner {
     pub(crate) info: Implementation,
     pub(crate) instructions: Option<String>,
@@ -78,8 +69,8 @@ pub(crate) struct ServerInner {
     pub(crate) completions: RwLock<CompletionRegistry>,
     pub(crate) policy: Option<ToolPolicy>,
     pub(crate) paginator: Paginator,
-    pub(crate) sessions: Mutex<HashMap<u64, OpenSession>>,
-    pub(crate) next_session: AtomicU64,
+    /// The open sessions and listen streams: who hears of a change.
+    pub(crate) audience: Arc<Audience>,
     pub(crate) max_sessions: usize,
     pub(crate) max_subscriptions: usize,
     pub(crate) max_subscription_bytes: usize,
@@ -91,8 +82,6 @@ pub(crate) struct ServerInner {
     pub(crate) modern_versions: Vec<ProtocolVersion>,
     /// Seals the `requestState` of multi round-trip requests.
     pub(crate) sealer: crate::modern::seal::Sealer,
-    /// The open `subscriptions/listen` streams.
-    pub(crate) listeners: Arc<crate::modern::listen::Listeners>,
     /// The caching hints put on cacheable modern results.
     pub(crate) cache: switchboard_types::modern::CacheHints,
     /// The envelope of the last modern request, by its `_meta` text.
@@ -225,6 +214,7 @@ impl ServerService {
             session,
             task: None,
             modern: self.modern.clone(),
+            audience: self.server.audience.clone(),
         }
     }
 
@@ -933,7 +923,7 @@ impl Service for ServerService {
             d.subscriptions.clear();
             d.subscription_bytes = 0;
         }
-        if let Ok(mut sessions) = self.server.sessions.lock() {
+        if let Ok(mut sessions) = self.server.audience.sessions.lock() {
             sessions.remove(&self.state.id);
         }
     }

@@ -9,12 +9,11 @@ use std::sync::{Arc, Mutex};
 use switchboard_jsonrpc::{Peer, TransportControl};
 use switchboard_types::ProtocolVersion;
 use switchboard_types::logging::{LoggingLevel, LoggingMessageNotificationParams};
-use switchboard_types::resources::ResourceUpdatedNotificationParams;
 
 pub use crate::error::SessionError;
 use crate::lifecycle::LifecycleState;
 use crate::policy::{AllowList, ClientIdentity};
-use switchboard_types::catalogue::{LoggingMessage, Method, ResourceUpdated, ToolListChanged};
+use switchboard_types::catalogue::{LoggingMessage, Method, ToolListChanged};
 
 /// Default bound on resource subscriptions per session.
 pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1024;
@@ -169,6 +168,14 @@ impl SessionState {
             .and_then(|d| d.client.as_deref().cloned())
     }
 
+    /// Whether this session subscribed to `uri` (`resources/subscribe`).
+    pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
+        self.data
+            .lock()
+            .map(|d| d.subscriptions.contains(uri))
+            .unwrap_or(false)
+    }
+
     pub(crate) fn allows(&self, tool: &str) -> bool {
         self.data
             .lock()
@@ -277,29 +284,12 @@ impl ServerSession {
         Ok(self.peer.notify::<()>(ToolListChanged::NAME, None).await?)
     }
 
-    /// Whether this client subscribed to `uri`.
+    /// Whether this client subscribed to `uri`. To announce that a resource changed, to this
+    /// session and every other subscriber alike, see
+    /// [`Context::resource_updated`](crate::Context::resource_updated) and
+    /// [`Server::resource_updated`](crate::Server::resource_updated).
     pub fn is_subscribed(&self, uri: &str) -> bool {
-        self.state
-            .data
-            .lock()
-            .map(|d| d.subscriptions.contains(uri))
-            .unwrap_or(false)
-    }
-
-    /// Sends `notifications/resources/updated` for `uri` if this client subscribed to it;
-    /// returns whether it was sent.
-    ///
-    /// # Errors
-    /// The session is closed, or the notification was refused.
-    pub async fn resource_updated(&self, uri: &str) -> Result<bool, SessionError> {
-        if !self.is_subscribed(uri) {
-            return Ok(false);
-        }
-        let params = ResourceUpdatedNotificationParams::new(uri);
-        self.peer
-            .notify(ResourceUpdated::NAME, Some(&params))
-            .await?;
-        Ok(true)
+        self.state.is_subscribed(uri)
     }
 
     /// The level set by `logging/setLevel`, if any.

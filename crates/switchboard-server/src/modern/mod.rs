@@ -361,7 +361,7 @@ impl ServerService {
         }
         let agreed = listen::agreed(&params.notifications, &self.server.capabilities);
         let owner = tasks::owner_of(&cx);
-        let Some(mut listening) = self.server.listeners.open(agreed.clone(), owner) else {
+        let Some(mut listening) = self.server.audience.listeners.open(agreed.clone(), owner) else {
             return ready(Err(ErrorObject::internal("too many open listen streams")
                 .with_data(serde_json::json!({"reason": "too_many_listen_streams"}))));
         };

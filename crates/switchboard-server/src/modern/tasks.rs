@@ -313,12 +313,13 @@ async fn detailed(server: &ServerInner, owner: &Owner, task: Task) -> Map<String
 
 /// Tells open listen streams that asked for task `id` its state (`notifications/tasks`).
 async fn publish(server: &ServerInner, owner: &Owner, id: &str) {
-    if server.listeners.count() == 0 {
+    if server.audience.listeners.count() == 0 {
         return;
     }
     if let Ok(task) = server.tasks.store.get(owner, id).await {
         let body = Value::Object(detailed(server, owner, task).await).to_string();
         server
+            .audience
             .listeners
             .publish(&Event::Task(owner.clone(), id.to_owned(), body));
     }
