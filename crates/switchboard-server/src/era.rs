@@ -233,3 +233,26 @@ mod tests {
         );
     }
 }
+
+/// Which era a connection speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub(crate) enum ConnEra {
+    /// Nothing has opened it yet.
+    #[default]
+    Undecided = 0,
+    /// `initialize` opened it (or it resumed a 2025-era session).
+    Legacy = 1,
+    /// A modern request opened it, or its transport routed it to the modern era.
+    Modern = 2,
+}
+
+impl ConnEra {
+    pub(crate) fn from_u8(v: u8) -> Self {
+        match v {
+            1 => ConnEra::Legacy,
+            2 => ConnEra::Modern,
+            _ => ConnEra::Undecided,
+        }
+    }
+}

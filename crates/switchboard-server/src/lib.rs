@@ -28,6 +28,7 @@
 //! | `router` | the method table: built-in routes and the user's extension methods |
 
 pub(crate) mod announce;
+pub(crate) mod builtin;
 pub mod client_task;
 pub mod completion;
 pub mod context;

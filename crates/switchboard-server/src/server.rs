@@ -21,16 +21,18 @@ use switchboard_types::resources::{ReadResourceResult, Resource, ResourceTemplat
 use switchboard_types::tools::{CallToolResult, Tool};
 
 use crate::announce::{Audience, List, OpenSession};
+use crate::builtin::{builtin_notifications, builtin_requests};
 use crate::completion::{CompletionProvider, CompletionRegistry, CompletionTarget};
 use crate::context::Context;
 use crate::era::Stateful;
 use crate::lifecycle::Strictness;
+use crate::modern::tasks::TaskHub;
 use crate::pagination::{DEFAULT_PAGE_SIZE, Paginator};
 use crate::prompt::{PromptGet, PromptRegistry};
 use crate::resource::{ResourceError, ResourceRead, ResourceRegistry};
 use crate::resume::Resumption;
 use crate::router::{NotificationRoute, RequestRoute, Router, builtin_router};
-use crate::service::{ServerInner, ServerService, builtin_notifications, builtin_requests};
+use crate::service::{ServerInner, ServerService};
 use crate::session::{
     DEFAULT_MAX_INITIALIZE_BYTES, DEFAULT_MAX_SESSION_TOOLS, DEFAULT_MAX_SUBSCRIPTION_BYTES,
     DEFAULT_MAX_SUBSCRIPTIONS, ServerSession, SessionState,
@@ -549,7 +551,20 @@ impl ServerBuilder {
         } else {
             self.versions
         };
-        let results = crate::modern::finish::ResultMembers::new(&self.info, self.cache);
+        let results = Arc::new(crate::modern::finish::ResultMembers::new(
+            &self.info, self.cache,
+        ));
+        let tasks = Tasks::new(
+            self.task_store
+                .unwrap_or_else(|| Arc::new(InMemoryTaskStore::default())),
+        );
+        let audience = Arc::new(Audience::new(self.max_listeners));
+        let modern_tasks = Arc::new(TaskHub {
+            store: tasks.store.clone(),
+            work: Default::default(),
+            listeners: audience.listeners.clone(),
+            results: results.clone(),
+        });
         // The schemas registration left for later are compiled off the path of the first
         // answers (`initialize` does not wait for them).
         crate::schema::warm(
@@ -567,17 +582,14 @@ impl ServerBuilder {
                 strictness: self.strictness,
                 era: Arc::new(Stateful),
                 router: self.router,
-                tasks: Tasks::new(
-                    self.task_store
-                        .unwrap_or_else(|| Arc::new(InMemoryTaskStore::default())),
-                ),
+                tasks,
                 tools: RwLock::new(self.tools),
                 resources: RwLock::new(self.resources),
                 prompts: RwLock::new(self.prompts),
                 completions: RwLock::new(self.completions),
                 policy: self.policy,
                 paginator: Paginator::new(self.page_size),
-                audience: Arc::new(Audience::new(self.max_listeners)),
+                audience,
                 max_sessions: self.max_sessions,
                 max_subscriptions: self.max_subscriptions,
                 max_subscription_bytes: self.max_subscription_bytes,
@@ -591,7 +603,7 @@ impl ServerBuilder {
                 cache: self.cache,
                 results,
                 envelopes: Default::default(),
-                modern_tasks: Default::default(),
+                modern_tasks,
                 scopes: self.scopes,
                 last_client: Mutex::default(),
             }),

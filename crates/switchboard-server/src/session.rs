@@ -80,7 +80,7 @@ impl SessionState {
                 subscriptions: HashSet::new(),
                 subscription_bytes: 0,
             }),
-            era: std::sync::atomic::AtomicU8::new(crate::modern::ConnEra::Undecided as u8),
+            era: std::sync::atomic::AtomicU8::new(crate::era::ConnEra::Undecided as u8),
             extensions: Mutex::default(),
             control,
             http: None,
@@ -90,7 +90,7 @@ impl SessionState {
     /// A connection a transport routed to the modern era, with its request's HTTP headers.
     pub(crate) fn modern(mut self, http: Option<crate::modern::HttpFacts>) -> Self {
         self.http = http.map(Arc::new);
-        self.era = std::sync::atomic::AtomicU8::new(crate::modern::ConnEra::Modern as u8);
+        self.era = std::sync::atomic::AtomicU8::new(crate::era::ConnEra::Modern as u8);
         self
     }
 
@@ -100,20 +100,20 @@ impl SessionState {
     }
 
     /// The era this connection speaks.
-    pub(crate) fn era(&self) -> crate::modern::ConnEra {
-        crate::modern::ConnEra::from_u8(self.era.load(std::sync::atomic::Ordering::Acquire))
+    pub(crate) fn era(&self) -> crate::era::ConnEra {
+        crate::era::ConnEra::from_u8(self.era.load(std::sync::atomic::Ordering::Acquire))
     }
 
     /// Decides the era of an undecided connection; returns the era in force.
-    pub(crate) fn decide_era(&self, era: crate::modern::ConnEra) -> crate::modern::ConnEra {
+    pub(crate) fn decide_era(&self, era: crate::era::ConnEra) -> crate::era::ConnEra {
         use std::sync::atomic::Ordering;
-        let undecided = crate::modern::ConnEra::Undecided as u8;
+        let undecided = crate::era::ConnEra::Undecided as u8;
         match self
             .era
             .compare_exchange(undecided, era as u8, Ordering::AcqRel, Ordering::Acquire)
         {
             Ok(_) => era,
-            Err(now) => crate::modern::ConnEra::from_u8(now),
+            Err(now) => crate::era::ConnEra::from_u8(now),
         }
     }
 
@@ -125,7 +125,7 @@ impl SessionState {
         client: Option<Arc<ClientIdentity>>,
         allow: AllowList,
     ) {
-        self.decide_era(crate::modern::ConnEra::Legacy);
+        self.decide_era(crate::era::ConnEra::Legacy);
         if let Ok(mut d) = self.data.lock() {
             d.lifecycle = LifecycleState::Ready;
             d.version = Some(version);
