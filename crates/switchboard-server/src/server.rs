@@ -26,7 +26,7 @@ use crate::completion::{CompletionProvider, CompletionRegistry, CompletionTarget
 use crate::context::Context;
 use crate::era::Stateful;
 use crate::lifecycle::Strictness;
-use crate::modern::tasks::TaskHub;
+use crate::modern::hub::TaskHub;
 use crate::pagination::{DEFAULT_PAGE_SIZE, Paginator};
 use crate::prompt::{PromptGet, PromptRegistry};
 use crate::resource::{ResourceError, ResourceRead, ResourceRegistry};
@@ -580,7 +580,7 @@ impl ServerBuilder {
                 capabilities,
                 versions,
                 strictness: self.strictness,
-                era: Arc::new(Stateful),
+                era: Stateful,
                 router: self.router,
                 tasks,
                 tools: RwLock::new(self.tools),

@@ -296,13 +296,13 @@ pub struct CacheHints {
 }
 
 /// Whether results of `method` carry caching hints (`[D26-90]`): its catalogue entry's
-/// [`cacheable`](crate::catalogue::MethodSpec::cacheable).
+/// `cacheable` ([`MethodSpec`](crate::catalogue::MethodSpec)).
 pub fn is_cacheable(method: &str) -> bool {
     crate::catalogue::request(method).is_some_and(|s| s.cacheable)
 }
 
 /// Whether `method` may be answered with an input-required result (`[D26-34]`): its catalogue
-/// entry's [`may_require_input`](crate::catalogue::MethodSpec::may_require_input).
+/// entry's `may_require_input` ([`MethodSpec`](crate::catalogue::MethodSpec)).
 pub fn may_require_input(method: &str) -> bool {
     crate::catalogue::request(method).is_some_and(|s| s.may_require_input)
 }

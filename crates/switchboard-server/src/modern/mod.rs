@@ -1,20 +1,27 @@
-//! The modern era (revision 2026-07-28): the second front door of the same server.
+//! The modern era (revision 2026-07-28): what the second front door of the same server works
+//! with. The front door itself, which runs the server's route table, is the engine's
+//! (`service::front`); nothing here reaches the engine, the handlers or the sessions.
 //!
-//! A connection's era is decided by what opens it (`ConnEra`, `[D26-120]`): `initialize`
-//! opens a 2025-era session (the legacy front door in `service`); a request whose `_meta`
-//! carries the protocol version opens a modern connection, on which every request stands alone
-//! (`[D26-5]`). A Streamable HTTP request routed to the modern era arrives on a connection of its
-//! own that is modern from the start, with its `Mcp-*` headers ([`HttpFacts`]).
+//! A connection's era is decided by what opens it (`era::ConnEra`, `[D26-120]`): `initialize`
+//! opens a 2025-era session; a request whose `_meta` carries the protocol version opens a
+//! modern connection, on which every request stands alone (`[D26-5]`). A Streamable HTTP
+//! request routed to the modern era arrives on a connection of its own that is modern from the
+//! start, with its `Mcp-*` headers ([`HttpFacts`]).
 //!
-//! Each modern request climbs the validation ladder (`[D26-12]`): envelope (-32602), headers
-//! (-32020), version (-32022), method (-32601, also for the methods this revision removed); then
-//! the same handlers as in a 2025 session run, with a context that answers their requests for
-//! client input from the request's `inputResponses` and sealed `requestState`
-//! (`mrtr`); what they return gets the members this revision adds (`resultType`,
-//! `_meta.serverInfo`, caching hints on cacheable results).
+//! Each modern request climbs the validation ladder (`[D26-12]`): envelope (-32602, `params`),
+//! headers (-32020, `headers`), version (-32022), method (-32601, also for the methods this
+//! revision removed); then the same handlers as in a 2025 session run, with a context that
+//! answers their requests for client input from the request's `inputResponses` and `seal`ed
+//! `requestState` (`mrtr`); what they return gets the members this revision adds (`finish`:
+//! `resultType`, `_meta.serverInfo`, caching hints on cacheable results). `listen` keeps the
+//! `subscriptions/listen` streams; `hub` and `tasks` are the tasks extension.
+//!
+//! Modules depend one way: `finish`, `headers`, `listen`, `params`, `seal` ← `hub` ← `mrtr` ←
+//! `tasks`.
 
 pub(crate) mod finish;
 pub mod headers;
+pub(crate) mod hub;
 pub(crate) mod listen;
 pub(crate) mod mrtr;
 pub(crate) mod params;

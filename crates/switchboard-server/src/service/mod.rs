@@ -22,7 +22,7 @@ use switchboard_types::catalogue::{
 use crate::announce::Audience;
 use crate::completion::CompletionRegistry;
 use crate::context::Context;
-use crate::era::Era;
+use crate::era::Stateful;
 use crate::gate;
 use crate::lifecycle::Strictness;
 use crate::lifecycle::{LifecycleEvent, LifecycleState};
@@ -44,7 +44,7 @@ pub(crate) struct ServerInner {
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) versions: Vec<ProtocolVersion>,
     pub(crate) strictness: Strictness,
-    pub(crate) era: Arc<dyn Era>,
+    pub(crate) era: Stateful,
     pub(crate) router: Router<ServerService>,
     pub(crate) tasks: Arc<Tasks>,
     pub(crate) tools: RwLock<ToolRegistry>,
@@ -73,7 +73,7 @@ pub(crate) struct ServerInner {
     /// What the server adds to its modern results (computed once).
     pub(crate) results: Arc<crate::modern::finish::ResultMembers>,
     /// The modern tasks whose work runs here (the tasks extension), with what they need.
-    pub(crate) modern_tasks: Arc<crate::modern::tasks::TaskHub>,
+    pub(crate) modern_tasks: Arc<crate::modern::hub::TaskHub>,
     /// The scopes requests need when a transport authorizes them (`ServerBuilder::require_scopes`
     /// and the per-primitive declarations), for that transport to enforce.
     pub(crate) scopes: switchboard_auth::resource::ScopePolicy,
@@ -371,7 +371,10 @@ impl Service for ServerService {
     fn closed(&self) {
         self.server.tasks.session_closed(self.state.id);
         if let Ok(mut d) = self.state.data.lock() {
-            d.lifecycle = LifecycleState::Closed;
+            d.lifecycle = d
+                .lifecycle
+                .apply(LifecycleEvent::Close)
+                .unwrap_or(LifecycleState::Closed);
             d.subscriptions.clear();
             d.subscription_bytes = 0;
         }
