@@ -436,13 +436,20 @@ async fn contract_3_subscriptions_are_per_session() {
         r["result"]["contents"][0]["text"],
         "Watched resource content (update 1)"
     );
-    // The other session did not subscribe: not notified, and its counter is its own.
+    // The other session did not subscribe: it is not notified and its counter is its own, but
+    // its trigger announces the update to every subscriber, session one among them (one path
+    // per notification: issue 24).
     let r = call(&mut two, 1, "test_trigger_resource_update", json!({})).await;
     assert_eq!(
         r["content"][0]["text"],
-        "Updated test://watched-resource: update=1 notified=false"
+        "Updated test://watched-resource: update=1 notified=true"
+    );
+    assert_eq!(
+        one.recv().await,
+        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "test://watched-resource"}})
     );
     one.expect_silence(50).await;
+    two.expect_silence(50).await;
     // Unsubscribing stops updates.
     one.request(
         json!(4),

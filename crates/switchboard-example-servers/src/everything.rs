@@ -312,10 +312,11 @@ pub fn everything_server_with_tasks(
             let r = call.cx.list_roots().await.map_err(|e| ToolError::new(format!("roots/list failed: {e}")))?;
             text(format!("Roots: {}", serde_json::to_value(&r.roots).unwrap_or(json!([]))))
         })
-        .tool(tool("test_trigger_resource_update", "Updates the watched resource for this session", no_args()), |call| async move {
-            let session = call.cx.session();
-            let n = session.extension::<WatchedCount>().0.fetch_add(1, Ordering::SeqCst) + 1;
-            let notified = session.resource_updated(WATCHED).await.map_err(|e| ToolError::new(e.to_string()))?;
+        .tool(tool("test_trigger_resource_update", "Updates the watched resource for this session and tells its subscribers", no_args()), |call| async move {
+            let n = call.cx.session().extension::<WatchedCount>().0.fetch_add(1, Ordering::SeqCst) + 1;
+            // Every subscriber hears of it: 2025 sessions that subscribed and 2026-07-28 listen
+            // streams whose filter names it.
+            let notified = call.cx.resource_updated(WATCHED).await > 0;
             text(format!("Updated {WATCHED}: update={n} notified={notified}"))
         })
         .tool(tool("test_add_dynamic_tool", "Registers test_dynamic_tool for this session", no_args()), |call| async move {

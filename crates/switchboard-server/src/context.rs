@@ -17,6 +17,7 @@ use switchboard_types::sampling::{CreateMessageRequestParams, CreateMessageResul
 use switchboard_types::{ErrorCode, ErrorObject, Feature, RequestId};
 use tokio_util::sync::CancellationToken;
 
+use crate::announce::{Audience, send_resource_updated};
 use crate::session::{ServerSession, SessionError, log_via};
 use crate::task::TaskLink;
 use switchboard_types::methods;
@@ -32,6 +33,8 @@ pub struct Context {
     /// Set for a request of the modern era: requests for client input are answered from the
     /// request's own input responses (see [`crate::modern`]).
     pub(crate) modern: Option<Arc<crate::modern::ModernCall>>,
+    /// Everyone who hears of a server-side change (see [`crate::announce`]).
+    pub(crate) audience: Arc<Audience>,
 }
 
 impl fmt::Debug for Context {
@@ -77,6 +80,20 @@ impl Context {
     /// The session this request arrived on.
     pub fn session(&self) -> &ServerSession {
         &self.session
+    }
+
+    /// Announces that resource `uri` changed, to every subscriber of this server in every era
+    /// and on every transport, as [`Server::resource_updated`](crate::Server::resource_updated)
+    /// does: each session subscribed to it (`resources/subscribe`) and each
+    /// `subscriptions/listen` stream whose filter names it. When this request's own session
+    /// subscribed, its `notifications/resources/updated` is sent before this returns, so its
+    /// client has it before the handler's answer. Returns how many were reached.
+    pub async fn resource_updated(&self, uri: &str) -> usize {
+        let (reached, own) = self.audience.resource_updated(uri, Some(self.session.id()));
+        if own {
+            send_resource_updated(self.session.peer(), uri).await;
+        }
+        reached
     }
 
     /// Cancelled when the client cancels this request; the handler's future is dropped then too.

@@ -1,59 +1,23 @@
-//! The per-revision seam: everything that differs between protocol eras lives behind [`Era`].
+//! The eras a connection may speak, and the rules of the 2025 era.
 //!
-//! Today one era is served: [`Stateful`] (2024-11-05 to 2025-11-25: `initialize` handshake,
-//! per-connection session, server-to-client requests). Revision 2026-07-28 is stateless (no
-//! handshake, `server/discover`, version and capabilities in each request's `_meta`, "input
-//! required" results instead of server requests); it will be a second implementation of this
-//! trait chosen per request, without touching the dispatch code that calls it.
-
-use std::fmt;
+//! A connection's era is decided by what opens it ([`ConnEra`], `[D26-120]`): `initialize`
+//! opens a 2025-era session (2024-11-05 to 2025-11-25: handshake, per-connection session,
+//! server-to-client requests), whose version-dependent decisions (negotiation, lifecycle
+//! gating, outbound gating, batch policy) are [`Stateful`]'s; a request whose `_meta` names
+//! the protocol version opens a 2026-07-28 connection, served by the modern front door
+//! (`service::front`, with [`crate::modern`]) over the same route table and handlers.
 
 use switchboard_types::{ErrorObject, Feature, MessageKind, ProtocolVersion};
 
 use crate::lifecycle::{LifecycleState, Strictness};
 use switchboard_types::methods;
 
-/// Version-specific behaviour of the server role.
-pub trait Era: Send + Sync + fmt::Debug + 'static {
-    /// A name for traces, e.g. `"stateful"`.
-    fn name(&self) -> &'static str;
-
-    /// Picks the revision to answer an offered one with (`[LC-7]`, `[LC-8]`).
-    fn negotiate(&self, offered: &str, supported: &[ProtocolVersion]) -> ProtocolVersion;
-
-    /// Decides whether an inbound request may be served in `state`.
-    ///
-    /// # Errors
-    /// The wire error to answer with.
-    fn gate_request(
-        &self,
-        state: LifecycleState,
-        method: &str,
-        known: bool,
-        strict: Strictness,
-    ) -> Result<(), ErrorObject>;
-
-    /// Decides whether we may send a message of `kind` and `method` in `state`.
-    ///
-    /// # Errors
-    /// Why not; the caller gets a local error and no frame is sent.
-    fn gate_outbound(
-        &self,
-        state: LifecycleState,
-        kind: MessageKind,
-        method: &str,
-    ) -> Result<(), ErrorObject>;
-
-    /// Whether a JSON-RPC batch is acceptable under `version` in `state`.
-    fn batch_allowed(&self, state: LifecycleState, version: Option<ProtocolVersion>) -> bool;
-}
-
-/// The stateful era: 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25.
+/// The 2025 era's rules: 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Stateful;
+pub(crate) struct Stateful;
 
 /// -32600 "server not initialized".
-pub fn not_initialized(method: &str, state: LifecycleState) -> ErrorObject {
+pub(crate) fn not_initialized(method: &str, state: LifecycleState) -> ErrorObject {
     let method = switchboard_types::error::echo(method);
     ErrorObject::new(
         switchboard_types::ErrorCode::INVALID_REQUEST,
@@ -67,12 +31,13 @@ pub fn not_initialized(method: &str, state: LifecycleState) -> ErrorObject {
     }))
 }
 
-impl Era for Stateful {
-    fn name(&self) -> &'static str {
-        "stateful"
-    }
-
-    fn negotiate(&self, offered: &str, supported: &[ProtocolVersion]) -> ProtocolVersion {
+impl Stateful {
+    /// Picks the revision to answer an offered one with (`[LC-7]`, `[LC-8]`).
+    pub(crate) fn negotiate(
+        &self,
+        offered: &str,
+        supported: &[ProtocolVersion],
+    ) -> ProtocolVersion {
         match ProtocolVersion::parse(offered) {
             Some(v) if supported.contains(&v) && v.supports(Feature::Handshake) => v,
             // A counter-offer: the newest we serve (`[LC-8]`), never an error.
@@ -85,7 +50,11 @@ impl Era for Stateful {
         }
     }
 
-    fn gate_request(
+    /// Decides whether an inbound request may be served in `state`.
+    ///
+    /// # Errors
+    /// The wire error to answer with.
+    pub(crate) fn gate_request(
         &self,
         state: LifecycleState,
         method: &str,
@@ -110,7 +79,11 @@ impl Era for Stateful {
         }
     }
 
-    fn gate_outbound(
+    /// Decides whether we may send a message of `kind` and `method` in `state`.
+    ///
+    /// # Errors
+    /// Why not; the caller gets a local error and no frame is sent.
+    pub(crate) fn gate_outbound(
         &self,
         state: LifecycleState,
         kind: MessageKind,
@@ -138,7 +111,12 @@ impl Era for Stateful {
         }
     }
 
-    fn batch_allowed(&self, state: LifecycleState, version: Option<ProtocolVersion>) -> bool {
+    /// Whether a JSON-RPC batch is acceptable under `version` in `state`.
+    pub(crate) fn batch_allowed(
+        &self,
+        state: LifecycleState,
+        version: Option<ProtocolVersion>,
+    ) -> bool {
         // `initialize` never travels in a batch (`[JR-9]`), so no batch before it is answered.
         state != LifecycleState::AwaitingInitialize
             && version.is_some_and(|v| v.supports(Feature::Batching))
@@ -231,5 +209,28 @@ mod tests {
                 .gate_request(LifecycleState::Ready, methods::INITIALIZE, true, s)
                 .is_err()
         );
+    }
+}
+
+/// Which era a connection speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub(crate) enum ConnEra {
+    /// Nothing has opened it yet.
+    #[default]
+    Undecided = 0,
+    /// `initialize` opened it (or it resumed a 2025-era session).
+    Legacy = 1,
+    /// A modern request opened it, or its transport routed it to the modern era.
+    Modern = 2,
+}
+
+impl ConnEra {
+    pub(crate) fn from_u8(v: u8) -> Self {
+        match v {
+            1 => ConnEra::Legacy,
+            2 => ConnEra::Modern,
+            _ => ConnEra::Undecided,
+        }
     }
 }

@@ -11,13 +11,11 @@ use switchboard_types::{ErrorCode, ErrorObject, ProtocolVersion};
 
 /// -32601 for a capability the server did not declare; the method is cut by
 /// [`echo`](switchboard_types::error::echo).
-pub fn undeclared(method: &str, capability: &str) -> ErrorObject {
+pub(crate) fn undeclared(method: &str, capability: &str) -> ErrorObject {
     let method = switchboard_types::error::echo(method);
     ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method} (capability {capability} not declared)"))
         .with_data(serde_json::json!({"reason": "capability_not_declared", "method": method, "capability": capability}))
 }
-
-pub use switchboard_types::gates::capability_of;
 
 /// Decides whether the server may send `method` (a request or notification) to this client, from
 /// the method's `switchboard_types::catalogue` entry: its direction, the revisions it
@@ -25,7 +23,7 @@ pub use switchboard_types::gates::capability_of;
 ///
 /// # Errors
 /// A local error naming the missing capability (or revision); no frame is sent.
-pub fn server_may_send(
+pub(crate) fn server_may_send(
     method: &str,
     ours: &ServerCapabilities,
     theirs: &ClientCapabilities,

@@ -22,18 +22,29 @@
 //! | [`completion`] | completion providers |
 //! | [`pagination`] | opaque, tamper-evident cursors |
 //! | [`uri_template`] | RFC 6570 `{var}` / `{+var}` expansion and matching |
-//! | [`lifecycle`] | the handshake state machine and its strictness |
-//! | [`era`] | the per-revision seam ([`Era`]); today the stateful era |
-//! | [`gate`] | capability gates in both directions |
-//! | `router` | the method table: built-in routes and the user's extension methods |
+//! | `lifecycle` | the handshake state machine and its strictness ([`LifecycleState`], [`Strictness`]) |
+//! | `era` | which era a connection speaks, and the 2025 era's rules (negotiation, lifecycle and batch gates) |
+//! | `gate` | capability gates in both directions |
+//! | [`modern`] | revision 2026-07-28: the envelope, headers ([`HttpFacts`]), sealed state, input rounds, listen streams, the tasks extension |
+//! | `announce` | who hears of a change: the open sessions and listen streams, one path for every era |
+//! | `router` | the method table: built-in routes (typed by their catalogue marker) and the user's |
+//! | `service` | the engine: one session's `Service` (the era of the connection, the gates, the dispatch); the 2026-07-28 front door |
+//! | `builtin` | the built-in handlers and their route table |
+//!
+//! Modules depend one way: `completion`, `error`, `gate`, `lifecycle`, `pagination`, `policy`,
+//! `schema`, `task`, `uri_template` ← `era`, `modern` ← `resume` ← `session` ← `announce` ←
+//! `context` ← `client_task`, `router`, `tool` ← `prompt`, `resource`, `typed` ← `service` ←
+//! `builtin` ← `server` ← `register`.
 
+pub(crate) mod announce;
+pub(crate) mod builtin;
 pub mod client_task;
 pub mod completion;
 pub mod context;
-pub mod era;
+pub(crate) mod era;
 pub mod error;
-pub mod gate;
-pub mod lifecycle;
+pub(crate) mod gate;
+pub(crate) mod lifecycle;
 pub mod modern;
 pub mod pagination;
 pub mod policy;
@@ -54,7 +65,6 @@ pub mod uri_template;
 pub use client_task::ClientTask;
 pub use completion::{CompletionQuery, CompletionTarget, prefix_matches};
 pub use context::{ClientRequestError, Context, resource_not_found, url_elicitation_required};
-pub use era::{Era, Stateful};
 pub use lifecycle::{LifecycleState, Strictness};
 pub use modern::{DEFAULT_CACHE_HINTS, HttpFacts};
 pub use prompt::PromptGet;

@@ -58,7 +58,7 @@ pub enum Strictness {
 
 /// An event that moves the state machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LifecycleEvent {
+pub(crate) enum LifecycleEvent {
     /// A valid `initialize` request was accepted and is being answered.
     Initialize,
     /// `notifications/initialized` arrived.
@@ -70,11 +70,11 @@ pub enum LifecycleEvent {
 /// The outcome of applying an event in a state where it does not belong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("{event:?} is not valid in state {state}")]
-pub struct InvalidTransition {
+pub(crate) struct InvalidTransition {
     /// The state the session was in (and stays in).
-    pub state: LifecycleState,
+    pub(crate) state: LifecycleState,
     /// The refused event.
-    pub event: LifecycleEvent,
+    pub(crate) event: LifecycleEvent,
 }
 
 impl LifecycleState {
@@ -82,7 +82,7 @@ impl LifecycleState {
     ///
     /// # Errors
     /// [`InvalidTransition`] when the event does not belong in this state; the state is unchanged.
-    pub fn apply(self, event: LifecycleEvent) -> Result<LifecycleState, InvalidTransition> {
+    pub(crate) fn apply(self, event: LifecycleEvent) -> Result<LifecycleState, InvalidTransition> {
         use LifecycleEvent as E;
         use LifecycleState as S;
         match (self, event) {

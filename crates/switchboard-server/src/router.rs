@@ -7,16 +7,118 @@
 //! [`ServerBuilder::notification`](crate::ServerBuilder::notification). The table itself, its
 //! duplicate checks and the typed erasure are [`switchboard_jsonrpc::router`]'s.
 
-use switchboard_jsonrpc::router::{ErasedNotification, ErasedRequest, MethodTable};
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use switchboard_jsonrpc::router::{ErasedNotification, ErasedRequest, MethodTable, invalid_params};
 use switchboard_jsonrpc::{BoxFuture, HandlerResult, RequestContext};
-use switchboard_types::Request;
-use switchboard_types::catalogue::Side;
+use switchboard_types::catalogue::{RequestMethod, Side};
+use switchboard_types::{ErrorCode, ErrorObject, Request};
 
 use crate::context::Context;
 use crate::session::ServerSession;
 
-/// A built-in request route: a method of the server's own service `S`.
-pub(crate) type Builtin<S> = fn(&S, Request, RequestContext) -> BoxFuture<HandlerResult>;
+/// A built-in request route: the server's own handler of one method, on its service `S`.
+pub(crate) type Builtin<S> =
+    Arc<dyn Fn(&S, Request, RequestContext) -> BoxFuture<HandlerResult> + Send + Sync>;
+
+/// The handler of catalogue request `M` on the service `S`: its params, parsed once as the
+/// marker's `M::Params`, and the request they came in.
+pub(crate) type Typed<S, M> =
+    fn(&S, <M as RequestMethod>::Params, Request, RequestContext) -> BoxFuture<HandlerResult>;
+
+/// A check of a request's raw params made before they are parsed (a bound in bytes).
+pub(crate) type Before<S> = fn(&S, &Request) -> Result<(), ErrorObject>;
+
+/// The server's own request routes, each named by its catalogue marker: the method name and
+/// the params type come from the marker, so a route cannot name a method the catalogue lacks
+/// or parse what the method does not take.
+pub(crate) struct Builtins<S> {
+    routes: Vec<(&'static str, Builtin<S>)>,
+}
+
+impl<S: 'static> Builtins<S> {
+    pub(crate) fn new() -> Self {
+        Builtins { routes: Vec::new() }
+    }
+
+    /// Routes `M` to `f`, its params parsed as `M::Params` (-32602 when they do not parse).
+    pub(crate) fn request<M: RequestMethod>(self, f: Typed<S, M>) -> Self {
+        self.bounded::<M>(|_, _| Ok(()), f)
+    }
+
+    /// Routes `M` to `f` as [`Builtins::request`] does, once `before` accepted the raw params.
+    pub(crate) fn bounded<M: RequestMethod>(mut self, before: Before<S>, f: Typed<S, M>) -> Self {
+        let route: Builtin<S> =
+            Arc::new(
+                move |s, req, cx| match before(s, &req).and_then(|()| params::<M>(&req)) {
+                    Ok(p) => f(s, p, req, cx),
+                    Err(e) => ready(Err(e)),
+                },
+            );
+        self.routes.push((M::NAME, route));
+        self
+    }
+
+    /// Routes `M` to `f`, which takes no params and never parses them (`ping`,
+    /// `server/discover`: whatever comes is ignored).
+    pub(crate) fn unparsed<M: RequestMethod>(
+        mut self,
+        f: fn(&S, Request, RequestContext) -> BoxFuture<HandlerResult>,
+    ) -> Self {
+        self.routes.push((M::NAME, Arc::new(f)));
+        self
+    }
+
+    /// The routes, by method name.
+    pub(crate) fn into_routes(self) -> Vec<(&'static str, Builtin<S>)> {
+        self.routes
+    }
+}
+
+/// A future that is ready with `r`.
+pub(crate) fn ready(r: HandlerResult) -> BoxFuture<HandlerResult> {
+    Box::pin(std::future::ready(r))
+}
+
+/// The params of catalogue request `M`, parsed once; a failure is -32602 naming what is wrong.
+/// Absent params are read as `{}` for a paginated list (its params are all optional) and as
+/// `null` otherwise (its params are required, and their absence is reported as such).
+pub(crate) fn params<M: RequestMethod>(req: &Request) -> Result<M::Params, ErrorObject> {
+    let absent = match M::SPEC.and_then(|s| s.list_member) {
+        Some(_) => "{}",
+        None => "null",
+    };
+    parse_as(req, absent)
+}
+
+/// Parses required params; a failure is -32602 naming what is wrong.
+pub(crate) fn parse<T: DeserializeOwned>(req: &Request) -> Result<T, ErrorObject> {
+    parse_as(req, "null")
+}
+
+fn parse_as<T: DeserializeOwned>(req: &Request, absent: &str) -> Result<T, ErrorObject> {
+    let text = req.params.as_ref().map_or(absent, |p| p.get());
+    serde_json::from_str(text).map_err(|e| invalid_params(&req.method, &e))
+}
+
+/// -32602 (`reason`, with the limit) when the request's params are longer than `limit` bytes
+/// of JSON: for the requests whose params a session keeps while it lives (`initialize`, a
+/// `subscriptions/listen` filter).
+pub(crate) fn params_within(req: &Request, limit: usize, reason: &str) -> Result<(), ErrorObject> {
+    let bytes = req.params.as_ref().map_or(0, |p| p.get().len());
+    if bytes <= limit {
+        return Ok(());
+    }
+    Err(ErrorObject::new(
+        ErrorCode::INVALID_PARAMS,
+        format!(
+            "{} params of {bytes} bytes: at most {limit} are accepted",
+            req.method
+        ),
+    )
+    .with_data(serde_json::json!({"reason": reason, "limit": limit})))
+}
 
 /// What answers one request method.
 pub(crate) enum RequestRoute<S> {
@@ -29,7 +131,7 @@ pub(crate) enum RequestRoute<S> {
 impl<S> Clone for RequestRoute<S> {
     fn clone(&self) -> Self {
         match self {
-            RequestRoute::Builtin(f) => RequestRoute::Builtin(*f),
+            RequestRoute::Builtin(f) => RequestRoute::Builtin(f.clone()),
             RequestRoute::User(h) => RequestRoute::User(h.clone()),
         }
     }

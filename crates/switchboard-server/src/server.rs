@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, RwLock};
 use switchboard_auth::resource::{Primitive, ScopePolicy};
 
@@ -20,18 +20,19 @@ use switchboard_types::prompts::{GetPromptResult, Prompt};
 use switchboard_types::resources::{ReadResourceResult, Resource, ResourceTemplate};
 use switchboard_types::tools::{CallToolResult, Tool};
 
+use crate::announce::{Audience, List, OpenSession};
+use crate::builtin::{builtin_notifications, builtin_requests};
 use crate::completion::{CompletionProvider, CompletionRegistry, CompletionTarget};
 use crate::context::Context;
 use crate::era::Stateful;
-use crate::lifecycle::{LifecycleState, Strictness};
+use crate::lifecycle::Strictness;
+use crate::modern::hub::TaskHub;
 use crate::pagination::{DEFAULT_PAGE_SIZE, Paginator};
 use crate::prompt::{PromptGet, PromptRegistry};
 use crate::resource::{ResourceError, ResourceRead, ResourceRegistry};
 use crate::resume::Resumption;
 use crate::router::{NotificationRoute, RequestRoute, Router, builtin_router};
-use crate::service::{
-    OpenSession, ServerInner, ServerService, builtin_notifications, builtin_requests,
-};
+use crate::service::{ServerInner, ServerService};
 use crate::session::{
     DEFAULT_MAX_INITIALIZE_BYTES, DEFAULT_MAX_SESSION_TOOLS, DEFAULT_MAX_SUBSCRIPTION_BYTES,
     DEFAULT_MAX_SUBSCRIPTIONS, ServerSession, SessionState,
@@ -46,7 +47,6 @@ use switchboard_tasks::{InMemoryTaskStore, TaskStore};
 use switchboard_types::capabilities::{
     ServerTaskRequests, ServerTasksCapability, ToolsTaskRequests,
 };
-use switchboard_types::methods;
 use switchboard_types::tools::TaskSupport;
 
 /// How a session starts.
@@ -551,7 +551,20 @@ impl ServerBuilder {
         } else {
             self.versions
         };
-        let results = crate::modern::finish::ResultMembers::new(&self.info, self.cache);
+        let results = Arc::new(crate::modern::finish::ResultMembers::new(
+            &self.info, self.cache,
+        ));
+        let tasks = Tasks::new(
+            self.task_store
+                .unwrap_or_else(|| Arc::new(InMemoryTaskStore::default())),
+        );
+        let audience = Arc::new(Audience::new(self.max_listeners));
+        let modern_tasks = Arc::new(TaskHub {
+            store: tasks.store.clone(),
+            work: Default::default(),
+            listeners: audience.listeners.clone(),
+            results: results.clone(),
+        });
         // The schemas registration left for later are compiled off the path of the first
         // answers (`initialize` does not wait for them).
         crate::schema::warm(
@@ -567,20 +580,16 @@ impl ServerBuilder {
                 capabilities,
                 versions,
                 strictness: self.strictness,
-                era: Arc::new(Stateful),
+                era: Stateful,
                 router: self.router,
-                tasks: Tasks::new(
-                    self.task_store
-                        .unwrap_or_else(|| Arc::new(InMemoryTaskStore::default())),
-                ),
+                tasks,
                 tools: RwLock::new(self.tools),
                 resources: RwLock::new(self.resources),
                 prompts: RwLock::new(self.prompts),
                 completions: RwLock::new(self.completions),
                 policy: self.policy,
                 paginator: Paginator::new(self.page_size),
-                sessions: Mutex::default(),
-                next_session: AtomicU64::new(1),
+                audience,
                 max_sessions: self.max_sessions,
                 max_subscriptions: self.max_subscriptions,
                 max_subscription_bytes: self.max_subscription_bytes,
@@ -591,11 +600,10 @@ impl ServerBuilder {
                     .modern_versions
                     .unwrap_or_else(|| ProtocolVersion::MODERN.to_vec()),
                 sealer: crate::modern::seal::Sealer::new(self.state_key, self.state_ttl),
-                listeners: Arc::new(crate::modern::listen::Listeners::new(self.max_listeners)),
                 cache: self.cache,
                 results,
                 envelopes: Default::default(),
-                modern_tasks: Default::default(),
+                modern_tasks,
                 scopes: self.scopes,
                 last_client: Mutex::default(),
             }),
@@ -680,7 +688,12 @@ impl Server {
 
     /// How many sessions are open.
     pub fn session_count(&self) -> usize {
-        self.inner.sessions.lock().map(|s| s.len()).unwrap_or(0)
+        self.inner
+            .audience
+            .sessions
+            .lock()
+            .map(|s| s.len())
+            .unwrap_or(0)
     }
 
     /// Serves one client on `transport`; the session begins with the client's `initialize`.
@@ -722,13 +735,22 @@ impl Server {
         // `resources/subscribe` was answered would otherwise find no session to notify while
         // this thread waited for a core). The engine's end (`closed`) takes the map too, so it
         // follows the entry.
-        let mut sessions = self.inner.sessions.lock().map_err(|_| poisoned())?;
+        let mut sessions = self
+            .inner
+            .audience
+            .sessions
+            .lock()
+            .map_err(|_| poisoned())?;
         if sessions.len() >= self.inner.max_sessions {
             return Err(ServerError::TooManySessions {
                 limit: self.inner.max_sessions,
             });
         }
-        let id = self.inner.next_session.fetch_add(1, Ordering::Relaxed);
+        let id = self
+            .inner
+            .audience
+            .next_session
+            .fetch_add(1, Ordering::Relaxed);
         let mut state = SessionState::new(id, transport.control());
         let resumed = match how {
             Start::Fresh => None,
@@ -791,7 +813,7 @@ impl Server {
             .write()
             .map_err(|_| poisoned())?
             .insert(tool)?;
-        self.broadcast(methods::NOTIFICATIONS_TOOLS_LIST_CHANGED);
+        self.inner.audience.list_changed(List::Tools);
         Ok(())
     }
 
@@ -805,7 +827,7 @@ impl Server {
             .write()
             .map_err(|_| poisoned())?
             .remove(name)?;
-        self.broadcast(methods::NOTIFICATIONS_TOOLS_LIST_CHANGED);
+        self.inner.audience.list_changed(List::Tools);
         Ok(())
     }
 
@@ -823,7 +845,7 @@ impl Server {
             .write()
             .map_err(|_| poisoned())?
             .insert(resource, reader)?;
-        self.broadcast(methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED);
+        self.inner.audience.list_changed(List::Resources);
         Ok(())
     }
 
@@ -837,7 +859,7 @@ impl Server {
             .write()
             .map_err(|_| poisoned())?
             .remove(uri)?;
-        self.broadcast(methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED);
+        self.inner.audience.list_changed(List::Resources);
         Ok(())
     }
 
@@ -855,7 +877,7 @@ impl Server {
             .write()
             .map_err(|_| poisoned())?
             .insert(prompt, handler)?;
-        self.broadcast(methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED);
+        self.inner.audience.list_changed(List::Prompts);
         Ok(())
     }
 
@@ -869,82 +891,28 @@ impl Server {
             .write()
             .map_err(|_| poisoned())?
             .remove(name)?;
-        self.broadcast(methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED);
+        self.inner.audience.list_changed(List::Prompts);
         Ok(())
     }
 
-    /// Sends `notifications/resources/updated` for `uri` to every session subscribed to it;
-    /// returns how many were notified.
+    /// Announces that resource `uri` changed, to every subscriber of every era and transport:
+    /// `notifications/resources/updated` to each session subscribed to it
+    /// (`resources/subscribe`, 2024-11-05 to 2025-11-25) and each `subscriptions/listen` stream
+    /// whose filter names it (2026-07-28). Returns how many were reached. A handler announces
+    /// the same with [`Context::resource_updated`](crate::Context::resource_updated).
     pub fn resource_updated(&self, uri: &str) -> usize {
-        let listening =
-            self.inner
-                .listeners
-                .publish(&crate::modern::listen::Event::ResourceUpdated(
-                    uri.to_owned(),
-                ));
-        let Ok(sessions) = self.inner.sessions.lock() else {
-            return 0;
-        };
-        let mut n = 0;
-        for entry in sessions.values() {
-            let subscribed = entry
-                .state
-                .data
-                .lock()
-                .map(|d| d.subscriptions.contains(uri))
-                .unwrap_or(false);
-            if let (true, Some(peer)) = (subscribed, entry.peer.upgrade()) {
-                n += 1;
-                let params =
-                    switchboard_types::resources::ResourceUpdatedNotificationParams::new(uri);
-                entry.runtime.spawn(async move {
-                    let _ = peer
-                        .notify(methods::NOTIFICATIONS_RESOURCES_UPDATED, Some(&params))
-                        .await;
-                });
-            }
-        }
-        n + listening
+        self.inner.audience.resource_updated(uri, None).0
     }
 
     /// Ends every open `subscriptions/listen` stream (2026-07-28): each listen is answered
     /// with its result, as a server going away should (`[D26-75]`).
     pub fn close_listen_streams(&self) {
-        self.inner.listeners.close_all();
+        self.inner.audience.listeners.close_all();
     }
 
     /// How many `subscriptions/listen` streams are open.
     pub fn listen_stream_count(&self) -> usize {
-        self.inner.listeners.count()
-    }
-
-    /// Sends a parameterless notification to every ready session that may receive it.
-    fn broadcast(&self, method: &'static str) {
-        use crate::modern::listen::Event;
-        let event = match method {
-            methods::NOTIFICATIONS_TOOLS_LIST_CHANGED => Some(Event::ToolsListChanged),
-            methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED => Some(Event::PromptsListChanged),
-            methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED => Some(Event::ResourcesListChanged),
-            _ => None,
-        };
-        if let Some(event) = event {
-            self.inner.listeners.publish(&event);
-        }
-        let Ok(sessions) = self.inner.sessions.lock() else {
-            return;
-        };
-        for entry in sessions.values() {
-            if entry.state.lifecycle() != LifecycleState::Ready {
-                continue;
-            }
-            if let Some(peer) = entry.peer.upgrade() {
-                entry.runtime.spawn(async move {
-                    if let Err(e) = peer.notify::<()>(method, None).await {
-                        tracing::debug!(%method, error = %e, "notification not sent");
-                    }
-                });
-            }
-        }
+        self.inner.audience.listeners.count()
     }
 }
 
@@ -959,7 +927,7 @@ fn poisoned() -> ServerError {
 impl Server {
     /// A handle to every open session.
     pub fn sessions(&self) -> Vec<ServerSession> {
-        let Ok(sessions) = self.inner.sessions.lock() else {
+        let Ok(sessions) = self.inner.audience.sessions.lock() else {
             return Vec::new();
         };
         sessions

@@ -9,12 +9,11 @@ use std::sync::{Arc, Mutex};
 use switchboard_jsonrpc::{Peer, TransportControl};
 use switchboard_types::ProtocolVersion;
 use switchboard_types::logging::{LoggingLevel, LoggingMessageNotificationParams};
-use switchboard_types::resources::ResourceUpdatedNotificationParams;
 
 pub use crate::error::SessionError;
 use crate::lifecycle::LifecycleState;
 use crate::policy::{AllowList, ClientIdentity};
-use switchboard_types::catalogue::{LoggingMessage, Method, ResourceUpdated, ToolListChanged};
+use switchboard_types::catalogue::{LoggingMessage, Method, ToolListChanged};
 
 /// Default bound on resource subscriptions per session.
 pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1024;
@@ -81,7 +80,7 @@ impl SessionState {
                 subscriptions: HashSet::new(),
                 subscription_bytes: 0,
             }),
-            era: std::sync::atomic::AtomicU8::new(crate::modern::ConnEra::Undecided as u8),
+            era: std::sync::atomic::AtomicU8::new(crate::era::ConnEra::Undecided as u8),
             extensions: Mutex::default(),
             control,
             http: None,
@@ -91,7 +90,7 @@ impl SessionState {
     /// A connection a transport routed to the modern era, with its request's HTTP headers.
     pub(crate) fn modern(mut self, http: Option<crate::modern::HttpFacts>) -> Self {
         self.http = http.map(Arc::new);
-        self.era = std::sync::atomic::AtomicU8::new(crate::modern::ConnEra::Modern as u8);
+        self.era = std::sync::atomic::AtomicU8::new(crate::era::ConnEra::Modern as u8);
         self
     }
 
@@ -101,20 +100,20 @@ impl SessionState {
     }
 
     /// The era this connection speaks.
-    pub(crate) fn era(&self) -> crate::modern::ConnEra {
-        crate::modern::ConnEra::from_u8(self.era.load(std::sync::atomic::Ordering::Acquire))
+    pub(crate) fn era(&self) -> crate::era::ConnEra {
+        crate::era::ConnEra::from_u8(self.era.load(std::sync::atomic::Ordering::Acquire))
     }
 
     /// Decides the era of an undecided connection; returns the era in force.
-    pub(crate) fn decide_era(&self, era: crate::modern::ConnEra) -> crate::modern::ConnEra {
+    pub(crate) fn decide_era(&self, era: crate::era::ConnEra) -> crate::era::ConnEra {
         use std::sync::atomic::Ordering;
-        let undecided = crate::modern::ConnEra::Undecided as u8;
+        let undecided = crate::era::ConnEra::Undecided as u8;
         match self
             .era
             .compare_exchange(undecided, era as u8, Ordering::AcqRel, Ordering::Acquire)
         {
             Ok(_) => era,
-            Err(now) => crate::modern::ConnEra::from_u8(now),
+            Err(now) => crate::era::ConnEra::from_u8(now),
         }
     }
 
@@ -126,7 +125,7 @@ impl SessionState {
         client: Option<Arc<ClientIdentity>>,
         allow: AllowList,
     ) {
-        self.decide_era(crate::modern::ConnEra::Legacy);
+        self.decide_era(crate::era::ConnEra::Legacy);
         if let Ok(mut d) = self.data.lock() {
             d.lifecycle = LifecycleState::Ready;
             d.version = Some(version);
@@ -167,6 +166,14 @@ impl SessionState {
             .lock()
             .ok()
             .and_then(|d| d.client.as_deref().cloned())
+    }
+
+    /// Whether this session subscribed to `uri` (`resources/subscribe`).
+    pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
+        self.data
+            .lock()
+            .map(|d| d.subscriptions.contains(uri))
+            .unwrap_or(false)
     }
 
     pub(crate) fn allows(&self, tool: &str) -> bool {
@@ -277,29 +284,12 @@ impl ServerSession {
         Ok(self.peer.notify::<()>(ToolListChanged::NAME, None).await?)
     }
 
-    /// Whether this client subscribed to `uri`.
+    /// Whether this client subscribed to `uri`. To announce that a resource changed, to this
+    /// session and every other subscriber alike, see
+    /// [`Context::resource_updated`](crate::Context::resource_updated) and
+    /// [`Server::resource_updated`](crate::Server::resource_updated).
     pub fn is_subscribed(&self, uri: &str) -> bool {
-        self.state
-            .data
-            .lock()
-            .map(|d| d.subscriptions.contains(uri))
-            .unwrap_or(false)
-    }
-
-    /// Sends `notifications/resources/updated` for `uri` if this client subscribed to it;
-    /// returns whether it was sent.
-    ///
-    /// # Errors
-    /// The session is closed, or the notification was refused.
-    pub async fn resource_updated(&self, uri: &str) -> Result<bool, SessionError> {
-        if !self.is_subscribed(uri) {
-            return Ok(false);
-        }
-        let params = ResourceUpdatedNotificationParams::new(uri);
-        self.peer
-            .notify(ResourceUpdated::NAME, Some(&params))
-            .await?;
-        Ok(true)
+        self.state.is_subscribed(uri)
     }
 
     /// The level set by `logging/setLevel`, if any.

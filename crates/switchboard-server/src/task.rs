@@ -17,7 +17,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::de::DeserializeOwned;
-use switchboard_jsonrpc::router::invalid_params;
 use switchboard_jsonrpc::{
     BoxFuture, HandlerResult, Peer, RequestContext, RequestError, RequestOptions,
 };
@@ -26,19 +25,24 @@ use switchboard_tasks::{Outcome, Owner, TaskStore};
 use switchboard_types::catalogue::{Method, TaskStatus as TaskStatusChanged};
 use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::meta::PaginatedRequestParams;
+use switchboard_types::tasks::GetTaskRequestParams;
 use switchboard_types::tasks::{Task, TaskStatus, TaskStatusNotificationParams};
 use switchboard_types::tools::TaskSupport;
-use switchboard_types::{ErrorCode, ErrorObject, Request};
+use switchboard_types::{ErrorCode, ErrorObject};
 
 pub(crate) use switchboard_tasks::serve::tag_related;
 
-/// One of the four task methods.
-#[derive(Debug, Clone, Copy)]
+/// One of the four task methods, with its params.
+#[derive(Debug)]
 pub(crate) enum TaskMethod {
-    Get,
-    Result,
-    List,
-    Cancel,
+    /// `tasks/get`.
+    Get(GetTaskRequestParams),
+    /// `tasks/result`.
+    Result(GetTaskRequestParams),
+    /// `tasks/list`.
+    List(PaginatedRequestParams),
+    /// `tasks/cancel`.
+    Cancel(GetTaskRequestParams),
 }
 
 /// The server's tasks: the store, the work still running (to stop it on cancel, with the
@@ -280,11 +284,6 @@ pub(crate) async fn notify_status(peer: &Peer, task: Task) {
     }
 }
 
-fn parse<T: DeserializeOwned>(req: &Request) -> Result<T, ErrorObject> {
-    let text = req.params.as_ref().map_or("null", |p| p.get());
-    serde_json::from_str(text).map_err(|e| invalid_params(&req.method, &e))
-}
-
 fn encode<T: serde::Serialize>(value: &T) -> HandlerResult {
     to_raw(value).map_err(|e| ErrorObject::internal(format!("result serialization failed: {e}")))
 }
@@ -295,30 +294,21 @@ pub(crate) fn request(
     tasks: Arc<Tasks>,
     owner: Owner,
     page: usize,
-    req: Request,
     cx: RequestContext,
     method: TaskMethod,
 ) -> BoxFuture<HandlerResult> {
     Box::pin(async move {
         let store = &*tasks.store;
         match method {
-            TaskMethod::Get => encode(&serve::get(store, &owner, &parse(&req)?).await?),
-            TaskMethod::Result => {
-                let p = parse(&req)?;
+            TaskMethod::Get(p) => encode(&serve::get(store, &owner, &p).await?),
+            TaskMethod::Result(p) => {
                 // Only the owner's open results receive its task's requests.
                 serve::get(store, &owner, &p).await?;
                 let _open = tasks.open_result(&p.task_id, cx.peer().clone());
                 encode(&serve::result(store, &owner, &p).await?)
             }
-            TaskMethod::List => {
-                let p: PaginatedRequestParams = match &req.params {
-                    None => PaginatedRequestParams::default(),
-                    Some(_) => parse(&req)?,
-                };
-                encode(&serve::list(store, &owner, &p, page).await?)
-            }
-            TaskMethod::Cancel => {
-                let p = parse(&req)?;
+            TaskMethod::List(p) => encode(&serve::list(store, &owner, &p, page).await?),
+            TaskMethod::Cancel(p) => {
                 let cancelled = serve::cancel(store, &owner, &p).await?;
                 if let Some(call) = tasks.running.stop(&p.task_id) {
                     call.end_progress().await;

@@ -408,6 +408,12 @@ pub struct MethodSpec {
     /// For a request: the name of its result type, which is also the name of its definition in
     /// the official schema (`ListToolsResult`, `EmptyResult`).
     pub result_type: Option<&'static str>,
+    /// For a request: whether its complete results carry caching hints (`ttlMs`, `cacheScope`)
+    /// in 2026-07-28 (`[D26-90]`). Never on an input-required result (`[D26-92]`).
+    pub cacheable: bool,
+    /// For a request: whether a 2026-07-28 server may answer it with an input-required result
+    /// (`[D26-34]`: `tools/call`, `prompts/get`, `resources/read` only).
+    pub may_require_input: bool,
 }
 
 /// Why a method may not be sent (see [`MethodSpec::check`]).
@@ -448,6 +454,20 @@ impl MethodSpec {
     /// Whether the method exists in revision `version`.
     pub fn exists_in(&self, version: ProtocolVersion) -> bool {
         version >= self.since && self.until.is_none_or(|u| version < u)
+    }
+
+    /// The params member a 2026-07-28 request mirrors into the `Mcp-Name` header: its
+    /// target's, `name` for a [`Target::Name`] (`tools/call`, `prompts/get`), `uri` for a
+    /// [`Target::Uri`] (`resources/read`). `None` for a method without a target or without
+    /// 2026-07-28 (`resources/subscribe`).
+    pub fn name_field(&self) -> Option<&'static str> {
+        if !self.exists_in(ProtocolVersion::V2026_07_28) {
+            return None;
+        }
+        match self.target? {
+            Target::Name(_) => Some("name"),
+            Target::Uri => Some("uri"),
+        }
     }
 
     /// Whether this is a request.
@@ -580,6 +600,8 @@ const fn spec(
         target: None,
         list_member: None,
         result_type: None,
+        cacheable: false,
+        may_require_input: false,
     }
 }
 
@@ -606,6 +628,14 @@ impl MethodSpec {
     }
     const fn result(mut self, name: &'static str) -> Self {
         self.result_type = Some(name);
+        self
+    }
+    const fn cacheable(mut self) -> Self {
+        self.cacheable = true;
+        self
+    }
+    const fn may_ask(mut self) -> Self {
+        self.may_require_input = true;
         self
     }
 }
@@ -693,13 +723,13 @@ methods! {
     request Ping = spec(m::PING, R, Sender::Either, P::Utility, None).until(V2026_07_28),
         params RequestParams, result EmptyResult;
     /// `resources/list` (C→S).
-    request ListResources = spec(m::RESOURCES_LIST, R, Sender::Client, P::Resources, by(C::Resources, Recv)).list("resources"),
+    request ListResources = spec(m::RESOURCES_LIST, R, Sender::Client, P::Resources, by(C::Resources, Recv)).list("resources").cacheable(),
         params PaginatedRequestParams, result ListResourcesResult;
     /// `resources/templates/list` (C→S).
-    request ListResourceTemplates = spec(m::RESOURCES_TEMPLATES_LIST, R, Sender::Client, P::Resources, by(C::Resources, Recv)).list("resourceTemplates"),
+    request ListResourceTemplates = spec(m::RESOURCES_TEMPLATES_LIST, R, Sender::Client, P::Resources, by(C::Resources, Recv)).list("resourceTemplates").cacheable(),
         params PaginatedRequestParams, result ListResourceTemplatesResult;
     /// `resources/read` (C→S).
-    request ReadResource = spec(m::RESOURCES_READ, R, Sender::Client, P::Resources, by(C::Resources, Recv)).target(Target::Uri),
+    request ReadResource = spec(m::RESOURCES_READ, R, Sender::Client, P::Resources, by(C::Resources, Recv)).target(Target::Uri).cacheable().may_ask(),
         params ResourceRequestParams, result ReadResourceResult;
     /// `resources/subscribe` (C→S).
     request Subscribe = spec(m::RESOURCES_SUBSCRIBE, R, Sender::Client, P::Resources, by(C::ResourcesSubscribe, Recv)).target(Target::Uri).until(V2026_07_28),
@@ -708,16 +738,16 @@ methods! {
     request Unsubscribe = spec(m::RESOURCES_UNSUBSCRIBE, R, Sender::Client, P::Resources, by(C::ResourcesSubscribe, Recv)).target(Target::Uri).until(V2026_07_28),
         params ResourceRequestParams, result EmptyResult;
     /// `prompts/list` (C→S).
-    request ListPrompts = spec(m::PROMPTS_LIST, R, Sender::Client, P::Prompts, by(C::Prompts, Recv)).list("prompts"),
+    request ListPrompts = spec(m::PROMPTS_LIST, R, Sender::Client, P::Prompts, by(C::Prompts, Recv)).list("prompts").cacheable(),
         params PaginatedRequestParams, result ListPromptsResult;
     /// `prompts/get` (C→S).
-    request GetPrompt = spec(m::PROMPTS_GET, R, Sender::Client, P::Prompts, by(C::Prompts, Recv)).target(Target::Name(Arguments::Strings)),
+    request GetPrompt = spec(m::PROMPTS_GET, R, Sender::Client, P::Prompts, by(C::Prompts, Recv)).target(Target::Name(Arguments::Strings)).may_ask(),
         params GetPromptRequestParams, result GetPromptResult;
     /// `tools/list` (C→S).
-    request ListTools = spec(m::TOOLS_LIST, R, Sender::Client, P::Tools, by(C::Tools, Recv)).list("tools"),
+    request ListTools = spec(m::TOOLS_LIST, R, Sender::Client, P::Tools, by(C::Tools, Recv)).list("tools").cacheable(),
         params PaginatedRequestParams, result ListToolsResult;
     /// `tools/call` (C→S).
-    request CallTool = spec(m::TOOLS_CALL, R, Sender::Client, P::Tools, by(C::Tools, Recv)).target(Target::Name(Arguments::Json)),
+    request CallTool = spec(m::TOOLS_CALL, R, Sender::Client, P::Tools, by(C::Tools, Recv)).target(Target::Name(Arguments::Json)).may_ask(),
         params CallToolRequestParams, result CallToolResult;
     /// `logging/setLevel` (C→S).
     request SetLevel = spec(m::LOGGING_SET_LEVEL, R, Sender::Client, P::Logging, by(C::Logging, Recv)).until(V2026_07_28),
@@ -747,7 +777,7 @@ methods! {
     request CancelTask = spec(m::TASKS_CANCEL, R, Sender::Either, P::Tasks, by(C::TasksCancel, Recv)).since(V2025_11_25).until(V2026_07_28),
         params GetTaskRequestParams, result CancelTaskResult;
     /// `server/discover` (C→S, 2026-07-28): versions and capabilities, the era probe.
-    request Discover = spec(m::SERVER_DISCOVER, R, Sender::Client, P::Lifecycle, None).since(V2026_07_28),
+    request Discover = spec(m::SERVER_DISCOVER, R, Sender::Client, P::Lifecycle, None).since(V2026_07_28).cacheable(),
         params RequestParams, result DiscoverResult;
     /// `subscriptions/listen` (C→S, 2026-07-28): a stream of the change notifications asked for.
     request SubscriptionsListen = spec(m::SUBSCRIPTIONS_LISTEN, R, Sender::Client, P::Utility, None).since(V2026_07_28),
@@ -850,6 +880,55 @@ mod tests {
         let mut none = Seen::default();
         assert!(!visit("acme/echo", &mut none));
         assert!(none.0.is_empty());
+    }
+
+    /// The per-method facts of 2026-07-28 are where SPEC-2026-NOTES puts them: caching hints
+    /// on the results of discover, the four lists and `resources/read` (`[D26-90]`);
+    /// input-required results for `tools/call`, `prompts/get` and `resources/read` only
+    /// (`[D26-34]`); the `Mcp-Name` member from the target.
+    #[test]
+    fn d26_90_d26_34_cacheable_input_required_and_name_field_per_method() {
+        let with = |f: fn(&MethodSpec) -> bool| {
+            let mut v: Vec<_> = CATALOGUE.iter().filter(|s| f(s)).map(|s| s.name).collect();
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(
+            with(|s| s.cacheable),
+            [
+                m::PROMPTS_LIST,
+                m::RESOURCES_LIST,
+                m::RESOURCES_READ,
+                m::RESOURCES_TEMPLATES_LIST,
+                m::SERVER_DISCOVER,
+                m::TOOLS_LIST,
+            ]
+        );
+        assert_eq!(
+            with(|s| s.may_require_input),
+            [m::PROMPTS_GET, m::RESOURCES_READ, m::TOOLS_CALL]
+        );
+        let named: Vec<_> = CATALOGUE
+            .iter()
+            .filter_map(|s| Some((s.name, s.name_field()?)))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                (m::RESOURCES_READ, "uri"),
+                (m::PROMPTS_GET, "name"),
+                (m::TOOLS_CALL, "name"),
+            ]
+        );
+        assert!(crate::modern::is_cacheable(m::TOOLS_LIST));
+        assert!(!crate::modern::is_cacheable(m::TOOLS_CALL));
+        assert!(crate::modern::may_require_input(m::PROMPTS_GET));
+        assert!(!crate::modern::may_require_input(m::PROMPTS_LIST));
+        let header = crate::http_headers::name_field;
+        assert_eq!(header(m::TOOLS_CALL), Some("name"));
+        assert_eq!(header(m::RESOURCES_READ), Some("uri"));
+        assert_eq!(header(m::TASKS_UPDATE), Some("taskId"));
+        assert_eq!(header(m::TOOLS_LIST), None);
     }
 
     #[test]

@@ -307,14 +307,14 @@ pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The body field mirrored into `Mcp-Name` for `method`, if any: `name` for `tools/call` and
-/// `prompts/get`, `uri` for `resources/read`, `taskId` for the tasks extension's methods.
+/// The body field mirrored into `Mcp-Name` for `method`, if any: the catalogue's
+/// [`MethodSpec::name_field`](crate::catalogue::MethodSpec::name_field) (`name` for `tools/call`
+/// and `prompts/get`, `uri` for `resources/read`), and `taskId` for the tasks extension's
+/// methods, which the catalogue does not list in 2026-07-28.
 pub fn name_field(method: &str) -> Option<&'static str> {
     match method {
-        methods::TOOLS_CALL | methods::PROMPTS_GET => Some("name"),
-        methods::RESOURCES_READ => Some("uri"),
         methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL => Some("taskId"),
-        _ => None,
+        _ => crate::catalogue::request(method).and_then(|s| s.name_field()),
     }
 }
 

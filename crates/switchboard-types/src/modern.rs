@@ -295,25 +295,16 @@ pub struct CacheHints {
     pub cache_scope: CacheScope,
 }
 
-/// Whether results of `method` carry caching hints (`[D26-90]`).
+/// Whether results of `method` carry caching hints (`[D26-90]`): its catalogue entry's
+/// `cacheable` ([`MethodSpec`](crate::catalogue::MethodSpec)).
 pub fn is_cacheable(method: &str) -> bool {
-    matches!(
-        method,
-        methods::SERVER_DISCOVER
-            | methods::TOOLS_LIST
-            | methods::PROMPTS_LIST
-            | methods::RESOURCES_LIST
-            | methods::RESOURCES_TEMPLATES_LIST
-            | methods::RESOURCES_READ
-    )
+    crate::catalogue::request(method).is_some_and(|s| s.cacheable)
 }
 
-/// Whether `method` may be answered with an input-required result (`[D26-34]`).
+/// Whether `method` may be answered with an input-required result (`[D26-34]`): its catalogue
+/// entry's `may_require_input` ([`MethodSpec`](crate::catalogue::MethodSpec)).
 pub fn may_require_input(method: &str) -> bool {
-    matches!(
-        method,
-        methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
-    )
+    crate::catalogue::request(method).is_some_and(|s| s.may_require_input)
 }
 
 /// One request for client input embedded in an input-required result (`InputRequest`):

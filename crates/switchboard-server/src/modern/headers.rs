@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 use switchboard_types::ErrorObject;
-use switchboard_types::methods;
+
 use switchboard_types::modern::header_mismatch;
 
 /// `MCP-Protocol-Version`, lower-cased as HTTP header names are compared.
@@ -99,11 +99,8 @@ impl HttpFacts {
         method: &str,
         body_member: impl FnOnce(&'static str) -> Option<std::borrow::Cow<'a, str>>,
     ) -> Result<(), ErrorObject> {
-        let member = match method {
-            methods::TOOLS_CALL | methods::PROMPTS_GET => "name",
-            methods::RESOURCES_READ => "uri",
-            methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL => "taskId",
-            _ => return Ok(()),
+        let Some(member) = switchboard_types::http_headers::name_field(method) else {
+            return Ok(());
         };
         let Some(body) = body_member(member) else {
             // The body is malformed; its own check reports it (-32602).

@@ -6,7 +6,7 @@
 //! (the listen is then answered with its result).
 //!
 //! Task notifications are per subject: a stream is opened under the owner its listen request
-//! would create tasks under ([`super::tasks::owner_of`]: the authenticated subject when the
+//! would create tasks under (`tasks::owner_of`: the authenticated subject when the
 //! transport authorized the request), and carries `notifications/tasks` only for tasks of that
 //! owner, so naming another subject's task id in `taskIds` yields nothing (`[SEC-TK-1]`,
 //! `[SEC-SH-10]`). List and resource changes concern every client alike.
@@ -67,8 +67,13 @@ impl Event {
 /// The listen-filter member of the tasks extension: the task ids to follow.
 const TASK_IDS: &str = "taskIds";
 
-/// The part of `asked` this server honours (`[D26-68]`): the types its capabilities declare.
-pub(crate) fn agreed(asked: &SubscriptionFilter, caps: &ServerCapabilities) -> SubscriptionFilter {
+/// The part of `asked` this server honours (`[D26-68]`): the types its capabilities declare,
+/// and the task ids when it offers the tasks extension (`tasks`).
+pub(crate) fn agreed(
+    asked: &SubscriptionFilter,
+    caps: &ServerCapabilities,
+    tasks: bool,
+) -> SubscriptionFilter {
     let yes = |asked: Option<bool>, offered: bool| (asked == Some(true) && offered).then_some(true);
     let list_changed = |b: Option<bool>| b == Some(true);
     SubscriptionFilter {
@@ -97,7 +102,7 @@ pub(crate) fn agreed(asked: &SubscriptionFilter, caps: &ServerCapabilities) -> S
         extra: asked
             .extra
             .get(TASK_IDS)
-            .filter(|ids| ids.is_array() && super::tasks::offered(caps))
+            .filter(|ids| ids.is_array() && tasks)
             .map(|ids| std::iter::once((TASK_IDS.to_owned(), ids.clone())).collect())
             .unwrap_or_default(),
     }
@@ -204,7 +209,7 @@ mod tests {
             resource_subscriptions: Some(vec!["a://x".into()]),
             ..Default::default()
         };
-        let agreed = agreed(&asked, &caps);
+        let agreed = agreed(&asked, &caps, false);
         assert_eq!(agreed.tools_list_changed, Some(true));
         assert_eq!(agreed.prompts_list_changed, None, "no prompts");
         assert_eq!(

@@ -55,7 +55,7 @@ pub(crate) struct ModernCall {
     pub(crate) allow: AllowList,
     pub(crate) round: Mutex<InputRound>,
     /// Whether and how the request may become a task (the tasks extension).
-    pub(crate) task: super::tasks::TaskSlot,
+    pub(crate) task: super::hub::TaskSlot,
 }
 
 /// What an ask found.
@@ -83,7 +83,7 @@ impl ModernCall {
                 answers,
                 ..InputRound::default()
             }),
-            task: super::tasks::TaskSlot::default(),
+            task: super::hub::TaskSlot::default(),
         }
     }
 

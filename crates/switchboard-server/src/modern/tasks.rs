@@ -27,10 +27,9 @@
 //! that waits for the answers runs; both are bounded by the store's task bound, since a task
 //! exists before its work is spawned.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
 use serde::de::DeserializeOwned;
@@ -42,16 +41,12 @@ use switchboard_types::methods;
 use switchboard_types::modern::{InputRequest, SubscriptionFilter, TASKS_EXTENSION};
 use switchboard_types::tasks::{Task, TaskStatus};
 use switchboard_types::tools::TaskSupport;
-use switchboard_types::{ClientCapabilities, ErrorCode, ErrorObject, Request, ServerCapabilities};
+use switchboard_types::{ClientCapabilities, ErrorCode, ErrorObject, ServerCapabilities};
 use tokio::sync::oneshot;
-use tokio::task::AbortHandle;
 
-use super::ModernCall;
+use super::hub::{MODERN_OWNER, Plan, Running, TaskHub};
 use super::listen::Event;
-use crate::service::{ServerInner, ServerService};
-
-/// The owner of every task a modern request creates (see the module docs).
-pub(crate) const MODERN_OWNER: &str = "modern";
+use super::mrtr::ModernCall;
 
 /// The owner of the tasks a modern request creates or names: [`MODERN_OWNER`], or, when the
 /// transport authenticated the request, that owner and the caller's subject together, so that
@@ -103,147 +98,18 @@ pub(crate) fn extension_required(message: impl Into<String>) -> ErrorObject {
     switchboard_types::modern::missing_capability(message, &required)
 }
 
-/// How a call may become a task, decided before its handler runs.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Plan {
-    /// The tool requires a task: a result reached in the foreground is kept in one too.
-    required: bool,
-}
-
-/// The task side of one modern request (part of its [`ModernCall`]).
-#[derive(Debug, Default)]
-pub(crate) struct TaskSlot {
-    plan: OnceLock<Plan>,
-    running: OnceLock<Arc<Running>>,
-    /// Whose task it would be ([`owner_of`] the request); [`MODERN_OWNER`] when unset.
-    owner: OnceLock<Owner>,
-}
-
-impl TaskSlot {
-    /// Whether the request would become a task if its handler waits now.
-    pub(crate) fn may_start(&self) -> bool {
-        self.plan.get().is_some() && self.running.get().is_none()
-    }
-
-    /// Whether the request runs as a task now.
-    pub(crate) fn is_running(&self) -> bool {
-        self.running.get().is_some()
-    }
-
-    fn running(&self) -> Option<&Arc<Running>> {
-        self.running.get()
-    }
-
-    /// Sets whose task this request would create (once).
-    pub(crate) fn set_owner(&self, owner: Owner) {
-        let _ = self.owner.set(owner);
-    }
-
-    fn owner(&self) -> Owner {
-        self.owner
-            .get()
-            .cloned()
-            .unwrap_or_else(|| Owner::new(MODERN_OWNER))
-    }
-}
-
-/// A task whose work runs in this process.
-struct Running {
-    id: String,
-    owner: Owner,
-    server: Arc<ServerInner>,
-}
-
-impl std::fmt::Debug for Running {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Running").field("id", &self.id).finish()
-    }
-}
-
-/// What a running task asked the client for and has not had answered yet.
-#[derive(Debug, Default)]
-struct Inputs {
-    outstanding: BTreeMap<String, (InputRequest, oneshot::Sender<Value>)>,
-    /// Every key handed out in the task's lifetime (`[D26-138]`: never reused).
-    issued: HashSet<String>,
-}
-
-/// The modern tasks whose work runs in this process: their outstanding input requests and the
-/// handles that stop their work.
-#[derive(Debug, Default)]
-pub(crate) struct ModernTasks {
-    inputs: Mutex<HashMap<String, Inputs>>,
-    work: Mutex<HashMap<String, AbortHandle>>,
-}
-
-impl ModernTasks {
-    fn forget(&self, id: &str) {
-        if let Ok(mut i) = self.inputs.lock() {
-            i.remove(id);
-        }
-        if let Ok(mut w) = self.work.lock() {
-            w.remove(id);
-        }
-    }
-
-    fn stop(&self, id: &str) {
-        if let Some(work) = self.work.lock().ok().and_then(|mut w| w.remove(id)) {
-            work.abort();
-        }
-        if let Ok(mut i) = self.inputs.lock() {
-            i.remove(id);
-        }
-    }
-
-    /// The outstanding input requests of task `id`, as wire values.
-    fn requests(&self, id: &str) -> Map<String, Value> {
-        let Ok(inputs) = self.inputs.lock() else {
-            return Map::new();
-        };
-        inputs
-            .get(id)
-            .map(|i| {
-                i.outstanding
-                    .iter()
-                    .filter_map(|(k, (r, _))| Some((k.clone(), serde_json::to_value(r).ok()?)))
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
-    /// Hands each answer to the ask waiting under its key; unknown or answered keys are
-    /// ignored (`[D26-139]`). Returns whether an answer was taken, and whether nothing is
-    /// outstanding any more.
-    fn answer(&self, id: &str, responses: &Map<String, Value>) -> (bool, bool) {
-        let Ok(mut inputs) = self.inputs.lock() else {
-            return (false, false);
-        };
-        let Some(task) = inputs.get_mut(id) else {
-            return (false, false);
-        };
-        let mut any = false;
-        for (key, value) in responses {
-            if let Some((_, tx)) = task.outstanding.remove(key) {
-                any = true;
-                let _ = tx.send(value.clone());
-            }
-        }
-        (any, task.outstanding.is_empty())
-    }
-}
-
 /// Decides, before the handler runs, whether a `tools/call` may become a task.
 ///
 /// # Errors
 /// -32021 when the tool requires a task and the request did not declare the extension
 /// (`[D26-132]`).
 pub(crate) fn plan(
-    server: &ServerInner,
+    caps: &ServerCapabilities,
     call: &ModernCall,
     support: TaskSupport,
     tool: &str,
 ) -> Result<(), ErrorObject> {
-    if support == TaskSupport::Forbidden || !offered(&server.capabilities) {
+    if support == TaskSupport::Forbidden || !offered(caps) {
         return Ok(());
     }
     if !declared(call.capabilities()) {
@@ -282,17 +148,17 @@ fn task_members(task: &Task) -> Map<String, Value> {
 }
 
 /// The `DetailedTask` of `task` (`[D26-135]`): its members and the one its status adds.
-async fn detailed(server: &ServerInner, owner: &Owner, task: Task) -> Map<String, Value> {
+async fn detailed(server: &TaskHub, owner: &Owner, task: Task) -> Map<String, Value> {
     let mut m = task_members(&task);
     match task.status {
         TaskStatus::InputRequired => {
             m.insert(
                 "inputRequests".into(),
-                Value::Object(server.modern_tasks.requests(&task.task_id)),
+                Value::Object(server.work.requests(&task.task_id)),
             );
         }
         TaskStatus::Completed | TaskStatus::Failed => {
-            match server.tasks.store.result(owner, &task.task_id).await {
+            match server.store.result(owner, &task.task_id).await {
                 Ok((_, Outcome::Result(raw))) => {
                     if let Ok(v) = serde_json::from_str::<Value>(raw.get()) {
                         m.insert("result".into(), v);
@@ -312,11 +178,11 @@ async fn detailed(server: &ServerInner, owner: &Owner, task: Task) -> Map<String
 }
 
 /// Tells open listen streams that asked for task `id` its state (`notifications/tasks`).
-async fn publish(server: &ServerInner, owner: &Owner, id: &str) {
+async fn publish(server: &TaskHub, owner: &Owner, id: &str) {
     if server.listeners.count() == 0 {
         return;
     }
-    if let Ok(task) = server.tasks.store.get(owner, id).await {
+    if let Ok(task) = server.store.get(owner, id).await {
         let body = Value::Object(detailed(server, owner, task).await).to_string();
         server
             .listeners
@@ -325,16 +191,10 @@ async fn publish(server: &ServerInner, owner: &Owner, id: &str) {
 }
 
 /// Moves task `id` to `status` (input wanted or not) and tells the listeners.
-async fn set_status(server: &ServerInner, owner: &Owner, id: &str, status: TaskStatus) {
+async fn set_status(server: &TaskHub, owner: &Owner, id: &str, status: TaskStatus) {
     let message = (status == TaskStatus::InputRequired)
         .then(|| "waiting for the client's input (tasks/update)".to_owned());
-    if server
-        .tasks
-        .store
-        .set_status(id, status, message)
-        .await
-        .is_ok()
-    {
+    if server.store.set_status(id, status, message).await.is_ok() {
         publish(server, owner, id).await;
     }
 }
@@ -356,7 +216,7 @@ pub(crate) async fn ask<R: DeserializeOwned>(
     let base = key.map_or_else(|| request.method().replace('/', "-"), str::to_owned);
     loop {
         let rx = {
-            let mut inputs = server.modern_tasks.inputs.lock().ok()?;
+            let mut inputs = server.work.inputs.lock().ok()?;
             let task = inputs.entry(running.id.clone()).or_default();
             let mut key = base.clone();
             let mut n = 1;
@@ -411,7 +271,7 @@ pub(crate) async fn start_here(call: &ModernCall) -> bool {
 /// Answers a modern `tools/call` whose handler waits with a new task (`[D26-134]`: once the
 /// task is in the store), and runs the rest of the handler in the background.
 pub(crate) async fn detach(
-    server: Arc<ServerInner>,
+    server: Arc<TaskHub>,
     call: Arc<ModernCall>,
     work: Pin<Box<BoxFuture<HandlerResult>>>,
 ) -> HandlerResult {
@@ -426,11 +286,7 @@ pub(crate) async fn detach(
     {
         // Held while the work is spawned, so that the work forgets its handle only after it
         // was kept.
-        let mut running = server
-            .modern_tasks
-            .work
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut running = server.work.work.lock().unwrap_or_else(|p| p.into_inner());
         let handle = {
             let server = server.clone();
             let id = id.clone();
@@ -448,7 +304,7 @@ pub(crate) async fn detach(
 /// task (`completed` or `failed`) and the call is answered with that task. `None` when the
 /// call may be answered directly.
 pub(crate) async fn settle_required(
-    server: &Arc<ServerInner>,
+    server: &Arc<TaskHub>,
     call: &ModernCall,
     outcome: &HandlerResult,
 ) -> Option<HandlerResult> {
@@ -462,7 +318,6 @@ pub(crate) async fn settle_required(
     };
     settle(server, &owner, &task.task_id, outcome.clone()).await;
     let task = server
-        .tasks
         .store
         .get(&owner, &task.task_id)
         .await
@@ -470,9 +325,8 @@ pub(crate) async fn settle_required(
     Some(created(server, &task))
 }
 
-async fn create(server: &ServerInner, owner: &Owner) -> Result<Task, ErrorObject> {
+async fn create(server: &TaskHub, owner: &Owner) -> Result<Task, ErrorObject> {
     server
-        .tasks
         .store
         .create(owner, None)
         .await
@@ -480,28 +334,28 @@ async fn create(server: &ServerInner, owner: &Owner) -> Result<Task, ErrorObject
 }
 
 /// The `CreateTaskResult` (`[D26-133]`: `resultType` task, flat task members).
-fn created(server: &ServerInner, task: &Task) -> HandlerResult {
+fn created(server: &TaskHub, task: &Task) -> HandlerResult {
     let mut m = task_members(task);
     m.insert("resultType".into(), Value::String("task".into()));
-    m.insert("_meta".into(), Value::Object(server.server_info_meta()));
+    m.insert("_meta".into(), Value::Object(server.results.server_info()));
     to_raw(&m).map_err(|e| ErrorObject::internal(e.to_string()))
 }
 
 /// Keeps what the handler ended with (`[D26-135]`: a tool result, `isError` included, is
 /// `completed`; only a JSON-RPC error is `failed`), exactly as the call would have answered.
-async fn settle(server: &ServerInner, owner: &Owner, id: &str, outcome: HandlerResult) {
+async fn settle(server: &TaskHub, owner: &Owner, id: &str, outcome: HandlerResult) {
     let (outcome, failed) = match outcome {
-        Ok(raw) => match server.finish(methods::TOOLS_CALL, raw.get()) {
+        Ok(raw) => match server.results.finish(methods::TOOLS_CALL, raw.get()) {
             Ok(done) => (Outcome::Result(Arc::from(done)), false),
             Err(e) => (Outcome::Error(e), true),
         },
         Err(e) => (Outcome::Error(retired(e)), true),
     };
-    match server.tasks.store.finish(id, outcome, failed).await {
+    match server.store.finish(id, outcome, failed).await {
         Ok(_) => publish(server, owner, id).await,
         Err(e) => tracing::debug!(task = %id, error = %e, "task outcome not stored"),
     }
-    server.modern_tasks.forget(id);
+    server.work.forget(id);
 }
 
 /// A handler's error as a task keeps it in this revision (`[D26-118]`, `[D26-119]`): the retired
@@ -537,24 +391,54 @@ fn not_found(e: &TaskError) -> ErrorObject {
     e.to_error_object()
 }
 
-/// The route of a tasks-extension method in the modern era, when the server offers the
-/// extension (`[D26-137]`: `tasks/result` and `tasks/list` have none, so they are -32601).
-pub(crate) fn route(
+/// Serves `tasks/get`, `tasks/update` or `tasks/cancel` of the tasks extension for `owner`
+/// (`[D26-133]`..`[D26-139]`), its params parsed.
+pub(crate) async fn serve(
+    server: &TaskHub,
+    owner: &Owner,
     method: &str,
-    caps: &ServerCapabilities,
-) -> Option<crate::router::Builtin<ServerService>> {
-    if !offered(caps) {
-        return None;
-    }
+    params: &Map<String, Value>,
+) -> HandlerResult {
+    let id = task_id(params, method)?;
+    let store = &server.store;
+    let empty = || to_raw(&Map::new()).map_err(|e| ErrorObject::internal(e.to_string()));
     match method {
-        methods::TASKS_GET => Some(|s, r, cx| s.modern_task_request(r, cx, methods::TASKS_GET)),
+        methods::TASKS_GET => {
+            let task = store.get(owner, &id).await.map_err(|e| not_found(&e))?;
+            to_raw(&detailed(server, owner, task).await)
+                .map_err(|e| ErrorObject::internal(e.to_string()))
+        }
         methods::TASKS_UPDATE => {
-            Some(|s, r, cx| s.modern_task_request(r, cx, methods::TASKS_UPDATE))
+            let task = store.get(owner, &id).await.map_err(|e| not_found(&e))?;
+            let responses = match params.get("inputResponses") {
+                Some(Value::Object(m)) => m.clone(),
+                _ => {
+                    return Err(ErrorObject::new(
+                        ErrorCode::INVALID_PARAMS,
+                        "Invalid params for tasks/update: inputResponses must be an object",
+                    )
+                    .with_data(serde_json::json!({"reason": "invalid_input_responses"})));
+                }
+            };
+            let (answered, none_left) = server.work.answer(&id, &responses);
+            // The new state shows on the next tasks/get (`[D26-139]`).
+            if answered && none_left && task.status == TaskStatus::InputRequired {
+                set_status(server, owner, &id, TaskStatus::Working).await;
+            }
+            empty()
         }
-        methods::TASKS_CANCEL => {
-            Some(|s, r, cx| s.modern_task_request(r, cx, methods::TASKS_CANCEL))
+        _ => {
+            match store.cancel(owner, &id).await {
+                Ok(_) => {
+                    server.work.stop(&id);
+                    publish(server, owner, &id).await;
+                }
+                // A terminal task is acknowledged all the same (`[D26-139]`).
+                Err(TaskError::Terminal { .. }) => {}
+                Err(e) => return Err(not_found(&e)),
+            }
+            empty()
         }
-        _ => None,
     }
 }
 
@@ -569,72 +453,6 @@ pub(crate) fn check_listen(
         ));
     }
     Ok(())
-}
-
-impl ServerService {
-    /// `tasks/get`, `tasks/update`, `tasks/cancel` (`[D26-133]`..`[D26-139]`).
-    fn modern_task_request(
-        &self,
-        req: Request,
-        cx: RequestContext,
-        method: &'static str,
-    ) -> BoxFuture<HandlerResult> {
-        let server = self.server.clone();
-        let owner = owner_of(&cx);
-        let declares = self
-            .modern
-            .as_ref()
-            .is_some_and(|c| declared(c.capabilities()));
-        Box::pin(async move {
-            if !declares {
-                return Err(extension_required(format!(
-                    "{method} needs the {TASKS_EXTENSION} extension in this request's capabilities"
-                )));
-            }
-            let params: Map<String, Value> = crate::service::parse(&req)?;
-            let id = task_id(&params, method)?;
-            let store = &server.tasks.store;
-            let empty = || to_raw(&Map::new()).map_err(|e| ErrorObject::internal(e.to_string()));
-            match method {
-                methods::TASKS_GET => {
-                    let task = store.get(&owner, &id).await.map_err(|e| not_found(&e))?;
-                    to_raw(&detailed(&server, &owner, task).await)
-                        .map_err(|e| ErrorObject::internal(e.to_string()))
-                }
-                methods::TASKS_UPDATE => {
-                    let task = store.get(&owner, &id).await.map_err(|e| not_found(&e))?;
-                    let responses = match params.get("inputResponses") {
-                        Some(Value::Object(m)) => m.clone(),
-                        _ => {
-                            return Err(ErrorObject::new(
-                                ErrorCode::INVALID_PARAMS,
-                                "Invalid params for tasks/update: inputResponses must be an object",
-                            )
-                            .with_data(serde_json::json!({"reason": "invalid_input_responses"})));
-                        }
-                    };
-                    let (answered, none_left) = server.modern_tasks.answer(&id, &responses);
-                    // The new state shows on the next tasks/get (`[D26-139]`).
-                    if answered && none_left && task.status == TaskStatus::InputRequired {
-                        set_status(&server, &owner, &id, TaskStatus::Working).await;
-                    }
-                    empty()
-                }
-                _ => {
-                    match store.cancel(&owner, &id).await {
-                        Ok(_) => {
-                            server.modern_tasks.stop(&id);
-                            publish(&server, &owner, &id).await;
-                        }
-                        // A terminal task is acknowledged all the same (`[D26-139]`).
-                        Err(TaskError::Terminal { .. }) => {}
-                        Err(e) => return Err(not_found(&e)),
-                    }
-                    empty()
-                }
-            }
-        })
-    }
 }
 
 #[cfg(test)]
