@@ -920,15 +920,6 @@ mod tests {
                 (m::TOOLS_CALL, "name"),
             ]
         );
-        assert!(crate::modern::is_cacheable(m::TOOLS_LIST));
-        assert!(!crate::modern::is_cacheable(m::TOOLS_CALL));
-        assert!(crate::modern::may_require_input(m::PROMPTS_GET));
-        assert!(!crate::modern::may_require_input(m::PROMPTS_LIST));
-        let header = crate::http_headers::name_field;
-        assert_eq!(header(m::TOOLS_CALL), Some("name"));
-        assert_eq!(header(m::RESOURCES_READ), Some("uri"));
-        assert_eq!(header(m::TASKS_UPDATE), Some("taskId"));
-        assert_eq!(header(m::TOOLS_LIST), None);
     }
 
     #[test]

@@ -362,6 +362,16 @@ mod tests {
 
     use super::*;
 
+    /// `Mcp-Name` mirrors the member the catalogue's target names (and a task's id).
+    #[test]
+    fn the_name_field_comes_from_the_catalogue_target() {
+        use crate::methods as m;
+        assert_eq!(name_field(m::TOOLS_CALL), Some("name"));
+        assert_eq!(name_field(m::RESOURCES_READ), Some("uri"));
+        assert_eq!(name_field(m::TASKS_UPDATE), Some("taskId"));
+        assert_eq!(name_field(m::TOOLS_LIST), None);
+    }
+
     fn schema(v: Value) -> Map<String, Value> {
         match v {
             Value::Object(m) => m,

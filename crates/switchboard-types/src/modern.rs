@@ -554,6 +554,16 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    /// The per-method facts read from the catalogue (`[D26-90]`, `[D26-34]`).
+    #[test]
+    fn d26_90_d26_34_cacheable_and_input_required_read_the_catalogue() {
+        assert!(is_cacheable(methods::TOOLS_LIST));
+        assert!(!is_cacheable(methods::TOOLS_CALL));
+        assert!(!is_cacheable("acme/echo"));
+        assert!(may_require_input(methods::PROMPTS_GET));
+        assert!(!may_require_input(methods::PROMPTS_LIST));
+    }
+
     fn envelope(meta: Value) -> Result<RequestEnvelope, EnvelopeError> {
         let params = serde_json::json!({"_meta": meta}).to_string();
         RequestEnvelope::read(Some(&params))
