@@ -25,11 +25,12 @@ use std::pin::Pin;
 
 use serde_json::{Map, Value};
 use switchboard_jsonrpc::{Peer, RequestError, RequestOptions};
+use switchboard_types::catalogue::may_require_input;
 use switchboard_types::error::echo;
 use switchboard_types::http_headers::{self, ParamHeader};
 use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::logging::LoggingLevel;
-use switchboard_types::modern::{ResultType, may_require_input};
+use switchboard_types::modern::ResultType;
 use switchboard_types::{ErrorCode, RawJson, RequestId, methods};
 
 use crate::error::ClientError;

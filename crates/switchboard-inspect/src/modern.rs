@@ -153,7 +153,7 @@ impl ModernTracker {
             None => out.push(v("D26-19", format!("{method} result without resultType"))),
             Some("input_required") => self.input_required(method, facts, obj, out),
             Some(_) => {
-                if wire::is_cacheable(method) {
+                if switchboard_types::catalogue::is_cacheable(method) {
                     let ttl_ok = obj.get("ttlMs").is_some_and(|t| t.as_u64().is_some());
                     let scope_ok = matches!(
                         obj.get("cacheScope").and_then(Value::as_str),
@@ -180,7 +180,7 @@ impl ModernTracker {
         obj: &Map<String, Value>,
         out: &mut Vec<Violation>,
     ) {
-        if !wire::may_require_input(method) {
+        if !switchboard_types::catalogue::may_require_input(method) {
             out.push(v(
                 "D26-34",
                 format!("input_required answers {method}, which may not ask for input"),

@@ -827,6 +827,17 @@ pub fn find(method: &str) -> Option<&'static MethodSpec> {
     CATALOGUE.iter().find(|s| s.name == method)
 }
 
+/// Whether results of `method` carry caching hints (`[D26-90]`): its entry's `cacheable`.
+pub fn is_cacheable(method: &str) -> bool {
+    request(method).is_some_and(|s| s.cacheable)
+}
+
+/// Whether `method` may be answered with an input-required result (`[D26-34]`): its entry's
+/// `may_require_input`.
+pub fn may_require_input(method: &str) -> bool {
+    request(method).is_some_and(|s| s.may_require_input)
+}
+
 /// The catalogue entry for a request `method`.
 pub fn request(method: &str) -> Option<&'static MethodSpec> {
     find(method).filter(|s| s.kind == MethodKind::Request)
@@ -908,6 +919,9 @@ mod tests {
             with(|s| s.may_require_input),
             [m::PROMPTS_GET, m::RESOURCES_READ, m::TOOLS_CALL]
         );
+        assert!(is_cacheable(m::TOOLS_LIST) && !is_cacheable(m::TOOLS_CALL));
+        assert!(!is_cacheable("acme/echo") && !may_require_input("acme/echo"));
+        assert!(may_require_input(m::PROMPTS_GET) && !may_require_input(m::PROMPTS_LIST));
         let named: Vec<_> = CATALOGUE
             .iter()
             .filter_map(|s| Some((s.name, s.name_field()?)))

@@ -295,18 +295,6 @@ pub struct CacheHints {
     pub cache_scope: CacheScope,
 }
 
-/// Whether results of `method` carry caching hints (`[D26-90]`): its catalogue entry's
-/// `cacheable` ([`MethodSpec`](crate::catalogue::MethodSpec)).
-pub fn is_cacheable(method: &str) -> bool {
-    crate::catalogue::request(method).is_some_and(|s| s.cacheable)
-}
-
-/// Whether `method` may be answered with an input-required result (`[D26-34]`): its catalogue
-/// entry's `may_require_input` ([`MethodSpec`](crate::catalogue::MethodSpec)).
-pub fn may_require_input(method: &str) -> bool {
-    crate::catalogue::request(method).is_some_and(|s| s.may_require_input)
-}
-
 /// One request for client input embedded in an input-required result (`InputRequest`):
 /// `{method, params}`, `params` optional for `roots/list`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -553,16 +541,6 @@ pub fn unsupported_version(requested: &str, supported: &[&str]) -> ErrorObject {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-
-    /// The per-method facts read from the catalogue (`[D26-90]`, `[D26-34]`).
-    #[test]
-    fn d26_90_d26_34_cacheable_and_input_required_read_the_catalogue() {
-        assert!(is_cacheable(methods::TOOLS_LIST));
-        assert!(!is_cacheable(methods::TOOLS_CALL));
-        assert!(!is_cacheable("acme/echo"));
-        assert!(may_require_input(methods::PROMPTS_GET));
-        assert!(!may_require_input(methods::PROMPTS_LIST));
-    }
 
     fn envelope(meta: Value) -> Result<RequestEnvelope, EnvelopeError> {
         let params = serde_json::json!({"_meta": meta}).to_string();

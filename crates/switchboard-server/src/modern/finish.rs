@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use switchboard_jsonrpc::HandlerResult;
 use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::methods;
-use switchboard_types::modern::{self as wire, CacheHints, ResultType, SERVER_INFO_KEY};
+use switchboard_types::modern::{CacheHints, ResultType, SERVER_INFO_KEY};
 use switchboard_types::{ErrorObject, Implementation};
 
 /// The `resultType` member of a complete result, as written when a handler did not set one.
@@ -114,7 +114,7 @@ impl ResultMembers {
                 meta.entry(k.clone()).or_insert_with(|| v.clone());
             }
         }
-        if wire::is_cacheable(method) {
+        if switchboard_types::catalogue::is_cacheable(method) {
             map.entry("ttlMs").or_insert(self.cache.ttl_ms.into());
             if let Some(scope) = &self.cache_scope {
                 map.entry("cacheScope").or_insert_with(|| scope.clone());
@@ -149,7 +149,7 @@ impl ResultMembers {
         if at.meta.is_none() {
             push_member(&mut out, &mut first, &self.meta_text);
         }
-        if wire::is_cacheable(method) {
+        if switchboard_types::catalogue::is_cacheable(method) {
             if !at.has("ttlMs") {
                 push_member(&mut out, &mut first, &self.ttl_text);
             }

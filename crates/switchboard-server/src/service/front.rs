@@ -62,7 +62,9 @@ impl ServerInner {
             e.code = ErrorCode::INVALID_PARAMS;
             return Err(e);
         }
-        if e.code == ErrorCode::URL_ELICITATION_REQUIRED && wire::may_require_input(method) {
+        if e.code == ErrorCode::URL_ELICITATION_REQUIRED
+            && switchboard_types::catalogue::may_require_input(method)
+        {
             let data = e.data.clone().and_then(|d| {
                 serde_json::from_value::<
                     switchboard_types::elicitation::URLElicitationRequiredErrorData,
@@ -222,7 +224,7 @@ impl ServerService {
             }
         };
         // 5. The answers gathered in earlier rounds and this one.
-        let may_require_input = wire::may_require_input(&req.method);
+        let may_require_input = switchboard_types::catalogue::may_require_input(&req.method);
         let target = params.target();
         let mut answers = BTreeMap::new();
         if may_require_input {
