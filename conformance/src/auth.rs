@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use switchboard_auth::client::{
-    Flow, IdentityAssertion, OAuthClient, OAuthConfig, PreRegistered, PrivateKeyJwt, UrlPolicy,
+    GrantFlow, IdentityAssertion, OAuthClient, OAuthConfig, PreRegistered, PrivateKeyJwt, UrlPolicy,
 };
 use switchboard_client::{Client, ClientSession, EraMode};
 use switchboard_http_client::{HttpClientConfig, HttpClientTransport};
@@ -76,7 +76,7 @@ fn oauth(scenario: &str, url: &str) -> Result<OAuthClient, String> {
             });
         }
         if scenario.starts_with("auth/client-credentials") {
-            config = config.with_flow(Flow::ClientCredentials);
+            config = config.with_flow(GrantFlow::ClientCredentials);
         }
     }
     OAuthClient::headless(config).map_err(|e| e.to_string())

@@ -86,7 +86,9 @@ fn tokens(text: &str) -> Vec<Tok> {
                     // A lifetime, or a multi-byte char: skip the quote and what follows it up to
                     // the next non-identifier byte, and a closing quote if there is one.
                     i += 1;
-                    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] >= 0x80) {
+                    while i < b.len()
+                        && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] >= 0x80)
+                    {
                         i += 1;
                     }
                     if b.get(i) == Some(&b'\'') {
@@ -142,7 +144,9 @@ fn tokens(text: &str) -> Vec<Tok> {
                 if word == "b" && matches!(b.get(i), Some(b'"') | Some(b'\'')) {
                     continue;
                 }
-                out.push(Tok::Ident(word.strip_prefix("r#").unwrap_or(word).to_owned()));
+                out.push(Tok::Ident(
+                    word.strip_prefix("r#").unwrap_or(word).to_owned(),
+                ));
             }
             c if c.is_ascii_whitespace() => i += 1,
             _ => {
@@ -270,7 +274,8 @@ fn file_refs(file_mod: &ModPath, text: &str) -> (Vec<(ModPath, ModPath)>, Vec<Mo
                 i += 1;
             }
             Tok::Ident(w) if w == "mod" => {
-                if let (Some(Tok::Ident(name)), Some(Tok::Open)) = (toks.get(i + 1), toks.get(i + 2))
+                if let (Some(Tok::Ident(name)), Some(Tok::Open)) =
+                    (toks.get(i + 1), toks.get(i + 2))
                 {
                     depth += 1;
                     stack.push((name.clone(), depth));
@@ -369,7 +374,7 @@ fn circles(src: &Path) -> Vec<(String, Vec<String>)> {
     let mut edges: BTreeMap<ModPath, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
     for (from, to) in all_refs {
         let l = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-        if l < from.len() && l < to.len() && modules.contains(&to[..=l].to_vec()) {
+        if l < from.len() && l < to.len() && modules.contains(&to[..=l]) {
             edges
                 .entry(from[..l].to_vec())
                 .or_default()
@@ -466,7 +471,10 @@ fn no_crate_has_a_module_circle() {
         .filter(|p| p.join("src").is_dir())
         .collect();
     dirs.sort();
-    assert!(dirs.len() >= 15, "expected the workspace's crates, found {dirs:?}");
+    assert!(
+        dirs.len() >= 15,
+        "expected the workspace's crates, found {dirs:?}"
+    );
     let mut report = Vec::new();
     for dir in dirs {
         for (node, scc) in circles(&dir.join("src")) {
@@ -534,8 +542,14 @@ fn the_checker_ignores_parents_strings_comments_and_one_way_uses() {
         &[
             ("lib.rs", "mod a; mod b; pub(crate) struct Root;\n"),
             // b uses a, a uses only its parent's item and names b in text only.
-            ("a.rs", "use crate::Root; const S: &str = \"crate::b::B\"; /* crate::b::B */\nfn f<'a>(c: char) -> bool { c == 'b' }\n"),
-            ("b.rs", "use crate::a; use super::Root; mod tests { use super::*; }\n"),
+            (
+                "a.rs",
+                "use crate::Root; const S: &str = \"crate::b::B\"; /* crate::b::B */\nfn f<'a>(c: char) -> bool { c == 'b' }\n",
+            ),
+            (
+                "b.rs",
+                "use crate::a; use super::Root; mod tests { use super::*; }\n",
+            ),
             ("c/mod.rs", "mod d; pub(in crate::c) fn e() {}\n"),
             ("c/d.rs", "use super::e; use crate::b;\n"),
         ],

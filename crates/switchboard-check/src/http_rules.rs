@@ -17,7 +17,7 @@ use switchboard_transport::headers::{
 use switchboard_types::methods;
 use tokio::time::Instant;
 
-use crate::{CheckResult, Outcome, Results};
+use crate::{CheckResult, Results, Verdict};
 
 /// How many results [`all`] pushes: one per entry of [`CHECKS`], always.
 pub(crate) const COUNT: usize = CHECKS.len();
@@ -91,7 +91,7 @@ const BODY_LIMIT: usize = 1 << 20;
 /// The oversized body.
 const BIG: usize = 20 << 20;
 
-fn result(check: Check, outcome: Outcome, detail: impl Into<String>) -> CheckResult {
+fn result(check: Check, outcome: Verdict, detail: impl Into<String>) -> CheckResult {
     CheckResult {
         tag: check.0,
         name: check.1,
@@ -101,15 +101,15 @@ fn result(check: Check, outcome: Outcome, detail: impl Into<String>) -> CheckRes
 }
 
 fn pass(check: Check, detail: impl Into<String>) -> CheckResult {
-    result(check, Outcome::Pass, detail)
+    result(check, Verdict::Pass, detail)
 }
 
 fn fail(check: Check, detail: impl Into<String>) -> CheckResult {
-    result(check, Outcome::Fail, detail)
+    result(check, Verdict::Fail, detail)
 }
 
 fn skip(check: Check, detail: impl Into<String>) -> CheckResult {
-    result(check, Outcome::Skip, detail)
+    result(check, Verdict::Skip, detail)
 }
 
 /// One HTTP answer, read as far as the check needs.
@@ -635,7 +635,7 @@ async fn accept(http: &Http, s: &Session) -> CheckResult {
     }
     result(
         ACCEPT_BOTH,
-        if ok { Outcome::Pass } else { Outcome::Fail },
+        if ok { Verdict::Pass } else { Verdict::Fail },
         seen.join("; "),
     )
 }

@@ -60,7 +60,7 @@
 //! | module | role |
 //! |---|---|
 //! | [`target`] | [`Target`]: how each connection is made; [`Connector`] for in-process servers |
-//! | [`report`] | [`CheckResult`], [`Outcome`], [`Report`]: text and JSON-lines forms |
+//! | [`report`] | [`CheckResult`], [`Verdict`], [`Report`]: text and JSON-lines forms |
 //! | [`fuzz`] | the protocol-state fuzzer behind `switchboard fuzz`: seeded hostile sessions |
 //! | `conn` | a raw connection: frames as text, no engine between |
 //! | `checks` | the shared checks, and which eras run |
@@ -78,7 +78,7 @@ mod verdict;
 
 use std::time::Duration;
 
-pub use report::{CheckResult, Outcome, Report};
+pub use report::{CheckResult, Report, Verdict};
 pub use target::{Connector, Target};
 
 /// How long each check waits for an answer unless told otherwise (a spawned server's first

@@ -8,7 +8,7 @@ use serde::Serialize;
 /// The outcome of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Outcome {
+pub enum Verdict {
     /// The server did what the spec says.
     Pass,
     /// It did not; the detail says what happened.
@@ -17,22 +17,22 @@ pub enum Outcome {
     Skip,
 }
 
-impl Outcome {
+impl Verdict {
     /// The word a text report shows: `pass`, `FAIL` or `skip`.
     pub fn word(self) -> &'static str {
         match self {
-            Outcome::Pass => "pass",
-            Outcome::Fail => "FAIL",
-            Outcome::Skip => "skip",
+            Verdict::Pass => "pass",
+            Verdict::Fail => "FAIL",
+            Verdict::Skip => "skip",
         }
     }
 
     /// The SGR colour of [`word`](Self::word) on a terminal: green, red, yellow.
     fn sgr(self) -> &'static str {
         match self {
-            Outcome::Pass => "32",
-            Outcome::Fail => "31",
-            Outcome::Skip => "33",
+            Verdict::Pass => "32",
+            Verdict::Fail => "31",
+            Verdict::Skip => "33",
         }
     }
 }
@@ -48,7 +48,7 @@ pub struct CheckResult {
     /// What was checked, as a sentence; unique within a run.
     pub name: &'static str,
     /// The outcome.
-    pub outcome: Outcome,
+    pub outcome: Verdict,
     /// What was seen (for a skip: why the rule does not apply).
     pub detail: String,
 }
@@ -58,7 +58,7 @@ impl CheckResult {
     pub fn new(
         tag: &'static str,
         name: &'static str,
-        outcome: Outcome,
+        outcome: Verdict,
         detail: impl Into<String>,
     ) -> CheckResult {
         CheckResult {
@@ -113,7 +113,7 @@ impl Report {
 
     /// The failed checks.
     pub fn failures(&self) -> impl Iterator<Item = &CheckResult> {
-        self.with(Outcome::Fail)
+        self.with(Verdict::Fail)
     }
 
     /// The result of the check named `name`, if it ran.
@@ -123,20 +123,20 @@ impl Report {
 
     /// How many checks passed.
     pub fn passed(&self) -> usize {
-        self.with(Outcome::Pass).count()
+        self.with(Verdict::Pass).count()
     }
 
     /// How many checks failed: 0 when the server did everything it was checked for.
     pub fn failed(&self) -> usize {
-        self.with(Outcome::Fail).count()
+        self.with(Verdict::Fail).count()
     }
 
     /// How many checks did not apply to this server.
     pub fn skipped(&self) -> usize {
-        self.with(Outcome::Skip).count()
+        self.with(Verdict::Skip).count()
     }
 
-    fn with(&self, outcome: Outcome) -> impl Iterator<Item = &CheckResult> {
+    fn with(&self, outcome: Verdict) -> impl Iterator<Item = &CheckResult> {
         self.results.iter().filter(move |r| r.outcome == outcome)
     }
 
@@ -197,17 +197,17 @@ mod tests {
 
     fn report() -> Report {
         Report::from(vec![
-            CheckResult::new("HT-3", "a foreign Origin is 403", Outcome::Pass, "403"),
+            CheckResult::new("HT-3", "a foreign Origin is 403", Verdict::Pass, "403"),
             CheckResult::new(
                 "HT-7",
                 "a POSTed notification gets 202 and no body",
-                Outcome::Fail,
+                Verdict::Fail,
                 "HTTP 200",
             ),
             CheckResult::new(
                 "UT-1",
                 "ping before initialize answers {}",
-                Outcome::Skip,
+                Verdict::Skip,
                 "n/a",
             ),
         ])
@@ -233,7 +233,7 @@ mod tests {
         assert_eq!(failures, ["HT-7"]);
         assert_eq!(
             r.get("a foreign Origin is 403").map(|c| c.outcome),
-            Some(Outcome::Pass)
+            Some(Verdict::Pass)
         );
     }
 

@@ -5,9 +5,9 @@
 use serde_json::Value;
 
 use crate::conn::Got;
-use crate::{CheckResult, Outcome};
+use crate::{CheckResult, Verdict};
 
-fn result(tag: &'static str, name: &'static str, outcome: Outcome, detail: String) -> CheckResult {
+fn result(tag: &'static str, name: &'static str, outcome: Verdict, detail: String) -> CheckResult {
     CheckResult {
         tag,
         name,
@@ -22,7 +22,7 @@ pub(crate) fn pass(
     name: &'static str,
     detail: impl Into<String>,
 ) -> CheckResult {
-    result(tag, name, Outcome::Pass, detail.into())
+    result(tag, name, Verdict::Pass, detail.into())
 }
 
 /// The rule was broken.
@@ -31,7 +31,7 @@ pub(crate) fn fail(
     name: &'static str,
     detail: impl Into<String>,
 ) -> CheckResult {
-    result(tag, name, Outcome::Fail, detail.into())
+    result(tag, name, Verdict::Fail, detail.into())
 }
 
 /// The rule could not apply (never a pass).
@@ -40,7 +40,7 @@ pub(crate) fn skip(
     name: &'static str,
     detail: impl Into<String>,
 ) -> CheckResult {
-    result(tag, name, Outcome::Skip, detail.into())
+    result(tag, name, Verdict::Skip, detail.into())
 }
 
 pub(crate) fn show(g: &Got) -> String {

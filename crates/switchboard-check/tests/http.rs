@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::json;
-use switchboard_check::{Checker, Outcome, Target};
+use switchboard_check::{Checker, Target, Verdict};
 use switchboard_http::{HttpConfig, StreamableHttpService};
 use switchboard_server::Server;
 use switchboard_types::lifecycle::Implementation;
@@ -46,7 +46,7 @@ async fn every_streamable_http_rule_passes_against_our_server() {
         .filter(|r| is_http_rule(r.tag))
         .collect();
     assert_eq!(http.len(), 15, "{report}");
-    assert!(http.iter().all(|r| r.outcome == Outcome::Pass), "{report}");
+    assert!(http.iter().all(|r| r.outcome == Verdict::Pass), "{report}");
     let delete = report
         .get("DELETE ends the session (then 404) or is 405")
         .unwrap();
@@ -67,7 +67,7 @@ async fn a_stateless_server_passes_with_the_session_rules_skipped() {
         "a request before initialize is refused",
     ] {
         let r = report.get(name).unwrap();
-        assert_eq!(r.outcome, Outcome::Skip, "{name}: {report}");
+        assert_eq!(r.outcome, Verdict::Skip, "{name}: {report}");
         assert!(r.detail.contains("stateless"), "{name}: {}", r.detail);
     }
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use switchboard_check::{CheckError, Checker, Outcome, Report, Target};
+use switchboard_check::{CheckError, Checker, Report, Target, Verdict};
 use switchboard_jsonrpc::memory::{self, MemoryTransport};
 use switchboard_server::Server;
 use switchboard_types::lifecycle::Implementation;
@@ -40,7 +40,7 @@ fn in_process(server: Server) -> Target {
     })
 }
 
-fn names(report: &Report, outcome: Outcome) -> BTreeSet<&'static str> {
+fn names(report: &Report, outcome: Verdict) -> BTreeSet<&'static str> {
     report
         .results()
         .iter()
@@ -57,7 +57,7 @@ async fn our_server_in_process_passes_every_check() {
     assert_eq!(report.failed(), 0, "{report}");
     // Over a connection that is the session, the pre-handshake ping is checked, not skipped.
     let ping = report.get("ping before initialize answers {}").unwrap();
-    assert_eq!(ping.outcome, Outcome::Pass, "{report}");
+    assert_eq!(ping.outcome, Verdict::Pass, "{report}");
     // Tools and logging are declared, so only the other three gates are probed.
     let gates = report.results().iter().filter(|r| r.tag == "CP-1").count();
     assert_eq!(gates, 3, "{report}");
@@ -70,7 +70,7 @@ async fn our_server_in_process_passes_every_check() {
     ] {
         assert_eq!(
             report.get(name).map(|r| r.outcome),
-            Some(Outcome::Pass),
+            Some(Verdict::Pass),
             "{name}: {report}"
         );
     }
@@ -86,7 +86,7 @@ async fn our_server_in_process_passes_every_check() {
     ] {
         assert_eq!(
             report.get(name).map(|r| r.outcome),
-            Some(Outcome::Pass),
+            Some(Verdict::Pass),
             "{name}: {report}"
         );
     }
@@ -147,7 +147,7 @@ async fn a_server_that_says_yes_to_everything_fails_exactly_the_rules_it_breaks(
         "a forged cursor is refused with -32602",
     ]
     .into();
-    assert_eq!(names(&report, Outcome::Fail), expected, "{report}");
+    assert_eq!(names(&report, Verdict::Fail), expected, "{report}");
     // Four undeclared capabilities, each a failure of its own.
     assert_eq!(report.failed(), expected.len() + 3, "{report}");
     // What it does right passes.
@@ -162,7 +162,7 @@ async fn a_server_that_says_yes_to_everything_fails_exactly_the_rules_it_breaks(
     ] {
         assert_eq!(
             report.get(name).map(|r| r.outcome),
-            Some(Outcome::Pass),
+            Some(Verdict::Pass),
             "{name}: {report}"
         );
     }
@@ -206,9 +206,9 @@ async fn the_observer_sees_every_result_in_order_and_the_json_form_counts_them()
         assert_eq!(line["name"], r.name);
         assert_eq!(line["detail"], r.detail.as_str());
         let outcome = match r.outcome {
-            Outcome::Pass => "pass",
-            Outcome::Skip => "skip",
-            Outcome::Fail => "fail",
+            Verdict::Pass => "pass",
+            Verdict::Skip => "skip",
+            Verdict::Fail => "fail",
         };
         assert_eq!(line["outcome"], outcome);
     }
@@ -290,7 +290,7 @@ async fn d26_a_server_speaking_only_2026_07_28_is_checked_in_that_revision() {
         .expect("a modern-only server is no handshake error");
     assert_eq!(report.failed(), 0, "{report}");
     let handshake = report.get("the 2025 handshake").expect("said");
-    assert_eq!(handshake.outcome, Outcome::Skip, "{report}");
+    assert_eq!(handshake.outcome, Verdict::Skip, "{report}");
     assert!(handshake.detail.contains("2026-07-28 only"), "{report}");
     // No 2025 check ran; every 2026 one did.
     assert!(
@@ -311,7 +311,7 @@ async fn d26_a_server_speaking_only_2026_07_28_is_checked_in_that_revision() {
         report
             .get("an unknown resource gets -32602 (not -32002)")
             .map(|r| r.outcome),
-        Some(Outcome::Skip),
+        Some(Verdict::Skip),
         "our_server declares no resources: {report}"
     );
 }
@@ -367,7 +367,7 @@ async fn d26_a_careless_modern_server_fails_exactly_the_rules_it_breaks() {
         "tools/list does not depend on earlier requests",
     ]
     .into();
-    assert_eq!(names(&report, Outcome::Fail), expected, "{report}");
+    assert_eq!(names(&report, Verdict::Fail), expected, "{report}");
     for name in [
         "server/discover names its revisions and capabilities",
         "server/discover carries cache hints",
@@ -376,7 +376,7 @@ async fn d26_a_careless_modern_server_fails_exactly_the_rules_it_breaks() {
     ] {
         assert_eq!(
             report.get(name).map(|r| r.outcome),
-            Some(Outcome::Pass),
+            Some(Verdict::Pass),
             "{name}: {report}"
         );
     }

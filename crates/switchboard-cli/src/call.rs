@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use switchboard::types::catalogue::{self, Arguments, Target};
+use switchboard::types::catalogue::{self, Arguments, TargetKind};
 use switchboard::types::methods;
 
 use anyhow::Context as _;
@@ -94,17 +94,17 @@ fn params_for(a: &CallArgs) -> anyhow::Result<Value> {
     // argument values), `prompts/get NAME k=v` (string arguments), `resources/read URI`.
     let target = catalogue::request(&a.method).and_then(|s| s.target);
     let mut params = match (target, &a.target) {
-        (Some(Target::Name(kind)), Some(name)) => {
+        (Some(TargetKind::Name(kind)), Some(name)) => {
             let json_values = kind == Arguments::Json;
             json!({"name": name, "arguments": parse_pairs(&a.pairs, json_values)?})
         }
-        (Some(Target::Uri), Some(uri)) => {
+        (Some(TargetKind::Uri), Some(uri)) => {
             let mut p = parse_pairs(&a.pairs, true)?;
             p.insert("uri".into(), Value::String(uri.clone()));
             Value::Object(p)
         }
-        (Some(Target::Name(_)), None) => anyhow::bail!("{} needs a name", a.method),
-        (Some(Target::Uri), None) => anyhow::bail!("{} needs a URI", a.method),
+        (Some(TargetKind::Name(_)), None) => anyhow::bail!("{} needs a name", a.method),
+        (Some(TargetKind::Uri), None) => anyhow::bail!("{} needs a URI", a.method),
         // A method without a name or URI (`logging/setLevel level=debug`, `resources/list
         // cursor=C`): clap puts the first pair in `target`, so it is a pair too, never dropped.
         (None, target) => {

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use switchboard::auth::ScopeSet;
 use switchboard::auth::client::{
-    BrowserUserAgent, FileTokenStore, Flow, HeadlessUserAgent, OAuthClient, OAuthConfig,
+    BrowserUserAgent, FileTokenStore, GrantFlow, HeadlessUserAgent, OAuthClient, OAuthConfig,
     OAuthError, PreRegistered, PrivateKeyJwt, UrlPolicy, UserAgent,
 };
 
@@ -140,7 +140,7 @@ pub(crate) async fn client(a: &OAuthArgs, url: &str) -> anyhow::Result<Option<Ar
                 "--oauth-client-credentials needs --client-secret or --private-key with --client-id"
             );
         }
-        config = config.with_flow(Flow::ClientCredentials);
+        config = config.with_flow(GrantFlow::ClientCredentials);
     }
     if let Some(url) = &a.client_metadata_url {
         let ok = url::Url::parse(url)

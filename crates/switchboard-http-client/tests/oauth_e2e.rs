@@ -16,8 +16,8 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use support::raw::{RawRequest, Reply, serve};
 use switchboard_auth::client::{
-    FileTokenStore, Flow, HeadlessUserAgent, OAuthClient, OAuthConfig, PreRegistered, TokenStore,
-    UrlPolicy,
+    FileTokenStore, GrantFlow, HeadlessUserAgent, OAuthClient, OAuthConfig, PreRegistered,
+    TokenStore, UrlPolicy,
 };
 use switchboard_client::{Client, EraMode};
 use switchboard_http_client::{HttpClientConfig, HttpClientTransport};
@@ -205,7 +205,7 @@ async fn client_credentials_and_client_id_metadata_document_against_oidc_provide
 
     let machine = OAuthConfig::new(endpoint.clone())
         .with_policy(policy)
-        .with_flow(Flow::ClientCredentials)
+        .with_flow(GrantFlow::ClientCredentials)
         .with_preregistered(PreRegistered {
             client_id: "switchboard-machine".into(),
             client_secret: Some("switchboard-machine-secret".into()),

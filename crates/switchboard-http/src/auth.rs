@@ -29,10 +29,10 @@ use http::header::{ACCESS_CONTROL_ALLOW_ORIGIN, AUTHORIZATION, CACHE_CONTROL, CO
 use http::{HeaderMap, HeaderValue, Response, StatusCode, Uri};
 use serde::Deserialize;
 use switchboard_auth::metadata::protected_resource_metadata_path;
-use switchboard_auth::resource::{AuthInfo, Primitive, ScopePolicy, TokenError, TokenValidator};
+use switchboard_auth::resource::{AuthInfo, ScopePolicy, ScopedItem, TokenError, TokenValidator};
 use switchboard_auth::{BearerChallenge, ProtectedResourceMetadata, ScopeSet};
 use switchboard_types::ErrorCode;
-use switchboard_types::catalogue::{self, Target};
+use switchboard_types::catalogue::{self, TargetKind};
 
 use crate::reply::{JSON, TRANSPORT_ERROR, refuse};
 
@@ -364,24 +364,24 @@ fn query_has_token(uri: &Uri) -> bool {
 }
 
 /// The primitive a request of `method` names, for the policy, and how it names it: read from
-/// the catalogue (a request whose entry has a [`Target`]), so that a new targeted method needs
+/// the catalogue (a request whose entry has a [`TargetKind`]), so that a new targeted method needs
 /// no edit here. `None` for a method that names nothing, or names something the policy has no
 /// kind for.
-fn scoped(method: &str) -> Option<(Primitive, Target)> {
+fn scoped(method: &str) -> Option<(ScopedItem, TargetKind)> {
     let spec = catalogue::request(method)?;
     let target = spec.target?;
     let kind = match (target, spec.primitive) {
-        (Target::Uri, _) => Primitive::Resource,
-        (Target::Name(_), catalogue::Primitive::Tools) => Primitive::Tool,
-        (Target::Name(_), catalogue::Primitive::Prompts) => Primitive::Prompt,
-        (Target::Name(_), _) => return None,
+        (TargetKind::Uri, _) => ScopedItem::Resource,
+        (TargetKind::Name(_), catalogue::Primitive::Tools) => ScopedItem::Tool,
+        (TargetKind::Name(_), catalogue::Primitive::Prompts) => ScopedItem::Prompt,
+        (TargetKind::Name(_), _) => return None,
     };
     Some((kind, target))
 }
 
 /// What each envelope of a body acts on: the primitive and its name for the methods a policy
 /// can name, `None` for any other message. `None` overall when the body cannot be read.
-fn peek(body: &str) -> Option<Vec<Option<(Primitive, String)>>> {
+fn peek(body: &str) -> Option<Vec<Option<(ScopedItem, String)>>> {
     #[derive(Deserialize)]
     struct Params {
         #[serde(default)]
@@ -396,12 +396,12 @@ fn peek(body: &str) -> Option<Vec<Option<(Primitive, String)>>> {
         #[serde(default)]
         params: Option<Params>,
     }
-    fn target(e: Envelope<'_>) -> Option<(Primitive, String)> {
+    fn target(e: Envelope<'_>) -> Option<(ScopedItem, String)> {
         let (kind, by) = scoped(&e.method?)?;
         let params = e.params?;
         let key = match by {
-            Target::Name(_) => params.name,
-            Target::Uri => params.uri,
+            TargetKind::Name(_) => params.name,
+            TargetKind::Uri => params.uri,
         };
         match key? {
             serde_json::Value::String(s) => Some((kind, s)),
@@ -435,8 +435,8 @@ mod tests {
         .with_policy(
             ScopePolicy::new()
                 .require_default(["mcp:basic"])
-                .require(Primitive::Tool, "w", ["mcp:write"])
-                .require(Primitive::Resource, "file:///secret", ["files"]),
+                .require(ScopedItem::Tool, "w", ["mcp:write"])
+                .require(ScopedItem::Resource, "file:///secret", ["files"]),
         )
     }
 
@@ -502,7 +502,7 @@ mod tests {
 
     #[test]
     fn the_scoped_methods_are_the_catalogue_targeted_requests() {
-        let mut found: Vec<(&str, Primitive)> = catalogue::CATALOGUE
+        let mut found: Vec<(&str, ScopedItem)> = catalogue::CATALOGUE
             .iter()
             .filter_map(|s| scoped(s.name).map(|(kind, _)| (s.name, kind)))
             .collect();
@@ -510,11 +510,11 @@ mod tests {
         assert_eq!(
             found,
             [
-                ("prompts/get", Primitive::Prompt),
-                ("resources/read", Primitive::Resource),
-                ("resources/subscribe", Primitive::Resource),
-                ("resources/unsubscribe", Primitive::Resource),
-                ("tools/call", Primitive::Tool),
+                ("prompts/get", ScopedItem::Prompt),
+                ("resources/read", ScopedItem::Resource),
+                ("resources/subscribe", ScopedItem::Resource),
+                ("resources/unsubscribe", ScopedItem::Resource),
+                ("tools/call", ScopedItem::Tool),
             ]
         );
         assert!(scoped("notifications/tools/list_changed").is_none());

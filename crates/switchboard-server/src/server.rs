@@ -5,7 +5,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, RwLock};
-use switchboard_auth::resource::{Primitive, ScopePolicy};
+use switchboard_auth::resource::{ScopePolicy, ScopedItem};
 
 use switchboard_jsonrpc::{SessionConfig, Transport};
 use switchboard_types::ErrorObject;
@@ -400,7 +400,7 @@ impl ServerBuilder {
         name: impl Into<String>,
         scopes: impl IntoIterator<Item = impl Into<String>>,
     ) -> Self {
-        self.scopes = std::mem::take(&mut self.scopes).require(Primitive::Tool, name, scopes);
+        self.scopes = std::mem::take(&mut self.scopes).require(ScopedItem::Tool, name, scopes);
         self
     }
 
@@ -410,7 +410,7 @@ impl ServerBuilder {
         name: impl Into<String>,
         scopes: impl IntoIterator<Item = impl Into<String>>,
     ) -> Self {
-        self.scopes = std::mem::take(&mut self.scopes).require(Primitive::Prompt, name, scopes);
+        self.scopes = std::mem::take(&mut self.scopes).require(ScopedItem::Prompt, name, scopes);
         self
     }
 
@@ -420,7 +420,7 @@ impl ServerBuilder {
         uri: impl Into<String>,
         scopes: impl IntoIterator<Item = impl Into<String>>,
     ) -> Self {
-        self.scopes = std::mem::take(&mut self.scopes).require(Primitive::Resource, uri, scopes);
+        self.scopes = std::mem::take(&mut self.scopes).require(ScopedItem::Resource, uri, scopes);
         self
     }
 

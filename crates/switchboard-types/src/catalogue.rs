@@ -367,7 +367,7 @@ pub struct Gate {
 
 /// How a request names the thing it acts on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Target {
+pub enum TargetKind {
     /// `params.name` (a tool or a prompt), with `params.arguments` of the given kind.
     Name(Arguments),
     /// `params.uri` (a resource).
@@ -402,7 +402,7 @@ pub struct MethodSpec {
     /// The first revision that no longer has it, if any.
     pub until: Option<ProtocolVersion>,
     /// How a request names its target, if it has one.
-    pub target: Option<Target>,
+    pub target: Option<TargetKind>,
     /// For a paginated list request: the result member holding the items.
     pub list_member: Option<&'static str>,
     /// For a request: the name of its result type, which is also the name of its definition in
@@ -457,16 +457,16 @@ impl MethodSpec {
     }
 
     /// The params member a 2026-07-28 request mirrors into the `Mcp-Name` header: its
-    /// target's, `name` for a [`Target::Name`] (`tools/call`, `prompts/get`), `uri` for a
-    /// [`Target::Uri`] (`resources/read`). `None` for a method without a target or without
+    /// target's, `name` for a [`TargetKind::Name`] (`tools/call`, `prompts/get`), `uri` for a
+    /// [`TargetKind::Uri`] (`resources/read`). `None` for a method without a target or without
     /// 2026-07-28 (`resources/subscribe`).
     pub fn name_field(&self) -> Option<&'static str> {
         if !self.exists_in(ProtocolVersion::V2026_07_28) {
             return None;
         }
         match self.target? {
-            Target::Name(_) => Some("name"),
-            Target::Uri => Some("uri"),
+            TargetKind::Name(_) => Some("name"),
+            TargetKind::Uri => Some("uri"),
         }
     }
 
@@ -618,7 +618,7 @@ impl MethodSpec {
         self.until = Some(v);
         self
     }
-    const fn target(mut self, t: Target) -> Self {
+    const fn target(mut self, t: TargetKind) -> Self {
         self.target = Some(t);
         self
     }
@@ -729,25 +729,25 @@ methods! {
     request ListResourceTemplates = spec(m::RESOURCES_TEMPLATES_LIST, R, Sender::Client, P::Resources, by(C::Resources, Recv)).list("resourceTemplates").cacheable(),
         params PaginatedRequestParams, result ListResourceTemplatesResult;
     /// `resources/read` (C→S).
-    request ReadResource = spec(m::RESOURCES_READ, R, Sender::Client, P::Resources, by(C::Resources, Recv)).target(Target::Uri).cacheable().may_ask(),
+    request ReadResource = spec(m::RESOURCES_READ, R, Sender::Client, P::Resources, by(C::Resources, Recv)).target(TargetKind::Uri).cacheable().may_ask(),
         params ResourceRequestParams, result ReadResourceResult;
     /// `resources/subscribe` (C→S).
-    request Subscribe = spec(m::RESOURCES_SUBSCRIBE, R, Sender::Client, P::Resources, by(C::ResourcesSubscribe, Recv)).target(Target::Uri).until(V2026_07_28),
+    request Subscribe = spec(m::RESOURCES_SUBSCRIBE, R, Sender::Client, P::Resources, by(C::ResourcesSubscribe, Recv)).target(TargetKind::Uri).until(V2026_07_28),
         params ResourceRequestParams, result EmptyResult;
     /// `resources/unsubscribe` (C→S).
-    request Unsubscribe = spec(m::RESOURCES_UNSUBSCRIBE, R, Sender::Client, P::Resources, by(C::ResourcesSubscribe, Recv)).target(Target::Uri).until(V2026_07_28),
+    request Unsubscribe = spec(m::RESOURCES_UNSUBSCRIBE, R, Sender::Client, P::Resources, by(C::ResourcesSubscribe, Recv)).target(TargetKind::Uri).until(V2026_07_28),
         params ResourceRequestParams, result EmptyResult;
     /// `prompts/list` (C→S).
     request ListPrompts = spec(m::PROMPTS_LIST, R, Sender::Client, P::Prompts, by(C::Prompts, Recv)).list("prompts").cacheable(),
         params PaginatedRequestParams, result ListPromptsResult;
     /// `prompts/get` (C→S).
-    request GetPrompt = spec(m::PROMPTS_GET, R, Sender::Client, P::Prompts, by(C::Prompts, Recv)).target(Target::Name(Arguments::Strings)).may_ask(),
+    request GetPrompt = spec(m::PROMPTS_GET, R, Sender::Client, P::Prompts, by(C::Prompts, Recv)).target(TargetKind::Name(Arguments::Strings)).may_ask(),
         params GetPromptRequestParams, result GetPromptResult;
     /// `tools/list` (C→S).
     request ListTools = spec(m::TOOLS_LIST, R, Sender::Client, P::Tools, by(C::Tools, Recv)).list("tools").cacheable(),
         params PaginatedRequestParams, result ListToolsResult;
     /// `tools/call` (C→S).
-    request CallTool = spec(m::TOOLS_CALL, R, Sender::Client, P::Tools, by(C::Tools, Recv)).target(Target::Name(Arguments::Json)).may_ask(),
+    request CallTool = spec(m::TOOLS_CALL, R, Sender::Client, P::Tools, by(C::Tools, Recv)).target(TargetKind::Name(Arguments::Json)).may_ask(),
         params CallToolRequestParams, result CallToolResult;
     /// `logging/setLevel` (C→S).
     request SetLevel = spec(m::LOGGING_SET_LEVEL, R, Sender::Client, P::Logging, by(C::Logging, Recv)).until(V2026_07_28),

@@ -81,7 +81,7 @@ pub(crate) fn now_secs() -> u64 {
 /// How tokens are obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
-pub enum Flow {
+pub enum GrantFlow {
     /// The authorization-code grant with PKCE, through a [`UserAgent`] (for a user).
     #[default]
     AuthorizationCode,
@@ -128,7 +128,7 @@ pub struct OAuthConfig {
     /// The MCP endpoint (the protected resource).
     pub endpoint: Url,
     /// The flow.
-    pub flow: Flow,
+    pub flow: GrantFlow,
     /// The client's name, for registration.
     pub client_name: String,
     /// The redirect URI (the user agent's, when it has one, wins).
@@ -143,7 +143,7 @@ pub struct OAuthConfig {
     pub preregistered: Option<PreRegistered>,
     /// The private key for `private_key_jwt`.
     pub private_key: Option<PrivateKeyJwt>,
-    /// The identity provider's part of [`Flow::IdentityAssertion`].
+    /// The identity provider's part of [`GrantFlow::IdentityAssertion`].
     pub identity_assertion: Option<IdentityAssertion>,
     /// Which URLs may be fetched.
     pub policy: UrlPolicy,
@@ -166,7 +166,7 @@ impl OAuthConfig {
     pub fn new(endpoint: Url) -> Self {
         Self {
             endpoint,
-            flow: Flow::AuthorizationCode,
+            flow: GrantFlow::AuthorizationCode,
             client_name: "switchboard".to_owned(),
             redirect_uri: DEFAULT_REDIRECT_URI.to_owned(),
             scope: None,
@@ -185,7 +185,7 @@ impl OAuthConfig {
     }
 
     /// Sets the flow.
-    pub fn with_flow(mut self, flow: Flow) -> Self {
+    pub fn with_flow(mut self, flow: GrantFlow) -> Self {
         self.flow = flow;
         self
     }
@@ -220,10 +220,10 @@ impl OAuthConfig {
         self
     }
 
-    /// Sets the identity provider's part of [`Flow::IdentityAssertion`] (and that flow).
+    /// Sets the identity provider's part of [`GrantFlow::IdentityAssertion`] (and that flow).
     pub fn with_identity_assertion(mut self, ia: IdentityAssertion) -> Self {
         self.identity_assertion = Some(ia);
-        self.flow = Flow::IdentityAssertion;
+        self.flow = GrantFlow::IdentityAssertion;
         self
     }
 
@@ -275,7 +275,7 @@ impl OAuthClient {
         store: Arc<dyn TokenStore>,
         agent: Arc<dyn UserAgent>,
     ) -> Result<Self, OAuthError> {
-        if config.flow == Flow::IdentityAssertion
+        if config.flow == GrantFlow::IdentityAssertion
             && (config.identity_assertion.is_none()
                 || config
                     .preregistered
@@ -288,7 +288,7 @@ impl OAuthClient {
                     .into(),
             ));
         }
-        if config.flow == Flow::ClientCredentials
+        if config.flow == GrantFlow::ClientCredentials
             && config
                 .preregistered
                 .as_ref()
@@ -547,7 +547,7 @@ impl OAuthClient {
     /// that issuer (and, for the code flow, to this redirect URI), else a new registration.
     async fn client_for(&self, found: &Discovered) -> Result<Grant, OAuthError> {
         let redirect = self.redirect_uri();
-        let code_flow = self.config.flow == Flow::AuthorizationCode;
+        let code_flow = self.config.flow == GrantFlow::AuthorizationCode;
         if let Some(g) = self.store.load(&self.key)? {
             let same_redirect = !code_flow || g.client.redirect_uri.as_deref() == Some(&redirect);
             if g.issuer == found.issuer && same_redirect {
@@ -600,7 +600,7 @@ impl OAuthClient {
             Some(mut s)
                 if self.config.offline_access
                     && offered
-                    && self.config.flow == Flow::AuthorizationCode =>
+                    && self.config.flow == GrantFlow::AuthorizationCode =>
             {
                 s.insert(OFFLINE_ACCESS);
                 Some(s)
@@ -625,7 +625,7 @@ impl OAuthClient {
             key: self.config.private_key.as_ref(),
         };
         let tokens = match self.config.flow {
-            Flow::ClientCredentials => {
+            GrantFlow::ClientCredentials => {
                 let mut form = vec![
                     ("grant_type", "client_credentials"),
                     ("resource", found.resource.as_str()),
@@ -636,7 +636,7 @@ impl OAuthClient {
                 req.send(&self.fetcher, &form, scope_text.as_deref(), None)
                     .await?
             }
-            Flow::IdentityAssertion => {
+            GrantFlow::IdentityAssertion => {
                 let assertion = self
                     .identity_assertion_grant(found, scope_text.as_deref())
                     .await?;
@@ -651,7 +651,7 @@ impl OAuthClient {
                 req.send(&self.fetcher, &form, scope_text.as_deref(), None)
                     .await?
             }
-            Flow::AuthorizationCode => {
+            GrantFlow::AuthorizationCode => {
                 let redirect = self.redirect_uri();
                 let (code, verifier) = self
                     .code(found, &grant.client, &redirect, scope_text.as_deref())

@@ -494,7 +494,7 @@ async fn client_credentials_with_a_secret_and_with_private_key_jwt() {
     };
     let config = OAuthConfig::new(endpoint.clone())
         .with_policy(UrlPolicy::loopback_for_development())
-        .with_flow(Flow::ClientCredentials)
+        .with_flow(GrantFlow::ClientCredentials)
         .with_preregistered(pre.clone());
     let c = OAuthClient::headless(config).unwrap();
     c.unauthorized(None, None).await.unwrap();
@@ -514,7 +514,7 @@ async fn client_credentials_with_a_secret_and_with_private_key_jwt() {
     assert_eq!(jwt.split('.').count(), 3);
     let config = OAuthConfig::new(endpoint.clone())
         .with_policy(UrlPolicy::loopback_for_development())
-        .with_flow(Flow::ClientCredentials)
+        .with_flow(GrantFlow::ClientCredentials)
         .with_preregistered(PreRegistered {
             client_secret: None,
             ..pre

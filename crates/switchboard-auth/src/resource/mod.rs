@@ -135,10 +135,11 @@ where
     }
 }
 
-/// The kind of primitive a request acts on, for [`ScopePolicy::required`].
+/// The kind of named item (a tool, a prompt, a resource) a scope can be declared for, in
+/// [`ScopePolicy::required`]. Not the catalogue's `Primitive` (a part of the protocol).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum Primitive {
+pub enum ScopedItem {
     /// A tool, by name (`tools/call`).
     Tool,
     /// A prompt, by name (`prompts/get`).
@@ -152,7 +153,7 @@ pub enum Primitive {
 #[derive(Clone, Default, PartialEq)]
 pub struct ScopePolicy {
     default: ScopeSet,
-    named: HashMap<(Primitive, String), ScopeSet>,
+    named: HashMap<(ScopedItem, String), ScopeSet>,
 }
 
 impl fmt::Debug for ScopePolicy {
@@ -181,7 +182,7 @@ impl ScopePolicy {
     /// `scopes`.
     pub fn require(
         mut self,
-        kind: Primitive,
+        kind: ScopedItem,
         name: impl Into<String>,
         scopes: impl IntoIterator<Item = impl Into<String>>,
     ) -> Self {
@@ -190,7 +191,7 @@ impl ScopePolicy {
     }
 
     /// Adds `scopes` to what requests naming `name` of `kind` need.
-    pub fn insert(&mut self, kind: Primitive, name: impl Into<String>, scopes: ScopeSet) {
+    pub fn insert(&mut self, kind: ScopedItem, name: impl Into<String>, scopes: ScopeSet) {
         let e = self.named.entry((kind, name.into())).or_default();
         *e = e.union(&scopes);
     }
@@ -207,7 +208,7 @@ impl ScopePolicy {
 
     /// What a request acting on `target` (a primitive and its name) needs: the default plus
     /// what that primitive declares.
-    pub fn required(&self, target: Option<(Primitive, &str)>) -> ScopeSet {
+    pub fn required(&self, target: Option<(ScopedItem, &str)>) -> ScopeSet {
         match target.and_then(|(k, n)| self.named.get(&(k, n.to_owned()))) {
             Some(extra) => self.default.union(extra),
             None => self.default.clone(),
@@ -311,17 +312,17 @@ mod tests {
     #[test]
     fn au_26_policy_adds_the_primitive_scopes_to_the_default() {
         let p = ScopePolicy::new().require_default(["mcp:basic"]).require(
-            Primitive::Tool,
+            ScopedItem::Tool,
             "write",
             ["mcp:write"],
         );
         assert_eq!(p.required(None).to_string(), "mcp:basic");
         assert_eq!(
-            p.required(Some((Primitive::Tool, "write"))).to_string(),
+            p.required(Some((ScopedItem::Tool, "write"))).to_string(),
             "mcp:basic mcp:write"
         );
         assert_eq!(
-            p.required(Some((Primitive::Prompt, "write"))).to_string(),
+            p.required(Some((ScopedItem::Prompt, "write"))).to_string(),
             "mcp:basic",
             "a prompt of the same name is another primitive"
         );
