@@ -111,7 +111,7 @@ pub fn everything_server(config: SessionConfig) -> Result<Server, ServerError> {
 /// A registration error (none with these fixed definitions).
 pub fn everything_server_with_tasks(
     config: SessionConfig,
-    tasks: Option<std::sync::Arc<dyn switchboard_tasks::TaskStore>>,
+    tasks: Option<std::sync::Arc<dyn switchboard::server::TaskStore>>,
 ) -> Result<Server, ServerError> {
     let mut b = Server::builder(Implementation::new(
         "switchboard-everything",

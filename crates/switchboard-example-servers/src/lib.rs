@@ -68,7 +68,7 @@ pub fn build(example: Example, config: SessionConfig) -> Result<Server, ServerEr
 pub fn build_with_tasks(
     example: Example,
     config: SessionConfig,
-    tasks: Option<std::sync::Arc<dyn switchboard_tasks::TaskStore>>,
+    tasks: Option<std::sync::Arc<dyn switchboard::server::TaskStore>>,
 ) -> Result<Server, ServerError> {
     match example {
         Example::Everything => everything::everything_server_with_tasks(config, tasks),
