@@ -2,9 +2,7 @@
 //! `outputSchema` from the cached `tools/list`: valid, invalid, missing, an error result, an
 //! uncached tool, an unusable schema (`[SC-2]`), and an older revision.
 
-mod client_support;
-
-use client_support::{builder, connect, serve};
+use crate::client_support::{builder, connect, serve};
 use serde_json::{Value, json};
 use switchboard::client::{ClientError, ClientSession};
 use switchboard_tests::RawPeer;

@@ -2,11 +2,9 @@
 //! `notifications/resources/updated` routed only to that URI's subscribers (and those of a URI it
 //! is a sub-resource of), `resources/unsubscribe` with the last subscription, and the bound.
 
-mod client_support;
-
 use std::sync::{Arc, Mutex};
 
-use client_support::{
+use crate::client_support::{
     all_server_caps, builder, connect, expect_request, reply, reply_error, serve,
 };
 use serde_json::json;

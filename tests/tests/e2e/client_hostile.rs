@@ -3,13 +3,11 @@
 //! `MAX_ECHO_BYTES`, whether it goes back to the server or to the local caller, and every log
 //! line the server's text reaches shows at most 256 bytes of it.
 
-mod client_support;
-
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use client_support::{all_server_caps, builder, connect, connect_with, serve};
+use crate::client_support::{all_server_caps, builder, connect, connect_with, serve};
 use serde_json::{Value, json};
 use switchboard::client::ClientError;
 use switchboard::jsonrpc::memory;

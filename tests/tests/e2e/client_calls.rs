@@ -2,9 +2,7 @@
 //! request frame on the wire (schema-checked by `RawPeer`) and parses the result; calls degrade by
 //! the negotiated revision, and a call for an undeclared server capability sends nothing.
 
-mod client_support;
-
-use client_support::{
+use crate::client_support::{
     all_server_caps, builder, connect, expect_request, reply, reply_error, serve,
 };
 use serde_json::{Value, json};
@@ -16,7 +14,7 @@ use switchboard::types::logging::LoggingLevel;
 #[tokio::test]
 async fn ping_and_initialize_params() {
     let (client, mut fake, init) =
-        client_support::connect_with(builder().build(), "2025-11-25", json!({})).await;
+        crate::client_support::connect_with(builder().build(), "2025-11-25", json!({})).await;
     assert_eq!(init["protocolVersion"], "2025-11-25");
     assert_eq!(init["capabilities"], json!({}), "no handler, no capability");
     let call = tokio::spawn(async move { client.ping().await });

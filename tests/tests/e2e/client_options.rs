@@ -2,12 +2,10 @@
 //! order (`[UT-6]`), timeouts (with `notifications/cancelled`), timeout reset on progress under a
 //! hard maximum, and cancellation by token.
 
-mod client_support;
-
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use client_support::{all_server_caps, builder, connect, expect_request, reply};
+use crate::client_support::{all_server_caps, builder, connect, expect_request, reply};
 use serde_json::{Value, json};
 use switchboard::client::{CancellationToken, ClientError, ProgressUpdate, RequestOptions};
 use switchboard::jsonrpc::RequestError;

@@ -3,8 +3,6 @@
 //! recorded and checked against the schema), then our client against a server played by hand
 //! (which checks every frame the client emits).
 
-mod client_support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -242,7 +240,7 @@ async fn nothing_is_sent_when_the_client_did_not_declare_tasks_for_the_request()
 
 mod raw_server {
     use super::*;
-    use client_support::{all_server_caps, connect_with};
+    use crate::client_support::{all_server_caps, connect_with};
     use switchboard_tests::RawPeer;
 
     const V: &str = "2025-11-25";

@@ -3,11 +3,9 @@
 //! notifications bump per-list generations and refresh caches, and the auto-refresh mode re-lists
 //! in the background.
 
-mod client_support;
-
 use std::time::Duration;
 
-use client_support::{all_server_caps, builder, connect, expect_request, reply, serve};
+use crate::client_support::{all_server_caps, builder, connect, expect_request, reply, serve};
 use serde_json::{Value, json};
 use switchboard::client::{ClientError, ListKind};
 use switchboard_tests::WAIT;
