@@ -13,6 +13,7 @@ use switchboard::types::ErrorObject;
 use switchboard::types::elicitation::{ElicitRequestFormParams, ElicitResult};
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::tools::{CallToolResult, TaskSupport, Tool};
+use switchboard_test_support::server::slow;
 use switchboard_tests::RawPeer;
 
 const V: &str = "2026-07-28";
@@ -44,17 +45,7 @@ fn server() -> Server {
         .tool(Tool::new("sync", obj.clone()), |_| async {
             Ok(CallToolResult::text("at once"))
         })
-        .tool(task("slow", TaskSupport::Optional), |call| async move {
-            let ms = call
-                .arguments
-                .get("ms")
-                .and_then(Value::as_u64)
-                .unwrap_or(0);
-            if ms > 0 {
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-            }
-            Ok(CallToolResult::text(format!("slept {ms}")))
-        })
+        .tool(task("slow", TaskSupport::Optional), |call| slow(call, 0))
         .tool(task("tool_error", TaskSupport::Required), |_| async {
             tokio::time::sleep(Duration::from_millis(10)).await;
             Err(ToolError::new("it failed"))
