@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::client_support::{all_server_caps, builder, connect, expect_request, reply, serve};
 use serde_json::{Value, json};
 use switchboard::client::{ClientError, ListKind};
+use switchboard_test_support::wait;
 use switchboard_tests::WAIT;
 
 fn tool(name: &str) -> Value {
@@ -245,8 +246,7 @@ async fn auto_refresh_re_lists_cached_lists_in_the_background() {
     call.await.unwrap().unwrap();
 
     let c = client.clone();
-    let waiter = tokio::spawn(async move { c.tools_changed().await });
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    let waiter = wait::spawn_polled(async move { c.tools_changed().await }).await;
     fake.notify("notifications/tools/list_changed", Value::Null)
         .await;
     // The refresh is the client's own doing: exactly one re-listing, with no call from the test.

@@ -214,7 +214,8 @@ async fn tk_19_cancel_while_input_required_stops_the_wait_for_the_client() {
     assert_eq!(g["result"]["status"], "cancelled", "TK-19: {g}");
 }
 
-#[tokio::test]
+/// On the paused clock: the sleep is the TTL passing.
+#[tokio::test(start_paused = true)]
 async fn tk_12_tasks_expire_after_their_ttl_even_while_a_result_waits() {
     let limits = TaskLimits::default().with_ttl(100, 300);
     let s = server(Some(limits), Arc::default());
