@@ -235,14 +235,9 @@ pub fn text(result: &CallToolResult) -> String {
         .to_owned()
 }
 
-/// Waits until `cond` holds (polling), or panics after `WAIT`.
-pub async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !cond() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+/// Polls a condition until it holds (20 s at most).
+#[allow(unused_imports)]
+pub use switchboard_test_support::wait::until as eventually;
 
 /// A transport driven frame by frame, without an engine: what is sent and received is exactly
 /// what the test writes and reads.
