@@ -34,6 +34,11 @@ fn field(r: &ElicitResult, name: &str) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
+/// Whether a task state carries two input requests.
+fn asks_twice(t: &Value) -> bool {
+    t["inputRequests"].as_object().is_some_and(|m| m.len() == 2)
+}
+
 fn fail(e: impl std::fmt::Display) -> ToolError {
     ToolError::new(e.to_string())
 }
@@ -289,7 +294,7 @@ async fn d26_138_d26_139_input_requests_are_answered_with_tasks_update_partly_th
     let id = r["result"]["taskId"].as_str().expect("a task").to_owned();
     let mut t = c.until_not(&id, "working").await;
     let deadline = wait::Deadline::new("two input requests");
-    while !t["inputRequests"].as_object().is_some_and(|m| m.len() == 2) {
+    while !asks_twice(&t) {
         deadline.tick().await;
         t = c.get(&id).await;
     }
@@ -430,7 +435,7 @@ async fn d26_138_an_answer_of_the_wrong_shape_is_asked_again_under_a_new_key() {
     let id = r["result"]["taskId"].as_str().expect("a task").to_owned();
     let mut t = c.get(&id).await;
     let deadline = wait::Deadline::new("two input requests");
-    while !t["inputRequests"].as_object().is_some_and(|m| m.len() == 2) {
+    while !asks_twice(&t) {
         deadline.tick().await;
         t = c.get(&id).await;
     }
