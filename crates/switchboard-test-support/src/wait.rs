@@ -89,3 +89,47 @@ where
     let _ = first_poll.await;
     handle
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use tokio::sync::Notify;
+
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    #[should_panic(expected = "still waiting after 20s for a condition that never holds")]
+    async fn until_gives_up_at_the_deadline() {
+        until("a condition that never holds", || false).await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn until_returns_once_the_condition_holds() {
+        let flag = Arc::new(AtomicBool::new(false));
+        let set = flag.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            set.store(true, Ordering::SeqCst);
+        });
+        let started = Instant::now();
+        until("the flag", || flag.load(Ordering::SeqCst)).await;
+        assert!(started.elapsed() >= Duration::from_secs(1));
+        assert!(started.elapsed() < DEADLINE);
+    }
+
+    /// `notify_waiters` wakes only the waiters already registered: a waiter merely spawned
+    /// would miss it, one from `spawn_polled` does not.
+    #[tokio::test]
+    async fn a_spawned_polled_waiter_is_registered_before_it_returns() {
+        let notify = Arc::new(Notify::new());
+        let n = notify.clone();
+        let waiter = spawn_polled(async move { n.notified().await }).await;
+        notify.notify_waiters();
+        tokio::time::timeout(DEADLINE, waiter)
+            .await
+            .expect("woken")
+            .expect("joined");
+    }
+}
