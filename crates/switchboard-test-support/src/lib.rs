@@ -139,6 +139,16 @@ impl Schemas {
         &self.version
     }
 
+    /// Every type the schema defines, by name (`$defs`, or `definitions` in older revisions).
+    ///
+    /// # Panics
+    /// When the schema has neither.
+    pub fn defs(&self) -> &serde_json::Map<String, Value> {
+        self.doc[self.defs_key]
+            .as_object()
+            .expect("the schema's defs")
+    }
+
     /// Whether the schema defines a type called `def`.
     pub fn has_def(&self, def: &str) -> bool {
         self.doc[self.defs_key].get(def).is_some()
