@@ -9,15 +9,13 @@
 use serde_json::{Value, json};
 use switchboard::client::{Client, ClientError, ClientSession};
 use switchboard::jsonrpc::{Flow, RequestError, RequestOptions, SessionConfig, memory};
-use switchboard::types::content::ContentBlock;
 use switchboard::types::elicitation::{ElicitContentValue, ElicitResult};
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::meta::OrderedMap;
-use switchboard::types::tools::CallToolResult;
 use switchboard::types::{ErrorCode, methods};
 use switchboard_example_servers::everything::everything_server;
 use switchboard_test_support::wait;
-use switchboard_tests::{Recorder, validate_session};
+use switchboard_tests::{Recorder, text, validate_session};
 use tokio_util::sync::CancellationToken;
 
 async fn connect(tasks: bool) -> (ClientSession, Recorder) {
@@ -39,16 +37,6 @@ async fn connect(tasks: bool) -> (ClientSession, Recorder) {
     }
     let c = builder.build().connect(a).await.unwrap();
     (c, rec)
-}
-
-fn text(r: &CallToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The outbound requests' methods, and the inbound results' `resultType`s, in order.
