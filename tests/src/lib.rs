@@ -5,6 +5,7 @@
 //! | [`RawPeer`] | plays a peer with hand-written JSON text; checks every frame *we* emit against the schema |
 //! | [`Recorder`] | a frame hook that keeps every frame, for schema validation of a whole session |
 //! | [`validate_session`] | validates a recorded session against the negotiated revision's schema |
+//! | [`text`] | the text blocks of a tool's result, joined |
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -263,4 +264,15 @@ pub fn validate_session(frames: &[(Flow, String)], version: &str) -> usize {
         checker.see(version, text, *dir == Flow::Outbound, true);
     }
     checker.checked
+}
+
+/// The text blocks of a tool's result, joined without separator.
+pub fn text(r: &switchboard::types::tools::CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|b| match b {
+            switchboard::types::content::ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect()
 }

@@ -23,6 +23,7 @@ use switchboard_http::{
     Cluster, HttpConfig, InMemoryEventStore, InMemorySessionStore, Location, SessionStore,
     SessionStoreError,
 };
+use switchboard_test_support::wait;
 
 /// The nodes as every node sees them: who announces itself, at which URL.
 #[derive(Default)]
@@ -363,9 +364,10 @@ async fn requests_relayed_by_another_node_keep_a_session_from_idling_out() {
         let _ = text_of(resp).await;
     }
     // Then silence: a ends it, and the store forgets it.
-    tokio::time::sleep(Duration::from_millis(1600)).await;
-    assert_eq!(a.service.session_count(), 0);
-    assert!(shared.sessions.load(&sid).await.unwrap().is_none());
+    let forgotten = wait::Deadline::new("the idle session ended and forgotten");
+    while a.service.session_count() != 0 || shared.sessions.load(&sid).await.unwrap().is_some() {
+        forgotten.tick().await;
+    }
     let resp = send(
         b.addr,
         wire_post(b.addr, Some(&sid), call_body(30, "echo", json!({}))),

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use support::*;
 use switchboard_http::{HttpConfig, stdio_bridge};
+use switchboard_test_support::logs::count_logs;
 use switchboard_transport::{FrameTap, TappedFrame};
 use switchboard_types::{Direction, methods};
 
@@ -91,30 +92,9 @@ async fn the_stdio_bridge_relays_a_session_to_its_child_and_taps_every_frame() {
     assert!(seen.iter().all(|f| f.1.as_deref() == Some(sid.as_str())));
 }
 
-/// Counts the bytes written to the log.
-#[derive(Clone, Default)]
-struct LogBytes(Arc<std::sync::atomic::AtomicUsize>);
-
-impl std::io::Write for LogBytes {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .fetch_add(buf.len(), std::sync::atomic::Ordering::Relaxed);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn a_child_answering_an_unknown_1_mib_id_is_logged_with_the_id_cut() {
-    let counter = LogBytes::default();
-    let writer = counter.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (counter, _guard) = count_logs(tracing::Level::TRACE);
     let init = methods::INITIALIZE;
     // Before its answer to request 2, the child answers a request nobody sent, with an id of
     // 1 MiB: no stream takes it, and the line saying so shows 256 bytes of the id.
@@ -142,7 +122,7 @@ done"#
         .to_owned();
     body_text(resp).await;
     oneshot(&svc, post(Some(&sid), initialized_body())).await;
-    let before = counter.0.load(std::sync::atomic::Ordering::Relaxed);
+    let before = counter.bytes();
     let resp = oneshot(
         &svc,
         post(Some(&sid), call_body(2, "anything", serde_json::json!({}))),
@@ -154,7 +134,7 @@ done"#
         2,
         "the session goes on"
     );
-    let bytes = counter.0.load(std::sync::atomic::Ordering::Relaxed) - before;
+    let bytes = counter.bytes() - before;
     assert!(bytes < 4096, "{bytes} bytes of log for a 1 MiB id");
 }
 

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use support::*;
 use switchboard_http::HttpConfig;
 use switchboard_server::{Server, ToolError};
+use switchboard_test_support::server::ms_arg;
 use switchboard_types::lifecycle::Implementation;
 use switchboard_types::sampling::{CreateMessageRequestParams, SamplingMessage};
 use switchboard_types::tools::{CallToolResult, TaskSupport, Tool};
@@ -25,11 +26,7 @@ fn server() -> Server {
             Tool::new("ask_later", json!({"type": "object"}))
                 .with_task_support(TaskSupport::Optional),
             |call| async move {
-                let ms = call
-                    .arguments
-                    .get("ms")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0);
+                let ms = ms_arg(&call, 0);
                 tokio::time::sleep(Duration::from_millis(ms)).await;
                 let params =
                     CreateMessageRequestParams::new(vec![SamplingMessage::user_text("hi?")], 10);

@@ -1,23 +1,10 @@
 //! 2026-07-28 sessions: a clean one, and one transcript per D26 rule the tracer judges.
 #![allow(clippy::unwrap_used)]
 
-use switchboard_inspect::{Inspector, Phase, parse_input};
+mod support;
 
-fn trace(text: &str) -> Inspector {
-    let mut i = Inspector::new();
-    for f in parse_input(text).unwrap() {
-        i.observe(f.direction, &f.text, f.at_ms);
-    }
-    i
-}
-
-fn tags(i: &Inspector, index: usize) -> Vec<&'static str> {
-    i.reports()[index]
-        .violations
-        .iter()
-        .map(|v| v.tag)
-        .collect()
-}
+use support::{tags, trace};
+use switchboard_inspect::{Inspector, Phase};
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#;
 

@@ -1,23 +1,10 @@
 //! Hand-written transcripts, one per violation the tracer must detect, plus a clean session.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
+use support::{tags, trace};
 use switchboard_inspect::{Direction, Inspector, Kind, Phase, parse_input};
-
-fn trace(text: &str) -> Inspector {
-    let mut i = Inspector::new();
-    for f in parse_input(text).unwrap() {
-        i.observe(f.direction, &f.text, f.at_ms);
-    }
-    i
-}
-
-fn tags(i: &Inspector, index: usize) -> Vec<&'static str> {
-    i.reports()[index]
-        .violations
-        .iter()
-        .map(|v| v.tag)
-        .collect()
-}
 
 const HANDSHAKE: &str = r#"
 -> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"c","version":"1"}}}

@@ -12,6 +12,7 @@ use switchboard_jsonrpc::{
     BoxFuture, Flow, FrameHook, HandlerResult, Peer, ProgressError, ProgressUpdate, RequestContext,
     RequestError, RequestOptions, Service, SessionConfig, Transport, TransportControl, spawn,
 };
+use switchboard_test_support::wait;
 use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::{ErrorObject, MessageKind, Notification, Request, RequestId};
 
@@ -358,11 +359,10 @@ async fn ut_2_cancellation_drops_the_handler_and_suppresses_the_answer() {
     b.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}"#)
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    assert!(
-        dropped.load(Ordering::SeqCst),
-        "the handler's future was dropped"
-    );
+    wait::until("the handler's future dropped", || {
+        dropped.load(Ordering::SeqCst)
+    })
+    .await;
     b.send_text(r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{}}"#)
         .await
         .unwrap();
@@ -485,12 +485,10 @@ async fn ut_2_the_transport_is_told_of_a_cancelled_request_and_of_nothing_else()
     }
     // `echo` is answered at once; the cancellation behind it meets no request in flight.
     assert_eq!(next(&mut b).await["id"], "e");
-    for _ in 0..100 {
-        if !cancelled.lock().unwrap().is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait::until("the stray cancellation seen", || {
+        !cancelled.lock().unwrap().is_empty()
+    })
+    .await;
     nothing_within(&mut b, 50).await;
     assert_eq!(
         *cancelled.lock().unwrap(),
@@ -708,7 +706,11 @@ async fn ut_6_ut_7_progress_routes_to_caller_increases_and_stops_after_response(
     let s = seen.clone();
     let opts = RequestOptions::default().with_progress(move |u| s.lock().unwrap().push(u));
     client.request("progress", None, opts).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(80)).await;
+    // The handler reports twice more after its answer; both refused.
+    wait::until("the late reports refused", || {
+        perr.lock().unwrap().len() >= 2
+    })
+    .await;
     let seen = seen.lock().unwrap().clone();
     assert_eq!(
         seen,
@@ -781,7 +783,8 @@ async fn a_watched_progress_token_is_delivered_until_the_watch_is_dropped() {
     for p in [1, 1, 2] {
         b.send_text(progress(p)).await.unwrap();
     }
-    tokio::time::sleep(Duration::from_millis(30)).await;
+    // Frames are handled in order: once 2 is seen, the repeated 1 has been too.
+    wait::until("progress 2", || seen.lock().unwrap().len() >= 2).await;
     assert_eq!(
         *seen.lock().unwrap(),
         vec![1.0, 2.0],
@@ -939,7 +942,7 @@ async fn jr_12_jr_9_batch_answered_as_array_initialize_refused_inside() {
 
 #[tokio::test]
 async fn closing_the_transport_fails_waiting_callers() {
-    let (a, b) = memory::pair();
+    let (a, mut b) = memory::pair();
     let client = spawn(
         a,
         Arc::new(switchboard_jsonrpc::NullService),
@@ -947,7 +950,7 @@ async fn closing_the_transport_fails_waiting_callers() {
     );
     let c = client.clone();
     let call = tokio::spawn(async move { c.request("x", None, RequestOptions::default()).await });
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(next(&mut b).await["method"], "x", "the request is out");
     drop(b);
     assert!(matches!(call.await.unwrap(), Err(RequestError::Closed)));
     client.closed().await;

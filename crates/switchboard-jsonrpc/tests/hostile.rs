@@ -4,9 +4,7 @@
 //! repeated inside a huge batch, and a peer that does not read its answers (the reader waits).
 #![allow(clippy::unwrap_used)]
 
-use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -15,6 +13,7 @@ use switchboard_jsonrpc::{
     BoxFuture, FrameSink, FrameSource, HandlerResult, OutboundFrame, Peer, RequestContext, Service,
     SessionConfig, Transport, spawn,
 };
+use switchboard_test_support::logs::count_logs;
 use switchboard_types::error::{ELLIPSIS, MAX_ECHO_BYTES};
 use switchboard_types::jsonrpc::{MAX_BATCH_ENTRIES, to_raw};
 use switchboard_types::{ErrorObject, MessageKind, Notification, Request};
@@ -55,32 +54,6 @@ impl Service for Hostile {
     }
 }
 
-/// A tracing writer that only counts bytes.
-#[derive(Clone, Default)]
-struct Counter(Arc<AtomicUsize>);
-
-impl Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.fetch_add(buf.len(), Ordering::Relaxed);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Counts every byte logged at any level while the guard lives (on this thread: the tests run on
-/// the current-thread runtime, so the engine's tasks log here too).
-fn count_logs() -> (Counter, tracing::subscriber::DefaultGuard) {
-    let counter = Counter::default();
-    let c = counter.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || c.clone())
-        .finish();
-    (counter, tracing::subscriber::set_default(subscriber))
-}
-
 fn start(config: SessionConfig) -> (Peer, MemorySink, MemorySource) {
     let (a, b) = memory::pair();
     let peer = spawn(a, Arc::new(Hostile), config);
@@ -116,7 +89,7 @@ async fn ask(sink: &mut MemorySink, source: &mut MemorySource, id: &str, method:
 
 #[tokio::test]
 async fn a_full_batch_of_bad_entries_is_answered_entry_by_entry_with_a_bounded_log() {
-    let (logged, _guard) = count_logs();
+    let (logged, _guard) = count_logs(tracing::Level::TRACE);
     let (_peer, mut sink, mut source) = start(SessionConfig::default());
     // Three kinds of bad entry: an envelope without a method (answered with its id), a bare
     // number (answered with a null id) and an invalid notification (never answered).
@@ -142,7 +115,7 @@ async fn a_full_batch_of_bad_entries_is_answered_entry_by_entry_with_a_bounded_l
     assert_eq!(answers.len(), answerable);
     assert!(answers.iter().all(|a| a["error"]["code"] == -32600));
     assert_eq!(ask(&mut sink, &mut source, "p", "echo").await["id"], "p");
-    let bytes = logged.0.load(Ordering::Relaxed);
+    let bytes = logged.bytes();
     assert!(bytes < LOG_BOUND, "{bytes} bytes of log for one batch");
 }
 
@@ -151,7 +124,7 @@ async fn a_full_batch_of_bad_entries_is_answered_entry_by_entry_with_a_bounded_l
 /// the whole frame, a bounded log, and the session goes on.
 #[tokio::test]
 async fn a_batch_over_the_entry_bound_is_refused_whole_with_one_error() {
-    let (logged, _guard) = count_logs();
+    let (logged, _guard) = count_logs(tracing::Level::TRACE);
     let (peer, mut sink, mut source) = start(SessionConfig::default());
     let bad: Vec<String> = (0..20_000).map(|i| format!(r#"{{"id":{i}}}"#)).collect();
     let ones = format!("[{}]", vec!["1"; 2_000_000].join(","));
@@ -173,13 +146,13 @@ async fn a_batch_over_the_entry_bound_is_refused_whole_with_one_error() {
         assert_eq!(ask(&mut sink, &mut source, "p", "echo").await["id"], "p");
     }
     assert!(!peer.is_closed());
-    let bytes = logged.0.load(Ordering::Relaxed);
+    let bytes = logged.bytes();
     assert!(bytes < LOG_BOUND, "{bytes} bytes of log for three batches");
 }
 
 #[tokio::test]
 async fn twenty_thousand_bad_frames_are_each_answered_with_a_bounded_log() {
-    let (logged, _guard) = count_logs();
+    let (logged, _guard) = count_logs(tracing::Level::TRACE);
     let (_peer, mut sink, mut source) = start(SessionConfig::default());
     // Frames the peer answers (no method) and frames it only logs (orphan responses, invalid
     // notifications), each with a long tail so that a logged frame would show.
@@ -213,7 +186,7 @@ async fn twenty_thousand_bad_frames_are_each_answered_with_a_bounded_log() {
     .await
     .unwrap();
     assert_eq!(reader.await.unwrap(), answerable);
-    let bytes = logged.0.load(Ordering::Relaxed);
+    let bytes = logged.bytes();
     assert!(bytes < LOG_BOUND, "{bytes} bytes of log for 20,000 frames");
 }
 

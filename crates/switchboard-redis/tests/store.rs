@@ -10,6 +10,7 @@ use switchboard_http::{
 };
 use switchboard_redis::{RedisCluster, RedisConfig, RedisStore, RedisStoreError};
 use switchboard_test_support::redis_server::RedisServer;
+use switchboard_test_support::wait;
 
 fn record(id: &str, snapshot: Option<&str>) -> SessionRecord {
     SessionRecord {
@@ -293,14 +294,13 @@ async fn the_store_reconnects_after_redis_restarts_and_keeps_what_it_had() {
     s.append("a", event(1, 1, "e1")).await.unwrap();
     redis.restart();
     // The first commands may fail while the connection is re-established; then it serves.
-    let mut loaded = None;
-    for _ in 0..50 {
+    let serving = wait::Deadline::new("the store serving after the restart");
+    let loaded = loop {
         if let Ok(r) = s.load("a").await {
-            loaded = r;
-            break;
+            break r;
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        serving.tick().await;
+    };
     assert_eq!(loaded, Some(record("a", Some("{}"))));
     let events = s.replay_after("a", EventId::new(1, 0), 10).await.unwrap();
     assert_eq!(&*events[0].data, "e1");
@@ -330,7 +330,8 @@ async fn a_command_redis_does_not_answer_fails_after_the_response_timeout() {
         std::io::Read::read_exact(&mut s, &mut ok).unwrap();
         ok
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Redis said OK to the pause: it is in effect.
+    assert_eq!(&pauser.join().unwrap(), b"+OK\r\n");
     let started = std::time::Instant::now();
     let failed = s.load("a").await;
     let waited = started.elapsed();
@@ -343,14 +344,12 @@ async fn a_command_redis_does_not_answer_fails_after_the_response_timeout() {
         "the command waited {waited:?}, past the pause's end rather than the timeout"
     );
     // Once Redis answers again, so does the store, with what it kept.
-    let mut loaded = None;
-    for _ in 0..100 {
+    let answering = wait::Deadline::new("Redis answering again");
+    let loaded = loop {
         if let Ok(r) = s.load("a").await {
-            loaded = r;
-            break;
+            break r;
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        answering.tick().await;
+    };
     assert_eq!(loaded, Some(record("a", Some("{}"))));
-    assert_eq!(&pauser.join().unwrap(), b"+OK\r\n");
 }

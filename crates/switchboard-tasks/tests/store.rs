@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 use switchboard_tasks::{InMemoryTaskStore, Outcome, Owner, TaskError, TaskLimits, TaskStore};
+use switchboard_test_support::wait;
 use switchboard_types::tasks::TaskStatus;
 use switchboard_types::{ErrorCode, ErrorObject};
 
@@ -174,8 +175,7 @@ async fn tk_16_result_waits_until_the_task_is_terminal() {
     let s = Arc::new(InMemoryTaskStore::default());
     let t = s.create(&alice(), None).await.unwrap();
     let (s2, id) = (s.clone(), t.task_id.clone());
-    let waiter = tokio::spawn(async move { s2.result(&alice(), &id).await });
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    let waiter = wait::spawn_polled(async move { s2.result(&alice(), &id).await }).await;
     assert!(!waiter.is_finished(), "still working: result blocks");
     s.finish(
         &t.task_id,

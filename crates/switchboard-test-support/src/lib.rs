@@ -9,12 +9,21 @@
 //! | [`result_def_for`] | which schema type answers which method |
 //! | [`redis_server`] | a real `redis-server` on a free 127.0.0.1 port (stop, restart with its data, a password) |
 //! | `issuer` | (feature `oauth`) a test OAuth issuer: keys, metadata and JWKS on 127.0.0.1, access tokens and hostile tokens |
+//! | `server` | (feature `server`) the test server the HTTP crates share (`echo`, `chatty`, `slow`, `sample`), each tool's handler public |
+//! | `logs` | (feature `logs`) counting the bytes logged on the test's thread, for tests that bound the log a peer can cause |
+//! | `wait` | (feature `wait`) waiting for an event: a bounded poll of a condition with a generous deadline, instead of a fixed sleep |
 //!
 //! The schemas are read from `../shared/spec/schema/<version>/schema.json` and never copied into the repo.
 
 #[cfg(feature = "oauth")]
 pub mod issuer;
+#[cfg(feature = "logs")]
+pub mod logs;
 pub mod redis_server;
+#[cfg(feature = "server")]
+pub mod server;
+#[cfg(feature = "wait")]
+pub mod wait;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -128,6 +137,16 @@ impl Schemas {
     /// The revision this schema describes.
     pub fn version(&self) -> &str {
         &self.version
+    }
+
+    /// Every type the schema defines, by name (`$defs`, or `definitions` in older revisions).
+    ///
+    /// # Panics
+    /// When the schema has neither.
+    pub fn defs(&self) -> &serde_json::Map<String, Value> {
+        self.doc[self.defs_key]
+            .as_object()
+            .expect("the schema's defs")
     }
 
     /// Whether the schema defines a type called `def`.

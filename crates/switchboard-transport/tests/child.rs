@@ -4,18 +4,20 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use support::Echo;
 use switchboard_jsonrpc::{
-    BoxFuture, FrameSink, FrameSource, HandlerResult, NullService, OutboundFrame, Peer,
-    RequestContext, RequestError, RequestOptions, Service, SessionConfig, Transport,
-    TransportError, spawn,
+    FrameSink, FrameSource, NullService, OutboundFrame, RequestError, RequestOptions,
+    SessionConfig, Transport, TransportError, spawn,
 };
 use switchboard_transport::{ChildCommand, ChildHandle, ChildTransport};
-use switchboard_types::{ErrorObject, MessageKind, Notification, Request};
+use switchboard_types::MessageKind;
 
 const GRACE: Duration = Duration::from_millis(300);
 
@@ -31,30 +33,6 @@ fn frame(text: &str) -> OutboundFrame {
         related: None,
         headers: Vec::new(),
         cancels: None,
-    }
-}
-
-/// `echo` answers with its params. Over a `cat` child, our own requests come back to us, so
-/// this service answers them, and the answers come back again to resolve the calls.
-#[derive(Default)]
-struct Echo {
-    notes: Arc<Mutex<Vec<String>>>,
-}
-
-impl Service for Echo {
-    fn call(&self, req: Request, _cx: RequestContext) -> BoxFuture<HandlerResult> {
-        Box::pin(async move {
-            match req.method.as_str() {
-                "echo" => Ok(req
-                    .params
-                    .unwrap_or_else(switchboard_types::jsonrpc::empty_object)),
-                m => Err(ErrorObject::method_not_found(m)),
-            }
-        })
-    }
-
-    fn notify(&self, n: Notification, _peer: &Peer) {
-        self.notes.lock().unwrap().push(n.method);
     }
 }
 

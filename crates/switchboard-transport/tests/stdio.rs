@@ -2,39 +2,15 @@
 //! the test playing the peer with raw bytes. Test names carry the SPEC-NOTES tags they cover.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::{Arc, Mutex};
+mod support;
+
+use std::sync::Arc;
 use std::time::Duration;
 
-use switchboard_jsonrpc::{
-    BoxFuture, HandlerResult, NullService, Peer, RequestContext, RequestOptions, Service,
-    SessionConfig, spawn,
-};
+use support::Echo;
+use switchboard_jsonrpc::{NullService, Peer, RequestOptions, SessionConfig, spawn};
 use switchboard_transport::StdioTransport;
-use switchboard_types::{ErrorObject, Notification, Request};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
-
-/// `echo` answers with its params; anything else is -32601. Notifications are recorded.
-#[derive(Default)]
-struct Echo {
-    notes: Arc<Mutex<Vec<String>>>,
-}
-
-impl Service for Echo {
-    fn call(&self, req: Request, _cx: RequestContext) -> BoxFuture<HandlerResult> {
-        Box::pin(async move {
-            match req.method.as_str() {
-                "echo" => Ok(req
-                    .params
-                    .unwrap_or_else(switchboard_types::jsonrpc::empty_object)),
-                m => Err(ErrorObject::method_not_found(m)),
-            }
-        })
-    }
-
-    fn notify(&self, n: Notification, _peer: &Peer) {
-        self.notes.lock().unwrap().push(n.method);
-    }
-}
 
 /// A server engine on one end of a duplex pipe; the other end is returned for the test to play
 /// the client with raw bytes.

@@ -7,17 +7,7 @@ use switchboard_types::methods;
 
 /// Every `method` constant of a revision's schema.
 fn schema_methods(rev: &str) -> BTreeSet<String> {
-    let path = switchboard_test_support::shared_dir()
-        .join("spec/schema")
-        .join(rev)
-        .join("schema.json");
-    let doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("schema")).expect("json");
-    let defs = doc
-        .get("$defs")
-        .or_else(|| doc.get("definitions"))
-        .and_then(Value::as_object)
-        .expect("defs");
+    let defs = switchboard_test_support::Schemas::get(rev).defs();
     defs.values()
         .filter_map(|d| {
             d.pointer("/properties/method/const")
@@ -68,17 +58,7 @@ fn requests_and_notifications_are_told_apart() {
 
 /// `(method, direction)` pairs a revision's schema defines, read from its four message unions.
 fn schema_directions(rev: &str) -> BTreeSet<(String, &'static str)> {
-    let path = switchboard_test_support::shared_dir()
-        .join("spec/schema")
-        .join(rev)
-        .join("schema.json");
-    let doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("schema")).expect("json");
-    let defs = doc
-        .get("$defs")
-        .or_else(|| doc.get("definitions"))
-        .and_then(Value::as_object)
-        .expect("defs");
+    let defs = switchboard_test_support::Schemas::get(rev).defs();
     let mut out = BTreeSet::new();
     for (union, dir) in [
         ("ClientRequest", "c2s"),

@@ -1153,17 +1153,7 @@ fn every_schema_type_is_covered() {
     let covered = COVERED.with(|c| c.borrow().clone());
     let mut missing = BTreeSet::new();
     for rev in REVISIONS {
-        let path = switchboard_test_support::shared_dir()
-            .join("spec/schema")
-            .join(rev)
-            .join("schema.json");
-        let doc: Value =
-            serde_json::from_str(&std::fs::read_to_string(path).expect("schema")).expect("json");
-        let defs = doc
-            .get("$defs")
-            .or_else(|| doc.get("definitions"))
-            .and_then(Value::as_object)
-            .expect("defs");
+        let defs = switchboard_test_support::Schemas::get(rev).defs();
         for name in defs.keys() {
             if !covered.contains(name) && !NOT_MIRRORED.split_whitespace().any(|n| n == name) {
                 missing.insert(format!("{rev}:{name}"));

@@ -21,74 +21,22 @@ use switchboard_http_client::{
     HttpClientConfig, HttpClientHandle, HttpClientSink, HttpClientSource, HttpClientTransport,
 };
 use switchboard_jsonrpc::{FrameSink, FrameSource, OutboundFrame, Transport};
-use switchboard_server::{Server, ToolError};
-use switchboard_types::LoggingLevel;
+use switchboard_server::Server;
+use switchboard_test_support::server::tool_server;
 use switchboard_types::content::TextContent;
 use switchboard_types::lifecycle::Implementation;
-use switchboard_types::sampling::{
-    CreateMessageRequestParams, CreateMessageResult, SamplingMessage, SamplingMessageContentBlock,
-};
-use switchboard_types::tools::{CallToolResult, Tool};
+use switchboard_types::sampling::{CreateMessageResult, SamplingMessageContentBlock};
+use switchboard_types::tools::CallToolResult;
 use switchboard_types::{MessageKind, RequestId};
 use tokio::net::TcpListener;
 
 pub const WAIT: Duration = Duration::from_secs(10);
 
 /// The test server: `echo`, `chatty` (progress and a log before answering), `slow` (sleeps
-/// `ms`), `sample` (asks the client for sampling, related to its request).
+/// `ms`), `sample` (asks the client for sampling, related to its request); see
+/// [`switchboard_test_support::server::tool_server`].
 pub fn test_server() -> Server {
-    let obj = json!({"type": "object"});
-    Server::builder(Implementation::new("http-client-test", "0.1.0"))
-        .enable_logging()
-        .tool(
-            Tool::new("echo", obj.clone()).with_description("echoes its arguments"),
-            |call| async move {
-                Ok(CallToolResult::text(
-                    serde_json::to_string(&call.arguments).unwrap(),
-                ))
-            },
-        )
-        .tool(
-            Tool::new("chatty", obj.clone()).with_description("progress and a log first"),
-            |call| async move {
-                call.cx
-                    .progress(1.0, Some(2.0), Some("half way"))
-                    .await
-                    .map_err(|e| ToolError::new(e.to_string()))?;
-                call.cx
-                    .log(LoggingLevel::Info, json!("working"))
-                    .await
-                    .map_err(|e| ToolError::new(e.to_string()))?;
-                Ok(CallToolResult::text("done"))
-            },
-        )
-        .tool(
-            Tool::new("slow", obj.clone()).with_description("sleeps ms milliseconds"),
-            |call| async move {
-                let ms = call
-                    .arguments
-                    .get("ms")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(100);
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-                Ok(CallToolResult::text(format!("slept {ms}")))
-            },
-        )
-        .tool(
-            Tool::new("sample", obj).with_description("asks the client to sample"),
-            |call| async move {
-                let params =
-                    CreateMessageRequestParams::new(vec![SamplingMessage::user_text("hi")], 10);
-                let r = call
-                    .cx
-                    .create_message(params)
-                    .await
-                    .map_err(|e| ToolError::new(e.to_string()))?;
-                Ok(CallToolResult::text(serde_json::to_string(&r).unwrap()))
-            },
-        )
-        .build()
-        .unwrap()
+    tool_server("http-client-test").build().unwrap()
 }
 
 /// One HTTP request as the server saw it.
@@ -287,14 +235,9 @@ pub fn text(result: &CallToolResult) -> String {
         .to_owned()
 }
 
-/// Waits until `cond` holds (polling), or panics after `WAIT`.
-pub async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !cond() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+/// Polls a condition until it holds (20 s at most).
+#[allow(unused_imports)]
+pub use switchboard_test_support::wait::until as eventually;
 
 /// A transport driven frame by frame, without an engine: what is sent and received is exactly
 /// what the test writes and reads.

@@ -13,10 +13,8 @@ use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use switchboard_http::{HttpConfig, StreamableHttpService};
-use switchboard_server::{Server, ToolError};
-use switchboard_types::LoggingLevel;
-use switchboard_types::lifecycle::Implementation;
-use switchboard_types::sampling::{CreateMessageRequestParams, SamplingMessage};
+use switchboard_server::Server;
+use switchboard_test_support::server::tool_server;
 use switchboard_types::tools::{CallToolResult, Tool};
 use tokio::net::{TcpListener, TcpStream};
 use tower::ServiceExt;
@@ -24,66 +22,18 @@ use tower::ServiceExt;
 pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 
 /// The test server: `echo`, `chatty` (progress + log before answering), `slow` (sleeps `ms`),
-/// `reconnect` (closes its own SSE stream, then answers), `sample` (asks the client for sampling,
-/// related to its request).
+/// `sample` (asks the client for sampling, related to its request) from
+/// [`switchboard_test_support::server::tool_server`], and `reconnect` (closes its own SSE stream,
+/// then answers).
 pub fn test_server() -> Server {
-    let obj = json!({"type": "object"});
-    Server::builder(Implementation::new("http-test", "0.1.0"))
-        .enable_logging()
+    tool_server("http-test")
         .tool(
-            Tool::new("echo", obj.clone()).with_description("echoes its arguments"),
-            |call| async move {
-                Ok(CallToolResult::text(
-                    serde_json::to_string(&call.arguments).unwrap(),
-                ))
-            },
-        )
-        .tool(
-            Tool::new("chatty", obj.clone()).with_description("progress and a log first"),
-            |call| async move {
-                call.cx
-                    .progress(1.0, Some(2.0), Some("half way"))
-                    .await
-                    .map_err(|e| ToolError::new(e.to_string()))?;
-                call.cx
-                    .log(LoggingLevel::Info, json!("working"))
-                    .await
-                    .map_err(|e| ToolError::new(e.to_string()))?;
-                Ok(CallToolResult::text("done"))
-            },
-        )
-        .tool(
-            Tool::new("slow", obj.clone()).with_description("sleeps ms milliseconds"),
-            |call| async move {
-                let ms = call
-                    .arguments
-                    .get("ms")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(100);
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-                Ok(CallToolResult::text(format!("slept {ms}")))
-            },
-        )
-        .tool(
-            Tool::new("reconnect", obj.clone())
+            Tool::new("reconnect", json!({"type": "object"}))
                 .with_description("closes its SSE stream, then answers (SEP-1699)"),
             |call| async move {
                 let closed = call.cx.close_stream();
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 Ok(CallToolResult::text(format!("closed={closed}")))
-            },
-        )
-        .tool(
-            Tool::new("sample", obj).with_description("asks the client to sample"),
-            |call| async move {
-                let params =
-                    CreateMessageRequestParams::new(vec![SamplingMessage::user_text("hi")], 10);
-                let r = call
-                    .cx
-                    .create_message(params)
-                    .await
-                    .map_err(|e| ToolError::new(e.to_string()))?;
-                Ok(CallToolResult::text(serde_json::to_string(&r).unwrap()))
             },
         )
         .build()

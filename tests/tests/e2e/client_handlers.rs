@@ -4,11 +4,9 @@
 //! `sampling.tools` an error (`[CP-5]`); roots changes are announced only when declared
 //! (`[RO-2]`); log lines and elicitation completions reach their callbacks (`[EL-9]`).
 
-mod client_support;
-
 use std::sync::{Arc, Mutex};
 
-use client_support::{
+use crate::client_support::{
     all_server_caps, builder, connect, connect_with, expect_request, reply_error, serve,
 };
 use serde_json::{Value, json};

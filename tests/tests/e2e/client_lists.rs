@@ -3,13 +3,14 @@
 //! notifications bump per-list generations and refresh caches, and the auto-refresh mode re-lists
 //! in the background.
 
-mod client_support;
-
 use std::time::Duration;
 
-use client_support::{all_server_caps, builder, connect, expect_request, reply, serve};
+use crate::client_support::{
+    all_server_caps, builder, connect, expect_request, reply, serve, served, tools_listed,
+};
 use serde_json::{Value, json};
 use switchboard::client::{ClientError, ListKind};
+use switchboard_test_support::wait;
 use switchboard_tests::WAIT;
 
 fn tool(name: &str) -> Value {
@@ -127,16 +128,7 @@ async fn pagination_stops_at_the_page_bound() {
 #[tokio::test]
 async fn list_changed_bumps_only_its_lists_and_the_waiter_re_lists() {
     let (client, mut fake) = connect(builder(), "2025-11-25", all_server_caps()).await;
-    let c = client.clone();
-    let call = tokio::spawn(async move { c.list_tools().await });
-    serve(
-        &mut fake,
-        "tools/list",
-        json!({}),
-        json!({"tools": [tool("a")]}),
-    )
-    .await;
-    call.await.unwrap().unwrap();
+    tools_listed(&client, &mut fake, json!([tool("a")])).await;
 
     let c = client.clone();
     let waiter = tokio::spawn(async move { c.tools_changed().await });
@@ -165,10 +157,16 @@ async fn list_changed_bumps_only_its_lists_and_the_waiter_re_lists() {
 #[tokio::test]
 async fn a_change_before_the_waiter_is_polled_is_not_lost() {
     let (client, mut fake) = connect(builder(), "2025-11-25", all_server_caps()).await;
-    let c = client.clone();
-    let call = tokio::spawn(async move { c.list_prompts().await });
-    serve(&mut fake, "prompts/list", json!({}), json!({"prompts": []})).await;
-    call.await.unwrap().unwrap();
+    served(
+        &client,
+        &mut fake,
+        |c| async move { c.list_prompts().await },
+        "prompts/list",
+        json!({}),
+        json!({"prompts": []}),
+    )
+    .await
+    .unwrap();
     fake.notify("notifications/prompts/list_changed", Value::Null)
         .await;
     fake.sync().await;
@@ -247,8 +245,7 @@ async fn auto_refresh_re_lists_cached_lists_in_the_background() {
     call.await.unwrap().unwrap();
 
     let c = client.clone();
-    let waiter = tokio::spawn(async move { c.tools_changed().await });
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    let waiter = wait::spawn_polled(async move { c.tools_changed().await }).await;
     fake.notify("notifications/tools/list_changed", Value::Null)
         .await;
     // The refresh is the client's own doing: exactly one re-listing, with no call from the test.
@@ -281,16 +278,16 @@ async fn auto_refresh_coalesces_a_burst_of_changes() {
         all_server_caps(),
     )
     .await;
-    let c = client.clone();
-    let call = tokio::spawn(async move { c.list_resources().await });
-    serve(
+    served(
+        &client,
         &mut fake,
+        |c| async move { c.list_resources().await },
         "resources/list",
         json!({}),
         json!({"resources": []}),
     )
-    .await;
-    call.await.unwrap().unwrap();
+    .await
+    .unwrap();
     for _ in 0..3 {
         fake.notify("notifications/resources/list_changed", Value::Null)
             .await;

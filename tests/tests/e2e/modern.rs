@@ -13,6 +13,7 @@ use switchboard::types::prompts::{GetPromptResult, Prompt, PromptMessage};
 use switchboard::types::resources::ReadResourceResult;
 use switchboard::types::sampling::CreateMessageRequestParams;
 use switchboard::types::tools::{CallToolResult, Tool};
+use switchboard_test_support::wait;
 use switchboard_tests::RawPeer;
 
 const V: &str = "2026-07-28";
@@ -616,13 +617,10 @@ async fn d26_75_a_cancelled_listen_stops_and_is_forgotten() {
     assert_eq!(s.listen_stream_count(), 1);
     c.notify("notifications/cancelled", json!({"requestId": 9}))
         .await;
-    for _ in 0..50 {
-        if s.listen_stream_count() == 0 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    assert_eq!(s.listen_stream_count(), 0);
+    wait::until("the cancelled listen forgotten", || {
+        s.listen_stream_count() == 0
+    })
+    .await;
     s.add_tool(Tool::new("late", json!({"type": "object"})), |_| async {
         Ok(CallToolResult::text("late"))
     })

@@ -13,6 +13,8 @@ use switchboard::types::ErrorObject;
 use switchboard::types::elicitation::{ElicitRequestFormParams, ElicitResult};
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::tools::{CallToolResult, TaskSupport, Tool};
+use switchboard_test_support::server::slow;
+use switchboard_test_support::wait;
 use switchboard_tests::RawPeer;
 
 const V: &str = "2026-07-28";
@@ -32,6 +34,11 @@ fn field(r: &ElicitResult, name: &str) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
+/// Whether a task state carries two input requests.
+fn asks_twice(t: &Value) -> bool {
+    t["inputRequests"].as_object().is_some_and(|m| m.len() == 2)
+}
+
 fn fail(e: impl std::fmt::Display) -> ToolError {
     ToolError::new(e.to_string())
 }
@@ -44,17 +51,7 @@ fn server() -> Server {
         .tool(Tool::new("sync", obj.clone()), |_| async {
             Ok(CallToolResult::text("at once"))
         })
-        .tool(task("slow", TaskSupport::Optional), |call| async move {
-            let ms = call
-                .arguments
-                .get("ms")
-                .and_then(Value::as_u64)
-                .unwrap_or(0);
-            if ms > 0 {
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-            }
-            Ok(CallToolResult::text(format!("slept {ms}")))
-        })
+        .tool(task("slow", TaskSupport::Optional), |call| slow(call, 0))
         .tool(task("tool_error", TaskSupport::Required), |_| async {
             tokio::time::sleep(Duration::from_millis(10)).await;
             Err(ToolError::new("it failed"))
@@ -156,14 +153,14 @@ impl Peer {
 
     /// Polls until the task leaves `working` (and `from`), within five seconds.
     async fn until_not(&mut self, id: &str, from: &str) -> Value {
-        for _ in 0..500 {
+        let deadline = wait::Deadline::new(format!("task {id} to leave {from}"));
+        loop {
             let t = self.get(id).await;
             if t["status"] != "working" && t["status"] != from {
                 return t;
             }
-            tokio::time::sleep(Duration::from_millis(10)).await;
+            deadline.tick().await;
         }
-        panic!("task {id} stayed {from}");
     }
 }
 
@@ -296,11 +293,9 @@ async fn d26_138_d26_139_input_requests_are_answered_with_tasks_update_partly_th
     assert_eq!(r["result"]["resultType"], "task", "{r}");
     let id = r["result"]["taskId"].as_str().expect("a task").to_owned();
     let mut t = c.until_not(&id, "working").await;
-    for _ in 0..100 {
-        if t["inputRequests"].as_object().is_some_and(|m| m.len() == 2) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
+    let deadline = wait::Deadline::new("two input requests");
+    while !asks_twice(&t) {
+        deadline.tick().await;
         t = c.get(&id).await;
     }
     assert_eq!(t["status"], "input_required", "{t}");
@@ -439,11 +434,9 @@ async fn d26_138_an_answer_of_the_wrong_shape_is_asked_again_under_a_new_key() {
     let r = c.tool("two_inputs", json!({})).await;
     let id = r["result"]["taskId"].as_str().expect("a task").to_owned();
     let mut t = c.get(&id).await;
-    for _ in 0..100 {
-        if t["inputRequests"].as_object().is_some_and(|m| m.len() == 2) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
+    let deadline = wait::Deadline::new("two input requests");
+    while !asks_twice(&t) {
+        deadline.tick().await;
         t = c.get(&id).await;
     }
     c.call(
@@ -452,19 +445,19 @@ async fn d26_138_an_answer_of_the_wrong_shape_is_asked_again_under_a_new_key() {
         with_ext(),
     )
     .await;
-    let mut keys = Vec::new();
-    for _ in 0..100 {
+    let deadline = wait::Deadline::new("two input requests after the update");
+    let keys = loop {
         let t = c.get(&id).await;
-        keys = t["inputRequests"]
+        let keys: Vec<String> = t["inputRequests"]
             .as_object()
             .expect("map")
             .keys()
             .cloned()
             .collect();
         if keys.len() == 2 {
-            break;
+            break keys;
         }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+        deadline.tick().await;
+    };
     assert_eq!(keys, ["first-2", "second"], "a key is never reused");
 }

@@ -2,12 +2,10 @@
 //! `notifications/resources/updated` routed only to that URI's subscribers (and those of a URI it
 //! is a sub-resource of), `resources/unsubscribe` with the last subscription, and the bound.
 
-mod client_support;
-
 use std::sync::{Arc, Mutex};
 
-use client_support::{
-    all_server_caps, builder, connect, expect_request, reply, reply_error, serve,
+use crate::client_support::{
+    all_server_caps, builder, connect, expect_request, reply, reply_error, serve, served,
 };
 use serde_json::json;
 use switchboard::client::{ClientError, ClientSession, DEFAULT_MAX_SUBSCRIPTIONS, SubscriptionId};
@@ -76,16 +74,16 @@ async fn updates_reach_only_the_subscribers_of_that_uri() {
     updated(&mut fake, "file:///a").await;
     fake.sync().await;
     assert_eq!(*log.lock().unwrap(), [("a2", "file:///a".to_owned())]);
-    let c = client.clone();
-    let call = tokio::spawn(async move { c.unsubscribe(a2).await });
-    serve(
+    served(
+        &client,
         &mut fake,
+        |c| async move { c.unsubscribe(a2).await },
         "resources/unsubscribe",
         json!({"uri": "file:///a"}),
         json!({}),
     )
-    .await;
-    call.await.unwrap().unwrap();
+    .await
+    .unwrap();
     assert!(!client.is_subscribed("file:///a"));
     log.lock().unwrap().clear();
     updated(&mut fake, "file:///a").await;
@@ -139,16 +137,16 @@ async fn the_number_of_subscriptions_is_bounded() {
     assert!(client.subscribe("file:///1", |_| {}).await.is_err());
     fake.expect_silence(50).await;
     // Room again after an unsubscribe.
-    let c = client.clone();
-    let call = tokio::spawn(async move { c.unsubscribe(two).await });
-    serve(
+    served(
+        &client,
         &mut fake,
+        |c| async move { c.unsubscribe(two).await },
         "resources/unsubscribe",
         json!({"uri": "file:///2"}),
         json!({}),
     )
-    .await;
-    call.await.unwrap().unwrap();
+    .await
+    .unwrap();
     subscribe(&client, &mut fake, "file:///3", "3", &log, true).await;
 }
 

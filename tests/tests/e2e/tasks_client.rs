@@ -3,8 +3,6 @@
 //! recorded and checked against the schema), then our client against a server played by hand
 //! (which checks every frame the client emits).
 
-mod client_support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -23,7 +21,8 @@ use switchboard::types::sampling::{
     CreateMessageRequestParams, CreateMessageResult, SamplingMessage, SamplingMessageContentBlock,
 };
 use switchboard::types::tools::{CallToolResult, TaskSupport, Tool};
-use switchboard_tests::{Recorder, WAIT, validate_session};
+use switchboard_test_support::wait;
+use switchboard_tests::{Recorder, validate_session};
 
 const RELATED: &str = "io.modelcontextprotocol/related-task";
 
@@ -242,7 +241,7 @@ async fn nothing_is_sent_when_the_client_did_not_declare_tasks_for_the_request()
 
 mod raw_server {
     use super::*;
-    use client_support::{all_server_caps, connect_with};
+    use crate::client_support::{all_server_caps, connect_with};
     use switchboard_tests::RawPeer;
 
     const V: &str = "2025-11-25";
@@ -357,13 +356,7 @@ mod raw_server {
         assert_eq!(x["result"]["status"], "cancelled", "TK-19: {x}");
         let st = next_status(&mut f).await;
         assert_eq!(st["status"], "cancelled");
-        tokio::time::timeout(WAIT, async {
-            while !stopped.load(Ordering::SeqCst) {
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-        })
-        .await
-        .expect("the handler is dropped");
+        wait::until("the handler dropped", || stopped.load(Ordering::SeqCst)).await;
         let res = f
             .request(json!("r1"), "tasks/result", json!({"taskId": id}))
             .await;
@@ -478,7 +471,8 @@ mod raw_server {
         assert!(rest["result"].get("nextCursor").is_none(), "{rest}");
     }
 
-    #[tokio::test]
+    /// On the paused clock: the sleep is the TTL passing.
+    #[tokio::test(start_paused = true)]
     async fn tk_12_client_tasks_expire() {
         let store = InMemoryTaskStore::new(TaskLimits::default().with_ttl(50, 100));
         let (_c, mut f) = session(client().task_store(Arc::new(store))).await;

@@ -9,10 +9,9 @@ use serde_json::json;
 use switchboard::client::{Client, EraMode};
 use switchboard::jsonrpc::{SessionConfig, memory};
 use switchboard::server::Server;
-use switchboard::types::content::ContentBlock;
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::tools::{CallToolResult, Tool};
-use switchboard_tests::{Recorder, validate_session};
+use switchboard_tests::{Recorder, text, validate_session};
 
 fn server() -> Server {
     let primes = Tool::new("primes", json!({"type": "object"}))
@@ -28,16 +27,6 @@ fn server() -> Server {
         })
         .build()
         .unwrap()
-}
-
-fn text(r: &CallToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 #[tokio::test]

@@ -1,13 +1,12 @@
 //! Tools run as tasks (2025-11-25, SEP-1686): every frame we emit is checked against the schema
 //! by the raw peer.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 use switchboard::jsonrpc::memory;
 use switchboard::server::Server;
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::tools::{CallToolResult, TaskSupport, Tool};
+use switchboard_test_support::server::slow;
 use switchboard_tests::RawPeer;
 
 fn server() -> Server {
@@ -19,15 +18,7 @@ fn server() -> Server {
                 json!({"type": "object", "properties": {"ms": {"type": "integer"}}}),
             )
             .with_task_support(TaskSupport::Optional),
-            |call| async move {
-                let ms = call
-                    .arguments
-                    .get("ms")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0);
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-                Ok(CallToolResult::text(format!("slept {ms}")))
-            },
+            |call| slow(call, 0),
         )
         .tool(
             Tool::new("required", obj.clone()).with_task_support(TaskSupport::Required),

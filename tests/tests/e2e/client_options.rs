@@ -2,16 +2,15 @@
 //! order (`[UT-6]`), timeouts (with `notifications/cancelled`), timeout reset on progress under a
 //! hard maximum, and cancellation by token.
 
-mod client_support;
-
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use client_support::{all_server_caps, builder, connect, expect_request, reply};
+use crate::client_support::{all_server_caps, builder, connect, expect_request, reply};
 use serde_json::{Value, json};
 use switchboard::client::{CancellationToken, ClientError, ProgressUpdate, RequestOptions};
 use switchboard::jsonrpc::RequestError;
 use switchboard_tests::RawPeer;
+use tokio::time::Instant;
 
 async fn progress(fake: &mut RawPeer, token: &Value, p: f64, message: Option<&str>) {
     let mut params = json!({"progressToken": token, "progress": p, "total": 3});
@@ -82,7 +81,8 @@ async fn ut_7_progress_after_the_response_is_dropped() {
     assert!(seen.lock().unwrap().is_empty());
 }
 
-#[tokio::test]
+/// On the paused clock: the timeouts under test are tokio timers.
+#[tokio::test(start_paused = true)]
 async fn timeout_sends_cancelled_and_fails_the_call() {
     let (client, mut fake) = connect(builder(), "2025-11-25", all_server_caps()).await;
     let opts = RequestOptions::default().with_timeout(Duration::from_millis(150));
@@ -110,7 +110,8 @@ async fn timeout_sends_cancelled_and_fails_the_call() {
     fake.sync().await;
 }
 
-#[tokio::test]
+/// On the paused clock: the timeouts under test are tokio timers.
+#[tokio::test(start_paused = true)]
 async fn progress_resets_the_timeout() {
     let (client, mut fake) = connect(builder(), "2025-11-25", all_server_caps()).await;
     let opts = RequestOptions::default()
@@ -126,14 +127,15 @@ async fn progress_resets_the_timeout() {
         progress(&mut fake, &token, f64::from(i), None).await;
     }
     assert!(
-        started.elapsed() > Duration::from_millis(1000),
+        started.elapsed() >= Duration::from_millis(1000),
         "well past one timeout"
     );
     reply(&mut fake, &req["id"], json!({"content": []})).await;
     call.await.unwrap().expect("progress kept the call alive");
 }
 
-#[tokio::test]
+/// On the paused clock: the timeouts under test are tokio timers.
+#[tokio::test(start_paused = true)]
 async fn the_hard_maximum_applies_despite_progress() {
     let (client, mut fake) = connect(builder(), "2025-11-25", all_server_caps()).await;
     let opts = RequestOptions::default()

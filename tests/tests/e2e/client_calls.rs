@@ -2,10 +2,9 @@
 //! request frame on the wire (schema-checked by `RawPeer`) and parses the result; calls degrade by
 //! the negotiated revision, and a call for an undeclared server capability sends nothing.
 
-mod client_support;
-
-use client_support::{
-    all_server_caps, builder, connect, expect_request, reply, reply_error, serve,
+use crate::client_support::{
+    all_server_caps, builder, connect, expect_request, reply, reply_error, serve, served,
+    tools_listed,
 };
 use serde_json::{Value, json};
 use switchboard::client::{ClientError, RequestOptions};
@@ -16,7 +15,7 @@ use switchboard::types::logging::LoggingLevel;
 #[tokio::test]
 async fn ping_and_initialize_params() {
     let (client, mut fake, init) =
-        client_support::connect_with(builder().build(), "2025-11-25", json!({})).await;
+        crate::client_support::connect_with(builder().build(), "2025-11-25", json!({})).await;
     assert_eq!(init["protocolVersion"], "2025-11-25");
     assert_eq!(init["capabilities"], json!({}), "no handler, no capability");
     let call = tokio::spawn(async move { client.ping().await });
@@ -27,43 +26,42 @@ async fn ping_and_initialize_params() {
 #[tokio::test]
 async fn tools_list_and_call() {
     let (client, mut fake) = connect(builder(), "2025-11-25", all_server_caps()).await;
-    let c = client.clone();
-    let call = tokio::spawn(async move { c.list_tools().await });
-    serve(
+    let tools = tools_listed(
+        &client,
         &mut fake,
-        "tools/list",
-        json!({}),
-        json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}),
+        json!([{"name": "echo", "inputSchema": {"type": "object"}}]),
     )
     .await;
-    let tools = call.await.unwrap().unwrap();
     assert_eq!(tools[0].name, "echo");
     assert_eq!(client.cached_tools().unwrap(), tools);
 
-    let c = client.clone();
-    let call = tokio::spawn(async move { c.call_tool("echo", json!({"x": 1})).await });
-    serve(
+    let r = served(
+        &client,
         &mut fake,
+        |c| async move { c.call_tool("echo", json!({"x": 1})).await },
         "tools/call",
         json!({"name": "echo", "arguments": {"x": 1}}),
         json!({"content": [{"type": "text", "text": "1"}]}),
     )
-    .await;
-    let r = call.await.unwrap().unwrap();
+    .await
+    .unwrap();
     assert_eq!(r.content[0].as_text(), Some("1"));
     assert!(!r.is_error());
 
     // A tool's failure is a result, not an error.
-    let c = client.clone();
-    let call = tokio::spawn(async move { c.call_tool("echo", Value::Null).await });
-    serve(
-        &mut fake,
-        "tools/call",
-        json!({"name": "echo"}),
-        json!({"content": [{"type": "text", "text": "bad"}], "isError": true}),
-    )
-    .await;
-    assert!(call.await.unwrap().unwrap().is_error());
+    assert!(
+        served(
+            &client,
+            &mut fake,
+            |c| async move { c.call_tool("echo", Value::Null).await },
+            "tools/call",
+            json!({"name": "echo"}),
+            json!({"content": [{"type": "text", "text": "bad"}], "isError": true})
+        )
+        .await
+        .unwrap()
+        .is_error()
+    );
 
     // The server's protocol error is a request error carrying the wire error.
     let call = tokio::spawn(async move { client.call_tool("nope", json!({})).await });
@@ -81,42 +79,42 @@ async fn tools_list_and_call() {
 #[tokio::test]
 async fn resources_list_templates_read() {
     let (client, mut fake) = connect(builder(), "2025-11-25", all_server_caps()).await;
-    let c = client.clone();
-    let call = tokio::spawn(async move { c.list_resources().await });
-    serve(
+    let rs = served(
+        &client,
         &mut fake,
+        |c| async move { c.list_resources().await },
         "resources/list",
         json!({}),
         json!({"resources": [{"uri": "file:///a.txt", "name": "a", "mimeType": "text/plain"}]}),
     )
-    .await;
-    let rs = call.await.unwrap().unwrap();
+    .await
+    .unwrap();
     assert_eq!(rs[0].uri, "file:///a.txt");
     assert_eq!(client.cached_resources().unwrap(), rs);
 
-    let c = client.clone();
-    let call = tokio::spawn(async move { c.list_resource_templates().await });
-    serve(
+    let ts = served(
+        &client,
         &mut fake,
+        |c| async move { c.list_resource_templates().await },
         "resources/templates/list",
         json!({}),
         json!({"resourceTemplates": [{"uriTemplate": "file:///{path}", "name": "files"}]}),
     )
-    .await;
-    let ts = call.await.unwrap().unwrap();
+    .await
+    .unwrap();
     assert_eq!(ts[0].uri_template, "file:///{path}");
     assert_eq!(client.cached_resource_templates().unwrap(), ts);
 
-    let c = client.clone();
-    let call = tokio::spawn(async move { c.read_resource("file:///a.txt").await });
-    serve(
+    let r = served(
+        &client,
         &mut fake,
+        |c| async move { c.read_resource("file:///a.txt").await },
         "resources/read",
         json!({"uri": "file:///a.txt"}),
         json!({"contents": [{"uri": "file:///a.txt", "mimeType": "text/plain", "text": "hello"}]}),
     )
-    .await;
-    let r = call.await.unwrap().unwrap();
+    .await
+    .unwrap();
     assert_eq!(r.contents[0].uri(), "file:///a.txt");
 
     // -32002 resource not found comes back as the server's error.
@@ -137,16 +135,16 @@ async fn resources_list_templates_read() {
 #[tokio::test]
 async fn prompts_list_and_get() {
     let (client, mut fake) = connect(builder(), "2025-11-25", all_server_caps()).await;
-    let c = client.clone();
-    let call = tokio::spawn(async move { c.list_prompts().await });
-    serve(
+    let ps = served(
+        &client,
         &mut fake,
+        |c| async move { c.list_prompts().await },
         "prompts/list",
         json!({}),
         json!({"prompts": [{"name": "greet", "arguments": [{"name": "who", "required": true}]}]}),
     )
-    .await;
-    let ps = call.await.unwrap().unwrap();
+    .await
+    .unwrap();
     assert_eq!(ps[0].name, "greet");
     assert_eq!(client.cached_prompts().unwrap(), ps);
 

@@ -12,6 +12,7 @@ use switchboard::jsonrpc::{ProgressError, memory};
 use switchboard::server::{Server, ToolError};
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::tools::{CallToolResult, TaskSupport, Tool};
+use switchboard_test_support::server::slow;
 use switchboard_tests::RawPeer;
 
 fn obj() -> Value {
@@ -24,15 +25,7 @@ fn server(limits: Option<TaskLimits>, late: Arc<Mutex<Vec<ProgressError>>>) -> S
     let mut b = Server::builder(Implementation::new("tasks-races", "1"))
         .tool(
             Tool::new("slow", obj()).with_task_support(TaskSupport::Optional),
-            |call| async move {
-                let ms = call
-                    .arguments
-                    .get("ms")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0);
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-                Ok(CallToolResult::text(format!("slept {ms}")))
-            },
+            |call| slow(call, 0),
         )
         .tool(
             Tool::new("asks", obj()).with_task_support(TaskSupport::Optional),
@@ -221,7 +214,8 @@ async fn tk_19_cancel_while_input_required_stops_the_wait_for_the_client() {
     assert_eq!(g["result"]["status"], "cancelled", "TK-19: {g}");
 }
 
-#[tokio::test]
+/// On the paused clock: the sleep is the TTL passing.
+#[tokio::test(start_paused = true)]
 async fn tk_12_tasks_expire_after_their_ttl_even_while_a_result_waits() {
     let limits = TaskLimits::default().with_ttl(100, 300);
     let s = server(Some(limits), Arc::default());

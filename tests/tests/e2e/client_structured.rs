@@ -2,9 +2,7 @@
 //! `outputSchema` from the cached `tools/list`: valid, invalid, missing, an error result, an
 //! uncached tool, an unusable schema (`[SC-2]`), and an older revision.
 
-mod client_support;
-
-use client_support::{builder, connect, serve};
+use crate::client_support::{builder, connect, serve, tools_listed};
 use serde_json::{Value, json};
 use switchboard::client::{ClientError, ClientSession};
 use switchboard_tests::RawPeer;
@@ -24,10 +22,7 @@ fn weather_schema() -> Value {
 
 async fn listed(version: &str, tools: Value) -> (ClientSession, RawPeer) {
     let (client, mut fake) = connect(builder(), version, caps()).await;
-    let c = client.clone();
-    let call = tokio::spawn(async move { c.list_tools().await });
-    serve(&mut fake, "tools/list", json!({}), json!({"tools": tools})).await;
-    call.await.unwrap().unwrap();
+    tools_listed(&client, &mut fake, tools).await;
     (client, fake)
 }
 

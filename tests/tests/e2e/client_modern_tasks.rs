@@ -6,19 +6,16 @@
 //! 2026-07-28 schema.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 use switchboard::client::{Client, ClientError, ClientSession};
 use switchboard::jsonrpc::{Flow, RequestError, RequestOptions, SessionConfig, memory};
-use switchboard::types::content::ContentBlock;
 use switchboard::types::elicitation::{ElicitContentValue, ElicitResult};
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::meta::OrderedMap;
-use switchboard::types::tools::CallToolResult;
 use switchboard::types::{ErrorCode, methods};
 use switchboard_example_servers::everything::everything_server;
-use switchboard_tests::{Recorder, validate_session};
+use switchboard_test_support::wait;
+use switchboard_tests::{Recorder, text, validate_session};
 use tokio_util::sync::CancellationToken;
 
 async fn connect(tasks: bool) -> (ClientSession, Recorder) {
@@ -40,16 +37,6 @@ async fn connect(tasks: bool) -> (ClientSession, Recorder) {
     }
     let c = builder.build().connect(a).await.unwrap();
     (c, rec)
-}
-
-fn text(r: &CallToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The outbound requests' methods, and the inbound results' `resultType`s, in order.
@@ -162,8 +149,12 @@ async fn d26_140_cancelling_the_call_cancels_the_task_with_tasks_cancel() {
     let opts = RequestOptions::default().with_cancel(cancel.clone());
     let call = c.call_tool_with("test_task_slow", json!({"ms": 60_000}), opts);
     let stop = async {
-        // Long enough for the task to exist and be polled once.
-        tokio::time::sleep(Duration::from_millis(600)).await;
+        // Once the task exists and has been polled once.
+        wait::until("the task made and polled", || {
+            result_types(&rec).contains(&"task".to_owned())
+                && methods_sent(&rec).contains(&methods::TASKS_GET.to_owned())
+        })
+        .await;
         cancel.cancel();
     };
     let (r, ()) = tokio::join!(call, stop);

@@ -88,3 +88,41 @@ pub async fn serve(fake: &mut RawPeer, method: &str, params: Value, result: Valu
     let id = expect_request(fake, method, params).await;
     reply(fake, &id, result).await;
 }
+
+/// Runs `call` on a clone of `client` while the fake server serves the one request it makes:
+/// `method` with `params` (absent when `Value::Null`), answered with `result`. Returns what the
+/// call returned.
+pub async fn served<T, Fut>(
+    client: &ClientSession,
+    fake: &mut RawPeer,
+    call: impl FnOnce(ClientSession) -> Fut,
+    method: &str,
+    params: Value,
+    result: Value,
+) -> T
+where
+    Fut: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let task = tokio::spawn(call(client.clone()));
+    serve(fake, method, params, result).await;
+    task.await.expect("join")
+}
+
+/// The client's `tools/list` served by the fake server with `tools`; returns the listed tools.
+pub async fn tools_listed(
+    client: &ClientSession,
+    fake: &mut RawPeer,
+    tools: Value,
+) -> Vec<switchboard::types::tools::Tool> {
+    served(
+        client,
+        fake,
+        |c| async move { c.list_tools().await },
+        "tools/list",
+        json!({}),
+        json!({"tools": tools}),
+    )
+    .await
+    .expect("listed")
+}

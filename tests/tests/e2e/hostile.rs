@@ -3,9 +3,7 @@
 //! answering; echoes of 4 MiB names, URIs and values are cut; a 2025-03-26 batch of 20,000
 //! invalid entries is answered entry by entry while the log stays small.
 
-use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -19,6 +17,7 @@ use switchboard::types::methods;
 use switchboard::types::prompts::{GetPromptResult, Prompt, PromptMessage};
 use switchboard::types::resources::{ReadResourceResult, Resource};
 use switchboard::types::tools::{CallToolResult, Tool};
+use switchboard_test_support::logs::count_logs;
 use switchboard_tests::RawPeer;
 
 const V: &str = "2025-11-25";
@@ -182,20 +181,6 @@ async fn echoes_of_4_mib_names_uris_and_values_are_cut() {
     c.sync().await;
 }
 
-/// A tracing writer that only counts bytes.
-#[derive(Clone, Default)]
-struct Counter(Arc<AtomicUsize>);
-
-impl Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.fetch_add(buf.len(), Ordering::Relaxed);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 async fn raw_recv(io: &mut MemoryTransport) -> Value {
     let text = tokio::time::timeout(Duration::from_secs(20), io.recv_text())
         .await
@@ -206,13 +191,7 @@ async fn raw_recv(io: &mut MemoryTransport) -> Value {
 
 #[tokio::test]
 async fn a_2025_03_26_batch_of_invalid_entries_is_answered_with_a_small_log() {
-    let counter = Counter::default();
-    let writer = counter.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (counter, _guard) = count_logs(tracing::Level::DEBUG);
     let (mut io, b) = memory::pair();
     server().serve(b).unwrap();
     let v = "2025-03-26";
@@ -242,6 +221,6 @@ async fn a_2025_03_26_batch_of_invalid_entries_is_answered_with_a_small_log() {
     let ping = json!({"jsonrpc": "2.0", "id": "p", "method": methods::PING});
     io.send_text(ping.to_string()).await.unwrap();
     assert_eq!(raw_recv(&mut io).await["id"], "p");
-    let bytes = counter.0.load(Ordering::Relaxed);
+    let bytes = counter.bytes();
     assert!(bytes < 64 * 1024, "{bytes} bytes of log");
 }

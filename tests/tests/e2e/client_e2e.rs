@@ -3,11 +3,10 @@
 //! into the client's sampling, elicitation and roots handlers. Every frame is schema-checked.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde_json::json;
 use switchboard::client::{CancellationToken, Client, ClientError, ClientSession, RequestOptions};
-use switchboard::jsonrpc::{RequestError, SessionConfig, memory};
+use switchboard::jsonrpc::{Flow, RequestError, SessionConfig, memory};
 use switchboard::server::{Server, ToolError};
 use switchboard::types::elicitation::{
     ElicitAction, ElicitContentValue, ElicitRequestFormParams, ElicitResult, RequestedSchema,
@@ -19,6 +18,7 @@ use switchboard::types::sampling::{
     CreateMessageRequestParams, CreateMessageResult, SamplingMessage, SamplingMessageContentBlock,
 };
 use switchboard::types::tools::{CallToolResult, Tool};
+use switchboard_test_support::wait;
 use switchboard_tests::{Recorder, WAIT, validate_session};
 
 fn tool(name: &str) -> Tool {
@@ -158,7 +158,12 @@ async fn progress_and_cancellation_end_to_end() {
         )
         .await
     });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    wait::until("the call on the wire", || {
+        rec.frames()
+            .iter()
+            .any(|(d, t)| *d == Flow::Outbound && t.contains("\"forever\""))
+    })
+    .await;
     token.cancel();
     assert!(matches!(
         tokio::time::timeout(WAIT, call).await.unwrap().unwrap(),
@@ -215,11 +220,11 @@ async fn list_changed_from_the_server_refreshes_the_cache() {
     let s = server();
     let (c, _s, _) = connect(&s, client().auto_refresh(true)).await;
     c.list_tools().await.unwrap();
-    let waiter = tokio::spawn({
+    let waiter = wait::spawn_polled({
         let c = c.clone();
         async move { c.tools_changed().await }
-    });
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    })
+    .await;
     s.add_tool(tool("new"), |_| async { Ok(CallToolResult::text("new")) })
         .unwrap();
     let tools = tokio::time::timeout(WAIT, waiter)

@@ -3,19 +3,14 @@
 //! `MAX_ECHO_BYTES`, whether it goes back to the server or to the local caller, and every log
 //! line the server's text reaches shows at most 256 bytes of it.
 
-mod client_support;
-
-use std::io::Write;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use client_support::{all_server_caps, builder, connect, connect_with, serve};
+use crate::client_support::{all_server_caps, builder, connect, connect_with, serve};
 use serde_json::{Value, json};
 use switchboard::client::ClientError;
 use switchboard::jsonrpc::memory;
 use switchboard::types::error::MAX_ECHO_BYTES;
 use switchboard::types::methods;
 use switchboard::types::sampling::{CreateMessageResult, SamplingMessageContentBlock};
+use switchboard_test_support::logs::count_logs;
 use switchboard_tests::RawPeer;
 
 /// One mebibyte of peer text.
@@ -154,33 +149,13 @@ async fn errors_for_the_local_caller_quote_the_server_cut() {
     );
 }
 
-/// Counts the bytes written to the log.
-#[derive(Clone, Default)]
-struct Counter(Arc<AtomicUsize>);
-
-impl Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.fetch_add(buf.len(), Ordering::Relaxed);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn log_lines_show_the_server_text_cut() {
-    let counter = Counter::default();
-    let writer = counter.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (counter, _guard) = count_logs(tracing::Level::TRACE);
     let client = builder().on_elicitation_complete(|_| {});
     let (session, mut fake, _) =
         connect_with(client.build(), "2025-11-25", all_server_caps()).await;
-    let before = counter.0.load(Ordering::Relaxed);
+    let before = counter.bytes();
     // A notification nobody handles, a malformed log line, an update for no subscription and
     // the completion of an unknown elicitation, each carrying 1 MiB.
     fake.notify(&huge(), json!({})).await;
@@ -201,7 +176,7 @@ async fn log_lines_show_the_server_text_cut() {
     .await;
     fake.sync().await;
     assert!(session.is_open());
-    let bytes = counter.0.load(Ordering::Relaxed) - before;
+    let bytes = counter.bytes() - before;
     assert!(
         bytes < 8 * 1024,
         "{bytes} bytes of log for 4 MiB of server text"
