@@ -73,10 +73,10 @@ pub use register::{
 };
 pub use resource::ResourceRead;
 pub use resume::Resumption;
-/// The task store [`ServerBuilder::task_store`] takes, and the in-memory one it uses by default
-/// (from `switchboard-tasks`, re-exported so that a server needs no other crate).
-pub use switchboard_tasks::{InMemoryTaskStore, TaskLimits, TaskStore};
 pub use server::{Server, ServerBuilder, ServerError, WeakServer};
 pub use session::{ServerSession, SessionError};
 pub use switchboard_jsonrpc::RouteError;
+/// The task store [`ServerBuilder::task_store`] takes, and the in-memory one it uses by default
+/// (from `switchboard-tasks`, re-exported so that a server needs no other crate).
+pub use switchboard_tasks::{InMemoryTaskStore, TaskLimits, TaskStore};
 pub use tool::{AllowList, ClientIdentity, RegisteredTool, RegistryError, ToolCall, ToolError};

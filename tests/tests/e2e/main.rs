@@ -26,6 +26,8 @@ mod hostile;
 mod lifecycle;
 mod modern;
 mod modern_tasks;
+mod module_graph;
+mod one_path;
 mod router;
 mod server_features;
 mod structured_any;
