@@ -422,6 +422,7 @@ fn peek(body: &str) -> Option<Vec<Option<(ScopedItem, String)>>> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use switchboard_types::methods;
 
     fn auth() -> Authorization {
         let v: Arc<dyn TokenValidator> =
@@ -510,14 +511,14 @@ mod tests {
         assert_eq!(
             found,
             [
-                ("prompts/get", ScopedItem::Prompt),
-                ("resources/read", ScopedItem::Resource),
-                ("resources/subscribe", ScopedItem::Resource),
-                ("resources/unsubscribe", ScopedItem::Resource),
-                ("tools/call", ScopedItem::Tool),
+                (methods::PROMPTS_GET, ScopedItem::Prompt),
+                (methods::RESOURCES_READ, ScopedItem::Resource),
+                (methods::RESOURCES_SUBSCRIBE, ScopedItem::Resource),
+                (methods::RESOURCES_UNSUBSCRIBE, ScopedItem::Resource),
+                (methods::TOOLS_CALL, ScopedItem::Tool),
             ]
         );
-        assert!(scoped("notifications/tools/list_changed").is_none());
+        assert!(scoped(methods::NOTIFICATIONS_TOOLS_LIST_CHANGED).is_none());
         assert!(scoped("x-vendor/call").is_none());
     }
 

@@ -183,7 +183,7 @@ mod tests {
         let e = Stateful
             .gate_request(
                 LifecycleState::AwaitingInitialize,
-                "server/discover",
+                switchboard_types::methods::SERVER_DISCOVER,
                 false,
                 s,
             )
