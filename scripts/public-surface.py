@@ -5,7 +5,8 @@ The facade re-exports library crates (`pub use switchboard_x as x;`, each behind
 Their public items are what a user of `switchboard` can name: every item page rustdoc writes
 for those crates (structs, enums, traits, functions, type aliases, constants, statics, macros,
 unions; a redirect page for an item re-exported elsewhere is not counted twice), plus the
-facade's own. Public methods are the inherent methods and associated functions on those pages
+facade's own; an item re-exported by another crate (which rustdoc inlines there) is counted
+once). Public methods are the inherent methods and associated functions on those pages
 (trait implementations and trait methods are not counted: they are the traits' surface).
 
 Usage: scripts/public-surface.py [--doc target/doc] [--max-items N] [--max-methods N] [--by-crate]
@@ -31,7 +32,12 @@ def reexported_crates():
     return ["switchboard"] + sorted(names)
 
 
-def count_crate(doc, krate):
+SRC = re.compile(r'class="src" href="(?:\.\./)*(src/[^"#]+)#(\d+)')
+
+
+def count_crate(doc, krate, seen):
+    """Counts one crate's item pages and their inherent methods; an item already counted (a
+    re-export another crate's docs inline, found by its source location) is not counted again."""
     items = 0
     methods = 0
     base = os.path.join(doc, krate)
@@ -46,6 +52,12 @@ def count_crate(doc, krate):
             html = open(path, encoding="utf-8", errors="replace").read()
             if "<title>Redirection</title>" in html or 'http-equiv="refresh"' in html:
                 continue
+            src = SRC.search(html)
+            if src:
+                key = (src.group(1), src.group(2))
+                if key in seen:
+                    continue
+                seen.add(key)
             items += 1
             inherent = html
             cut = html.find('id="trait-implementations"')
@@ -66,8 +78,15 @@ def main():
     ap.add_argument("--by-crate", action="store_true")
     args = ap.parse_args()
     total_items = total_methods = 0
-    for krate in reexported_crates():
-        items, methods = count_crate(args.doc, krate)
+    seen = set()
+    # The defining crates first, so that an item is counted where it is defined.
+    crates = reexported_crates()
+    crates = [c for c in crates if c != "switchboard"] + ["switchboard"]
+    base = ["switchboard_types", "switchboard_jsonrpc", "switchboard_tasks", "switchboard_auth",
+            "switchboard_transport"]
+    order = sorted(crates[:-1], key=lambda c: (base.index(c) if c in base else len(base), c))
+    for krate in order + crates[-1:]:
+        items, methods = count_crate(args.doc, krate, seen)
         total_items += items
         total_methods += methods
         if args.by_crate:
