@@ -2,12 +2,13 @@
 """Counts the public surface of the `switchboard` facade, from rustdoc's HTML.
 
 The facade re-exports library crates (`pub use switchboard_x as x;`, each behind its feature).
-Their public items are what a user of `switchboard` can name: every item page rustdoc writes
-for those crates (structs, enums, traits, functions, type aliases, constants, statics, macros,
-unions; a redirect page for an item re-exported elsewhere is not counted twice), plus the
-facade's own; an item re-exported by another crate (which rustdoc inlines there) is counted
-once). Public methods are the inherent methods and associated functions on those pages
-(trait implementations and trait methods are not counted: they are the traits' surface).
+Their public items are what a user of `switchboard` can name: every item rustdoc lists in the
+`all.html` of those crates and of the facade (structs, enums, traits, functions, type aliases,
+constants, statics, macros, unions; pages an older build left behind are not listed, redirect
+pages not counted). An item that another crate re-exports, and rustdoc inlines there, is
+counted once: same kind, name and declaration. Public methods are the inherent methods and
+associated functions on those pages (trait implementations and trait methods are not counted:
+they are the traits' surface).
 
 Usage: scripts/public-surface.py [--doc target/doc] [--max-items N] [--max-methods N] [--by-crate]
 Reads the HTML `cargo doc --workspace --no-deps` wrote (scripts/test-all.sh runs it first).
@@ -32,41 +33,50 @@ def reexported_crates():
     return ["switchboard"] + sorted(names)
 
 
-SRC = re.compile(r'class="src" href="(?:\.\./)*(src/[^"#]+)#(\d+)')
+DECL = re.compile(r'<pre class="rust item-decl">(.*?)</pre>', re.S)
 
 
 def count_crate(doc, krate, seen):
     """Counts one crate's item pages and their inherent methods; an item already counted (a
-    re-export another crate's docs inline, found by its source location) is not counted again."""
+    re-export another crate's docs inline, found by its kind, name and declaration) is not
+    counted again."""
     items = 0
     methods = 0
     base = os.path.join(doc, krate)
-    if not os.path.isdir(base):
+    listing = os.path.join(base, "all.html")
+    if not os.path.isfile(listing):
         sys.exit(f"public-surface: no rustdoc output for {krate} under {doc}; run "
                  "`cargo doc --workspace --no-deps` first")
-    for dirpath, _dirs, files in os.walk(base):
-        for name in files:
-            if not PAGE.match(name):
-                continue
-            path = os.path.join(dirpath, name)
-            html = open(path, encoding="utf-8", errors="replace").read()
-            if "<title>Redirection</title>" in html or 'http-equiv="refresh"' in html:
-                continue
-            src = SRC.search(html)
-            if src:
-                key = (src.group(1), src.group(2))
-                if key in seen:
-                    continue
-                seen.add(key)
-            items += 1
-            inherent = html
-            cut = html.find('id="trait-implementations"')
-            if cut >= 0:
-                inherent = html[:cut]
-            if name.startswith("trait."):
-                # A trait's required and provided methods are the trait's, counted as one item.
-                continue
-            methods += len(re.findall(r'<section id="method\.[^"]+" class="method"', inherent))
+    # rustdoc's list of every item of the crate, written anew by each build (pages of items
+    # that no longer exist may stay behind in the folder; they are not in the list).
+    pages = sorted(set(re.findall(r'<a href="([^"#]+\.html)"',
+                                  open(listing, encoding="utf-8").read())))
+    for rel in pages:
+        name = os.path.basename(rel)
+        if not PAGE.match(name):
+            continue
+        path = os.path.normpath(os.path.join(base, rel))
+        if not os.path.isfile(path):
+            continue
+        html = open(path, encoding="utf-8", errors="replace").read()
+        if "<title>Redirection</title>" in html or 'http-equiv="refresh"' in html:
+            continue
+        # The same item inlined in another crate's docs has the same kind, name and
+        # declaration (its source link is not always written, so it is no key).
+        decl = DECL.search(html)
+        key = (name, re.sub(r"<[^>]+>", "", decl.group(1)) if decl else path)
+        if key in seen:
+            continue
+        seen.add(key)
+        items += 1
+        inherent = html
+        cut = html.find('id="trait-implementations"')
+        if cut >= 0:
+            inherent = html[:cut]
+        if name.startswith("trait."):
+            # A trait's required and provided methods are the trait's, counted as one item.
+            continue
+        methods += len(re.findall(r'<section id="method\.[^"]+" class="method"', inherent))
     return items, methods
 
 
