@@ -163,7 +163,7 @@ async fn au_21_au_22_every_hostile_token_is_refused() {
 }
 
 #[tokio::test]
-async fn sec_sh_5_a_token_without_sub_speaks_for_its_client() {
+async fn sec_sh_5_finding_3_a_token_without_sub_speaks_for_its_client_not_a_user_of_that_name() {
     let issuer = TestIssuer::start().await;
     let v = validator(&issuer);
     // A client-credentials token of an issuer that leaves `sub` out: the client is the subject.
@@ -173,7 +173,20 @@ async fn sec_sh_5_a_token_without_sub_speaks_for_its_client() {
     let info = v.validate(&issuer.token(&c)).await.unwrap();
     assert_eq!(info.subject, "machine-a");
     assert_eq!(info.client_id.as_deref(), Some("machine-a"));
-    assert_eq!(info.owner_key(), format!("{}|machine-a", issuer.url()));
+    let url = issuer.url();
+    assert_eq!(
+        info.owner_key(),
+        format!("client:{}:{url}|machine-a", url.len())
+    );
+    // Finding 3 of issue 25: a user whose `sub` is the client's id is not that client.
+    let user = issuer.claims("machine-a", AUD, "mcp:basic");
+    let user = v.validate(&issuer.token(&user)).await.unwrap();
+    assert_eq!(user.subject, info.subject);
+    assert_ne!(user.owner_key(), info.owner_key());
+    assert_eq!(
+        user.owner_key(),
+        format!("sub:{}:{url}|machine-a", url.len())
+    );
     // `azp` names the client when `client_id` does not.
     c.as_object_mut().unwrap().remove("client_id");
     c["azp"] = json!("machine-b");
@@ -347,4 +360,54 @@ async fn keys_older_than_max_key_age_are_fetched_again_before_use() {
     issuer.publish(vec![TestKey::es256("k9")]);
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert!(v.validate(&token).await.is_err());
+}
+
+/// Issue 25, finding 1: a token naming a random `kid` makes the validator fetch the JWKS; while
+/// that fetch hangs, a token whose key is cached is checked at once (it used to wait for the
+/// fetch behind the cache lock: 14 s of 30 with a hanging JWKS).
+#[tokio::test]
+async fn finding_1_a_hanging_jwks_refetch_does_not_stall_valid_tokens() {
+    let issuer = TestIssuer::start().await;
+    let v = std::sync::Arc::new(JwtValidator::new(
+        JwtValidatorConfig::new(issuer.url(), AUD)
+            .with_fetch_timeout(Duration::from_secs(30))
+            .with_min_refresh_interval(Duration::ZERO),
+    ));
+    let claims = issuer.claims("alice", AUD, "mcp:basic");
+    let good = issuer.token(&claims);
+    assert!(v.validate(&good).await.is_ok());
+    assert_eq!(issuer.jwks_hits(), 1);
+
+    issuer.set_jwks_mode(JwksMode::Slow(Duration::from_secs(60)));
+    let forged = issuer.sign_with(&TestKey::es256("random-kid"), &claims);
+    let attacker = {
+        let v = v.clone();
+        tokio::spawn(async move { v.validate(&forged).await })
+    };
+    switchboard_test_support::wait::until("the refetch reaches the issuer", || {
+        issuer.jwks_hits() == 2
+    })
+    .await;
+    // The refetch is hanging now. A valid token does not wait for it.
+    let checked = tokio::time::timeout(Duration::from_secs(10), v.validate(&good)).await;
+    assert!(
+        matches!(checked, Ok(Ok(_))),
+        "a valid token waited for the refetch: {checked:?}"
+    );
+    // It needed no fetch of its own.
+    assert_eq!(issuer.jwks_hits(), 2);
+    attacker.abort();
+}
+
+/// Issue 25, finding 4: `iss` given as an array that contains ours is not our issuer (the
+/// recorded issuer used to become "").
+#[tokio::test]
+async fn finding_4_an_issuer_array_is_refused() {
+    let issuer = TestIssuer::start().await;
+    let v = validator(&issuer);
+    let mut c = issuer.claims("alice", AUD, "mcp:basic");
+    c["iss"] = json!(["http://127.0.0.1:9", issuer.url()]);
+    assert_eq!(invalid(v.validate(&issuer.token(&c)).await), "wrong issuer");
+    c["iss"] = json!([issuer.url()]);
+    assert_eq!(invalid(v.validate(&issuer.token(&c)).await), "wrong issuer");
 }

@@ -123,11 +123,11 @@ impl IntrospectionValidator {
         if !audience.contains(&self.config.audience) {
             return Err(TokenError::Invalid("not issued for this resource"));
         }
-        let issuer = match answer.get("iss").and_then(Value::as_str) {
-            Some(iss) if iss != self.config.issuer => {
-                return Err(TokenError::Invalid("wrong issuer"));
-            }
-            Some(iss) => iss.to_owned(),
+        // `iss` is one string when present (RFC 7662 §2.2); an array naming ours among others
+        // is refused like a wrong one.
+        let issuer = match answer.get("iss") {
+            Some(Value::String(iss)) if *iss == self.config.issuer => iss.clone(),
+            Some(_) => return Err(TokenError::Invalid("wrong issuer")),
             None => self.config.issuer.clone(),
         };
         let leeway = self.config.leeway.as_secs();
@@ -213,6 +213,8 @@ mod tests {
         assert!(bad(json!({"aud": ["http://other"]})));
         assert!(bad(json!({"aud": null})));
         assert!(bad(json!({"iss": "http://evil"})));
+        // Finding 4 of issue 25: an array naming ours among others is no issuer.
+        assert!(bad(json!({"iss": ["http://evil", "http://127.0.0.1:1"]})));
         assert!(bad(json!({"exp": 100})));
         assert!(bad(json!({"nbf": 5000})));
         assert!(!bad(json!({"aud": ["x", "http://127.0.0.1:2/mcp"]})));

@@ -5,7 +5,10 @@
 //! configured, kept in memory, and fetched again when a token names a key the cache does not
 //! hold (at most once per [`JwtValidatorConfig::min_refresh_interval`], one fetch at a time) or
 //! when they are older than [`JwtValidatorConfig::max_key_age`]. Every fetch is bounded in time
-//! and bytes, and the key set in count.
+//! and bytes, and the key set in count. No fetch holds up a token whose key is already cached:
+//! the cache is read under a short lock that is never held across a fetch, and only tokens that
+//! need the fetch's answer (an unknown `kid`, or no keys yet) wait for it. So a flood of tokens
+//! naming random key ids, or an issuer whose JWKS endpoint hangs, cannot stall valid requests.
 //!
 //! A token is accepted only if all of these hold:
 //! - it is a compact JWS whose header `alg` is on the allow-list (asymmetric only: never
@@ -13,13 +16,14 @@
 //!   whose `typ` is `at+jwt` or `application/at+jwt` (so ID tokens and other JWTs fail);
 //! - its signature verifies with the issuer's key named by `kid` (or the one key of that type
 //!   when the token names none), and the key's own `alg` and `use`, if any, agree;
-//! - `iss` is the configured issuer, `aud` is (or, as an array, contains) our canonical
+//! - `iss` is the configured issuer (a string: an array naming it among others is refused),
+//!   `aud` is (or, as an array, contains) our canonical
 //!   resource URI `[AU-21]`, `exp` is present and not past, `nbf` (if any) is not in the
 //!   future, both with a small leeway, and the token names a subject: `sub`, or for a token
 //!   without one the client it was issued to (`client_id`, else `azp`; see
 //!   [`super::subject_of`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex as SyncMutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::{Jwk, PublicKeyUse};
@@ -157,7 +161,20 @@ struct Cache {
 pub struct JwtValidator {
     config: JwtValidatorConfig,
     client: reqwest::Client,
-    cache: Mutex<Cache>,
+    /// What is known, read and written under a short lock never held across an await.
+    cache: SyncMutex<Cache>,
+    /// Held while fetching, so that one fetch runs at a time; only callers that need its
+    /// answer wait on it.
+    fetching: Mutex<()>,
+}
+
+/// What a caller of [`JwtValidator::keys_for`] saw in the cache.
+struct Seen {
+    keys: Arc<Vec<Key>>,
+    known: bool,
+    stale: bool,
+    may_retry: bool,
+    never: bool,
 }
 
 impl std::fmt::Debug for JwtValidator {
@@ -176,7 +193,8 @@ impl JwtValidator {
         JwtValidator {
             config,
             client,
-            cache: Mutex::new(Cache::default()),
+            cache: SyncMutex::new(Cache::default()),
+            fetching: Mutex::new(()),
         }
     }
 
@@ -190,9 +208,32 @@ impl JwtValidator {
     /// # Errors
     /// The keys could not be fetched.
     pub async fn refresh(&self) -> Result<usize, TokenError> {
-        let mut cache = self.cache.lock().await;
-        self.fetch_keys(&mut cache).await?;
-        Ok(cache.keys.len())
+        let _one_at_a_time = self.fetching.lock().await;
+        self.fetch_keys().await
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
+        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A look at the cache for a token naming `kid` with an `alg` of `family`.
+    fn seen(&self, kid: Option<&str>, family: jsonwebtoken::AlgorithmFamily) -> Seen {
+        let cache = self.cache();
+        let now = Instant::now();
+        Seen {
+            keys: cache.keys.clone(),
+            known: cache.keys.iter().any(|k| match kid {
+                Some(kid) => k.kid.as_deref() == Some(kid),
+                None => k.family == family,
+            }),
+            stale: cache
+                .fetched_at
+                .is_none_or(|t| now.duration_since(t) >= self.config.max_key_age),
+            may_retry: cache
+                .last_attempt
+                .is_none_or(|t| now.duration_since(t) >= self.config.min_refresh_interval),
+            never: cache.fetched_at.is_none(),
+        }
     }
 
     async fn check(&self, token: &str) -> Result<AuthInfo, TokenError> {
@@ -244,56 +285,81 @@ impl JwtValidator {
         v.set_required_spec_claims(&["exp", "iss", "aud"]);
         let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &v)
             .map_err(|e| TokenError::Invalid(reason(&e)))?;
+        // jsonwebtoken accepts an `iss` array that contains ours; RFC 7519 §4.1.1 makes `iss`
+        // one string, and an array would leave the recorded issuer empty.
+        if data.claims.get("iss").and_then(Value::as_str) != Some(self.config.issuer.as_str()) {
+            return Err(TokenError::Invalid("wrong issuer"));
+        }
         info_of(data.claims)
     }
 
     /// The keys to try for a token naming `kid`: the cache, fetched first when empty or old,
-    /// or again (rate-limited) when it lacks `kid`.
+    /// or again (rate-limited) when it lacks `kid`. A token whose key is cached and fresh never
+    /// waits for a fetch; one whose key is cached but old waits only for a fetch it starts
+    /// itself (others go on with the cached keys meanwhile).
     async fn keys_for(
         &self,
         kid: Option<&str>,
         alg: Algorithm,
     ) -> Result<Arc<Vec<Key>>, TokenError> {
-        let mut cache = self.cache.lock().await;
-        let now = Instant::now();
-        let stale = cache
-            .fetched_at
-            .is_none_or(|t| now.duration_since(t) >= self.config.max_key_age);
         let family = family_of(alg);
-        let known = cache.keys.iter().any(|k| match kid {
-            Some(kid) => k.kid.as_deref() == Some(kid),
-            None => k.family == family,
-        });
-        let may_retry = cache
-            .last_attempt
-            .is_none_or(|t| now.duration_since(t) >= self.config.min_refresh_interval);
-        let never = cache.fetched_at.is_none();
-        if never && !may_retry {
+        let seen = self.seen(kid, family);
+        if seen.known && !seen.stale {
+            return Ok(seen.keys);
+        }
+        if seen.never && !seen.may_retry {
             // The last attempt failed a moment ago: no new one until the interval has passed.
             return Err(TokenError::Unavailable(
                 "the issuer's keys could not be fetched; retrying later".into(),
             ));
         }
-        if never || (stale && may_retry) || (!known && may_retry) {
-            match self.fetch_keys(&mut cache).await {
-                Ok(()) => {}
-                Err(e) if cache.fetched_at.is_none() => return Err(e),
-                // Keep serving with the keys we have; the next refresh may do better.
-                Err(e) => {
-                    tracing::warn!(error = %e, "JWKS refresh failed; keeping the cached keys")
-                }
+        if !seen.may_retry && !seen.never {
+            return Ok(seen.keys);
+        }
+        let _one_at_a_time = if seen.known {
+            // Old but usable keys: refresh them if nobody else is, else use them as they are.
+            match self.fetching.try_lock() {
+                Ok(guard) => guard,
+                Err(_) => return Ok(seen.keys),
+            }
+        } else {
+            // This token cannot be checked without the fetch's answer: wait for it.
+            self.fetching.lock().await
+        };
+        // Another caller may have fetched while this one waited.
+        let seen = self.seen(kid, family);
+        if (seen.known && !seen.stale) || !seen.may_retry {
+            if seen.never {
+                return Err(TokenError::Unavailable(
+                    "the issuer's keys could not be fetched; retrying later".into(),
+                ));
+            }
+            return Ok(seen.keys);
+        }
+        match self.fetch_keys().await {
+            Ok(_) => {}
+            Err(e) if self.cache().fetched_at.is_none() => return Err(e),
+            // Keep serving with the keys we have; the next refresh may do better.
+            Err(e) => {
+                tracing::warn!(error = %e, "JWKS refresh failed; keeping the cached keys")
             }
         }
-        Ok(cache.keys.clone())
+        Ok(self.cache().keys.clone())
     }
 
-    async fn fetch_keys(&self, cache: &mut Cache) -> Result<(), TokenError> {
-        cache.last_attempt = Some(Instant::now());
-        let uri = match &cache.jwks_uri {
-            Some(u) => u.clone(),
+    /// Fetches the keys (the caller holds `fetching`) and stores them; the cache lock is taken
+    /// only to read the JWKS URL and to store the answer.
+    async fn fetch_keys(&self) -> Result<usize, TokenError> {
+        let known_uri = {
+            let mut cache = self.cache();
+            cache.last_attempt = Some(Instant::now());
+            cache.jwks_uri.clone()
+        };
+        let uri = match known_uri {
+            Some(u) => u,
             None => {
                 let u = self.jwks_uri().await?;
-                cache.jwks_uri = Some(u.clone());
+                self.cache().jwks_uri = Some(u.clone());
                 u
             }
         };
@@ -311,9 +377,11 @@ impl JwtValidator {
             .take(self.config.max_keys)
             .collect();
         tracing::debug!(keys = keys.len(), "issuer keys fetched");
+        let count = keys.len();
+        let mut cache = self.cache();
         cache.keys = Arc::new(keys);
         cache.fetched_at = Some(Instant::now());
-        Ok(())
+        Ok(count)
     }
 
     /// The JWKS URL: configured, or from the first metadata document (RFC 8414, then OpenID)

@@ -92,10 +92,24 @@ impl AuthInfo {
         self
     }
 
-    /// The key a session or task is owned under: issuer and subject together, so that two
-    /// issuers' subjects never collide.
+    /// The key a session or task is owned under: the issuer, the kind of principal and the
+    /// subject together, written so that no two differ only in where one ends and the next
+    /// begins. Two issuers' subjects never collide, and neither do a user and a client that
+    /// share a name: a token without `sub` speaks for its client, and its key says so, so a
+    /// client registered as `alice` is not the user `alice` (issue 25, finding 3).
     pub fn owner_key(&self) -> String {
-        format!("{}|{}", self.issuer, self.subject)
+        let kind = match self.claims.get("sub") {
+            Some(Value::String(sub)) if !sub.is_empty() => "sub",
+            // A validator written outside this crate names its subject itself.
+            _ if self.claims.is_empty() => "sub",
+            _ => "client",
+        };
+        format!(
+            "{kind}:{}:{}|{}",
+            self.issuer.len(),
+            self.issuer,
+            self.subject
+        )
     }
 }
 
