@@ -4,8 +4,12 @@
 //!
 //! The opener (`xdg-open`, `open` on macOS) is started directly, the URL one argument, never
 //! through a shell (`[SEC-URL-3]`); only `http` and `https` URLs are opened (`[SEC-URL-1]`,
-//! `[SEC-URL-2]`). The listener answers anything that is not the redirect URI 404 and waits on,
-//! up to a bound (five minutes by default).
+//! `[SEC-URL-2]`). The listener answers anything that is not the redirect URI 404, and a
+//! redirect whose `state` is not the one the authorization URL carried 400, and waits on, up
+//! to a bound (five minutes by default): a forged callback sent first cannot end the login.
+//! Connections are read side by side (at most [`MAX_PENDING`] at once), each request head
+//! bounded in bytes ([`MAX_REQUEST_HEAD`]) and time ([`HEAD_TIMEOUT`]), so an idle or slow
+//! connection cannot hold up the browser's (issue 25, finding 14).
 
 use std::fmt;
 use std::time::Duration;
@@ -20,8 +24,14 @@ use super::error::OAuthError;
 /// How long the browser flow waits for the redirect, unless told otherwise.
 pub const DEFAULT_BROWSER_WAIT: Duration = Duration::from_secs(300);
 
-/// The most bytes of a redirect's request line and headers read.
+/// The most bytes of a redirect's request line read; a longer one is dropped unanswered.
 const MAX_REQUEST_HEAD: usize = 8192;
+
+/// How long a connection may take to send its request line.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The most connections read at once; more wait to be accepted until one is done.
+const MAX_PENDING: usize = 16;
 
 /// Told the authorization URL, and whether the system browser could be started for it (when
 /// it could not, the person must open the URL).
@@ -76,53 +86,109 @@ impl BrowserUserAgent {
         self
     }
 
-    /// Waits for the redirect to `redirect_uri`, at most the agent's wait.
-    async fn redirect_within(&self, redirect_uri: &str) -> Result<Url, OAuthError> {
-        tokio::time::timeout(self.wait, self.redirect(redirect_uri))
+    /// Waits for the redirect to `redirect_uri` carrying `state`, at most the agent's wait.
+    async fn redirect_within(
+        &self,
+        redirect_uri: &str,
+        state: Option<&str>,
+    ) -> Result<Url, OAuthError> {
+        tokio::time::timeout(self.wait, self.redirect(redirect_uri, state))
             .await
             .map_err(|_| {
                 OAuthError::UserAgent(format!("no redirect came back within {:?}", self.wait))
             })?
     }
 
-    /// Waits for the redirect to `redirect_uri` on the listener.
-    async fn redirect(&self, redirect_uri: &str) -> Result<Url, OAuthError> {
+    /// Waits for the redirect to `redirect_uri` (with `state`, when given) on the listener,
+    /// reading connections side by side.
+    async fn redirect(&self, redirect_uri: &str, state: Option<&str>) -> Result<Url, OAuthError> {
         let listener = self.listener.lock().await;
+        let mut pending = tokio::task::JoinSet::new();
         loop {
-            let (mut stream, _) = listener
-                .accept()
-                .await
-                .map_err(|e| OAuthError::UserAgent(format!("redirect listener: {e}")))?;
-            let mut buf = vec![0_u8; MAX_REQUEST_HEAD];
-            let n = stream.read(&mut buf).await.unwrap_or(0);
-            let head = String::from_utf8_lossy(&buf[..n]);
-            let target = head
-                .lines()
-                .next()
-                .and_then(|l| l.strip_prefix("GET "))
-                .and_then(|l| l.split(' ').next())
-                .unwrap_or("");
-            let Ok(back) = Url::parse(redirect_uri).and_then(|r| r.join(target)) else {
-                continue;
-            };
-            if !is_redirect_to(&back, redirect_uri) {
-                let _ = stream
-                    .write_all(
-                        b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
-                    )
-                    .await;
-                continue;
+            tokio::select! {
+                accepted = listener.accept(), if pending.len() < MAX_PENDING => {
+                    let (mut stream, _) = accepted
+                        .map_err(|e| OAuthError::UserAgent(format!("redirect listener: {e}")))?;
+                    pending.spawn(async move {
+                        let line = tokio::time::timeout(HEAD_TIMEOUT, request_line(&mut stream))
+                            .await
+                            .ok()
+                            .flatten();
+                        (stream, line)
+                    });
+                }
+                Some(done) = pending.join_next() => {
+                    // A connection that sent no request line in time, or too long a one, is
+                    // dropped unanswered.
+                    let Ok((mut stream, Some(line))) = done else { continue };
+                    let (status, reply) = judge(&line, redirect_uri, state);
+                    let body = match status {
+                        Judged::Back(_) => "<!doctype html><title>switchboard</title><p>\
+                            Authorization received. You can close this window.",
+                        _ => "",
+                    };
+                    let head = format!(
+                        "HTTP/1.1 {reply}\r\ncontent-type: text/html; charset=utf-8\r\n\
+                         content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = stream.write_all(head.as_bytes()).await;
+                    if let Judged::Back(back) = status {
+                        return Ok(back);
+                    }
+                }
             }
-            let body = "<!doctype html><title>switchboard</title><p>Authorization received. \
-                        You can close this window.";
-            let reply = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\n\
-                 content-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(reply.as_bytes()).await;
-            return Ok(back);
         }
+    }
+}
+
+/// What a request line to the listener is.
+enum Judged {
+    /// The redirect the flow waits for.
+    Back(Url),
+    /// Anything else: answered and waited past.
+    Other,
+}
+
+/// Judges a request line: the redirect (200), one with another `state` (400: a forged or stale
+/// callback), or anything else (404).
+fn judge(line: &str, redirect_uri: &str, state: Option<&str>) -> (Judged, &'static str) {
+    let target = line
+        .strip_prefix("GET ")
+        .and_then(|l| l.split(' ').next())
+        .unwrap_or("");
+    let back = match Url::parse(redirect_uri).and_then(|r| r.join(target)) {
+        Ok(back) if !target.is_empty() && is_redirect_to(&back, redirect_uri) => back,
+        _ => return (Judged::Other, "404 Not Found"),
+    };
+    let said = back
+        .query_pairs()
+        .find(|(k, _)| k == "state")
+        .map(|(_, v)| v.into_owned());
+    match state {
+        Some(want) if said.as_deref() != Some(want) => (Judged::Other, "400 Bad Request"),
+        _ => (Judged::Back(back), "200 OK"),
+    }
+}
+
+/// Reads a connection's request line: `None` at the end of the stream or past
+/// [`MAX_REQUEST_HEAD`] bytes without a line end.
+async fn request_line(stream: &mut tokio::net::TcpStream) -> Option<String> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0_u8; 1024];
+    loop {
+        if let Some(end) = buf.iter().position(|b| *b == b'\n') {
+            let line = String::from_utf8_lossy(&buf[..end]);
+            return Some(line.trim_end_matches('\r').to_owned());
+        }
+        if buf.len() >= MAX_REQUEST_HEAD {
+            return None;
+        }
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
     }
 }
 
@@ -155,9 +221,13 @@ impl UserAgent for BrowserUserAgent {
                     url.scheme()
                 )));
             }
+            let state = url
+                .query_pairs()
+                .find(|(k, _)| k == "state")
+                .map(|(_, v)| v.into_owned());
             let opened = open_browser(&url);
             (self.on_open)(&url, opened.as_ref().map(|_| ()));
-            self.redirect_within(redirect_uri).await
+            self.redirect_within(redirect_uri, state.as_deref()).await
         })
     }
 }
@@ -184,7 +254,7 @@ mod tests {
         let port = Url::parse(&redirect).expect("url").port().expect("port");
         let waiting = {
             let redirect = redirect.clone();
-            tokio::spawn(async move { agent.redirect(&redirect).await })
+            tokio::spawn(async move { agent.redirect(&redirect, None).await })
         };
         assert_eq!(
             send(port, "GET /elsewhere?code=x HTTP/1.1\r\n\r\n").await,
@@ -219,10 +289,91 @@ mod tests {
             .expect("bind")
             .with_wait(Duration::from_secs(2));
         let redirect = agent.redirect_uri().expect("a redirect URI");
-        let err = tokio::time::timeout(Duration::from_secs(5), agent.redirect_within(&redirect))
-            .await
-            .expect("ended by its own bound")
-            .expect_err("no redirect");
+        let err = tokio::time::timeout(
+            Duration::from_secs(5),
+            agent.redirect_within(&redirect, None),
+        )
+        .await
+        .expect("ended by its own bound")
+        .expect_err("no redirect");
         assert!(err.to_string().contains("no redirect came back"), "{err}");
+    }
+
+    /// Starts waiting for the redirect with `state`; returns the port and the waiting task.
+    async fn waiting(
+        state: &'static str,
+    ) -> (u16, tokio::task::JoinHandle<Result<Url, OAuthError>>) {
+        let agent = BrowserUserAgent::bind().await.expect("bind");
+        let redirect = agent.redirect_uri().expect("a redirect URI");
+        let port = Url::parse(&redirect).expect("url").port().expect("port");
+        let task = tokio::spawn(async move { agent.redirect(&redirect, Some(state)).await });
+        (port, task)
+    }
+
+    /// Issue 25, finding 14: a forged callback with a wrong state, sent first, is answered 400
+    /// and the login goes on to the real one.
+    #[tokio::test]
+    async fn finding_14_a_forged_callback_does_not_end_the_login() {
+        let (port, task) = waiting("s1").await;
+        for forged in [
+            "GET /callback?code=evil&state=other HTTP/1.1\r\n\r\n",
+            "GET /callback?code=evil HTTP/1.1\r\n\r\n",
+            "GET /callback?error=access_denied HTTP/1.1\r\n\r\n",
+        ] {
+            assert_eq!(send(port, forged).await, "HTTP/1.1 400 Bad Request");
+        }
+        assert_eq!(
+            send(port, "GET /callback?code=c1&state=s1 HTTP/1.1\r\n\r\n").await,
+            "HTTP/1.1 200 OK"
+        );
+        let back = task.await.expect("task").expect("the redirect");
+        assert_eq!(back.query(), Some("code=c1&state=s1"));
+    }
+
+    /// Issue 25, finding 14: idle connections, and one whose request line crosses the 8 KiB
+    /// bound, do not hold up the browser's redirect.
+    #[tokio::test]
+    async fn finding_14_idle_and_oversized_connections_do_not_block_the_redirect() {
+        let (port, task) = waiting("s1").await;
+        let mut idle = Vec::new();
+        for _ in 0..3 {
+            idle.push(
+                tokio::net::TcpStream::connect(("127.0.0.1", port))
+                    .await
+                    .expect("connect"),
+            );
+        }
+        let long = format!("GET /callback?x={} HTTP/1.1", "a".repeat(MAX_REQUEST_HEAD));
+        assert_eq!(send(port, &long).await, "", "dropped unanswered");
+        assert_eq!(
+            send(port, "GET /callback?code=c1&state=s1 HTTP/1.1\r\n\r\n").await,
+            "HTTP/1.1 200 OK"
+        );
+        assert!(task.await.expect("task").is_ok());
+        drop(idle);
+    }
+
+    /// Issue 25, finding 14: when [`MAX_PENDING`] connections sit idle, each is dropped after
+    /// [`HEAD_TIMEOUT`] and the redirect that waited behind them is taken.
+    #[tokio::test(start_paused = true)]
+    async fn finding_14_a_connection_gets_its_head_timeout_and_no_more() {
+        let (port, task) = waiting("s1").await;
+        let mut idle = Vec::new();
+        for _ in 0..MAX_PENDING {
+            idle.push(
+                tokio::net::TcpStream::connect(("127.0.0.1", port))
+                    .await
+                    .expect("connect"),
+            );
+        }
+        let answer = tokio::time::timeout(
+            HEAD_TIMEOUT * 3,
+            send(port, "GET /callback?code=c1&state=s1 HTTP/1.1\r\n\r\n"),
+        )
+        .await
+        .expect("answered once the idle connections timed out");
+        assert_eq!(answer, "HTTP/1.1 200 OK");
+        assert!(task.await.expect("task").is_ok());
+        drop(idle);
     }
 }

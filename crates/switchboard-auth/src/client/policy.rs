@@ -185,13 +185,34 @@ fn classify_v4(ip: Ipv4Addr) -> Class {
     }
 }
 
+/// The IPv4 address in two 16-bit segments.
+fn embedded_v4(hi: u16, lo: u16) -> Ipv4Addr {
+    Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo))
+}
+
 fn classify_v6(ip: Ipv6Addr) -> Class {
-    let first = ip.segments()[0];
+    let s = ip.segments();
+    let first = s[0];
+    // Forms that carry an IPv4 address reach that address: they are what it is (issue 25,
+    // finding 12). NAT64's well-known prefix 64:ff9b::/96 (RFC 6052) and 6to4's 2002::/16
+    // (RFC 3056) are judged by the address they embed; the local-use NAT64 prefix
+    // 64:ff9b:1::/48 (RFC 8215) may embed one anywhere, and Teredo's 2001::/32 (RFC 4380)
+    // hides the client's, so both are refused.
+    if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        return classify_v4(embedded_v4(s[6], s[7]));
+    }
+    if first == 0x2002 {
+        return classify_v4(embedded_v4(s[1], s[2]));
+    }
+    if s[..3] == [0x64, 0xff9b, 1] || s[..2] == [0x2001, 0] || s[..2] == [0x2001, 0xdb8] {
+        return Class::Special;
+    }
     if ip.is_loopback() {
         Class::Loopback
     } else if first & 0xffc0 == 0xfe80 {
         Class::LinkLocal
-    } else if first & 0xfe00 == 0xfc00 {
+    } else if first & 0xfe00 == 0xfc00 || first & 0xffc0 == 0xfec0 {
+        // Unique local, and the deprecated site-local fec0::/10.
         Class::Private
     } else if ip.is_unspecified() || ip.is_multicast() || ip.to_ipv4().is_some() {
         // `to_ipv4` here is the deprecated IPv4-compatible form (::a.b.c.d): refused.
@@ -277,6 +298,35 @@ mod tests {
         }
         assert!(check(strict, "https://auth.example.com/x").is_ok());
         assert!(check(strict, "https://8.8.8.8/x").is_ok());
+    }
+
+    /// Issue 25, finding 12: the IPv6 forms that carry an IPv4 address are judged by it.
+    #[test]
+    fn finding_12_nat64_6to4_and_teredo_forms_of_private_addresses_are_refused() {
+        let strict = UrlPolicy::strict();
+        for url in [
+            "https://[64:ff9b::a9fe:a9fe]/x", // NAT64 169.254.169.254
+            "https://[64:ff9b::7f00:1]/x",    // NAT64 127.0.0.1
+            "https://[64:ff9b::a00:1]/x",     // NAT64 10.0.0.1
+            "https://[64:ff9b:1::a00:1]/x",   // local-use NAT64
+            "https://[2002:a9fe:a9fe::1]/x",  // 6to4 169.254.169.254
+            "https://[2002:c0a8:101::1]/x",   // 6to4 192.168.1.1
+            "https://[2002:7f00:1::]/x",      // 6to4 127.0.0.1
+            "https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/x", // Teredo
+            "https://[2001:db8::1]/x",        // documentation
+            "https://[fec0::1]/x",            // site-local
+        ] {
+            assert!(check(strict, url).is_err(), "{url} must be refused");
+        }
+        assert!(
+            strict
+                .check_ip("64:ff9b::a9fe:a9fe".parse().unwrap())
+                .is_err(),
+            "a resolved address is judged the same way"
+        );
+        // The same forms of a public address are public.
+        assert!(check(strict, "https://[64:ff9b::808:808]/x").is_ok());
+        assert!(check(strict, "https://[2002:808:808::1]/x").is_ok());
     }
 
     #[test]

@@ -228,31 +228,65 @@ impl FileTokenStore {
             OAuthError::Store(format!("cannot write {}: {e}", self.path.display()))
         };
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(fail)?;
-        }
-        let tmp = self
-            .path
-            .with_extension(format!("tmp.{}", std::process::id()));
-        let mut opts = std::fs::OpenOptions::new();
-        opts.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            opts.mode(self.mode);
-        }
-        let mut f = opts.open(&tmp).map_err(fail)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            f.set_permissions(std::fs::Permissions::from_mode(self.mode))
-                .map_err(fail)?;
+            let mut builder = std::fs::DirBuilder::new();
+            builder.recursive(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::DirBuilderExt as _;
+                builder.mode(0o700);
+            }
+            builder.create(dir).map_err(fail)?;
         }
         let text = serde_json::to_vec_pretty(all)
             .map_err(|e| OAuthError::Store(format!("cannot encode the grants: {e}")))?;
-        f.write_all(&text).map_err(fail)?;
-        f.sync_all().map_err(fail)?;
-        drop(f);
-        std::fs::rename(&tmp, &self.path).map_err(fail)
+        // The temporary file gets an unpredictable name and is created new (O_CREAT|O_EXCL,
+        // which never follows a symbolic link): a file or link planted at the name beforehand
+        // makes the open fail and another name is tried, so the tokens are never written
+        // through it (issue 25, finding 13).
+        let (tmp, mut f) = (0..8)
+            .find_map(|attempt| {
+                let salt = std::hash::BuildHasher::hash_one(
+                    &std::collections::hash_map::RandomState::new(),
+                    (attempt, std::process::id()),
+                );
+                let tmp = self
+                    .path
+                    .with_extension(format!("tmp.{}.{salt:016x}", std::process::id()));
+                let mut opts = std::fs::OpenOptions::new();
+                opts.write(true).create_new(true);
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::OpenOptionsExt as _;
+                    opts.mode(self.mode);
+                }
+                match opts.open(&tmp) {
+                    Ok(f) => Some(Ok((tmp, f))),
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+                    Err(e) => Some(Err(e)),
+                }
+            })
+            .unwrap_or_else(|| {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    "no free temporary name beside the file",
+                ))
+            })
+            .map_err(fail)?;
+        let written = (|| {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt as _;
+                f.set_permissions(std::fs::Permissions::from_mode(self.mode))?;
+            }
+            f.write_all(&text)?;
+            f.sync_all()?;
+            drop(f);
+            std::fs::rename(&tmp, &self.path)
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written.map_err(fail)
     }
 }
 
@@ -316,6 +350,33 @@ mod tests {
         assert_eq!(store.load("https://r/mcp").unwrap(), Some(grant()));
         store.remove("https://r/mcp").unwrap();
         assert_eq!(store.load("https://r/mcp").unwrap(), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Issue 25, finding 13: a link planted at the temporary name the store used to write
+    /// through (`tokens.tmp.<pid>`) is not followed; the tokens never reach its target.
+    #[cfg(unix)]
+    #[test]
+    fn finding_13_a_link_at_the_temporary_name_is_not_written_through() {
+        let dir = std::env::temp_dir().join(format!("sb-store-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tokens.json");
+        let victim = dir.join("victim");
+        std::fs::write(&victim, b"untouched").unwrap();
+        let planted = path.with_extension(format!("tmp.{}", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        FileTokenStore::new(&path)
+            .save("https://r/mcp", &grant())
+            .unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"untouched");
+        assert!(std::fs::symlink_metadata(&path).unwrap().is_file());
+        assert_eq!(
+            FileTokenStore::new(&path).load("https://r/mcp").unwrap(),
+            Some(grant())
+        );
+        // Nothing is left behind but the planted link, the victim and the store.
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 3);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
