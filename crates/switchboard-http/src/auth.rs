@@ -490,6 +490,9 @@ mod tests {
         assert_eq!(a.needed(&call("w")).to_string(), "mcp:basic mcp:write");
         let read = r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///secret"}}"#;
         assert_eq!(a.needed(read).to_string(), "files mcp:basic");
+        // Issue 25, finding 2: an encoded form of the URI needs the same scopes.
+        let encoded = read.replace("secret", "%73ecre%74");
+        assert_eq!(a.needed(&encoded).to_string(), "files mcp:basic");
         let batch = format!("[{},{}]", call("w"), read);
         assert_eq!(a.needed(&batch).to_string(), "files mcp:basic mcp:write");
         // A prompt named like the tool needs only the default.

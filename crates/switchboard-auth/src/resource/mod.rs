@@ -206,7 +206,12 @@ impl ScopePolicy {
 
     /// Adds `scopes` to what requests naming `name` of `kind` need.
     pub fn insert(&mut self, kind: ScopedItem, name: impl Into<String>, scopes: ScopeSet) {
-        let e = self.named.entry((kind, name.into())).or_default();
+        let name = name.into();
+        let name = match kind {
+            ScopedItem::Resource => resource_key(&name).into_owned(),
+            _ => name,
+        };
+        let e = self.named.entry((kind, name)).or_default();
         *e = e.union(&scopes);
     }
 
@@ -223,7 +228,11 @@ impl ScopePolicy {
     /// What a request acting on `target` (a primitive and its name) needs: the default plus
     /// what that primitive declares.
     pub fn required(&self, target: Option<(ScopedItem, &str)>) -> ScopeSet {
-        match target.and_then(|(k, n)| self.named.get(&(k, n.to_owned()))) {
+        let key = target.map(|(k, n)| match k {
+            ScopedItem::Resource => (k, resource_key(n).into_owned()),
+            _ => (k, n.to_owned()),
+        });
+        match key.and_then(|key| self.named.get(&key)) {
             Some(extra) => self.default.union(extra),
             None => self.default.clone(),
         }
@@ -247,6 +256,40 @@ impl ScopePolicy {
         for ((k, n), s) in &other.named {
             self.insert(*k, n.clone(), s.clone());
         }
+    }
+}
+
+/// The form a resource URI is looked up in: percent-decoded whole, as a resource template
+/// decodes the values it matches. Two URIs that reach the same resource through a template
+/// (`test://item/42` and `test://item/%34%32`) need the same scopes (issue 25, finding 2); two
+/// that differ only in what encodes a reserved character (`a%2Fb`, `a/b`) share theirs too,
+/// which errs on the side of asking for more. A URI with a malformed escape is its own key
+/// (no template matches it).
+fn resource_key(uri: &str) -> std::borrow::Cow<'_, str> {
+    if !uri.contains('%') {
+        return std::borrow::Cow::Borrowed(uri);
+    }
+    let bytes = uri.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = uri
+                .get(i + 1..i + 3)
+                .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
+            let Some(byte) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) else {
+                return std::borrow::Cow::Borrowed(uri);
+            };
+            out.push(byte);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    match String::from_utf8(out) {
+        Ok(decoded) => std::borrow::Cow::Owned(decoded),
+        Err(_) => std::borrow::Cow::Borrowed(uri),
     }
 }
 
@@ -343,6 +386,30 @@ mod tests {
         assert_eq!(p.all_scopes().to_string(), "mcp:basic mcp:write");
         assert!(!p.is_empty());
         assert!(ScopePolicy::new().is_empty());
+    }
+
+    /// Issue 25, finding 2: a resource template matches the percent-decoded URI, so the
+    /// scopes declared for a URI apply to every encoding of it.
+    #[test]
+    fn finding_2_resource_scopes_apply_to_every_encoding_of_the_uri() {
+        let p = ScopePolicy::new()
+            .require(ScopedItem::Resource, "test://template/42/data", ["secret"])
+            .require(ScopedItem::Resource, "test://a%2Fb", ["slash"]);
+        let need = |uri: &str| p.required(Some((ScopedItem::Resource, uri))).to_string();
+        assert_eq!(need("test://template/42/data"), "secret");
+        assert_eq!(need("test://template/%34%32/data"), "secret");
+        assert_eq!(need("test://template/%34%32%2Fdata"), "secret");
+        assert_eq!(need("test://%74emplate/4%32/data"), "secret");
+        assert_eq!(need("test://a%2fb"), "slash");
+        assert_eq!(need("test://a/b"), "slash");
+        assert_eq!(need("test://template/43/data"), "");
+        assert_eq!(need("test://template/%3/data"), "", "a malformed escape");
+        assert_eq!(
+            p.required(Some((ScopedItem::Tool, "test://template/%34%32/data")))
+                .to_string(),
+            "",
+            "only resources are decoded"
+        );
     }
 
     #[test]
