@@ -1,21 +1,33 @@
 //! Opaque, tamper-evident pagination cursors (SPEC-NOTES §8.6).
 //!
-//! A cursor carries an offset and a keyed hash of (list, offset) under a per-server random key.
-//! A cursor that was forged, edited, or issued for another list is refused with -32602.
+//! A cursor carries an offset and an HMAC-SHA256 (cut to 128 bits) of (list, offset) under a
+//! key: random per server by default, or derived from the server's shared key
+//! ([`crate::ServerBuilder::shared_key`]) so that a cursor one replica issued is good on
+//! every other, and after a restart (issue 25, finding 6). A cursor that was forged, edited,
+//! or issued for another list is refused with -32602.
 
-use std::collections::hash_map::RandomState;
-use std::hash::BuildHasher;
-
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
 use switchboard_types::{ErrorCode, ErrorObject};
 
 /// Default page size for `tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 
+/// The hex digits of a cursor's MAC (128 bits).
+const MAC_HEX: usize = 32;
+
 /// Issues and checks cursors for one server.
-#[derive(Debug)]
 pub struct Paginator {
-    key: RandomState,
+    key: [u8; 32],
     page_size: usize,
+}
+
+impl std::fmt::Debug for Paginator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Paginator")
+            .field("page_size", &self.page_size)
+            .finish_non_exhaustive()
+    }
 }
 
 /// One page of a list.
@@ -31,7 +43,15 @@ impl Paginator {
     /// A paginator with a fresh random key.
     pub fn new(page_size: usize) -> Self {
         Paginator {
-            key: RandomState::new(),
+            key: crate::modern::seal::random_key(),
+            page_size: page_size.max(1),
+        }
+    }
+
+    /// A paginator keyed from the server's shared key (the same cursors on every replica).
+    pub(crate) fn with_key(page_size: usize, shared: &[u8; 32]) -> Self {
+        Paginator {
+            key: crate::modern::seal::derive_key(shared, "switchboard/cursor/v1"),
             page_size: page_size.max(1),
         }
     }
@@ -41,19 +61,41 @@ impl Paginator {
         self.page_size
     }
 
-    fn mac(&self, list: &str, offset: u64) -> u64 {
-        self.key.hash_one((list, offset))
+    /// The MAC of (list, offset), before it is finished.
+    fn keyed(&self, list: &str, offset: u64) -> Hmac<Sha256> {
+        let mut mac =
+            <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key).expect("HMAC takes any key");
+        mac.update(list.as_bytes());
+        mac.update(&[0]);
+        mac.update(&offset.to_be_bytes());
+        mac
+    }
+
+    fn mac(&self, list: &str, offset: u64) -> String {
+        let tag = self.keyed(list, offset).finalize().into_bytes();
+        tag[..MAC_HEX / 2]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 
     fn encode(&self, list: &str, offset: u64) -> String {
-        format!("{offset:x}-{:016x}", self.mac(list, offset))
+        format!("{offset:x}-{}", self.mac(list, offset))
     }
 
     fn decode(&self, list: &str, cursor: &str) -> Option<u64> {
         let (off, mac) = cursor.split_once('-')?;
+        if off.len() > 16 || mac.len() != MAC_HEX {
+            return None;
+        }
         let offset = u64::from_str_radix(off, 16).ok()?;
-        let mac = u64::from_str_radix(mac, 16).ok()?;
-        (mac == self.mac(list, offset) && off.len() <= 16).then_some(offset)
+        // Compared in constant time through the MAC's own check.
+        let tag: Vec<u8> = (0..MAC_HEX / 2)
+            .map(|i| u8::from_str_radix(mac.get(2 * i..2 * i + 2)?, 16).ok())
+            .collect::<Option<_>>()?;
+        self.keyed(list, offset).verify_truncated_left(&tag).ok()?;
+        // The canonical form only: no second spelling of the same cursor.
+        (self.encode(list, offset) == cursor).then_some(offset)
     }
 
     /// The page of `items` that `cursor` points at (the first page without one).
@@ -150,6 +192,36 @@ mod tests {
                 .page(methods::TOOLS_LIST, &items, Some(&c))
                 .is_err(),
             "a key per server"
+        );
+    }
+
+    /// Issue 25, finding 6: replicas given one shared key accept each other's cursors (a
+    /// page-2 cursor used to be refused by another replica, or after a restart).
+    #[test]
+    fn finding_6_replicas_sharing_a_key_accept_each_others_cursors() {
+        let items: Vec<u32> = (0..25).collect();
+        let shared = [7u8; 32];
+        let a = Paginator::with_key(10, &shared);
+        let b = Paginator::with_key(10, &shared);
+        let c = a
+            .page(methods::TOOLS_LIST, &items, None)
+            .unwrap()
+            .next_cursor
+            .unwrap();
+        assert_eq!(
+            b.page(methods::TOOLS_LIST, &items, Some(&c)).unwrap().items,
+            (10..20).collect::<Vec<_>>()
+        );
+        assert!(
+            Paginator::with_key(10, &[8u8; 32])
+                .page(methods::TOOLS_LIST, &items, Some(&c))
+                .is_err()
+        );
+        assert!(b.page(methods::PROMPTS_LIST, &items, Some(&c)).is_err());
+        // Another spelling of the same cursor (upper-case hex) is not accepted.
+        assert!(
+            b.page(methods::TOOLS_LIST, &items, Some(&c.to_uppercase()))
+                .is_err()
         );
     }
 }

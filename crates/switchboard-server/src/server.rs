@@ -220,10 +220,13 @@ impl ServerBuilder {
         self
     }
 
-    /// The key that seals the `requestState` of multi round-trip requests (2026-07-28,
-    /// `[D26-38]`). Every node behind one load balancer must share it; the default is a random
-    /// key per server, so a state is only good on the server that issued it.
-    pub fn request_state_key(mut self, key: [u8; 32]) -> Self {
+    /// The secret every replica of this server shares: the `requestState` of multi round-trip
+    /// requests (2026-07-28, `[D26-38]`) is sealed, and pagination cursors are signed, under
+    /// keys derived from it. Every node behind one load balancer must be given the same one
+    /// (keep it out of the command line: an environment variable or a file). The default is a
+    /// random key per server, so a state or a page-2 cursor is only good on the server, and in
+    /// the process, that issued it (issue 25, finding 6).
+    pub fn shared_key(mut self, key: [u8; 32]) -> Self {
         self.state_key = Some(key);
         self
     }
@@ -588,7 +591,10 @@ impl ServerBuilder {
                 prompts: RwLock::new(self.prompts),
                 completions: RwLock::new(self.completions),
                 policy: self.policy,
-                paginator: Paginator::new(self.page_size),
+                paginator: match self.state_key {
+                    Some(key) => Paginator::with_key(self.page_size, &key),
+                    None => Paginator::new(self.page_size),
+                },
                 audience,
                 max_sessions: self.max_sessions,
                 max_subscriptions: self.max_subscriptions,

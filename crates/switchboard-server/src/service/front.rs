@@ -54,6 +54,7 @@ impl ServerInner {
         &self,
         method: &str,
         target: &str,
+        owner: &str,
         e: ErrorObject,
         caps: &switchboard_types::ClientCapabilities,
     ) -> HandlerResult {
@@ -88,7 +89,7 @@ impl ServerInner {
                         &r.required_capability(),
                     ));
                 }
-                let state = self.sealer.seal(method, target, BTreeMap::new())?;
+                let state = self.sealer.seal(method, target, owner, BTreeMap::new())?;
                 let mut result = InputRequiredResult::new(asked, Some(state));
                 result.meta = Some(self.server_info_meta());
                 return ok(&result);
@@ -108,7 +109,12 @@ impl ServerInner {
 impl ServerService {
     /// The modern front door (see the module docs).
     pub(crate) fn modern_call(&self, req: Request, cx: RequestContext) -> BoxFuture<HandlerResult> {
-        let prepared = match self.modern_prepare(&req) {
+        // The caller a sealed requestState is bound to (issue 25, finding 7).
+        let owner = cx
+            .attachment_as::<switchboard_auth::resource::AuthInfo>()
+            .map(|a| a.owner_key())
+            .unwrap_or_default();
+        let prepared = match self.modern_prepare(&req, &owner) {
             Ok(p) => p,
             Err(e) => return ready(Err(e)),
         };
@@ -129,7 +135,13 @@ impl ServerService {
                     let outcome = match outcome {
                         Ok(raw) => Ok(raw),
                         Err(e) => {
-                            match server.modern_error(&method, &target, e, call.capabilities()) {
+                            match server.modern_error(
+                                &method,
+                                &target,
+                                &owner,
+                                e,
+                                call.capabilities(),
+                            ) {
                                 // An input-required result: a round before any task.
                                 Ok(asked) => return Ok(asked),
                                 Err(e) => Err(e),
@@ -157,7 +169,7 @@ impl ServerService {
                     &required,
                 )),
                 Err(Stopped::InputRequired { asked, carried }) => {
-                    let state = server.sealer.seal(&method, &target, carried)?;
+                    let state = server.sealer.seal(&method, &target, &owner, carried)?;
                     let mut result = InputRequiredResult::new(asked, Some(state));
                     result.meta = Some(server.server_info_meta());
                     ok(&result)
@@ -171,6 +183,7 @@ impl ServerService {
     fn modern_prepare(
         &self,
         req: &Request,
+        owner: &str,
     ) -> Result<(RequestRoute<ServerService>, Arc<ModernCall>, String), ErrorObject> {
         let server = &self.server;
         // 1. The envelope, read with the few other members the front door needs in one pass.
@@ -231,7 +244,7 @@ impl ServerService {
             match params.request_state {
                 None => {}
                 Some(raw) => match params::as_str(raw) {
-                    Some(s) => answers = server.sealer.open(&s, &req.method, &target)?,
+                    Some(s) => answers = server.sealer.open(&s, &req.method, &target, owner)?,
                     None => return Err(seal::bad_state("not a string")),
                 },
             }
