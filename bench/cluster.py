@@ -82,6 +82,8 @@ class Cluster:
             self.procs.append(redis)
             wait_port(self.redis_port, redis, "redis-server")
             store_args = ["--store", f"redis://127.0.0.1:{self.redis_port}/0"]
+            # The deployment secret every node shares (read from the environment).
+            os.environ.setdefault("SWITCHBOARD_SECRET", "bench-cluster-secret-" + "0" * 32)
         self.node_ports = []
         self.nodes: list[subprocess.Popen] = []
         for i in range(nodes):

@@ -86,6 +86,8 @@ for _ in $(seq 100); do
 done
 [ "$(redis_cmd PING)" = PONG ] || interop_die "redis-server did not start: $(cat "$work/redis.log")"
 store="redis://127.0.0.1:$redis_port/0"
+# The deployment secret every node shares (requestState, cursors, relays between nodes).
+export SWITCHBOARD_SECRET="interop-cluster-secret-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 echo "== cluster: redis-server on 127.0.0.1:$redis_port"
 
 # Two nodes sharing it. Sets NODE_URL (not a subshell: the node's pid stays in `pids`).

@@ -8,6 +8,7 @@ mod demo;
 mod fuzz;
 mod oauth;
 mod record;
+mod secret;
 mod serve;
 mod trace;
 mod ui;

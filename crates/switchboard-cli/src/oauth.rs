@@ -55,9 +55,24 @@ pub(crate) struct OAuthArgs {
     /// allows it).
     #[arg(long, value_name = "ID")]
     client_id: Option<String>,
-    /// The secret of --client-id (a confidential client).
-    #[arg(long, value_name = "SECRET", requires = "client_id")]
+    /// The secret of --client-id (a confidential client). The process list shows it here:
+    /// prefer --client-secret-file or SWITCHBOARD_CLIENT_SECRET.
+    #[arg(
+        long,
+        value_name = "SECRET",
+        requires = "client_id",
+        env = "SWITCHBOARD_CLIENT_SECRET",
+        hide_env_values = true
+    )]
     client_secret: Option<String>,
+    /// A file holding the secret of --client-id (its last line end dropped).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "client_id",
+        conflicts_with = "client_secret"
+    )]
+    client_secret_file: Option<PathBuf>,
     /// Authenticate --client-id at the token endpoint with a JWT it signs with this PEM private
     /// key (PKCS#8, or SEC1 for EC and PKCS#1 for RSA keys) instead of a secret:
     /// private_key_jwt, RFC 7523. The authorization server must know the public key.
@@ -65,7 +80,7 @@ pub(crate) struct OAuthArgs {
         long,
         value_name = "FILE",
         requires = "client_id",
-        conflicts_with = "client_secret"
+        conflicts_with_all = ["client_secret", "client_secret_file"]
     )]
     private_key: Option<PathBuf>,
     /// The JWS algorithm of --private-key: ES256 (the default), ES384, RS256, RS384, RS512,
@@ -111,13 +126,14 @@ pub(crate) async fn client(a: &OAuthArgs, url: &str) -> anyhow::Result<Option<Ar
     if !a.enabled() {
         if a.client_id.is_some()
             || a.client_secret.is_some()
+            || a.client_secret_file.is_some()
             || a.scope.is_some()
             || a.private_key.is_some()
             || a.client_metadata_url.is_some()
         {
             anyhow::bail!(
-                "--client-id, --client-secret, --private-key, --client-metadata-url and --scope \
-                 need --oauth, --oauth-headless or --oauth-client-credentials"
+                "--client-id, --client-secret(-file), --private-key, --client-metadata-url and \
+                 --scope need --oauth, --oauth-headless or --oauth-client-credentials"
             );
         }
         return Ok(None);
@@ -135,9 +151,10 @@ pub(crate) async fn client(a: &OAuthArgs, url: &str) -> anyhow::Result<Option<Ar
         config = config.with_scope(ScopeSet::parse(s));
     }
     if a.oauth_client_credentials {
-        if a.client_secret.is_none() && a.private_key.is_none() {
+        if a.client_secret.is_none() && a.client_secret_file.is_none() && a.private_key.is_none() {
             anyhow::bail!(
-                "--oauth-client-credentials needs --client-secret or --private-key with --client-id"
+                "--oauth-client-credentials needs --client-secret-file (or --client-secret, or \
+                 SWITCHBOARD_CLIENT_SECRET) or --private-key with --client-id"
             );
         }
         config = config.with_flow(GrantFlow::ClientCredentials);
@@ -158,9 +175,13 @@ pub(crate) async fn client(a: &OAuthArgs, url: &str) -> anyhow::Result<Option<Ar
     }
     // clap lets --client-secret through only with --client-id.
     if let Some(id) = &a.client_id {
+        let client_secret = match &a.client_secret_file {
+            Some(file) => Some(crate::secret::read_file("--client-secret-file", file)?),
+            None => a.client_secret.clone(),
+        };
         config = config.with_preregistered(PreRegistered {
             client_id: id.clone(),
-            client_secret: a.client_secret.clone(),
+            client_secret,
             issuer: None,
         });
     }

@@ -64,9 +64,26 @@ struct Recording {
 }
 
 impl Recording {
-    /// Creates (truncates) the recording file.
+    /// Creates (truncates) the recording file, readable by its owner only: it holds session
+    /// ids and whatever the peers said (issue 25, finding 10).
     fn create(path: &str, transport: &'static str) -> anyhow::Result<Arc<dyn FrameTap>> {
-        let file = std::fs::File::create(path).with_context(|| format!("creating {path}"))?;
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            opts.mode(0o600);
+        }
+        let file = opts
+            .open(path)
+            .with_context(|| format!("creating {path}"))?;
+        // A file that was there already keeps its mode through `open`: narrow it too.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))
+                .with_context(|| format!("making {path} private"))?;
+        }
         Ok(Arc::new(Recording {
             file: Mutex::new(std::io::BufWriter::new(file)),
             transport,

@@ -1,6 +1,7 @@
 //! `switchboard serve`: an example server (switchboard-example-servers) over stdio or over
 //! Streamable HTTP.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use switchboard::http::config::{
@@ -10,8 +11,8 @@ use switchboard::http::{HttpConfig, StreamableHttpService};
 use switchboard::jsonrpc::SessionConfig;
 use switchboard::redis::{RedisCluster, RedisConfig, RedisStore, RedisTaskStore};
 use switchboard::tasks::TaskStore;
-use switchboard_example_servers::Example;
 use switchboard_example_servers::bench::BenchLists;
+use switchboard_example_servers::{Deployment, Example};
 
 /// `switchboard serve`'s flags.
 #[derive(Debug, Clone, clap::Args)]
@@ -59,14 +60,26 @@ pub(crate) struct ServeArgs {
     /// With --http: keep sessions and SSE event history in this Redis
     /// (redis://[:PASSWORD@]HOST:PORT[/DB]), shared with every other node given the same
     /// store: behind a load balancer, a session's requests reach the node serving it, and
-    /// another node takes it over if that one dies.
+    /// another node takes it over if that one dies. Needs the deployment secret
+    /// (--secret-file). A URL carrying a password is better given in SWITCHBOARD_STORE than
+    /// here, where the process list shows it.
     #[arg(
         long,
         value_name = "REDIS_URL",
         requires = "http",
-        conflicts_with = "stateless"
+        conflicts_with = "stateless",
+        env = "SWITCHBOARD_STORE",
+        hide_env_values = true
     )]
     store: Option<String>,
+    /// A file holding the deployment secret (at least 32 bytes; `openssl rand -base64 32`),
+    /// or the secret itself in SWITCHBOARD_SECRET. Every replica behind one load balancer
+    /// must be given the same one: it keys the sealed requestState of 2026-07-28 multi-round
+    /// requests and the pagination cursors, so that a retry or a next page may reach any
+    /// replica, and with --store it authenticates the requests nodes relay to each other.
+    /// Required with --store; without it each process has keys of its own.
+    #[arg(long, value_name = "FILE")]
+    secret_file: Option<PathBuf>,
     /// With --store: the URL the other nodes reach this node's endpoint at (default:
     /// http://ADDR/mcp with the address served; give it when binding 0.0.0.0).
     #[arg(long, value_name = "URL", requires = "store")]
@@ -113,11 +126,13 @@ impl ServeArgs {
 fn build_server(
     args: &ServeArgs,
     config: SessionConfig,
-    tasks: Option<Arc<dyn TaskStore>>,
+    deployment: &Deployment,
 ) -> anyhow::Result<switchboard::server::Server> {
     let server = match args.example {
-        Example::Bench => switchboard_example_servers::bench::bench_server(config, args.lists())?,
-        example => switchboard_example_servers::build_with_tasks(example, config, tasks)?,
+        Example::Bench => {
+            switchboard_example_servers::bench::bench_server(config, args.lists(), deployment)?
+        }
+        example => switchboard_example_servers::build_deployed(example, config, deployment)?,
     };
     if args.example == Example::Demo {
         switchboard_example_servers::demo::subtract_on_sigusr1(&server)?;
@@ -195,6 +210,20 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         anyhow::bail!("--tools, --resources and --page-size go with --example bench");
     }
     let config = SessionConfig::default().with_max_frame_bytes(args.max_frame_bytes);
+    let secret = crate::secret::deployment_secret(args.secret_file.as_deref())?;
+    if args.store.is_some() && secret.is_none() {
+        anyhow::bail!(
+            "--store needs the deployment secret every node shares: --secret-file FILE, or the \
+             secret in {} (at least 32 bytes; make one with `openssl rand -base64 32`)",
+            crate::secret::DEPLOYMENT_SECRET_ENV
+        );
+    }
+    let mut deployment = Deployment {
+        tasks: None,
+        shared_key: secret
+            .as_deref()
+            .map(|s| crate::secret::derive(s, "server shared key")),
+    };
     if let Some(addr) = args.http {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
@@ -208,7 +237,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             let limits = switchboard::tasks::TaskLimits::default();
             Arc::new(RedisTaskStore::new(store.clone(), node, limits)) as Arc<dyn TaskStore>
         });
-        let server = build_server(&args, config, tasks)?;
+        deployment.tasks = tasks;
+        let server = build_server(&args, config, &deployment)?;
         // The body bound stays within the engine's frame bound.
         let mut http_config = HttpConfig::for_bind_address(local)
             .with_json_response(args.json_response)
@@ -267,7 +297,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let server = build_server(&args, config, None)?;
+    let server = build_server(&args, config, &deployment)?;
     let transport = switchboard::transport::stdio::StdioTransport::stdio()
         .with_max_frame_bytes(args.max_frame_bytes);
     let session = server.serve(transport)?;

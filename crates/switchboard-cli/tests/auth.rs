@@ -105,6 +105,13 @@ fn serve_refuses_a_plain_http_issuer_that_is_not_loopback() {
     assert!(err.contains("https"), "{err}");
 }
 
+/// [`call_refused`] for the machine flow: `--oauth-client-credentials --client-id machine ARGS`.
+fn machine_refused(args: &[&str]) -> String {
+    let mut all = vec!["--oauth-client-credentials", "--client-id", "machine"];
+    all.extend_from_slice(args);
+    call_refused(&all)
+}
+
 /// `switchboard call ARGS tools/list` against a port nothing listens on: what it says on
 /// stderr, after checking that it failed before sending anything (exit 2).
 fn call_refused(args: &[&str]) -> String {
@@ -124,7 +131,8 @@ fn call_refused(args: &[&str]) -> String {
 #[test]
 fn call_oauth_client_credentials_needs_a_secret_or_a_key() {
     let err = call_refused(&["--oauth-client-credentials", "--client-id", "machine"]);
-    assert!(err.contains("--client-secret or --private-key"), "{err}");
+    assert!(err.contains("--client-secret-file"), "{err}");
+    assert!(err.contains("or --private-key"), "{err}");
     // The machine flow has no user: it cannot be combined with a user's flow.
     let err = call_refused(&[
         "--oauth-client-credentials",
@@ -136,16 +144,91 @@ fn call_oauth_client_credentials_needs_a_secret_or_a_key() {
     ]);
     assert!(err.contains("cannot be used with"), "{err}");
     // A secret and a key at once is ambiguous.
-    let err = call_refused(&[
-        "--oauth-client-credentials",
-        "--client-id",
-        "machine",
+    let err = machine_refused(&["--client-secret", "s", "--private-key", "key.pem"]);
+    assert!(err.contains("cannot be used with"), "{err}");
+}
+
+/// Issue 25, finding 15: the client secret need not be on the command line (where the
+/// process list shows it): a file, or SWITCHBOARD_CLIENT_SECRET.
+#[test]
+fn finding_15_the_client_secret_comes_from_a_file_or_the_environment() {
+    let dir = std::env::temp_dir().join(format!("sb-cli-secret-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let missing = dir.join("missing");
+    let err = machine_refused(&["--client-secret-file", missing.to_str().unwrap()]);
+    assert!(err.contains("--client-secret-file"), "{err}");
+    let empty = dir.join("empty");
+    std::fs::write(&empty, "\n").unwrap();
+    let err = machine_refused(&["--client-secret-file", empty.to_str().unwrap()]);
+    assert!(err.contains("is empty"), "{err}");
+    // A file and a secret at once is ambiguous.
+    let err = machine_refused(&[
+        "--client-secret-file",
+        empty.to_str().unwrap(),
         "--client-secret",
         "s",
-        "--private-key",
-        "key.pem",
     ]);
     assert!(err.contains("cannot be used with"), "{err}");
+    // The environment's secret counts as given (the flow then fails on the unreachable
+    // server, not on a missing secret), and clap never prints its value.
+    let port = common::free_port().to_string();
+    let out = common::bin()
+        .args(["call", "--url", &format!("http://127.0.0.1:{port}/mcp")])
+        .args(["--oauth-client-credentials", "--client-id", "machine"])
+        .env("SWITCHBOARD_CLIENT_SECRET", "s3cret-from-env")
+        .arg("tools/list")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("needs --client-secret"), "{err}");
+    assert!(!err.contains("s3cret-from-env"), "{err}");
+    let help = common::bin()
+        .args(["call", "--help"])
+        .env("SWITCHBOARD_CLIENT_SECRET", "s3cret-from-env")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("SWITCHBOARD_CLIENT_SECRET") && !help.contains("s3cret-from-env"),
+        "{help}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 25, findings 6 and 15: `serve --store` needs the deployment secret every node
+/// shares, from a file or the environment, never the command line.
+#[test]
+fn finding_6_serve_store_needs_the_deployment_secret() {
+    let serve = |extra: &[&str], env: Option<&str>| {
+        let mut cmd = common::bin();
+        cmd.args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--store",
+            "redis://127.0.0.1:1/0",
+        ])
+        .args(extra)
+        .env_remove("SWITCHBOARD_SECRET");
+        if let Some(v) = env {
+            cmd.env("SWITCHBOARD_SECRET", v);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = serve(&[], None);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--store needs the deployment secret"), "{err}");
+    let (code, err) = serve(&[], Some("too short"));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("at least 32 bytes"), "{err}");
+    // With a good secret it goes on, and fails on the Redis nobody runs at port 1.
+    let (code, err) = serve(&[], Some(&"k".repeat(32)));
+    assert_ne!(code, Some(0), "{err}");
+    assert!(err.contains("--store:"), "{err}");
 }
 
 #[test]
@@ -153,13 +236,7 @@ fn call_private_key_must_be_a_usable_pem_key() {
     let dir = std::env::temp_dir().join(format!("sb-cli-key-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let missing = dir.join("missing.pem");
-    let err = call_refused(&[
-        "--oauth-client-credentials",
-        "--client-id",
-        "machine",
-        "--private-key",
-        missing.to_str().unwrap(),
-    ]);
+    let err = machine_refused(&["--private-key", missing.to_str().unwrap()]);
     assert!(err.contains("cannot read the private key"), "{err}");
     let garbage = dir.join("garbage.pem");
     std::fs::write(
@@ -167,18 +244,9 @@ fn call_private_key_must_be_a_usable_pem_key() {
         "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
     )
     .unwrap();
-    let err = call_refused(&[
-        "--oauth-client-credentials",
-        "--client-id",
-        "machine",
-        "--private-key",
-        garbage.to_str().unwrap(),
-    ]);
+    let err = machine_refused(&["--private-key", garbage.to_str().unwrap()]);
     assert!(err.contains("not usable"), "{err}");
-    let err = call_refused(&[
-        "--oauth-client-credentials",
-        "--client-id",
-        "machine",
+    let err = machine_refused(&[
         "--private-key",
         garbage.to_str().unwrap(),
         "--private-key-alg",

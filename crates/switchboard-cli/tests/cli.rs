@@ -435,6 +435,13 @@ fn record_relays_byte_for_byte_and_its_recording_traces_clean() {
     let dir = std::env::temp_dir().join(format!("sb-record-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("tmp");
     let file = dir.join("rec.jsonl");
+    // A file there before, readable by all: the recording narrows it (issue 25, finding 10).
+    std::fs::write(&file, "old").expect("tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    }
     let proxied = run(bin().args([
         "record",
         "-o",
@@ -444,6 +451,19 @@ fn record_relays_byte_for_byte_and_its_recording_traces_clean() {
     ]));
     assert_eq!(proxied.status.code(), Some(0));
     assert_eq!(proxied.stdout, direct.stdout, "the proxy is transparent");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&file)
+            .expect("recording")
+            .permissions()
+            .mode();
+        assert_eq!(
+            mode & 0o777,
+            0o600,
+            "finding 10: the recording is its owner's only"
+        );
+    }
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(&file)
         .expect("recording")
         .lines()

@@ -6,22 +6,26 @@ use switchboard::server::{Server, ServerError, ToolCall, ToolError};
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::tools::{CallToolResult, Tool};
 
-/// The benchmark server: only `add` ({a: number, b: number} → a text block with the sum).
+use crate::Deployment;
+
+/// The benchmark server: only `add` ({a: number, b: number} → a text block with the sum), for
+/// `deployment`.
 ///
 /// # Errors
 /// A registration error (none here).
-pub fn add_server(config: SessionConfig) -> Result<Server, ServerError> {
+pub fn add_server(config: SessionConfig, deployment: &Deployment) -> Result<Server, ServerError> {
     let schema = json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]});
-    Server::builder(Implementation::new(
-        "switchboard-add",
-        env!("CARGO_PKG_VERSION"),
-    ))
-    .session_config(config.with_name("server"))
-    .tool(
-        Tool::new("add", schema).with_description("Add two numbers"),
-        |call| async move { arith(&call, ["a", "b"], i64::checked_add, |a, b| a + b) },
-    )
-    .build()
+    deployment
+        .apply(Server::builder(Implementation::new(
+            "switchboard-add",
+            env!("CARGO_PKG_VERSION"),
+        )))
+        .session_config(config.with_name("server"))
+        .tool(
+            Tool::new("add", schema).with_description("Add two numbers"),
+            |call| async move { arith(&call, ["a", "b"], i64::checked_add, |a, b| a + b) },
+        )
+        .build()
 }
 
 fn number_arg(call: &ToolCall, key: &str) -> Result<serde_json::Number, ToolError> {

@@ -50,11 +50,15 @@ fn blob(call: &ToolCall) -> Result<CallToolResult, ToolError> {
 ///
 /// # Errors
 /// A registration error (none here: every name and URI is distinct).
-pub fn bench_server(config: SessionConfig, lists: BenchLists) -> Result<Server, ServerError> {
-    let mut b = Server::builder(Implementation::new(
+pub fn bench_server(
+    config: SessionConfig,
+    lists: BenchLists,
+    deployment: &crate::Deployment,
+) -> Result<Server, ServerError> {
+    let mut b = deployment.apply(Server::builder(Implementation::new(
         "switchboard-bench",
         env!("CARGO_PKG_VERSION"),
-    ))
+    )))
     .session_config(config.with_name("server"))
     .tool(
         Tool::new("add", add_schema()).with_description("Add two numbers"),
@@ -106,8 +110,15 @@ mod tests {
             resources: 5,
             page_size: Some(2),
         };
-        let server = bench_server(SessionConfig::default(), lists).unwrap();
+        let server = bench_server(SessionConfig::default(), lists, &Default::default()).unwrap();
         assert!(server.capabilities().resources.is_some());
-        assert!(bench_server(SessionConfig::default(), BenchLists::default()).is_ok());
+        assert!(
+            bench_server(
+                SessionConfig::default(),
+                BenchLists::default(),
+                &Default::default()
+            )
+            .is_ok()
+        );
     }
 }

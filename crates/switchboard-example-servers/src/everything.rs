@@ -102,16 +102,16 @@ pub const SCOPE_WRITE: &str = "mcp:write";
 /// # Errors
 /// A registration error (none with these fixed definitions).
 pub fn everything_server(config: SessionConfig) -> Result<Server, ServerError> {
-    everything_server_with_tasks(config, None)
+    everything_server_deployed(config, &crate::Deployment::default())
 }
 
-/// [`everything_server`] keeping its tasks in `tasks` (default: in memory).
+/// [`everything_server`] for `deployment` (its task store and shared key).
 ///
 /// # Errors
 /// A registration error (none with these fixed definitions).
-pub fn everything_server_with_tasks(
+pub fn everything_server_deployed(
     config: SessionConfig,
-    tasks: Option<std::sync::Arc<dyn switchboard::server::TaskStore>>,
+    deployment: &crate::Deployment,
 ) -> Result<Server, ServerError> {
     let mut b = Server::builder(Implementation::new(
         "switchboard-everything",
@@ -127,9 +127,7 @@ pub fn everything_server_with_tasks(
     .enable_logging()
     .enable_completions()
     .page_size(10);
-    if let Some(store) = tasks {
-        b = b.task_store(store);
-    }
+    b = deployment.apply(b);
 
     // --- Tools (contract §2) ---
     b = b

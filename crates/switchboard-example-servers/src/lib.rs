@@ -19,8 +19,10 @@ pub mod demo;
 pub mod everything;
 mod everything_modern;
 
+use std::sync::Arc;
+
 use switchboard::jsonrpc::SessionConfig;
-use switchboard::server::{Server, ServerError};
+use switchboard::server::{Server, ServerBuilder, ServerError, TaskStore};
 
 /// The example servers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,23 +59,55 @@ impl Example {
 /// # Errors
 /// A registration error (none with these fixed definitions).
 pub fn build(example: Example, config: SessionConfig) -> Result<Server, ServerError> {
-    build_with_tasks(example, config, None)
+    build_deployed(example, config, &Deployment::default())
 }
 
-/// Builds an example server whose tasks (the everything server's) are kept in `tasks` (a store
-/// shared by several nodes); `None`: in memory.
+/// What a deployment gives an example server beyond its engine configuration: where its tasks
+/// are kept, and the key its replicas share.
+#[derive(Clone, Default)]
+pub struct Deployment {
+    /// The task store (a store shared by several nodes); `None`: in memory.
+    pub tasks: Option<Arc<dyn TaskStore>>,
+    /// The key every replica shares, which seals `requestState` and signs pagination cursors
+    /// ([`ServerBuilder::shared_key`]); `None`: random per process.
+    pub shared_key: Option<[u8; 32]>,
+}
+
+impl std::fmt::Debug for Deployment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deployment")
+            .field("tasks", &self.tasks.is_some())
+            .field("shared_key", &self.shared_key.map(|_| "<set>"))
+            .finish()
+    }
+}
+
+impl Deployment {
+    /// `b` with this deployment's task store and shared key.
+    pub(crate) fn apply(&self, mut b: ServerBuilder) -> ServerBuilder {
+        if let Some(store) = &self.tasks {
+            b = b.task_store(store.clone());
+        }
+        if let Some(key) = self.shared_key {
+            b = b.shared_key(key);
+        }
+        b
+    }
+}
+
+/// Builds an example server for `deployment` (its task store and shared key).
 ///
 /// # Errors
 /// A registration error (none with these fixed definitions).
-pub fn build_with_tasks(
+pub fn build_deployed(
     example: Example,
     config: SessionConfig,
-    tasks: Option<std::sync::Arc<dyn switchboard::server::TaskStore>>,
+    deployment: &Deployment,
 ) -> Result<Server, ServerError> {
     match example {
-        Example::Everything => everything::everything_server_with_tasks(config, tasks),
-        Example::Add => add::add_server(config),
-        Example::Bench => bench::bench_server(config, bench::BenchLists::default()),
-        Example::Demo => demo::demo_server(config),
+        Example::Everything => everything::everything_server_deployed(config, deployment),
+        Example::Add => add::add_server(config, deployment),
+        Example::Bench => bench::bench_server(config, bench::BenchLists::default(), deployment),
+        Example::Demo => demo::demo_server(config, deployment),
     }
 }

@@ -11,7 +11,7 @@ use switchboard_example_servers::demo::demo_server;
 use switchboard_tests::RawPeer;
 
 async fn demo_peer() -> RawPeer {
-    let s = demo_server(SessionConfig::default()).unwrap();
+    let s = demo_server(SessionConfig::default(), &Default::default()).unwrap();
     let (a, b) = memory::pair();
     s.serve(b).unwrap();
     // Dropping the handle is fine: each session's service keeps the server alive.

@@ -23,8 +23,12 @@ pub fn subtract_tool() -> Tool {
 ///
 /// # Errors
 /// A registration error (none with these fixed names).
-pub fn demo_server(config: SessionConfig) -> Result<Server, ServerError> {
-    Server::builder(Implementation::new("switchboard-demo", env!("CARGO_PKG_VERSION")))
+pub fn demo_server(
+    config: SessionConfig,
+    deployment: &crate::Deployment,
+) -> Result<Server, ServerError> {
+    deployment
+        .apply(Server::builder(Implementation::new("switchboard-demo", env!("CARGO_PKG_VERSION"))))
         .session_config(config.with_name("server"))
         .tool(Tool::new("add", xy_schema()).with_description("Add two numbers"), |call| async move {
             arith(&call, ["x", "y"], i64::checked_add, |a, b| a + b)
