@@ -12,7 +12,11 @@
 //!
 //! No URI or title reaches outside DIR: a title is one file name (no separators, no leading dot,
 //! at most `MAX_TITLE_CHARS` characters), and a note whose real path (symlinks resolved) is not
-//! in DIR is refused. Notes are read and written up to `MAX_NOTE_BYTES`.
+//! in DIR is refused. That check is not trusted alone, since a link may be swapped in after it:
+//! a note is read through a file opened first and then proven to be the directory's own entry
+//! (same device and inode as the entry, which is no link), and written to a new file in DIR
+//! that is then renamed over the title (a rename replaces a link, never writes through it).
+//! Notes are read and written up to `MAX_NOTE_BYTES`.
 //!
 //! Served over stdio, or over Streamable HTTP at `http://ADDR/mcp` with `--http ADDR`.
 
@@ -127,9 +131,58 @@ fn note_path(dir: &Path, title: &str) -> Result<PathBuf, NoteError> {
     }
 }
 
+/// Opens the note at `path` for reading, and proves the file opened is the directory's entry
+/// itself: a regular file, not a link, with the device and inode of what was opened. A link
+/// swapped in after [`note_path`]'s check (or between the open and this proof) is refused.
+async fn open_note(path: &Path) -> Result<tokio::fs::File, NoteError> {
+    let file = tokio::fs::File::open(path).await?;
+    let opened = file.metadata().await?;
+    let entry = tokio::fs::symlink_metadata(path).await?;
+    if !entry.file_type().is_file() || !same_file(&opened, &entry) {
+        return Err(NoteError::Outside);
+    }
+    Ok(file)
+}
+
+/// Whether two metadata describe one file (device and inode; on other systems, trusting the
+/// entry's check).
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        a.dev() == b.dev() && a.ino() == b.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        a.is_file() && b.is_file()
+    }
+}
+
+/// Writes `body` as the note at `path` (in `dir`): to a new file in the directory, created
+/// exclusively (never through a link), renamed over `path` (replacing whatever entry is there,
+/// a link included, without following it).
+async fn write_note(dir: &Path, path: &Path, body: String) -> Result<(), NoteError> {
+    use tokio::io::AsyncWriteExt as _;
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".note-{}-{n}.tmp", std::process::id()));
+    let mut file = tokio::fs::OpenOptions::new().write(true).create_new(true).open(&tmp).await?;
+    let written = async {
+        file.write_all(body.as_bytes()).await?;
+        file.sync_all().await?;
+        drop(file);
+        tokio::fs::rename(&tmp, path).await
+    }
+    .await;
+    if written.is_err() {
+        let _ = tokio::fs::remove_file(&tmp).await;
+    }
+    Ok(written?)
+}
+
 /// A note's text, bounded in size.
 async fn read_note(dir: &Path, title: &str) -> Result<String, NoteError> {
-    let file = tokio::fs::File::open(note_path(dir, title)?).await?;
+    let file = open_note(&note_path(dir, title)?).await?;
     if file.metadata().await?.len() > MAX_NOTE_BYTES {
         return Err(NoteError::TooLarge);
     }
@@ -248,7 +301,7 @@ impl Notes {
             return Err(NoteError::TooLarge);
         }
         let path = note_path(&self.dir, &title)?;
-        tokio::fs::write(&path, body).await?;
+        write_note(&self.dir, &path, body).await?;
         // Listed at once (the watcher's event for this write then finds it listed).
         self.sync(&title);
         Ok(format!("saved {}", self.uri(&title)))
@@ -365,4 +418,41 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// A directory with a note `a.md` and a file outside it, `secret`.
+    fn setup(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+        let base = std::env::temp_dir().join(format!("sb-notes-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let dir = base.join("notes");
+        std::fs::create_dir_all(&dir).unwrap();
+        let secret = base.join("secret");
+        std::fs::write(&secret, "outside").unwrap();
+        (base, dir.canonicalize().unwrap(), secret)
+    }
+
+    /// Issue 25, finding 11: a link swapped in after the check is neither read nor written
+    /// through (the check passed on the regular file that was there; the use finds the link).
+    #[tokio::test]
+    async fn finding_11_a_link_swapped_in_after_the_check_is_not_followed() {
+        let (base, dir, secret) = setup("swap");
+        let note = dir.join("a.md");
+        std::fs::write(&note, "inside").unwrap();
+        let checked = note_path(&dir, "a").unwrap();
+        // The attacker's swap, after the check.
+        std::fs::remove_file(&note).unwrap();
+        std::os::unix::fs::symlink(&secret, &note).unwrap();
+        assert!(matches!(open_note(&checked).await, Err(NoteError::Outside)));
+        write_note(&dir, &checked, "overwritten".into()).await.unwrap();
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), "outside", "the target is untouched");
+        assert!(std::fs::symlink_metadata(&note).unwrap().file_type().is_file(), "the link was replaced");
+        assert_eq!(read_note(&dir, "a").await.unwrap(), "overwritten");
+        // Only the note is left in the directory: no temporary file behind.
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 }
