@@ -11,6 +11,7 @@ associated functions on those pages (trait implementations and trait methods are
 they are the traits' surface).
 
 Usage: scripts/public-surface.py [--doc target/doc] [--max-items N] [--max-methods N] [--by-crate]
+                                 [--list]
 Reads the HTML `cargo doc --workspace --no-deps` wrote (scripts/test-all.sh runs it first).
 Exits 1 when a maximum is given and exceeded, so that the surface only grows on purpose.
 """
@@ -36,7 +37,7 @@ def reexported_crates():
 DECL = re.compile(r'<pre class="rust item-decl">(.*?)</pre>', re.S)
 
 
-def count_crate(doc, krate, seen):
+def count_crate(doc, krate, seen, listed=None):
     """Counts one crate's item pages and their inherent methods; an item already counted (a
     re-export another crate's docs inline, found by its kind, name and declaration) is not
     counted again."""
@@ -69,6 +70,10 @@ def count_crate(doc, krate, seen):
             continue
         seen.add(key)
         items += 1
+        if listed is not None:
+            kind, item = name[:-len(".html")].split(".", 1)
+            module = os.path.dirname(rel).replace("/", "::")
+            listed.append((krate, kind, f"{module}::{item}" if module else item))
         inherent = html
         cut = html.find('id="trait-implementations"')
         if cut >= 0:
@@ -86,6 +91,8 @@ def main():
     ap.add_argument("--max-items", type=int)
     ap.add_argument("--max-methods", type=int)
     ap.add_argument("--by-crate", action="store_true")
+    ap.add_argument("--list", action="store_true",
+                    help="print each counted item: crate, kind, path inside the crate")
     args = ap.parse_args()
     total_items = total_methods = 0
     seen = set()
@@ -96,7 +103,10 @@ def main():
             "switchboard_transport"]
     order = sorted(crates[:-1], key=lambda c: (base.index(c) if c in base else len(base), c))
     for krate in order + crates[-1:]:
-        items, methods = count_crate(args.doc, krate, seen)
+        listed = [] if args.list else None
+        items, methods = count_crate(args.doc, krate, seen, listed)
+        for row in listed or ():
+            print("%-28s %-9s %s" % row)
         total_items += items
         total_methods += methods
         if args.by_crate:

@@ -52,11 +52,11 @@ use crate::security::{DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS};
 use crate::{HttpConfig, reply, security};
 
 /// The default bound on a JSON (non-SSE) answer read whole.
-pub const DEFAULT_MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
 /// The default bound on an SSE event tapped (a larger one is still relayed, and noted in the log).
-pub const DEFAULT_MAX_TAPPED_EVENT_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_TAPPED_EVENT_BYTES: usize = 16 * 1024 * 1024;
 /// The default bound on requests buffering or awaiting their answer at once.
-pub const DEFAULT_MAX_CONCURRENT: usize = 64;
+pub(crate) const DEFAULT_MAX_CONCURRENT: usize = 64;
 
 /// How the proxy checks and bounds what it relays.
 ///

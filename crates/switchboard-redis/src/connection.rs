@@ -11,11 +11,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use redis::AsyncConnectionConfig;
 use redis::aio::ConnectionManager;
 use sha2::{Digest, Sha256};
-use switchboard_http::event_store::{
+use switchboard_http::DEFAULT_MAX_STORED_SESSIONS;
+use switchboard_http::{
     DEFAULT_EVENTS_PER_STREAM, DEFAULT_SESSION_BYTES, DEFAULT_STREAM_BYTES,
     DEFAULT_STREAMS_PER_SESSION,
 };
-use switchboard_http::session_store::DEFAULT_MAX_STORED_SESSIONS;
 
 /// The default key prefix.
 pub const DEFAULT_PREFIX: &str = "switchboard";
@@ -42,7 +42,7 @@ pub struct RedisConfig {
     /// The most events kept per stream (the oldest go first).
     pub events_per_stream: usize,
     /// The most bytes kept per stream (each event costs its data plus
-    /// [`EVENT_OVERHEAD_BYTES`](switchboard_http::event_store::EVENT_OVERHEAD_BYTES)).
+    /// [`EVENT_OVERHEAD_BYTES`](switchboard_http::EVENT_OVERHEAD_BYTES)).
     pub stream_bytes: usize,
     /// The most streams kept per session (the oldest go first).
     pub streams_per_session: usize,
