@@ -3,7 +3,7 @@
 //!
 //! | flags | mode | relay |
 //! |---|---|---|
-//! | `--stdio CMD` | stdio server to whoever launched us, relaying to the spawned server | `switchboard::transport::relay::relay_child` |
+//! | `--stdio CMD` | stdio server to whoever launched us, relaying to the spawned server | `switchboard::transport::relay_child` |
 //! | `--listen ADDR --url UPSTREAM` | Streamable HTTP reverse proxy (POST, GET, DELETE, SSE) | `switchboard::http::proxy` |
 //! | `--listen ADDR --stdio CMD` | bridge: a stdio server exposed over Streamable HTTP | `switchboard::http::stdio_bridge` |
 //! | `--url UPSTREAM` | bridge: a remote Streamable HTTP server exposed to a stdio host | `switchboard::http_client::stdio_bridge()` |
@@ -25,7 +25,7 @@ use anyhow::Context as _;
 use serde_json::json;
 use switchboard::http::{HttpConfig, proxy, stdio_bridge};
 use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
-use switchboard::transport::relay::relay_child;
+use switchboard::transport::relay_child;
 use switchboard::transport::{FrameTap, TappedFrame};
 
 /// `switchboard record`'s flags: what it was asked to do. `--stdio` and `--url` are the shared

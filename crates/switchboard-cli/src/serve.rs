@@ -90,7 +90,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "N")]
     pub(crate) threads: Option<usize>,
     /// The largest frame accepted, in bytes.
-    #[arg(long, default_value_t = switchboard::jsonrpc::config::DEFAULT_MAX_FRAME_BYTES)]
+    #[arg(long, default_value_t = switchboard::jsonrpc::DEFAULT_MAX_FRAME_BYTES)]
     max_frame_bytes: usize,
 }
 
@@ -272,8 +272,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let server = build_server(&args, config, None)?;
-    let transport = switchboard::transport::stdio::StdioTransport::stdio()
-        .with_max_frame_bytes(args.max_frame_bytes);
+    let transport =
+        switchboard::transport::StdioTransport::stdio().with_max_frame_bytes(args.max_frame_bytes);
     let session = server.serve(transport)?;
     tracing::info!(example = args.example.name(), "serving on stdio");
     session.closed().await;

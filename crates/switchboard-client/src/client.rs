@@ -35,7 +35,7 @@ pub use crate::session::Negotiated;
 use crate::state::{ClientState, Phase, SessionOptions};
 use crate::subscription::DEFAULT_MAX_SUBSCRIPTIONS;
 use switchboard_jsonrpc::RouteError;
-use switchboard_jsonrpc::router::{typed_notification, typed_request};
+use switchboard_jsonrpc::{typed_notification, typed_request};
 use switchboard_tasks::{InMemoryTaskStore, TaskStore};
 use switchboard_types::catalogue::{
     Initialize, Initialized, Method, NotificationMethod, RequestMethod,

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::de::DeserializeOwned;
-use switchboard_jsonrpc::router::invalid_params;
+use switchboard_jsonrpc::invalid_params;
 use switchboard_jsonrpc::{HandlerResult, Peer, RequestContext};
 use switchboard_tasks::serve::{self, Running};
 use switchboard_tasks::{Outcome, Owner, TaskStore};

@@ -30,7 +30,7 @@ use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode, heade
 use http_body_util::{BodyExt, Full};
 use switchboard_example_servers::Example;
 use switchboard_http::{HttpConfig, StreamableHttpService};
-use switchboard_jsonrpc::config::SessionConfig;
+use switchboard_jsonrpc::SessionConfig;
 use switchboard_transport::codec::sse::SseParser;
 use switchboard_transport::headers::SESSION_ID;
 use tower::Service;

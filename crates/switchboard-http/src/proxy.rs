@@ -40,7 +40,7 @@ use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use switchboard_transport::FrameTap;
 use switchboard_transport::SseParser;
 use switchboard_transport::headers::{EVENT_STREAM, JSON, media_type as bare_media_type};
-use switchboard_transport::relay::tap_body;
+use switchboard_transport::tap_body;
 use switchboard_types::Direction;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
-use switchboard_jsonrpc::queue::Queue;
+use switchboard_jsonrpc::Queue;
 use switchboard_jsonrpc::{
     Attachment, FrameSink, FrameSource, OutboundFrame, Peer, Transport, TransportControl,
     TransportError,

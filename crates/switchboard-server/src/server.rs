@@ -42,7 +42,7 @@ use crate::tool::{
     AllowList, ClientIdentity, RegisteredTool, RegistryError, ToolCall, ToolError, ToolPolicy,
     ToolRegistry,
 };
-use switchboard_jsonrpc::router::{RouteError, typed_notification, typed_request};
+use switchboard_jsonrpc::{RouteError, typed_notification, typed_request};
 use switchboard_tasks::{InMemoryTaskStore, TaskStore};
 use switchboard_types::capabilities::{
     ServerTaskRequests, ServerTasksCapability, ToolsTaskRequests,

@@ -26,7 +26,7 @@ use switchboard_jsonrpc::OutboundFrame;
 use switchboard_types::{Direction, Frame, MessageKind};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
-pub use crate::codec::ndjson::DEFAULT_MAX_FRAME_BYTES;
+use crate::codec::ndjson::DEFAULT_MAX_FRAME_BYTES;
 use crate::codec::ndjson::FrameError;
 
 /// One frame on its way through a relay.
@@ -152,7 +152,7 @@ where
 ///
 /// # Errors
 /// Reading or writing failed.
-pub async fn relay_lines_bounded<R, W>(
+pub(crate) async fn relay_lines_bounded<R, W>(
     from: R,
     mut to: W,
     direction: Direction,
@@ -223,7 +223,7 @@ where
 ///
 /// # Errors
 /// As for [`relay_child`].
-pub async fn relay_child_bounded<R, W>(
+pub(crate) async fn relay_child_bounded<R, W>(
     child: &mut tokio::process::Child,
     client_in: R,
     client_out: W,
@@ -260,7 +260,7 @@ where
 
 /// The frames of an HTTP body or SSE event: the entries of a JSON array (each its exact text),
 /// else the whole text, trimmed; an empty body holds none.
-pub fn batch_entries(text: &str) -> Vec<&str> {
+pub(crate) fn batch_entries(text: &str) -> Vec<&str> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Vec::new();
@@ -337,7 +337,7 @@ pub async fn read_frame_line<R: AsyncBufRead + Unpin>(
 /// longer line is consumed without being held and reported as
 /// [`FrameError::FrameTooLarge`]; the next call reads on. `None` at the end of input or on a
 /// read error.
-pub async fn read_frame_line_bounded<R: AsyncBufRead + Unpin>(
+pub(crate) async fn read_frame_line_bounded<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     line: &mut Vec<u8>,
     max_frame_bytes: usize,

@@ -359,7 +359,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         None => {
             server
-                .serve(switchboard::transport::stdio::StdioTransport::stdio())?
+                .serve(switchboard::transport::StdioTransport::stdio())?
                 .closed()
                 .await
         }

@@ -8,14 +8,14 @@ use std::time::Duration;
 
 /// The default grace of each shutdown step (spec §3.5): after stdin is closed, and again after
 /// `SIGTERM`, before escalating.
-pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// Default number of the child's stderr lines logged per second (also the burst); the rest are
 /// counted and reported as one line. The stderr hook sees every line regardless.
-pub const DEFAULT_STDERR_LINES_PER_SECOND: u32 = 100;
+pub(crate) const DEFAULT_STDERR_LINES_PER_SECOND: u32 = 100;
 
 /// A callback that sees each line the child writes to its stderr.
-pub type StderrHook = Arc<dyn Fn(&str) + Send + Sync>;
+pub(crate) type StderrHook = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// How to start a child process that speaks MCP on its stdin/stdout.
 ///
