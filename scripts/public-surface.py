@@ -8,7 +8,8 @@ constants, statics, macros, unions; pages an older build left behind are not lis
 pages not counted). An item that another crate re-exports, and rustdoc inlines there, is
 counted once: same kind, name and declaration. Public methods are the inherent methods and
 associated functions on those pages (trait implementations and trait methods are not counted:
-they are the traits' surface).
+they are the traits' surface). Items marked `#[doc(hidden)]`, which rustdoc does not list but a
+user can still name, are counted from the sources of every crate but the wire types.
 
 Usage: scripts/public-surface.py [--doc target/doc] [--max-items N] [--max-methods N] [--by-crate]
                                  [--list]
@@ -85,6 +86,37 @@ def count_crate(doc, krate, seen, listed=None):
     return items, methods
 
 
+HIDDEN = re.compile(r"#\[doc\(hidden\)\]\s*(?:#\[[^\]]*\]\s*)*pub (mod|fn|struct|enum|trait|type|const|static|use|async fn)\s+([A-Za-z0-9_]+)")
+
+
+def hidden_items(krate, listed=None):
+    """rustdoc lists no `#[doc(hidden)]` item, yet users can name them: counted from the sources
+    (a hidden `pub mod` counts each `pub` item declared directly in it)."""
+    src = os.path.join(ROOT, "crates", krate.replace("_", "-"), "src")
+    count = 0
+    for folder, _, files in os.walk(src):
+        for f in sorted(files):
+            if not f.endswith(".rs"):
+                continue
+            path = os.path.join(folder, f)
+            text = open(path, encoding="utf-8").read()
+            for m in HIDDEN.finditer(text):
+                kind, name = m.groups()
+                if kind == "mod":
+                    body = text[m.end():]
+                    end = body.find("\n}")
+                    inner = re.findall(r"^    pub (?:async )?(fn|struct|enum|trait|type|const|static|use)\s+([A-Za-z0-9_]+)",
+                                       body[:end], re.M)
+                    names = [(k, f"{name}::{n}") for k, n in inner]
+                else:
+                    names = [(kind, name)]
+                for k, n in names:
+                    count += 1
+                    if listed is not None:
+                        listed.append((krate, "hidden-" + k, n))
+    return count
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--doc", default=os.path.join(ROOT, "target/doc"))
@@ -105,6 +137,8 @@ def main():
     for krate in order + crates[-1:]:
         listed = [] if args.list else None
         items, methods = count_crate(args.doc, krate, seen, listed)
+        if krate != "switchboard_types":
+            items += hidden_items(krate, listed)
         for row in listed or ():
             print("%-28s %-9s %s" % row)
         total_items += items
