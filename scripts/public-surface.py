@@ -8,9 +8,11 @@ constants, statics, macros, unions; pages an older build left behind are not lis
 pages not counted). An item that another crate re-exports, and rustdoc inlines there, is
 counted once: same kind, name and declaration. Public methods are the inherent methods and
 associated functions on those pages (trait implementations and trait methods are not counted:
-they are the traits' surface).
+they are the traits' surface). Items marked `#[doc(hidden)]`, which rustdoc does not list but a
+user can still name, are counted from the sources of every crate but the wire types.
 
 Usage: scripts/public-surface.py [--doc target/doc] [--max-items N] [--max-methods N] [--by-crate]
+                                 [--list]
 Reads the HTML `cargo doc --workspace --no-deps` wrote (scripts/test-all.sh runs it first).
 Exits 1 when a maximum is given and exceeded, so that the surface only grows on purpose.
 """
@@ -36,7 +38,7 @@ def reexported_crates():
 DECL = re.compile(r'<pre class="rust item-decl">(.*?)</pre>', re.S)
 
 
-def count_crate(doc, krate, seen):
+def count_crate(doc, krate, seen, listed=None):
     """Counts one crate's item pages and their inherent methods; an item already counted (a
     re-export another crate's docs inline, found by its kind, name and declaration) is not
     counted again."""
@@ -69,6 +71,10 @@ def count_crate(doc, krate, seen):
             continue
         seen.add(key)
         items += 1
+        if listed is not None:
+            kind, item = name[:-len(".html")].split(".", 1)
+            module = os.path.dirname(rel).replace("/", "::")
+            listed.append((krate, kind, f"{module}::{item}" if module else item))
         inherent = html
         cut = html.find('id="trait-implementations"')
         if cut >= 0:
@@ -80,12 +86,45 @@ def count_crate(doc, krate, seen):
     return items, methods
 
 
+HIDDEN = re.compile(r"#\[doc\(hidden\)\]\s*(?:#\[[^\]]*\]\s*)*pub (mod|fn|struct|enum|trait|type|const|static|use|async fn)\s+([A-Za-z0-9_]+)")
+
+
+def hidden_items(krate, listed=None):
+    """rustdoc lists no `#[doc(hidden)]` item, yet users can name them: counted from the sources
+    (a hidden `pub mod` counts each `pub` item declared directly in it)."""
+    src = os.path.join(ROOT, "crates", krate.replace("_", "-"), "src")
+    count = 0
+    for folder, _, files in os.walk(src):
+        for f in sorted(files):
+            if not f.endswith(".rs"):
+                continue
+            path = os.path.join(folder, f)
+            text = open(path, encoding="utf-8").read()
+            for m in HIDDEN.finditer(text):
+                kind, name = m.groups()
+                if kind == "mod":
+                    body = text[m.end():]
+                    end = body.find("\n}")
+                    inner = re.findall(r"^    pub (?:async )?(fn|struct|enum|trait|type|const|static|use)\s+([A-Za-z0-9_]+)",
+                                       body[:end], re.M)
+                    names = [(k, f"{name}::{n}") for k, n in inner]
+                else:
+                    names = [(kind, name)]
+                for k, n in names:
+                    count += 1
+                    if listed is not None:
+                        listed.append((krate, "hidden-" + k, n))
+    return count
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--doc", default=os.path.join(ROOT, "target/doc"))
     ap.add_argument("--max-items", type=int)
     ap.add_argument("--max-methods", type=int)
     ap.add_argument("--by-crate", action="store_true")
+    ap.add_argument("--list", action="store_true",
+                    help="print each counted item: crate, kind, path inside the crate")
     args = ap.parse_args()
     total_items = total_methods = 0
     seen = set()
@@ -96,7 +135,12 @@ def main():
             "switchboard_transport"]
     order = sorted(crates[:-1], key=lambda c: (base.index(c) if c in base else len(base), c))
     for krate in order + crates[-1:]:
-        items, methods = count_crate(args.doc, krate, seen)
+        listed = [] if args.list else None
+        items, methods = count_crate(args.doc, krate, seen, listed)
+        if krate != "switchboard_types":
+            items += hidden_items(krate, listed)
+        for row in listed or ():
+            print("%-28s %-9s %s" % row)
         total_items += items
         total_methods += methods
         if args.by_crate:

@@ -303,7 +303,7 @@ mod serve {
     // page: serve
     use switchboard::http::{HttpConfig, StreamableHttpService};
     use switchboard::server::Server;
-    use switchboard::transport::stdio::StdioTransport;
+    use switchboard::transport::StdioTransport;
 
     async fn serve_stdio(server: Server) -> Result<(), Box<dyn std::error::Error>> {
         server.serve(StdioTransport::stdio())?.closed().await;
@@ -359,7 +359,7 @@ mod client {
     // page: client
     use serde_json::json;
     use switchboard::client::Client;
-    use switchboard::transport::child::{ChildCommand, ChildTransport};
+    use switchboard::transport::{ChildCommand, ChildTransport};
     use switchboard::types::elicitation::{ElicitAction, ElicitResult};
     use switchboard::types::lifecycle::Implementation;
     use switchboard::types::sampling::{CreateMessageResult, SamplingMessageContentBlock};

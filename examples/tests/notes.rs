@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use switchboard::client::{Client, ClientSession, EraMode};
-use switchboard::transport::child::{ChildCommand, ChildTransport};
+use switchboard::transport::{ChildCommand, ChildTransport};
 use switchboard::types::content::{ContentBlock, ResourceContents};
 use switchboard::types::lifecycle::Implementation;
 

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 use switchboard::client::{Client, EraMode};
-use switchboard::transport::child::{ChildCommand, ChildTransport};
+use switchboard::transport::{ChildCommand, ChildTransport};
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::tools::CallToolResult;
 

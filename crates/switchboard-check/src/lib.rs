@@ -83,7 +83,7 @@ pub use target::{Connector, Target};
 
 /// How long each check waits for an answer unless told otherwise (a spawned server's first
 /// answer gets ten seconds more, for its start-up).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// About how many results the shared checks give (the capability gates vary).
 const SHARED_ESTIMATE: usize = 21;
@@ -126,7 +126,7 @@ pub enum CheckError {
     },
 }
 
-/// Runs every check against `target` with the defaults (a [`DEFAULT_TIMEOUT`] per answer).
+/// Runs every check against `target` with the defaults (5 s per answer).
 ///
 /// # Errors
 /// The server could not be started or reached, or never completed a handshake.
@@ -170,7 +170,7 @@ impl std::fmt::Debug for Checker {
 }
 
 impl Checker {
-    /// The checks against `target`, with a [`DEFAULT_TIMEOUT`] per answer.
+    /// The checks against `target`, with 5 s per answer.
     pub fn new(target: Target) -> Checker {
         Checker {
             target,

@@ -164,7 +164,7 @@ fn main() {
 /// logs under its own target.
 fn own_target(target: &str) -> bool {
     (target == "switchboard" || target.starts_with("switchboard::"))
-        && target != switchboard::transport::child::LOG_TARGET
+        && target != switchboard::transport::LOG_TARGET
 }
 
 /// Logs go to stderr (stdout carries only frames when serving stdio). RUST_LOG sets the filter;

@@ -3,10 +3,10 @@
 //!
 //! | flags | mode | relay |
 //! |---|---|---|
-//! | `--stdio CMD` | stdio server to whoever launched us, relaying to the spawned server | `switchboard::transport::relay::relay_child` |
+//! | `--stdio CMD` | stdio server to whoever launched us, relaying to the spawned server | `switchboard::transport::relay_child` |
 //! | `--listen ADDR --url UPSTREAM` | Streamable HTTP reverse proxy (POST, GET, DELETE, SSE) | `switchboard::http::proxy` |
 //! | `--listen ADDR --stdio CMD` | bridge: a stdio server exposed over Streamable HTTP | `switchboard::http::stdio_bridge` |
-//! | `--url UPSTREAM` | bridge: a remote Streamable HTTP server exposed to a stdio host | `switchboard::http_client::stdio_bridge` |
+//! | `--url UPSTREAM` | bridge: a remote Streamable HTTP server exposed to a stdio host | `switchboard::http_client::stdio_bridge()` |
 //!
 //! The relays pass frames on unchanged and show each one to a frame tap first; the tap here
 //! writes the recording. A batch is recorded entry by entry, each entry's exact text. The one
@@ -25,7 +25,7 @@ use anyhow::Context as _;
 use serde_json::json;
 use switchboard::http::{HttpConfig, proxy, stdio_bridge};
 use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
-use switchboard::transport::relay::relay_child;
+use switchboard::transport::relay_child;
 use switchboard::transport::{FrameTap, TappedFrame};
 
 /// `switchboard record`'s flags: what it was asked to do. `--stdio` and `--url` are the shared
@@ -157,7 +157,7 @@ pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
             let listener = bind(addr).await?;
             let local = listener.local_addr()?;
             let config = HttpConfig::for_bind_address(local);
-            let service = stdio_bridge::service(move || server_command(&cmd), rec, config);
+            let service = stdio_bridge(move || server_command(&cmd), rec, config);
             crate::ui::announce(&format!("listening on http://{local}/mcp"));
             switchboard::http::serve(listener, service).await?;
             Ok(0)
@@ -165,7 +165,7 @@ pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
         (None, None, Some(url)) => {
             let rec = Recording::create(&args.output, "http")?;
             let transport = HttpClientTransport::connect(&url, HttpClientConfig::default())?;
-            let relayed = switchboard::http_client::stdio_bridge::relay(
+            let relayed = switchboard::http_client::stdio_bridge(
                 transport,
                 tokio::io::stdin(),
                 tokio::io::stdout(),

@@ -4,9 +4,6 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use switchboard::http::config::{
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
-};
 use switchboard::http::{HttpConfig, StreamableHttpService};
 use switchboard::jsonrpc::SessionConfig;
 use switchboard::redis::{RedisCluster, RedisConfig, RedisStore, RedisTaskStore};
@@ -106,7 +103,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "N")]
     pub(crate) threads: Option<usize>,
     /// The largest frame accepted, in bytes.
-    #[arg(long, default_value_t = switchboard::jsonrpc::config::DEFAULT_MAX_FRAME_BYTES)]
+    #[arg(long, default_value_t = switchboard::jsonrpc::DEFAULT_MAX_FRAME_BYTES)]
     max_frame_bytes: usize,
 }
 
@@ -157,10 +154,15 @@ async fn join_cluster(
         .advertise
         .clone()
         .unwrap_or_else(|| format!("http://{local}/mcp"));
-    let idle = args.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT);
+    // The HTTP server's defaults where no flag is given.
+    let defaults = HttpConfig::default();
+    let idle = args
+        .idle_timeout
+        .or(defaults.idle_timeout)
+        .unwrap_or_default();
     let redis = RedisConfig {
         session_ttl: idle + std::time::Duration::from_secs(60),
-        max_sessions: args.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
+        max_sessions: args.max_sessions.unwrap_or(defaults.max_sessions),
         ..RedisConfig::default()
     };
     let store = RedisStore::connect(url, redis).await.map_err(|e| {
@@ -240,10 +242,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         deployment.tasks = tasks;
         let server = build_server(&args, config, &deployment)?;
         // The body bound stays within the engine's frame bound.
-        let mut http_config = HttpConfig::for_bind_address(local)
+        let http_config = HttpConfig::for_bind_address(local);
+        let max_body_bytes = args.max_frame_bytes.min(http_config.max_body_bytes);
+        let mut http_config = http_config
             .with_json_response(args.json_response)
             .with_stateless(args.stateless)
-            .with_max_body_bytes(args.max_frame_bytes.min(DEFAULT_MAX_BODY_BYTES));
+            .with_max_body_bytes(max_body_bytes);
         if let Some(t) = args.idle_timeout {
             http_config = http_config.with_idle_timeout(Some(t));
         }
@@ -298,8 +302,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let server = build_server(&args, config, &deployment)?;
-    let transport = switchboard::transport::stdio::StdioTransport::stdio()
-        .with_max_frame_bytes(args.max_frame_bytes);
+    let transport =
+        switchboard::transport::StdioTransport::stdio().with_max_frame_bytes(args.max_frame_bytes);
     let session = server.serve(transport)?;
     tracing::info!(example = args.example.name(), "serving on stdio");
     session.closed().await;

@@ -35,14 +35,14 @@ pub use crate::session::Negotiated;
 use crate::state::{ClientState, Phase, SessionOptions};
 use crate::subscription::DEFAULT_MAX_SUBSCRIPTIONS;
 use switchboard_jsonrpc::RouteError;
-use switchboard_jsonrpc::router::{typed_notification, typed_request};
+use switchboard_jsonrpc::{typed_notification, typed_request};
 use switchboard_tasks::{InMemoryTaskStore, TaskStore};
 use switchboard_types::catalogue::{
     Initialize, Initialized, Method, NotificationMethod, RequestMethod,
 };
 
 /// Default bound on pages followed by a list-all helper.
-pub const DEFAULT_MAX_PAGES: usize = 1000;
+pub(crate) const DEFAULT_MAX_PAGES: usize = 1000;
 
 /// An MCP client's identity, offer and handlers. Cheap to clone; one `Client` can
 /// [`connect`](Client::connect) any number of sessions, which share its handlers.
@@ -126,7 +126,7 @@ impl ClientBuilder {
         self
     }
 
-    /// Bounds the pages a list-all helper follows (default [`DEFAULT_MAX_PAGES`]); a listing
+    /// Bounds the pages a list-all helper follows (default 1000); a listing
     /// that goes on longer fails with [`ClientError::TooManyPages`].
     pub fn max_pages(mut self, n: usize) -> Self {
         self.client.max_pages = n.max(1);
@@ -134,7 +134,7 @@ impl ClientBuilder {
     }
 
     /// Bounds the resource subscriptions of one session (default
-    /// [`DEFAULT_MAX_SUBSCRIPTIONS`]); one more fails with [`ClientError::TooManySubscriptions`].
+    /// 1024); one more fails with [`ClientError::TooManySubscriptions`].
     pub fn max_subscriptions(mut self, n: usize) -> Self {
         self.client.max_subscriptions = n;
         self
@@ -156,14 +156,14 @@ impl ClientBuilder {
     }
 
     /// How long [`EraMode::Auto`] waits for the answer to its `server/discover` probe before
-    /// falling back to `initialize` (default [`DEFAULT_PROBE_TIMEOUT`]).
+    /// falling back to `initialize` (default 5 s).
     pub fn probe_timeout(mut self, t: Duration) -> Self {
         self.client.probe_timeout = t;
         self
     }
 
     /// Bounds the input-required rounds of one modern call (default
-    /// [`DEFAULT_MAX_INPUT_ROUNDS`]); past it the call fails with
+    /// 10); past it the call fails with
     /// [`ClientError::TooManyInputRounds`].
     pub fn max_input_rounds(mut self, n: usize) -> Self {
         self.client.max_input_rounds = n;
@@ -181,13 +181,13 @@ impl ClientBuilder {
         self
     }
 
-    /// Bounds the listen streams one session holds open (default [`DEFAULT_MAX_LISTENS`]).
+    /// Bounds the listen streams one session holds open (default 16).
     pub fn max_listens(mut self, n: usize) -> Self {
         self.client.max_listens = n;
         self
     }
 
-    /// Bounds the events waiting in one listen stream (default [`DEFAULT_LISTEN_BUFFER`]);
+    /// Bounds the events waiting in one listen stream (default 64);
     /// past it an event is dropped (logged at debug level).
     pub fn listen_buffer(mut self, n: usize) -> Self {
         self.client.listen_buffer = n.max(1);

@@ -36,4 +36,4 @@ pub enum Era {
 
 /// The default bound on waiting for the answer to the `server/discover` probe in
 /// [`EraMode::Auto`] before falling back to `initialize`.
-pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(5);

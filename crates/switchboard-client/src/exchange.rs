@@ -51,7 +51,7 @@ pub(crate) fn parse_result<R: serde::de::DeserializeOwned>(
 }
 
 /// The default bound on input-required rounds of one call.
-pub const DEFAULT_MAX_INPUT_ROUNDS: usize = 10;
+pub(crate) const DEFAULT_MAX_INPUT_ROUNDS: usize = 10;
 
 /// Re-lists the tools into the cache, as a -32020 to a modern `tools/call` asks. The listing is
 /// `listing`'s, above this module: the caller hands it down.

@@ -26,15 +26,15 @@
 //! | `service` | the engine service: gates and routes server requests and notifications (-32601 without a route), guards sends |
 //! | `validation` | `structuredContent` checked against the tool's `outputSchema` (`[SF-7]`) |
 //! | `task` | tools called as tasks: start, get, wait, result, cancel, list |
-//! | [`serve_task`] | the server's sampling and elicitation run as tasks on this client; `tasks/*` answered |
+//! | `serve_task` | the server's sampling and elicitation run as tasks on this client; `tasks/*` answered |
 //! | `error` | [`ClientError`] |
 //!
 //! Modules depend one way: `era`, `handlers`, `serve_task` ← `subscription` ← `error` ← `cache`,
 //! `validation`, `listen` ← `state` ← `answer` ← `inputs` ← `modern_task` ← `exchange` ←
 //! `listing`, `probe` ← `session` ← `task`, `router` ← `service` ← `client`.
 //!
-//! The modules are private and the public surface is re-exported here, but for `serve_task`,
-//! public for [`serve_task::TASK_LIST_PAGE`].
+//! The modules are private and the public surface is re-exported here; the bounds' defaults
+//! are documented on the builder methods that set them.
 //!
 //! # Features
 //! * Per-call options ([`RequestOptions`]): timeout, progress callback, timeout reset on progress
@@ -56,7 +56,7 @@ mod listing;
 mod modern_task;
 mod probe;
 mod router;
-pub mod serve_task;
+mod serve_task;
 mod service;
 mod session;
 mod state;
@@ -65,14 +65,13 @@ mod task;
 mod validation;
 
 pub use cache::ListKind;
-pub use client::{Client, ClientBuilder, DEFAULT_MAX_PAGES, Negotiated};
-pub use era::{DEFAULT_PROBE_TIMEOUT, Era, EraMode};
+pub use client::{Client, ClientBuilder, Negotiated};
+pub use era::{Era, EraMode};
 pub use error::ClientError;
-pub use exchange::DEFAULT_MAX_INPUT_ROUNDS;
 pub use handlers::HandlerFuture;
-pub use listen::{DEFAULT_LISTEN_BUFFER, DEFAULT_MAX_LISTENS, ListenEvent, ListenStream};
+pub use listen::{ListenEvent, ListenStream};
 pub use session::ClientSession;
-pub use subscription::{DEFAULT_MAX_SUBSCRIPTIONS, ResourceUpdateCallback, SubscriptionId};
+pub use subscription::{ResourceUpdateCallback, SubscriptionId};
 pub use switchboard_jsonrpc::{ProgressUpdate, ProgressWatch, RequestContext, RequestOptions};
 pub use switchboard_tasks::{InMemoryTaskStore, TaskLimits, TaskStore};
 pub use tokio_util::sync::CancellationToken;

@@ -30,9 +30,9 @@ use tokio_util::sync::DropGuard;
 use crate::error::ClientError;
 
 /// Default bound on the listen streams one session holds open.
-pub const DEFAULT_MAX_LISTENS: usize = 16;
+pub(crate) const DEFAULT_MAX_LISTENS: usize = 16;
 /// Default bound on the events waiting in one listen stream.
-pub const DEFAULT_LISTEN_BUFFER: usize = 64;
+pub(crate) const DEFAULT_LISTEN_BUFFER: usize = 64;
 
 /// One notification delivered on a listen stream.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,9 +8,9 @@
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
-use switchboard_jsonrpc::router::{ErasedNotification, ErasedRequest, MethodTable};
-use switchboard_jsonrpc::throttle::shown;
+use switchboard_jsonrpc::shown;
 use switchboard_jsonrpc::{BoxFuture, HandlerResult, RequestContext};
+use switchboard_jsonrpc::{ErasedNotification, ErasedRequest, MethodTable};
 use switchboard_types::catalogue::{
     CancelTask, Cancelled, CreateMessage, Elicit, ElicitationComplete, GetTask, GetTaskPayload,
     ListRoots, ListTasks, LoggingMessage, Method, Ping, Progress, PromptListChanged,

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::de::DeserializeOwned;
-use switchboard_jsonrpc::router::invalid_params;
+use switchboard_jsonrpc::invalid_params;
 use switchboard_jsonrpc::{HandlerResult, Peer, RequestContext};
 use switchboard_tasks::serve::{self, Running};
 use switchboard_tasks::{Outcome, Owner, TaskStore};
@@ -35,7 +35,7 @@ use switchboard_types::tasks::{
 use switchboard_types::{ErrorObject, Feature, ProtocolVersion, Request};
 
 /// The page size of the client's `tasks/list` answers.
-pub const TASK_LIST_PAGE: usize = 100;
+pub(crate) const TASK_LIST_PAGE: usize = 100;
 
 /// The client's tasks, shared by the sessions of one [`Client`](crate::Client): the store and
 /// the handlers still running (to stop them on `tasks/cancel` or when their session closes).
@@ -252,5 +252,14 @@ pub(crate) async fn answer(
             notify_status(&cx.peer().unrelated(), cancelled.task.clone()).await;
             encode(&cancelled)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_task_list_page_is_100_tasks() {
+        // `tests/tests/e2e/tasks_client.rs` `tk_18_the_clients_task_list_comes_in_pages` counts on it.
+        assert_eq!(super::TASK_LIST_PAGE, 100);
     }
 }

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use switchboard_jsonrpc::throttle::shown;
+use switchboard_jsonrpc::shown;
 use switchboard_jsonrpc::{BoxFuture, HandlerResult, Peer, RequestContext, Service};
 use switchboard_types::catalogue::{
     self, Cancelled, Direction, Discover, ElicitationComplete, Initialize, Initialized,

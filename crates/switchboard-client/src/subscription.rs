@@ -15,7 +15,7 @@ use switchboard_types::resources::ResourceUpdatedNotificationParams;
 use crate::handlers::run_callback;
 
 /// Default bound on resource subscriptions per session.
-pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1024;
+pub(crate) const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1024;
 
 /// Identifies one subscription (one callback for one URI) within a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -131,7 +131,7 @@ impl Subscriptions {
             Err(_) => return,
         };
         if callbacks.is_empty() {
-            tracing::debug!(uri = %switchboard_jsonrpc::throttle::shown(&update.uri), "resource update for no subscription ignored");
+            tracing::debug!(uri = %switchboard_jsonrpc::shown(&update.uri), "resource update for no subscription ignored");
         }
         for cb in callbacks {
             let update = update.clone();
@@ -158,7 +158,13 @@ fn covers(subscribed: &str, updated: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::covers;
+    use super::{DEFAULT_MAX_SUBSCRIPTIONS, covers};
+
+    #[test]
+    fn the_default_bound_is_1024() {
+        // The e2e test `client_subscriptions::the_default_bound_is_1024` fills it.
+        assert_eq!(DEFAULT_MAX_SUBSCRIPTIONS, 1024);
+    }
 
     #[test]
     fn sub_resources_are_covered_and_siblings_are_not() {

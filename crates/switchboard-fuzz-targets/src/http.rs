@@ -29,9 +29,10 @@ use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full};
 use switchboard_example_servers::Example;
-use switchboard_http::{HttpConfig, SESSION_ID, StreamableHttpService};
-use switchboard_jsonrpc::config::SessionConfig;
+use switchboard_http::{HttpConfig, StreamableHttpService};
+use switchboard_jsonrpc::SessionConfig;
 use switchboard_transport::codec::sse::SseParser;
+use switchboard_transport::headers::SESSION_ID;
 use tower::Service;
 
 /// At most this many requests per input.

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use switchboard_server::uri_template::UriTemplate;
+use switchboard_server::UriTemplate;
 
 /// The entry function.
 pub fn run(data: &[u8]) {

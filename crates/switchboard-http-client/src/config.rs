@@ -1,85 +1,85 @@
-//! [`HttpClientConfig`]: every option of the Streamable HTTP client transport, each bound on by
-//! default.
-//!
-//! | option | default | what it does |
-//! |---|---|---|
-//! | `headers` | none | extra headers on every HTTP request (e.g. `Authorization`) |
-//! | `connect_timeout` | 10 s | bound on opening a TCP connection |
-//! | `response_timeout` | 30 s | bound on the answer to a POST the sender waits for (`initialize`, notifications, responses), on the headers of a GET (resumption, the standalone stream), on `DELETE` and on the HTTP+SSE `endpoint` event |
-//! | `post_header_timeout` | 5 min | from sending a request's POST to its answer's status and headers (a server answering with JSON sends them when the result is ready) |
-//! | `post_timeout` | 5 min | from sending a request's POST to the last byte of an answer that does not stream (JSON, an error body) |
-//! | `sse_idle_timeout` | 5 min | the longest silence (no byte: no event, progress or keep-alive comment) on a POST's SSE answer before its requests fail |
-//! | `max_redirects` | 3 | redirects followed per request, on the endpoint's origin only (see below) |
-//! | `send_order_wait` | 100 ms | how long a notification or response sent after requests waits for their answers to start (keeps a cancellation behind its request on a prompt server); requests never wait for one another |
-//! | `max_event_bytes` | 16 MiB | bound on one SSE event and on one JSON body; larger ones are discarded |
-//! | `max_concurrent_posts` | 256 | POSTs in flight at once; the next frame waits for a free slot |
-//! | `max_reconnect_attempts` | 5 | consecutive failed reconnections of one SSE stream (POST or GET) before giving up |
-//! | `max_resumptions` | 1000 | reconnections of one POST stream in all, successful or not |
-//! | `default_retry` | 1 s | the wait before a reconnection when the server sent no `retry:` |
-//! | `min_retry`, `max_retry` | 100 ms, 30 s | the range a server's `retry:` is clamped to |
-//! | `get_stream` | `true` | open the standalone GET stream after initialization (`[HT-12]`) |
-//! | `http_sse_fallback` | `true` | fall back to the 2024-11-05 HTTP+SSE transport when `initialize` gets 400, 404 or 405 |
-//! | `inbound_queue` | 256 | messages queued for the engine before the HTTP readers wait |
-//! | `max_inbound_bytes` | 64 MiB | bytes of the messages queued for the engine before the HTTP readers wait |
-//! | `user_agent` | `switchboard-http-client/<version>` | the `User-Agent` header |
-//! | `auth` | none | the [`crate::auth::AuthProvider`]: a Bearer token on every request, authorization on 401, step-up on 403 |
-//!
-//! A timeout fails only what it bounds: the requests of that POST get a local -32603 error whose
-//! `data` is `{reason: "http_timeout", timeout: "<option name>", ms}`, the POST's slot is freed
-//! and the session goes on. Past `response_timeout` on `initialize` or on a frame without
-//! requests (a notification or a response, which the sender waits for) the transport fails, as
-//! on a network error.
-//!
-//! Redirects are followed only when they stay on the endpoint's origin (scheme, host and port),
-//! keep the method (a POST or `DELETE` follows 307 and 308 only) and carry no user info, at
-//! most `max_redirects` per request. Any other redirect is not followed and no request is made
-//! to its target: the session id, `Authorization` and the configured `headers` stay with the
-//! endpoint's origin. See the `redirect` module for why.
+//! The Streamable HTTP client transport's options: [`HttpClientConfig`].
 
 use std::time::Duration;
 
 use http::HeaderMap;
 
 /// The default bound on opening a connection.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default bound on an awaited POST answer, a GET's headers, `DELETE` and the HTTP+SSE
 /// `endpoint` event.
-pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default bound from sending a request's POST to its answer's headers.
-pub const DEFAULT_POST_HEADER_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_POST_HEADER_TIMEOUT: Duration = Duration::from_secs(300);
 /// The default bound from sending a request's POST to the end of an answer that does not stream.
-pub const DEFAULT_POST_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_POST_TIMEOUT: Duration = Duration::from_secs(300);
 /// The default bound on silence on a POST's SSE answer.
-pub const DEFAULT_SSE_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_SSE_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// The default bound on redirects followed per request (same origin only).
-pub const DEFAULT_MAX_REDIRECTS: usize = 3;
+pub(crate) const DEFAULT_MAX_REDIRECTS: usize = 3;
 /// The default time a request's POST may hold back the next frame.
-pub const DEFAULT_SEND_ORDER_WAIT: Duration = Duration::from_millis(100);
+pub(crate) const DEFAULT_SEND_ORDER_WAIT: Duration = Duration::from_millis(100);
 /// The default bound on one SSE event or JSON body: 16 MiB.
-pub const DEFAULT_MAX_EVENT_BYTES: usize =
+pub(crate) const DEFAULT_MAX_EVENT_BYTES: usize =
     switchboard_transport::codec::sse::DEFAULT_MAX_EVENT_BYTES;
 /// The default bound on POSTs in flight.
-pub const DEFAULT_MAX_CONCURRENT_POSTS: usize = 256;
+pub(crate) const DEFAULT_MAX_CONCURRENT_POSTS: usize = 256;
 /// The default bound on consecutive failed reconnections of one stream.
-pub const DEFAULT_MAX_RECONNECT_ATTEMPTS: u32 = 5;
+pub(crate) const DEFAULT_MAX_RECONNECT_ATTEMPTS: u32 = 5;
 /// The default bound on the reconnections of one POST stream in all.
-pub const DEFAULT_MAX_RESUMPTIONS: u32 = 1000;
+pub(crate) const DEFAULT_MAX_RESUMPTIONS: u32 = 1000;
 /// The default reconnection delay when the server sent no `retry:` (`[HT-11]`).
-pub const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+pub(crate) const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// The default shortest reconnection delay, whatever the server's `retry:` says: a server that
 /// closes every connection at once with `retry: 0` gets no busy loop.
-pub const DEFAULT_MIN_RETRY: Duration = Duration::from_millis(100);
+pub(crate) const DEFAULT_MIN_RETRY: Duration = Duration::from_millis(100);
 /// The default longest reconnection delay, whatever the server's `retry:` says: a stream is not
 /// left waiting for days on `retry: 999999999`.
-pub const DEFAULT_MAX_RETRY: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_MAX_RETRY: Duration = Duration::from_secs(30);
 /// The default number of inbound messages queued for the engine.
-pub const DEFAULT_INBOUND_QUEUE: usize = 256;
+pub(crate) const DEFAULT_INBOUND_QUEUE: usize = 256;
 /// The default bound on the bytes of the messages queued for the engine: 64 MiB.
-pub const DEFAULT_MAX_INBOUND_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_INBOUND_BYTES: usize = 64 * 1024 * 1024;
 /// The largest `max_inbound_bytes` accepted (the byte budget is counted in `u32` permits).
 const MAX_INBOUND_BYTES_CAP: usize = u32::MAX as usize;
 
-/// How the client transport behaves and what it bounds. See the module docs for defaults.
+/// Every option of the Streamable HTTP client transport, each bound on by
+/// default.
+///
+/// | option | default | what it does |
+/// |---|---|---|
+/// | `headers` | none | extra headers on every HTTP request (e.g. `Authorization`) |
+/// | `connect_timeout` | 10 s | bound on opening a TCP connection |
+/// | `response_timeout` | 30 s | bound on the answer to a POST the sender waits for (`initialize`, notifications, responses), on the headers of a GET (resumption, the standalone stream), on `DELETE` and on the HTTP+SSE `endpoint` event |
+/// | `post_header_timeout` | 5 min | from sending a request's POST to its answer's status and headers (a server answering with JSON sends them when the result is ready) |
+/// | `post_timeout` | 5 min | from sending a request's POST to the last byte of an answer that does not stream (JSON, an error body) |
+/// | `sse_idle_timeout` | 5 min | the longest silence (no byte: no event, progress or keep-alive comment) on a POST's SSE answer before its requests fail |
+/// | `max_redirects` | 3 | redirects followed per request, on the endpoint's origin only (see below) |
+/// | `send_order_wait` | 100 ms | how long a notification or response sent after requests waits for their answers to start (keeps a cancellation behind its request on a prompt server); requests never wait for one another |
+/// | `max_event_bytes` | 16 MiB | bound on one SSE event and on one JSON body; larger ones are discarded |
+/// | `max_concurrent_posts` | 256 | POSTs in flight at once; the next frame waits for a free slot |
+/// | `max_reconnect_attempts` | 5 | consecutive failed reconnections of one SSE stream (POST or GET) before giving up |
+/// | `max_resumptions` | 1000 | reconnections of one POST stream in all, successful or not |
+/// | `default_retry` | 1 s | the wait before a reconnection when the server sent no `retry:` |
+/// | `min_retry`, `max_retry` | 100 ms, 30 s | the range a server's `retry:` is clamped to |
+/// | `get_stream` | `true` | open the standalone GET stream after initialization (`[HT-12]`) |
+/// | `http_sse_fallback` | `true` | fall back to the 2024-11-05 HTTP+SSE transport when `initialize` gets 400, 404 or 405 |
+/// | `inbound_queue` | 256 | messages queued for the engine before the HTTP readers wait |
+/// | `max_inbound_bytes` | 64 MiB | bytes of the messages queued for the engine before the HTTP readers wait |
+/// | `user_agent` | `switchboard-http-client/<version>` | the `User-Agent` header |
+/// | `auth` | none | the [`crate::auth::AuthProvider`]: a Bearer token on every request, authorization on 401, step-up on 403 |
+///
+/// A timeout fails only what it bounds: the requests of that POST get a local -32603 error whose
+/// `data` is `{reason: "http_timeout", timeout: "<option name>", ms}`, the POST's slot is freed
+/// and the session goes on. Past `response_timeout` on `initialize` or on a frame without
+/// requests (a notification or a response, which the sender waits for) the transport fails, as
+/// on a network error.
+///
+/// Redirects are followed only when they stay on the endpoint's origin (scheme, host and port),
+/// keep the method (a POST or `DELETE` follows 307 and 308 only) and carry no user info, at
+/// most `max_redirects` per request. Any other redirect is not followed and no request is made
+/// to its target: the session id, `Authorization` and the configured `headers` stay with the
+/// endpoint's origin.
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct HttpClientConfig {
@@ -140,7 +140,7 @@ pub struct HttpClientConfig {
     /// The `User-Agent` header.
     pub user_agent: String,
     /// The authorization provider: its token goes on every request, and it answers 401 and
-    /// 403 `insufficient_scope` (see [`crate::auth`]).
+    /// 403 `insufficient_scope` (see [`crate::AuthProvider`]).
     pub auth: Option<std::sync::Arc<dyn crate::auth::AuthProvider>>,
 }
 
@@ -203,7 +203,7 @@ impl Default for HttpClientConfig {
 }
 
 impl HttpClientConfig {
-    /// Sets the authorization provider (see [`crate::auth`]).
+    /// Sets the authorization provider (see [`crate::AuthProvider`]).
     pub fn with_auth(mut self, provider: std::sync::Arc<dyn crate::auth::AuthProvider>) -> Self {
         self.auth = Some(provider);
         self

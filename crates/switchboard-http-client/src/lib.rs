@@ -17,9 +17,9 @@
 //! # Layout
 //! | module | role |
 //! |---|---|
-//! | [`transport`] | [`HttpClientTransport`], its halves [`HttpClientSink`] / [`HttpClientSource`], [`HttpClientHandle`], [`ConnectError`] |
-//! | [`config`] | [`HttpClientConfig`]: every option and bound, with defaults |
-//! | [`auth`] | [`AuthProvider`]: the Bearer token on every request, 401 and 403 answered (`[AU-6]`, `[AU-18]`) |
+//! | `transport` | [`HttpClientTransport`], its halves [`HttpClientSink`] / [`HttpClientSource`], [`HttpClientHandle`], [`ConnectError`] |
+//! | `config` | [`HttpClientConfig`]: every option and bound, with defaults |
+//! | `auth` | [`AuthProvider`]: the Bearer token on every request, 401 and 403 answered (`[AU-6]`, `[AU-18]`) |
 //! | [`sse`] | [`SseParser`]: the pure, bounded `text/event-stream` parser (`switchboard_transport::codec::sse`, re-exported) |
 //! | `post` | one POST per frame and what its answer means (202, JSON, SSE, 404, 4xx/5xx) |
 //! | `stream` | SSE streams: POST streams, the GET stream, resumption with `Last-Event-ID` |
@@ -27,7 +27,7 @@
 //! | `redirect` | every request goes out through it: redirects followed on the endpoint's origin only |
 //! | `shared` | state shared by the tasks: session id, negotiated version, mode, failure |
 //! | `abandon` | request POSTs whose callers all gave up (engine's `request_abandoned`) are stopped |
-//! | [`stdio_bridge`] | a remote server exposed to a stdio host, every frame shown to a tap |
+//! | `stdio_bridge` | [`stdio_bridge()`]: a remote server exposed to a stdio host, every frame shown to a tap |
 //!
 //! # Behaviour
 //! * Every POST sends `Accept: application/json, text/event-stream` (`[HT-5]`) and
@@ -44,7 +44,7 @@
 //!   request; any other redirect is not followed (no request goes to its target), so the session
 //!   id, `Authorization` and the configured headers never reach another origin. The requests
 //!   concerned get a local -32603 with `data: {reason: "redirect_refused", status, location}`.
-//! * Timeouts (defaults in [`config`]): connecting, a request POST's headers and its whole JSON
+//! * Timeouts (defaults in [`HttpClientConfig`]): connecting, a request POST's headers and its whole JSON
 //!   answer, silence on a POST's SSE answer. A timeout fails the requests of that POST with a
 //!   local -32603 (`data: {reason: "http_timeout", timeout, ms}`), frees its slot, and the
 //!   session goes on. A request our own caller gives up on (its timeout, its cancellation, its
@@ -69,7 +69,7 @@
 //!   kept, so no GET stream and no `DELETE`; cancelling a modern request closes its response
 //!   stream (`[D26-77]`) instead of POSTing `notifications/cancelled`; a 400 whose JSON-RPC error
 //!   has no id is the answer of the POST's one modern request (§14.5).
-//! * Bounded, each with a default in [`config`] and in `docs/BOUNDS.md`: SSE event and JSON
+//! * Bounded, each with a default in [`HttpClientConfig`] and in `docs/BOUNDS.md`: SSE event and JSON
 //!   body size, POSTs in flight, reconnection attempts and delays, redirects, the queue to the
 //!   engine (by count and by bytes), and the time of every exchange but the standalone GET
 //!   stream's.
@@ -82,22 +82,23 @@
 //! | `oauth` | off | `switchboard_auth::client::OAuthClient` as the [`AuthProvider`] (OAuth 2.1) |
 
 mod abandon;
-pub mod auth;
-pub mod config;
+mod auth;
+mod config;
 mod http_sse;
 mod post;
 mod redirect;
 mod shared;
-pub mod stdio_bridge;
+mod stdio_bridge;
 mod stream;
-pub mod transport;
+mod transport;
 
 pub use switchboard_transport::codec::sse;
 
-pub use auth::{AuthError, AuthProvider};
+pub use auth::{AuthError, AuthFuture, AuthProvider};
 pub use config::HttpClientConfig;
 pub use shared::{HttpMode, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_EXPIRED, SESSION_ID};
 pub use sse::{SseError, SseEvent, SseParser};
+pub use stdio_bridge::relay as stdio_bridge;
 pub use transport::{
     ConnectError, HttpClientHandle, HttpClientSink, HttpClientSource, HttpClientTransport,
 };

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use switchboard_jsonrpc::{FrameSink, FrameSource, Transport, TransportError};
 use switchboard_transport::FrameTap;
-use switchboard_transport::relay::{classify, one_line, read_frame_line, tap_body};
+use switchboard_transport::{classify, one_line, read_frame_line, tap_body};
 use switchboard_types::Direction;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::raw::{RawRequest, Reply, raw};
 use switchboard_client::{Client, EraMode};
-use switchboard_http_client::auth::{AuthFuture, AuthProvider};
+use switchboard_http_client::{AuthFuture, AuthProvider};
 use switchboard_http_client::{HttpClientConfig, HttpClientTransport};
 use switchboard_types::lifecycle::Implementation;
 

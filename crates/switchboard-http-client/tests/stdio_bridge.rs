@@ -30,9 +30,7 @@ async fn the_bridge_relays_a_stdio_host_to_the_server_and_taps_every_frame() {
     let (mut host_in, bridge_in) = tokio::io::duplex(64 * 1024);
     let (bridge_out, host_out) = tokio::io::duplex(64 * 1024);
     let bridge =
-        tokio::spawn(
-            async move { stdio_bridge::relay(transport, bridge_in, bridge_out, &tap).await },
-        );
+        tokio::spawn(async move { stdio_bridge(transport, bridge_in, bridge_out, &tap).await });
     let mut answers = BufReader::new(host_out).lines();
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": methods::INITIALIZE, "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},

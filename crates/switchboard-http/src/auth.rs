@@ -1,24 +1,4 @@
-//! Authorization on the endpoint (SPEC-NOTES §7): this server as an OAuth 2.1 resource server.
-//!
-//! With an [`Authorization`] in [`crate::HttpConfig::authorization`]:
-//! - the protected-resource metadata (RFC 9728) is served at the path-suffixed well-known URL
-//!   of the endpoint (`/.well-known/oauth-protected-resource/mcp` for `/mcp`) to anyone, with
-//!   `Access-Control-Allow-Origin: *` `[AU-1]`, `[AU-2]`, `[AU-4]`;
-//! - every request (POST, GET, DELETE, of either era) must carry `Authorization: Bearer …`
-//!   with a token the [`TokenValidator`] accepts, checked before the body is read `[AU-20]`,
-//!   `[SEC-SH-1]`; otherwise 401 with `WWW-Authenticate: Bearer resource_metadata="…",
-//!   scope="…"` (and `error="invalid_token"` when a token was there) `[AU-22]`. A token in the
-//!   query string gets 400 `invalid_request` `[AU-19]`;
-//! - the scopes the request needs ([`ScopePolicy`]: the default, plus those of the tool, prompt
-//!   or resource the body names) must all be granted, or 403 `insufficient_scope` names them
-//!   (step-up, `[AU-26]`). This is the one place the transport peeks into `params`: the
-//!   `name` or `uri` a policy is keyed on, and only when the policy names any;
-//! - a 2025 session is bound to the subject that opened it: a request naming it with another
-//!   subject's token gets 404, as an unknown session would (`[SEC-SH-6]`), and the session is
-//!   left untouched;
-//! - the validated [`AuthInfo`] travels with the frame to the handlers
-//!   ([`switchboard_jsonrpc::RequestContext::attachment`]); the token itself goes nowhere
-//!   `[AU-23]`.
+//! Authorization on the endpoint: [`Authorization`], this server as an OAuth 2.1 resource server.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -54,8 +34,30 @@ pub enum AuthorizationError {
     NoAuthorizationServer,
 }
 
+/// Authorization on the endpoint (SPEC-NOTES §7): this server as an OAuth 2.1 resource server.
+///
+/// With an [`Authorization`] in [`crate::HttpConfig::authorization`]:
+/// - the protected-resource metadata (RFC 9728) is served at the path-suffixed well-known URL
+///   of the endpoint (`/.well-known/oauth-protected-resource/mcp` for `/mcp`) to anyone, with
+///   `Access-Control-Allow-Origin: *` `[AU-1]`, `[AU-2]`, `[AU-4]`;
+/// - every request (POST, GET, DELETE, of either era) must carry `Authorization: Bearer …`
+///   with a token the [`TokenValidator`] accepts, checked before the body is read `[AU-20]`,
+///   `[SEC-SH-1]`; otherwise 401 with `WWW-Authenticate: Bearer resource_metadata="…",
+///   scope="…"` (and `error="invalid_token"` when a token was there) `[AU-22]`. A token in the
+///   query string gets 400 `invalid_request` `[AU-19]`;
+/// - the scopes the request needs ([`ScopePolicy`]: the default, plus those of the tool, prompt
+///   or resource the body names) must all be granted, or 403 `insufficient_scope` names them
+///   (step-up, `[AU-26]`). This is the one place the transport peeks into `params`: the
+///   `name` or `uri` a policy is keyed on, and only when the policy names any;
+/// - a 2025 session is bound to the subject that opened it: a request naming it with another
+///   subject's token gets 404, as an unknown session would (`[SEC-SH-6]`), and the session is
+///   left untouched;
+/// - the validated [`AuthInfo`] travels with the frame to the handlers
+///   ([`switchboard_jsonrpc::RequestContext::attachment`]); the token itself goes nowhere
+///   `[AU-23]`.
+///
 /// The endpoint's authorization: the validator, our canonical resource URI, the authorization
-/// servers, and the scopes requests need. See the module docs.
+/// servers, and the scopes requests need.
 #[derive(Clone)]
 pub struct Authorization {
     validator: Arc<dyn TokenValidator>,

@@ -1,36 +1,4 @@
-//! [`HttpConfig`]: every option of the Streamable HTTP server, each bound on by default.
-//!
-//! | option | default | what it does |
-//! |---|---|---|
-//! | `path` | `/mcp` | the MCP endpoint of [`crate::StreamableHttpService::router`] |
-//! | `json_response` | `false` | answer a POSTed request with one `application/json` body instead of an SSE stream |
-//! | `stateless` | `false` | no sessions: every POST is served on its own (no `Mcp-Session-Id`; GET and DELETE get 405) |
-//! | `session_store` | [`InMemorySessionStore`] (10 000 records) | which sessions exist, so that a node can take over a session it does not hold |
-//! | `max_body_bytes` | 4 MiB | a larger POST body gets 413 |
-//! | `idle_timeout` | 30 min | a session with no request and no open stream for this long is ended |
-//! | `max_sessions` | 10 000 | `initialize` gets 503 when this many sessions are open |
-//! | `get_stream` | `true` | whether `GET` opens the standalone SSE stream (`false`: 405, `[HT-13]`) |
-//! | `allow_delete` | `true` | whether `DELETE` ends a session (`false`: 405) |
-//! | `unsolicited_queue` | 128 | server messages kept for a GET stream that is not open (oldest dropped) |
-//! | `sse_retry_ms` | 1000 | the `retry:` field sent at the start of every SSE stream |
-//! | `keep_alive` | 15 s | an SSE comment after this much silence on a stream |
-//! | `close_sse_after_priming_ms` | off | SEP-1699 polling: close a POST stream this long after it opened; the client resumes with `Last-Event-ID` |
-//! | `allowed_hosts` | `localhost`, `127.0.0.1`, `[::1]` (any port) | `Host` allow-list, 403 otherwise (`None`: any) |
-//! | `allowed_origins` | `http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*` | `Origin` allow-list when the header is present, 403 otherwise (`None`: any) |
-//! | `event_store` | [`InMemoryEventStore`] (256 events per stream) | where SSE events are kept for resumption |
-//! | `stream_queue` | 256 | events queued for one SSE connection; a slower client is disconnected and resumes |
-//! | `inbound_queue` | 64 | POSTed frames queued for the engine before the POST waits |
-//! | `max_open_streams` | 1024 | POST streams (or JSON answers) awaited at once per session; beyond, the oldest with no client attached is dropped, else 503 |
-//! | `stream_queue_bytes` | 4 MiB | bytes queued for one SSE connection; beyond, the connection is dropped and the client resumes |
-//! | `stream_stall_timeout` | 30 s | an SSE connection whose client takes none of its queued events for this long is dropped, and no longer keeps its session alive |
-//! | `unsolicited_queue_bytes` | 1 MiB | bytes of server messages kept for a GET stream that is not open (oldest dropped) |
-//! | `max_snapshot_bytes` | 64 KiB | a larger role snapshot (the client's `initialize` params) is not kept: a take-over then resumes without it |
-//! | `max_concurrent_replays` | 64 | `GET` + `Last-Event-ID` replays running at once; beyond, 503 with `Retry-After` |
-//! | `authorization` | off | OAuth 2.1 resource server: protected-resource metadata, bearer tokens on every request, scopes ([`crate::Authorization`]) |
-//! | `connection` | [`ConnectionLimits`] | per connection: 1024 connections, 10 s headers, 60 s keep-alive, 30 s body (408), 30 s write |
-//!
-//! The event store's own bounds (events and bytes per stream, per session, in all) are those of
-//! [`InMemoryEventStore`]; the session store's, those of [`InMemorySessionStore`].
+//! The Streamable HTTP server's options: [`HttpConfig`].
 
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
@@ -39,47 +7,77 @@ use std::time::Duration;
 
 use crate::auth::Authorization;
 use crate::event_store::{EventStore, InMemoryEventStore};
-pub use crate::listener::{
-    ConnectionLimits, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
-    DEFAULT_KEEP_ALIVE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_WRITE_TIMEOUT,
-};
-pub use crate::security::{DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS};
+use crate::listener::ConnectionLimits;
+use crate::security::{DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS};
 use crate::session_store::{InMemorySessionStore, SessionStore};
 
 /// The default MCP endpoint path.
-pub const DEFAULT_PATH: &str = "/mcp";
+pub(crate) const DEFAULT_PATH: &str = "/mcp";
 /// The default listening address: loopback only.
 pub const DEFAULT_BIND_ADDR: SocketAddr =
     SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8080));
 /// The default bound on a POST body: 4 MiB.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// The default idle timeout of a session: 30 minutes.
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+pub(crate) const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// The default bound on open sessions.
-pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
+pub(crate) const DEFAULT_MAX_SESSIONS: usize = 10_000;
 /// The default number of server messages kept for a GET stream that is not open.
-pub const DEFAULT_UNSOLICITED_QUEUE: usize = 128;
+pub(crate) const DEFAULT_UNSOLICITED_QUEUE: usize = 128;
 /// The default SSE `retry:` value, in milliseconds.
-pub const DEFAULT_SSE_RETRY_MS: u64 = 1000;
+pub(crate) const DEFAULT_SSE_RETRY_MS: u64 = 1000;
 /// The default interval of SSE keep-alive comments.
-pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
+pub(crate) const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// The default number of events queued for one SSE connection.
-pub const DEFAULT_STREAM_QUEUE: usize = 256;
+pub(crate) const DEFAULT_STREAM_QUEUE: usize = 256;
 /// The default number of POSTed frames queued for the engine.
-pub const DEFAULT_INBOUND_QUEUE: usize = 64;
+pub(crate) const DEFAULT_INBOUND_QUEUE: usize = 64;
 /// The default bound on POST streams awaited at once per session.
-pub const DEFAULT_MAX_OPEN_STREAMS: usize = 1024;
+pub(crate) const DEFAULT_MAX_OPEN_STREAMS: usize = 1024;
 /// The default bound on bytes queued for one SSE connection.
-pub const DEFAULT_STREAM_QUEUE_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const DEFAULT_STREAM_QUEUE_BYTES: usize = 4 * 1024 * 1024;
 /// The default time an SSE connection may leave its queued events untaken.
-pub const DEFAULT_STREAM_STALL_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_STREAM_STALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default bound on bytes of server messages kept for a GET stream that is not open.
-pub const DEFAULT_UNSOLICITED_QUEUE_BYTES: usize = 1024 * 1024;
+pub(crate) const DEFAULT_UNSOLICITED_QUEUE_BYTES: usize = 1024 * 1024;
 /// The default bound on a role snapshot kept for the session store.
-pub const DEFAULT_MAX_SNAPSHOT_BYTES: usize = 64 * 1024;
+pub(crate) const DEFAULT_MAX_SNAPSHOT_BYTES: usize = 64 * 1024;
 /// The default bound on replays (`GET` with `Last-Event-ID`) running at once.
-pub const DEFAULT_MAX_CONCURRENT_REPLAYS: usize = 64;
-/// How the Streamable HTTP server behaves and what it bounds. See the module docs for defaults.
+pub(crate) const DEFAULT_MAX_CONCURRENT_REPLAYS: usize = 64;
+/// How the Streamable HTTP server behaves and what it bounds: every option, each bound on by
+/// default.
+///
+/// | option | default | what it does |
+/// |---|---|---|
+/// | `path` | `/mcp` | the MCP endpoint of [`crate::StreamableHttpService::router`] |
+/// | `json_response` | `false` | answer a POSTed request with one `application/json` body instead of an SSE stream |
+/// | `stateless` | `false` | no sessions: every POST is served on its own (no `Mcp-Session-Id`; GET and DELETE get 405) |
+/// | `session_store` | [`InMemorySessionStore`] (10 000 records) | which sessions exist, so that a node can take over a session it does not hold |
+/// | `max_body_bytes` | 4 MiB | a larger POST body gets 413 |
+/// | `idle_timeout` | 30 min | a session with no request and no open stream for this long is ended |
+/// | `max_sessions` | 10 000 | `initialize` gets 503 when this many sessions are open |
+/// | `get_stream` | `true` | whether `GET` opens the standalone SSE stream (`false`: 405, `[HT-13]`) |
+/// | `allow_delete` | `true` | whether `DELETE` ends a session (`false`: 405) |
+/// | `unsolicited_queue` | 128 | server messages kept for a GET stream that is not open (oldest dropped) |
+/// | `sse_retry_ms` | 1000 | the `retry:` field sent at the start of every SSE stream |
+/// | `keep_alive` | 15 s | an SSE comment after this much silence on a stream |
+/// | `close_sse_after_priming_ms` | off | SEP-1699 polling: close a POST stream this long after it opened; the client resumes with `Last-Event-ID` |
+/// | `allowed_hosts` | `localhost`, `127.0.0.1`, `[::1]` (any port) | `Host` allow-list, 403 otherwise (`None`: any) |
+/// | `allowed_origins` | `http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*` | `Origin` allow-list when the header is present, 403 otherwise (`None`: any) |
+/// | `event_store` | [`InMemoryEventStore`] (256 events per stream) | where SSE events are kept for resumption |
+/// | `stream_queue` | 256 | events queued for one SSE connection; a slower client is disconnected and resumes |
+/// | `inbound_queue` | 64 | POSTed frames queued for the engine before the POST waits |
+/// | `max_open_streams` | 1024 | POST streams (or JSON answers) awaited at once per session; beyond, the oldest with no client attached is dropped, else 503 |
+/// | `stream_queue_bytes` | 4 MiB | bytes queued for one SSE connection; beyond, the connection is dropped and the client resumes |
+/// | `stream_stall_timeout` | 30 s | an SSE connection whose client takes none of its queued events for this long is dropped, and no longer keeps its session alive |
+/// | `unsolicited_queue_bytes` | 1 MiB | bytes of server messages kept for a GET stream that is not open (oldest dropped) |
+/// | `max_snapshot_bytes` | 64 KiB | a larger role snapshot (the client's `initialize` params) is not kept: a take-over then resumes without it |
+/// | `max_concurrent_replays` | 64 | `GET` + `Last-Event-ID` replays running at once; beyond, 503 with `Retry-After` |
+/// | `authorization` | off | OAuth 2.1 resource server: protected-resource metadata, bearer tokens on every request, scopes ([`crate::Authorization`]) |
+/// | `connection` | [`ConnectionLimits`] | per connection: 1024 connections, 10 s headers, 60 s keep-alive, 30 s body (408), 30 s write |
+///
+/// The event store's own bounds (events and bytes per stream, per session, in all) are those of
+/// [`InMemoryEventStore`]; the session store's, those of [`InMemorySessionStore`].
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct HttpConfig {
@@ -151,10 +149,10 @@ pub struct HttpConfig {
     /// The bounds on each TCP connection, applied by [`crate::serve`] (the body read timeout
     /// also applies to a service mounted elsewhere).
     pub connection: ConnectionLimits,
-    /// Authorization (OAuth 2.1 resource server, [`crate::auth`]); `None`: every request is
+    /// Authorization (OAuth 2.1 resource server, [`crate::Authorization`]); `None`: every request is
     /// served without credentials.
     pub authorization: Option<Arc<Authorization>>,
-    /// Several nodes sharing the session and event stores ([`crate::cluster`]): a request for
+    /// Several nodes sharing the session and event stores ([`crate::Cluster`]): a request for
     /// a session another live node serves is relayed there. `None`: one node.
     pub cluster: Option<Arc<dyn crate::Cluster>>,
 }
@@ -275,7 +273,7 @@ impl HttpConfig {
         self
     }
 
-    /// Serves as one node of a cluster sharing its stores ([`crate::cluster`]). Give the
+    /// Serves as one node of a cluster sharing its stores ([`crate::Cluster`]). Give the
     /// same shared [`crate::SessionStore`] and [`crate::EventStore`] to every node.
     pub fn with_cluster(mut self, cluster: Arc<dyn crate::Cluster>) -> Self {
         self.cluster = Some(cluster);
@@ -434,7 +432,7 @@ impl HttpConfig {
         self
     }
 
-    /// Turns authorization on (OAuth 2.1 resource server, [`crate::auth`]).
+    /// Turns authorization on (OAuth 2.1 resource server, [`crate::Authorization`]).
     pub fn with_authorization(mut self, authorization: Authorization) -> Self {
         self.authorization = Some(Arc::new(authorization));
         self

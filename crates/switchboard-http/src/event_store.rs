@@ -25,7 +25,7 @@ pub const DEFAULT_STREAM_BYTES: usize = 8 * 1024 * 1024;
 /// The default bound on bytes kept per session by [`InMemoryEventStore`].
 pub const DEFAULT_SESSION_BYTES: usize = 16 * 1024 * 1024;
 /// The default bound on bytes kept in all by [`InMemoryEventStore`].
-pub const DEFAULT_TOTAL_BYTES: usize = 256 * 1024 * 1024;
+pub(crate) const DEFAULT_TOTAL_BYTES: usize = 256 * 1024 * 1024;
 /// What one event costs beyond its data, in the byte bounds of [`InMemoryEventStore`] (so that
 /// many tiny events count too).
 pub const EVENT_OVERHEAD_BYTES: usize = 64;
@@ -133,7 +133,7 @@ pub trait EventStore: Send + Sync + 'static {
     /// Keeps the body of the POST that opened `stream` (the requests it carries), with the
     /// stream's events and for as long as them. A store shared by the nodes of a cluster keeps
     /// it so that a node taking the session over after its node died can run the requests
-    /// again ([`crate::cluster`]); the default keeps nothing (one node has no such need).
+    /// again ([`crate::Cluster`]); the default keeps nothing (one node has no such need).
     ///
     /// # Errors
     /// The store's backend failed.

@@ -6,7 +6,7 @@ use http::header::{ACCEPT, CONTENT_TYPE};
 use switchboard_transport::headers::{EVENT_STREAM, JSON, media_type};
 use switchboard_types::ProtocolVersion;
 
-pub use switchboard_transport::headers::{LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
+pub(crate) use switchboard_transport::headers::{LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
 
 /// The media types named by `Accept` (parameters and `q` ignored; wildcards honoured).
 fn accepts(headers: &HeaderMap, ty: &str) -> bool {

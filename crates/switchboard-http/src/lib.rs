@@ -22,15 +22,15 @@
 //! # Layout
 //! | module | role |
 //! |---|---|
-//! | [`server`] | [`StreamableHttpService`] (a `tower::Service`, [`StreamableHttpService::router`]), [`serve`]; one submodule per POST path (session, stateless, 2026-07-28), `GET` streams, the cluster take-over |
-//! | [`auth`] | [`Authorization`]: the endpoint as an OAuth 2.1 resource server (metadata, bearer tokens, scopes, sessions bound to their subject) |
-//! | [`config`] | [`HttpConfig`]: every option and bound, with defaults; [`ConnectionLimits`] |
-//! | [`session`] | [`HttpSessionTransport`] (the engine's transport), sessions, the idle reaper |
-//! | [`session_store`] | [`SessionStore`] and [`InMemorySessionStore`]: which sessions exist, for a take-over |
-//! | [`cluster`] | [`Cluster`]: several nodes sharing the stores (the trait, where a session is served) |
+//! | `server` | [`StreamableHttpService`] (a `tower::Service`, [`StreamableHttpService::router`]), [`serve`]; one submodule per POST path (session, stateless, 2026-07-28), `GET` streams, the cluster take-over |
+//! | `auth` | [`Authorization`]: the endpoint as an OAuth 2.1 resource server (metadata, bearer tokens, scopes, sessions bound to their subject) |
+//! | `config` | [`HttpConfig`]: every option and bound, with defaults; [`ConnectionLimits`] |
+//! | `session` | [`HttpSessionTransport`] (the engine's transport), sessions, the idle reaper |
+//! | `session_store` | [`SessionStore`] and [`InMemorySessionStore`]: which sessions exist, for a take-over |
+//! | `cluster` | [`Cluster`]: several nodes sharing the stores (the trait, where a session is served) |
 //! | `relay` | a session's requests relayed to the node serving it, or the session claimed when that node is gone |
-//! | [`event_store`] | [`EventStore`] and [`InMemoryEventStore`]: SSE events kept for `Last-Event-ID` |
-//! | [`stdio_bridge`] | a stdio server exposed over this endpoint, one child per session, every frame shown to a tap |
+//! | `event_store` | [`EventStore`] and [`InMemoryEventStore`]: SSE events kept for `Last-Event-ID` |
+//! | `stdio_bridge` | [`stdio_bridge()`]: a stdio server exposed over this endpoint, one child per session, every frame shown to a tap |
 //! | `proxy` | (feature `proxy`) a Streamable HTTP reverse proxy, every frame shown to a tap |
 //! | `listener` | the accept loop: connection bound (503), header, keep-alive and write timeouts |
 //! | `routing` | which stream each outbound frame goes on |
@@ -59,13 +59,13 @@
 //!   cancelled request's stream ends when the engine reports the cancellation
 //!   ([`switchboard_jsonrpc::TransportControl::request_cancelled`]); the session store keeps
 //!   the role's snapshot verbatim ([`switchboard_jsonrpc::TransportControl::save_snapshot`]).
-//! * The relays ([`stdio_bridge`], `proxy`) pass every frame on unchanged; their tap sees it first.
+//! * The relays ([`stdio_bridge()`], `proxy`) pass every frame on unchanged; their tap sees it first.
 
-pub mod auth;
-pub mod cluster;
-pub mod config;
+mod auth;
+mod cluster;
+mod config;
 mod conn;
-pub mod event_store;
+mod event_store;
 mod headers;
 mod listener;
 mod modern;
@@ -75,22 +75,28 @@ mod relay;
 mod reply;
 mod routing;
 mod security;
-pub mod server;
-pub mod session;
-pub mod session_store;
+mod server;
+mod session;
+mod session_store;
 mod sse;
-pub mod stdio_bridge;
+mod stdio_bridge;
 mod throttle;
 
 pub use auth::{Authorization, AuthorizationError};
 pub use cluster::{Cluster, Location};
-pub use config::{ConnectionLimits, HttpConfig};
-pub use event_store::{EventId, EventStore, EventStoreError, InMemoryEventStore, StoredEvent};
-pub use headers::{LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
+pub use config::{DEFAULT_BIND_ADDR, HttpConfig};
+pub use event_store::{
+    BadEventId, DEFAULT_EVENTS_PER_STREAM, DEFAULT_SESSION_BYTES, DEFAULT_STREAM_BYTES,
+    DEFAULT_STREAMS_PER_SESSION, EVENT_OVERHEAD_BYTES, EventId, EventStore, EventStoreError,
+    InMemoryEventStore, StoreFuture, StoredEvent,
+};
+pub use listener::ConnectionLimits;
 pub use server::{
     SessionFactory, SessionStartError, StreamableHttpService, serve, serve_with_shutdown,
 };
 pub use session::{HttpSessionTransport, HttpSink, HttpSource, Resume};
 pub use session_store::{
-    Claim, InMemorySessionStore, SessionRecord, SessionStore, SessionStoreError,
+    Claim, DEFAULT_MAX_STORED_SESSIONS, InMemorySessionStore, SessionRecord, SessionStore,
+    SessionStoreError,
 };
+pub use stdio_bridge::service as stdio_bridge;

@@ -39,15 +39,15 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// The default bound on connections served at once.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+pub(crate) const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// The default time a request's headers may take, from their first byte.
-pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default time an idle connection is kept open.
-pub const DEFAULT_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(60);
 /// The default time a request body may take to arrive whole.
-pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default time a socket may refuse every byte written to it.
-pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Refused connections answered at once (each for at most [`REFUSAL_TIME`]); beyond, a further
 /// connection is closed without an answer.

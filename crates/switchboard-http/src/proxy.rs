@@ -40,7 +40,7 @@ use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use switchboard_transport::FrameTap;
 use switchboard_transport::SseParser;
 use switchboard_transport::headers::{EVENT_STREAM, JSON, media_type as bare_media_type};
-use switchboard_transport::relay::tap_body;
+use switchboard_transport::tap_body;
 use switchboard_types::Direction;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -52,11 +52,11 @@ use crate::security::{DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS};
 use crate::{HttpConfig, reply, security};
 
 /// The default bound on a JSON (non-SSE) answer read whole.
-pub const DEFAULT_MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
 /// The default bound on an SSE event tapped (a larger one is still relayed, and noted in the log).
-pub const DEFAULT_MAX_TAPPED_EVENT_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_TAPPED_EVENT_BYTES: usize = 16 * 1024 * 1024;
 /// The default bound on requests buffering or awaiting their answer at once.
-pub const DEFAULT_MAX_CONCURRENT: usize = 64;
+pub(crate) const DEFAULT_MAX_CONCURRENT: usize = 64;
 
 /// How the proxy checks and bounds what it relays.
 ///

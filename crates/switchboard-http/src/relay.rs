@@ -1,4 +1,4 @@
-//! The relay between the nodes of a cluster ([`crate::cluster`]): a request naming a session
+//! The relay between the nodes of a cluster ([`crate::Cluster`]): a request naming a session
 //! this node does not hold is sent on to the node serving it (over pooled HTTP/1.1 connections,
 //! its location remembered for a moment), or, when that node is gone, the session is claimed in
 //! the session store for this node to take over.

@@ -9,9 +9,9 @@ use http::HeaderMap;
 use http::header::{HOST, ORIGIN};
 
 /// The `Host` values allowed by default (any port).
-pub const DEFAULT_ALLOWED_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+pub(crate) const DEFAULT_ALLOWED_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 /// The `Origin` values allowed by default (`*` stands for any port).
-pub const DEFAULT_ALLOWED_ORIGINS: [&str; 3] =
+pub(crate) const DEFAULT_ALLOWED_ORIGINS: [&str; 3] =
     ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
 
 /// Why a request was refused.

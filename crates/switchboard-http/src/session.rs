@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
-use switchboard_jsonrpc::queue::Queue;
+use switchboard_jsonrpc::Queue;
 use switchboard_jsonrpc::{
     Attachment, FrameSink, FrameSource, OutboundFrame, Peer, Transport, TransportControl,
     TransportError,
@@ -254,7 +254,7 @@ pub(crate) struct Session {
     /// For a session taken over: streams numbered up to this one (but the standalone one) were
     /// opened by the node that served it before; 0 otherwise.
     pub(crate) adopted_below: u64,
-    /// Requests run again after a take-over ([`crate::cluster`]): the progress each token had
+    /// Requests run again after a take-over ([`crate::Cluster`]): the progress each token had
     /// reached before; the re-run's progress notifications up to it are not sent again.
     /// Boxed when first set: most sessions are never taken over (this keeps `Session` in a
     /// smaller allocation class).

@@ -17,7 +17,7 @@ use switchboard_jsonrpc::{
     FrameSink, FrameSource, NullService, Peer, RelatedRequests, SessionConfig, Transport,
 };
 use switchboard_transport::FrameTap;
-use switchboard_transport::relay::{classify, one_line, read_frame_line, tap_body};
+use switchboard_transport::{classify, one_line, read_frame_line, tap_body};
 use switchboard_types::Direction;
 use tokio::io::{AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};

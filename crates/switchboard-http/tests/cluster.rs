@@ -17,13 +17,16 @@ use support::*;
 use switchboard_auth::ScopeSet;
 use switchboard_auth::resource::{AuthInfo, TokenError, TokenValidator};
 use switchboard_http::Authorization;
-use switchboard_http::cluster::FORWARDED_BY;
-use switchboard_http::event_store::StoreFuture;
+use switchboard_http::StoreFuture;
 use switchboard_http::{
     Cluster, HttpConfig, InMemoryEventStore, InMemorySessionStore, Location, SessionStore,
     SessionStoreError,
 };
 use switchboard_test_support::wait;
+
+/// The cluster's header names, as they go on the wire.
+const FORWARDED_BY: &str = "x-switchboard-forwarded-by";
+const LEAVING: &str = "x-switchboard-node-leaving";
 
 /// The nodes as every node sees them: who announces itself, at which URL.
 #[derive(Default)]
@@ -281,10 +284,7 @@ async fn a_node_leaving_answers_503_and_the_relaying_node_takes_its_sessions_ove
     .await;
     assert_eq!(resp.status(), 503);
     assert_eq!(resp.headers()["retry-after"], "1");
-    assert!(
-        resp.headers()
-            .contains_key(switchboard_http::cluster::LEAVING)
-    );
+    assert!(resp.headers().contains_key(LEAVING));
     let body = text_of(resp).await;
     assert!(body.contains("node_leaving"), "{body}");
     // A new session is not opened on a leaving node either.
@@ -300,11 +300,7 @@ async fn a_node_leaving_answers_503_and_the_relaying_node_takes_its_sessions_ove
     )
     .await;
     assert_eq!(resp.status(), 200);
-    assert!(
-        !resp
-            .headers()
-            .contains_key(switchboard_http::cluster::LEAVING)
-    );
+    assert!(!resp.headers().contains_key(LEAVING));
     assert_eq!(tool_text(&text_of(resp).await), r#"{"x":2}"#);
     assert_eq!(b.service.session_count(), 1);
     let record = shared.sessions.load(&sid).await.unwrap().unwrap();

@@ -650,10 +650,7 @@ impl switchboard_http::SessionStore for DownStore {
     fn create(
         &self,
         _record: switchboard_http::SessionRecord,
-    ) -> switchboard_http::event_store::StoreFuture<
-        '_,
-        Result<(), switchboard_http::SessionStoreError>,
-    > {
+    ) -> switchboard_http::StoreFuture<'_, Result<(), switchboard_http::SessionStoreError>> {
         Box::pin(async {
             Err(switchboard_http::SessionStoreError::Backend(
                 "connection refused".into(),
@@ -664,7 +661,7 @@ impl switchboard_http::SessionStore for DownStore {
     fn load<'a>(
         &'a self,
         _id: &'a str,
-    ) -> switchboard_http::event_store::StoreFuture<
+    ) -> switchboard_http::StoreFuture<
         'a,
         Result<Option<switchboard_http::SessionRecord>, switchboard_http::SessionStoreError>,
     > {
@@ -675,7 +672,7 @@ impl switchboard_http::SessionStore for DownStore {
         })
     }
 
-    fn remove<'a>(&'a self, _id: &'a str) -> switchboard_http::event_store::StoreFuture<'a, ()> {
+    fn remove<'a>(&'a self, _id: &'a str) -> switchboard_http::StoreFuture<'a, ()> {
         Box::pin(async {})
     }
 }

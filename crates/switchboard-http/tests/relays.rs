@@ -47,7 +47,7 @@ done"#
 #[tokio::test]
 async fn the_stdio_bridge_relays_a_session_to_its_child_and_taps_every_frame() {
     let (seen, tap) = tap();
-    let svc = stdio_bridge::service(sh_server, tap, HttpConfig::default());
+    let svc = stdio_bridge(sh_server, tap, HttpConfig::default());
     let init = init_body(1, "2025-11-25");
     let resp = oneshot(&svc, post(None, init.clone())).await;
     assert_eq!(resp.status(), 200);
@@ -114,7 +114,7 @@ done"#
         c
     };
     let (_, tap) = tap();
-    let svc = stdio_bridge::service(child, tap, HttpConfig::default());
+    let svc = stdio_bridge(child, tap, HttpConfig::default());
     let resp = oneshot(&svc, post(None, init_body(1, "2025-11-25"))).await;
     let sid = resp.headers()["mcp-session-id"]
         .to_str()

@@ -176,7 +176,7 @@ impl fmt::Debug for Inspector {
 }
 
 /// The protocol area of a method, from the catalogue; `None` for a method no revision defines.
-pub fn primitive_of(method: &str) -> Option<&'static str> {
+pub(crate) fn primitive_of(method: &str) -> Option<&'static str> {
     catalogue::find(method).map(|s| s.primitive.as_str())
 }
 
@@ -186,7 +186,7 @@ pub fn primitive_of(method: &str) -> Option<&'static str> {
 /// way still needs the server's `tools`); `None` for an ungated or unknown method, and for one
 /// either side's declaration opens (`notifications/tasks/status`). `direction` decides for
 /// methods either side sends (`tasks/get`: the receiver's `tasks`).
-pub fn capability_of(method: &str, direction: Direction) -> Option<String> {
+pub(crate) fn capability_of(method: &str, direction: Direction) -> Option<String> {
     let spec = catalogue::find(method)?;
     let natural = match spec.sender {
         Sender::Client => Direction::ClientToServer,

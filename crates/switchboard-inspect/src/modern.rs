@@ -2,7 +2,7 @@
 //! the protocol version), what each one declared, and the D26 rules a trace can judge from the
 //! frames alone. State is bounded: the open requests' facts live with the inspector's open
 //! requests; the request states issued and the listen streams open are capped at
-//! [`MAX_MODERN_STATE`] each (the oldest forgotten first).
+//! 4096 each (the oldest forgotten first).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -15,7 +15,7 @@ use switchboard_types::modern::{
 use crate::violation::Violation;
 
 /// How many issued request states and open listen streams a trace remembers.
-pub const MAX_MODERN_STATE: usize = 4096;
+pub(crate) const MAX_MODERN_STATE: usize = 4096;
 
 /// What a modern request said of itself, kept while it is open.
 #[derive(Debug, Clone, Default)]

@@ -3,20 +3,20 @@
 use std::time::Duration;
 
 use crate::framelog::FrameHook;
-pub use crate::throttle::DEFAULT_LOG_LINES_PER_SECOND;
+pub(crate) use crate::throttle::DEFAULT_LOG_LINES_PER_SECOND;
 
 /// Default bound on one inbound frame: 16 MiB.
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
 /// Default bound on the peer's requests being handled at once.
-pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
+pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 /// Default bound on our own requests waiting for answers.
-pub const DEFAULT_MAX_PENDING: usize = 1024;
+pub(crate) const DEFAULT_MAX_PENDING: usize = 1024;
 /// Default bound on frames queued for the transport before senders wait.
-pub const DEFAULT_OUTBOUND_QUEUE: usize = 1024;
+pub(crate) const DEFAULT_OUTBOUND_QUEUE: usize = 1024;
 /// Default time requests in flight may still finish after a clean end of input.
-pub const DEFAULT_EOF_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const DEFAULT_EOF_GRACE: Duration = Duration::from_secs(2);
 /// Default timeout of an outbound request.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How a session behaves and what it bounds.
 #[derive(Debug, Clone)]

@@ -6,18 +6,18 @@
 //! # Layout
 //! | module | role |
 //! |---|---|
-//! | [`transport`] | the [`Transport`] seam: JSON text frames in, frames with routing facts out |
+//! | `transport` | the [`Transport`] seam: JSON text frames in, frames with routing facts out |
 //! | [`memory`] | the in-memory transport pair: only JSON text crosses |
-//! | [`session`] | [`spawn`]: reader loop, writer task, decode, dispatch, response routing |
-//! | [`peer`] | [`Peer`]: outbound requests (ids, pending map, timeouts, cancellation, progress) |
-//! | [`queue`] | [`queue::Queue`]: the bounded outbound queue, storage only while frames wait |
-//! | [`router`] | [`router::MethodTable`]: one route per method, typed handlers erased |
-//! | [`service`] | [`Service`]: the role's handler; [`RequestContext`] for handlers |
-//! | [`framelog`] | [`FrameHook`]: sees every frame with direction, kind and id |
-//! | [`related`] | [`RelatedRequests`]: for relays, which client request a server frame belongs to |
-//! | [`config`] | [`SessionConfig`]: every bound, on by default |
-//! | [`throttle`] | [`LogThrottle`]: the per-session budget of log lines the peer's input causes |
-//! | [`error`] | [`RequestError`] for callers |
+//! | `session` | [`spawn`]: reader loop, writer task, decode, dispatch, response routing |
+//! | `peer` | [`Peer`]: outbound requests (ids, pending map, timeouts, cancellation, progress) |
+//! | `queue` | [`Queue`]: the bounded outbound queue, storage only while frames wait |
+//! | `router` | [`MethodTable`]: one route per method, typed handlers erased |
+//! | `service` | [`Service`]: the role's handler; [`RequestContext`] for handlers |
+//! | `framelog` | [`FrameHook`]: sees every frame with direction, kind and id |
+//! | `related` | [`RelatedRequests`]: for relays, which client request a server frame belongs to |
+//! | `config` | [`SessionConfig`]: every bound, on by default |
+//! | `throttle` | [`LogThrottle`]: the per-session budget of log lines the peer's input causes |
+//! | `error` | [`RequestError`] for callers |
 //!
 //! # Guarantees
 //! * Messages are told apart by structure; `"id": null` is an invalid request (-32600).
@@ -35,32 +35,36 @@
 //!   flooding garbage while reading nothing cannot wedge the session.
 //! * A cancelled request's handler future is dropped and no answer is sent.
 
-pub mod config;
-pub mod error;
-pub mod framelog;
+mod config;
+mod error;
+mod framelog;
 pub mod memory;
-pub mod peer;
+mod peer;
 mod progress;
-pub mod queue;
-pub mod related;
-pub mod router;
-pub mod service;
-pub mod session;
-pub mod throttle;
-pub mod transport;
+mod queue;
+mod related;
+mod router;
+mod service;
+mod session;
+mod throttle;
+mod transport;
 
-pub use config::SessionConfig;
+pub use config::{DEFAULT_MAX_FRAME_BYTES, SessionConfig};
 pub use error::RequestError;
 pub use framelog::{Flow, FrameEvent, FrameHook};
 pub use peer::{IdCallback, Peer, ProgressWatch, RequestOptions, WeakPeer};
+pub use queue::{PushError, Queue};
 pub use related::RelatedRequests;
-pub use router::{MethodTable, Route, RouteError};
+pub use router::{
+    ErasedNotification, ErasedRequest, MethodTable, Route, RouteError, invalid_params,
+    parse_params, typed_notification, typed_request,
+};
 pub use service::{
     BoxFuture, HandlerResult, ProgressCallback, ProgressError, ProgressUpdate, RequestContext,
     Service,
 };
 pub use session::{NullService, spawn};
-pub use throttle::LogThrottle;
+pub use throttle::{LogThrottle, shown};
 pub use transport::{
     Attachment, FrameSink, FrameSource, OutboundFrame, Transport, TransportControl, TransportError,
 };

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use crate::transport::{FrameSink, FrameSource, OutboundFrame, Transport, TransportError};
 
 /// The default number of frames buffered in each direction before the sender waits.
-pub const DEFAULT_CAPACITY: usize = 1024;
+pub(crate) const DEFAULT_CAPACITY: usize = 1024;
 
 /// One end of an in-memory connection.
 #[derive(Debug)]

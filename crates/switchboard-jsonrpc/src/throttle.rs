@@ -15,11 +15,11 @@ use std::sync::Mutex;
 use tokio::time::Instant;
 
 /// Default number of log lines a session's peer may cause per second (also the burst).
-pub const DEFAULT_LOG_LINES_PER_SECOND: u32 = 10;
+pub(crate) const DEFAULT_LOG_LINES_PER_SECOND: u32 = 10;
 
 /// The most bytes of a peer's frame, method or id that a log line shows; longer text is cut
 /// (with an ellipsis) and the line gives the full length.
-pub const LOG_ECHO_BYTES: usize = 256;
+pub(crate) const LOG_ECHO_BYTES: usize = 256;
 
 /// A token bucket over the log lines one session's peer causes. Cheap to check; shared by the
 /// engine and the role (through [`crate::Peer::log_throttle`]).
@@ -106,7 +106,7 @@ fn report(side: &str, suppressed: u64) {
     );
 }
 
-/// Peer-supplied text as a log line may show it: at most [`LOG_ECHO_BYTES`] bytes, then an
+/// Peer-supplied text as a log line may show it: at most 256 bytes, then an
 /// ellipsis.
 pub fn shown(text: &str) -> Cow<'_, str> {
     switchboard_types::error::clip(text, LOG_ECHO_BYTES)

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use redis::Script;
-use switchboard_http::event_store::StoreFuture;
+use switchboard_http::StoreFuture;
 use switchboard_http::{Cluster, HttpConfig, Location, SessionStoreError};
 
 use crate::connection::{RedisStore, RedisStoreError, Run, backend, hashed, millis};

@@ -11,46 +11,49 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use redis::AsyncConnectionConfig;
 use redis::aio::ConnectionManager;
 use sha2::{Digest, Sha256};
-use switchboard_http::event_store::{
+use switchboard_http::DEFAULT_MAX_STORED_SESSIONS;
+use switchboard_http::{
     DEFAULT_EVENTS_PER_STREAM, DEFAULT_SESSION_BYTES, DEFAULT_STREAM_BYTES,
     DEFAULT_STREAMS_PER_SESSION,
 };
-use switchboard_http::session_store::DEFAULT_MAX_STORED_SESSIONS;
 
 /// The default key prefix.
-pub const DEFAULT_PREFIX: &str = "switchboard";
+pub(crate) const DEFAULT_PREFIX: &str = "switchboard";
 /// The default life of a record nobody renews: the in-memory idle timeout, plus a margin for
 /// the reaper's period.
-pub const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(31 * 60);
+pub(crate) const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(31 * 60);
 /// The default life of a node's announcement: a node that stops renewing it is taken for gone
 /// this long after (sooner when it refuses connections).
-pub const DEFAULT_NODE_TTL: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_NODE_TTL: Duration = Duration::from_secs(10);
 /// How many sessions one keep-alive script renews.
 pub(crate) const KEEP_ALIVE_CHUNK: usize = 1000;
 /// The default bound on one command's wait for Redis.
-pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What a [`RedisStore`] keeps, and for how long.
 #[derive(Debug, Clone)]
 pub struct RedisConfig {
-    /// Every key starts with `PREFIX:` (several deployments can share one Redis).
+    /// Every key starts with `PREFIX:` (several deployments can share one Redis); default
+    /// `switchboard`.
     pub prefix: String,
-    /// How long a record lives unless renewed.
+    /// How long a record lives unless renewed; default 31 minutes (the in-memory idle timeout,
+    /// plus a margin for the reaper's period).
     pub session_ttl: Duration,
     /// The most sessions kept at once (`create` fails beyond, and the session is refused).
     pub max_sessions: usize,
     /// The most events kept per stream (the oldest go first).
     pub events_per_stream: usize,
     /// The most bytes kept per stream (each event costs its data plus
-    /// [`EVENT_OVERHEAD_BYTES`](switchboard_http::event_store::EVENT_OVERHEAD_BYTES)).
+    /// [`EVENT_OVERHEAD_BYTES`](switchboard_http::EVENT_OVERHEAD_BYTES)).
     pub stream_bytes: usize,
     /// The most streams kept per session (the oldest go first).
     pub streams_per_session: usize,
     /// The most bytes kept per session, over all its streams (the oldest streams go first).
     pub session_bytes: usize,
-    /// How long a node's announcement lives unless renewed (renewed at a third of it).
+    /// How long a node's announcement lives unless renewed (renewed at a third of it); default
+    /// 10 s.
     pub node_ttl: Duration,
-    /// How long one command may wait for Redis before it fails.
+    /// How long one command may wait for Redis before it fails; default 5 s.
     pub response_timeout: Duration,
 }
 

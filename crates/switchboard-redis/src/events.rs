@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use redis::Script;
-use switchboard_http::event_store::{EVENT_OVERHEAD_BYTES, StoreFuture};
+use switchboard_http::{EVENT_OVERHEAD_BYTES, StoreFuture};
 use switchboard_http::{EventId, EventStore, EventStoreError, StoredEvent};
 
 use crate::connection::{RedisStore, Run, backend, hashed};

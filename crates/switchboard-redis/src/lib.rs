@@ -73,9 +73,6 @@ mod sessions;
 mod tasks;
 
 pub use cluster::{RedisCluster, apply};
-pub use connection::{
-    DEFAULT_NODE_TTL, DEFAULT_PREFIX, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_SESSION_TTL, RedisConfig,
-    RedisStore, RedisStoreError,
-};
+pub use connection::{RedisConfig, RedisStore, RedisStoreError};
 #[cfg(feature = "tasks")]
 pub use tasks::RedisTaskStore;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use redis::Script;
-use switchboard_http::event_store::StoreFuture;
+use switchboard_http::StoreFuture;
 use switchboard_http::{Claim, SessionRecord, SessionStore, SessionStoreError};
 
 use crate::connection::{KEEP_ALIVE_CHUNK, RedisStore, Run, backend, hashed, now_ms};

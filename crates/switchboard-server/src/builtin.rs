@@ -40,7 +40,7 @@ use crate::service::{ServerService, ok, poisoned};
 use crate::task::{self, TaskMethod};
 use crate::tool::{self, AllowList, ClientIdentity, RegisteredTool, ToolCall};
 use serde_json::{Map, Value};
-use switchboard_jsonrpc::throttle::shown;
+use switchboard_jsonrpc::shown;
 use switchboard_types::error::{echo, echo_value};
 use switchboard_types::methods;
 use switchboard_types::modern::{

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 
 /// At most this many values are returned (spec).
-pub const MAX_COMPLETION_VALUES: usize = 100;
+pub(crate) const MAX_COMPLETION_VALUES: usize = 100;
 
 /// What a completion provider gets.
 #[derive(Debug, Clone)]
@@ -32,7 +32,7 @@ pub enum CompletionTarget {
 
 /// The completion providers of a server.
 #[derive(Clone, Default)]
-pub struct CompletionRegistry {
+pub(crate) struct CompletionRegistry {
     providers: HashMap<(CompletionTarget, String), CompletionProvider>,
 }
 
@@ -46,7 +46,7 @@ impl fmt::Debug for CompletionRegistry {
 
 impl CompletionRegistry {
     /// Registers a provider for `argument` of `target` (replacing an earlier one).
-    pub fn insert(
+    pub(crate) fn insert(
         &mut self,
         target: CompletionTarget,
         argument: impl Into<String>,
@@ -56,12 +56,12 @@ impl CompletionRegistry {
     }
 
     /// Whether no provider is registered.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.providers.is_empty()
     }
 
     /// Completes; `None` when no provider covers this target and argument.
-    pub fn complete(
+    pub(crate) fn complete(
         &self,
         target: CompletionTarget,
         argument: &str,

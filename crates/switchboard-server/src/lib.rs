@@ -6,26 +6,26 @@
 //! # Layout
 //! | module | role |
 //! |---|---|
-//! | [`server`] | [`Server`] (shared by sessions) and its builder |
-//! | [`session`] | [`ServerSession`]: one connected client: its identity, extensions, subscriptions, log level |
-//! | [`resume`] | [`Resumption`]: a session whose handshake happened elsewhere; the snapshot handed to the transport |
-//! | [`context`] | [`Context`]: progress, cancellation, logging, sampling, elicitation, roots |
-//! | [`policy`] | who the client is and which tools it may see ([`AllowList`]) |
-//! | [`error`] | registration and session errors |
+//! | `server` | [`Server`] (shared by sessions) and its builder |
+//! | `session` | [`ServerSession`]: one connected client: its identity, extensions, subscriptions, log level |
+//! | `resume` | [`Resumption`]: a session whose handshake happened elsewhere; the snapshot handed to the transport |
+//! | `context` | [`Context`]: progress, cancellation, logging, sampling, elicitation, roots |
+//! | `policy` | who the client is and which tools it may see ([`AllowList`]) |
+//! | `error` | registration and session errors |
 //! | `task` | tools run as tasks: `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` |
-//! | [`client_task`] | [`ClientTask`]: sampling and elicitation run as tasks on the client |
-//! | [`tool`] | tool registry, allow-lists, the `tools/call` error lattice, schema validation |
+//! | `client_task` | [`ClientTask`]: sampling and elicitation run as tasks on the client |
+//! | `tool` | tool registry, allow-lists, the `tools/call` error lattice, schema validation |
 //! | [`typed`] | typed tools: `inputSchema` / `outputSchema` from Rust types (schemars) |
 //! | [`register`] | what the attribute macros generate code against: [`Register`], [`Json`], [`Args`] |
-//! | [`resource`] | resources and RFC 6570 templates |
-//! | [`prompt`] | prompts and argument checks |
-//! | [`completion`] | completion providers |
-//! | [`pagination`] | opaque, tamper-evident cursors |
-//! | [`uri_template`] | RFC 6570 `{var}` / `{+var}` expansion and matching |
+//! | `resource` | resources and RFC 6570 templates |
+//! | `prompt` | prompts and argument checks |
+//! | `completion` | completion providers |
+//! | `pagination` | opaque, tamper-evident cursors |
+//! | `uri_template` | RFC 6570 `{var}` / `{+var}` expansion and matching |
 //! | `lifecycle` | the handshake state machine and its strictness ([`LifecycleState`], [`Strictness`]) |
 //! | `era` | which era a connection speaks, and the 2025 era's rules (negotiation, lifecycle and batch gates) |
 //! | `gate` | capability gates in both directions |
-//! | [`modern`] | revision 2026-07-28: the envelope, headers ([`HttpFacts`]), sealed state, input rounds, listen streams, the tasks extension |
+//! | `modern` | revision 2026-07-28: the envelope, headers ([`HttpFacts`]), sealed state, input rounds, listen streams, the tasks extension |
 //! | `announce` | who hears of a change: the open sessions and listen streams, one path for every era |
 //! | `router` | the method table: built-in routes (typed by their catalogue marker) and the user's |
 //! | `service` | the engine: one session's `Service` (the era of the connection, the gates, the dispatch); the 2026-07-28 front door |
@@ -38,35 +38,44 @@
 
 pub(crate) mod announce;
 pub(crate) mod builtin;
-pub mod client_task;
-pub mod completion;
-pub mod context;
+mod client_task;
+mod completion;
+mod context;
 pub(crate) mod era;
-pub mod error;
+mod error;
 pub(crate) mod gate;
 pub(crate) mod lifecycle;
-pub mod modern;
+mod modern;
+// Public only for the fuzz targets (feature `fuzzing`, not in the facade).
+#[cfg(feature = "fuzzing")]
 pub mod pagination;
-pub mod policy;
-pub mod prompt;
+#[cfg(not(feature = "fuzzing"))]
+#[allow(unreachable_pub)]
+mod pagination;
+mod policy;
+mod prompt;
 pub mod register;
-pub mod resource;
-pub mod resume;
+mod resource;
+mod resume;
 pub(crate) mod router;
 pub(crate) mod schema;
-pub mod server;
+mod server;
 pub(crate) mod service;
-pub mod session;
+mod session;
 pub(crate) mod task;
-pub mod tool;
+mod tool;
 pub mod typed;
-pub mod uri_template;
+mod uri_template;
 
 pub use client_task::ClientTask;
-pub use completion::{CompletionQuery, CompletionTarget, prefix_matches};
-pub use context::{ClientRequestError, Context, resource_not_found, url_elicitation_required};
+pub use completion::{CompletionProvider, CompletionQuery, CompletionTarget, prefix_matches};
+pub use context::{
+    ClientRequestError, Context, resource_not_found, resource_not_found_modern,
+    url_elicitation_required,
+};
 pub use lifecycle::{LifecycleState, Strictness};
 pub use modern::{DEFAULT_CACHE_HINTS, HttpFacts};
+pub use policy::{AllowList, ClientIdentity};
 pub use prompt::PromptGet;
 pub use register::{
     Args, IntoPromptResult, IntoResourceResult, IntoToolResult, Json, Register, RegisterShared,
@@ -79,4 +88,7 @@ pub use switchboard_jsonrpc::RouteError;
 /// The task store [`ServerBuilder::task_store`] takes, and the in-memory one it uses by default
 /// (from `switchboard-tasks`, re-exported so that a server needs no other crate).
 pub use switchboard_tasks::{InMemoryTaskStore, TaskLimits, TaskStore};
-pub use tool::{AllowList, ClientIdentity, RegisteredTool, RegistryError, ToolCall, ToolError};
+pub use tool::{
+    RegisteredTool, RegistryError, ToolCall, ToolError, tool_not_permitted, unknown_tool,
+};
+pub use uri_template::{TemplateError, UriTemplate};

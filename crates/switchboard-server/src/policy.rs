@@ -52,4 +52,4 @@ pub struct ClientIdentity {
 }
 
 /// Decides a session's allow-list once, when the client has initialized.
-pub type ToolPolicy = Arc<dyn Fn(&ClientIdentity) -> AllowList + Send + Sync>;
+pub(crate) type ToolPolicy = Arc<dyn Fn(&ClientIdentity) -> AllowList + Send + Sync>;

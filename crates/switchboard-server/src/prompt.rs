@@ -25,7 +25,7 @@ pub struct PromptGet {
 }
 
 /// A boxed prompt handler.
-pub type PromptHandler =
+pub(crate) type PromptHandler =
     Arc<dyn Fn(PromptGet) -> BoxFuture<Result<GetPromptResult, ErrorObject>> + Send + Sync>;
 
 #[derive(Clone)]
@@ -36,7 +36,7 @@ pub(crate) struct PromptEntry {
 
 /// The prompts of a server, listed in registration order.
 #[derive(Clone, Default)]
-pub struct PromptRegistry {
+pub(crate) struct PromptRegistry {
     order: Vec<String>,
     prompts: HashMap<String, PromptEntry>,
 }
@@ -54,7 +54,7 @@ impl PromptRegistry {
     ///
     /// # Errors
     /// A duplicate name.
-    pub fn insert<F, Fut>(&mut self, prompt: Prompt, handler: F) -> Result<(), RegistryError>
+    pub(crate) fn insert<F, Fut>(&mut self, prompt: Prompt, handler: F) -> Result<(), RegistryError>
     where
         F: Fn(PromptGet) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<GetPromptResult, ErrorObject>> + Send + 'static,
@@ -76,7 +76,7 @@ impl PromptRegistry {
     ///
     /// # Errors
     /// No prompt has this name.
-    pub fn remove(&mut self, name: &str) -> Result<(), RegistryError> {
+    pub(crate) fn remove(&mut self, name: &str) -> Result<(), RegistryError> {
         self.prompts
             .remove(name)
             .ok_or_else(|| RegistryError::NotFound {
@@ -88,17 +88,17 @@ impl PromptRegistry {
     }
 
     /// Whether no prompt is registered.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.order.is_empty()
     }
 
     /// Whether a prompt has this name.
-    pub fn contains(&self, name: &str) -> bool {
+    pub(crate) fn contains(&self, name: &str) -> bool {
         self.prompts.contains_key(name)
     }
 
     /// The prompts, in registration order.
-    pub fn list(&self) -> Vec<Prompt> {
+    pub(crate) fn list(&self) -> Vec<Prompt> {
         self.order
             .iter()
             .filter_map(|n| self.prompts.get(n))
@@ -112,7 +112,7 @@ impl PromptRegistry {
 }
 
 /// -32602 for an unknown prompt; the name is cut by [`echo`](switchboard_types::error::echo).
-pub fn unknown_prompt(name: &str) -> ErrorObject {
+pub(crate) fn unknown_prompt(name: &str) -> ErrorObject {
     let name = switchboard_types::error::echo(name);
     ErrorObject::new(ErrorCode::INVALID_PARAMS, format!("Unknown prompt: {name}"))
         .with_data(serde_json::json!({"reason": "unknown_prompt", "prompt": name}))

@@ -29,7 +29,7 @@ pub struct ResourceRead {
 }
 
 /// A boxed resource reader.
-pub type ResourceReader =
+pub(crate) type ResourceReader =
     Arc<dyn Fn(ResourceRead) -> BoxFuture<Result<ReadResourceResult, ErrorObject>> + Send + Sync>;
 
 fn boxed<F, Fut>(f: F) -> ResourceReader
@@ -49,7 +49,7 @@ struct TemplateEntry {
 
 /// The resources and templates of a server.
 #[derive(Clone, Default)]
-pub struct ResourceRegistry {
+pub(crate) struct ResourceRegistry {
     resources: Vec<Resource>,
     readers: HashMap<String, ResourceReader>,
     templates: Vec<TemplateEntry>,
@@ -81,7 +81,11 @@ impl ResourceRegistry {
     ///
     /// # Errors
     /// A duplicate URI.
-    pub fn insert<F, Fut>(&mut self, resource: Resource, reader: F) -> Result<(), ResourceError>
+    pub(crate) fn insert<F, Fut>(
+        &mut self,
+        resource: Resource,
+        reader: F,
+    ) -> Result<(), ResourceError>
     where
         F: Fn(ResourceRead) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
@@ -102,7 +106,7 @@ impl ResourceRegistry {
     ///
     /// # Errors
     /// No resource has this URI.
-    pub fn remove(&mut self, uri: &str) -> Result<(), ResourceError> {
+    pub(crate) fn remove(&mut self, uri: &str) -> Result<(), ResourceError> {
         if self.readers.remove(uri).is_none() {
             return Err(RegistryError::NotFound {
                 kind: "resource",
@@ -118,7 +122,7 @@ impl ResourceRegistry {
     ///
     /// # Errors
     /// A template that does not parse, or a duplicate.
-    pub fn insert_template<F, Fut>(
+    pub(crate) fn insert_template<F, Fut>(
         &mut self,
         template: ResourceTemplate,
         reader: F,
@@ -148,25 +152,18 @@ impl ResourceRegistry {
     }
 
     /// Whether anything is registered.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.resources.is_empty() && self.templates.is_empty()
     }
 
     /// The resources, in registration order.
-    pub fn resources(&self) -> &[Resource] {
+    pub(crate) fn resources(&self) -> &[Resource] {
         &self.resources
     }
 
     /// The templates, in registration order.
-    pub fn templates(&self) -> Vec<ResourceTemplate> {
+    pub(crate) fn templates(&self) -> Vec<ResourceTemplate> {
         self.templates.iter().map(|t| t.template.clone()).collect()
-    }
-
-    /// Whether a template with this exact `uriTemplate` is registered.
-    pub fn has_template(&self, uri_template: &str) -> bool {
-        self.templates
-            .iter()
-            .any(|t| t.template.uri_template == uri_template)
     }
 
     /// Finds the reader for `uri` and the template variables.

@@ -5,13 +5,13 @@
 //! catalogue methods the server does not serve itself (`notifications/roots/list_changed`) with
 //! [`ServerBuilder::request`](crate::ServerBuilder::request) and
 //! [`ServerBuilder::notification`](crate::ServerBuilder::notification). The table itself, its
-//! duplicate checks and the typed erasure are [`switchboard_jsonrpc::router`]'s.
+//! duplicate checks and the typed erasure are [`switchboard_jsonrpc::MethodTable`]'s.
 
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
-use switchboard_jsonrpc::router::{ErasedNotification, ErasedRequest, MethodTable, invalid_params};
 use switchboard_jsonrpc::{BoxFuture, HandlerResult, RequestContext};
+use switchboard_jsonrpc::{ErasedNotification, ErasedRequest, MethodTable, invalid_params};
 use switchboard_types::catalogue::{RequestMethod, Side};
 use switchboard_types::{ErrorCode, ErrorObject, Request};
 

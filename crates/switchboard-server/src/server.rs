@@ -42,7 +42,7 @@ use crate::tool::{
     AllowList, ClientIdentity, RegisteredTool, RegistryError, ToolCall, ToolError, ToolPolicy,
     ToolRegistry,
 };
-use switchboard_jsonrpc::router::{RouteError, typed_notification, typed_request};
+use switchboard_jsonrpc::{RouteError, typed_notification, typed_request};
 use switchboard_tasks::{InMemoryTaskStore, TaskStore};
 use switchboard_types::capabilities::{
     ServerTaskRequests, ServerTasksCapability, ToolsTaskRequests,
@@ -61,7 +61,7 @@ enum Start {
 }
 
 /// Default bound on concurrent sessions of one server.
-pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
+pub(crate) const DEFAULT_MAX_SESSIONS: usize = 10_000;
 
 /// A server-level error.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -454,30 +454,25 @@ impl ServerBuilder {
         self
     }
 
-    /// Bounds the bytes of the URIs one session is subscribed to (default
-    /// [`DEFAULT_MAX_SUBSCRIPTION_BYTES`], 256 KiB); a subscription past it is refused with
+    /// Bounds the bytes of the URIs one session is subscribed to (default 256 KiB); a subscription past it is refused with
     /// -32600 (`reason: "subscriptions_too_large"`).
-    ///
-    /// [`DEFAULT_MAX_SUBSCRIPTION_BYTES`]: crate::session::DEFAULT_MAX_SUBSCRIPTION_BYTES
     pub fn max_subscription_bytes(mut self, n: usize) -> Self {
         self.max_subscription_bytes = n;
         self
     }
 
-    /// Bounds tools registered for one session.
+    /// Bounds tools registered for one session (default 256).
     pub fn max_session_tools(mut self, n: usize) -> Self {
         self.max_session_tools = n;
         self
     }
 
     /// Bounds the `initialize` params a session accepts, in bytes of JSON text (default
-    /// [`DEFAULT_MAX_INITIALIZE_BYTES`], 64 KiB). The client's identity and capabilities are kept
+    /// 64 KiB). The client's identity and capabilities are kept
     /// for the session's life; a longer `initialize` is refused with -32602
     /// (`reason: "initialize_too_large"`) and the session stays uninitialized. The same bound
     /// applies to a 2026-07-28 `subscriptions/listen`, whose filter is kept while its stream is
     /// open (`reason: "listen_too_large"`).
-    ///
-    /// [`DEFAULT_MAX_INITIALIZE_BYTES`]: crate::session::DEFAULT_MAX_INITIALIZE_BYTES
     pub fn max_initialize_bytes(mut self, n: usize) -> Self {
         self.max_initialize_bytes = n;
         self
@@ -711,7 +706,7 @@ impl Server {
         self.start(transport, Start::Fresh)
     }
 
-    /// Serves one client whose handshake happened elsewhere (see [`crate::resume`]): the
+    /// Serves one client whose handshake happened elsewhere (see [`Resumption`](crate::Resumption)): the
     /// session starts ready at the revision `resumption` names, with the client its snapshot
     /// describes and the allow-list the policy gives that client. Streamable HTTP calls this
     /// (through the facade's session factory) for a stateless request and for a session taken

@@ -16,17 +16,17 @@ use crate::policy::{AllowList, ClientIdentity};
 use switchboard_types::catalogue::{LoggingMessage, Method, ToolListChanged};
 
 /// Default bound on resource subscriptions per session.
-pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1024;
+pub(crate) const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1024;
 /// Default bound on the bytes of the URIs one session is subscribed to (2025 era), with
 /// [`DEFAULT_MAX_SUBSCRIPTIONS`]: a resource template can match URIs as long as a request body.
-pub const DEFAULT_MAX_SUBSCRIPTION_BYTES: usize = 256 * 1024;
+pub(crate) const DEFAULT_MAX_SUBSCRIPTION_BYTES: usize = 256 * 1024;
 /// Default bound on tools registered for one session.
-pub const DEFAULT_MAX_SESSION_TOOLS: usize = 256;
+pub(crate) const DEFAULT_MAX_SESSION_TOOLS: usize = 256;
 /// Default bound on the `initialize` params a session accepts, in bytes of JSON text. The
 /// client's identity and capabilities are kept for the session's whole life, so without a bound
 /// in bytes every session could hold a body's worth (a 1 MB `clientInfo.name` cost 1.1 MB a
 /// session before it). The same figure as the Streamable HTTP session snapshot's bound.
-pub const DEFAULT_MAX_INITIALIZE_BYTES: usize = 64 * 1024;
+pub(crate) const DEFAULT_MAX_INITIALIZE_BYTES: usize = 64 * 1024;
 
 pub(crate) struct SessionFields {
     pub(crate) lifecycle: LifecycleState,

@@ -22,7 +22,7 @@ use switchboard_types::tools::{CallToolResult, Tool};
 use crate::context::Context;
 pub use crate::error::RegistryError;
 use crate::error::SessionError;
-pub use crate::policy::{AllowList, ClientIdentity, ToolPolicy};
+pub(crate) use crate::policy::{AllowList, ClientIdentity, ToolPolicy};
 use crate::schema::Schema;
 use crate::session::{ServerSession, SessionState};
 use switchboard_jsonrpc::RequestError;
@@ -66,7 +66,7 @@ pub struct ToolCall {
 }
 
 /// The boxed handler of one tool.
-pub type ToolHandler =
+pub(crate) type ToolHandler =
     Arc<dyn Fn(ToolCall) -> BoxFuture<Result<CallToolResult, ToolError>> + Send + Sync>;
 
 /// A registered tool: its definition, handler, and compiled input and output schemas.
@@ -214,7 +214,7 @@ fn describe(e: &jsonschema::ValidationError<'_>) -> String {
 
 /// The tools of a server, by name, listed in name order.
 #[derive(Debug, Clone, Default)]
-pub struct ToolRegistry {
+pub(crate) struct ToolRegistry {
     /// Shared so that a call holds its tool without copying the definition and its schemas.
     tools: BTreeMap<String, Arc<RegisteredTool>>,
 }
@@ -224,7 +224,7 @@ impl ToolRegistry {
     ///
     /// # Errors
     /// [`RegistryError::Duplicate`] when the name is taken.
-    pub fn insert(&mut self, tool: RegisteredTool) -> Result<(), RegistryError> {
+    pub(crate) fn insert(&mut self, tool: RegisteredTool) -> Result<(), RegistryError> {
         if self.tools.contains_key(&tool.tool.name) {
             return Err(RegistryError::Duplicate {
                 kind: "tool",
@@ -239,18 +239,13 @@ impl ToolRegistry {
     ///
     /// # Errors
     /// [`RegistryError::NotFound`] when no tool has this name.
-    pub fn remove(&mut self, name: &str) -> Result<Arc<RegisteredTool>, RegistryError> {
+    pub(crate) fn remove(&mut self, name: &str) -> Result<Arc<RegisteredTool>, RegistryError> {
         self.tools
             .remove(name)
             .ok_or_else(|| RegistryError::NotFound {
                 kind: "tool",
                 name: name.to_owned(),
             })
-    }
-
-    /// The tool with this name.
-    pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
-        self.tools.get(name).map(|t| &**t)
     }
 
     /// The tool with this name, shared (what a call holds while it runs).
@@ -264,17 +259,17 @@ impl ToolRegistry {
     }
 
     /// All tools, in name order.
-    pub fn iter(&self) -> impl Iterator<Item = &RegisteredTool> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &RegisteredTool> {
         self.tools.values().map(|t| &**t)
     }
 
     /// How many tools are registered.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.tools.len()
     }
 
     /// Whether no tool is registered.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
 }

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use switchboard_transport::relay::relay_lines;
+use switchboard_transport::relay_lines;
 use switchboard_transport::{FrameTap, TappedFrame};
 use switchboard_types::Direction;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};

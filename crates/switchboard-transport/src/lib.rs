@@ -12,9 +12,9 @@
 //! | [`codec::ndjson`] | both | pure newline-delimited JSON framing: [`NdjsonDecoder`], [`codec::ndjson::encode`] |
 //! | [`codec::sse`] | both | pure, bounded Server-Sent Events: [`SseParser`], [`codec::sse::encode`] |
 //! | [`headers`] | both | the Streamable HTTP header names and media types (`MCP-Session-Id`, ...) |
-//! | [`stdio`] | server (and tests) | [`StdioTransport`] over any `AsyncRead`/`AsyncWrite` pair, or the process's stdin/stdout |
-//! | [`child`] | client | [`ChildTransport`]: starts a server as a child process, forwards its stderr, shuts it down per spec §3.5 (Unix only) |
-//! | [`relay`] | neither | relays between two peers, byte for byte, each frame shown to a [`FrameTap`] first; helpers for the HTTP relays |
+//! | `stdio` | server (and tests) | [`StdioTransport`] over any `AsyncRead`/`AsyncWrite` pair, or the process's stdin/stdout |
+//! | `child` | client | [`ChildTransport`]: starts a server as a child process, forwards its stderr, shuts it down per spec §3.5 (Unix only) |
+//! | `relay` | neither | relays between two peers, byte for byte, each frame shown to a [`FrameTap`] first; helpers for the HTTP relays |
 //!
 //! # Guarantees
 //! * Memory per connection is bounded by the frame bound plus one read: an oversized line is
@@ -28,16 +28,18 @@
 //! * Relays hold at most one frame bound per line: a longer line is discarded and reported.
 
 #[cfg(unix)]
-pub mod child;
+mod child;
 pub mod codec;
 pub mod headers;
 mod reader;
-pub mod relay;
-pub mod stdio;
+mod relay;
+mod stdio;
 
 #[cfg(unix)]
-pub use child::{ChildCommand, ChildHandle, ChildSink, ChildSource, ChildTransport};
+pub use child::{ChildCommand, ChildHandle, ChildSink, ChildSource, ChildTransport, LOG_TARGET};
 pub use codec::ndjson::{FrameError, NdjsonDecoder};
 pub use codec::sse::{SseError, SseEvent, SseParser};
-pub use relay::{FrameTap, TappedFrame};
+pub use relay::{
+    FrameTap, TappedFrame, classify, one_line, read_frame_line, relay_child, relay_lines, tap_body,
+};
 pub use stdio::{StdinReader, StdioSink, StdioSource, StdioTransport, StdoutWriter};

@@ -11,7 +11,7 @@
 //! the other direction's relay) before the frame it answers. A tap cannot alter or hold a frame;
 //! it is called on the relay's task and should return quickly.
 //!
-//! Lines are bounded like the ndjson codec's frames ([`DEFAULT_MAX_FRAME_BYTES`] unless a
+//! Lines are bounded like the ndjson codec's frames ([`DEFAULT_MAX_FRAME_BYTES`](switchboard_jsonrpc::DEFAULT_MAX_FRAME_BYTES) unless a
 //! `_bounded` variant is given another bound): a longer line is never held whole. It is
 //! discarded as it arrives, reported with one warning (its length and the bound), and the relay
 //! goes on with the next line, so memory per direction is one bound plus one read.
@@ -26,7 +26,7 @@ use switchboard_jsonrpc::OutboundFrame;
 use switchboard_types::{Direction, Frame, MessageKind};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
-pub use crate::codec::ndjson::DEFAULT_MAX_FRAME_BYTES;
+use crate::codec::ndjson::DEFAULT_MAX_FRAME_BYTES;
 use crate::codec::ndjson::FrameError;
 
 /// One frame on its way through a relay.
@@ -130,7 +130,7 @@ fn report_too_long(direction: Direction, bytes: usize, max: usize) {
 
 /// Relays lines from `from` to `to` byte for byte, showing each non-blank line to `tap` (its
 /// line ending removed, invalid UTF-8 replaced) before writing it, until `from` ends; then shuts
-/// `to` down. Lines are bounded by [`DEFAULT_MAX_FRAME_BYTES`] (see the module docs).
+/// `to` down. Lines are bounded by [`DEFAULT_MAX_FRAME_BYTES`](switchboard_jsonrpc::DEFAULT_MAX_FRAME_BYTES) (see the module docs).
 ///
 /// # Errors
 /// Reading or writing failed.
@@ -152,7 +152,7 @@ where
 ///
 /// # Errors
 /// Reading or writing failed.
-pub async fn relay_lines_bounded<R, W>(
+pub(crate) async fn relay_lines_bounded<R, W>(
     from: R,
     mut to: W,
     direction: Direction,
@@ -201,7 +201,7 @@ const KEEP_LINE_BUFFER: usize = 1024 * 1024;
 /// and stdout) to `child`'s stdin and stdout, both ways byte for byte, until the client's input
 /// ends and the child exits; returns the child's exit status. Closing the client's input closes
 /// the child's stdin; the child's exit ends the other direction. Lines are bounded by
-/// [`DEFAULT_MAX_FRAME_BYTES`] each way.
+/// [`DEFAULT_MAX_FRAME_BYTES`](switchboard_jsonrpc::DEFAULT_MAX_FRAME_BYTES) each way.
 ///
 /// # Errors
 /// `child` was not spawned with piped stdin and stdout, or waiting for it failed.
@@ -223,7 +223,7 @@ where
 ///
 /// # Errors
 /// As for [`relay_child`].
-pub async fn relay_child_bounded<R, W>(
+pub(crate) async fn relay_child_bounded<R, W>(
     child: &mut tokio::process::Child,
     client_in: R,
     client_out: W,
@@ -260,7 +260,7 @@ where
 
 /// The frames of an HTTP body or SSE event: the entries of a JSON array (each its exact text),
 /// else the whole text, trimmed; an empty body holds none.
-pub fn batch_entries(text: &str) -> Vec<&str> {
+pub(crate) fn batch_entries(text: &str) -> Vec<&str> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Vec::new();
@@ -274,7 +274,7 @@ pub fn batch_entries(text: &str) -> Vec<&str> {
     vec![trimmed]
 }
 
-/// Shows every frame of `body` ([`batch_entries`]) to `tap`.
+/// Shows every frame of `body` (each entry of a batch) to `tap`.
 pub fn tap_body(tap: &dyn FrameTap, direction: Direction, session: Option<&str>, body: &str) {
     for text in batch_entries(body) {
         tap.frame(TappedFrame {
@@ -319,8 +319,8 @@ pub fn classify(text: String) -> OutboundFrame {
 
 /// The next non-blank line of `reader` as frame text, its line ending removed (invalid UTF-8
 /// replaced); `None` at the end of input or on a read error. `line` is the reused buffer.
-/// A line over [`DEFAULT_MAX_FRAME_BYTES`] is discarded with a warning and reading goes on
-/// (use [`read_frame_line_bounded`] to answer it instead).
+/// A line over [`DEFAULT_MAX_FRAME_BYTES`](switchboard_jsonrpc::DEFAULT_MAX_FRAME_BYTES) is discarded with a warning and reading goes on
+/// (`read_frame_line_bounded` answers it instead).
 pub async fn read_frame_line<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     line: &mut Vec<u8>,
@@ -337,7 +337,7 @@ pub async fn read_frame_line<R: AsyncBufRead + Unpin>(
 /// longer line is consumed without being held and reported as
 /// [`FrameError::FrameTooLarge`]; the next call reads on. `None` at the end of input or on a
 /// read error.
-pub async fn read_frame_line_bounded<R: AsyncBufRead + Unpin>(
+pub(crate) async fn read_frame_line_bounded<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     line: &mut Vec<u8>,
     max_frame_bytes: usize,

@@ -165,7 +165,7 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     /// The transport reading frames from `reader` and writing frames to `writer`, with the
-    /// default frame bound ([`DEFAULT_MAX_FRAME_BYTES`]).
+    /// default frame bound ([`DEFAULT_MAX_FRAME_BYTES`](switchboard_jsonrpc::DEFAULT_MAX_FRAME_BYTES)).
     pub fn new(reader: R, writer: W) -> Self {
         StdioTransport {
             reader,

@@ -3,7 +3,7 @@
 //! Every example below runs (they are tests): a server and a client in the same process,
 //! joined by the in-memory pair ([`jsonrpc::memory::pair`](crate::jsonrpc::memory::pair)),
 //! which serializes each frame to JSON text and parses it again, as a pipe or a socket would.
-//! Swap the pair for [`transport::stdio::StdioTransport`](crate::transport::stdio::StdioTransport)
+//! Swap the pair for [`transport::StdioTransport`](crate::transport::StdioTransport)
 //! (a server for a host), [`transport::ChildTransport`](crate::transport::ChildTransport) (a
 //! client spawning a server) or the Streamable HTTP transports
 //! ([`server_http`](crate::server_http), [`http_client`](crate::http_client)); nothing else

@@ -9,7 +9,7 @@
 
 use switchboard::client::{CancellationToken, Client, RequestOptions};
 use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
-use switchboard::transport::child::{ChildCommand, ChildTransport};
+use switchboard::transport::{ChildCommand, ChildTransport};
 use switchboard::types::elicitation::{ElicitAction, ElicitResult};
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::sampling::{CreateMessageResult, SamplingMessageContentBlock};

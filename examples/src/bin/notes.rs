@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use switchboard::server::uri_template::UriTemplate;
+use switchboard::server::UriTemplate;
 use switchboard::server::{Json, Server, WeakServer, resource_not_found};
 use switchboard::types::content::{ContentBlock, Resource, ResourceContents, Role, TextResourceContents};
 use switchboard::types::lifecycle::Implementation;
@@ -412,7 +412,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         None => {
             server
-                .serve(switchboard::transport::stdio::StdioTransport::stdio())?
+                .serve(switchboard::transport::StdioTransport::stdio())?
                 .closed()
                 .await
         }

@@ -1,5 +1,5 @@
 use switchboard::server::Server;
-use switchboard::transport::stdio::StdioTransport;
+use switchboard::transport::StdioTransport;
 use switchboard::types::lifecycle::Implementation;
 
 /// Add two integers.

@@ -448,7 +448,8 @@ mod raw_server {
     #[tokio::test]
     async fn tk_18_the_clients_task_list_comes_in_pages() {
         let (_c, mut f) = session(client().enable_tasks()).await;
-        let n = switchboard::client::serve_task::TASK_LIST_PAGE + 1;
+        // One past a page: the client answers `tasks/list` 100 at a time (`TASK_LIST_PAGE`).
+        let n = 100 + 1;
         for i in 0..n {
             let r = f
                 .request(

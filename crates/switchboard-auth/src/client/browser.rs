@@ -22,7 +22,7 @@ use super::agent::{OAuthFuture, UserAgent, is_redirect_to};
 use super::error::OAuthError;
 
 /// How long the browser flow waits for the redirect, unless told otherwise.
-pub const DEFAULT_BROWSER_WAIT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_BROWSER_WAIT: Duration = Duration::from_secs(300);
 
 /// The most bytes of a redirect's request line read; a longer one is dropped unanswered.
 const MAX_REQUEST_HEAD: usize = 8192;

@@ -73,7 +73,7 @@ pub fn canonical_resource(endpoint: &Url) -> String {
 
 /// Whether the resource a metadata document names identifies `endpoint`: same origin, and
 /// its path is the endpoint's path or a prefix of it ending on a segment boundary.
-pub fn resource_matches(endpoint: &Url, resource: &str) -> bool {
+pub(super) fn resource_matches(endpoint: &Url, resource: &str) -> bool {
     let Ok(r) = Url::parse(resource) else {
         return false;
     };

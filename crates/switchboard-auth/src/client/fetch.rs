@@ -12,9 +12,9 @@ use super::error::{OAuthError, shown};
 use super::policy::{GuardedResolver, UrlPolicy};
 
 /// The default bound on one OAuth fetch: 10 s.
-pub const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default bound on one OAuth answer's body: 256 KiB.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024;
+pub(crate) const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024;
 
 /// An answer: status, headers and the bounded body.
 #[derive(Debug)]

@@ -9,26 +9,26 @@
 //!
 //! | module | role |
 //! |---|---|
-//! | [`policy`] | which URLs may be fetched (https, no private or link-local targets) `[AU-17]` |
+//! | `policy` | which URLs may be fetched (https, no private or link-local targets) `[AU-17]` |
 //! | `fetch` | every fetch bounded in bytes and time, no redirect followed |
-//! | [`discovery`] | protected-resource metadata, then authorization-server metadata `[AU-5]`, `[AU-9]`, `[AU-14]` |
+//! | `discovery` | protected-resource metadata, then authorization-server metadata `[AU-5]`, `[AU-9]`, `[AU-14]` |
 //! | `registration` | pre-registered credentials, client ID metadata documents, dynamic registration |
-//! | [`pkce`] | PKCE S256 and random values `[AU-13]` |
+//! | `pkce` | PKCE S256 and random values `[AU-13]` |
 //! | `token` | token requests and client authentication (secrets, `private_key_jwt`) |
-//! | [`store`] | [`TokenStore`]: in memory, or a file written 0600 `[AU-25]` |
+//! | `store` | [`TokenStore`]: in memory, or a file written 0600 `[AU-25]` |
 //! | `agent` | [`UserAgent`]: how the authorization request reaches the server; [`HeadlessUserAgent`] |
 //!
 //! Tokens and secrets never appear in logs, errors or `Debug` output.
 
 mod agent;
 mod browser;
-pub mod discovery;
+mod discovery;
 mod error;
 mod fetch;
-pub mod pkce;
-pub mod policy;
+mod pkce;
+mod policy;
 mod registration;
-pub mod store;
+mod store;
 mod token;
 
 #[cfg(test)]
@@ -45,29 +45,28 @@ use crate::challenge::BearerChallenge;
 use crate::scope::ScopeSet;
 
 pub use agent::{HeadlessUserAgent, OAuthFuture, UserAgent, is_redirect_to};
-pub use browser::{BrowserUserAgent, DEFAULT_BROWSER_WAIT};
+pub use browser::BrowserUserAgent;
 pub use discovery::{Discovered, canonical_resource};
 pub use error::OAuthError;
-pub use fetch::{DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_BODY_BYTES};
 pub use policy::{AddressRange, RefusedAddress, UrlPolicy};
 pub use registration::PreRegistered;
 pub use store::{
     FileTokenStore, Grant, MemoryTokenStore, RegisteredClient, TokenAuthMethod, TokenSet,
     TokenStore,
 };
-pub use token::{JWT_BEARER_ASSERTION, PrivateKeyJwt};
+pub use token::PrivateKeyJwt;
 
-use fetch::Fetcher;
+use fetch::{DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_BODY_BYTES, Fetcher};
 use registration::ClientIdentity;
 use token::TokenRequest;
 
 /// The default most authorizations for one set of scopes, the first one included, past which
 /// step-up stops (`[AU-7]`, SEC-SC-6).
-pub const DEFAULT_MAX_STEP_UP: u32 = 3;
+pub(crate) const DEFAULT_MAX_STEP_UP: u32 = 3;
 /// The default margin before expiry at which a token is refreshed: 60 s.
-pub const DEFAULT_REFRESH_SKEW: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_REFRESH_SKEW: Duration = Duration::from_secs(60);
 /// The redirect URI used when none is configured (the headless agent never fetches it).
-pub const DEFAULT_REDIRECT_URI: &str = "http://127.0.0.1/callback";
+pub(crate) const DEFAULT_REDIRECT_URI: &str = "http://127.0.0.1/callback";
 /// The `offline_access` scope (SEP-2207).
 const OFFLINE_ACCESS: &str = "offline_access";
 

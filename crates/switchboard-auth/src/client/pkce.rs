@@ -7,7 +7,7 @@ use super::error::OAuthError;
 
 /// A PKCE pair: the verifier kept by the client, the challenge sent in the authorization request.
 #[derive(Clone)]
-pub struct Pkce {
+pub(super) struct Pkce {
     /// The verifier: 43 characters of base64url (32 random bytes), sent on the token request.
     pub verifier: String,
     /// `BASE64URL(SHA256(verifier))`.
@@ -27,7 +27,7 @@ impl Pkce {
     ///
     /// # Errors
     /// The system's random source failed.
-    pub fn new() -> Result<Self, OAuthError> {
+    pub(super) fn new() -> Result<Self, OAuthError> {
         let verifier = random_token(32)?;
         let challenge = challenge_of(&verifier);
         Ok(Self {
@@ -38,7 +38,7 @@ impl Pkce {
 }
 
 /// The `S256` challenge of a verifier.
-pub fn challenge_of(verifier: &str) -> String {
+pub(super) fn challenge_of(verifier: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(verifier))
 }
 
@@ -46,7 +46,7 @@ pub fn challenge_of(verifier: &str) -> String {
 ///
 /// # Errors
 /// The system's random source failed.
-pub fn random_token(bytes: usize) -> Result<String, OAuthError> {
+pub(super) fn random_token(bytes: usize) -> Result<String, OAuthError> {
     let mut buf = vec![0_u8; bytes];
     getrandom::fill(&mut buf)
         .map_err(|e| OAuthError::Config(format!("the system's random source failed: {e}")))?;

@@ -11,7 +11,8 @@ use super::pkce::random_token;
 use super::store::{RegisteredClient, TokenAuthMethod, TokenSet};
 
 /// The RFC 7523 assertion type.
-pub const JWT_BEARER_ASSERTION: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+pub(crate) const JWT_BEARER_ASSERTION: &str =
+    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 
 /// A private key for `private_key_jwt` (RFC 7523 §2.2): a PEM key and its JWS algorithm.
 #[derive(Clone)]

@@ -274,7 +274,7 @@ fn shell_quote(s: &str) -> String {
 
 impl Fuzzer {
     /// [`DEFAULT_CASES`] cases against `target` with seed 0 and a
-    /// [`DEFAULT_TIMEOUT`](crate::DEFAULT_TIMEOUT) per wait. Targets in the same process
+    /// 5 s per wait. Targets in the same process
     /// ([`Target::in_process`]) are not supported: the cases write bytes no transport carries.
     pub fn new(target: Target) -> Fuzzer {
         Fuzzer {

@@ -178,7 +178,7 @@ impl StreamableHttpService {
 
     /// An `axum::Router` serving this endpoint at [`HttpConfig::path`].
     /// With authorization on, the protected-resource metadata is served beside it
-    /// ([`crate::auth`]).
+    /// ([`crate::Authorization`]).
     pub fn router(&self) -> axum::Router {
         let router = axum::Router::new().route_service(&self.inner.config.path, self.clone());
         match &self.inner.config.authorization {
@@ -207,7 +207,7 @@ impl StreamableHttpService {
     /// Ends every session (for shutdown). A node of a cluster leaves their records and events
     /// in the shared stores: the other nodes take them over. From then on such a node serves
     /// nothing: every request it is still sent, and every request its sessions were serving,
-    /// is answered 503 `node_leaving` (with [`crate::cluster::LEAVING`]), never 404 (the session lives on,
+    /// is answered 503 `node_leaving` (with `x-switchboard-node-leaving`), never 404 (the session lives on,
     /// on another node); a node relaying to it takes the session over at once.
     pub async fn close_all(&self) {
         let leave = self.inner.node.is_some();

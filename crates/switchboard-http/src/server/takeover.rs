@@ -1,4 +1,4 @@
-//! The cluster take-over, server side ([`crate::cluster`]): a request naming a session this
+//! The cluster take-over, server side ([`crate::Cluster`]): a request naming a session this
 //! node does not hold is relayed to the node serving it, or the session is claimed and taken
 //! over here (the role resumes it from its stored snapshot); a stream whose node died with its
 //! requests unanswered runs them again here.
@@ -23,7 +23,7 @@ use super::{StreamableHttpService, too_many_sessions, unavailable};
 
 impl StreamableHttpService {
     /// With a cluster, a request naming a session this node does not hold goes to the node
-    /// serving it ([`crate::cluster`]); `Err` hands the request back to be served here.
+    /// serving it ([`crate::Cluster`]); `Err` hands the request back to be served here.
     pub(super) async fn route_in_cluster(
         &self,
         req: Request<Body>,
@@ -89,7 +89,7 @@ impl StreamableHttpService {
     }
 
     /// Resumes a stream that the node serving the session before opened and died with
-    /// ([`crate::cluster`]): when its requests were kept and none of them was answered, they
+    /// ([`crate::Cluster`]): when its requests were kept and none of them was answered, they
     /// run again here. The client gets the events it missed, then the re-run's, numbered on
     /// after the last stored one, without the progress it had already been told of. `None`:
     /// nothing to run again (the stream is replayed as it stands).

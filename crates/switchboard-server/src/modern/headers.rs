@@ -10,13 +10,13 @@ use switchboard_types::ErrorObject;
 use switchboard_types::modern::header_mismatch;
 
 /// `MCP-Protocol-Version`, lower-cased as HTTP header names are compared.
-pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+pub(crate) const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// `Mcp-Method`.
-pub const METHOD: &str = "mcp-method";
+pub(crate) const METHOD: &str = "mcp-method";
 /// `Mcp-Name`.
-pub const NAME: &str = "mcp-name";
+pub(crate) const NAME: &str = "mcp-name";
 /// The prefix of `Mcp-Param-{X}`.
-pub const PARAM_PREFIX: &str = "mcp-param-";
+pub(crate) const PARAM_PREFIX: &str = "mcp-param-";
 
 /// The `Mcp-*` headers of one HTTP request: lower-cased names, values as sent (`None` for a
 /// value that is not visible ASCII).

@@ -21,10 +21,10 @@ use switchboard_types::modern::SubscriptionFilter;
 use tokio::sync::mpsc;
 
 /// Default bound on listen streams open at once on one server.
-pub const DEFAULT_MAX_LISTENERS: usize = 1024;
+pub(crate) const DEFAULT_MAX_LISTENERS: usize = 1024;
 /// Events queued per listen stream; beyond, events for that stream are dropped (a list change
 /// says only "fetch again", so the next one covers a dropped one).
-pub const LISTENER_QUEUE: usize = 64;
+pub(crate) const LISTENER_QUEUE: usize = 64;
 
 /// A change a listen stream may carry.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -20,7 +20,7 @@
 //! `tasks`.
 
 pub(crate) mod finish;
-pub mod headers;
+pub(crate) mod headers;
 pub(crate) mod hub;
 pub(crate) mod listen;
 pub(crate) mod mrtr;
@@ -32,9 +32,7 @@ use switchboard_types::ServerCapabilities;
 use switchboard_types::modern::{self as wire, CacheHints};
 
 pub use headers::HttpFacts;
-pub use listen::{DEFAULT_MAX_LISTENERS, LISTENER_QUEUE};
 pub(crate) use mrtr::{Asked, ModernCall};
-pub use seal::{DEFAULT_STATE_TTL, MAX_STATE_BYTES};
 
 /// The server's capabilities as this revision has them: no `tasks`, the tasks extension
 /// instead when tools may run as tasks (`[D26-137]`).

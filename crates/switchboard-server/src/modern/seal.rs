@@ -27,9 +27,9 @@ use sha2::Sha256;
 use switchboard_types::{ErrorCode, ErrorObject};
 
 /// How long a sealed state stays valid by default.
-pub const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
 /// The largest sealed state issued or accepted (the answers it carries grow with each round).
-pub const MAX_STATE_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_STATE_BYTES: usize = 256 * 1024;
 
 /// The version prefix of the wire form.
 const PREFIX: &str = "v2.";

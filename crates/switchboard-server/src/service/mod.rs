@@ -35,7 +35,7 @@ use crate::session::{ServerSession, SessionState};
 use crate::task::Tasks;
 use crate::tool::ClientIdentity;
 use crate::tool::ToolRegistry;
-use switchboard_jsonrpc::throttle::shown;
+use switchboard_jsonrpc::shown;
 use switchboard_types::error::echo;
 
 pub(crate) struct ServerInner {

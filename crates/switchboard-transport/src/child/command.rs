@@ -8,14 +8,14 @@ use std::time::Duration;
 
 /// The default grace of each shutdown step (spec §3.5): after stdin is closed, and again after
 /// `SIGTERM`, before escalating.
-pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// Default number of the child's stderr lines logged per second (also the burst); the rest are
 /// counted and reported as one line. The stderr hook sees every line regardless.
-pub const DEFAULT_STDERR_LINES_PER_SECOND: u32 = 100;
+pub(crate) const DEFAULT_STDERR_LINES_PER_SECOND: u32 = 100;
 
 /// A callback that sees each line the child writes to its stderr.
-pub type StderrHook = Arc<dyn Fn(&str) + Send + Sync>;
+pub(crate) type StderrHook = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// How to start a child process that speaks MCP on its stdin/stdout.
 ///
@@ -114,14 +114,14 @@ impl ChildCommand {
     }
 
     /// Sets the grace of each shutdown step used when the session closes the transport
-    /// (default [`DEFAULT_SHUTDOWN_GRACE`]).
+    /// (default 2 s).
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
         self
     }
 
     /// Sets the bound on one frame read from the child's stdout, in bytes (default
-    /// [`DEFAULT_MAX_FRAME_BYTES`](crate::codec::ndjson::DEFAULT_MAX_FRAME_BYTES)); a longer
+    /// [`DEFAULT_MAX_FRAME_BYTES`](switchboard_jsonrpc::DEFAULT_MAX_FRAME_BYTES)); a longer
     /// line is reported and skipped, the session goes on.
     pub fn max_frame_bytes(mut self, n: usize) -> Self {
         self.max_frame_bytes = n;
@@ -129,8 +129,7 @@ impl ChildCommand {
     }
 
     /// Sets how many of the child's stderr lines are logged per second (at least 1; default
-    /// [`DEFAULT_STDERR_LINES_PER_SECOND`]). Each logged line shows at most
-    /// [`STDERR_LOG_BYTES`](super::STDERR_LOG_BYTES) bytes; the hook still sees every line.
+    /// 100). Each logged line shows at most 4 KiB; the hook still sees every line.
     pub fn stderr_lines_per_second(mut self, n: u32) -> Self {
         self.stderr_lines_per_second = n.max(1);
         self

@@ -46,10 +46,8 @@ use switchboard_jsonrpc::{FrameSink, FrameSource, OutboundFrame, Transport, Tran
 use tokio::process::ChildStdout;
 use tokio::time::Instant;
 
-pub use command::{
-    ChildCommand, DEFAULT_SHUTDOWN_GRACE, DEFAULT_STDERR_LINES_PER_SECOND, StderrHook,
-};
-pub use process::{ChildHandle, LOG_TARGET, MAX_STDERR_LINE, STDERR_LOG_BYTES};
+pub use command::ChildCommand;
+pub use process::{ChildHandle, LOG_TARGET};
 
 use crate::reader::FrameReader;
 use crate::stdio::{encode_all, write_encoded, write_frame};

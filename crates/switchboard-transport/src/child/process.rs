@@ -22,11 +22,11 @@ use super::command::StderrHook;
 pub const LOG_TARGET: &str = "switchboard::child";
 
 /// Longest stderr line handed to the hook as one piece; a longer line is handed over in pieces.
-pub const MAX_STDERR_LINE: usize = 64 * 1024;
+pub(crate) const MAX_STDERR_LINE: usize = 64 * 1024;
 
 /// The most bytes of one stderr line a log event shows (cut with an ellipsis); the hook gets
 /// the whole piece.
-pub const STDERR_LOG_BYTES: usize = 4 * 1024;
+pub(crate) const STDERR_LOG_BYTES: usize = 4 * 1024;
 
 /// How often the sweep looks whether the group has emptied.
 const SWEEP_POLL: Duration = Duration::from_millis(20);

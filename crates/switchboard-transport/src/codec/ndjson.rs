@@ -13,7 +13,7 @@ use bytes::{Buf, BytesMut};
 use switchboard_jsonrpc::TransportError;
 
 /// The default bound on one frame, in bytes (16 MiB): the engine's own default.
-pub const DEFAULT_MAX_FRAME_BYTES: usize = switchboard_jsonrpc::config::DEFAULT_MAX_FRAME_BYTES;
+pub(crate) const DEFAULT_MAX_FRAME_BYTES: usize = switchboard_jsonrpc::DEFAULT_MAX_FRAME_BYTES;
 
 /// A bad frame. The decoder has discarded it and goes on with the next line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
