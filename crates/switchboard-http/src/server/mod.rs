@@ -266,8 +266,7 @@ impl StreamableHttpService {
             },
             None => None,
         };
-        let owner = auth.as_ref().map(|i| i.owner_key());
-        let req = match self.route_in_cluster(req, owner.as_deref()).await {
+        let req = match self.route_in_cluster(req, auth.as_deref()).await {
             Ok(answer) => return answer,
             Err(req) => req,
         };

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use http::{Request, Response};
+use switchboard_auth::resource::AuthInfo;
 use switchboard_jsonrpc::Attachment;
 
 use crate::event_store::{EventId, StoredEvent};
@@ -24,12 +25,12 @@ use super::{StreamableHttpService, too_many_sessions, unavailable};
 impl StreamableHttpService {
     /// With a cluster, a request naming a session this node does not hold goes to the node
     /// serving it ([`crate::cluster`]); `Err` hands the request back to be served here.
-    /// `owner` is the caller's owner key (authorization on): another subject's session is
-    /// never claimed for it.
+    /// `auth` is the caller's (authorization on): another subject's session is never claimed
+    /// for it.
     pub(super) async fn route_in_cluster(
         &self,
         req: Request<Body>,
-        owner: Option<&str>,
+        auth: Option<&AuthInfo>,
     ) -> Result<Response<Body>, Request<Body>> {
         let (Some(cluster), Some((_, relay))) = (&self.inner.config.cluster, &self.inner.node)
         else {
@@ -41,7 +42,16 @@ impl StreamableHttpService {
             }
             _ => return Err(req),
         };
-        relay::route(cluster.as_ref(), relay, &self.inner.config, &id, owner, req).await
+        let owner = auth.map(AuthInfo::owner_key);
+        relay::route(
+            cluster.as_ref(),
+            relay,
+            &self.inner.config,
+            &id,
+            owner.as_deref(),
+            req,
+        )
+        .await
     }
 
     /// Starts a local session for an id the session store knows (another node created it, or
