@@ -34,11 +34,11 @@
 //! # The cluster secret
 //! Every node of a cluster is given the same [`ClusterSecret`]
 //! ([`HttpConfig::with_cluster_secret`](crate::HttpConfig::with_cluster_secret)). A relayed
-//! request carries, in [`RELAY_MAC`], the time it was relayed and an HMAC-SHA256 under that
+//! request carries, in `x-switchboard-relay-mac`, the time it was relayed and an HMAC-SHA256 under that
 //! secret over the relaying node's id, the method, the session id and that time (not the path:
 //! every node serves the one endpoint, which a `nest_service` mounting sees stripped). A
 //! node honours [`FORWARDED_BY`] only with a MAC that verifies and is at most
-//! [`RELAY_MAC_MAX_SKEW`] old (or early); otherwise the header is ignored, as if absent: an
+//! 30 s old (or early: the nodes' clocks must agree within that); otherwise the header is ignored, as if absent: an
 //! outside client sending it gets the answer it gets without it (the session relayed, or 404),
 //! never one that tells a session held by another node from an unknown one. Without a secret
 //! a node of a cluster does not start ([`crate::serve`] refuses with `InvalidInput`); a service
@@ -66,11 +66,11 @@ pub const FORWARDED_BY: &str = "x-switchboard-forwarded-by";
 
 /// The header authenticating a relayed request: `<unix time in ms>.<HMAC-SHA256 in hex>`
 /// under the [`ClusterSecret`] (see the module docs).
-pub const RELAY_MAC: &str = "x-switchboard-relay-mac";
+pub(crate) const RELAY_MAC: &str = "x-switchboard-relay-mac";
 
 /// How far the time in [`RELAY_MAC`] may be from the receiving node's clock (the nodes'
 /// clocks must agree within this).
-pub const RELAY_MAC_MAX_SKEW: Duration = Duration::from_secs(30);
+pub(crate) const RELAY_MAC_MAX_SKEW: Duration = Duration::from_secs(30);
 
 /// The header of a node's answer (503 `node_leaving`) while it leaves the cluster: the node relaying
 /// to it takes the session over instead of passing the answer on.
@@ -124,7 +124,7 @@ pub const LOCATION_CACHE_TTL: Duration = Duration::from_secs(2);
 pub const LOCATION_CACHE_MAX: usize = 10_000;
 
 /// The secret the nodes of one cluster share, authenticating the requests they relay to each
-/// other ([`RELAY_MAC`]). Give every node the same one; its bytes are never sent.
+/// other (the MAC in `x-switchboard-relay-mac`, see the module docs). Give every node the same one; its bytes are never sent.
 #[derive(Clone)]
 pub struct ClusterSecret {
     /// HMAC-SHA256 of the given bytes under a fixed label: the key the MACs are made with.

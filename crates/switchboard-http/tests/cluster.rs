@@ -17,7 +17,7 @@ use support::*;
 use switchboard_auth::ScopeSet;
 use switchboard_auth::resource::{AuthInfo, TokenError, TokenValidator};
 use switchboard_http::Authorization;
-use switchboard_http::cluster::{ClusterSecret, FORWARDED_BY, RELAY_MAC};
+use switchboard_http::cluster::{ClusterSecret, FORWARDED_BY};
 use switchboard_http::event_store::StoreFuture;
 use switchboard_http::{
     Cluster, HttpConfig, InMemoryEventStore, InMemorySessionStore, Location, SessionStore,
@@ -474,8 +474,10 @@ async fn finding_5_an_outside_forwarded_by_header_is_no_session_oracle() {
             req.headers_mut()
                 .insert(FORWARDED_BY, http::HeaderValue::from_static("a"));
             if let Some(mac) = &mac {
-                req.headers_mut()
-                    .insert(RELAY_MAC, http::HeaderValue::from_str(mac).unwrap());
+                req.headers_mut().insert(
+                    "x-switchboard-relay-mac",
+                    http::HeaderValue::from_str(mac).unwrap(),
+                );
             }
             req
         };
