@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use anyhow::Context as _;
 use switchboard::http::{HttpConfig, StreamableHttpService};
 use switchboard::jsonrpc::SessionConfig;
 use switchboard::redis::{RedisCluster, RedisConfig, RedisStore, RedisTaskStore};
@@ -265,6 +266,14 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
         if let Some((joined, store)) = &cluster {
             http_config = switchboard::redis::apply(http_config, store, joined.clone());
+            // Checked above: --store comes with the deployment secret.
+            let secret = secret.as_deref().unwrap_or_default();
+            let relay = switchboard::http::ClusterSecret::new(crate::secret::derive(
+                secret,
+                "cluster relay",
+            ))
+            .context("the cluster secret")?;
+            http_config = http_config.with_cluster_secret(relay);
             tracing::info!(node = %switchboard::http::Cluster::node_id(joined.as_ref()), "sessions and tasks kept in Redis");
         }
         let service = StreamableHttpService::new(

@@ -73,6 +73,8 @@ pub(crate) const DEFAULT_MAX_CONCURRENT_REPLAYS: usize = 64;
 /// | `unsolicited_queue_bytes` | 1 MiB | bytes of server messages kept for a GET stream that is not open (oldest dropped) |
 /// | `max_snapshot_bytes` | 64 KiB | a larger role snapshot (the client's `initialize` params) is not kept: a take-over then resumes without it |
 /// | `max_concurrent_replays` | 64 | `GET` + `Last-Event-ID` replays running at once; beyond, 503 with `Retry-After` |
+/// | `cluster` | off | several nodes sharing the stores ([`crate::Cluster`]) |
+/// | `cluster_secret` | none | the secret the nodes of a cluster share ([`HttpConfig::with_cluster_secret`]); a node of a cluster needs one |
 /// | `authorization` | off | OAuth 2.1 resource server: protected-resource metadata, bearer tokens on every request, scopes ([`crate::Authorization`]) |
 /// | `connection` | [`ConnectionLimits`] | per connection: 1024 connections, 10 s headers, 60 s keep-alive, 30 s body (408), 30 s write |
 ///
@@ -155,6 +157,8 @@ pub struct HttpConfig {
     /// Several nodes sharing the session and event stores ([`crate::Cluster`]): a request for
     /// a session another live node serves is relayed there. `None`: one node.
     pub cluster: Option<Arc<dyn crate::Cluster>>,
+    /// The secret the nodes of the cluster share ([`HttpConfig::with_cluster_secret`]).
+    pub(crate) cluster_secret: Option<crate::ClusterSecret>,
 }
 
 impl fmt::Debug for HttpConfig {
@@ -191,6 +195,7 @@ impl fmt::Debug for HttpConfig {
                 "cluster",
                 &self.cluster.as_ref().map(|c| c.node_id().to_owned()),
             )
+            .field("cluster_secret", &self.cluster_secret)
             .finish_non_exhaustive()
     }
 }
@@ -226,6 +231,7 @@ impl Default for HttpConfig {
             connection: ConnectionLimits::default(),
             authorization: None,
             cluster: None,
+            cluster_secret: None,
         }
     }
 }
@@ -274,9 +280,20 @@ impl HttpConfig {
     }
 
     /// Serves as one node of a cluster sharing its stores ([`crate::Cluster`]). Give the
-    /// same shared [`crate::SessionStore`] and [`crate::EventStore`] to every node.
+    /// same shared [`crate::SessionStore`] and [`crate::EventStore`] to every node, and the
+    /// same secret ([`HttpConfig::with_cluster_secret`]).
     pub fn with_cluster(mut self, cluster: Arc<dyn crate::Cluster>) -> Self {
         self.cluster = Some(cluster);
+        self
+    }
+
+    /// Sets the secret every node of the cluster shares: the requests this node relays carry
+    /// a MAC under it, and a relayed request is believed only with a valid, fresh one
+    /// ([`crate::cluster`], "The cluster secret"). A node of a cluster needs one:
+    /// [`crate::serve`] refuses to start it without, and a service mounted elsewhere then
+    /// relays nothing.
+    pub fn with_cluster_secret(mut self, secret: crate::ClusterSecret) -> Self {
+        self.cluster_secret = Some(secret);
         self
     }
 

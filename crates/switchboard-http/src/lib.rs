@@ -27,7 +27,7 @@
 //! | `config` | [`HttpConfig`]: every option and bound, with defaults; [`ConnectionLimits`] |
 //! | `session` | [`HttpSessionTransport`] (the engine's transport), sessions, the idle reaper |
 //! | `session_store` | [`SessionStore`] and [`InMemorySessionStore`]: which sessions exist, for a take-over |
-//! | `cluster` | [`Cluster`]: several nodes sharing the stores (the trait, where a session is served) |
+//! | `cluster` | [`Cluster`]: several nodes sharing the stores (the trait, where a session is served); [`ClusterSecret`], which authenticates the requests nodes relay to each other |
 //! | `relay` | a session's requests relayed to the node serving it, or the session claimed when that node is gone |
 //! | `event_store` | [`EventStore`] and [`InMemoryEventStore`]: SSE events kept for `Last-Event-ID` |
 //! | `stdio_bridge` | [`stdio_bridge()`]: a stdio server exposed over this endpoint, one child per session, every frame shown to a tap |
@@ -36,7 +36,7 @@
 //! | `routing` | which stream each outbound frame goes on |
 //! | `conn` | one live SSE connection's queue, bounded in events and bytes, between the routing and the body |
 //! | `sse` | event encoding, the SSE response body (priming, replay, keep-alive, polling close) |
-//! | `security` | `Host` / `Origin` allow-lists (DNS-rebinding protection) |
+//! | `security` | `Host` / `Origin` allow-lists (DNS-rebinding protection); a one-value header sent twice |
 //! | `headers` | `Accept`, `Content-Type`, `MCP-Session-Id`, `MCP-Protocol-Version`, `Last-Event-ID` |
 //! | `throttle` | warnings a client can cause at will, at most one per second per call site |
 //! | `modern` | the 2026-07-28 era's request facts: which POST is modern, its headers, its status |
@@ -83,7 +83,7 @@ mod stdio_bridge;
 mod throttle;
 
 pub use auth::{Authorization, AuthorizationError};
-pub use cluster::{Cluster, Location};
+pub use cluster::{Cluster, ClusterSecret, Location};
 pub use config::{DEFAULT_BIND_ADDR, HttpConfig};
 pub use event_store::{
     BadEventId, DEFAULT_EVENTS_PER_STREAM, DEFAULT_SESSION_BYTES, DEFAULT_STREAM_BYTES,

@@ -34,19 +34,22 @@ pub(crate) fn routes_modern(headers: &HeaderMap, has_session: bool) -> bool {
 }
 
 /// The request's `Mcp-*` headers (lower-cased names; a value that is not visible ASCII, or too
-/// long, as `None`), at most [`MAX_MCP_HEADERS`].
+/// long, as `None`): at most [`MAX_MCP_HEADERS`] names, and of a repeated one its first two
+/// values, so that the role sees the repetition and refuses it.
 pub(crate) fn mcp_headers(headers: &HeaderMap) -> Vec<(String, Option<String>)> {
     headers
-        .iter()
-        .filter(|(name, _)| name.as_str().starts_with("mcp-"))
+        .keys()
+        .filter(|name| name.as_str().starts_with("mcp-"))
         .take(MAX_MCP_HEADERS)
-        .map(|(name, value)| {
-            let v = value
-                .to_str()
-                .ok()
-                .filter(|v| v.len() <= MAX_MCP_HEADER_BYTES)
-                .map(str::to_owned);
-            (name.as_str().to_owned(), v)
+        .flat_map(|name| {
+            headers.get_all(name).iter().take(2).map(move |value| {
+                let v = value
+                    .to_str()
+                    .ok()
+                    .filter(|v| v.len() <= MAX_MCP_HEADER_BYTES)
+                    .map(str::to_owned);
+                (name.as_str().to_owned(), v)
+            })
         })
         .collect()
 }
@@ -141,6 +144,20 @@ mod tests {
         let got = mcp_headers(&h);
         assert_eq!(got.len(), MAX_MCP_HEADERS);
         assert!(got.iter().all(|(n, _)| n.starts_with("mcp-")));
+        // A repeated name is handed over with two values, even at the bound.
+        let mut h = HeaderMap::new();
+        for i in 0..MAX_MCP_HEADERS - 1 {
+            h.insert(
+                http::HeaderName::try_from(format!("mcp-param-p{i}")).unwrap(),
+                HeaderValue::from_static("v"),
+            );
+        }
+        for v in ["tools/call", "tools/list", "x"] {
+            h.append("mcp-method", HeaderValue::from_static(v));
+        }
+        let got = mcp_headers(&h);
+        let methods: Vec<_> = got.iter().filter(|(n, _)| n == "mcp-method").collect();
+        assert_eq!(methods.len(), 2, "{got:?}");
         assert_eq!(data_of(b"id: 1\ndata: {\"a\":1}\n\n"), Some("{\"a\":1}"));
     }
 }

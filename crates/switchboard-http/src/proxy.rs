@@ -356,7 +356,7 @@ async fn relay(State(proxy): State<Arc<Proxy>>, req: Request) -> Response {
         cfg.allowed_hosts.as_deref(),
         cfg.allowed_origins.as_deref(),
     ) {
-        return reply::forbidden(&refusal);
+        return reply::refused(&refusal);
     }
     let Ok(place) = proxy.places.clone().try_acquire_owned() else {
         tracing::debug!("request refused: too many requests relayed at once");

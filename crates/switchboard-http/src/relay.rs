@@ -20,10 +20,11 @@ use crate::reply::{TRANSPORT_ERROR, refuse};
 use crate::session_store::SessionStoreError;
 
 use crate::cluster::{
-    CONNECT_TIMEOUT, Cluster, FORWARDED_BY, LEAVING, LOCATION_CACHE_MAX, LOCATION_CACHE_TTL,
-    Location,
+    CONNECT_TIMEOUT, Cluster, ClusterSecret, FORWARDED_BY, LEAVING, LOCATION_CACHE_MAX,
+    LOCATION_CACHE_TTL, Location, RELAY_MAC, now_ms,
 };
 use crate::config::HttpConfig;
+use crate::headers::SESSION_ID;
 use crate::session_store::Claim;
 
 /// Why a relay failed.
@@ -41,6 +42,8 @@ pub(crate) enum RelayError {
 pub(crate) struct Relay {
     client: Client<HttpConnector, Full<Bytes>>,
     node: HeaderValue,
+    /// What relays are authenticated with; `None`: nothing is relayed.
+    secret: Option<ClusterSecret>,
     cache: Arc<std::sync::Mutex<LocationCache>>,
 }
 
@@ -96,8 +99,8 @@ fn hop_by_hop(name: &HeaderName) -> bool {
 }
 
 impl Relay {
-    /// A relay naming `node` in [`FORWARDED_BY`].
-    pub(crate) fn new(node: &str) -> Self {
+    /// A relay naming `node` in [`FORWARDED_BY`], its requests authenticated with `secret`.
+    pub(crate) fn new(node: &str, secret: Option<ClusterSecret>) -> Self {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
@@ -109,8 +112,25 @@ impl Relay {
             client,
             node: HeaderValue::from_str(node)
                 .unwrap_or_else(|_| HeaderValue::from_static("unnamed")),
+            secret,
             cache: Arc::default(),
         }
+    }
+
+    /// Whether `req`, naming session `id`, was relayed by a node of this cluster: it carries
+    /// [`FORWARDED_BY`] with a valid, fresh [`RELAY_MAC`]. Anything else (an outside client
+    /// sending the header) is taken as not relayed.
+    fn authentic(&self, req: &Request<Body>, id: &str) -> bool {
+        let (Some(secret), Some(node), Some(mac)) = (
+            &self.secret,
+            req.headers()
+                .get(FORWARDED_BY)
+                .and_then(|v| v.to_str().ok()),
+            req.headers().get(RELAY_MAC).and_then(|v| v.to_str().ok()),
+        ) else {
+            return false;
+        };
+        secret.verify(mac, node, req.method().as_str(), id, now_ms())
     }
 
     /// Sends `parts` with `body` to `url` and returns the answer, its body streamed as it
@@ -128,13 +148,26 @@ impl Relay {
             .method(parts.method.clone())
             .uri(uri)
             .version(http::Version::HTTP_11);
+        let mac = self.secret.as_ref().map(|s| {
+            let session = parts
+                .headers
+                .get(SESSION_ID)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            let node = self.node.to_str().unwrap_or_default();
+            s.sign(node, parts.method.as_str(), session, now_ms())
+        });
         if let Some(h) = builder.headers_mut() {
             for (name, value) in &parts.headers {
-                if !hop_by_hop(name) && name.as_str() != FORWARDED_BY {
+                if !hop_by_hop(name) && name.as_str() != FORWARDED_BY && name.as_str() != RELAY_MAC
+                {
                     h.append(name.clone(), value.clone());
                 }
             }
             h.insert(HeaderName::from_static(FORWARDED_BY), self.node.clone());
+            if let Some(mac) = mac.and_then(|m| HeaderValue::from_str(&m).ok()) {
+                h.insert(HeaderName::from_static(RELAY_MAC), mac);
+            }
         }
         let request = builder
             .body(Full::new(body))
@@ -193,6 +226,18 @@ pub(crate) fn leaving() -> Response<Body> {
     r
 }
 
+/// The answer of a node of a cluster configured without a [`ClusterSecret`] to a request for
+/// a session it does not hold, whether another node holds it or nobody does.
+fn secret_missing() -> Response<Body> {
+    refuse(
+        StatusCode::SERVICE_UNAVAILABLE,
+        TRANSPORT_ERROR,
+        "Service unavailable: this node of a cluster has no cluster secret and relays nothing",
+        "cluster_secret_missing",
+        None,
+    )
+}
+
 /// The answer when the node serving a session failed in the middle of a relay.
 pub(crate) fn bad_gateway(why: &str) -> Response<Body> {
     refuse(
@@ -206,16 +251,24 @@ pub(crate) fn bad_gateway(why: &str) -> Response<Body> {
 
 /// Routes a request naming session `id`, which this node does not hold: relayed to the node
 /// serving it (its answer is returned), or handed back to be served here (a session to take
-/// over, or an unknown one to refuse as a single node does).
+/// over, or an unknown one to refuse as a single node does). `owner` is the caller's owner key
+/// (with authorization on): a session bound to another subject is never claimed for it.
 pub(crate) async fn route(
     cluster: &dyn Cluster,
     relay: &Relay,
     config: &HttpConfig,
     id: &str,
+    owner: Option<&str>,
     req: Request<Body>,
 ) -> Result<Response<Body>, Request<Body>> {
+    if relay.secret.is_none() {
+        crate::throttle::warn_throttled!(
+            "a node of a cluster without a cluster secret was asked for a session it does not hold"
+        );
+        return Ok(secret_missing());
+    }
     let me = cluster.node_id();
-    let relayed = req.headers().contains_key(FORWARDED_BY);
+    let relayed = relay.authentic(&req, id);
     let cached = if relayed {
         None
     } else {
@@ -237,7 +290,7 @@ pub(crate) async fn route(
     let (node, url) = match location {
         Location::Unknown | Location::Here => return Err(req),
         Location::Orphan { node } => {
-            return match claim(config, id, node.as_deref(), me).await {
+            return match claim(config, id, owner, node.as_deref(), me).await {
                 Ok(()) => Err(req),
                 Err(answer) => Ok(answer),
             };
@@ -297,7 +350,7 @@ pub(crate) async fn route(
             }
             crate::throttle::warn_throttled!(node = %node, error = %why, "serving node unreachable; taking its session over");
             let rebuilt = Request::from_parts(parts, Body::from(body));
-            match claim(config, id, Some(&node), me).await {
+            match claim(config, id, owner, Some(&node), me).await {
                 Ok(()) => Err(rebuilt),
                 Err(answer) => Ok(answer),
             }
@@ -306,13 +359,25 @@ pub(crate) async fn route(
 }
 
 /// Claims `id` from `expected` for this node: `Ok` to serve it here (won, or gone: then the
-/// local path answers 404), else the answer to send.
+/// local path answers 404), else the answer to send. A session bound to another subject than
+/// `owner` is not claimed: `Ok`, and the local path answers 404 without taking it over.
 async fn claim(
     config: &HttpConfig,
     id: &str,
+    owner: Option<&str>,
     expected: Option<&str>,
     me: &str,
 ) -> Result<(), Response<Body>> {
+    if let Some(owner) = owner {
+        match config.session_store.load(id).await {
+            Ok(Some(record)) if record.owner.as_deref() != Some(owner) => return Ok(()),
+            Ok(_) => {}
+            Err(e) => {
+                crate::throttle::warn_throttled!(error = %e, "session store unreachable");
+                return Err(store_unavailable(&e));
+            }
+        }
+    }
     match config.session_store.claim(id, expected, me).await {
         Ok(Claim::Won(_) | Claim::Gone) => Ok(()),
         Ok(Claim::Lost(_)) => Err(moved()),

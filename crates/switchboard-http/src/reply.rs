@@ -144,11 +144,13 @@ pub(crate) fn body_timeout(limit: Duration) -> Response<Body> {
     r
 }
 
-/// 403 for a `Host` or `Origin` outside the allow-lists (DNS-rebinding protection).
-pub(crate) fn forbidden(refusal: &Refusal) -> Response<Body> {
+/// 403 for a `Host` or `Origin` outside the allow-lists (DNS-rebinding protection), 400 for
+/// either one sent twice.
+pub(crate) fn refused(refusal: &Refusal) -> Response<Body> {
     let (message, reason) = match refusal {
         Refusal::Host(_) => ("Forbidden: Host not allowed", "host_not_allowed"),
         Refusal::Origin(_) => ("Forbidden: Origin not allowed", "origin_not_allowed"),
+        Refusal::Repeated(name) => return repeated_header(name),
     };
     crate::throttle::warn_throttled!(?refusal, "request refused (DNS-rebinding protection)");
     refuse(
@@ -157,5 +159,17 @@ pub(crate) fn forbidden(refusal: &Refusal) -> Response<Body> {
         message,
         reason,
         Some("HT-3"),
+    )
+}
+
+/// 400: a header that names one value (`Host`, `Origin`, `Mcp-Session-Id`, ...) was sent
+/// more than once; which copy counts is ambiguous, so none does.
+pub(crate) fn repeated_header(name: &str) -> Response<Body> {
+    refuse(
+        StatusCode::BAD_REQUEST,
+        TRANSPORT_ERROR,
+        format!("Bad Request: more than one {name} header"),
+        "repeated_header",
+        None,
     )
 }

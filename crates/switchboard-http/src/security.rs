@@ -4,6 +4,8 @@
 //!   literals keep their brackets: `[::1]`.
 //! * `Origin` patterns are `scheme://host`, `scheme://host:port` or `scheme://host:*` (any port or
 //!   none). An absent `Origin` (a non-browser client) is allowed; a present one must match.
+//! * Either header sent twice is refused (400, RFC 9112 §3.2 for `Host`): a proxy or a browser
+//!   reading the other copy would see another request than the one checked.
 
 use http::HeaderMap;
 use http::header::{HOST, ORIGIN};
@@ -21,6 +23,16 @@ pub(crate) enum Refusal {
     Host(String),
     /// The `Origin` header is not allowed.
     Origin(String),
+    /// A header that names one value was sent more than once (400).
+    Repeated(&'static str),
+}
+
+/// The first of `names` that `headers` carries more than once.
+pub(crate) fn repeated(headers: &HeaderMap, names: &[&'static str]) -> Option<&'static str> {
+    names
+        .iter()
+        .copied()
+        .find(|name| headers.get_all(*name).iter().nth(1).is_some())
 }
 
 /// Splits `host[:port]` (with `[v6]` literals) into a lowercase host and an optional port.
@@ -87,13 +99,17 @@ pub(crate) fn origin_allowed(origin: &str, patterns: &[String]) -> bool {
     })
 }
 
-/// Checks `Host` and `Origin` against the allow-lists (`None` disables a check).
+/// Checks `Host` and `Origin` against the allow-lists (`None` disables a check); either one
+/// sent twice is refused, whatever the lists.
 pub(crate) fn check(
     headers: &HeaderMap,
     uri_host: Option<&str>,
     hosts: Option<&[String]>,
     origins: Option<&[String]>,
 ) -> Result<(), Refusal> {
+    if let Some(name) = repeated(headers, &["host", "origin"]) {
+        return Err(Refusal::Repeated(name));
+    }
     if let Some(allowed) = hosts {
         let host = match headers.get(HOST) {
             Some(v) => v.to_str().ok(),

@@ -17,11 +17,11 @@ use support::*;
 use switchboard_auth::ScopeSet;
 use switchboard_auth::resource::{AuthInfo, TokenError, TokenValidator};
 use switchboard_http::Authorization;
-use switchboard_http::StoreFuture;
 use switchboard_http::{
     Cluster, HttpConfig, InMemoryEventStore, InMemorySessionStore, Location, SessionStore,
     SessionStoreError,
 };
+use switchboard_http::{ClusterSecret, StoreFuture};
 use switchboard_test_support::wait;
 
 /// The cluster's header names, as they go on the wire.
@@ -39,6 +39,8 @@ struct TestCluster {
     node: String,
     store: Arc<InMemorySessionStore>,
     directory: Arc<Directory>,
+    /// A stale view: every known session is served by this node.
+    stale: Option<String>,
 }
 
 impl Cluster for TestCluster {
@@ -54,7 +56,7 @@ impl Cluster for TestCluster {
             let Some(record) = self.store.load(session).await? else {
                 return Ok(Location::Unknown);
             };
-            let Some(node) = record.node else {
+            let Some(node) = self.stale.as_deref().map(Arc::from).or(record.node) else {
                 return Ok(Location::Orphan { node: None });
             };
             if *node == *self.node {
@@ -70,6 +72,11 @@ impl Cluster for TestCluster {
             })
         })
     }
+}
+
+/// The secret the test cluster's nodes share.
+fn secret() -> ClusterSecret {
+    ClusterSecret::new(b"the test cluster's secret, 32+ bytes").unwrap()
 }
 
 /// Shared stores and a directory; nodes join with [`Shared::node`].
@@ -95,15 +102,28 @@ impl Shared {
 
     /// A node; with `auth`, bearer tokens `alice` and `bob` are two subjects of one issuer.
     async fn node_with(&self, name: &str, idle: Option<Duration>, auth: bool) -> Live {
+        self.node_seeing(name, idle, auth, None).await
+    }
+
+    /// A node whose view of the cluster is `stale` when given (see [`TestCluster::stale`]).
+    async fn node_seeing(
+        &self,
+        name: &str,
+        idle: Option<Duration>,
+        auth: bool,
+        stale: Option<&str>,
+    ) -> Live {
         let cluster = Arc::new(TestCluster {
             node: name.to_owned(),
             store: self.sessions.clone(),
             directory: self.directory.clone(),
+            stale: stale.map(str::to_owned),
         });
         let config = HttpConfig::default()
             .with_session_store(self.sessions.clone())
             .with_event_store(self.events.clone())
             .with_cluster(cluster)
+            .with_cluster_secret(secret())
             .with_idle_timeout(idle);
         let config = if auth {
             let validator: Arc<dyn TokenValidator> = Arc::new(|token: &str| match token {
@@ -312,15 +332,16 @@ async fn a_relayed_request_is_never_relayed_again() {
     let shared = Shared::new();
     let a = shared.node("a", None).await;
     let b = shared.node("b", None).await;
+    // c's view is stale: it takes every session for b's, and relays to b.
+    let c = shared.node_seeing("c", None, false, Some("b")).await;
     let sid = wire_session(a.addr).await;
-    let mut req = wire_post(b.addr, Some(&sid), call_body(2, "echo", json!({})));
-    req.headers_mut()
-        .insert(FORWARDED_BY, http::HeaderValue::from_static("c"));
-    let resp = send(b.addr, req).await;
+    let req = wire_post(c.addr, Some(&sid), call_body(2, "echo", json!({})));
+    let resp = send(c.addr, req).await;
     assert_eq!(resp.status(), 503);
     assert_eq!(resp.headers()["retry-after"], "1");
     assert!(text_of(resp).await.contains("session_moving"));
     assert_eq!(b.service.session_count(), 0, "b took nothing over");
+    assert_eq!(c.service.session_count(), 0, "nor did c");
     assert_eq!(a.service.session_count(), 1);
 }
 
@@ -389,16 +410,7 @@ async fn sec_sh_5_a_session_stays_bound_to_its_subject_on_every_node() {
     let shared = Shared::new();
     let a = shared.node_with("a", None, true).await;
     let b = shared.node_with("b", None, true).await;
-    let init = bearer(wire_post(a.addr, None, init_body(0, "2025-11-25")), "alice");
-    let resp = send(a.addr, init).await;
-    assert_eq!(resp.status(), 200);
-    let sid = resp.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    let _ = text_of(resp).await;
-    let ready = bearer(wire_post(a.addr, Some(&sid), initialized_body()), "alice");
-    assert_eq!(send(a.addr, ready).await.status(), 202);
+    let sid = alices_session(&a).await;
     let call = |node: &Live, token: &str, id: i64| {
         bearer(
             wire_post(node.addr, Some(&sid), call_body(id, "echo", json!({}))),
@@ -417,4 +429,177 @@ async fn sec_sh_5_a_session_stays_bound_to_its_subject_on_every_node() {
     let record = shared.sessions.load(&sid).await.unwrap().unwrap();
     assert_eq!(record.node.as_deref(), Some("b"));
     assert!(record.owner.as_deref().is_some_and(|o| o.contains("alice")));
+}
+
+/// Alice's session, opened on `a` (both nodes with authorization on); returns its id.
+async fn alices_session(a: &Live) -> String {
+    let init = bearer(wire_post(a.addr, None, init_body(0, "2025-11-25")), "alice");
+    let resp = send(a.addr, init).await;
+    assert_eq!(resp.status(), 200);
+    let sid = resp.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let _ = text_of(resp).await;
+    let ready = bearer(wire_post(a.addr, Some(&sid), initialized_body()), "alice");
+    assert_eq!(send(a.addr, ready).await.status(), 202);
+    sid
+}
+
+/// Finding 5 of issue 25: an outside client adding `x-switchboard-forwarded-by` learned
+/// whether a session id lived on another node (503 `session_moving`) or not at all (404). The
+/// header is honoured only from a node of the cluster (with a valid, fresh MAC); from anyone
+/// else it is ignored, so both answers are what they are without it.
+#[tokio::test]
+async fn finding_5_an_outside_forwarded_by_header_is_no_session_oracle() {
+    let shared = Shared::new();
+    let a = shared.node_with("a", None, true).await;
+    let b = shared.node_with("b", None, true).await;
+    let sid = alices_session(&a).await;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    // The header alone, and with a MAC of the right shape that no node made.
+    for mac in [None, Some(format!("{now}.{}", "0".repeat(64)))] {
+        let forged = |session: &str, token: &str, id: i64| {
+            let mut req = bearer(
+                wire_post(b.addr, Some(session), call_body(id, "echo", json!({}))),
+                token,
+            );
+            req.headers_mut()
+                .insert(FORWARDED_BY, http::HeaderValue::from_static("a"));
+            if let Some(mac) = &mac {
+                req.headers_mut().insert(
+                    "x-switchboard-relay-mac",
+                    http::HeaderValue::from_str(mac).unwrap(),
+                );
+            }
+            req
+        };
+        let elsewhere = send(b.addr, forged(&sid, "bob", 2)).await.status();
+        let unknown = send(b.addr, forged("no-such-session", "bob", 3))
+            .await
+            .status();
+        assert_eq!(unknown, 404);
+        assert_eq!(
+            elsewhere, unknown,
+            "a session living on another node looks unknown to a stranger ({mac:?})"
+        );
+        // Alice's own request with the forged header is relayed and served, as without it.
+        let resp = send(b.addr, forged(&sid, "alice", 4)).await;
+        assert_eq!(resp.status(), 200);
+        assert_eq!(tool_text(&text_of(resp).await), "{}");
+        assert_eq!(b.service.session_count(), 0, "b took nothing over");
+    }
+}
+
+/// Issue 25, "PUT/PATCH/OPTIONS naming a session reach cluster routing before
+/// authentication": a request of a method the endpoint does not serve, with no token, is
+/// refused where it arrives; it never locates, relays or claims the session it names.
+#[tokio::test]
+async fn an_unserved_method_naming_a_session_is_refused_before_cluster_routing() {
+    let shared = Shared::new();
+    let a = shared.node_with("a", None, true).await;
+    let b = shared.node_with("b", None, true).await;
+    let sid = alices_session(&a).await;
+    // a stops but is still announced: routing would find it unreachable and claim the session.
+    a.stop().await;
+    for method in ["PUT", "PATCH", "OPTIONS"] {
+        let req = http::Request::builder()
+            .method(method)
+            .uri("/mcp")
+            .header("host", b.addr.to_string())
+            .header("mcp-session-id", &sid)
+            .body(http_body_util::Full::new(bytes::Bytes::new()))
+            .unwrap();
+        let status = send(b.addr, req).await.status();
+        assert!(
+            status == 401 || status == 405,
+            "{method}: refused, not routed ({status})"
+        );
+        let record = shared.sessions.load(&sid).await.unwrap().unwrap();
+        assert_eq!(record.node.as_deref(), Some("a"), "{method} moved nothing");
+    }
+    assert_eq!(b.service.session_count(), 0);
+}
+
+/// Issue 25, "a refused request can move another subject's orphaned session": bob naming
+/// alice's session, whose node is gone, gets 404 and neither claims it nor takes it over;
+/// alice then takes it over as before.
+#[tokio::test]
+async fn a_refused_request_never_moves_another_subjects_orphaned_session() {
+    let shared = Shared::new();
+    let a = shared.node_with("a", None, true).await;
+    let b = shared.node_with("b", None, true).await;
+    let sid = alices_session(&a).await;
+    a.stop().await;
+    let call = |token: &str, id: i64| {
+        bearer(
+            wire_post(b.addr, Some(&sid), call_body(id, "echo", json!({}))),
+            token,
+        )
+    };
+    assert_eq!(send(b.addr, call("bob", 2)).await.status(), 404);
+    let record = shared.sessions.load(&sid).await.unwrap().unwrap();
+    assert_eq!(record.node.as_deref(), Some("a"), "bob moved nothing");
+    assert_eq!(b.service.session_count(), 0, "nor started an engine");
+    // Alice, its owner, takes it over as before.
+    let resp = send(b.addr, call("alice", 3)).await;
+    assert_eq!(resp.status(), 200);
+    assert_eq!(
+        shared
+            .sessions
+            .load(&sid)
+            .await
+            .unwrap()
+            .unwrap()
+            .node
+            .as_deref(),
+        Some("b")
+    );
+}
+
+/// A node of a cluster configured without a cluster secret could neither prove its relays
+/// nor check the ones it receives: [`switchboard_http::serve`] refuses to start it, and a
+/// service mounted elsewhere relays nothing, answering every session it does not hold 503
+/// alike (held by another node or unknown: no oracle either).
+#[tokio::test]
+async fn a_cluster_node_without_a_secret_neither_starts_nor_relays() {
+    let shared = Shared::new();
+    let a = shared.node("a", None).await;
+    let sid = wire_session(a.addr).await;
+    let config = HttpConfig::default()
+        .with_session_store(shared.sessions.clone())
+        .with_event_store(shared.events.clone())
+        .with_cluster(Arc::new(TestCluster {
+            node: "b".to_owned(),
+            store: shared.sessions.clone(),
+            directory: shared.directory.clone(),
+            stale: None,
+        }));
+    let service = service_for(&test_server(), config);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let refused = tokio::time::timeout(WAIT, switchboard_http::serve(listener, service.clone()))
+        .await
+        .expect("serve returns at once");
+    assert_eq!(
+        refused.unwrap_err().kind(),
+        std::io::ErrorKind::InvalidInput
+    );
+    let held_elsewhere = oneshot(&service, post(Some(&sid), call_body(2, "echo", json!({})))).await;
+    let unknown = oneshot(
+        &service,
+        post(Some("no-such"), call_body(3, "echo", json!({}))),
+    )
+    .await;
+    assert_eq!(held_elsewhere.status(), 503);
+    assert_eq!(unknown.status(), 503);
+    assert!(
+        body_text(held_elsewhere)
+            .await
+            .contains("cluster_secret_missing")
+    );
+    assert_eq!(service.session_count(), 0);
+    assert_eq!(a.service.session_count(), 1);
 }

@@ -703,3 +703,51 @@ async fn a_session_store_that_fails_gets_503_and_no_session_is_kept() {
     assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(svc.session_count(), 0);
 }
+
+/// Finding 9 of issue 25: two `Host` headers were accepted (the first one checked), where
+/// RFC 9112 §3.2 requires 400: a proxy reading the other one sees another request.
+#[tokio::test]
+async fn finding_9_two_host_headers_are_refused_400() {
+    let node = live(&test_server(), HttpConfig::default()).await;
+    let me = node.addr;
+    let init = init_body(1, "2025-11-25");
+    for second in ["evil.example", "localhost", &me.to_string()] {
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {me}\r\nHost: {second}\r\nAccept: {ACCEPT_BOTH}\r\nContent-Type: application/json"
+        );
+        let (status, answer) = raw_exchange(me, &head, &init).await;
+        assert_eq!(status, 400, "second Host {second}: {answer}");
+        assert!(answer.contains("repeated_header"), "{answer}");
+    }
+    assert_eq!(node.service.session_count(), 0);
+    // One Host: served.
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {me}\r\nAccept: {ACCEPT_BOTH}\r\nContent-Type: application/json"
+    );
+    assert_eq!(raw_exchange(me, &head, &init).await.0, 200);
+}
+
+/// Issue 25 (beside finding 9): `Origin`, `Mcp-Session-Id` and `MCP-Protocol-Version` each
+/// name one value; sent twice, only the first was read. Two of any of them: 400.
+#[tokio::test]
+async fn finding_9_two_origin_session_or_version_headers_are_refused_400() {
+    let svc = service_for(&test_server(), HttpConfig::default());
+    let sid = open_session(&svc, "2025-11-25").await;
+    let other = open_session(&svc, "2025-11-25").await;
+    let cases: [(&str, &str, &str); 3] = [
+        ("origin", "http://localhost:3000", "http://evil.example"),
+        ("mcp-session-id", &sid, &other),
+        ("mcp-protocol-version", "2025-11-25", "2025-06-18"),
+    ];
+    for (name, first, second) in cases {
+        let mut req = post(Some(&sid), call_body(2, "echo", json!({})));
+        req.headers_mut()
+            .insert(name, http::HeaderValue::from_str(first).unwrap());
+        req.headers_mut()
+            .append(name, http::HeaderValue::from_str(second).unwrap());
+        let resp = oneshot(&svc, req).await;
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "two {name}");
+        let e = error_of(&body_text(resp).await);
+        assert_eq!(e["data"]["reason"], "repeated_header", "two {name}");
+    }
+}

@@ -271,3 +271,32 @@ async fn d26_71_d26_77_a_listen_streams_until_the_client_goes_away() {
         "closing the stream ends the listen"
     );
 }
+
+/// Finding 8 of issue 25: of a repeated `Mcp-Method`, `Mcp-Name` or `MCP-Protocol-Version`,
+/// only the first was compared with the body, so an intermediary routing on another copy saw
+/// another request. A repeated one is a malformed header: 400 with -32020 (`[D26-58]`), even
+/// when both copies agree with the body. (`Mcp-Param-*`: the role's unit test.)
+#[tokio::test]
+async fn finding_8_a_repeated_mcp_header_is_refused_400_header_mismatch() {
+    let server = test_server();
+    let svc = service_for(&server, HttpConfig::default());
+    let call = || request(1, "tools/call", json!({"name": "echo", "arguments": {}}));
+    for (name, second) in [
+        ("mcp-method", "tools/list"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "other"),
+        ("mcp-name", "echo"),
+        ("mcp-protocol-version", V),
+    ] {
+        let mut req = modern(call(), &[]);
+        req.headers_mut()
+            .append(name, http::HeaderValue::from_static(second));
+        let resp = oneshot(&svc, req).await;
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "{name}: {second}");
+        let v = json_of(resp).await;
+        assert_eq!(v["error"]["code"], -32020, "{name}: {second}: {v}");
+    }
+    // One of each: served.
+    let resp = oneshot(&svc, modern(call(), &[])).await;
+    assert_eq!(resp.status(), StatusCode::OK);
+}

@@ -338,6 +338,33 @@ mod proxy {
         assert_eq!(seen["origin"], "http://localhost:5173");
     }
 
+    /// Finding 9 of issue 25, on `record` (the recording proxy): two `Host` headers are
+    /// refused 400 (RFC 9112 §3.2), and nothing reaches the upstream.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn finding_9_the_proxy_refuses_two_host_headers_400() {
+        use std::sync::atomic::Ordering;
+        let (upstream, hits) = echo_upstream().await;
+        let addr = start_proxy(upstream, proxy::ProxyConfig::for_bind_address).await;
+        for second in ["evil.example", "localhost"] {
+            let head = format!(
+                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nHost: {second}\r\nAccept: {ACCEPT_BOTH}\r\nContent-Type: application/json"
+            );
+            let (status, answer) = raw_exchange(addr, &head, "{}").await;
+            assert_eq!(status, 400, "second Host {second}: {answer}");
+            assert!(answer.contains("repeated_header"), "{answer}");
+        }
+        assert_eq!(
+            hits.load(Ordering::SeqCst),
+            0,
+            "nothing reached the upstream"
+        );
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: {ACCEPT_BOTH}\r\nContent-Type: application/json"
+        );
+        assert_eq!(raw_exchange(addr, &head, "{}").await.0, 200);
+        assert_eq!(hits.load(Ordering::SeqCst), 1);
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_proxy_bounds_bodies_answers_and_requests_at_once() {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};

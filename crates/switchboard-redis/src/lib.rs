@@ -15,8 +15,16 @@
 //! ```text
 //! let store = RedisStore::connect("redis://127.0.0.1:6379/0", RedisConfig::default()).await?;
 //! let cluster = RedisCluster::join(store.clone(), None, "http://10.0.0.5:8080/mcp").await?;
-//! let config = switchboard_redis::apply(HttpConfig::for_bind_address(addr), &store, cluster);
+//! let secret = ClusterSecret::new(secret_bytes).context("32 bytes at least")?; // the same on every node
+//! let config = switchboard_redis::apply(HttpConfig::for_bind_address(addr), &store, cluster)
+//!     .with_cluster_secret(secret);
 //! ```
+//!
+//! Every node needs the same [`ClusterSecret`](switchboard_http::cluster::ClusterSecret): the
+//! requests nodes relay to each other are authenticated with it, and `switchboard_http::serve`
+//! refuses to start a node of a cluster without one. Redis itself is trusted: whoever may
+//! write to it may announce a node and receive the requests relayed to it (protect it with a
+//! password or ACL, and keep it on a private network).
 //!
 //! # Layering
 //! A store behind `switchboard-http`: the session, event and cluster stores use its traits and

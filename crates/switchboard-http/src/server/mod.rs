@@ -149,7 +149,7 @@ impl StreamableHttpService {
         ));
         let node = config.cluster.as_ref().map(|c| {
             let id: Arc<str> = Arc::from(c.node_id());
-            let relay = Relay::new(&id);
+            let relay = Relay::new(&id, config.cluster_secret.clone());
             (id, relay)
         });
         StreamableHttpService {
@@ -244,27 +244,57 @@ impl StreamableHttpService {
             cfg.allowed_hosts.as_deref(),
             cfg.allowed_origins.as_deref(),
         ) {
-            return reply::forbidden(&refusal);
+            return reply::refused(&refusal);
+        }
+        if let Some(name) = self.repeated_header(&req) {
+            return reply::repeated_header(name);
+        }
+        // A method the endpoint does not serve is answered here, before anything else: it
+        // never reaches authentication, nor the cluster (which would locate, relay or claim
+        // the session it names).
+        if !matches!(*req.method(), Method::POST | Method::GET | Method::DELETE) {
+            return reply::method_not_allowed(
+                "GET, POST, DELETE",
+                "method_not_allowed",
+                Some("HT-1"),
+            );
         }
         let auth = match &cfg.authorization {
-            Some(a) if matches!(*req.method(), Method::POST | Method::GET | Method::DELETE) => {
-                match a.authenticate(req.uri(), req.headers()).await {
-                    Ok(info) => Some(info),
-                    Err(resp) => return resp,
-                }
-            }
-            _ => None,
+            Some(a) => match a.authenticate(req.uri(), req.headers()).await {
+                Ok(info) => Some(info),
+                Err(resp) => return resp,
+            },
+            None => None,
         };
-        let req = match self.route_in_cluster(req).await {
+        let req = match self.route_in_cluster(req, auth.as_deref()).await {
             Ok(answer) => return answer,
             Err(req) => req,
         };
         match *req.method() {
             Method::POST => self.post(req, auth).await,
             Method::GET => self.get(req, auth).await,
-            Method::DELETE => self.delete(req, auth).await,
-            _ => reply::method_not_allowed("GET, POST, DELETE", "method_not_allowed", Some("HT-1")),
+            _ => self.delete(req, auth).await,
         }
+    }
+
+    /// The one-value header of the request's era sent more than once (`Mcp-Session-Id`,
+    /// `Last-Event-ID`, and `MCP-Protocol-Version` outside a 2026-07-28 POST, whose role
+    /// refuses a repeated `Mcp-*` header itself with -32020).
+    fn repeated_header(&self, req: &Request<Body>) -> Option<&'static str> {
+        let h = req.headers();
+        let modern = self.inner.config.modern
+            && *req.method() == Method::POST
+            && crate::modern::routes_modern(h, headers::session_id(h).is_some());
+        let names: &[&'static str] = if modern {
+            &[headers::SESSION_ID, headers::LAST_EVENT_ID]
+        } else {
+            &[
+                headers::SESSION_ID,
+                headers::LAST_EVENT_ID,
+                headers::PROTOCOL_VERSION,
+            ]
+        };
+        security::repeated(h, names)
     }
 
     fn ensure_reaper(&self) {
@@ -293,7 +323,7 @@ impl StreamableHttpService {
         };
         let session = match self.inner.registry.get(id) {
             Some(s) => s,
-            None => self.take_over(id, version).await?,
+            None => self.take_over(id, version, owner).await?,
         };
         if session.is_terminated() {
             return Err(reply::session_not_found());
@@ -540,7 +570,8 @@ where
 /// to loopback (`127.0.0.1`) for a local server.
 ///
 /// # Errors
-/// An I/O error of the listener.
+/// An I/O error of the listener; `InvalidInput` at once for a node of a cluster without a
+/// cluster secret ([`HttpConfig::with_cluster_secret`]).
 pub async fn serve(listener: TcpListener, service: StreamableHttpService) -> std::io::Result<()> {
     serve_with_shutdown(listener, service, std::future::pending()).await
 }
@@ -549,7 +580,8 @@ pub async fn serve(listener: TcpListener, service: StreamableHttpService) -> std
 /// accepted, and this returns once the requests in flight have been answered.
 ///
 /// # Errors
-/// An I/O error of the listener.
+/// An I/O error of the listener; `InvalidInput` at once for a node of a cluster without a
+/// cluster secret ([`HttpConfig::with_cluster_secret`]).
 pub async fn serve_with_shutdown<F>(
     listener: TcpListener,
     service: StreamableHttpService,
@@ -558,6 +590,12 @@ pub async fn serve_with_shutdown<F>(
 where
     F: Future<Output = ()> + Send + 'static,
 {
+    if service.config().cluster.is_some() && service.config().cluster_secret.is_none() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "a node of a cluster needs a cluster secret (HttpConfig::with_cluster_secret)",
+        ));
+    }
     let router = service.router();
     // Open SSE streams would hold a graceful shutdown forever: end the sessions first.
     let closing = service.clone();

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use http::{Request, Response};
+use switchboard_auth::resource::AuthInfo;
 use switchboard_jsonrpc::Attachment;
 
 use crate::event_store::{EventId, StoredEvent};
@@ -24,9 +25,12 @@ use super::{StreamableHttpService, too_many_sessions, unavailable};
 impl StreamableHttpService {
     /// With a cluster, a request naming a session this node does not hold goes to the node
     /// serving it ([`crate::Cluster`]); `Err` hands the request back to be served here.
+    /// `auth` is the caller's (authorization on): another subject's session is never claimed
+    /// for it.
     pub(super) async fn route_in_cluster(
         &self,
         req: Request<Body>,
+        auth: Option<&AuthInfo>,
     ) -> Result<Response<Body>, Request<Body>> {
         let (Some(cluster), Some((_, relay))) = (&self.inner.config.cluster, &self.inner.node)
         else {
@@ -38,20 +42,32 @@ impl StreamableHttpService {
             }
             _ => return Err(req),
         };
-        relay::route(cluster.as_ref(), relay, &self.inner.config, &id, req).await
+        let owner = auth.map(AuthInfo::owner_key);
+        relay::route(
+            cluster.as_ref(),
+            relay,
+            &self.inner.config,
+            &id,
+            owner.as_deref(),
+            req,
+        )
+        .await
     }
 
     /// Starts a local session for an id the session store knows (another node created it, or
     /// this node dropped its engine): the factory is asked to resume it at the request's
-    /// revision with the stored snapshot. 404 when the store does not know the id.
+    /// revision with the stored snapshot. 404 when the store does not know the id, or (with
+    /// `owner`, the caller's owner key) when the session is bound to another subject: a
+    /// request that is refused takes nothing over (`[SEC-SH-6]`).
     pub(super) async fn take_over(
         &self,
         id: &str,
         version: Option<String>,
+        owner: Option<&str>,
     ) -> Result<Arc<Session>, Response<Body>> {
         let record = match self.inner.config.session_store.load(id).await {
-            Ok(Some(r)) => r,
-            Ok(None) => return Err(reply::session_not_found()),
+            Ok(Some(r)) if owner.is_none() || r.owner.as_deref() == owner => r,
+            Ok(_) => return Err(reply::session_not_found()),
             Err(e) => {
                 crate::throttle::warn_throttled!(error = %e, "session store unreachable");
                 return Err(unavailable(&e.to_string(), "session_store_failed"));

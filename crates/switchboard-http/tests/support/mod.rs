@@ -320,4 +320,25 @@ pub async fn wire_session(addr: SocketAddr) -> String {
     sid
 }
 
+/// Sends `head` (request line and headers, `\r\n` line ends, without the blank line) and
+/// `body` on a raw TCP connection; returns the status code and the whole answer as text.
+pub async fn raw_exchange(addr: SocketAddr, head: &str, body: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "{head}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(WAIT, s.read_to_end(&mut answer)).await;
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, answer)
+}
+
 pub const WAIT: Duration = Duration::from_secs(5);

@@ -19,30 +19,46 @@ pub(crate) const NAME: &str = "mcp-name";
 pub(crate) const PARAM_PREFIX: &str = "mcp-param-";
 
 /// The `Mcp-*` headers of one HTTP request: lower-cased names, values as sent (`None` for a
-/// value that is not visible ASCII).
+/// value that is not visible ASCII), and the names sent more than once.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HttpFacts {
     headers: Vec<(String, Option<String>)>,
+    repeated: Vec<String>,
 }
 
 impl HttpFacts {
-    /// Facts from `(name, value)` pairs; only `mcp-*` names are kept (the first of each name).
+    /// Facts from `(name, value)` pairs (every value of a repeated header: each name names one
+    /// value, so a repeated one is refused when checked); only `mcp-*` names are kept.
     pub fn new(pairs: impl IntoIterator<Item = (String, Option<String>)>) -> Self {
-        let mut headers: Vec<(String, Option<String>)> = Vec::new();
+        let mut facts = HttpFacts::default();
         for (name, value) in pairs {
             let name = name.to_ascii_lowercase();
-            if name.starts_with("mcp-") && !headers.iter().any(|(n, _)| *n == name) {
-                headers.push((name, value));
+            if !name.starts_with("mcp-") {
+                continue;
+            }
+            if facts.headers.iter().any(|(n, _)| *n == name) {
+                if !facts.repeated.contains(&name) {
+                    facts.repeated.push(name);
+                }
+            } else {
+                facts.headers.push((name, value));
             }
         }
-        HttpFacts { headers }
+        facts
     }
 
     /// The value of `name` (lower case), trimmed of surrounding whitespace (`[D26-59]`).
     ///
     /// # Errors
-    /// -32020 for a value with characters a header may not carry.
+    /// -32020 for a value with characters a header may not carry, or a header sent more than
+    /// once (an intermediary may read another copy than this check: finding 8 of issue 25).
     fn get(&self, name: &str) -> Result<Option<&str>, ErrorObject> {
+        if self.repeated.iter().any(|n| n == name) {
+            return Err(header_mismatch(
+                format!("header {name} is sent more than once"),
+                name,
+            ));
+        }
         match self.headers.iter().find(|(n, _)| n == name) {
             None => Ok(None),
             Some((_, Some(v))) => Ok(Some(v.trim_matches([' ', '\t']))),
@@ -339,5 +355,44 @@ mod tests {
             "SGVsbG8",
             "no sentinel: literal"
         );
+    }
+
+    /// Finding 8 of issue 25: of a repeated `Mcp-Method`, `Mcp-Name` or `Mcp-Param-*` header
+    /// only the first was compared. A repeated one is refused (-32020), even when every copy
+    /// agrees with the body, whatever the case of its name.
+    #[test]
+    fn finding_8_a_repeated_mcp_header_is_a_header_mismatch() {
+        let base = [
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", methods::TOOLS_CALL),
+            ("mcp-name", "echo"),
+        ];
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}}});
+        let schema = schema.as_object().unwrap().clone();
+        let args = serde_json::json!({"region": "eu"});
+        let args = args.as_object().unwrap().clone();
+        let check = |extra: &[(&str, &str)]| {
+            let mut pairs: Vec<(&str, &str)> = base.to_vec();
+            pairs.push(("mcp-param-region", "eu"));
+            pairs.extend_from_slice(extra);
+            let f = facts(&pairs);
+            f.check_envelope("2026-07-28", methods::TOOLS_CALL)?;
+            f.check_name(methods::TOOLS_CALL, named("echo"))?;
+            f.check_params(&schema, &args)
+        };
+        check(&[]).unwrap();
+        for extra in [
+            ("Mcp-Method", methods::TOOLS_LIST),
+            ("mcp-method", methods::TOOLS_CALL),
+            ("Mcp-Name", "other"),
+            ("mcp-name", "echo"),
+            ("Mcp-Param-Region", "us"),
+            ("mcp-param-region", "eu"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+        ] {
+            let e = check(&[extra]).unwrap_err();
+            assert_eq!(e.code, ErrorCode::HEADER_MISMATCH, "{extra:?}");
+        }
     }
 }
