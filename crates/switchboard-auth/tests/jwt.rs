@@ -411,3 +411,48 @@ async fn finding_4_an_issuer_array_is_refused() {
     c["iss"] = json!([issuer.url()]);
     assert_eq!(invalid(v.validate(&issuer.token(&c)).await), "wrong issuer");
 }
+
+/// Issue 25, "also seen": a token issued in the future, or claiming a lifetime past the cap
+/// (24 hours by default), is refused.
+#[tokio::test]
+async fn a_token_from_the_future_or_living_too_long_is_refused() {
+    let issuer = TestIssuer::start().await;
+    let v = validator(&issuer);
+    let mut c = issuer.claims("alice", AUD, "mcp:basic");
+    c["iat"] = json!(now() + 3600);
+    assert_eq!(
+        invalid(v.validate(&issuer.token(&c)).await),
+        "issued in the future"
+    );
+    c["iat"] = json!("yesterday");
+    assert_eq!(
+        invalid(v.validate(&issuer.token(&c)).await),
+        "malformed iat"
+    );
+    c["iat"] = json!(now());
+    c["exp"] = json!(now() + 30 * 24 * 3600);
+    assert_eq!(
+        invalid(v.validate(&issuer.token(&c)).await),
+        "lifetime longer than this resource accepts"
+    );
+    c.as_object_mut().unwrap().remove("iat");
+    assert_eq!(
+        invalid(v.validate(&issuer.token(&c)).await),
+        "lifetime longer than this resource accepts",
+        "without iat, from now"
+    );
+    // Within the cap (and with a cap of one's own) it is fine.
+    c["exp"] = json!(now() + 23 * 3600);
+    assert!(v.validate(&issuer.token(&c)).await.is_ok());
+    let strict = JwtValidator::new(
+        JwtValidatorConfig::new(issuer.url(), AUD)
+            .with_max_token_lifetime(Duration::from_secs(600)),
+    );
+    assert!(strict.validate(&issuer.token(&c)).await.is_err());
+    assert!(
+        strict
+            .validate(&issuer.token(&issuer.claims("a", AUD, "")))
+            .await
+            .is_ok()
+    );
+}

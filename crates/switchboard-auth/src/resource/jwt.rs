@@ -80,6 +80,10 @@ pub struct JwtValidatorConfig {
     /// Keys older than this are fetched again before use (default 1 hour); if that fetch fails
     /// the old keys stay in use.
     pub max_key_age: Duration,
+    /// The longest lifetime a token may claim (default 24 hours): `exp` minus `iat`, or, for a
+    /// token without `iat`, `exp` minus now. A longer-lived token is refused, so that a stolen
+    /// one is not good for months because its issuer was generous.
+    pub max_token_lifetime: Duration,
 }
 
 impl JwtValidatorConfig {
@@ -97,6 +101,7 @@ impl JwtValidatorConfig {
             max_keys: 32,
             min_refresh_interval: Duration::from_secs(10),
             max_key_age: Duration::from_secs(3600),
+            max_token_lifetime: Duration::from_secs(24 * 3600),
         }
     }
 
@@ -133,6 +138,12 @@ impl JwtValidatorConfig {
     /// Sets the shortest time between two key refreshes caused by unknown `kid`s.
     pub fn with_min_refresh_interval(mut self, interval: Duration) -> Self {
         self.min_refresh_interval = interval;
+        self
+    }
+
+    /// Sets the longest lifetime a token may claim.
+    pub fn with_max_token_lifetime(mut self, lifetime: Duration) -> Self {
+        self.max_token_lifetime = lifetime;
         self
     }
 }
@@ -290,7 +301,44 @@ impl JwtValidator {
         if data.claims.get("iss").and_then(Value::as_str) != Some(self.config.issuer.as_str()) {
             return Err(TokenError::Invalid("wrong issuer"));
         }
+        self.check_times(&data.claims)?;
         info_of(data.claims)
+    }
+
+    /// `iat` (when present) is a number not in the future, and the lifetime the token claims
+    /// is within [`JwtValidatorConfig::max_token_lifetime`] (`exp` was checked already).
+    fn check_times(&self, claims: &Map<String, Value>) -> Result<(), TokenError> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let leeway = self.config.leeway.as_secs();
+        let iat = match claims.get("iat") {
+            None => None,
+            Some(v) => match v.as_f64() {
+                Some(t) if t >= 0.0 => Some(t as u64),
+                _ => return Err(TokenError::Invalid("malformed iat")),
+            },
+        };
+        if iat.is_some_and(|iat| iat > now.saturating_add(leeway)) {
+            return Err(TokenError::Invalid("issued in the future"));
+        }
+        let exp = claims
+            .get("exp")
+            .and_then(Value::as_f64)
+            .map_or(0, |t| t.max(0.0) as u64);
+        let lifetime = exp.saturating_sub(iat.unwrap_or(now));
+        if lifetime
+            > self
+                .config
+                .max_token_lifetime
+                .as_secs()
+                .saturating_add(leeway)
+        {
+            return Err(TokenError::Invalid(
+                "lifetime longer than this resource accepts",
+            ));
+        }
+        Ok(())
     }
 
     /// The keys to try for a token naming `kid`: the cache, fetched first when empty or old,
