@@ -125,7 +125,7 @@ pub(crate) const LOCATION_CACHE_MAX: usize = 10_000;
 /// relayed request (bearer token included: run the nodes on a private network, or behind TLS
 /// between them) and does not authenticate the node a relay goes to: the URL a node announces
 /// in the shared store is trusted, so whoever may write to the store may receive relayed
-/// requests (`docs/SECURITY-cluster.md`).
+/// requests (`docs/SECURITY.md, "Several nodes"`).
 #[derive(Clone)]
 pub struct ClusterSecret {
     /// HMAC-SHA256 of the given bytes under a fixed label: the key the MACs are made with.
