@@ -6,6 +6,7 @@ mod call;
 mod check;
 mod demo;
 mod fuzz;
+mod hostile;
 mod oauth;
 mod record;
 mod secret;

@@ -88,6 +88,16 @@ pub(crate) struct ServeArgs {
     /// Which example server to run.
     #[arg(long, value_enum, default_value = "everything")]
     example: Example,
+    /// Instead of an example, a malicious server for testing clients: it attacks the client
+    /// as SCENARIO says and reports what the client did (findings, with the rule each breaks)
+    /// on stderr and, over HTTP, at /hostile/report. OAuth scenarios need --http.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "SCENARIO",
+        conflicts_with_all = ["store", "auth_issuer", "stateless", "json_response"]
+    )]
+    hostile: Option<crate::hostile::Scenario>,
     /// With --example bench: register this many further tools (`tool_0` …), each adding
     /// two numbers as `add` does.
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -211,6 +221,12 @@ fn authorization(
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if args.example != Example::Bench && args.lists() != BenchLists::default() {
         anyhow::bail!("--tools, --resources and --page-size go with --example bench");
+    }
+    if let Some(scenario) = args.hostile {
+        return match args.http {
+            Some(addr) => crate::hostile::serve_http(scenario, addr).await,
+            None => crate::hostile::serve_stdio(scenario).await,
+        };
     }
     let config = SessionConfig::default().with_max_frame_bytes(args.max_frame_bytes);
     let secret = crate::secret::deployment_secret(args.secret_file.as_deref())?;

@@ -21,7 +21,10 @@
 //! A POST stream silent for `sse_idle_timeout` (no byte at all: keep-alive comments count, and
 //! so do progress notifications) is given up: its open requests get a local error. The GET and
 //! HTTP+SSE streams may stay silent as long as the server likes. An event over `max_event_bytes`
-//! is discarded (the parser skips it); a POST stream that ends without its response says so.
+//! is discarded (the parser skips it) and the stream goes on; but an event still going on past
+//! [`SKIP_FACTOR`] times that bound (at least [`SKIP_FLOOR`]) is one that may never end (a hostile server's endless
+//! answer): the connection is closed, as if it had dropped (issue 25, `serve --hostile
+//! endless-answer`). A POST stream that ends without its response says so.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -228,6 +231,13 @@ impl GiveUp {
     }
 }
 
+/// How many times `max_event_bytes` of one discarded event (and at least [`SKIP_FLOOR`]
+/// bytes) are read past before the connection is closed.
+pub(crate) const SKIP_FACTOR: usize = 4;
+
+/// The fewest bytes of one discarded event read before the connection is closed.
+pub(crate) const SKIP_FLOOR: usize = 64 << 20;
+
 /// Reads one connection's events into the engine; a POST stream silent for `sse_idle_timeout`
 /// ends with [`Pump::Idle`].
 async fn pump(
@@ -239,11 +249,19 @@ async fn pump(
 ) -> Pump {
     let idle = matches!(kind, StreamKind::Post(_)).then_some(shared.config.sse_idle_timeout);
     let mut progressed = false;
+    // Bytes read since an event began to be discarded, while it is.
+    let mut skipping: Option<usize> = None;
+    let skip_limit = shared
+        .config
+        .max_event_bytes
+        .saturating_mul(SKIP_FACTOR)
+        .max(SKIP_FLOOR);
     loop {
         while let Some(item) = parser.next() {
             match item {
                 Ok(ev) => {
                     progressed = true;
+                    skipping = None;
                     if ev.data.is_empty() || ev.event != "message" {
                         // The priming event, or a type this transport does not use.
                         continue;
@@ -259,6 +277,7 @@ async fn pump(
                 // Every SSE error is about one event, which the parser has skipped.
                 Err(e) => {
                     *discarded += 1;
+                    skipping = Some(0);
                     tracing::warn!(stream = kind.name(), error = %e, "SSE event discarded");
                 }
             }
@@ -278,7 +297,20 @@ async fn pump(
             },
         };
         match chunk {
-            Ok(Some(bytes)) => parser.push(&bytes),
+            Ok(Some(bytes)) => {
+                if let Some(skipped) = skipping.as_mut() {
+                    *skipped = skipped.saturating_add(bytes.len());
+                    if *skipped > skip_limit {
+                        return Pump::Ended {
+                            progressed,
+                            error: Some(format!(
+                                "an SSE event went on past {skip_limit} bytes; connection closed"
+                            )),
+                        };
+                    }
+                }
+                parser.push(&bytes)
+            }
             Ok(None) => {
                 return Pump::Ended {
                     progressed,

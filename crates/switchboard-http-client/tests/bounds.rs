@@ -56,6 +56,33 @@ async fn an_sse_event_over_the_bound_is_discarded_and_its_request_fails_clearly(
     assert_eq!(c.recv().await["id"], 100);
 }
 
+/// An event that never ends (`serve --hostile endless-answer`): the client stops reading it
+/// once it has gone on past four times the bound (at least 64 MiB), and the request fails
+/// clearly, instead of reading for as long as the server writes.
+#[tokio::test]
+async fn an_sse_event_that_never_ends_is_not_read_for_ever() {
+    let srv = raw::raw(|req| {
+        let id = req.rpc_id().unwrap_or(0);
+        if id >= 100 {
+            let mut bytes = sse_head();
+            bytes.extend_from_slice(format!("data: {}\n\n", padded(id, 10)).as_bytes());
+            return Reply::close(bytes);
+        }
+        let mut bytes = sse_head();
+        bytes.extend_from_slice(b"data: ");
+        bytes.extend_from_slice(&vec![b'x'; 65 << 20]);
+        // Then nothing more, the connection held open: a client still reading waits for ever.
+        Reply::hang(bytes)
+    })
+    .await;
+    let mut c = RawClient::new(&srv.url, config());
+    c.call(1).await;
+    let e = local_error(&c.recv().await, 1, "stream_ended");
+    assert_eq!(e["data"]["discarded_events"], 1, "{e}");
+    c.call(100).await;
+    assert_eq!(c.recv().await["id"], 100);
+}
+
 #[tokio::test]
 async fn a_json_body_over_the_bound_fails_its_request() {
     let srv = raw::raw(|req| {

@@ -14,6 +14,15 @@ const READ_CHUNK: usize = 8 * 1024;
 /// for the rest of the session.
 const KEEP_READ_BUFFER: usize = 1024 * 1024;
 
+/// How many times the frame bound of one oversized line are discarded (and at least
+/// [`SKIP_FLOOR`] bytes) before the peer is taken to send a line that never ends and the input
+/// is closed (a hostile peer's endless answer; issue 25, `serve --hostile huge-answer`):
+/// discarding it for ever would hold this side reading for as long as the peer writes.
+pub(crate) const SKIP_FACTOR: u64 = 4;
+
+/// The fewest bytes of one oversized line discarded before the input is closed.
+pub(crate) const SKIP_FLOOR: u64 = 64 << 20;
+
 /// A byte reader cut into newline-delimited frames.
 #[derive(Debug)]
 pub(crate) struct FrameReader<R> {
@@ -47,7 +56,27 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         } else {
             self.decoder.decode(&mut self.buf)
         };
-        next.map_err(TransportError::from).transpose()
+        match next {
+            Ok(None) => self.endless().map(Err),
+            other => other.map_err(TransportError::from).transpose(),
+        }
+    }
+
+    /// When the oversized line being discarded has gone on past the skip limit: the input is
+    /// closed (nothing more is read) and the error says why.
+    fn endless(&mut self) -> Option<TransportError> {
+        let limit = (self.decoder.max_frame_bytes() as u64)
+            .saturating_mul(SKIP_FACTOR)
+            .max(SKIP_FLOOR);
+        if self.eof || self.decoder.skipped() <= limit {
+            return None;
+        }
+        self.eof = true;
+        self.buf.clear();
+        Some(TransportError::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("the peer sent a line that went on past {limit} bytes; input closed"),
+        )))
     }
 
     /// Reads more bytes; at end of input marks the reader finished. Cancel-safe: no bytes are
@@ -94,6 +123,37 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// A line that goes on past four times the bound (at least 64 MiB) is discarded up to there,
+    /// and then the input is closed: a peer cannot keep this side reading for ever.
+    #[tokio::test]
+    async fn a_line_that_does_not_end_closes_the_input() {
+        let mut input = vec![b'x'; 2000];
+        input.extend_from_slice(b"\n{}\n");
+        // Then a line that never ends.
+        let endless = tokio::io::AsyncReadExt::chain(&input[..], tokio::io::repeat(b'y'));
+        let mut r = FrameReader::new(endless, 1024);
+        assert!(matches!(
+            r.next().await,
+            Some(Err(TransportError::FrameTooLarge { limit: 1024 }))
+        ));
+        assert_eq!(
+            r.next().await.unwrap().unwrap(),
+            "{}",
+            "a long line is discarded"
+        );
+        assert!(matches!(
+            r.next().await,
+            Some(Err(TransportError::FrameTooLarge { limit: 1024 }))
+        ));
+        match r.next().await {
+            Some(Err(TransportError::Io(e))) => {
+                assert!(e.to_string().contains("went on past 67108864 bytes"), "{e}")
+            }
+            other => panic!("expected the input closed, got {other:?}"),
+        }
+        assert!(r.next().await.is_none(), "nothing after");
+    }
 
     #[tokio::test]
     async fn the_read_buffer_is_released_after_a_huge_frame() {

@@ -50,6 +50,8 @@ pub struct NdjsonDecoder {
     scanned: usize,
     /// Discarding the rest of an oversized line, up to its newline.
     skipping: bool,
+    /// Bytes of the oversized line discarded so far (0 when not skipping).
+    skipped: u64,
 }
 
 impl Default for NdjsonDecoder {
@@ -65,7 +67,14 @@ impl NdjsonDecoder {
             max_frame_bytes,
             scanned: 0,
             skipping: false,
+            skipped: 0,
         }
+    }
+
+    /// Bytes of the oversized line being discarded, so far (0 when none is): a reader closes a
+    /// peer whose line goes on far past the bound.
+    pub(crate) fn skipped(&self) -> u64 {
+        self.skipped
     }
 
     /// The bound on one frame, in bytes.
@@ -87,8 +96,10 @@ impl NdjsonDecoder {
                     Some(i) => {
                         buf.advance(i + 1);
                         self.skipping = false;
+                        self.skipped = 0;
                     }
                     None => {
+                        self.skipped = self.skipped.saturating_add(buf.len() as u64);
                         buf.clear();
                         return Ok(None);
                     }
@@ -98,6 +109,7 @@ impl NdjsonDecoder {
                 // A last byte `\r` may be the start of the terminator; every other byte is content.
                 let content = buf.len() - usize::from(buf.last() == Some(&b'\r'));
                 if content > self.max_frame_bytes {
+                    self.skipped = buf.len() as u64;
                     buf.clear();
                     self.scanned = 0;
                     self.skipping = true;
