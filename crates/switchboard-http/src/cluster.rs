@@ -113,7 +113,7 @@ pub(crate) const LOCATION_CACHE_MAX: usize = 10_000;
 /// request carries, in `x-switchboard-relay-mac`, the time it was relayed and an HMAC-SHA256 under that
 /// secret over the relaying node's id, the method, the session id and that time (not the path:
 /// every node serves the one endpoint, which a `nest_service` mounting sees stripped). A
-/// node honours [`FORWARDED_BY`] only with a MAC that verifies and is at most
+/// node honours `x-switchboard-forwarded-by` only with a MAC that verifies and is at most
 /// 30 s old (or early: the nodes' clocks must agree within that); otherwise the header is ignored, as if absent: an
 /// outside client sending it gets the answer it gets without it (the session relayed, or 404),
 /// never one that tells a session held by another node from an unknown one. Without a secret

@@ -289,7 +289,7 @@ impl HttpConfig {
 
     /// Sets the secret every node of the cluster shares: the requests this node relays carry
     /// a MAC under it, and a relayed request is believed only with a valid, fresh one
-    /// ([`crate::cluster`], "The cluster secret"). A node of a cluster needs one:
+    /// ([`crate::ClusterSecret`]). A node of a cluster needs one:
     /// [`crate::serve`] refuses to start it without, and a service mounted elsewhere then
     /// relays nothing.
     pub fn with_cluster_secret(mut self, secret: crate::ClusterSecret) -> Self {

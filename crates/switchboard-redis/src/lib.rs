@@ -20,7 +20,7 @@
 //!     .with_cluster_secret(secret);
 //! ```
 //!
-//! Every node needs the same [`ClusterSecret`](switchboard_http::cluster::ClusterSecret): the
+//! Every node needs the same [`ClusterSecret`](switchboard_http::ClusterSecret): the
 //! requests nodes relay to each other are authenticated with it, and `switchboard_http::serve`
 //! refuses to start a node of a cluster without one. Redis itself is trusted: whoever may
 //! write to it may announce a node and receive the requests relayed to it (protect it with a
