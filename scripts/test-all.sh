@@ -40,6 +40,9 @@ echo "== interop: switchboard check against @modelcontextprotocol/server-everyth
 echo "== interop: switchboard fuzz against the Python SDK and @modelcontextprotocol/server-everything over stdio and Streamable HTTP; the problems must be exactly the expected, justified list"
 ./interop/fuzz-peers.sh target/debug/switchboard
 
+echo "== interop: serve --hostile (a malicious server: SSRF traps, no PKCE, endless step-up, huge and endless answers) against our client and the official TypeScript and Python SDK clients; our findings none, theirs exactly the expected, justified list"
+./interop/hostile-peers.sh target/debug/switchboard
+
 echo "== interop: our client (switchboard call) against a Python SDK everything server over stdio and Streamable HTTP"
 ./interop/our-client-py.sh target/debug/switchboard
 

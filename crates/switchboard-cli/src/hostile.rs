@@ -29,7 +29,7 @@ use axum::routing::{any, get, post};
 use serde_json::{Value, json};
 
 /// The most bytes of one large answer sent; a client that reads them all read too much.
-pub(crate) const HUGE_BYTES: u64 = 1 << 30;
+pub(crate) const HUGE_BYTES: u64 = 256 << 20;
 /// The most authorizations a client may start for one resource before it is stepping up
 /// without end (`[SEC-SC-6]`).
 const MAX_STEP_UPS: usize = 5;
@@ -58,11 +58,11 @@ pub(crate) enum Scenario {
     /// for exactly the challenged scopes [SEC-SC-5], with PKCE S256 [SEC-URL-6] and the
     /// resource parameter [SEC-TP-4], and stop stepping up [SEC-SC-6].
     EndlessStepUp,
-    /// Answers every request after initialize with 1 GiB of JSON: a client reading it all has
+    /// Answers every request after initialize with 256 MiB of JSON: a client reading it all has
     /// no bound on an answer.
     HugeAnswer,
     /// Answers every request after initialize with one SSE event (over stdio: one line) whose
-    /// data never ends (stopped at 1 GiB).
+    /// data never ends (stopped at 256 MiB).
     EndlessAnswer,
 }
 
@@ -289,22 +289,15 @@ fn oauth_resource(h: &Shared, headers: &HeaderMap, id: Option<Value>, method: &s
     let Some(token) = token else {
         return challenge(StatusCode::UNAUTHORIZED, &metadata, "mcp:basic", None);
     };
-    if h.scenario != Scenario::EndlessStepUp {
-        h.finding(
-            "SEC-TP-5",
-            "the client sent a bearer token although no authorization server of this resource issued one".into(),
-        );
-        return challenge(
-            StatusCode::UNAUTHORIZED,
-            &metadata,
-            "mcp:basic",
-            Some("invalid_token"),
-        );
-    }
     let Some(round) = token
         .strip_prefix("hostile-")
         .and_then(|n| n.parse::<usize>().ok())
     else {
+        h.finding(
+            "SEC-TP-5",
+            "the client sent a bearer token that this resource's authorization server never issued"
+                .into(),
+        );
         return challenge(
             StatusCode::UNAUTHORIZED,
             &metadata,
@@ -315,6 +308,11 @@ fn oauth_resource(h: &Shared, headers: &HeaderMap, id: Option<Value>, method: &s
     match (id, method) {
         (Some(id), "initialize") => json_rpc(&id, initialize_result()),
         (None, _) => StatusCode::ACCEPTED.into_response(),
+        // A token of ours, in another scenario: the client got past the attack's point (its
+        // findings say how); the session is served, so that it ends.
+        (Some(id), _) if h.scenario != Scenario::EndlessStepUp => {
+            json_rpc(&id, json!({"tools": []}))
+        }
         (Some(_), _) => {
             // Every token is met with a scope it lacks, one never offered.
             let scope = format!("mcp:step-{}", round + 1);
@@ -468,7 +466,7 @@ async fn authorize(State(h): State<Shared>, uri: Uri) -> Response {
             ),
         );
     }
-    if n == MAX_STEP_UPS + 1 {
+    if n == MAX_STEP_UPS + 1 && h.scenario == Scenario::EndlessStepUp {
         h.finding(
             "SEC-SC-6",
             format!("the client started {n} authorizations, stepping up without end for scopes never offered"),

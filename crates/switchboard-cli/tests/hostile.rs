@@ -186,7 +186,7 @@ fn a_client_that_falls_for_it_is_a_finding() {
 
 /// Over stdio: a line that does not end is cut by our client, which closes the child's output
 /// after 64 MiB (four times the 16 MiB frame bound) instead of reading for as long as the
-/// server writes (1 GiB here).
+/// server writes (256 MiB here).
 #[test]
 fn our_stdio_client_bounds_a_line_that_does_not_end() {
     let server = format!(
