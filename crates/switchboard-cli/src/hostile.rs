@@ -27,6 +27,7 @@ use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use serde_json::{Value, json};
+use switchboard::types::methods::INITIALIZE;
 
 /// The most bytes of one large answer sent; a client that reads them all read too much.
 pub(crate) const HUGE_BYTES: u64 = 256 << 20;
@@ -264,7 +265,7 @@ async fn mcp(State(h): State<Shared>, headers: HeaderMap, body: Bytes) -> Respon
         return oauth_resource(&h, &headers, id, &method);
     }
     match (id, method.as_str()) {
-        (Some(id), "initialize") => json_rpc(&id, initialize_result()),
+        (Some(id), INITIALIZE) => json_rpc(&id, initialize_result()),
         (None, _) => StatusCode::ACCEPTED.into_response(),
         (Some(id), _) => {
             h.exercised(&format!("answering {method} with a large answer"));
@@ -306,7 +307,7 @@ fn oauth_resource(h: &Shared, headers: &HeaderMap, id: Option<Value>, method: &s
         );
     };
     match (id, method) {
-        (Some(id), "initialize") => json_rpc(&id, initialize_result()),
+        (Some(id), INITIALIZE) => json_rpc(&id, initialize_result()),
         (None, _) => StatusCode::ACCEPTED.into_response(),
         // A token of ours, in another scenario: the client got past the attack's point (its
         // findings say how); the session is served, so that it ends.
@@ -628,7 +629,7 @@ pub(crate) async fn serve_stdio(scenario: Scenario) -> anyhow::Result<()> {
     while let Ok(Some(line)) = lines.next_line().await {
         let (id, method) = message(&Bytes::from(line));
         let Some(id) = id else { continue };
-        if method == "initialize" {
+        if method == INITIALIZE {
             let answer = json!({"jsonrpc": "2.0", "id": id, "result": initialize_result()});
             out.write_all(format!("{answer}\n").as_bytes()).await?;
             out.flush().await?;
