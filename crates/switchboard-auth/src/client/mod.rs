@@ -547,6 +547,9 @@ impl OAuthClient {
     async fn client_for(&self, found: &Discovered) -> Result<Grant, OAuthError> {
         let redirect = self.redirect_uri();
         let code_flow = self.config.flow == GrantFlow::AuthorizationCode;
+        if code_flow {
+            policy::check_redirect_uri(&redirect)?;
+        }
         if let Some(g) = self.store.load(&self.key)? {
             let same_redirect = !code_flow || g.client.redirect_uri.as_deref() == Some(&redirect);
             if g.issuer == found.issuer && same_redirect {
