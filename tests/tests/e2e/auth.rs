@@ -359,7 +359,7 @@ async fn au_19_sec_tok_1_a_token_in_the_query_string_is_refused() {
 }
 
 #[tokio::test]
-async fn au_26_step_up_for_a_scoped_tool() {
+async fn au_26_sf_9_sec_tool_1_step_up_for_a_scoped_tool() {
     let f = Fixture::start().await;
     let basic = f.token("alice", "mcp:basic");
     let sid = f.open(&basic).await;

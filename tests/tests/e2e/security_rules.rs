@@ -11,11 +11,14 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use switchboard::client::{Client, EraMode};
 use switchboard::jsonrpc::{SessionConfig, memory};
+use switchboard::server::Server;
 use switchboard::types::elicitation::{ElicitAction, ElicitRequestParams, ElicitResult};
 use switchboard::types::lifecycle::Implementation;
+use switchboard::types::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 use switchboard::types::roots::Root;
 use switchboard::types::tools::{CallToolResult, Tool};
 use switchboard_example_servers::everything::everything_server;
+use switchboard_tests::RawPeer;
 
 use crate::auth::{Fixture, V2025, V2026, call, initialize, modern, text_of};
 use crate::client_support::{builder, connect};
@@ -284,18 +287,39 @@ async fn sec_sh_10_el_12_a_request_state_serves_only_the_subject_it_was_issued_t
     assert_eq!(v["result"]["resultType"], "complete", "{v}");
 }
 
-/// What an elicitation handler was asked, every field of every form.
-type Asked = Arc<Mutex<Vec<Value>>>;
+/// What a probe of the everything server saw: every elicitation the client was asked for, and
+/// every result (tool calls, resource reads, prompts), as JSON.
+#[derive(Default)]
+struct Probed {
+    asked: Vec<Value>,
+    results: Vec<Value>,
+    /// The URIs of the listed resources and the URI templates of the listed templates.
+    uris: Vec<String>,
+}
 
-/// Calls every tool of the everything server, in `era`, with arguments made up from its input
-/// schema, and returns every elicitation the client was asked for.
-async fn every_elicitation(era: EraMode) -> Vec<Value> {
+/// Arguments made up from an input schema: every property, of its type.
+fn made_up_arguments(schema: &Value) -> serde_json::Map<String, Value> {
+    let mut args = serde_json::Map::new();
+    for (name, p) in schema["properties"].as_object().into_iter().flatten() {
+        let v = match p["type"].as_str() {
+            Some("number" | "integer") => json!(0),
+            Some("boolean") => json!(false),
+            _ => json!("x"),
+        };
+        args.insert(name.clone(), v);
+    }
+    args
+}
+
+/// Calls every tool of the everything server in `era` (arguments made up from its input
+/// schema), reads every resource and gets every prompt; the client declines every elicitation.
+async fn probe_everything(era: EraMode) -> Probed {
     let server = everything_server(SessionConfig::default()).unwrap();
     let (a, b) = memory::pair();
     server.serve(b).unwrap();
-    let asked: Asked = Arc::default();
+    let asked: Arc<Mutex<Vec<Value>>> = Arc::default();
     let sink = asked.clone();
-    let session = Client::builder(Implementation::new("secret-probe", "1"))
+    let session = Client::builder(Implementation::new("probe", "1"))
         .era(era)
         .elicitation_modes(true, true)
         .elicitation(move |params, _| {
@@ -308,35 +332,56 @@ async fn every_elicitation(era: EraMode) -> Vec<Value> {
         .connect(a)
         .await
         .unwrap();
+    let results: Arc<Mutex<Vec<Value>>> = Arc::default();
     let tools = session.list_tools().await.unwrap();
     assert!(tools.len() > 10, "{}", tools.len());
     let mut calls = tokio::task::JoinSet::new();
     for t in tools {
-        let mut args = serde_json::Map::new();
-        let schema = serde_json::to_value(&t.input_schema).unwrap();
-        if let Some(props) = schema["properties"].as_object() {
-            for (name, p) in props {
-                let v = match p["type"].as_str() {
-                    Some("number" | "integer") => json!(0),
-                    Some("boolean") => json!(false),
-                    _ => json!("x"),
-                };
-                args.insert(name.clone(), v);
-            }
-        }
-        let session = session.clone();
+        let args = made_up_arguments(&serde_json::to_value(&t.input_schema).unwrap());
+        let (session, results) = (session.clone(), results.clone());
         calls.spawn(async move {
-            let _ = tokio::time::timeout(
-                Duration::from_secs(5),
-                session.call_tool(&t.name, Value::Object(args)),
-            )
-            .await;
+            let call = session.call_tool(&t.name, Value::Object(args));
+            if let Ok(Ok(r)) = tokio::time::timeout(Duration::from_secs(5), call).await {
+                results
+                    .lock()
+                    .unwrap()
+                    .push(serde_json::to_value(r).unwrap());
+            }
         });
     }
     calls.join_all().await;
-    let out = asked.lock().unwrap().clone();
+    let mut results = results.lock().unwrap().clone();
+    let mut uris: Vec<String> = session
+        .list_resource_templates()
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|t| t.uri_template)
+        .collect();
+    for r in session.list_resources().await.unwrap_or_default() {
+        uris.push(r.uri.clone());
+        if let Ok(read) = session.read_resource(&r.uri).await {
+            results.push(serde_json::to_value(read).unwrap());
+        }
+    }
+    for p in session.list_prompts().await.unwrap_or_default() {
+        let args: Vec<(String, String)> = p
+            .arguments
+            .iter()
+            .flatten()
+            .map(|a| (a.name.clone(), "test://x".to_owned()))
+            .collect();
+        if let Ok(got) = session.get_prompt(&p.name, args).await {
+            results.push(serde_json::to_value(got).unwrap());
+        }
+    }
     session.close();
-    out
+    let asked = asked.lock().unwrap().clone();
+    Probed {
+        asked,
+        results,
+        uris,
+    }
 }
 
 #[tokio::test]
@@ -361,7 +406,7 @@ async fn sec_el_1_el_2_our_servers_ask_for_no_secret_in_form_mode() {
     };
     let mut forms = 0;
     for era in [EraMode::Legacy, EraMode::Auto] {
-        for asked in every_elicitation(era).await {
+        for asked in probe_everything(era).await.asked {
             if asked.get("mode").and_then(Value::as_str) == Some("url") {
                 continue;
             }
@@ -472,4 +517,222 @@ async fn sec_res_1_a_roots_provider_root_that_climbs_out_is_never_sent() {
     let (_session, mut fake) = connect(client, "2025-11-25", json!({})).await;
     let r = fake.request(json!(1), "roots/list", Value::Null).await;
     assert_eq!(r["result"]["roots"][0]["uri"], "file:///home/u/ok", "{r}");
+}
+
+/// Every JSON object in `v`, depth first.
+fn objects(v: &Value, out: &mut Vec<serde_json::Map<String, Value>>) {
+    match v {
+        Value::Object(m) => {
+            out.push(m.clone());
+            m.values().for_each(|x| objects(x, out));
+        }
+        Value::Array(a) => a.iter().for_each(|x| objects(x, out)),
+        _ => {}
+    }
+}
+
+/// Whether `s` is canonical base64 (RFC 4648 §4: the standard alphabet, padded).
+fn is_base64(s: &str) -> bool {
+    let body = s.trim_end_matches('=');
+    s.len().is_multiple_of(4)
+        && s.len() - body.len() <= 2
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+}
+
+/// Whether `m` is a MIME type `type/subtype` of the RFC 6838 characters, with `top` as its type.
+fn is_mime(m: Option<&Value>, top: Option<&str>) -> bool {
+    let Some((t, sub)) = m.and_then(Value::as_str).and_then(|m| m.split_once('/')) else {
+        return false;
+    };
+    let token = |x: &str| {
+        !x.is_empty()
+            && x.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b))
+    };
+    let sub = sub.split(';').next().unwrap_or_default().trim();
+    token(t) && token(sub) && top.is_none_or(|top| t == top)
+}
+
+#[tokio::test]
+async fn sf_1_sf_2_every_binary_block_our_servers_send_is_base64_with_a_mime_type() {
+    assert!(is_base64("aGk=") && !is_base64("aGk") && !is_base64("a*k="));
+    assert!(is_mime(Some(&json!("image/png")), Some("image")));
+    assert!(!is_mime(Some(&json!("png")), None) && !is_mime(None, None));
+    let (mut images, mut blobs, mut embedded) = (0, 0, 0);
+    for era in [EraMode::Legacy, EraMode::Auto] {
+        let mut all = Vec::new();
+        for r in probe_everything(era).await.results {
+            objects(&r, &mut all);
+        }
+        for o in &all {
+            let shown = Value::Object(o.clone());
+            match o.get("type").and_then(Value::as_str) {
+                Some(kind @ ("image" | "audio")) => {
+                    images += 1;
+                    let data = o.get("data").and_then(Value::as_str).unwrap_or("");
+                    assert!(is_base64(data), "{shown}");
+                    assert!(is_mime(o.get("mimeType"), Some(kind)), "{shown}");
+                }
+                Some("resource") => {
+                    embedded += 1;
+                    let inner = &o["resource"];
+                    assert!(
+                        inner["uri"].as_str().is_some_and(|u| u.contains(':')),
+                        "{shown}"
+                    );
+                    assert!(is_mime(inner.get("mimeType"), None), "{shown}");
+                    assert!(
+                        inner["text"].is_string() || inner["blob"].is_string(),
+                        "{shown}"
+                    );
+                }
+                _ => {}
+            }
+            if let Some(blob) = o.get("blob") {
+                blobs += 1;
+                assert!(blob.as_str().is_some_and(is_base64), "{shown}");
+            }
+        }
+    }
+    assert!(
+        images >= 4 && blobs >= 1 && embedded >= 2,
+        "{images} {blobs} {embedded}"
+    );
+}
+
+fn prompt_server(ran: &Arc<AtomicUsize>) -> Server {
+    let ran = ran.clone();
+    let mut who = PromptArgument::new("who");
+    who.required = Some(true);
+    let mut prompt = Prompt::new("greet");
+    prompt.arguments = Some(vec![who]);
+    Server::builder(Implementation::new("prompts", "1"))
+        .prompt(prompt, move |get| {
+            ran.fetch_add(1, Ordering::SeqCst);
+            async move {
+                Ok(GetPromptResult::new(vec![PromptMessage::user_text(
+                    format!("Hello {}", get.arguments["who"]),
+                )]))
+            }
+        })
+        .build()
+        .unwrap()
+}
+
+async fn raw(server: &Server) -> RawPeer {
+    let (a, b) = memory::pair();
+    server.serve(b).unwrap();
+    let mut c = RawPeer::new(a, "2025-11-25");
+    c.handshake("2025-11-25", json!({})).await;
+    c
+}
+
+#[tokio::test]
+async fn sf_5_prompt_arguments_are_checked_before_the_handler_runs() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let mut c = raw(&prompt_server(&ran)).await;
+    for (i, params) in [
+        json!({"name": "greet"}),
+        json!({"name": "greet", "arguments": {}}),
+        json!({"name": "greet", "arguments": {"who": 7}}),
+        json!({"name": "greet", "arguments": {"who": {"$ne": null}}}),
+        json!({"name": "greet", "arguments": ["who"]}),
+        json!({"name": "../greet", "arguments": {"who": "x"}}),
+        json!({"name": "nope"}),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let r = c.request(json!(i), "prompts/get", params.clone()).await;
+        assert_eq!(r["error"]["code"], -32602, "{params}: {r}");
+    }
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "the handler ran");
+    let r = c
+        .request(
+            json!(9),
+            "prompts/get",
+            json!({"name": "greet", "arguments": {"who": "Ada"}}),
+        )
+        .await;
+    assert_eq!(
+        r["result"]["messages"][0]["content"]["text"], "Hello Ada",
+        "{r}"
+    );
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn sf_12_unknown_values_under_reserved_meta_keys_change_nothing() {
+    let server = everything_server(SessionConfig::default()).unwrap();
+    let mut c = raw(&server).await;
+    let odd = json!({
+        "io.modelcontextprotocol/not-yet-defined": [1, {"x": null}],
+        "io.modelcontextprotocol/related-task": "not an object",
+        "dev.mcp.example/flag": {"deep": {"deeper": true}},
+        "modelcontextprotocol.io/odd": null,
+        "vendor.example/x": 5
+    });
+    for (method, params) in [
+        (
+            "tools/call",
+            json!({"name": "test_simple_text", "arguments": {}}),
+        ),
+        ("tools/list", json!({})),
+        ("prompts/get", json!({"name": "test_simple_prompt"})),
+        ("resources/read", json!({"uri": "test://static-text"})),
+    ] {
+        let plain = c.request(json!(1), method, params.clone()).await;
+        let mut with = params.clone();
+        with["_meta"] = odd.clone();
+        let r = c.request(json!(2), method, with).await;
+        assert!(plain.get("result").is_some(), "{method}: {plain}");
+        assert_eq!(r["result"], plain["result"], "{method}");
+    }
+}
+
+/// Whether `uri` is an RFC 3986 URI (`scheme ":" ...`, only the characters it allows), or an
+/// RFC 6570 template of one (`{...}` expressions allowed).
+fn is_rfc3986(uri: &str, template: bool) -> bool {
+    let Some((scheme, rest)) = uri.split_once(':') else {
+        return false;
+    };
+    let scheme_ok = scheme
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic())
+        && scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b));
+    let allowed = |b: u8| {
+        b.is_ascii_alphanumeric()
+            || b"-._~:/?#[]@!$&'()*+,;=%".contains(&b)
+            || (template && b"{}".contains(&b))
+    };
+    scheme_ok && !rest.is_empty() && rest.bytes().all(allowed)
+}
+
+#[tokio::test]
+async fn sf_3_every_resource_uri_our_servers_offer_follows_rfc_3986() {
+    assert!(is_rfc3986("test://static-text", false) && is_rfc3986("x+y:a/{id}", true));
+    assert!(!is_rfc3986("no scheme", false) && !is_rfc3986("1x:a", false));
+    assert!(!is_rfc3986("a:b c", false) && !is_rfc3986("a:{id}", false));
+    let mut checked = 0;
+    for era in [EraMode::Legacy, EraMode::Auto] {
+        let probed = probe_everything(era).await;
+        let mut links = Vec::new();
+        for r in &probed.results {
+            objects(r, &mut links);
+        }
+        let linked = links
+            .iter()
+            .filter(|o| o.get("type").and_then(Value::as_str) == Some("resource_link"))
+            .filter_map(|o| o.get("uri").and_then(Value::as_str).map(str::to_owned));
+        for uri in probed.uris.iter().cloned().chain(linked) {
+            checked += 1;
+            assert!(is_rfc3986(&uri, uri.contains('{')), "{uri}");
+        }
+    }
+    assert!(checked >= 4, "{checked}");
 }

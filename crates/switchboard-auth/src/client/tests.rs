@@ -566,6 +566,41 @@ async fn sec_url_1_sec_url_2_an_authorization_url_that_is_not_https_is_never_ope
 }
 
 #[tokio::test]
+async fn sec_tp_5_a_token_is_sent_only_to_the_server_it_was_issued_for() {
+    let (_a, endpoint_a) = start(Mock {
+        expires_in: 3600,
+        ..Mock::default()
+    })
+    .await;
+    let (mock_b, endpoint_b) = start(Mock {
+        expires_in: 3600,
+        ..Mock::default()
+    })
+    .await;
+    // One store for both servers, as a host keeps one token file.
+    let store: Arc<dyn TokenStore> = Arc::new(MemoryTokenStore::new());
+    let for_server = |endpoint: &url::Url| {
+        let config =
+            OAuthConfig::new(endpoint.clone()).with_policy(UrlPolicy::loopback_for_development());
+        let agent = HeadlessUserAgent::new(config.policy).unwrap();
+        OAuthClient::new(config, store.clone(), Arc::new(agent)).unwrap()
+    };
+    let (a, b) = (for_server(&endpoint_a), for_server(&endpoint_b));
+    a.unauthorized(None, None).await.unwrap();
+    let token_a = a.access_token().await.unwrap().expect("a token for A");
+    assert_eq!(
+        b.access_token().await.unwrap(),
+        None,
+        "A's token is never offered to B"
+    );
+    // B gets its own, from the authorization server B's metadata names.
+    b.unauthorized(None, None).await.unwrap();
+    assert!(mock_b.lock().unwrap().seen.iter().any(|p| p == "/token"));
+    assert!(b.access_token().await.unwrap().is_some());
+    assert_eq!(a.access_token().await.unwrap(), Some(token_a));
+}
+
+#[tokio::test]
 async fn sec_url_8_a_redirect_uri_that_is_neither_https_nor_loopback_is_never_registered() {
     let (mock, endpoint) = start(Mock::default()).await;
     let config = OAuthConfig::new(endpoint.clone())
