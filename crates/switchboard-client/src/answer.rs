@@ -1,8 +1,10 @@
 //! Client side: the client's own answers to the server's requests (`ping`,
 //! `sampling/createMessage`, `elicitation/create`, `roots/list`), with the checks the spec puts on
 //! the client before a handler runs: `[EL-1]` (no `mode` means form), `[EL-4]` (an undeclared
-//! mode gets -32602), `[CP-5]` (sampling with tools needs `sampling.tools`), `[SA-2]` / `[SA-3]`
-//! (the tool loop's message shape, -32602).
+//! mode gets -32602), `[EL-5]` (a URL-mode URL that is no absolute http(s) URL gets -32602),
+//! `[CP-5]` (sampling with tools needs `sampling.tools`), `[SA-2]` / `[SA-3]` (the tool loop's
+//! message shape, -32602); a roots provider's roots are checked as the builder's are (`[RO-1]`,
+//! `[RO-3]`, -32603 when one is refused).
 //!
 //! Each answer is keyed by its catalogue marker ([`Answer`] on [`CreateMessage`], [`Elicit`],
 //! [`ListRoots`], [`Ping`]) and takes that marker's typed params: the same answer serves a 2025

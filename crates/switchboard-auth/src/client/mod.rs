@@ -226,7 +226,8 @@ impl OAuthConfig {
         self
     }
 
-    /// Sets the redirect URI.
+    /// Sets the redirect URI: `https`, or `http` to a loopback host; any other is refused
+    /// before registration (`[AU-17]`, `[SEC-URL-8]`).
     pub fn with_redirect_uri(mut self, uri: impl Into<String>) -> Self {
         self.redirect_uri = uri.into();
         self
