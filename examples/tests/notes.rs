@@ -164,7 +164,7 @@ async fn a_change_on_disk_notifies_subscribers_and_a_new_file_the_listing() {
 }
 
 #[tokio::test]
-async fn no_uri_or_title_reaches_outside_the_directory() {
+async fn sf_4_sec_res_1_no_uri_or_title_reaches_outside_the_directory() {
     let dirs = Dirs::new("hostile");
     let outside = dirs.root.join("secret.md");
     std::os::unix::fs::symlink(&outside, dirs.notes().join("link.md")).unwrap();

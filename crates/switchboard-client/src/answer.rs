@@ -1,8 +1,10 @@
 //! Client side: the client's own answers to the server's requests (`ping`,
 //! `sampling/createMessage`, `elicitation/create`, `roots/list`), with the checks the spec puts on
 //! the client before a handler runs: `[EL-1]` (no `mode` means form), `[EL-4]` (an undeclared
-//! mode gets -32602), `[CP-5]` (sampling with tools needs `sampling.tools`), `[SA-2]` / `[SA-3]`
-//! (the tool loop's message shape, -32602).
+//! mode gets -32602), `[EL-5]` (a URL-mode URL that is no absolute http(s) URL gets -32602),
+//! `[CP-5]` (sampling with tools needs `sampling.tools`), `[SA-2]` / `[SA-3]` (the tool loop's
+//! message shape, -32602); a roots provider's roots are checked as the builder's are (`[RO-1]`,
+//! `[RO-3]`, -32603 when one is refused).
 //!
 //! Each answer is keyed by its catalogue marker ([`Answer`] on [`CreateMessage`], [`Elicit`],
 //! [`ListRoots`], [`Ping`]) and takes that marker's typed params: the same answer serves a 2025
@@ -247,6 +249,17 @@ async fn elicitation(
             json!({"reason": "elicitation_mode_not_declared", "mode": mode, "spec": "EL-4"}),
         ));
     }
+    // `[EL-5]`, `[SEC-URL-4]`: a URL the host would be asked to open is checked first; a bad
+    // one never reaches the handler.
+    if let ElicitRequestParams::Url(u) = &params
+        && let Some(why) = u.url_problem()
+    {
+        return Err(ErrorObject::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("the elicitation URL is refused: {why}"),
+        )
+        .with_data(json!({"reason": "elicitation_url_invalid", "spec": "EL-5"})));
+    }
     let Some(handler) = state.handlers.elicitation.clone() else {
         return Err(ErrorObject::internal(
             "no handler installed for elicitation/create",
@@ -284,7 +297,18 @@ async fn elicitation(
 /// `roots/list`: the provider's roots, or the client's own list.
 async fn roots(state: &ClientState, cx: RequestContext) -> HandlerResult {
     let roots = match state.handlers.roots_provider.clone() {
-        Some(provider) => provider(cx).await?,
+        // `[RO-1]`, `[RO-3]`, `[SEC-RES-1]`: the provider's roots are held to the rules the
+        // builder's are; a bad one is not sent, nor any other.
+        Some(provider) => {
+            let roots = provider(cx).await?;
+            if let Some((root, why)) = crate::handlers::refused_root(&roots) {
+                return Err(ErrorObject::internal(format!(
+                    "the roots provider gave a refused root {:?}: {why}",
+                    echo(&root.uri)
+                )));
+            }
+            roots
+        }
         None => state.roots(),
     };
     encode(&ListRootsResult::new(roots))

@@ -191,6 +191,20 @@ pub(crate) fn run_callback(what: &str, f: impl FnOnce()) {
     }
 }
 
+/// The first root that is not a `file://` URI (`[RO-1]`) or climbs out with a `..` segment
+/// (`[RO-3]`, `[SEC-RES-1]`), and why.
+pub(crate) fn refused_root(roots: &[Root]) -> Option<(&Root, &'static str)> {
+    roots.iter().find_map(|r| {
+        let Some(path) = r.uri.strip_prefix("file://") else {
+            return Some((r, "not a file:// URI"));
+        };
+        let path = path.split(['?', '#']).next().unwrap_or_default();
+        path.split('/')
+            .any(|seg| seg == ".." || seg.eq_ignore_ascii_case("%2e%2e"))
+            .then_some((r, "a '..' path segment (path traversal)"))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,7 +20,7 @@
 //! | `listing` | list-all with a page bound, change waiters, auto-refresh |
 //! | `state` | the per-session state shared by the engine service and the session handle |
 //! | `subscription` | [`SubscriptionId`]: resource subscriptions and update routing (bounded) |
-//! | `handlers` | the handlers a client installs for the server's requests and notifications |
+//! | `handlers` | the handlers a client installs for the server's requests and notifications; the check every root passes (`[RO-1]`, `[RO-3]`) |
 //! | `answer` | the client's own answers (ping, sampling, elicitation, roots), each on its catalogue marker with its typed params |
 //! | `router` | the method table: the built-in answers routed by marker, the task routes, user routes |
 //! | `service` | the engine service: gates and routes server requests and notifications (-32601 without a route), guards sends |

@@ -97,25 +97,13 @@ impl fmt::Debug for ClientSession {
 
 /// `[RO-1]`: every root is a `file://` URI; `[RO-3]`: none climbs out with a `..` segment.
 pub(crate) fn check_roots(roots: &[Root]) -> Result<(), ClientError> {
-    for r in roots {
-        let refuse = |reason| {
-            Err(ClientError::InvalidRoot {
-                uri: r.uri.clone(),
-                reason,
-            })
-        };
-        let Some(path) = r.uri.strip_prefix("file://") else {
-            return refuse("not a file:// URI");
-        };
-        let path = path.split(['?', '#']).next().unwrap_or_default();
-        if path
-            .split('/')
-            .any(|seg| seg == ".." || seg.eq_ignore_ascii_case("%2e%2e"))
-        {
-            return refuse("a '..' path segment (path traversal)");
-        }
+    match crate::handlers::refused_root(roots) {
+        Some((r, reason)) => Err(ClientError::InvalidRoot {
+            uri: r.uri.clone(),
+            reason,
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 impl ClientSession {

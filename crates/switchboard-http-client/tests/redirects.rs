@@ -35,7 +35,7 @@ async fn elsewhere() -> raw::RawServer {
 }
 
 #[tokio::test]
-async fn a_session_redirected_to_another_origin_sends_it_nothing() {
+async fn sec_sh_8_a_session_redirected_to_another_origin_sends_it_nothing() {
     let thief = elsewhere().await;
     let server = test_server();
     let options = Options {

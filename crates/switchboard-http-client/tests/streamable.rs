@@ -194,10 +194,11 @@ async fn a_dropped_get_stream_is_resumed_with_last_event_id() {
 }
 
 #[tokio::test]
-async fn a_session_ended_by_the_server_is_a_fatal_error_that_says_so() {
+async fn sec_sh_8_a_session_ended_by_the_server_is_a_fatal_error_that_says_so() {
     let server = test_server();
     let live = live(&server, HttpConfig::default()).await;
     let (session, handle) = connect(&live.url, HttpClientConfig::default()).await;
+    let sid = handle.session_id().unwrap();
     live.service.close_all().await;
     let r = session.call_tool("echo", json!({})).await;
     assert!(r.is_err(), "{r:?}");
@@ -211,8 +212,13 @@ async fn a_session_ended_by_the_server_is_a_fatal_error_that_says_so() {
         "{reason}"
     );
     assert!(handle.session_expired());
-    // No DELETE for a session the server already ended.
+    // SEC-SH-8: the reason (logged and shown) does not carry the session id, and the id is
+    // never sent again: no DELETE for a session the server already ended, nor anything else.
+    assert!(!reason.contains(&sid), "{reason}");
     assert!(live.seen().iter().all(|s| s.method != "DELETE"));
+    let sent = live.seen().len();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(live.seen().len(), sent, "{:?}", live.seen());
 }
 
 #[tokio::test]

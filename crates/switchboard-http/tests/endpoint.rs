@@ -156,7 +156,7 @@ async fn ht20_unknown_session_is_404_and_header_name_ignores_case() {
 }
 
 #[tokio::test]
-async fn ht20_delete_ends_the_session_then_404_and_the_map_shrinks() {
+async fn ht20_sec_sh_7_delete_ends_the_session_then_404_and_the_map_shrinks() {
     let store = Arc::new(InMemoryEventStore::default());
     let svc = service_for(
         &test_server(),
@@ -309,7 +309,7 @@ async fn body_over_the_bound_is_413() {
 }
 
 #[tokio::test]
-async fn ht2_ht3_host_and_origin_are_checked_403() {
+async fn ht2_ht3_sec_loc_7_host_and_origin_are_checked_403() {
     let svc = service_for(&test_server(), HttpConfig::default());
     let with = |host: &str, origin: Option<&str>| {
         let b = Request::post("/mcp")

@@ -131,7 +131,7 @@ async fn unsolicited_messages_wait_in_a_bounded_queue_for_a_get_stream() {
 }
 
 #[tokio::test]
-async fn ht17_last_event_id_replays_only_its_own_stream_then_continues() {
+async fn ht17_sec_sh_9_last_event_id_replays_only_its_own_stream_then_continues() {
     let server = test_server();
     let live = live(&server, HttpConfig::default()).await;
     let sid = wire_session(live.addr).await;

@@ -307,6 +307,15 @@ impl Context {
 
     /// Asks the user for input (`elicitation/create`), form or URL mode.
     ///
+    /// What stays the server author's to get right (SPEC-NOTES §10.1.6, SECURITY-NOTES §8):
+    /// form mode never asks for passwords, API keys, tokens or payment data, URL mode does
+    /// (`[EL-2]`); a URL carries no secret or personal data and is not pre-authenticated
+    /// (`[EL-13]`); the page behind it confirms, from the server's own login rather than from
+    /// anything in the URL, that whoever completes it is the user who caused it (`[EL-15]`); URL
+    /// mode never authorizes the client to this server (`[EL-6]`), and credentials obtained
+    /// through it stay on the server, never sent to the client (`[EL-7]`). The caller's
+    /// identity is [`Context::auth`]'s subject, never anything the client says about itself.
+    ///
     /// # Errors
     /// [`ClientRequestError::NotDeclared`] when the client did not declare this mode (`[CP-6]`) or
     /// the revision has no elicitation; or the request failed.

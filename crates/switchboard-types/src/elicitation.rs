@@ -177,6 +177,42 @@ impl ElicitRequestURLParams {
             extra: JsonObject::new(),
         }
     }
+
+    /// Why [`url`](Self::url) is no URL a client may offer to open, or `None` when it is one
+    /// (`[EL-5]`, SECURITY-NOTES `[SEC-URL-2]`, `[SEC-URL-4]`): an absolute `https` or `http`
+    /// URL with a host, made only of the characters RFC 3986 allows (so no spaces, quotes,
+    /// backticks, angle brackets, backslashes or control characters), every `%` starting an
+    /// escape.
+    pub fn url_problem(&self) -> Option<&'static str> {
+        let url = self.url.as_str();
+        let Some((scheme, rest)) = url.split_once(':') else {
+            return Some("not an absolute URL");
+        };
+        if !scheme.eq_ignore_ascii_case("https") && !scheme.eq_ignore_ascii_case("http") {
+            return Some("only https and http URLs are opened");
+        }
+        let Some(authority) = rest.strip_prefix("//") else {
+            return Some("no host");
+        };
+        let host = authority.split(['/', '?', '#']).next().unwrap_or_default();
+        if host.rsplit('@').next().is_none_or(str::is_empty) {
+            return Some("no host");
+        }
+        let bytes = url.as_bytes();
+        for (i, &b) in bytes.iter().enumerate() {
+            let allowed = b.is_ascii_alphanumeric() || b"-._~:/?#[]@!$&'()*+,;=%".contains(&b);
+            if !allowed {
+                return Some("a character RFC 3986 does not allow in a URL");
+            }
+            if b == b'%'
+                && !(bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+                    && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
+            {
+                return Some("a '%' that starts no escape");
+            }
+        }
+        None
+    }
 }
 
 /// The `requestedSchema` of a form: a flat object of primitive properties.
@@ -781,6 +817,42 @@ impl URLElicitationRequiredErrorData {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn el_5_sec_url_4_an_elicitation_url_is_an_absolute_http_url() {
+        let problem = |url: &str| ElicitRequestURLParams::new("m", "e", url).url_problem();
+        for ok in [
+            "https://mcp.acme.test/link?e=el-3f9c",
+            "HTTPS://example.test",
+            "http://127.0.0.1:8080/connect#top",
+            "https://[::1]/x?q=a%20b&r=(1)",
+        ] {
+            assert_eq!(problem(ok), None, "{ok}");
+        }
+        for bad in [
+            "",
+            "not a url",
+            "/relative/path",
+            "javascript:alert(1)",
+            "data:text/html,<b>x</b>",
+            "file:///etc/passwd",
+            "vbscript:msgbox(1)",
+            "https:example.test",
+            "https://",
+            "https://user@/x",
+            "https://example.test/a b",
+            "https://example.test/`id`",
+            "https://example.test/\"x\"",
+            "https://example.test/<script>",
+            "https://example.test/a\\b",
+            "https://example.test/\n",
+            "https://example.test/%zz",
+            "https://example.test/%4",
+            "https://exämple.test/",
+        ] {
+            assert!(problem(bad).is_some(), "{bad:?} passed");
+        }
+    }
 
     #[test]
     fn el_1_elicit_without_mode_is_form() {

@@ -14,24 +14,33 @@ use switchboard::jsonrpc::SessionConfig;
 use switchboard_example_servers::everything::everything_server;
 use switchboard_test_support::issuer::{Algorithm, Header, JwksMode, TestIssuer, TestKey, now};
 
-const V2025: &str = "2025-11-25";
-const V2026: &str = "2026-07-28";
+pub(crate) const V2025: &str = "2025-11-25";
+pub(crate) const V2026: &str = "2026-07-28";
 
-struct Fixture {
-    issuer: TestIssuer,
-    url: String,
-    http: reqwest::Client,
+pub(crate) struct Fixture {
+    pub(crate) issuer: TestIssuer,
+    pub(crate) url: String,
+    pub(crate) http: reqwest::Client,
     _server: tokio::task::JoinHandle<()>,
 }
 
 impl Fixture {
-    async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         Self::start_with(|c| c).await
     }
 
     async fn start_with(tune: impl FnOnce(JwtValidatorConfig) -> JwtValidatorConfig) -> Self {
-        let issuer = TestIssuer::start().await;
         let server = everything_server(SessionConfig::default()).unwrap();
+        Self::start_server(server, true, tune).await
+    }
+
+    /// `server` behind our JWT validator; answers in JSON (`json_response`) or on SSE streams.
+    pub(crate) async fn start_server(
+        server: switchboard::server::Server,
+        json_response: bool,
+        tune: impl FnOnce(JwtValidatorConfig) -> JwtValidatorConfig,
+    ) -> Self {
+        let issuer = TestIssuer::start().await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let local = listener.local_addr().unwrap();
         let url = format!("http://{local}/mcp");
@@ -40,7 +49,7 @@ impl Fixture {
             .unwrap()
             .with_policy(server.scope_policy().clone());
         let config = HttpConfig::for_bind_address(local)
-            .with_json_response(true)
+            .with_json_response(json_response)
             .with_authorization(auth);
         let service =
             StreamableHttpService::new(switchboard::server_http::session_factory(&server), config);
@@ -55,17 +64,22 @@ impl Fixture {
         }
     }
 
-    fn token(&self, sub: &str, scope: &str) -> String {
+    pub(crate) fn token(&self, sub: &str, scope: &str) -> String {
         self.issuer
             .token(&self.issuer.claims(sub, &self.url, scope))
     }
 
-    fn claims(&self, sub: &str, scope: &str) -> Value {
+    pub(crate) fn claims(&self, sub: &str, scope: &str) -> Value {
         self.issuer.claims(sub, &self.url, scope)
     }
 
     /// A POST of `body` with `token` (if any) and the session (if any).
-    async fn post(&self, body: &Value, token: Option<&str>, session: Option<&str>) -> Reply {
+    pub(crate) async fn post(
+        &self,
+        body: &Value,
+        token: Option<&str>,
+        session: Option<&str>,
+    ) -> Reply {
         let mut req = self
             .http
             .post(&self.url)
@@ -84,7 +98,7 @@ impl Fixture {
     }
 
     /// A session opened by `token`'s subject: initialize, then initialized.
-    async fn open(&self, token: &str) -> String {
+    pub(crate) async fn open(&self, token: &str) -> String {
         let r = self.post(&initialize(), Some(token), None).await;
         assert_eq!(r.status, 200, "{}", r.body);
         let sid = r.session.expect("a session id");
@@ -95,7 +109,7 @@ impl Fixture {
     }
 
     /// A raw request with any method and headers.
-    async fn send(&self, req: reqwest::RequestBuilder) -> Reply {
+    pub(crate) async fn send(&self, req: reqwest::RequestBuilder) -> Reply {
         Reply::of(req.send().await.unwrap()).await
     }
 
@@ -105,11 +119,11 @@ impl Fixture {
     }
 }
 
-struct Reply {
-    status: u16,
-    challenge: Option<BearerChallenge>,
-    session: Option<String>,
-    body: String,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) challenge: Option<BearerChallenge>,
+    pub(crate) session: Option<String>,
+    pub(crate) body: String,
 }
 
 impl Reply {
@@ -131,23 +145,23 @@ impl Reply {
         }
     }
 
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap()
     }
 }
 
-fn initialize() -> Value {
+pub(crate) fn initialize() -> Value {
     json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": V2025, "capabilities": {},
         "clientInfo": {"name": "auth-test", "version": "1"}}})
 }
 
-fn call(id: i64, name: &str) -> Value {
+pub(crate) fn call(id: i64, name: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
            "params": {"name": name, "arguments": {}}})
 }
 
-fn text_of(v: &Value) -> &str {
+pub(crate) fn text_of(v: &Value) -> &str {
     v["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_default()
@@ -213,7 +227,7 @@ async fn au_4_au_22_no_token_gets_401_and_a_challenge_naming_the_metadata() {
 }
 
 #[tokio::test]
-async fn au_21_au_22_every_hostile_token_gets_401_and_nothing_else() {
+async fn au_21_au_22_sec_tp_1_sec_tp_3_every_hostile_token_gets_401_and_nothing_else() {
     let f = Fixture::start().await;
     let good = f.token("alice", "mcp:basic mcp:write");
     let sid = f.open(&good).await;
@@ -323,7 +337,7 @@ async fn au_21_au_22_every_hostile_token_gets_401_and_nothing_else() {
 }
 
 #[tokio::test]
-async fn au_19_a_token_in_the_query_string_is_refused() {
+async fn au_19_sec_tok_1_a_token_in_the_query_string_is_refused() {
     let f = Fixture::start().await;
     let good = f.token("alice", "mcp:basic");
     let r = f
@@ -345,7 +359,7 @@ async fn au_19_a_token_in_the_query_string_is_refused() {
 }
 
 #[tokio::test]
-async fn au_26_step_up_for_a_scoped_tool() {
+async fn au_26_sf_9_sec_tool_1_step_up_for_a_scoped_tool() {
     let f = Fixture::start().await;
     let basic = f.token("alice", "mcp:basic");
     let sid = f.open(&basic).await;
@@ -529,7 +543,7 @@ async fn an_unreachable_jwks_is_503_not_401() {
     assert_eq!(r.status, 503, "{}", r.body);
 }
 
-fn modern(
+pub(crate) fn modern(
     f: &Fixture,
     body: &Value,
     name: Option<&str>,
@@ -588,7 +602,7 @@ async fn au_20_the_2026_route_is_protected_too() {
 }
 
 #[tokio::test]
-async fn sec_tk_1_modern_tasks_belong_to_their_subject() {
+async fn sec_tk_1_sec_sh_10_modern_tasks_belong_to_their_subject() {
     let f = Fixture::start().await;
     let meta = json!({"io.modelcontextprotocol/protocolVersion": V2026,
         "io.modelcontextprotocol/clientCapabilities":

@@ -446,7 +446,7 @@ async fn ro_2_roots_list_changed_only_when_declared() {
 }
 
 #[tokio::test]
-async fn ro_1_ro_3_roots_must_be_file_uris_without_traversal() {
+async fn ro_1_ro_3_sec_res_1_roots_must_be_file_uris_without_traversal() {
     let client = builder()
         .roots([Root::new("https://example.test/repo")])
         .build();

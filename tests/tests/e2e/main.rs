@@ -29,6 +29,7 @@ mod modern_tasks;
 mod module_graph;
 mod one_path;
 mod router;
+mod security_rules;
 mod server_features;
 mod structured_any;
 mod tasks;

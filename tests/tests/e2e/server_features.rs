@@ -126,7 +126,7 @@ async fn sc_typed_tool_schema_comes_from_the_rust_type() {
 }
 
 #[tokio::test]
-async fn invalid_arguments_are_an_is_error_result_naming_the_field_in_2025_11_25() {
+async fn sf_9_sec_tool_1_invalid_arguments_are_an_is_error_result_naming_the_field_in_2025_11_25() {
     let mut c = client(&server(), "2025-11-25", json!({})).await;
     let r = c
         .request(

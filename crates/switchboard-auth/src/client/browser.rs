@@ -192,20 +192,26 @@ async fn request_line(stream: &mut tokio::net::TcpStream) -> Option<String> {
     }
 }
 
-/// Starts the system's opener for `url`: directly, the URL one argument, never through a shell.
-fn open_browser(url: &Url) -> std::io::Result<()> {
+/// The system's opener for `url`: run directly, the URL its one argument, never through a
+/// shell (`[SEC-URL-3]`).
+fn opener(url: &Url) -> std::process::Command {
     let opener = if cfg!(target_os = "macos") {
         "open"
     } else {
         "xdg-open"
     };
-    std::process::Command::new(opener)
+    let mut command = std::process::Command::new(opener);
+    command
         .arg(url.as_str())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .map(drop)
+        .stderr(std::process::Stdio::null());
+    command
+}
+
+/// Starts the system's opener for `url`.
+fn open_browser(url: &Url) -> std::io::Result<()> {
+    opener(url).spawn().map(drop)
 }
 
 impl UserAgent for BrowserUserAgent {
@@ -269,17 +275,39 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_url_that_is_not_http_is_never_opened() {
+    async fn sec_url_2_a_url_that_is_not_http_is_never_opened() {
         let agent = BrowserUserAgent::bind().await.expect("bind");
-        let url = Url::parse("file:///etc/passwd").expect("url");
-        let err = agent
-            .authorize(url, "http://127.0.0.1/callback")
-            .await
-            .expect_err("refused");
+        for (url, scheme) in [
+            ("file:///etc/passwd", "file"),
+            ("javascript:alert(1)", "javascript"),
+            ("data:text/html,<script>alert(1)</script>", "data"),
+            ("vbscript:msgbox(1)", "vbscript"),
+            ("ftp://as.example/authorize", "ftp"),
+        ] {
+            let err = agent
+                .authorize(Url::parse(url).expect("url"), "http://127.0.0.1/callback")
+                .await
+                .expect_err("refused");
+            assert!(
+                err.to_string()
+                    .contains(&format!("refusing to open a {scheme} URL")),
+                "{url}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn sec_url_3_the_url_is_opened_without_a_shell() {
+        // Characters a shell would act on stay inside the one argument.
+        let url = Url::parse("https://as.example/authorize?a=1&b=$(id);c=`id`|x").expect("url");
+        let command = opener(&url);
+        let program = command.get_program().to_string_lossy().into_owned();
         assert!(
-            err.to_string().contains("refusing to open a file URL"),
-            "{err}"
+            ["xdg-open", "open"].contains(&program.as_str()),
+            "the opener itself, no shell: {program}"
         );
+        let args: Vec<_> = command.get_args().collect();
+        assert_eq!(args, [url.as_str()], "the URL is the one argument");
     }
 
     #[tokio::test(start_paused = true)]

@@ -226,7 +226,8 @@ impl OAuthConfig {
         self
     }
 
-    /// Sets the redirect URI.
+    /// Sets the redirect URI: `https`, or `http` to a loopback host; any other is refused
+    /// before registration (`[AU-17]`, `[SEC-URL-8]`).
     pub fn with_redirect_uri(mut self, uri: impl Into<String>) -> Self {
         self.redirect_uri = uri.into();
         self
@@ -547,6 +548,9 @@ impl OAuthClient {
     async fn client_for(&self, found: &Discovered) -> Result<Grant, OAuthError> {
         let redirect = self.redirect_uri();
         let code_flow = self.config.flow == GrantFlow::AuthorizationCode;
+        if code_flow {
+            policy::check_redirect_uri(&redirect)?;
+        }
         if let Some(g) = self.store.load(&self.key)? {
             let same_redirect = !code_flow || g.client.redirect_uri.as_deref() == Some(&redirect);
             if g.issuer == found.issuer && same_redirect {

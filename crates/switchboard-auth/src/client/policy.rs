@@ -108,6 +108,35 @@ impl UrlPolicy {
     }
 }
 
+/// Checks the redirect URI the client registers and sends (`[AU-17]`, `[SEC-URL-8]`): `https`,
+/// or `http` to a loopback host (`localhost`, 127.0.0.0/8, `::1`), where a native client
+/// listens for the redirect.
+///
+/// # Errors
+/// [`OAuthError::Config`] with the reason.
+pub(crate) fn check_redirect_uri(uri: &str) -> Result<(), OAuthError> {
+    let refuse = |why: &str| {
+        Err(OAuthError::Config(format!(
+            "the redirect URI {} is refused: {why}",
+            shown(uri)
+        )))
+    };
+    let Ok(url) = Url::parse(uri) else {
+        return refuse("not a URL");
+    };
+    let loopback = match url.host() {
+        Some(Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    match url.scheme() {
+        "https" if url.host().is_some() => Ok(()),
+        "http" if loopback => Ok(()),
+        _ => refuse("it must be https, or http to a loopback host"),
+    }
+}
+
 /// An address [`UrlPolicy::check_ip`] refuses, and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("{ip} is {range}")]
@@ -330,7 +359,30 @@ mod tests {
     }
 
     #[test]
-    fn au17_loopback_only_when_allowed_and_http_only_for_loopback() {
+    fn au17_sec_url_8_redirect_uris_are_https_or_loopback() {
+        for ok in [
+            "https://app.example/callback",
+            "http://127.0.0.1:8123/callback",
+            "http://localhost/callback",
+            "http://[::1]:9/cb",
+        ] {
+            assert!(check_redirect_uri(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "http://app.example/callback",
+            "http://10.0.0.1/callback",
+            "javascript:alert(1)",
+            "com.example.app:/callback",
+            "file:///tmp/cb",
+            "not a url",
+        ] {
+            let e = check_redirect_uri(bad).unwrap_err();
+            assert!(matches!(e, OAuthError::Config(_)), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn au17_sec_url_8_loopback_only_when_allowed_and_http_only_for_loopback() {
         let dev = UrlPolicy::loopback_for_development();
         assert!(check(dev, "http://127.0.0.1:9/x").is_ok());
         assert!(check(dev, "http://[::1]:9/x").is_ok());

@@ -335,7 +335,7 @@ mod tests {
     }
 
     #[test]
-    fn au25_file_store_writes_mode_0600_and_round_trips() {
+    fn au25_sec_tok_1_file_store_writes_mode_0600_and_round_trips() {
         let dir = std::env::temp_dir().join(format!("sb-auth-store-{}", std::process::id()));
         let path = dir.join("tokens.json");
         let store = FileTokenStore::new(&path);

@@ -45,6 +45,10 @@ struct Mock {
     asked_scopes: Vec<Option<String>>,
     /// Authorization query parameters of the last request.
     last_authorize: HashMap<String, String>,
+    /// The metadata's `authorization_endpoint` instead of the mock's own.
+    authorization_endpoint: Option<String>,
+    /// The PRM's `authorization_servers` instead of the mock's issuer.
+    authorization_server: Option<String>,
 }
 
 type Shared = Arc<Mutex<Mock>>;
@@ -65,7 +69,7 @@ async fn prm(State(s): State<Shared>, uri: Uri) -> Response {
     }
     json_body(json!({
         "resource": format!("{}/mcp", m.base),
-        "authorization_servers": [issuer(&m)],
+        "authorization_servers": [m.authorization_server.clone().unwrap_or_else(|| issuer(&m))],
         "scopes_supported": ["mcp:basic"],
     }))
     .into_response()
@@ -84,7 +88,7 @@ async fn as_md(State(s): State<Shared>, uri: Uri) -> Response {
     }
     let mut md = json!({
         "issuer": if m.wrong_issuer { "https://attacker.example".to_owned() } else { issuer(&m) },
-        "authorization_endpoint": format!("{}/authorize", m.base),
+        "authorization_endpoint": m.authorization_endpoint.clone().unwrap_or_else(|| format!("{}/authorize", m.base)),
         "token_endpoint": format!("{}/token", m.base),
         "registration_endpoint": format!("{}/register", m.base),
         "code_challenge_methods_supported": ["S256"],
@@ -195,7 +199,7 @@ fn client(endpoint: &url::Url) -> OAuthClient {
 }
 
 #[tokio::test]
-async fn au5_au9_discovery_order_with_404s_then_pkce_and_resource() {
+async fn au5_au9_sec_tp_4_sec_url_6_discovery_order_with_404s_then_pkce_and_resource() {
     let (mock, endpoint) = start(Mock {
         prm_root_only: true,
         issuer_path: "/tenant1",
@@ -233,7 +237,7 @@ async fn au5_au9_discovery_order_with_404s_then_pkce_and_resource() {
 }
 
 #[tokio::test]
-async fn au5_the_challenges_resource_metadata_comes_first() {
+async fn au5_sec_sc_5_the_challenges_resource_metadata_and_scopes_come_first() {
     let (mock, endpoint) = start(Mock {
         expires_in: 3600,
         ..Mock::default()
@@ -271,7 +275,7 @@ async fn rfc8414_issuer_mismatch_is_refused() {
 }
 
 #[tokio::test]
-async fn au14_missing_pkce_support_is_refused() {
+async fn au14_sec_url_6_missing_pkce_support_is_refused() {
     let (mock, endpoint) = start(Mock {
         no_pkce: true,
         ..Mock::default()
@@ -332,7 +336,7 @@ async fn rfc9207_iss_mismatch_and_missing_iss_are_refused() {
 }
 
 #[tokio::test]
-async fn au25_refresh_before_expiry_rotates_the_refresh_token() {
+async fn au25_sec_tok_1_refresh_before_expiry_rotates_the_refresh_token() {
     let (mock, endpoint) = start(Mock {
         expires_in: 10,
         ..Mock::default()
@@ -452,7 +456,7 @@ async fn au7_the_first_authorization_counts_toward_the_cap() {
 }
 
 #[tokio::test]
-async fn sec_ssrf_resource_metadata_on_internal_addresses_is_never_fetched() {
+async fn sec_ssrf_1_resource_metadata_on_internal_addresses_is_never_fetched() {
     let endpoint = url::Url::parse("http://127.0.0.1:9/mcp").unwrap();
     for target in [
         "http://169.254.169.254/latest/meta-data/",
@@ -479,6 +483,141 @@ async fn sec_ssrf_resource_metadata_on_internal_addresses_is_never_fetched() {
         .await
         .unwrap_err();
     assert!(matches!(e, OAuthError::Refused { .. }), "{e}");
+    // The next fetches are held to the same policy: an authorization server the resource
+    // metadata names, and the endpoints the authorization server's metadata names.
+    for (mock, refused) in [
+        (
+            Mock {
+                authorization_server: Some("http://169.254.169.254/latest".into()),
+                ..Mock::default()
+            },
+            "169.254.169.254",
+        ),
+        (
+            Mock {
+                authorization_endpoint: Some("https://10.0.0.1/authorize".into()),
+                ..Mock::default()
+            },
+            "10.0.0.1",
+        ),
+    ] {
+        let (mock, endpoint) = start(mock).await;
+        let e = client(&endpoint)
+            .unauthorized(None, None)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, OAuthError::Refused { url, .. } if url.contains(refused)),
+            "{e}"
+        );
+        assert!(!mock.lock().unwrap().seen.iter().any(|p| p == "/token"));
+    }
+}
+
+/// A user agent that records what it was asked to open and opens nothing.
+#[derive(Debug, Default)]
+struct Recording(Mutex<Vec<String>>);
+
+impl UserAgent for Recording {
+    fn authorize<'a>(&'a self, url: url::Url, _redirect_uri: &'a str) -> OAuthFuture<'a, url::Url> {
+        self.0.lock().unwrap().push(url.to_string());
+        Box::pin(async { Err(OAuthError::UserAgent("not opened".into())) })
+    }
+}
+
+#[tokio::test]
+async fn sec_url_1_sec_url_2_an_authorization_url_that_is_not_https_is_never_opened() {
+    for bad in [
+        "http://as.example/authorize",
+        "javascript:alert(1)",
+        "data:text/html,<script>alert(1)</script>",
+        "file:///etc/passwd",
+        "vbscript:msgbox(1)",
+    ] {
+        let (_mock, endpoint) = start(Mock {
+            authorization_endpoint: Some(bad.into()),
+            ..Mock::default()
+        })
+        .await;
+        let agent = Arc::new(Recording::default());
+        let config =
+            OAuthConfig::new(endpoint.clone()).with_policy(UrlPolicy::loopback_for_development());
+        let c = OAuthClient::new(config, Arc::new(MemoryTokenStore::new()), agent.clone()).unwrap();
+        let e = c.unauthorized(None, None).await.unwrap_err();
+        assert!(matches!(e, OAuthError::Refused { .. }), "{bad}: {e}");
+        assert!(
+            agent.0.lock().unwrap().is_empty(),
+            "{bad} was handed to the user agent"
+        );
+    }
+    // The check is what refuses them: the mock's own endpoint (http on loopback, allowed for
+    // development) is handed to the agent.
+    let (_mock, endpoint) = start(Mock::default()).await;
+    let agent = Arc::new(Recording::default());
+    let config =
+        OAuthConfig::new(endpoint.clone()).with_policy(UrlPolicy::loopback_for_development());
+    let c = OAuthClient::new(config, Arc::new(MemoryTokenStore::new()), agent.clone()).unwrap();
+    let _ = c.unauthorized(None, None).await;
+    assert_eq!(
+        agent.0.lock().unwrap().len(),
+        1,
+        "a loopback endpoint is opened in development"
+    );
+}
+
+#[tokio::test]
+async fn sec_tp_5_a_token_is_sent_only_to_the_server_it_was_issued_for() {
+    let (_a, endpoint_a) = start(Mock {
+        expires_in: 3600,
+        ..Mock::default()
+    })
+    .await;
+    let (mock_b, endpoint_b) = start(Mock {
+        expires_in: 3600,
+        ..Mock::default()
+    })
+    .await;
+    // One store for both servers, as a host keeps one token file.
+    let store: Arc<dyn TokenStore> = Arc::new(MemoryTokenStore::new());
+    let for_server = |endpoint: &url::Url| {
+        let config =
+            OAuthConfig::new(endpoint.clone()).with_policy(UrlPolicy::loopback_for_development());
+        let agent = HeadlessUserAgent::new(config.policy).unwrap();
+        OAuthClient::new(config, store.clone(), Arc::new(agent)).unwrap()
+    };
+    let (a, b) = (for_server(&endpoint_a), for_server(&endpoint_b));
+    a.unauthorized(None, None).await.unwrap();
+    let token_a = a.access_token().await.unwrap().expect("a token for A");
+    assert_eq!(
+        b.access_token().await.unwrap(),
+        None,
+        "A's token is never offered to B"
+    );
+    // B gets its own, from the authorization server B's metadata names.
+    b.unauthorized(None, None).await.unwrap();
+    assert!(mock_b.lock().unwrap().seen.iter().any(|p| p == "/token"));
+    assert!(b.access_token().await.unwrap().is_some());
+    assert_eq!(a.access_token().await.unwrap(), Some(token_a));
+}
+
+#[tokio::test]
+async fn sec_url_8_a_redirect_uri_that_is_neither_https_nor_loopback_is_never_registered() {
+    let (mock, endpoint) = start(Mock::default()).await;
+    let config = OAuthConfig::new(endpoint.clone())
+        .with_policy(UrlPolicy::loopback_for_development())
+        .with_redirect_uri("http://app.example/callback");
+    let e = OAuthClient::headless(config)
+        .unwrap()
+        .unauthorized(None, None)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, OAuthError::Config(_)), "{e}");
+    let m = mock.lock().unwrap();
+    assert!(
+        !m.seen.iter().any(|p| p == "/register" || p == "/authorize"),
+        "{:?}",
+        m.seen
+    );
 }
 
 #[tokio::test]
