@@ -37,6 +37,9 @@ echo "== interop: switchboard check against @modelcontextprotocol/server-everyth
 echo "== interop: switchboard fuzz against the Python SDK and @modelcontextprotocol/server-everything over stdio and Streamable HTTP; the problems must be exactly the expected, justified list"
 ./interop/fuzz-peers.sh target/debug/switchboard
 
+echo "== interop: switchboard check --security against the Python SDK and @modelcontextprotocol/server-everything over stdio and Streamable HTTP; the failing probes must be exactly the expected, justified list"
+./interop/security-peers.sh target/debug/switchboard
+
 echo "== interop: our client (switchboard call) against a Python SDK everything server over stdio and Streamable HTTP"
 ./interop/our-client-py.sh target/debug/switchboard
 

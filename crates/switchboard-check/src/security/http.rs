@@ -52,7 +52,14 @@ async fn send(ctx: &mut Ctx<'_>, p: Probe, ep: &Endpoint, req: &Req, time: Durat
         if !r.ok() {
             ctx.saw(p, &r.body);
         }
-        if let Some(sid) = r.session() {
+        // A session the request opened is ended (some servers echo the request's own id on
+        // every answer: that one is left alone).
+        let carried = |sid: &str| {
+            req.headers
+                .iter()
+                .any(|(n, v)| n.eq_ignore_ascii_case("mcp-session-id") && v == sid)
+        };
+        if let Some(sid) = r.session().filter(|s| !carried(s)) {
             let token = ctx.token("switchboard-check-a", ep);
             super::end(ctx, ep, sid, token.as_deref()).await;
         }

@@ -570,7 +570,12 @@ async fn over_http(ctx: &mut Ctx<'_>, ep: &Endpoint) -> Result<(), CheckError> {
 
     http::rebinding(ctx, ep).await;
     http::duplicate_headers(ctx, ep, session.as_ref().ok(), &discover).await;
-    match (&session, ctx.facts.modern) {
+    // The key probes get a session of their own: the header probes may have ended the first.
+    let keys_session = match &session {
+        Ok(_) => channel::open_http(ep, token.as_deref(), ctx.timeout).await,
+        Err(e) => Err(e.clone()),
+    };
+    match (&keys_session, ctx.facts.modern) {
         (Ok(s), _) => keys::all(ctx, Channel::Http(s.clone())).await,
         (Err(_), true) => keys::all(ctx, Channel::Http(discover.clone())).await,
         (Err(e), false) => {
