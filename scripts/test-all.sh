@@ -15,7 +15,7 @@ echo "== docs: every public item documented, every intra-doc link resolved"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 echo "== public surface: the facade's re-exported items and methods, counted from rustdoc's pages, under their ceiling (ARCHITECTURE.md states the figure)"
-python3 scripts/public-surface.py --by-crate --max-items 648 --max-methods 815
+python3 scripts/public-surface.py --by-crate --max-items 648 --max-methods 818
 
 echo "== switchboard demo (the README's first command)"
 cargo run --locked --bin switchboard -- demo > /dev/null

@@ -214,7 +214,9 @@ impl Checker {
     /// the key id `kid`, for the probes of audience, issuer, expiry and session binding. For
     /// testing one's own deployment.
     pub fn with_issuer_key(mut self, key_pem: &str, issuer: &str, kid: Option<&str>) -> Checker {
-        self.security.get_or_insert_with(SecurityOptions::default).issuer_key = Some((
+        self.security
+            .get_or_insert_with(SecurityOptions::default)
+            .issuer_key = Some((
             key_pem.to_owned(),
             issuer.to_owned(),
             kid.map(str::to_owned),
@@ -225,7 +227,9 @@ impl Checker {
     /// With [`security`](Self::security): the tool of a 2026-07-28 server that answers
     /// `input_required`, for the requestState probes (called with empty arguments).
     pub fn with_input_tool(mut self, name: &str) -> Checker {
-        self.security.get_or_insert_with(SecurityOptions::default).input_tool = Some(name.to_owned());
+        self.security
+            .get_or_insert_with(SecurityOptions::default)
+            .input_tool = Some(name.to_owned());
         self
     }
 

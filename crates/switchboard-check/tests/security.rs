@@ -36,10 +36,14 @@ fn folded<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
 }
 
 fn reply(status: StatusCode, body: Value, session: Option<String>) -> Response {
-    let mut r = (status, [("content-type", "application/json")], body.to_string()).into_response();
+    let mut r = (
+        status,
+        [("content-type", "application/json")],
+        body.to_string(),
+    )
+        .into_response();
     if let Some(s) = session {
-        r.headers_mut()
-            .insert("mcp-session-id", s.parse().unwrap());
+        r.headers_mut().insert("mcp-session-id", s.parse().unwrap());
     }
     r
 }
@@ -80,22 +84,28 @@ async fn mcp(
             }
             reply(
                 StatusCode::OK,
-                result(json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                    "serverInfo": {"name": "careless", "version": "1"}})),
+                result(
+                    json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "careless", "version": "1"}}),
+                ),
                 Some(sid),
             )
         }
         "server/discover" => reply(
             StatusCode::OK,
-            result(json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
-                "capabilities": {"tools": {}}, "serverInfo": {"name": "careless", "version": "1"}})),
+            result(
+                json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}}, "serverInfo": {"name": "careless", "version": "1"}}),
+            ),
             None,
         ),
         "tools/call" if msg.pointer("/params/requestState").is_none() => reply(
             StatusCode::OK,
-            result(json!({"resultType": "input_required", "requestState": "state-1",
+            result(
+                json!({"resultType": "input_required", "requestState": "state-1",
                 "inputRequests": {"name": {"method": "elicitation/create",
-                    "params": {"message": "name?", "requestedSchema": {"type": "object"}}}}})),
+                    "params": {"message": "name?", "requestedSchema": {"type": "object"}}}}}),
+            ),
             None,
         ),
         "tools/call" => reply(
@@ -111,7 +121,8 @@ async fn mcp(
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.parse::<u64>().ok())
                 .is_some_and(|n| n < s.next.load(Ordering::SeqCst));
-            if !known && s.next.load(Ordering::SeqCst) > 0 && !method.starts_with("notifications/") {
+            if !known && s.next.load(Ordering::SeqCst) > 0 && !method.starts_with("notifications/")
+            {
                 return reply(StatusCode::NOT_FOUND, json!({}), None);
             }
             if id.is_null() {
@@ -154,7 +165,9 @@ fn open_report() -> &'static Report {
     static REPORT: OnceLock<Report> = OnceLock::new();
     REPORT.get_or_init(|| {
         let url = careless(false);
-        run(Checker::new(Target::http(url)).security().with_input_tool("ask"))
+        run(Checker::new(Target::http(url))
+            .security()
+            .with_input_tool("ask"))
     })
 }
 
@@ -164,9 +177,11 @@ fn auth_report() -> &'static Report {
     REPORT.get_or_init(|| {
         let url = careless(true);
         let key = switchboard_test_support::issuer::TestKey::es256("k1");
-        run(Checker::new(Target::http(url))
-            .security()
-            .with_issuer_key(&key.private_key_pem(), "http://127.0.0.1:9", Some("k1")))
+        run(Checker::new(Target::http(url)).security().with_issuer_key(
+            &key.private_key_pem(),
+            "http://127.0.0.1:9",
+            Some("k1"),
+        ))
     })
 }
 
@@ -176,7 +191,11 @@ fn run(checker: Checker) -> Report {
             .enable_all()
             .build()
             .unwrap()
-            .block_on(checker.with_timeout(std::time::Duration::from_secs(3)).run())
+            .block_on(
+                checker
+                    .with_timeout(std::time::Duration::from_secs(3))
+                    .run(),
+            )
             .expect("the probes run")
     })
     .join()
@@ -189,7 +208,10 @@ fn assert_fails(report: &Report, names: &[&str]) {
             .get(name)
             .unwrap_or_else(|| panic!("{name} did not run:\n{report}"));
         assert_eq!(r.outcome, Verdict::Fail, "{name}:\n{report}");
-        assert!(r.detail.contains("sent"), "the detail shows what was sent: {r}");
+        assert!(
+            r.detail.contains("sent"),
+            "the detail shows what was sent: {r}"
+        );
     }
 }
 
@@ -197,7 +219,10 @@ fn assert_fails(report: &Report, names: &[&str]) {
 fn dns_rebinding_probes_fail_on_a_server_taking_any_origin_and_host() {
     assert_fails(
         open_report(),
-        &["security/dns-rebinding/host", "security/dns-rebinding/origin"],
+        &[
+            "security/dns-rebinding/host",
+            "security/dns-rebinding/origin",
+        ],
     );
 }
 
@@ -225,7 +250,10 @@ fn folded_key_probes_fail_on_a_server_folding_case() {
     );
     // Look-alikes are not ASCII case: this server does not fold them.
     assert_eq!(
-        open_report().get("security/folded-keys/unicode").unwrap().outcome,
+        open_report()
+            .get("security/folded-keys/unicode")
+            .unwrap()
+            .outcome,
         Verdict::Pass
     );
 }
@@ -256,7 +284,10 @@ fn session_probes_fail_on_sessions_from_refusals_and_numbered_ids() {
 fn request_state_probes_fail_on_a_server_trusting_any_state() {
     assert_fails(
         open_report(),
-        &["security/request-state/tampered", "security/request-state/forged"],
+        &[
+            "security/request-state/tampered",
+            "security/request-state/forged",
+        ],
     );
 }
 
@@ -282,4 +313,64 @@ fn error_hygiene_fails_on_a_stack_trace_in_an_answer() {
     let r = auth_report().get("security/error-hygiene").unwrap();
     assert_eq!(r.outcome, Verdict::Fail, "{r}");
     assert!(r.detail.contains("Traceback"), "{r}");
+}
+
+/// A careless server in this process, over the in-memory pair: it reads `"Method"` as
+/// `"method"`, needs no `"jsonrpc"`, and answers a line of any size.
+fn careless_in_process() -> Target {
+    Target::in_process(|| {
+        let (ours, mut theirs) = switchboard_jsonrpc::memory::pair();
+        tokio::spawn(async move {
+            while let Some(text) = theirs.recv_text().await {
+                let Ok(frame) = serde_json::from_str::<Value>(&text) else {
+                    continue;
+                };
+                let (Some(id), Some(method)) = (
+                    frame.get("id"),
+                    folded(&frame, "method").and_then(Value::as_str),
+                ) else {
+                    continue;
+                };
+                let result = if method == "initialize" {
+                    json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                        "serverInfo": {"name": "careless", "version": "1"}})
+                } else {
+                    json!({})
+                };
+                let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
+                if theirs.send_text(answer.to_string()).await.is_err() {
+                    break;
+                }
+            }
+        });
+        Ok::<_, std::convert::Infallible>(ours)
+    })
+}
+
+#[tokio::test]
+async fn over_a_raw_connection_folded_keys_and_a_huge_line_fail() {
+    let report = Checker::new(careless_in_process())
+        .security()
+        .with_timeout(std::time::Duration::from_millis(500))
+        .run()
+        .await
+        .expect("the probes run");
+    for name in [
+        "security/folded-keys/method-case",
+        "security/folded-keys/method-upper",
+        "security/folded-keys/jsonrpc-upper",
+        "security/oversized/line",
+    ] {
+        let r = report.get(name).unwrap();
+        assert_eq!(r.outcome, Verdict::Fail, "{name}:\n{report}");
+    }
+    // Every HTTP probe is a skip over a raw connection, with its reason.
+    let http = report.get("security/dns-rebinding/origin").unwrap();
+    assert_eq!(http.outcome, Verdict::Skip);
+    assert!(http.detail.contains("an HTTP probe"), "{http}");
+    assert_eq!(
+        report.results().len(),
+        43,
+        "one result per probe:\n{report}"
+    );
 }

@@ -124,8 +124,7 @@ fn over_stdio_every_observable_probe_passes() {
 #[test]
 fn over_streamable_http_only_the_open_findings_fail() {
     let served = common::serve_http(&[]);
-    let (failed, skipped, code, text) =
-        check(&["--url", &served.url, "--input-tool", INPUT_TOOL]);
+    let (failed, skipped, code, text) = check(&["--url", &served.url, "--input-tool", INPUT_TOOL]);
     assert_eq!(failed, set(&OPEN_FINDINGS_HTTP), "{text}");
     assert_eq!(code, Some(1), "{text}");
     let mut expected = set(&AUTH_PROBES);

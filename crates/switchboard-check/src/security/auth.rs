@@ -85,12 +85,18 @@ async fn get_json(url: &str, timeout: std::time::Duration) -> Result<Value, Stri
 
 /// Reads the challenge of the first 401 and the metadata it names (or the well-known one);
 /// returns the scopes and the audience minted tokens should carry.
-pub(crate) async fn learn(ctx: &mut Ctx<'_>, ep: &Endpoint, first: Option<&Reply>) -> (String, String) {
+pub(crate) async fn learn(
+    ctx: &mut Ctx<'_>,
+    ep: &Endpoint,
+    first: Option<&Reply>,
+) -> (String, String) {
     let challenge = first
         .and_then(|r| r.header("www-authenticate"))
         .unwrap_or_default()
         .to_owned();
-    let well_known = ep.at(&format!("/.well-known/oauth-protected-resource{}", ep.path)).url;
+    let well_known = ep
+        .at(&format!("/.well-known/oauth-protected-resource{}", ep.path))
+        .url;
     let from = param(&challenge, "resource_metadata").map_or(well_known, str::to_owned);
     let (prm, prm_from) = match get_json(&from, ctx.timeout).await {
         Ok(v) => (Some(v), from),
@@ -100,7 +106,12 @@ pub(crate) async fn learn(ctx: &mut Ctx<'_>, ep: &Endpoint, first: Option<&Reply
         prm.as_ref()
             .and_then(|p| p.get("scopes_supported"))
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" "))
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
     });
     let audience = prm
         .as_ref()
@@ -142,7 +153,10 @@ async fn expect_401(ctx: &mut Ctx<'_>, p: Probe, ep: &Endpoint, req: &Req, stric
         .is_some_and(|w| w.contains("invalid_token"));
     match (r.status, strict && !invalid) {
         (401, false) => ctx.pass(p, shown),
-        (401, true) => ctx.fail(p, format!("no error=\"invalid_token\" in the challenge: {shown}")),
+        (401, true) => ctx.fail(
+            p,
+            format!("no error=\"invalid_token\" in the challenge: {shown}"),
+        ),
         _ => ctx.fail(p, shown),
     }
 }
@@ -184,7 +198,10 @@ pub(crate) async fn all(ctx: &mut Ctx<'_>, ep: &Endpoint, session: Option<&HttpC
         (true, Some(_), _) => ctx.pass(AU_CHALLENGE, format!("WWW-Authenticate: {c}")),
         (true, None, Some(_)) => ctx.pass(
             AU_CHALLENGE,
-            format!("WWW-Authenticate: {c}; the metadata is at {}", learned.prm_from),
+            format!(
+                "WWW-Authenticate: {c}; the metadata is at {}",
+                learned.prm_from
+            ),
         ),
         _ => ctx.fail(
             AU_CHALLENGE,
@@ -204,7 +221,10 @@ pub(crate) async fn all(ctx: &mut Ctx<'_>, ep: &Endpoint, session: Option<&HttpC
             AU_PRM,
             format!("resource {r} at {} is not {}", learned.prm_from, ep.url),
         ),
-        None => ctx.fail(AU_PRM, format!("no metadata with a resource: {}", learned.prm_from)),
+        None => ctx.fail(
+            AU_PRM,
+            format!("no metadata with a resource: {}", learned.prm_from),
+        ),
     }
 
     let issuer = match &ctx.opts.minter {
@@ -220,7 +240,14 @@ pub(crate) async fn all(ctx: &mut Ctx<'_>, ep: &Endpoint, session: Option<&HttpC
     let now = now();
     let claims = json!({"iss": issuer, "sub": "switchboard-check-a", "aud": ctx.facts.audience,
         "client_id": CLIENT_ID, "scope": ctx.facts.scope, "iat": now, "exp": now + 300});
-    expect_401(ctx, AU_GARBAGE, ep, &init_with(ep, Some(tokens::GARBAGE)), true).await;
+    expect_401(
+        ctx,
+        AU_GARBAGE,
+        ep,
+        &init_with(ep, Some(tokens::GARBAGE)),
+        true,
+    )
+    .await;
     let none = tokens::unsigned(&claims);
     expect_401(ctx, AU_NONE, ep, &init_with(ep, Some(&none)), true).await;
     match public_jwk(ctx, &issuer).await {
@@ -230,7 +257,9 @@ pub(crate) async fn all(ctx: &mut Ctx<'_>, ep: &Endpoint, session: Option<&HttpC
         }
         None => ctx.skip(
             AU_HMAC,
-            format!("the issuer's public key was not found (metadata of {issuer}, or --issuer-key)"),
+            format!(
+                "the issuer's public key was not found (metadata of {issuer}, or --issuer-key)"
+            ),
         ),
     }
     minted(ctx, ep, session).await;
@@ -244,22 +273,38 @@ pub(crate) async fn all(ctx: &mut Ctx<'_>, ep: &Endpoint, session: Option<&HttpC
 async fn minted(ctx: &mut Ctx<'_>, ep: &Endpoint, session: Option<&HttpChannel>) {
     let opts = ctx.opts;
     let Some(m) = opts.minter.as_ref() else {
-        ctx.skip_all(&MINTED, "needs minted tokens: give --issuer-key PEM and --issuer URL");
+        ctx.skip_all(
+            &MINTED,
+            "needs minted tokens: give --issuer-key PEM and --issuer URL",
+        );
         return;
     };
     let (aud, scope) = (ctx.facts.audience.clone(), ctx.facts.scope.clone());
     let Some(a) = session else {
-        let failed = channel::open_http(ep, ctx.token("switchboard-check-a", ep).as_deref(), ctx.timeout)
-            .await
-            .err()
-            .unwrap_or_default();
-        ctx.fail(AU_VALID, format!("a minted token for aud {aud} with scope {scope:?} was refused: {failed}"));
-        ctx.skip_all(&MINTED[1..], "the minted valid token was refused (see security/auth/valid-token)");
+        let failed = channel::open_http(
+            ep,
+            ctx.token("switchboard-check-a", ep).as_deref(),
+            ctx.timeout,
+        )
+        .await
+        .err()
+        .unwrap_or_default();
+        ctx.fail(
+            AU_VALID,
+            format!("a minted token for aud {aud} with scope {scope:?} was refused: {failed}"),
+        );
+        ctx.skip_all(
+            &MINTED[1..],
+            "the minted valid token was refused (see security/auth/valid-token)",
+        );
         return;
     };
     ctx.pass(
         AU_VALID,
-        format!("aud {aud}, scope {scope:?}: session {}", a.session.as_deref().unwrap_or("(stateless)")),
+        format!(
+            "aud {aud}, scope {scope:?}: session {}",
+            a.session.as_deref().unwrap_or("(stateless)")
+        ),
     );
     let good = m.claims("switchboard-check-a", &aud, &scope);
     let query = ep.at(&format!(
@@ -280,19 +325,30 @@ async fn minted(ctx: &mut Ctx<'_>, ep: &Endpoint, session: Option<&HttpChannel>)
         }
         _ => ctx.pass(AU_QUERY, shown),
     }
-    let mut claims = good.clone();
-    claims["aud"] = json!("https://other-resource.example/mcp");
-    expect_401(ctx, AU_AUDIENCE, ep, &init_with(ep, Some(&m.sign(&claims))), false).await;
-    let mut claims = good.clone();
-    claims["iss"] = json!("https://other-issuer.example");
-    expect_401(ctx, AU_ISSUER, ep, &init_with(ep, Some(&m.sign(&claims))), false).await;
-    let mut claims = good.clone();
-    claims["iat"] = json!(now() - 900);
-    claims["exp"] = json!(now() - 600);
-    expect_401(ctx, AU_EXPIRED, ep, &init_with(ep, Some(&m.sign(&claims))), false).await;
-    let mut claims = good.clone();
-    claims["iss"] = json!([good["iss"], "https://other-issuer.example"]);
-    expect_401(ctx, AU_ISS_ARRAY, ep, &init_with(ep, Some(&m.sign(&claims))), false).await;
+    let t = now();
+    let bad: [(Probe, &[(&str, Value)]); 4] = [
+        (
+            AU_AUDIENCE,
+            &[("aud", json!("https://other-resource.example/mcp"))],
+        ),
+        (AU_ISSUER, &[("iss", json!("https://other-issuer.example"))]),
+        (
+            AU_EXPIRED,
+            &[("iat", json!(t - 900)), ("exp", json!(t - 600))],
+        ),
+        (
+            AU_ISS_ARRAY,
+            &[("iss", json!([good["iss"], "https://other-issuer.example"]))],
+        ),
+    ];
+    for (p, changes) in bad {
+        let mut claims = good.clone();
+        for (k, v) in changes {
+            claims[*k] = v.clone();
+        }
+        let req = init_with(ep, Some(&m.sign(&claims)));
+        expect_401(ctx, p, ep, &req, false).await;
+    }
 
     // A user whose sub equals the client id, and a token without sub from that client.
     let user_token = m.valid(CLIENT_ID, &aud, &scope);
@@ -327,7 +383,11 @@ async fn cross_use(ctx: &mut Ctx<'_>, p: Probe, ep: &Endpoint, owner: &str, othe
     let out = wire::send(ep, &req, ctx.timeout).await;
     let shown = format!("sent {}; got {}", req.shown(), out.shown());
     match out.reply() {
-        Some(r) if r.ok() && r.answer(&json!("cross")).is_some_and(|a| a.get("result").is_some()) => {
+        Some(r)
+            if r.ok()
+                && r.answer(&json!("cross"))
+                    .is_some_and(|a| a.get("result").is_some()) =>
+        {
             ctx.fail(p, format!("served in another user's session: {shown}"));
         }
         Some(r) => {

@@ -152,9 +152,7 @@ pub(crate) fn frame(id: &str, method: &str, params: Value, modern: bool) -> Stri
         _ => Map::new(),
     };
     if modern {
-        params
-            .entry("_meta")
-            .or_insert_with(|| envelope(MODERN));
+        params.entry("_meta").or_insert_with(|| envelope(MODERN));
     }
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
 }
@@ -187,12 +185,17 @@ pub(crate) async fn open_http(
         version: LATEST.into(),
         timeout,
     };
-    let req = h.request(&initialize_frame("init"), &[]).without("MCP-Protocol-Version");
+    let req = h
+        .request(&initialize_frame("init"), &[])
+        .without("MCP-Protocol-Version");
     let out = wire::send(ep, &req, timeout).await;
     let Some(reply) = out.reply().filter(|r| r.ok()) else {
         return Err(out.shown());
     };
-    let Some(result) = reply.answer(&json!("init")).and_then(|a| a.get("result").cloned()) else {
+    let Some(result) = reply
+        .answer(&json!("init"))
+        .and_then(|a| a.get("result").cloned())
+    else {
         return Err(out.shown());
     };
     if let Some(v) = result.get("protocolVersion").and_then(Value::as_str) {

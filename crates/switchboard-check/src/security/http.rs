@@ -67,6 +67,15 @@ async fn send(ctx: &mut Ctx<'_>, p: Probe, ep: &Endpoint, req: &Req, time: Durat
     out
 }
 
+/// An answer judged by `ok`; a connection closed without one is a refusal, silence is not.
+fn judged(out: &Outcome, ok: impl Fn(&wire::Reply) -> bool) -> bool {
+    match out {
+        Outcome::Answered(r) => ok(r),
+        Outcome::Closed(_) => true,
+        Outcome::Silent | Outcome::Unreachable(_) => false,
+    }
+}
+
 /// Whether a 401 hides what the probe looks for (authorization on, no token to give).
 fn unauthorized(ctx: &mut Ctx<'_>, p: Probe, out: &Outcome) -> bool {
     if out.reply().is_some_and(|r| r.status == 401) && ctx.no_session_reason().is_some() {
@@ -84,16 +93,19 @@ pub(crate) async fn rebinding(ctx: &mut Ctx<'_>, ep: &Endpoint) {
         let out = send(ctx, HOST, ep, &req, ctx.timeout).await;
         if !unauthorized(ctx, HOST, &out) {
             let shown = format!("sent {}; got {}", req.shown(), out.shown());
-            match out.reply() {
-                Some(r) if (400..500).contains(&r.status) => ctx.pass(HOST, shown),
-                Some(_) => ctx.fail(HOST, shown),
-                None => ctx.pass(HOST, shown),
+            if judged(&out, |r| (400..500).contains(&r.status)) {
+                ctx.pass(HOST, shown);
+            } else {
+                ctx.fail(HOST, shown);
             }
         }
     } else {
         ctx.skip(
             HOST,
-            format!("{} is not a loopback endpoint: Host checks are a loopback rule", ep.authority),
+            format!(
+                "{} is not a loopback endpoint: Host checks are a loopback rule",
+                ep.authority
+            ),
         );
     }
     let req = init(ctx, ep).set("Origin", EVIL_ORIGIN);
@@ -127,7 +139,7 @@ async fn both_orders(
         if unauthorized(ctx, p, &out) {
             return;
         }
-        ok &= out.reply().is_none_or(&pass);
+        ok &= judged(&out, &pass);
         shown.push(format!("sent {}; got {}", req.shown(), out.shown()));
     }
     let detail = shown.join(" | then ");
@@ -149,10 +161,10 @@ pub(crate) async fn duplicate_headers(
     let out = send(ctx, DUP_HOST, ep, &req, ctx.timeout).await;
     if !unauthorized(ctx, DUP_HOST, &out) {
         let shown = format!("sent {}; got {}", req.shown(), out.shown());
-        match out.reply() {
-            Some(r) if r.status == 400 => ctx.pass(DUP_HOST, shown),
-            None => ctx.pass(DUP_HOST, shown),
-            Some(_) => ctx.fail(DUP_HOST, shown),
+        if judged(&out, |r| r.status == 400) {
+            ctx.pass(DUP_HOST, shown);
+        } else {
+            ctx.fail(DUP_HOST, shown);
         }
     }
 
@@ -272,7 +284,9 @@ const HEADER_MISMATCH: i64 = -32020;
 pub(crate) async fn oversized(ctx: &mut Ctx<'_>, ep: &Endpoint) {
     let frame = initialize_frame("big");
     // The padding goes into the params: `…"params":{"pad":"aaaa…","protocolVersion":…`.
-    let cut = frame.find("\"params\":{").map_or(0, |i| i + "\"params\":{".len());
+    let cut = frame
+        .find("\"params\":{")
+        .map_or(0, |i| i + "\"params\":{".len());
     let prefix = format!("{}\"pad\":\"", &frame[..cut]);
     let suffix = format!("\",{}", &frame[cut..]);
     for (p, chunked, endless) in [
@@ -301,7 +315,10 @@ pub(crate) async fn oversized(ctx: &mut Ctx<'_>, ep: &Endpoint) {
         let alive = lives(ctx, ep).await;
         match (refused, alive) {
             (true, Ok(())) => ctx.pass(p, shown),
-            (true, Err(e)) => ctx.fail(p, format!("{shown}; then the server no longer answers: {e}")),
+            (true, Err(e)) => ctx.fail(
+                p,
+                format!("{shown}; then the server no longer answers: {e}"),
+            ),
             (false, _) => ctx.fail(p, shown),
         }
     }

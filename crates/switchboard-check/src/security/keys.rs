@@ -5,7 +5,9 @@ use serde_json::{Value, json};
 use switchboard_types::methods;
 
 use super::channel::{Channel, HttpChannel, frame};
-use super::{BIG_LINE, Ctx, DUP_KEYS, DUP_KEYS_HEADER, KEY_CASE, KEY_JSONRPC, KEY_UNICODE, KEY_UPPER, Probe};
+use super::{
+    BIG_LINE, Ctx, DUP_KEYS, DUP_KEYS_HEADER, KEY_CASE, KEY_JSONRPC, KEY_UNICODE, KEY_UPPER, Probe,
+};
 use crate::conn::{Conn, Got};
 use crate::verdict::show;
 
@@ -16,7 +18,10 @@ const LINE: usize = 20 << 20;
 fn params(c: &Channel) -> String {
     let modern = matches!(c, Channel::Http(h) if h.version == super::channel::MODERN);
     if modern {
-        format!(r#"{{"_meta":{}}}"#, crate::conn::envelope(super::channel::MODERN))
+        format!(
+            r#"{{"_meta":{}}}"#,
+            crate::conn::envelope(super::channel::MODERN)
+        )
     } else {
         "{}".into()
     }
@@ -52,7 +57,9 @@ pub(crate) async fn all(ctx: &mut Ctx<'_>, mut c: Channel) {
         ctx,
         &mut c,
         KEY_CASE,
-        &[&format!(r#"{{"jsonrpc":"2.0","id":"{{id}}","Method":"{ping}","params":{{params}}}}"#)],
+        &[&format!(
+            r#"{{"jsonrpc":"2.0","id":"{{id}}","Method":"{ping}","params":{{params}}}}"#
+        )],
         "\"Method\" read as \"method\"",
     )
     .await;
@@ -60,7 +67,9 @@ pub(crate) async fn all(ctx: &mut Ctx<'_>, mut c: Channel) {
         ctx,
         &mut c,
         KEY_UPPER,
-        &[&format!(r#"{{"jsonrpc":"2.0","id":"{{id}}","METHOD":"{ping}","params":{{params}}}}"#)],
+        &[&format!(
+            r#"{{"jsonrpc":"2.0","id":"{{id}}","METHOD":"{ping}","params":{{params}}}}"#
+        )],
         "\"METHOD\" read as \"method\"",
     )
     .await;
@@ -82,8 +91,12 @@ pub(crate) async fn all(ctx: &mut Ctx<'_>, mut c: Channel) {
         &mut c,
         KEY_UNICODE,
         &[
-            &format!(r#"{{"jsonrpc":"2.0","id":"{{id}}","meth\u0130d":"{ping}","params":{{params}}}}"#),
-            &format!(r#"{{"jsonrpc":"2.0","id":"{{id}}","method\u200b":"{ping}","params":{{params}}}}"#),
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":"{{id}}","meth\u0130d":"{ping}","params":{{params}}}}"#
+            ),
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":"{{id}}","method\u200b":"{ping}","params":{{params}}}}"#
+            ),
         ],
         "a look-alike key read as \"method\"",
     )
@@ -177,7 +190,11 @@ pub(crate) async fn header_mismatch(ctx: &mut Ctx<'_>, modern: &HttpChannel) {
         if let Some(r) = got.result()
             && acted_on(r) != x
         {
-            bad = Some(format!("Mcp-Method {x} but {} served: {}", acted_on(r), got.shown()));
+            bad = Some(format!(
+                "Mcp-Method {x} but {} served: {}",
+                acted_on(r),
+                got.shown()
+            ));
         }
         shown.push(got.shown());
     }
@@ -201,7 +218,12 @@ pub(crate) async fn oversized_line(ctx: &mut Ctx<'_>, target: &crate::Target) {
         ctx.skip(BIG_LINE, "no 2025 handshake on a fresh connection");
         return;
     }
-    let text = frame("big", methods::PING, json!({"pad": "a".repeat(LINE)}), false);
+    let text = frame(
+        "big",
+        methods::PING,
+        json!({"pad": "a".repeat(LINE)}),
+        false,
+    );
     let sent = c.send_text(&text).await;
     drop(text);
     let big = match sent {

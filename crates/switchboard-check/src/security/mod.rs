@@ -387,7 +387,8 @@ impl Ctx<'_> {
     /// Keeps `text` (an answer) for the hygiene probe.
     pub(crate) fn saw(&mut self, p: Probe, text: &str) {
         if !text.is_empty() {
-            self.seen.push((p.name, text.chars().take(64 * 1024).collect()));
+            self.seen
+                .push((p.name, text.chars().take(64 * 1024).collect()));
         }
     }
 
@@ -410,9 +411,8 @@ impl Ctx<'_> {
     /// Why the probes needing a session cannot run on an authorized server without minted
     /// tokens (`None` when they can).
     pub(crate) fn no_session_reason(&self) -> Option<&'static str> {
-        (self.facts.auth && self.opts.minter.is_none()).then_some(
-            "the server requires a token: give --issuer-key and --issuer to mint one",
-        )
+        (self.facts.auth && self.opts.minter.is_none())
+            .then_some("the server requires a token: give --issuer-key and --issuer to mint one")
     }
 }
 
@@ -509,7 +509,12 @@ async fn first_contact(target: &Target, timeout: Duration) -> Result<(Channel, b
     let modern = {
         let mut c = Conn::open(target, timeout)?;
         let got = c
-            .request_modern(json!("discover"), methods::SERVER_DISCOVER, json!({}), MODERN)
+            .request_modern(
+                json!("discover"),
+                methods::SERVER_DISCOVER,
+                json!({}),
+                MODERN,
+            )
             .await;
         c.close().await;
         matches!(&got, crate::conn::Got::Frame(v) if channel::speaks_modern(Some(v)))
@@ -582,12 +587,18 @@ async fn over_http(ctx: &mut Ctx<'_>, ep: &Endpoint) -> Result<(), CheckError> {
             let why = ctx
                 .no_session_reason()
                 .map_or_else(|| format!("no session: {e}"), str::to_owned);
-            ctx.skip_all(&[KEY_CASE, KEY_UPPER, KEY_JSONRPC, KEY_UNICODE, DUP_KEYS], &why);
+            ctx.skip_all(
+                &[KEY_CASE, KEY_UPPER, KEY_JSONRPC, KEY_UNICODE, DUP_KEYS],
+                &why,
+            );
         }
     }
     keys::header_mismatch(ctx, &discover).await;
     http::oversized(ctx, ep).await;
-    ctx.skip(BIG_LINE, "a stdio probe: the target speaks HTTP (see the oversized bodies)");
+    ctx.skip(
+        BIG_LINE,
+        "a stdio probe: the target speaks HTTP (see the oversized bodies)",
+    );
     sessions::rejected(ctx, ep).await;
     sessions::ids(ctx, ep).await;
     auth::all(ctx, ep, session.as_ref().ok()).await;
@@ -608,12 +619,13 @@ pub(crate) async fn end(ctx: &Ctx<'_>, ep: &Endpoint, sid: &str, token: Option<&
 }
 
 /// What marks a leak in an error answer: a stack trace, a source path, panic text.
-const LEAKS: [&str; 12] = [
+const LEAKS: [&str; 13] = [
     "Traceback (most recent call last)",
     "panicked at",
     "stack backtrace",
     "RUST_BACKTRACE",
-    "    at ",
+    "\n    at ",
+    "\\n    at ",
     "node_modules/",
     "site-packages/",
     ".py\", line ",
@@ -628,7 +640,11 @@ fn hygiene(ctx: &mut Ctx<'_>) {
     let found = ctx.seen.iter().find_map(|(name, text)| {
         LEAKS.iter().find_map(|leak| {
             text.find(leak).map(|at| {
-                let from = text[..at].char_indices().rev().nth(60).map_or(0, |(i, _)| i);
+                let from = text[..at]
+                    .char_indices()
+                    .rev()
+                    .nth(60)
+                    .map_or(0, |(i, _)| i);
                 let excerpt: String = text[from..].chars().take(200).collect();
                 format!("{name}: {leak:?} in the answer: …{excerpt}…")
             })

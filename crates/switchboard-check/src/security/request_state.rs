@@ -9,9 +9,9 @@ use switchboard_types::{methods, modern};
 use super::channel::{Channel, Exchange, HttpChannel, MODERN};
 use super::wire;
 use super::{Ctx, RS_FORGED, RS_OTHER_USER, RS_TAMPERED};
+use crate::Target;
 use crate::conn::{Conn, Got, envelope};
 use crate::verdict::show;
-use crate::Target;
 
 /// A requestState nobody issued: base64 of `switchboard-check-forged`.
 const FORGED: &str = "c3dpdGNoYm9hcmQtY2hlY2stZm9yZ2Vk";
@@ -60,7 +60,7 @@ async fn send(ch: &mut Chan<'_>, msg: &Value, token: Option<&str>) -> Exchange {
 }
 
 enum Chan<'a> {
-    Conn(Conn),
+    Conn(Box<Conn>),
     Http(&'a HttpChannel),
 }
 
@@ -138,7 +138,9 @@ fn unable(ctx: &Ctx<'_>) -> Option<&'static str> {
     if !ctx.facts.modern {
         Some("the server does not speak 2026-07-28 (server/discover)")
     } else if ctx.opts.input_tool.is_none() {
-        Some("needs a tool answering input_required: give --input-tool NAME (no tool is called unless named)")
+        Some(
+            "needs a tool answering input_required: give --input-tool NAME (no tool is called unless named)",
+        )
     } else {
         None
     }
@@ -156,7 +158,7 @@ pub(crate) async fn over_conn(ctx: &mut Ctx<'_>, target: &Target) {
                 let _ = c
                     .request_modern(json!("d"), methods::SERVER_DISCOVER, json!({}), MODERN)
                     .await;
-                let mut ch = Chan::Conn(c);
+                let mut ch = Chan::Conn(Box::new(c));
                 rounds(ctx, &mut ch, &tool, None).await;
                 if let Chan::Conn(c) = ch {
                     c.close().await;
@@ -165,7 +167,10 @@ pub(crate) async fn over_conn(ctx: &mut Ctx<'_>, target: &Target) {
             Err(e) => ctx.skip_all(&[RS_TAMPERED, RS_FORGED], &e.to_string()),
         }
     }
-    ctx.skip(RS_OTHER_USER, "needs Streamable HTTP and minted tokens (two users)");
+    ctx.skip(
+        RS_OTHER_USER,
+        "needs Streamable HTTP and minted tokens (two users)",
+    );
 }
 
 /// Tampered, forged, and (with minted tokens) another user's state, over HTTP.
@@ -187,7 +192,15 @@ pub(crate) async fn over_http(ctx: &mut Ctx<'_>, modern: &HttpChannel) {
     };
     match first_round(&mut ch, &tool, None).await {
         Ok((state, answers)) => {
-            retry(ctx, &mut ch, RS_OTHER_USER, &tool, (&state, &answers), Some(&b)).await;
+            retry(
+                ctx,
+                &mut ch,
+                RS_OTHER_USER,
+                &tool,
+                (&state, &answers),
+                Some(&b),
+            )
+            .await;
         }
         Err(e) => ctx.fail(RS_OTHER_USER, format!("no input_required first round: {e}")),
     }
@@ -197,7 +210,15 @@ pub(crate) async fn over_http(ctx: &mut Ctx<'_>, modern: &HttpChannel) {
 async fn rounds(ctx: &mut Ctx<'_>, ch: &mut Chan<'_>, tool: &str, token: Option<&str>) {
     match first_round(ch, tool, token).await {
         Ok((state, answers)) => {
-            retry(ctx, ch, RS_TAMPERED, tool, (&tamper(&state), &answers), token).await;
+            retry(
+                ctx,
+                ch,
+                RS_TAMPERED,
+                tool,
+                (&tamper(&state), &answers),
+                token,
+            )
+            .await;
             retry(ctx, ch, RS_FORGED, tool, (FORGED, &answers), token).await;
         }
         Err(e) => {

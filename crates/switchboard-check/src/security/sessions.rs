@@ -48,7 +48,10 @@ pub(crate) async fn rejected(ctx: &mut Ctx<'_>, ep: &Endpoint) {
         judge_rejected(ctx, p, ep, &req, &out, token.as_deref()).await;
     }
     if !ctx.facts.auth {
-        ctx.skip(REJ_TOKEN, "the server asks for no token (no 401 without one)");
+        ctx.skip(
+            REJ_TOKEN,
+            "the server asks for no token (no 401 without one)",
+        );
     }
 }
 
@@ -73,7 +76,10 @@ async fn judge_rejected(
             if let Some(sid) = sid {
                 super::end(ctx, ep, sid, token).await;
             }
-            ctx.skip(p, format!("the server accepted this initialize ({shown}): nothing was refused"));
+            ctx.skip(
+                p,
+                format!("the server accepted this initialize ({shown}): nothing was refused"),
+            );
         }
         (false, None) => ctx.pass(p, shown),
         (false, Some(sid)) => {
@@ -134,7 +140,10 @@ pub(crate) async fn ids(ctx: &mut Ctx<'_>, ep: &Endpoint) {
         .collect();
     match bad.first() {
         None => ctx.pass(SID_ALPHABET, format!("{SAMPLES} ids, e.g. {}", sids[0])),
-        Some(b) => ctx.fail(SID_ALPHABET, format!("id {b:?} has bytes outside 0x21–0x7E")),
+        Some(b) => ctx.fail(
+            SID_ALPHABET,
+            format!("id {b:?} has bytes outside 0x21–0x7E"),
+        ),
     }
     match entropy(&sids) {
         Ok(d) => ctx.pass(SID_ENTROPY, d),
@@ -183,7 +192,11 @@ async fn ended(ctx: &mut Ctx<'_>, ep: &Endpoint, sid: &str, token: Option<&str>)
 pub(crate) fn entropy(sids: &[String]) -> Result<String, String> {
     let unique: BTreeSet<&String> = sids.iter().collect();
     if unique.len() < sids.len() {
-        return Err(format!("{} repeated among {} ids", sids.len() - unique.len(), sids.len()));
+        return Err(format!(
+            "{} repeated among {} ids",
+            sids.len() - unique.len(),
+            sids.len()
+        ));
     }
     let chars: Vec<Vec<char>> = sids.iter().map(|s| s.chars().collect()).collect();
     let len = chars.iter().map(Vec::len).min().unwrap_or(0);
@@ -207,7 +220,8 @@ pub(crate) fn entropy(sids: &[String]) -> Result<String, String> {
         .min()
         .unwrap_or(0);
     let numbers: Option<Vec<u128>> = sids.iter().map(|s| s.parse().ok()).collect();
-    if let Some(n) = numbers.filter(|n| n.windows(2).all(|w| w[1] > w[0] && w[1] - w[0] < 1 << 20)) {
+    if let Some(n) = numbers.filter(|n| n.windows(2).all(|w| w[1] > w[0] && w[1] - w[0] < 1 << 20))
+    {
         return Err(format!("sequential: {} then {}", n[0], n[1]));
     }
     let shown = format!(
@@ -222,7 +236,9 @@ pub(crate) fn entropy(sids: &[String]) -> Result<String, String> {
         return Err(format!("derivable: {shown}"));
     }
     if bits < MIN_BITS {
-        return Err(format!("too short: {shown} (at least {MIN_BITS:.0} wanted)"));
+        return Err(format!(
+            "too short: {shown} (at least {MIN_BITS:.0} wanted)"
+        ));
     }
     Ok(shown)
 }
@@ -257,8 +273,18 @@ mod tests {
     fn uuids_pass_and_counters_do_not() {
         let uuids: Vec<String> = (0..20u32)
             .map(|i| {
-                let h = format!("{:032x}", u128::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835));
-                format!("{}-{}-4{}-a{}-{}", &h[..8], &h[8..12], &h[13..16], &h[17..20], &h[20..])
+                let h = format!(
+                    "{:032x}",
+                    u128::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835)
+                );
+                format!(
+                    "{}-{}-4{}-a{}-{}",
+                    &h[..8],
+                    &h[8..12],
+                    &h[13..16],
+                    &h[17..20],
+                    &h[20..]
+                )
             })
             .collect();
         assert!(entropy(&uuids).is_ok(), "{:?}", entropy(&uuids));

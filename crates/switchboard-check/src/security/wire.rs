@@ -538,7 +538,10 @@ mod tests {
         assert!(!done);
         let mut r = reply;
         r.body = String::from_utf8_lossy(&body).into_owned();
-        assert_eq!(r.answer(&serde_json::json!(1)), Some(serde_json::json!({"id":1,"result":{}})));
+        assert_eq!(
+            r.answer(&serde_json::json!(1)),
+            Some(serde_json::json!({"id":1,"result":{}}))
+        );
     }
 
     #[test]
