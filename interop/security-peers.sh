@@ -3,8 +3,11 @@
 # over stdio and over Streamable HTTP: the official Python SDK (mcp 2.3.0,
 # interop/py_everything_server.py on the venv's Python) and @modelcontextprotocol/server-everything
 # (TypeScript SDK 1.32.2 inside, on Node 22; its streamableHttp mode forced onto 127.0.0.1 by
-# interop/listen-localhost.mjs). Neither asks for tokens nor speaks 2026-07-28, so the authorization
-# and requestState probes are skips there; the probes call no tool.
+# interop/listen-localhost.mjs); and, for the probes of revision 2026-07-28, the Python SDK's
+# MCPServer (interop/py_modern_server.py) over Streamable HTTP with --input-tool greet (its tool
+# asking for a name: the only tool the probes call). None asks for tokens, so the authorization
+# probes are skips. (interop/ts_v2_server.mjs is left out: its HTTP front is our own node:http glue,
+# which reads whole bodies without a bound, so its findings would be ours, not the SDK's.)
 #
 # The script prints every failing probe with the start of its detail, then asserts that the set of
 # failing probe names is exactly the expected list below, per peer and transport, and that `check`
@@ -67,19 +70,25 @@ security/dns-rebinding/origin
 security/duplicate-headers/host
 security/session-id/ended'
 
+# The Python SDK's MCPServer in revision 2026-07-28 over Streamable HTTP: the same HTTP stack as
+# above, so the same four failures; every 2026-07-28 probe passes (duplicate Mcp-Method and
+# Mcp-Name lines are 400 -32020, two "method" keys never serve what the header did not name, a
+# tampered or forged requestState gets -32602 "Invalid or expired requestState").
+EXPECTED_PY_MODERN_HTTP="$EXPECTED_PY_HTTP"
+
 status=0
 RESULTS="$(mktemp)"
 ERRS="$(mktemp)"
 PY_LOG="$(mktemp)"
 PY_PID=""
 cleanup() {
-  for pid in "$PY_PID" "${SE_HTTP_PID:-}"; do
+  for pid in "$PY_PID" "${SE_HTTP_PID:-}" "${PM_PID:-}"; do
     if [ -n "$pid" ]; then
       kill "$pid" 2> /dev/null || true
       wait "$pid" 2> /dev/null || true
     fi
   done
-  rm -f "$RESULTS" "$ERRS" "$PY_LOG" "${SE_HTTP_LOG:-}"
+  rm -f "$RESULTS" "$ERRS" "$PY_LOG" "${SE_HTTP_LOG:-}" "${PM_LOG:-}"
 }
 trap cleanup EXIT
 
@@ -136,6 +145,20 @@ for _ in $(seq 1 200); do
 done
 [ -n "$PY_URL" ] || { cat "$PY_LOG" >&2; interop_die "py_everything_server.py --http did not start"; }
 run_check "Python SDK over Streamable HTTP" "$EXPECTED_PY_HTTP" --url "$PY_URL" "${ARGS[@]}"
+
+PM_LOG="$(mktemp)"
+"$VENV_PY" "$INTEROP_DIR/py_modern_server.py" --http 0 2> "$PM_LOG" &
+PM_PID=$!
+PM_URL=""
+for _ in $(seq 1 200); do
+  PM_URL="$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$PM_LOG" | head -n 1 || true)"
+  [ -n "$PM_URL" ] && break
+  kill -0 "$PM_PID" 2> /dev/null || break
+  sleep 0.1
+done
+[ -n "$PM_URL" ] || { cat "$PM_LOG" >&2; interop_die "py_modern_server.py --http did not start"; }
+run_check "Python SDK MCPServer (2026-07-28) over Streamable HTTP" "$EXPECTED_PY_MODERN_HTTP" \
+  --url "$PM_URL" --input-tool greet "${ARGS[@]}"
 
 start_server_everything_http
 run_check "server-everything over Streamable HTTP" "$EXPECTED_SE_HTTP" --url "$SE_HTTP_URL" "${ARGS[@]}"

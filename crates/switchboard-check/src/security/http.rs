@@ -319,7 +319,8 @@ pub(crate) async fn oversized(ctx: &mut Ctx<'_>, ep: &Endpoint) {
                 p,
                 format!("{shown}; then the server no longer answers: {e}"),
             ),
-            (false, _) => ctx.fail(p, shown),
+            (false, Ok(())) => ctx.fail(p, format!("{shown}; the server still answers")),
+            (false, Err(e)) => ctx.fail(p, format!("{shown}; then the server no longer answers: {e}")),
         }
     }
 }
