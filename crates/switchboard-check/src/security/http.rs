@@ -320,7 +320,10 @@ pub(crate) async fn oversized(ctx: &mut Ctx<'_>, ep: &Endpoint) {
                 format!("{shown}; then the server no longer answers: {e}"),
             ),
             (false, Ok(())) => ctx.fail(p, format!("{shown}; the server still answers")),
-            (false, Err(e)) => ctx.fail(p, format!("{shown}; then the server no longer answers: {e}")),
+            (false, Err(e)) => ctx.fail(
+                p,
+                format!("{shown}; then the server no longer answers: {e}"),
+            ),
         }
     }
 }

@@ -165,8 +165,8 @@ async fn duplicate_keys(ctx: &mut Ctx<'_>, c: &mut Channel) {
     }
 }
 
-/// Revision 2026-07-28 over HTTP: `Mcp-Method: ping` and a body with `"method":"ping"` and
-/// `"method":"server/discover"` (and the reverse): serving the method the header did not name is
+/// Revision 2026-07-28 over HTTP: `Mcp-Method` naming ping, and a body with two method keys, ping
+/// then server/discover (and the reverse): serving the method the header did not name is
 /// the header check and the handler reading different keys.
 pub(crate) async fn header_mismatch(ctx: &mut Ctx<'_>, modern: &HttpChannel) {
     if !ctx.facts.modern {

@@ -69,9 +69,10 @@ fn responses(requests: &Value) -> Value {
     let mut out = Map::new();
     if let Some(m) = requests.as_object() {
         for (k, r) in m {
-            let answer = match r.get("method").and_then(Value::as_str) {
-                Some("roots/list") => json!({"roots": []}),
-                Some("sampling/createMessage") => json!({"role": "assistant",
+            let method = r.get("method").and_then(Value::as_str).unwrap_or("");
+            let answer = match method {
+                methods::ROOTS_LIST => json!({"roots": []}),
+                methods::SAMPLING_CREATE_MESSAGE => json!({"role": "assistant",
                     "content": {"type": "text", "text": "no"}, "model": "switchboard-check",
                     "stopReason": "endTurn"}),
                 _ => json!({"action": "decline"}),

@@ -32,10 +32,11 @@ pub(crate) async fn rejected(ctx: &mut Ctx<'_>, ep: &Endpoint) {
         (REJ_ORIGIN, init().set("Origin", "http://evil.example")),
         (REJ_TYPE, init().set("Content-Type", "text/plain")),
         (REJ_JSON, {
+            // The initialize cut just after `"params":{`.
+            let full = initialize_frame("init");
+            let cut = full.find("\"params\":{").map_or(full.len(), |i| i + 10);
             let mut r = init();
-            r.body = wire::Body::Sized(
-                br#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"#.to_vec(),
-            );
+            r.body = wire::Body::Sized(full.as_bytes()[..cut].to_vec());
             r
         }),
         (REJ_ACCEPT, init().without("Accept")),
