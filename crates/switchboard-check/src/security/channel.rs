@@ -18,8 +18,9 @@ pub(crate) const MODERN: &str = "2026-07-28";
 
 /// A channel to the server.
 pub(crate) enum Channel {
-    /// A raw connection (stdio or in process), past its handshake or `server/discover`.
-    Conn(Box<Conn>),
+    /// A raw connection (stdio or in process), past its handshake or (`true`: revision
+    /// 2026-07-28, whose requests carry the `_meta` envelope) `server/discover`.
+    Conn(Box<Conn>, bool),
     /// HTTP POSTs, one per frame.
     Http(HttpChannel),
 }
@@ -103,7 +104,7 @@ impl Channel {
     /// Sends `text` (a frame, possibly malformed) and waits for the response to `id`.
     pub(crate) async fn exchange(&mut self, text: &str, id: &Value) -> Exchange {
         match self {
-            Channel::Conn(c) => {
+            Channel::Conn(c, _) => {
                 let got = match c.send_text(text).await {
                     Ok(()) => c.response(id).await,
                     Err(e) => Got::Closed(format!("send failed: {e}")),
@@ -128,18 +129,22 @@ impl Channel {
     /// A request of this channel's revision: `method` with `params` (the 2026-07-28 envelope
     /// added when the channel speaks it).
     pub(crate) async fn call(&mut self, id: &str, method: &str, params: Value) -> Exchange {
-        let modern = match self {
-            Channel::Http(h) => h.version == MODERN,
-            Channel::Conn(_) => false,
-        };
-        let text = frame(id, method, params, modern);
+        let text = frame(id, method, params, self.modern());
         self.exchange(&text, &json!(id)).await
+    }
+
+    /// Whether the channel speaks revision 2026-07-28.
+    pub(crate) fn modern(&self) -> bool {
+        match self {
+            Channel::Http(h) => h.version == MODERN,
+            Channel::Conn(_, modern) => *modern,
+        }
     }
 
     /// Ends the channel (the process, or the session).
     pub(crate) async fn close(self) {
         match self {
-            Channel::Conn(c) => c.close().await,
+            Channel::Conn(c, _) => c.close().await,
             Channel::Http(h) => end_session(&h).await,
         }
     }

@@ -16,8 +16,7 @@ const LINE: usize = 20 << 20;
 
 /// The `_meta` envelope the channel's revision needs, as JSON text to splice in a frame.
 fn params(c: &Channel) -> String {
-    let modern = matches!(c, Channel::Http(h) if h.version == super::channel::MODERN);
-    if modern {
+    if c.modern() {
         format!(
             r#"{{"_meta":{}}}"#,
             crate::conn::envelope(super::channel::MODERN)

@@ -521,7 +521,7 @@ async fn first_contact(target: &Target, timeout: Duration) -> Result<(Channel, b
     };
     let mut c = Conn::open(target, timeout)?;
     if c.handshake().await.is_some() {
-        return Ok((Channel::Conn(Box::new(c)), modern));
+        return Ok((Channel::Conn(Box::new(c), false), modern));
     }
     c.close().await;
     if modern {
@@ -530,7 +530,7 @@ async fn first_contact(target: &Target, timeout: Duration) -> Result<(Channel, b
         let _ = c
             .request_modern(json!("d"), methods::SERVER_DISCOVER, json!({}), MODERN)
             .await;
-        return Ok((Channel::Conn(Box::new(c)), true));
+        return Ok((Channel::Conn(Box::new(c), true), true));
     }
     Err(CheckError::Handshake)
 }
