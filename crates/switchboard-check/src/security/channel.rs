@@ -105,10 +105,18 @@ impl Channel {
     pub(crate) async fn exchange(&mut self, text: &str, id: &Value) -> Exchange {
         match self {
             Channel::Conn(c, _) => {
-                let got = match c.send_text(text).await {
+                let mut got = match c.send_text(text).await {
                     Ok(()) => c.response(id).await,
                     Err(e) => Got::Closed(format!("send failed: {e}")),
                 };
+                // A frame whose id could not be read is answered with an error without one.
+                if !matches!(got, Got::Frame(_))
+                    && let Some(e) = c.take_backlog().into_iter().find(|f| {
+                        f.get("error").is_some() && f.get("id").is_none_or(Value::is_null)
+                    })
+                {
+                    got = Got::Frame(e);
+                }
                 Exchange {
                     sent: wire::trim(text),
                     answer: match &got {
