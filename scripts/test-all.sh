@@ -43,6 +43,9 @@ echo "== interop: switchboard fuzz against the Python SDK and @modelcontextproto
 echo "== interop: serve --hostile (a malicious server: SSRF traps, no PKCE, endless step-up, huge and endless answers) against our client and the official TypeScript and Python SDK clients; our findings none, theirs exactly the expected, justified list"
 ./interop/hostile-peers.sh target/debug/switchboard
 
+echo "== interop: switchboard check --security against the Python SDK and @modelcontextprotocol/server-everything over stdio and Streamable HTTP; the failing probes must be exactly the expected, justified list"
+./interop/security-peers.sh target/debug/switchboard
+
 echo "== interop: our client (switchboard call) against a Python SDK everything server over stdio and Streamable HTTP"
 ./interop/our-client-py.sh target/debug/switchboard
 

@@ -66,6 +66,7 @@
 //! | `checks` | the shared checks, and which eras run |
 //! | `modern` | the checks of revision 2026-07-28 |
 //! | `http_rules` | the Streamable HTTP rules as raw HTTP |
+//! | `security` | the security probes of [`Checker::security`]: one per advisory class and rule |
 
 mod checks;
 mod conn;
@@ -73,6 +74,7 @@ pub mod fuzz;
 mod http_rules;
 mod modern;
 pub mod report;
+mod security;
 pub mod target;
 mod verdict;
 
@@ -118,6 +120,12 @@ pub enum CheckError {
     /// The server never completed the handshake, so the checks past it cannot run.
     #[error("the server did not complete the handshake")]
     Handshake,
+    /// An option of the run is unusable (an issuer key that is no private key in PEM).
+    #[error("{reason}")]
+    Options {
+        /// What is wrong.
+        reason: String,
+    },
     /// The server did not complete a first handshake, so there is nothing to fuzz.
     #[error("the server did not complete a handshake: {reason}")]
     NoHandshake {
@@ -154,6 +162,16 @@ pub struct Checker {
     target: Target,
     timeout: Duration,
     observer: Option<Observer>,
+    /// `Some`: only the security probes run, with these options.
+    security: Option<SecurityOptions>,
+}
+
+/// What [`Checker::security`] runs with.
+#[derive(Debug, Default, Clone)]
+struct SecurityOptions {
+    /// The issuer's private key (PEM), the issuer and the key id.
+    issuer_key: Option<(String, String, Option<String>)>,
+    input_tool: Option<String>,
 }
 
 /// Called with each result as it comes.
@@ -165,6 +183,7 @@ impl std::fmt::Debug for Checker {
             .field("target", &self.target)
             .field("timeout", &self.timeout)
             .field("observer", &self.observer.is_some())
+            .field("security", &self.security.is_some())
             .finish()
     }
 }
@@ -176,7 +195,42 @@ impl Checker {
             target,
             timeout: DEFAULT_TIMEOUT,
             observer: None,
+            security: None,
         }
+    }
+
+    /// Runs the security probes instead of the conformance checks (`switchboard check
+    /// --security`): one named probe (`security/dns-rebinding/origin`, …) per advisory class and
+    /// per SECURITY-NOTES rule observable on the wire, each with its rule tag; a probe that
+    /// cannot be observed on the target is a skip with the reason. They call no tool unless
+    /// [`with_input_tool`](Self::with_input_tool) names one. docs/SECURITY-check.md lists them.
+    pub fn security(mut self) -> Checker {
+        self.security.get_or_insert_with(SecurityOptions::default);
+        self
+    }
+
+    /// With [`security`](Self::security): mint access tokens signed with `key_pem` (the private
+    /// key, PEM, of an issuer the server trusts; EC P-256, RSA or Ed25519) naming `issuer` and
+    /// the key id `kid`, for the probes of audience, issuer, expiry and session binding. For
+    /// testing one's own deployment.
+    pub fn with_issuer_key(mut self, key_pem: &str, issuer: &str, kid: Option<&str>) -> Checker {
+        self.security
+            .get_or_insert_with(SecurityOptions::default)
+            .issuer_key = Some((
+            key_pem.to_owned(),
+            issuer.to_owned(),
+            kid.map(str::to_owned),
+        ));
+        self
+    }
+
+    /// With [`security`](Self::security): the tool of a 2026-07-28 server that answers
+    /// `input_required`, for the requestState probes (called with empty arguments).
+    pub fn with_input_tool(mut self, name: &str) -> Checker {
+        self.security
+            .get_or_insert_with(SecurityOptions::default)
+            .input_tool = Some(name.to_owned());
+        self
     }
 
     /// How long each check waits for an answer.
@@ -193,6 +247,9 @@ impl Checker {
 
     /// About how many results the run gives (the capability gates vary with the server).
     pub fn estimated_total(&self) -> usize {
+        if self.security.is_some() {
+            return security::COUNT;
+        }
         match self.target {
             Target::Http(_) => SHARED_ESTIMATE + modern::COUNT + http_rules::COUNT,
             Target::Stdio(_) | Target::InProcess(_) => SHARED_ESTIMATE + modern::COUNT,
@@ -208,6 +265,21 @@ impl Checker {
             items: Vec::new(),
             observer: self.observer,
         };
+        if let Some(opts) = self.security {
+            let minter = match opts.issuer_key {
+                Some((pem, issuer, kid)) => Some(
+                    security::Minter::new(&pem, &issuer, kid.as_deref())
+                        .map_err(|reason| CheckError::Options { reason })?,
+                ),
+                None => None,
+            };
+            let opts = security::Options {
+                minter,
+                input_tool: opts.input_tool,
+            };
+            security::all(&self.target, self.timeout, &opts, &mut results).await?;
+            return Ok(Report::from(results.items));
+        }
         let legacy = checks::all(&self.target, self.timeout, &mut results).await?;
         if let (Target::Http(url), true) = (&self.target, legacy) {
             http_rules::all(url, self.timeout, &mut results).await;

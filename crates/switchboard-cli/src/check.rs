@@ -19,6 +19,27 @@ pub(crate) struct CheckArgs {
     pub(crate) json: bool,
     #[command(flatten)]
     timeout: crate::TimeoutArg,
+    /// Run the security probes instead of the conformance checks: DNS rebinding, duplicate
+    /// headers, folded JSON keys, oversized bodies, sessions from refused requests, session ids,
+    /// authorization and 2026-07-28 requestState, each named (security/...) with its rule tag.
+    /// No tool is called unless --input-tool names one.
+    #[arg(long)]
+    security: bool,
+    /// With --security: the PEM private key of an issuer the server trusts (EC P-256, RSA or
+    /// Ed25519), to mint tokens for the audience, issuer, expiry and session-binding probes.
+    /// For testing one's own deployment.
+    #[arg(long, value_name = "PEM_FILE", requires_all = ["security", "issuer"])]
+    issuer_key: Option<std::path::PathBuf>,
+    /// With --issuer-key: the issuer the minted tokens name.
+    #[arg(long, value_name = "URL", requires = "issuer_key")]
+    issuer: Option<String>,
+    /// With --issuer-key: the key id (kid) the minted tokens name.
+    #[arg(long, value_name = "KID", requires = "issuer_key")]
+    kid: Option<String>,
+    /// With --security: a tool of a 2026-07-28 server that answers input_required (called with
+    /// empty arguments), for the requestState probes.
+    #[arg(long, value_name = "NAME", requires = "security")]
+    input_tool: Option<String>,
 }
 
 /// Runs every check against the server `args` names. When stderr is a terminal and the run lasts over a second,
@@ -29,11 +50,22 @@ pub(crate) struct CheckArgs {
 pub(crate) async fn run(args: &CheckArgs) -> anyhow::Result<Report> {
     let done = Arc::new(AtomicUsize::new(0));
     let counter = done.clone();
-    let checker = Checker::new(args.server.target())
+    let mut checker = Checker::new(args.server.target())
         .with_timeout(Duration::from_secs(args.timeout.timeout))
         .on_result(move |_| {
             counter.fetch_add(1, Ordering::Relaxed);
         });
+    if args.security {
+        checker = checker.security();
+    }
+    if let (Some(path), Some(issuer)) = (&args.issuer_key, &args.issuer) {
+        let pem = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("--issuer-key {}: {e}", path.display()))?;
+        checker = checker.with_issuer_key(&pem, issuer, args.kid.as_deref());
+    }
+    if let Some(tool) = &args.input_tool {
+        checker = checker.with_input_tool(tool);
+    }
     let total = checker.estimated_total();
     let progress = crate::ui::progress_on_stderr().then(|| tokio::spawn(progress(done, total)));
     let ran = checker.run().await;

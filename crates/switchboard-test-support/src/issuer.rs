@@ -32,6 +32,8 @@ pub struct TestKey {
     /// The key id.
     pub kid: String,
     encoding: EncodingKey,
+    /// The private key, PKCS#8 DER.
+    pkcs8: Vec<u8>,
     /// The public key as a JWK (with `kid`, `alg`, `use`).
     pub jwk: Value,
 }
@@ -59,8 +61,22 @@ impl TestKey {
         TestKey {
             kid: kid.to_owned(),
             encoding,
+            pkcs8: pkcs8.as_ref().to_vec(),
             jwk,
         }
+    }
+
+    /// The private key as PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`): what
+    /// `switchboard check --security --issuer-key` reads to mint tokens of this issuer.
+    pub fn private_key_pem(&self) -> String {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&self.pkcs8);
+        let mut pem = String::from("-----BEGIN PRIVATE KEY-----\n");
+        for line in b64.as_bytes().chunks(64) {
+            pem.push_str(&String::from_utf8_lossy(line));
+            pem.push('\n');
+        }
+        pem.push_str("-----END PRIVATE KEY-----\n");
+        pem
     }
 
     /// This key under another `kid` (the same key material).
