@@ -4,18 +4,10 @@
 //! Over stdio and HTTP each server is this very binary in a child process
 //! (`switchboard serve --example NAME`, with `--http 127.0.0.1:0` for HTTP).
 
-use std::process::Stdio;
-use std::time::Duration;
-
-use switchboard::client::{Client, ClientSession};
-use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
 use switchboard::jsonrpc::Flow;
-use switchboard::transport::{ChildCommand, ChildTransport};
-use switchboard_example_servers::Example;
 use switchboard_example_servers::demo::{
-    DemoError, Host, HostedServer, InMemory, TraceFrame, part_one, part_two, step_title,
+    ChildProcess, DemoError, Host, InMemory, TraceFrame, part_one, part_two, step_title,
 };
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// `switchboard demo`'s flags.
 #[derive(Debug, Clone, clap::Args)]
@@ -62,10 +54,9 @@ pub(crate) async fn run(args: &DemoArgs) -> Result<String, DemoError> {
     let (one, two) = match wire {
         Wire::Memory => sessions(&InMemory).await?,
         Wire::Stdio | Wire::Http => {
-            sessions(&ChildProcess {
-                http: wire == Wire::Http,
-            })
-            .await?
+            let exe = std::env::current_exe()
+                .map_err(|e| DemoError::Unexpected(format!("own executable: {e}")))?;
+            sessions(&ChildProcess::new(exe, wire == Wire::Http)).await?
         }
     };
     let mut text = String::new();
@@ -131,118 +122,4 @@ fn render(frames: &[TraceFrame]) -> String {
         s.frames, s.violations, s.lifecycle_share
     ));
     out
-}
-
-/// The servers run as this binary in child processes, over stdio or over HTTP.
-struct ChildProcess {
-    http: bool,
-}
-
-/// A demo server in a child process: its pid, for the operator's signal.
-struct Child {
-    pid: u32,
-    /// The HTTP server's process, killed on drop; the stdio child is owned by its transport.
-    _http: Option<tokio::process::Child>,
-}
-
-impl Host for ChildProcess {
-    type Server = Child;
-
-    async fn connect(
-        &self,
-        example: Example,
-        client: &Client,
-    ) -> Result<(ClientSession, Child), DemoError> {
-        if !self.http {
-            let command = ChildCommand::new(self_exe()?).args([
-                "serve",
-                "--stdio",
-                "--example",
-                example.name(),
-            ]);
-            let transport = ChildTransport::spawn(command)
-                .map_err(|e| DemoError::Unexpected(format!("spawning the server: {e}")))?;
-            let pid = transport.pid();
-            let session = client.connect(transport).await.map_err(DemoError::Client)?;
-            return Ok((session, Child { pid, _http: None }));
-        }
-        let (child, url) = spawn_http(example).await?;
-        let pid = child
-            .id()
-            .ok_or_else(|| DemoError::Unexpected("the HTTP server exited".into()))?;
-        let transport = HttpClientTransport::connect(&url, HttpClientConfig::default())
-            .map_err(|e| DemoError::Unexpected(format!("{url}: {e}")))?;
-        let session = client.connect(transport).await.map_err(DemoError::Client)?;
-        Ok((
-            session,
-            Child {
-                pid,
-                _http: Some(child),
-            },
-        ))
-    }
-}
-
-impl HostedServer for Child {
-    /// SIGUSR1, which `serve --example demo` answers by registering `subtract`.
-    async fn add_subtract(&self) -> Result<(), DemoError> {
-        let pid = self.pid;
-        let status = tokio::process::Command::new("kill")
-            .args(["-USR1", &pid.to_string()])
-            .status()
-            .await
-            .map_err(|e| DemoError::Unexpected(format!("kill -USR1: {e}")))?;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(DemoError::Unexpected(format!("kill -USR1 {pid}: {status}")))
-        }
-    }
-}
-
-fn self_exe() -> Result<std::path::PathBuf, DemoError> {
-    std::env::current_exe().map_err(|e| DemoError::Unexpected(format!("own executable: {e}")))
-}
-
-/// Spawns `switchboard serve --http 127.0.0.1:0` and reads the address it announces on stderr
-/// (under the default log filter, whatever RUST_LOG says here).
-async fn spawn_http(example: Example) -> Result<(tokio::process::Child, String), DemoError> {
-    let mut child = tokio::process::Command::new(self_exe()?)
-        .args([
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--example",
-            example.name(),
-        ])
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| DemoError::Unexpected(format!("spawning the HTTP server: {e}")))?;
-    let stderr = child
-        .stderr
-        .take()
-        .ok_or_else(|| DemoError::Unexpected("no stderr pipe".into()))?;
-    let mut lines = BufReader::new(stderr).lines();
-    let find = async {
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(i) = line.find("listening on ") {
-                return Some(line[i + "listening on ".len()..].trim().to_owned());
-            }
-        }
-        None
-    };
-    let url = tokio::time::timeout(Duration::from_secs(10), find)
-        .await
-        .ok()
-        .flatten()
-        .ok_or_else(|| {
-            DemoError::Unexpected("the HTTP server did not announce its address".into())
-        })?;
-    // Keep draining its stderr so that it never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    Ok((child, url))
 }

@@ -6,7 +6,6 @@ mod call;
 mod check;
 mod demo;
 mod fuzz;
-mod hostile;
 mod oauth;
 mod record;
 mod secret;

@@ -97,7 +97,7 @@ pub(crate) struct ServeArgs {
         value_name = "SCENARIO",
         conflicts_with_all = ["store", "auth_issuer", "stateless", "json_response"]
     )]
-    hostile: Option<crate::hostile::Scenario>,
+    hostile: Option<switchboard_example_servers::hostile::Scenario>,
     /// With --example bench: register this many further tools (`tool_0` …), each adding
     /// two numbers as `add` does.
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -224,8 +224,10 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     if let Some(scenario) = args.hostile {
         return match args.http {
-            Some(addr) => crate::hostile::serve_http(scenario, addr).await,
-            None => crate::hostile::serve_stdio(scenario).await,
+            Some(addr) => {
+                Ok(switchboard_example_servers::hostile::serve_http(scenario, addr).await?)
+            }
+            None => Ok(switchboard_example_servers::hostile::serve_stdio(scenario).await?),
         };
     }
     let config = SessionConfig::default().with_max_frame_bytes(args.max_frame_bytes);

@@ -10,6 +10,7 @@
 //! | [`add`] | one tool, `add`: the benchmark target |
 //! | [`mod@bench`] | `add`, `blob` (a large answer), and N further tools and resources: the benchmark's other rows |
 //! | [`demo`] | the demo's server (`add`, `weather`, `delete_db`), and the demo's two client sessions |
+//! | `hostile` | (feature `hostile`) a malicious server for testing clients: `switchboard serve --hostile SCENARIO` |
 //!
 //! [`Example`] names the servers and [`build`] builds one.
 
@@ -18,6 +19,8 @@ pub mod bench;
 pub mod demo;
 pub mod everything;
 mod everything_modern;
+#[cfg(feature = "hostile")]
+pub mod hostile;
 
 use std::sync::Arc;
 

@@ -8,18 +8,21 @@
 //!   elicitation, progress, logging, a cancellation and a resource subscription.
 //!
 //! Each part records every frame, in wire order, with the step it belongs to ([`TraceFrame`]).
-//! Where the servers run is the caller's choice ([`Host`]): [`InMemory`] here, or anything else
-//! that can start an [`Example`](crate::Example) and connect a client to it.
+//! Where the servers run is the caller's choice ([`Host`]): [`InMemory`], [`ChildProcess`]
+//! (the `switchboard` binary over stdio or HTTP), or anything else that can start an
+//! [`Example`](crate::Example) and connect a client to it.
 //!
-//! The modules depend one way: `server` ← `host` ← `part_one` / `part_two`, and both parts on
+//! The modules depend one way: `server` ← `host` ← `child`, `part_one` / `part_two`, and all on
 //! `trace`.
 
+mod child;
 mod host;
 pub mod part_one;
 pub mod part_two;
 mod server;
 mod trace;
 
+pub use child::{Child, ChildProcess};
 pub use host::{Host, HostedServer, InMemory};
 #[cfg(unix)]
 pub use server::subtract_on_sigusr1;

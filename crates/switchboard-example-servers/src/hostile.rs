@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 use switchboard::types::methods::INITIALIZE;
 
 /// The most bytes of one large answer sent; a client that reads them all read too much.
-pub(crate) const HUGE_BYTES: u64 = 256 << 20;
+pub const HUGE_BYTES: u64 = 256 << 20;
 /// The most authorizations a client may start for one resource before it is stepping up
 /// without end (`[SEC-SC-6]`).
 const MAX_STEP_UPS: usize = 5;
@@ -38,8 +38,9 @@ const MAX_STEP_UPS: usize = 5;
 const MAX_KEPT: usize = 200;
 
 /// The attacks `serve --hostile` plays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Scenario {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Scenario {
     /// 401, then protected-resource metadata naming another resource: a client that goes on to
     /// the authorization server accepted it [SEC-SSRF-10].
     PrmOtherResource,
@@ -68,7 +69,8 @@ pub(crate) enum Scenario {
 }
 
 impl Scenario {
-    fn name(self) -> &'static str {
+    /// The scenario's name on the command line.
+    pub fn name(self) -> &'static str {
         match self {
             Scenario::PrmOtherResource => "prm-other-resource",
             Scenario::MetadataAtUnspecified => "metadata-at-unspecified",
@@ -165,16 +167,16 @@ impl Hostile {
 
 type Shared = Arc<Hostile>;
 
-/// Runs `scenario` over HTTP on `addr` (a loopback address) until the process is stopped.
+/// Runs `scenario` over HTTP on `addr` (a loopback address) until the process is stopped;
+/// says `listening on http://ADDR/mcp` on stderr once it listens.
 ///
 /// # Errors
-/// A listener cannot be bound.
-pub(crate) async fn serve_http(
-    scenario: Scenario,
-    addr: std::net::SocketAddr,
-) -> anyhow::Result<()> {
+/// `addr` is not a loopback address, or a listener cannot be bound.
+pub async fn serve_http(scenario: Scenario, addr: std::net::SocketAddr) -> std::io::Result<()> {
     if !addr.ip().is_loopback() {
-        anyhow::bail!("--hostile serves on a loopback address only (127.0.0.1:PORT)");
+        return Err(std::io::Error::other(
+            "--hostile serves on a loopback address only (127.0.0.1:PORT)",
+        ));
     }
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let trap_listener = tokio::net::TcpListener::bind((addr.ip(), 0)).await?;
@@ -207,11 +209,11 @@ pub(crate) async fn serve_http(
         .route("/token", post(token))
         .route("/hostile/report", get(report))
         .with_state(hostile.clone());
-    crate::ui::announce(&format!(
+    eprintln!(
         "hostile server ({}) listening on http://{local}/mcp; report at http://{local}/hostile/report; trap at {}",
         scenario.name(),
         hostile.trap
-    ));
+    );
     tokio::spawn(async move {
         let _ = axum::serve(trap_listener, trap).await;
     });
@@ -615,14 +617,14 @@ fn large_answer(h: Shared, id: Value) -> Response {
 /// up to [`HUGE_BYTES`]; reports on stderr.
 ///
 /// # Errors
-/// The scenario needs HTTP.
-pub(crate) async fn serve_stdio(scenario: Scenario) -> anyhow::Result<()> {
+/// The scenario needs HTTP, or stdout cannot be written.
+pub async fn serve_stdio(scenario: Scenario) -> std::io::Result<()> {
     use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
     if scenario.oauth() {
-        anyhow::bail!(
+        return Err(std::io::Error::other(format!(
             "--hostile {} is an OAuth scenario: give --http ADDR",
             scenario.name()
-        );
+        )));
     }
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut out = tokio::io::stdout();
