@@ -15,7 +15,6 @@ use support::{
 };
 use switchboard_http::HttpConfig;
 use switchboard_http_client::{HttpClientConfig, SESSION_EXPIRED};
-use switchboard_types::tools::{CallToolResult, Tool};
 
 fn raw_config() -> HttpClientConfig {
     HttpClientConfig::default()
@@ -75,17 +74,7 @@ async fn a_get_stream_dropped_before_its_priming_event_is_opened_again() {
         "no event id to resume from: a fresh GET: {gets:?}"
     );
     tokio::time::sleep(Duration::from_millis(200)).await;
-    server
-        .add_tool(Tool::new("late", json!({"type": "object"})), |_| async {
-            Ok(CallToolResult::text("late"))
-        })
-        .unwrap();
-    let tools = tokio::time::timeout(WAIT, session.tools_changed())
-        .await
-        .expect("list_changed on the reopened stream")
-        .unwrap();
-    assert!(tools.iter().any(|t| t.name == "late"));
-    session.close();
+    support::late_tool_is_announced(&server, session, "on the reopened stream").await;
 }
 
 #[tokio::test]

@@ -14,7 +14,6 @@ use switchboard_client::RequestOptions;
 use switchboard_http::HttpConfig;
 use switchboard_http_client::{HttpClientConfig, HttpClientTransport, HttpMode, SESSION_EXPIRED};
 use switchboard_jsonrpc::{FrameSink, FrameSource, OutboundFrame, Transport};
-use switchboard_types::tools::{CallToolResult, Tool};
 use switchboard_types::{MessageKind, RequestId};
 
 #[tokio::test]
@@ -143,17 +142,7 @@ async fn the_get_stream_carries_list_changed_after_add_tool() {
         live.seen().iter().any(|s| s.method == "GET")
     })
     .await;
-    server
-        .add_tool(Tool::new("late", json!({"type": "object"})), |_| async {
-            Ok(CallToolResult::text("late"))
-        })
-        .unwrap();
-    let tools = tokio::time::timeout(WAIT, session.tools_changed())
-        .await
-        .expect("list_changed in time")
-        .unwrap();
-    assert!(tools.iter().any(|t| t.name == "late"));
-    session.close();
+    support::late_tool_is_announced(&server, session, "in time").await;
 }
 
 #[tokio::test]
@@ -180,17 +169,7 @@ async fn a_dropped_get_stream_is_resumed_with_last_event_id() {
         resumed.last_event_id.as_deref().unwrap().starts_with("0-"),
         "the standalone stream's priming id: {resumed:?}"
     );
-    server
-        .add_tool(Tool::new("late", json!({"type": "object"})), |_| async {
-            Ok(CallToolResult::text("late"))
-        })
-        .unwrap();
-    let tools = tokio::time::timeout(WAIT, session.tools_changed())
-        .await
-        .expect("list_changed on the resumed stream")
-        .unwrap();
-    assert!(tools.iter().any(|t| t.name == "late"));
-    session.close();
+    support::late_tool_is_announced(&server, session, "on the resumed stream").await;
 }
 
 #[tokio::test]

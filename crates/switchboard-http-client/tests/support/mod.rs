@@ -293,3 +293,20 @@ pub fn local_error(v: &Value, id: i64, reason: &str) -> Value {
     assert_eq!(v["error"]["data"]["reason"], reason, "{v}");
     v["error"].clone()
 }
+
+/// Registers a tool `late` on `server` and asserts that `session` hears of it (its
+/// `tools/list_changed` arriving on the GET stream, `how` says which), then closes the session.
+pub async fn late_tool_is_announced(server: &Server, session: ClientSession, how: &str) {
+    server
+        .add_tool(
+            switchboard_types::tools::Tool::new("late", json!({"type": "object"})),
+            |_| async { Ok(CallToolResult::text("late")) },
+        )
+        .unwrap();
+    let tools = tokio::time::timeout(WAIT, session.tools_changed())
+        .await
+        .unwrap_or_else(|_| panic!("list_changed {how}"))
+        .unwrap();
+    assert!(tools.iter().any(|t| t.name == "late"));
+    session.close();
+}
