@@ -64,7 +64,7 @@ pub use service::{
     Service,
 };
 pub use session::{NullService, spawn};
-pub use throttle::{LogThrottle, shown};
+pub use throttle::LogThrottle;
 pub use transport::{
     Attachment, FrameSink, FrameSource, OutboundFrame, Transport, TransportControl, TransportError,
 };
