@@ -366,7 +366,7 @@ impl InMemoryEventStore {
             .unwrap_or(0)
     }
 
-    /// How many bytes are stored in all (data plus [`EVENT_OVERHEAD_BYTES`] per event).
+    /// How many bytes are stored in all (data plus 64 bytes per event).
     pub fn byte_count(&self) -> usize {
         self.stored.lock().map(|s| s.total).unwrap_or(0)
     }

@@ -40,6 +40,6 @@ pub use child::{ChildCommand, ChildHandle, ChildSink, ChildSource, ChildTranspor
 pub use codec::ndjson::{FrameError, NdjsonDecoder};
 pub use codec::sse::{SseError, SseEvent, SseParser};
 pub use relay::{
-    FrameTap, TappedFrame, classify, one_line, read_frame_line, relay_child, relay_lines, tap_body,
+    FrameTap, TappedFrame, one_line, read_frame, relay_child, relay_lines, tap_body,
 };
 pub use stdio::{StdinReader, StdioSink, StdioSource, StdioTransport, StdoutWriter};
