@@ -8,7 +8,6 @@
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
-use switchboard_types::error::echo;
 use switchboard_jsonrpc::{BoxFuture, HandlerResult, RequestContext};
 use switchboard_jsonrpc::{ErasedNotification, ErasedRequest, MethodTable};
 use switchboard_types::catalogue::{
@@ -16,6 +15,7 @@ use switchboard_types::catalogue::{
     ListRoots, ListTasks, LoggingMessage, Method, Ping, Progress, PromptListChanged,
     ResourceListChanged, ResourceUpdated, Side, SubscriptionsAcknowledged, ToolListChanged,
 };
+use switchboard_types::error::echo;
 use switchboard_types::{ErrorObject, RawJson, Request};
 
 use crate::answer::Answer;

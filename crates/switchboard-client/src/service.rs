@@ -5,13 +5,13 @@
 
 use std::sync::{Arc, OnceLock};
 
-use switchboard_types::error::echo;
 use switchboard_jsonrpc::{BoxFuture, HandlerResult, Peer, RequestContext, Service};
 use switchboard_types::catalogue::{
     self, Cancelled, Direction, Discover, ElicitationComplete, Initialize, Initialized,
     LoggingMessage, Method, MethodSpec, Ping, Refusal, ResourceUpdated, Side,
 };
 use switchboard_types::elicitation::ElicitationCompleteNotificationParams;
+use switchboard_types::error::echo;
 use switchboard_types::logging::LoggingMessageNotificationParams;
 use switchboard_types::prompts::Prompt;
 use switchboard_types::resources::{Resource, ResourceTemplate, ResourceUpdatedNotificationParams};

@@ -59,7 +59,12 @@ where
         let mut line = Vec::with_capacity(4096);
         while let Some(frame) = read_frame(&mut reader, &mut line).await {
             let session = handle.session_id();
-            tap_body(tap, Direction::ClientToServer, session.as_deref(), &frame.text);
+            tap_body(
+                tap,
+                Direction::ClientToServer,
+                session.as_deref(),
+                &frame.text,
+            );
             if sink.send(frame).await.is_err() {
                 // The reason comes through the receiving side.
                 break;
