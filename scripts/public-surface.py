@@ -11,15 +11,23 @@ associated functions on those pages (trait implementations and trait methods are
 they are the traits' surface). Items marked `#[doc(hidden)]`, which rustdoc does not list but a
 user can still name, are counted from the sources of every crate but the wire types.
 
-Usage: scripts/public-surface.py [--doc target/doc] [--max-items N] [--max-methods N] [--by-crate]
-                                 [--list]
-Reads the HTML `cargo doc --workspace --no-deps` wrote (scripts/test-all.sh runs it first).
+The figure is what a user of the facade with every one of its features can name. A workspace
+doc build unifies features the facade does not offer (the server's `fuzzing`, which only the
+fuzz targets turn on), so `--build` first documents the facade and the crates it re-exports on
+their own, with every facade feature (`cargo doc --no-deps -p switchboard -p ... --features
+switchboard/...`), into the same folder; scripts/test-all.sh counts that way.
+
+Usage: scripts/public-surface.py [--build] [--doc DIR] [--max-items N] [--max-methods N]
+                                 [--by-crate] [--list]
+Without `--build`, reads the HTML the last `cargo doc` wrote under DIR (default: the target
+folder's `doc`, `$CARGO_TARGET_DIR/doc` when set).
 Exits 1 when a maximum is given and exceeded, so that the surface only grows on purpose.
 """
 
 import argparse
 import os
 import re
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -33,6 +41,23 @@ def reexported_crates():
     text = open(os.path.join(ROOT, "crates/switchboard/src/lib.rs"), encoding="utf-8").read()
     names = set(re.findall(r"^\s*pub use (switchboard_[a-z_]+)(?: as [a-z_]+|::)", text, re.M))
     return ["switchboard"] + sorted(names)
+
+
+def facade_features():
+    """Every feature of the facade but `default`, read from its Cargo.toml."""
+    text = open(os.path.join(ROOT, "crates/switchboard/Cargo.toml"), encoding="utf-8").read()
+    section = re.search(r"^\[features\]\n(.*?)(?=^\[)", text, re.M | re.S).group(1)
+    return [f for f in re.findall(r"^([a-z0-9_-]+)\s*=", section, re.M) if f != "default"]
+
+
+def build_docs():
+    """Documents the facade and the crates it re-exports with every facade feature, and only
+    those (no feature another workspace member turns on)."""
+    cmd = ["cargo", "doc", "--no-deps", "--features",
+           ",".join("switchboard/" + f for f in facade_features())]
+    for krate in reexported_crates():
+        cmd += ["-p", krate.replace("_", "-")]
+    subprocess.run(cmd, cwd=ROOT, check=True)
 
 
 DECL = re.compile(r'<pre class="rust item-decl">(.*?)</pre>', re.S)
@@ -119,13 +144,18 @@ def hidden_items(krate, listed=None):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--doc", default=os.path.join(ROOT, "target/doc"))
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
+    ap.add_argument("--doc", default=os.path.join(target, "doc"))
+    ap.add_argument("--build", action="store_true",
+                    help="document the facade and its crates with the facade's features first")
     ap.add_argument("--max-items", type=int)
     ap.add_argument("--max-methods", type=int)
     ap.add_argument("--by-crate", action="store_true")
     ap.add_argument("--list", action="store_true",
                     help="print each counted item: crate, kind, path inside the crate")
     args = ap.parse_args()
+    if args.build:
+        build_docs()
     total_items = total_methods = 0
     seen = set()
     # The defining crates first, so that an item is counted where it is defined.

@@ -6,19 +6,22 @@
 //!
 //! | module | role |
 //! |---|---|
-//! | [`metadata`] | the documents: protected-resource metadata (RFC 9728), authorization-server metadata (RFC 8414 and OpenID discovery), client metadata (RFC 7591 and client ID metadata documents), and their well-known URLs |
-//! | [`challenge`] | `WWW-Authenticate: Bearer …` challenges (RFC 6750 §3), written and parsed |
-//! | [`scope`] | scope sets (RFC 6749 §3.3): parsed, compared, joined |
+//! | `metadata` | the documents: protected-resource metadata (RFC 9728), authorization-server metadata (RFC 8414 and OpenID discovery), client metadata (RFC 7591 and client ID metadata documents), and their well-known URLs ([`protected_resource_metadata_path`]) |
+//! | `challenge` | `WWW-Authenticate: Bearer …` challenges (RFC 6750 §3), written and parsed: [`BearerChallenge`], [`parse_challenges`] |
+//! | `scope` | scope sets (RFC 6749 §3.3): parsed, compared, joined: [`ScopeSet`] |
 //! | `client` (feature `client`) | the OAuth 2.1 client: discovery, registration, PKCE, tokens, step-up |
 //! | [`resource`] | the resource server: [`resource::TokenValidator`], [`resource::AuthInfo`], [`resource::ScopePolicy`]; with feature `resource`, the JWT (RFC 9068, JWKS) and introspection (RFC 7662) validators |
 
-pub mod challenge;
+mod challenge;
 #[cfg(feature = "client")]
 pub mod client;
-pub mod metadata;
+mod metadata;
 pub mod resource;
-pub mod scope;
+mod scope;
 
-pub use challenge::{BearerChallenge, ChallengeError};
-pub use metadata::{AuthorizationServerMetadata, ClientMetadata, ProtectedResourceMetadata};
+pub use challenge::{BearerChallenge, Challenge, ChallengeError, parse_challenges};
+pub use metadata::{
+    AuthorizationServerMetadata, ClientMetadata, ProtectedResourceMetadata,
+    protected_resource_metadata_path,
+};
 pub use scope::ScopeSet;

@@ -150,7 +150,8 @@ pub fn protected_resource_metadata_path(resource_path: &str) -> String {
 
 /// The well-known URLs of a resource's metadata, in the order a client tries them when the
 /// challenge names none `[AU-5]`: path-specific first, then the root.
-pub fn protected_resource_metadata_urls(resource: &Url) -> Vec<Url> {
+#[cfg_attr(not(feature = "client"), allow(dead_code))]
+pub(crate) fn protected_resource_metadata_urls(resource: &Url) -> Vec<Url> {
     let mut out = Vec::new();
     let path = resource.path();
     let mut at = |p: &str| {
@@ -172,7 +173,8 @@ pub fn protected_resource_metadata_urls(resource: &Url) -> Vec<Url> {
 /// The metadata URLs of an authorization server, in the order a client tries them `[AU-9]`:
 /// for an issuer with a path, RFC 8414 with path insertion, OpenID with path insertion, then
 /// OpenID with the path appended; without a path, RFC 8414 then OpenID.
-pub fn authorization_server_metadata_urls(issuer: &Url) -> Vec<Url> {
+#[cfg_attr(not(any(feature = "client", feature = "resource")), allow(dead_code))]
+pub(crate) fn authorization_server_metadata_urls(issuer: &Url) -> Vec<Url> {
     let path = issuer.path().trim_end_matches('/');
     let with = |p: String| {
         let mut u = issuer.clone();

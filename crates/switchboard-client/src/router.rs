@@ -8,7 +8,6 @@
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
-use switchboard_jsonrpc::shown;
 use switchboard_jsonrpc::{BoxFuture, HandlerResult, RequestContext};
 use switchboard_jsonrpc::{ErasedNotification, ErasedRequest, MethodTable};
 use switchboard_types::catalogue::{
@@ -16,6 +15,7 @@ use switchboard_types::catalogue::{
     ListRoots, ListTasks, LoggingMessage, Method, Ping, Progress, PromptListChanged,
     ResourceListChanged, ResourceUpdated, Side, SubscriptionsAcknowledged, ToolListChanged,
 };
+use switchboard_types::error::echo;
 use switchboard_types::{ErrorObject, RawJson, Request};
 
 use crate::answer::Answer;
@@ -135,8 +135,8 @@ pub(crate) fn parse_notification<P: DeserializeOwned>(
         Ok(p) => Some(p),
         Err(e) => {
             tracing::debug!(
-                method = %shown(method),
-                error = %shown(&e.to_string()),
+                method = %echo(method),
+                error = %echo(&e.to_string()),
                 "malformed notification ignored"
             );
             None

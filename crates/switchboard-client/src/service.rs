@@ -5,13 +5,13 @@
 
 use std::sync::{Arc, OnceLock};
 
-use switchboard_jsonrpc::shown;
 use switchboard_jsonrpc::{BoxFuture, HandlerResult, Peer, RequestContext, Service};
 use switchboard_types::catalogue::{
     self, Cancelled, Direction, Discover, ElicitationComplete, Initialize, Initialized,
     LoggingMessage, Method, MethodSpec, Ping, Refusal, ResourceUpdated, Side,
 };
 use switchboard_types::elicitation::ElicitationCompleteNotificationParams;
+use switchboard_types::error::echo;
 use switchboard_types::logging::LoggingMessageNotificationParams;
 use switchboard_types::prompts::Prompt;
 use switchboard_types::resources::{Resource, ResourceTemplate, ResourceUpdatedNotificationParams};
@@ -118,7 +118,7 @@ impl ClientService {
             };
             // `[EL-9]`: unknown or already-completed ids are ignored.
             if !state.forget_elicitation(&p.elicitation_id) {
-                tracing::debug!(id = %shown(&p.elicitation_id), "completion of an unknown elicitation ignored");
+                tracing::debug!(id = %echo(&p.elicitation_id), "completion of an unknown elicitation ignored");
                 return;
             }
             if let Some(f) = state.handlers.on_elicitation_complete.clone() {
@@ -157,11 +157,11 @@ impl Service for ClientService {
             Some(NotificationRoute::User(h)) => match self.session.get() {
                 Some(session) => h(n.params.as_ref(), session),
                 None => {
-                    tracing::debug!(method = %shown(&n.method), "notification before the handshake completed; ignored")
+                    tracing::debug!(method = %echo(&n.method), "notification before the handshake completed; ignored")
                 }
             },
             None => {
-                tracing::debug!(method = %shown(&n.method), "server notification without a handler")
+                tracing::debug!(method = %echo(&n.method), "server notification without a handler")
             }
         }
     }

@@ -131,7 +131,7 @@ impl Subscriptions {
             Err(_) => return,
         };
         if callbacks.is_empty() {
-            tracing::debug!(uri = %switchboard_jsonrpc::shown(&update.uri), "resource update for no subscription ignored");
+            tracing::debug!(uri = %switchboard_types::error::echo(&update.uri), "resource update for no subscription ignored");
         }
         for cb in callbacks {
             let update = update.clone();

@@ -203,9 +203,9 @@ impl ClientSession {
         .await
     }
 
-    /// Polls `tasks/get` at the task's `pollInterval` (kept within
-    /// [`MIN_POLL_INTERVAL`](switchboard_tasks::serve::MIN_POLL_INTERVAL) and
-    /// [`MAX_POLL_INTERVAL`](switchboard_tasks::serve::MAX_POLL_INTERVAL)) until it is terminal or `input_required`, and returns it.
+    /// Polls `tasks/get` at the task's `pollInterval` (kept within 50 ms and 30 s, see
+    /// [`poll_every`](switchboard_tasks::serve::poll_every)) until it is terminal or
+    /// `input_required`, and returns it.
     ///
     /// # Errors
     /// A request error.

@@ -96,7 +96,7 @@ pub use switchboard_transport::codec::sse;
 
 pub use auth::{AuthError, AuthFuture, AuthProvider};
 pub use config::HttpClientConfig;
-pub use shared::{HttpMode, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_EXPIRED, SESSION_ID};
+pub use shared::{HttpMode, SESSION_EXPIRED};
 pub use sse::{SseError, SseEvent, SseParser};
 pub use stdio_bridge::relay as stdio_bridge;
 pub use transport::{

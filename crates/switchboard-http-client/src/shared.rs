@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::HttpClientConfig;
 
-pub use switchboard_transport::headers::{LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
+pub(crate) use switchboard_transport::headers::{PROTOCOL_VERSION, SESSION_ID};
 
 /// Every fatal error for an ended session starts with this text (`[HT-21]`); see
 /// [`crate::HttpClientHandle::session_expired`].

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use switchboard_jsonrpc::{FrameSink, FrameSource, Transport, TransportError};
 use switchboard_transport::FrameTap;
-use switchboard_transport::{classify, one_line, read_frame_line, tap_body};
+use switchboard_transport::{one_line, read_frame, tap_body};
 use switchboard_types::Direction;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
@@ -57,10 +57,15 @@ where
     let up = async {
         let mut reader = BufReader::new(input);
         let mut line = Vec::with_capacity(4096);
-        while let Some(text) = read_frame_line(&mut reader, &mut line).await {
+        while let Some(frame) = read_frame(&mut reader, &mut line).await {
             let session = handle.session_id();
-            tap_body(tap, Direction::ClientToServer, session.as_deref(), &text);
-            if sink.send(classify(text)).await.is_err() {
+            tap_body(
+                tap,
+                Direction::ClientToServer,
+                session.as_deref(),
+                &frame.text,
+            );
+            if sink.send(frame).await.is_err() {
                 // The reason comes through the receiving side.
                 break;
             }

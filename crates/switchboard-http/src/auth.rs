@@ -8,7 +8,7 @@ use axum::body::Body;
 use http::header::{ACCESS_CONTROL_ALLOW_ORIGIN, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE};
 use http::{HeaderMap, HeaderValue, Response, StatusCode, Uri};
 use serde::Deserialize;
-use switchboard_auth::metadata::protected_resource_metadata_path;
+use switchboard_auth::protected_resource_metadata_path;
 use switchboard_auth::resource::{AuthInfo, ScopePolicy, ScopedItem, TokenError, TokenValidator};
 use switchboard_auth::{BearerChallenge, ProtectedResourceMetadata, ScopeSet};
 use switchboard_types::ErrorCode;

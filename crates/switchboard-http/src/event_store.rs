@@ -17,18 +17,18 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
 /// The default bound on events kept per stream by [`InMemoryEventStore`].
-pub const DEFAULT_EVENTS_PER_STREAM: usize = 256;
+pub(crate) const DEFAULT_EVENTS_PER_STREAM: usize = 256;
 /// The default bound on streams kept per session by [`InMemoryEventStore`].
-pub const DEFAULT_STREAMS_PER_SESSION: usize = 256;
+pub(crate) const DEFAULT_STREAMS_PER_SESSION: usize = 256;
 /// The default bound on bytes kept per stream by [`InMemoryEventStore`].
-pub const DEFAULT_STREAM_BYTES: usize = 8 * 1024 * 1024;
+pub(crate) const DEFAULT_STREAM_BYTES: usize = 8 * 1024 * 1024;
 /// The default bound on bytes kept per session by [`InMemoryEventStore`].
-pub const DEFAULT_SESSION_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const DEFAULT_SESSION_BYTES: usize = 16 * 1024 * 1024;
 /// The default bound on bytes kept in all by [`InMemoryEventStore`].
 pub(crate) const DEFAULT_TOTAL_BYTES: usize = 256 * 1024 * 1024;
 /// What one event costs beyond its data, in the byte bounds of [`InMemoryEventStore`] (so that
 /// many tiny events count too).
-pub const EVENT_OVERHEAD_BYTES: usize = 64;
+pub(crate) const EVENT_OVERHEAD_BYTES: usize = 64;
 
 /// A boxed future borrowed from the store.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -289,7 +289,10 @@ struct Limits {
 /// and bytes) and in all (bytes). Beyond a bound the oldest goes first: the oldest events of
 /// the stream, then the session's oldest streams, then the oldest streams of any session. An
 /// event larger than a byte bound is not kept (it cannot be replayed). An event's size is its
-/// data plus [`EVENT_OVERHEAD_BYTES`].
+/// data plus 64 bytes (so that many tiny events count too).
+///
+/// Defaults ([`Default`]): 256 events per stream, 256 streams per session, 8 MiB per stream,
+/// 16 MiB per session, 256 MiB in all.
 pub struct InMemoryEventStore {
     stored: Mutex<Stored>,
     limits: Limits,
@@ -326,19 +329,19 @@ impl InMemoryEventStore {
         }
     }
 
-    /// Sets the bound on bytes kept per stream.
+    /// Sets the bound on bytes kept per stream (default 8 MiB).
     pub fn with_max_stream_bytes(mut self, n: usize) -> Self {
         self.limits.stream_bytes = n;
         self
     }
 
-    /// Sets the bound on bytes kept per session.
+    /// Sets the bound on bytes kept per session (default 16 MiB).
     pub fn with_max_session_bytes(mut self, n: usize) -> Self {
         self.limits.session_bytes = n;
         self
     }
 
-    /// Sets the bound on bytes kept in all.
+    /// Sets the bound on bytes kept in all (default 256 MiB).
     pub fn with_max_total_bytes(mut self, n: usize) -> Self {
         self.limits.total_bytes = n;
         self
@@ -363,7 +366,7 @@ impl InMemoryEventStore {
             .unwrap_or(0)
     }
 
-    /// How many bytes are stored in all (data plus [`EVENT_OVERHEAD_BYTES`] per event).
+    /// How many bytes are stored in all (data plus 64 bytes per event).
     pub fn byte_count(&self) -> usize {
         self.stored.lock().map(|s| s.total).unwrap_or(0)
     }

@@ -86,9 +86,7 @@ pub use auth::{Authorization, AuthorizationError};
 pub use cluster::{Cluster, ClusterSecret, Location};
 pub use config::{DEFAULT_BIND_ADDR, HttpConfig};
 pub use event_store::{
-    BadEventId, DEFAULT_EVENTS_PER_STREAM, DEFAULT_SESSION_BYTES, DEFAULT_STREAM_BYTES,
-    DEFAULT_STREAMS_PER_SESSION, EVENT_OVERHEAD_BYTES, EventId, EventStore, EventStoreError,
-    InMemoryEventStore, StoreFuture, StoredEvent,
+    BadEventId, EventId, EventStore, EventStoreError, InMemoryEventStore, StoreFuture, StoredEvent,
 };
 pub use listener::ConnectionLimits;
 pub use server::{
@@ -96,7 +94,6 @@ pub use server::{
 };
 pub use session::{HttpSessionTransport, HttpSink, HttpSource, Resume};
 pub use session_store::{
-    Claim, DEFAULT_MAX_STORED_SESSIONS, InMemorySessionStore, SessionRecord, SessionStore,
-    SessionStoreError,
+    Claim, InMemorySessionStore, SessionRecord, SessionStore, SessionStoreError,
 };
 pub use stdio_bridge::service as stdio_bridge;

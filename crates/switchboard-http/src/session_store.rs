@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use crate::event_store::StoreFuture;
 
 /// The default bound on records kept by [`InMemorySessionStore`].
-pub const DEFAULT_MAX_STORED_SESSIONS: usize = 10_000;
+pub(crate) const DEFAULT_MAX_STORED_SESSIONS: usize = 10_000;
 
 /// What is kept of one session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,7 +136,7 @@ pub trait SessionStore: Send + Sync + 'static {
     }
 }
 
-/// The default store: a bounded map in this process.
+/// The default store: a bounded map in this process (by default, at most 10,000 records).
 pub struct InMemorySessionStore {
     records: Mutex<HashMap<Arc<str>, SessionRecord>>,
     max: usize,

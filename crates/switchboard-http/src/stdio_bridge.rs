@@ -17,7 +17,7 @@ use switchboard_jsonrpc::{
     FrameSink, FrameSource, NullService, Peer, RelatedRequests, SessionConfig, Transport,
 };
 use switchboard_transport::FrameTap;
-use switchboard_transport::{classify, one_line, read_frame_line, tap_body};
+use switchboard_transport::{one_line, read_frame, tap_body};
 use switchboard_types::Direction;
 use tokio::io::{AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
@@ -149,14 +149,13 @@ impl SessionRelay {
     async fn child_to_http(&self, stdout: impl AsyncRead + Unpin, mut sink: HttpSink) -> HttpSink {
         let mut reader = BufReader::new(stdout);
         let mut line = Vec::with_capacity(4096);
-        while let Some(text) = read_frame_line(&mut reader, &mut line).await {
+        while let Some(mut frame) = read_frame(&mut reader, &mut line).await {
             tap_body(
                 &*self.tap,
                 Direction::ServerToClient,
                 Some(&self.session),
-                &text,
+                &frame.text,
             );
-            let mut frame = classify(text);
             frame.related = self
                 .routes
                 .lock()

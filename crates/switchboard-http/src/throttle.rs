@@ -49,7 +49,7 @@ impl Throttle {
 pub(crate) fn shown_id(id: Option<&switchboard_types::RequestId>) -> String {
     id.map_or_else(
         || "-".to_owned(),
-        |id| switchboard_jsonrpc::shown(&id.to_string()).into_owned(),
+        |id| switchboard_types::error::echo(&id.to_string()).into_owned(),
     )
 }
 

@@ -141,10 +141,12 @@ struct Closed {
 }
 
 /// How many answered or cancelled requests are remembered for late answers and late progress.
-pub const MAX_CLOSED: usize = 4096;
+pub(crate) const MAX_CLOSED: usize = 4096;
 
 /// Annotates a session frame by frame. Keeps what later frames need (open requests, negotiated
-/// capabilities, the phase); every map is bounded by the number of open requests.
+/// capabilities, the phase); every map is bounded by the number of open requests, and at most
+/// 4096 answered or cancelled requests (for late answers and late progress) and 4096 tasks are
+/// remembered, the oldest forgotten first.
 #[derive(Default)]
 pub struct Inspector {
     count: usize,

@@ -7,26 +7,28 @@
 //!
 //! | module | role |
 //! |---|---|
-//! | [`annotate`] | [`Inspector`]: one [`FrameReport`] per frame (kind, primitive, phase, capability, links, violations) |
-//! | [`violation`] | [`Violation`]: a broken rule and its tag |
-//! | [`tasks`] | task frames: links to the creating call, the TK rules a trace can judge |
-//! | [`modern`] | 2026-07-28 sessions (no handshake; each request's envelope): the D26 rules a trace can judge |
-//! | [`summary`] | [`Summary`]: counts, unanswered requests, latency per method, lifecycle share |
-//! | [`input`] | reads recordings (JSONL), `->`/`<-` transcripts and bare frames |
+//! | `annotate` | [`Inspector`]: one [`FrameReport`] per frame (kind, primitive, phase, capability, links, violations) |
+//! | `violation` | [`Violation`]: a broken rule and its tag |
+//! | `tasks` | task frames: links to the creating call, the TK rules a trace can judge (at most 4096 tasks remembered) |
+//! | `modern` | 2026-07-28 sessions (no handshake; each request's envelope): the D26 rules a trace can judge |
+//! | `summary` | [`Summary`]: counts, unanswered requests, latency per method, lifecycle share |
+//! | `input` | reads recordings (JSONL), `->`/`<-` transcripts and bare frames: [`parse_input`] |
 //! | [`render`] | the readable table |
+//!
+//! Modules are private but `render`; what a user names is re-exported here.
 //!
 //! Depends on serde / serde_json and the wire crate's method catalogue only (primitive,
 //! capability and direction of each method come from there): it reads frames as JSON, never
 //! through the engine, so it can judge peers that get the envelope wrong.
 
-pub mod annotate;
-pub mod input;
-pub mod modern;
+mod annotate;
+mod input;
+mod modern;
 pub mod render;
-pub mod summary;
-pub mod tasks;
-pub mod violation;
+mod summary;
+mod tasks;
+mod violation;
 
 pub use annotate::{Direction, FrameReport, Inspector, Kind, Phase, Violation};
 pub use input::{InputError, TraceInput, parse_input};
-pub use summary::Summary;
+pub use summary::{Latency, Summary};

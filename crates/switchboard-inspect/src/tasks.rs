@@ -11,7 +11,7 @@ use switchboard_types::methods;
 use crate::violation::Violation;
 
 /// How many tasks a trace remembers (the oldest is forgotten first).
-pub const MAX_TASKS: usize = 4096;
+pub(crate) const MAX_TASKS: usize = 4096;
 
 struct Tracked {
     created_by: usize,

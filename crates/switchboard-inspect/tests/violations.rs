@@ -232,10 +232,13 @@ fn ut_7_progress_after_the_response_keeps_its_link() {
     );
 }
 
+/// The inspector's documented bound on answered requests, and on tasks, it remembers.
+const REMEMBERED: usize = 4096;
+
 #[test]
 fn answered_requests_are_remembered_within_a_bound() {
     let mut i = trace(HANDSHAKE);
-    let n = switchboard_inspect::annotate::MAX_CLOSED + 1;
+    let n = REMEMBERED + 1;
     for id in 0..n {
         let id = id + 100;
         i.observe(
@@ -332,7 +335,7 @@ const TASK_HANDSHAKE: &str = r#"
 #[test]
 fn task_links_are_remembered_within_a_bound() {
     let mut i = trace(TASK_HANDSHAKE);
-    let n = switchboard_inspect::tasks::MAX_TASKS + 1;
+    let n = REMEMBERED + 1;
     for k in 0..n {
         let id = k + 100;
         i.observe(

@@ -53,7 +53,7 @@ pub use config::{DEFAULT_MAX_FRAME_BYTES, SessionConfig};
 pub use error::RequestError;
 pub use framelog::{Flow, FrameEvent, FrameHook};
 pub use peer::{IdCallback, Peer, ProgressWatch, RequestOptions, WeakPeer};
-pub use queue::{PushError, Queue};
+pub use queue::Queue;
 pub use related::RelatedRequests;
 pub use router::{
     ErasedNotification, ErasedRequest, MethodTable, Route, RouteError, invalid_params,
@@ -64,7 +64,7 @@ pub use service::{
     Service,
 };
 pub use session::{NullService, spawn};
-pub use throttle::{LogThrottle, shown};
+pub use throttle::LogThrottle;
 pub use transport::{
     Attachment, FrameSink, FrameSource, OutboundFrame, Transport, TransportControl, TransportError,
 };

@@ -19,7 +19,7 @@ const KEEP_CAPACITY: usize = 16;
 
 /// Why a push failed; the item is handed back.
 #[derive(Debug, PartialEq, Eq)]
-pub enum PushError<T> {
+pub(crate) enum PushError<T> {
     /// The queue holds its bound of items.
     Full(T),
     /// The queue was closed.
@@ -74,11 +74,12 @@ impl<T> Queue<T> {
         self.len() == 0
     }
 
-    /// Pushes without waiting.
+    /// Pushes without waiting (the engine's outbound queue; other users wait with
+    /// [`Queue::push`]).
     ///
     /// # Errors
     /// [`PushError::Full`] at the bound, [`PushError::Closed`] after [`Queue::close`].
-    pub fn try_push(&self, item: T) -> Result<(), PushError<T>> {
+    pub(crate) fn try_push(&self, item: T) -> Result<(), PushError<T>> {
         {
             let Ok(mut s) = self.state.lock() else {
                 return Err(PushError::Closed(item));

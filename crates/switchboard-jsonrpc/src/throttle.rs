@@ -108,7 +108,7 @@ fn report(side: &str, suppressed: u64) {
 
 /// Peer-supplied text as a log line may show it: at most 256 bytes, then an
 /// ellipsis.
-pub fn shown(text: &str) -> Cow<'_, str> {
+pub(crate) fn shown(text: &str) -> Cow<'_, str> {
     switchboard_types::error::clip(text, LOG_ECHO_BYTES)
 }
 

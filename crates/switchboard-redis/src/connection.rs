@@ -11,11 +11,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use redis::AsyncConnectionConfig;
 use redis::aio::ConnectionManager;
 use sha2::{Digest, Sha256};
-use switchboard_http::DEFAULT_MAX_STORED_SESSIONS;
-use switchboard_http::{
-    DEFAULT_EVENTS_PER_STREAM, DEFAULT_SESSION_BYTES, DEFAULT_STREAM_BYTES,
-    DEFAULT_STREAMS_PER_SESSION,
-};
 
 /// The default key prefix.
 pub(crate) const DEFAULT_PREFIX: &str = "switchboard";
@@ -29,6 +24,18 @@ pub(crate) const DEFAULT_NODE_TTL: Duration = Duration::from_secs(10);
 pub(crate) const KEEP_ALIVE_CHUNK: usize = 1000;
 /// The default bound on one command's wait for Redis.
 pub(crate) const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
+// The default bounds on what is kept are the in-memory stores' (`InMemorySessionStore`,
+// `InMemoryEventStore`).
+/// The default bound on sessions kept in all.
+pub(crate) const DEFAULT_MAX_SESSIONS: usize = 10_000;
+/// The default bound on events kept per stream.
+pub(crate) const DEFAULT_EVENTS_PER_STREAM: usize = 256;
+/// The default bound on bytes kept per stream.
+pub(crate) const DEFAULT_STREAM_BYTES: usize = 8 * 1024 * 1024;
+/// The default bound on streams kept per session.
+pub(crate) const DEFAULT_STREAMS_PER_SESSION: usize = 256;
+/// The default bound on bytes kept per session.
+pub(crate) const DEFAULT_SESSION_BYTES: usize = 16 * 1024 * 1024;
 
 /// What a [`RedisStore`] keeps, and for how long.
 #[derive(Debug, Clone)]
@@ -39,16 +46,17 @@ pub struct RedisConfig {
     /// How long a record lives unless renewed; default 31 minutes (the in-memory idle timeout,
     /// plus a margin for the reaper's period).
     pub session_ttl: Duration,
-    /// The most sessions kept at once (`create` fails beyond, and the session is refused).
+    /// The most sessions kept at once (`create` fails beyond, and the session is refused);
+    /// default 10,000.
     pub max_sessions: usize,
-    /// The most events kept per stream (the oldest go first).
+    /// The most events kept per stream (the oldest go first); default 256.
     pub events_per_stream: usize,
-    /// The most bytes kept per stream (each event costs its data plus
-    /// [`EVENT_OVERHEAD_BYTES`](switchboard_http::EVENT_OVERHEAD_BYTES)).
+    /// The most bytes kept per stream (each event costs its data plus 64 bytes); default 8 MiB.
     pub stream_bytes: usize,
-    /// The most streams kept per session (the oldest go first).
+    /// The most streams kept per session (the oldest go first); default 256.
     pub streams_per_session: usize,
-    /// The most bytes kept per session, over all its streams (the oldest streams go first).
+    /// The most bytes kept per session, over all its streams (the oldest streams go first);
+    /// default 16 MiB.
     pub session_bytes: usize,
     /// How long a node's announcement lives unless renewed (renewed at a third of it); default
     /// 10 s.
@@ -62,7 +70,7 @@ impl Default for RedisConfig {
         RedisConfig {
             prefix: DEFAULT_PREFIX.to_owned(),
             session_ttl: DEFAULT_SESSION_TTL,
-            max_sessions: DEFAULT_MAX_STORED_SESSIONS,
+            max_sessions: DEFAULT_MAX_SESSIONS,
             events_per_stream: DEFAULT_EVENTS_PER_STREAM,
             stream_bytes: DEFAULT_STREAM_BYTES,
             streams_per_session: DEFAULT_STREAMS_PER_SESSION,

@@ -9,10 +9,14 @@
 use std::sync::Arc;
 
 use redis::Script;
-use switchboard_http::{EVENT_OVERHEAD_BYTES, StoreFuture};
+use switchboard_http::StoreFuture;
 use switchboard_http::{EventId, EventStore, EventStoreError, StoredEvent};
 
 use crate::connection::{RedisStore, Run, backend, hashed};
+
+/// What one event costs beyond its data in the byte bounds (so that many tiny events count
+/// too): 64 bytes, as in the in-memory store.
+pub(crate) const EVENT_OVERHEAD_BYTES: usize = 64;
 
 impl EventStore for RedisStore {
     fn append<'a>(

@@ -40,7 +40,6 @@ use crate::service::{ServerService, ok, poisoned};
 use crate::task::{self, TaskMethod};
 use crate::tool::{self, AllowList, ClientIdentity, RegisteredTool, ToolCall};
 use serde_json::{Map, Value};
-use switchboard_jsonrpc::shown;
 use switchboard_types::error::{echo, echo_value};
 use switchboard_types::methods;
 use switchboard_types::modern::{
@@ -83,7 +82,7 @@ impl ServerService {
             self.state.handshake_completed(p.get());
         }
         if version.as_str() != params.protocol_version {
-            tracing::info!(offered = %shown(&params.protocol_version), chosen = %version, "protocol version counter-offer");
+            tracing::info!(offered = %echo(&params.protocol_version), chosen = %version, "protocol version counter-offer");
         }
         let mut caps = self.server.capabilities.clone();
         if !version.supports(Feature::Tasks) {

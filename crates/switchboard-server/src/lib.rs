@@ -74,7 +74,7 @@ pub use context::{
     url_elicitation_required,
 };
 pub use lifecycle::{LifecycleState, Strictness};
-pub use modern::{DEFAULT_CACHE_HINTS, HttpFacts};
+pub use modern::HttpFacts;
 pub use policy::{AllowList, ClientIdentity};
 pub use prompt::PromptGet;
 pub use register::{
@@ -88,7 +88,5 @@ pub use switchboard_jsonrpc::RouteError;
 /// The task store [`ServerBuilder::task_store`] takes, and the in-memory one it uses by default
 /// (from `switchboard-tasks`, re-exported so that a server needs no other crate).
 pub use switchboard_tasks::{InMemoryTaskStore, TaskLimits, TaskStore};
-pub use tool::{
-    RegisteredTool, RegistryError, ToolCall, ToolError, tool_not_permitted, unknown_tool,
-};
+pub use tool::{RegisteredTool, RegistryError, ToolCall, ToolError};
 pub use uri_template::{TemplateError, UriTemplate};

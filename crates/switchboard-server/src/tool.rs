@@ -276,7 +276,7 @@ impl ToolRegistry {
 
 /// -32602 for an unknown tool name; the name is cut by
 /// [`echo`](switchboard_types::error::echo).
-pub fn unknown_tool(name: &str) -> ErrorObject {
+pub(crate) fn unknown_tool(name: &str) -> ErrorObject {
     let name = switchboard_types::error::echo(name);
     ErrorObject::new(
         switchboard_types::ErrorCode::INVALID_PARAMS,
@@ -287,7 +287,7 @@ pub fn unknown_tool(name: &str) -> ErrorObject {
 
 /// -32600 for a tool outside the client's allow-list; the name is cut by
 /// [`echo`](switchboard_types::error::echo).
-pub fn tool_not_permitted(name: &str) -> ErrorObject {
+pub(crate) fn tool_not_permitted(name: &str) -> ErrorObject {
     let name = switchboard_types::error::echo(name);
     ErrorObject::new(
         switchboard_types::ErrorCode::INVALID_REQUEST,

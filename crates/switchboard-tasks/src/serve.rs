@@ -17,12 +17,12 @@ use tokio::task::AbortHandle;
 use crate::store::{Outcome, Owner, TaskStore};
 
 /// The shortest polling interval a requestor keeps to, whatever the receiver suggests.
-pub const MIN_POLL_INTERVAL: Duration = Duration::from_millis(50);
+pub(crate) const MIN_POLL_INTERVAL: Duration = Duration::from_millis(50);
 /// The longest polling interval a requestor keeps to.
-pub const MAX_POLL_INTERVAL: Duration = Duration::from_secs(30);
+pub(crate) const MAX_POLL_INTERVAL: Duration = Duration::from_secs(30);
 
 /// How long a requestor waits before it polls `task` again: its `pollInterval` (one second when
-/// absent), kept within [`MIN_POLL_INTERVAL`] and [`MAX_POLL_INTERVAL`].
+/// absent), kept within 50 ms and 30 s.
 pub fn poll_every(task: &Task) -> Duration {
     Duration::from_millis(task.poll_interval.unwrap_or(1_000))
         .clamp(MIN_POLL_INTERVAL, MAX_POLL_INTERVAL)

@@ -39,7 +39,5 @@ mod stdio;
 pub use child::{ChildCommand, ChildHandle, ChildSink, ChildSource, ChildTransport, LOG_TARGET};
 pub use codec::ndjson::{FrameError, NdjsonDecoder};
 pub use codec::sse::{SseError, SseEvent, SseParser};
-pub use relay::{
-    FrameTap, TappedFrame, classify, one_line, read_frame_line, relay_child, relay_lines, tap_body,
-};
+pub use relay::{FrameTap, TappedFrame, one_line, read_frame, relay_child, relay_lines, tap_body};
 pub use stdio::{StdinReader, StdioSink, StdioSource, StdioTransport, StdoutWriter};

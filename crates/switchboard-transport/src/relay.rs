@@ -4,8 +4,7 @@
 //! [`relay_lines`] and [`relay_child`] relay newline-delimited JSON (stdio) byte for byte; the
 //! HTTP relays (`switchboard-http`, `switchboard-http-client`) build on the helpers here:
 //! [`tap_body`] (a body's frames: a batch entry by entry), [`one_line`] (a frame as one stdio
-//! line), [`classify`] (frame text as an [`OutboundFrame`] routed by envelope) and
-//! [`read_frame_line`].
+//! line) and [`read_frame`] (the next stdio line as an [`OutboundFrame`] routed by envelope).
 //!
 //! A tap sees every frame before the peer does, so an answer can never reach the tap (through
 //! the other direction's relay) before the frame it answers. A tap cannot alter or hold a frame;
@@ -298,7 +297,7 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
 /// Frame text read from the wire, classified by its envelope for a transport that routes by
 /// kind and id (never by params). Undecodable text goes out as a "request" with no id, so that
 /// the peer answers it (or not) itself.
-pub fn classify(text: String) -> OutboundFrame {
+fn classify(text: String) -> OutboundFrame {
     let (kind, id) = match Frame::decode(&text) {
         Ok(Frame::Single(Ok(m))) => (m.kind(), m.id().cloned()),
         Ok(Frame::Batch(items)) => match items.first() {
@@ -321,7 +320,7 @@ pub fn classify(text: String) -> OutboundFrame {
 /// replaced); `None` at the end of input or on a read error. `line` is the reused buffer.
 /// A line over [`DEFAULT_MAX_FRAME_BYTES`](switchboard_jsonrpc::DEFAULT_MAX_FRAME_BYTES) is discarded with a warning and reading goes on
 /// (`read_frame_line_bounded` answers it instead).
-pub async fn read_frame_line<R: AsyncBufRead + Unpin>(
+async fn read_frame_line<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     line: &mut Vec<u8>,
 ) -> Option<String> {
@@ -331,6 +330,20 @@ pub async fn read_frame_line<R: AsyncBufRead + Unpin>(
             Err(e) => tracing::warn!(error = %e, "line over the frame bound discarded"),
         }
     }
+}
+
+/// The next non-blank line of `reader`, its line ending removed (invalid UTF-8 replaced), as a
+/// frame to pass on, classified by its envelope for a transport that routes by kind and id
+/// (never by params): undecodable text goes out as a "request" with no id, so that the peer
+/// answers it (or not) itself. `None` at the end of input or on a read error; `line` is the
+/// reused buffer. A line over
+/// [`DEFAULT_MAX_FRAME_BYTES`](switchboard_jsonrpc::DEFAULT_MAX_FRAME_BYTES) is discarded with
+/// a warning and reading goes on.
+pub async fn read_frame<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+) -> Option<OutboundFrame> {
+    read_frame_line(reader, line).await.map(classify)
 }
 
 /// Like [`read_frame_line`] with lines bounded by `max_frame_bytes` (line ending excluded): a

@@ -392,7 +392,8 @@ impl Fuzzer {
 
 /// The cases a run with `seed` over stdio (`http` false) or HTTP would send, described: for
 /// checking that a seed gives the same cases.
-pub fn describe_cases(seed: u64, cases: u64, http: bool) -> Vec<String> {
+#[cfg(test)]
+fn describe_cases(seed: u64, cases: u64, http: bool) -> Vec<String> {
     let wire = if http {
         build::Wire::Http
     } else {

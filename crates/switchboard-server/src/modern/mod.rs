@@ -44,7 +44,7 @@ pub(crate) fn capabilities(caps: &ServerCapabilities) -> ServerCapabilities {
 }
 
 /// The cache hints a server puts on its cacheable results unless a handler set its own.
-pub const DEFAULT_CACHE_HINTS: CacheHints = CacheHints {
+pub(crate) const DEFAULT_CACHE_HINTS: CacheHints = CacheHints {
     ttl_ms: 0,
     cache_scope: wire::CacheScope::Private,
 };

@@ -35,7 +35,6 @@ use crate::session::{ServerSession, SessionState};
 use crate::task::Tasks;
 use crate::tool::ClientIdentity;
 use crate::tool::ToolRegistry;
-use switchboard_jsonrpc::shown;
 use switchboard_types::error::echo;
 
 pub(crate) struct ServerInner {
@@ -302,7 +301,7 @@ impl Service for ServerService {
             if peer.log_throttle().admit("server") {
                 tracing::warn!(
                     session = self.state.id,
-                    method = %shown(method),
+                    method = %echo(method),
                     "notification before the handshake completed; ignored"
                 );
             }
@@ -312,7 +311,7 @@ impl Service for ServerService {
             Some(NotificationRoute::User(h)) => h(n.params.as_ref(), &self.handle(peer)),
             _ => tracing::debug!(
                 session = self.state.id,
-                method = %shown(method),
+                method = %echo(method),
                 "notification without a handler ignored"
             ),
         }
