@@ -21,6 +21,8 @@ use switchboard_types::{ErrorObject, MessageKind, Notification, Request, Request
 #[derive(Default)]
 struct TestService {
     dropped: Arc<AtomicBool>,
+    /// How many `sleep` handlers have started.
+    started: Arc<AtomicUsize>,
     notes: Arc<Mutex<Vec<String>>>,
     batch: bool,
     progress_errors: Arc<Mutex<Vec<ProgressError>>>,
@@ -41,12 +43,14 @@ impl Service for TestService {
             .map(|p| serde_json::from_str(p.get()).unwrap())
             .unwrap_or(Value::Null);
         let dropped = self.dropped.clone();
+        let started = self.started.clone();
         let perr = self.progress_errors.clone();
         Box::pin(async move {
             match req.method.as_str() {
                 "echo" => Ok(to_raw(&params).unwrap()),
                 "sleep" => {
                     let _flag = DropFlag(dropped);
+                    started.fetch_add(1, Ordering::SeqCst);
                     tokio::time::sleep(Duration::from_millis(params["ms"].as_u64().unwrap_or(10)))
                         .await;
                     Ok(to_raw(&json!({"slept": params["ms"]})).unwrap())
@@ -351,11 +355,15 @@ async fn bound_frame_size() {
 async fn ut_2_cancellation_drops_the_handler_and_suppresses_the_answer() {
     let svc = TestService::default();
     let dropped = svc.dropped.clone();
+    let started = svc.started.clone();
     let (_p, mut b) = start(svc, SessionConfig::default());
     b.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"sleep","params":{"ms":5000}}"#)
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    wait::until("the handler started", || {
+        started.load(Ordering::SeqCst) == 1
+    })
+    .await;
     b.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}"#)
         .await
         .unwrap();
@@ -511,9 +519,11 @@ async fn the_transport_is_told_of_each_request_its_caller_gave_up_and_of_no_othe
         Arc::new(TestService::default()),
         SessionConfig::default().with_name("client"),
     );
+    let served = TestService::default();
+    let started = served.started.clone();
     let _server = spawn(
         b,
-        Arc::new(TestService::default()),
+        Arc::new(served),
         SessionConfig::default().with_name("server"),
     );
     let long = json!({"ms": 5000});
@@ -535,7 +545,11 @@ async fn the_transport_is_told_of_each_request_its_caller_gave_up_and_of_no_othe
         c.call::<_, Value>("sleep", Some(&p), RequestOptions::default().with_cancel(t))
             .await
     });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Cancelled once the server is working on it (the first call's handler was the first).
+    wait::until("the second handler started", || {
+        started.load(Ordering::SeqCst) == 2
+    })
+    .await;
     token.cancel();
     assert!(matches!(call.await.unwrap(), Err(RequestError::Cancelled)));
     // 3: its caller's future is dropped.
@@ -759,7 +773,7 @@ async fn a_kept_progress_token_outlives_the_response_until_it_is_ended() {
 
 #[tokio::test]
 async fn a_watched_progress_token_is_delivered_until_the_watch_is_dropped() {
-    let (a, b) = memory::pair();
+    let (a, mut b) = memory::pair();
     let client = spawn(
         a,
         Arc::new(switchboard_jsonrpc::NullService),
@@ -792,7 +806,12 @@ async fn a_watched_progress_token_is_delivered_until_the_watch_is_dropped() {
     );
     drop(watch);
     b.send_text(progress(3)).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(30)).await;
+    // Frames are handled in order: once a request sent after it is answered, progress 3 has
+    // been handled (and, the watch gone, dropped).
+    b.send_text(r#"{"jsonrpc":"2.0","id":"after","method":"echo","params":{}}"#)
+        .await
+        .unwrap();
+    assert_eq!(next(&mut b).await["id"], "after");
     assert_eq!(
         *seen.lock().unwrap(),
         vec![1.0, 2.0],
@@ -974,7 +993,7 @@ async fn bound_pending_outbound_requests() {
             let _ = c.request("x", None, RequestOptions::default()).await;
         });
     }
-    tokio::time::sleep(Duration::from_millis(30)).await;
+    wait::until("two requests pending", || client.pending_count() == 2).await;
     match client.request("x", None, RequestOptions::default()).await {
         Err(RequestError::TooManyPending { limit }) => assert_eq!(limit, 2),
         other => panic!("expected the pending bound, got {other:?}"),
@@ -1018,7 +1037,7 @@ async fn transport_failure_fails_pending_calls_at_once_with_the_reason() {
         c.request("x", None, RequestOptions::default().without_timeout())
             .await
     });
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    wait::until("the request pending", || client.pending_count() == 1).await;
     kill_tx.send(()).await.unwrap();
     match tokio::time::timeout(Duration::from_secs(2), call)
         .await
