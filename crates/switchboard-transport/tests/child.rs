@@ -8,6 +8,7 @@ mod support;
 
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,6 +24,27 @@ const GRACE: Duration = Duration::from_millis(300);
 
 fn sh(script: &str) -> ChildCommand {
     ChildCommand::new("sh").arg("-c").arg(script)
+}
+
+/// A shell that ignores SIGTERM, spawned with `grace`, returned once it says (on stderr) that
+/// its trap is installed, so that no signal can come before it.
+async fn trapping_sigterm(grace: Option<Duration>) -> ChildTransport {
+    let ready = Arc::new(AtomicBool::new(false));
+    let seen = ready.clone();
+    let mut command = sh(r#"trap "" TERM; echo trapped >&2; sleep 30"#).on_stderr(move |l| {
+        if l == "trapped" {
+            seen.store(true, Ordering::SeqCst);
+        }
+    });
+    if let Some(g) = grace {
+        command = command.shutdown_grace(g);
+    }
+    let transport = ChildTransport::spawn(command).unwrap();
+    switchboard_test_support::wait::until("the shell's trap installed", || {
+        ready.load(Ordering::SeqCst)
+    })
+    .await;
+    transport
 }
 
 fn frame(text: &str) -> OutboundFrame {
@@ -259,11 +281,9 @@ async fn st_shutdown_sigterm_for_a_child_that_ignores_stdin_eof() {
 
 #[tokio::test]
 async fn st_shutdown_sigkill_for_a_child_that_traps_sigterm() {
-    let transport = ChildTransport::spawn(sh(r#"trap "" TERM; sleep 30"#)).unwrap();
+    let transport = trapping_sigterm(None).await;
     let handle = transport.handle().clone();
     let _halves = transport.split();
-    // Let the shell install its trap before any signal comes.
-    tokio::time::sleep(Duration::from_millis(100)).await;
     let (status, took) = shutdown_timed(&handle, GRACE).await;
     assert_eq!(status.signal(), Some(9), "{status}");
     assert!(took >= GRACE * 2, "both graces were given: {took:?}");
@@ -487,11 +507,9 @@ async fn a_grandchild_ignoring_sigterm_after_the_leader_exits_gets_sigkill() {
 
 #[tokio::test]
 async fn a_child_ignoring_sigterm_is_killed_and_the_pending_call_names_the_exit() {
-    let script = r#"trap "" TERM; sleep 30"#;
-    let transport = ChildTransport::spawn(sh(script).shutdown_grace(GRACE)).unwrap();
+    let transport = trapping_sigterm(Some(GRACE)).await;
     let handle = transport.handle().clone();
     let peer = spawn(transport, Arc::new(NullService), SessionConfig::default());
-    tokio::time::sleep(Duration::from_millis(100)).await;
     let call = {
         let peer = peer.clone();
         tokio::spawn(async move {
@@ -499,7 +517,7 @@ async fn a_child_ignoring_sigterm_is_killed_and_the_pending_call_names_the_exit(
                 .await
         })
     };
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    switchboard_test_support::wait::until("the call pending", || peer.pending_count() == 1).await;
     let (status, took) = shutdown_timed(&handle, GRACE).await;
     assert_eq!(status.signal(), Some(9), "{status}");
     assert!(took >= GRACE * 2, "{took:?}");
