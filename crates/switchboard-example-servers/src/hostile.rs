@@ -34,8 +34,19 @@ pub const HUGE_BYTES: u64 = 256 << 20;
 /// The most authorizations a client may start for one resource before it is stepping up
 /// without end (`[SEC-SC-6]`).
 const MAX_STEP_UPS: usize = 5;
-/// The most findings and events kept.
+/// The most findings and events kept (and printed).
 const MAX_KEPT: usize = 200;
+/// The most characters of one finding or event.
+const MAX_NOTE_CHARS: usize = 300;
+
+/// `text` cut to [`MAX_NOTE_CHARS`] characters.
+fn cut(mut text: String) -> String {
+    if let Some((at, _)) = text.char_indices().nth(MAX_NOTE_CHARS) {
+        text.truncate(at);
+        text.push('…');
+    }
+    text
+}
 
 /// The attacks `serve --hostile` plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,18 +141,23 @@ impl Hostile {
         }
     }
 
+    /// Notes an event; printed and kept only within [`MAX_KEPT`], cut to [`MAX_NOTE_CHARS`]
+    /// (it may quote what the client sent).
     fn event(&self, what: String) {
-        eprintln!("hostile: {what}");
+        let what = cut(what);
         let mut o = self.observed();
         if o.events.len() < MAX_KEPT {
+            eprintln!("hostile: {what}");
             o.events.push(what);
         }
     }
 
+    /// Notes a finding, printed and kept as events are.
     fn finding(&self, rule: &'static str, what: String) {
-        eprintln!("hostile: FINDING [{rule}] {what}");
+        let what = cut(what);
         let mut o = self.observed();
         if o.findings.len() < MAX_KEPT {
+            eprintln!("hostile: FINDING [{rule}] {what}");
             o.findings.push((rule, what));
         }
     }
@@ -659,4 +675,38 @@ pub async fn serve_stdio(scenario: Scenario) -> std::io::Result<()> {
         return Ok(());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// What a client makes the hostile server note is bounded by count and by length.
+    #[test]
+    fn findings_and_events_are_bounded_in_count_and_length() {
+        let h = Hostile {
+            scenario: Scenario::AsAtUnspecified,
+            base: "http://127.0.0.1:1".into(),
+            trap: "http://0.0.0.0:2".into(),
+            observed: Mutex::default(),
+            issued: AtomicUsize::new(0),
+            authorizations: AtomicUsize::new(0),
+            challenged: Mutex::default(),
+            codes: Mutex::default(),
+        };
+        for i in 0..MAX_KEPT + 50 {
+            h.finding("SEC-SSRF-3", format!("{i} {}", "x".repeat(10_000)));
+            h.event("y".repeat(10_000));
+        }
+        let r = h.report();
+        assert_eq!(r["findings"].as_array().unwrap().len(), MAX_KEPT);
+        assert_eq!(r["events"].as_array().unwrap().len(), MAX_KEPT);
+        let first = r["findings"][0]["what"].as_str().unwrap();
+        assert_eq!(
+            first.chars().count(),
+            MAX_NOTE_CHARS + 1,
+            "cut, with an ellipsis"
+        );
+    }
 }
