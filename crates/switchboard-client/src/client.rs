@@ -121,8 +121,30 @@ impl ClientBuilder {
     }
 
     /// The engine configuration (bounds, default timeout, frame hook).
+    /// Layers added with [`ClientBuilder::layer`] are kept, inside any the configuration carries.
     pub fn session_config(mut self, config: SessionConfig) -> Self {
-        self.client.config = config;
+        let added = std::mem::take(&mut self.client.config.layers);
+        let layers = config.layers.clone().extend(&added);
+        self.client.config = config.with_layers(layers);
+        self
+    }
+
+    /// Adds middleware around every request this client sends and every request and
+    /// notification it handles, inside the layers already added (the first added sees a
+    /// request first). See [`Layer`](switchboard_jsonrpc::Layer).
+    pub fn layer(self, layer: impl switchboard_jsonrpc::Layer) -> Self {
+        self.layer_for(switchboard_jsonrpc::Scope::All, layer)
+    }
+
+    /// Adds middleware around the messages of `scope` only (one method, one primitive, one
+    /// tool, prompt or resource).
+    pub fn layer_for(
+        mut self,
+        scope: switchboard_jsonrpc::Scope,
+        layer: impl switchboard_jsonrpc::Layer,
+    ) -> Self {
+        let layers = std::mem::take(&mut self.client.config.layers).layer_for(scope, layer);
+        self.client.config.layers = layers;
         self
     }
 

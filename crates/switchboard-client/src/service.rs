@@ -245,6 +245,17 @@ impl Service for ClientService {
         method != Initialize::NAME
     }
 
+    fn facts(&self, cx: Option<&RequestContext>) -> switchboard_jsonrpc::Facts {
+        let _ = cx;
+        let version = self.state.shared.lock().ok().and_then(|s| {
+            s.modern_version
+                .as_deref()
+                .and_then(ProtocolVersion::parse)
+                .or(s.version)
+        });
+        switchboard_jsonrpc::Facts::new("client").with_protocol_version(version)
+    }
+
     fn closed(&self) {
         if let Some(tasks) = &self.state.tasks {
             tasks.session_closed(self.state.scope);

@@ -13,6 +13,7 @@
 //! | `queue` | [`Queue`]: the bounded outbound queue, storage only while frames wait |
 //! | `router` | [`MethodTable`]: one route per method, typed handlers erased |
 //! | `service` | [`Service`]: the role's handler; [`RequestContext`] for handlers |
+//! | `layer` | [`Layer`]: middleware around requests and notifications, both directions |
 //! | `framelog` | [`FrameHook`]: sees every frame with direction, kind and id |
 //! | `related` | [`RelatedRequests`]: for relays, which client request a server frame belongs to |
 //! | `config` | [`SessionConfig`]: every bound, on by default |
@@ -38,6 +39,7 @@
 mod config;
 mod error;
 mod framelog;
+mod layer;
 pub mod memory;
 mod peer;
 mod progress;
@@ -52,6 +54,7 @@ mod transport;
 pub use config::{DEFAULT_MAX_FRAME_BYTES, SessionConfig};
 pub use error::RequestError;
 pub use framelog::{Flow, FrameEvent, FrameHook};
+pub use layer::{Call, Facts, Layer, Layers, Next, Outgoing, Scope, SendNext, target_of};
 pub use peer::{IdCallback, Peer, ProgressWatch, RequestOptions, WeakPeer};
 pub use queue::Queue;
 pub use related::RelatedRequests;

@@ -118,6 +118,8 @@ pub(crate) trait SendRules: Send + Sync {
     fn check_outbound(&self, kind: MessageKind, method: &str) -> Result<(), ErrorObject>;
     /// Whether a request of ours with this method may be cancelled.
     fn cancellable(&self, method: &str) -> bool;
+    /// What the role knows of the session, for the layers around our requests.
+    fn facts(&self) -> crate::layer::Facts;
 }
 
 pub(crate) struct PendingEntry {
@@ -507,6 +509,22 @@ impl Peer {
     /// See [`RequestError`]: the peer's error, a timeout, cancellation, a closed session, a local
     /// refusal (no frame sent), or too many pending requests.
     pub async fn request(
+        &self,
+        method: &str,
+        params: Option<RawJson>,
+        opts: RequestOptions,
+    ) -> Result<RawJson, RequestError> {
+        let layers = &self.inner.config.layers;
+        if layers.is_empty() {
+            return self.request_direct(method, params, opts).await;
+        }
+        let mut facts = self.inner.rules.facts();
+        facts.side = self.inner.config.name;
+        crate::layer::send(self.clone(), layers.clone(), method, params, opts, facts).await
+    }
+
+    /// [`Peer::request`] past the layers: what the last layer's `next` does.
+    pub(crate) async fn request_direct(
         &self,
         method: &str,
         params: Option<RawJson>,

@@ -61,6 +61,13 @@ pub trait Service: Send + Sync + 'static {
         true
     }
 
+    /// What this side knows of the session (and, given a request's context, of its caller), for
+    /// [layers](crate::Layer). Called only when a layer is installed. Default: nothing known.
+    fn facts(&self, cx: Option<&RequestContext>) -> crate::layer::Facts {
+        let _ = cx;
+        crate::layer::Facts::default()
+    }
+
     /// Told once when the session has closed.
     fn closed(&self) {}
 }

@@ -38,6 +38,16 @@ use switchboard_types::methods;
 pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: SessionConfig) -> Peer {
     let control = transport.control();
     let (sink, source) = transport.split();
+    // Middleware, when installed, wraps the role once here; without it nothing changes.
+    let service: Arc<dyn Service> = if config.layers.is_empty() {
+        service
+    } else {
+        Arc::new(crate::layer::Layered {
+            service,
+            layers: config.layers.clone(),
+            side: config.name,
+        })
+    };
     let inner = new_inner(control, service.clone(), config);
     let peer = Peer {
         inner: inner.clone(),
@@ -85,6 +95,10 @@ impl SendRules for ServiceRules {
 
     fn cancellable(&self, method: &str) -> bool {
         self.0.cancellable(method)
+    }
+
+    fn facts(&self) -> crate::layer::Facts {
+        self.0.facts(None)
     }
 }
 

@@ -478,9 +478,31 @@ impl ServerBuilder {
         self
     }
 
-    /// The engine configuration of each session (bounds, timeouts, frame hook).
+    /// The engine configuration of each session (bounds, timeouts, frame hook). Layers added
+    /// with [`ServerBuilder::layer`] are kept, inside any the configuration carries.
     pub fn session_config(mut self, config: SessionConfig) -> Self {
-        self.config = config;
+        let added = std::mem::take(&mut self.config.layers);
+        let layers = config.layers.clone().extend(&added);
+        self.config = config.with_layers(layers);
+        self
+    }
+
+    /// Adds middleware around every request and notification this server handles and every
+    /// request it sends, in both eras and over every transport, inside the layers already
+    /// added (the first added sees a request first). See [`Layer`](switchboard_jsonrpc::Layer).
+    pub fn layer(self, layer: impl switchboard_jsonrpc::Layer) -> Self {
+        self.layer_for(switchboard_jsonrpc::Scope::All, layer)
+    }
+
+    /// Adds middleware around the messages of `scope` only: one method, one primitive, one
+    /// tool (`Scope::tool("add")`), prompt or resource.
+    pub fn layer_for(
+        mut self,
+        scope: switchboard_jsonrpc::Scope,
+        layer: impl switchboard_jsonrpc::Layer,
+    ) -> Self {
+        let layers = std::mem::take(&mut self.config.layers).layer_for(scope, layer);
+        self.config.layers = layers;
         self
     }
 

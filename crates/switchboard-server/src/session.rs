@@ -157,6 +157,24 @@ impl SessionState {
             .unwrap_or((LifecycleState::Closed, None))
     }
 
+    /// The transport's id of this session (the `Mcp-Session-Id` of Streamable HTTP), if any.
+    pub(crate) fn session_key(&self) -> Option<Arc<str>> {
+        self.control.as_ref().and_then(|c| c.session_key())
+    }
+
+    /// The session's version and its client's name, under one lock (for layers' facts).
+    pub(crate) fn version_and_client_name(&self) -> (Option<ProtocolVersion>, Option<Arc<str>>) {
+        self.data
+            .lock()
+            .map(|d| {
+                (
+                    d.version,
+                    d.client.as_ref().map(|c| Arc::from(c.info.name.as_str())),
+                )
+            })
+            .unwrap_or((None, None))
+    }
+
     pub(crate) fn version(&self) -> Option<ProtocolVersion> {
         self.data.lock().ok().and_then(|d| d.version)
     }

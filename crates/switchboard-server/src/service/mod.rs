@@ -367,6 +367,30 @@ impl Service for ServerService {
         method != Initialize::NAME
     }
 
+    fn facts(&self, cx: Option<&RequestContext>) -> switchboard_jsonrpc::Facts {
+        let modern = self.modern.is_some() || self.state.era() == crate::era::ConnEra::Modern;
+        let mut facts = switchboard_jsonrpc::Facts::new("server");
+        if modern {
+            facts = facts.with_protocol_version(Some(ProtocolVersion::V2026_07_28));
+        } else {
+            let (version, client) = self.state.version_and_client_name();
+            facts = facts.with_protocol_version(version).with_peer_name(client);
+            if let Some(id) = self.state.session_key() {
+                facts = facts.with_session_id(id);
+            }
+        }
+        if let Some(auth) =
+            cx.and_then(|c| c.attachment_as::<switchboard_auth::resource::AuthInfo>())
+        {
+            facts = facts.with_caller(
+                Some(Arc::from(auth.subject.as_str())),
+                auth.client_id.as_deref().map(Arc::from),
+                auth.scopes.iter().map(str::to_owned).collect(),
+            );
+        }
+        facts
+    }
+
     fn closed(&self) {
         self.server.tasks.session_closed(self.state.id);
         if let Ok(mut d) = self.state.data.lock() {
