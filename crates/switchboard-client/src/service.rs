@@ -253,7 +253,9 @@ impl Service for ClientService {
                 .and_then(ProtocolVersion::parse)
                 .or(s.version)
         });
-        switchboard_jsonrpc::Facts::new("client").with_protocol_version(version)
+        switchboard_jsonrpc::Facts::new("client")
+            .with_protocol_version(version)
+            .with_connection(self.state.scope)
     }
 
     fn closed(&self) {

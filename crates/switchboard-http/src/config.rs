@@ -154,6 +154,10 @@ pub struct HttpConfig {
     /// Authorization (OAuth 2.1 resource server, [`crate::Authorization`]); `None`: every request is
     /// served without credentials.
     pub authorization: Option<Arc<Authorization>>,
+    /// The request headers handlers and layers may read
+    /// (`Context::header` of the server role), lower-cased; none by default. At most
+    /// [`switchboard_auth::resource::MAX_ARRIVAL_HEADERS`] names.
+    pub forwarded_headers: Vec<String>,
     /// Several nodes sharing the session and event stores ([`crate::Cluster`]): a request for
     /// a session another live node serves is relayed there. `None`: one node.
     pub cluster: Option<Arc<dyn crate::Cluster>>,
@@ -230,6 +234,7 @@ impl Default for HttpConfig {
             max_concurrent_replays: DEFAULT_MAX_CONCURRENT_REPLAYS,
             connection: ConnectionLimits::default(),
             authorization: None,
+            forwarded_headers: Vec::new(),
             cluster: None,
             cluster_secret: None,
         }
@@ -452,6 +457,24 @@ impl HttpConfig {
     /// Turns authorization on (OAuth 2.1 resource server, [`crate::Authorization`]).
     pub fn with_authorization(mut self, authorization: Authorization) -> Self {
         self.authorization = Some(Arc::new(authorization));
+        self
+    }
+
+    /// Lets handlers and layers read these request headers (an allow-list; names are
+    /// case-insensitive, at most [`switchboard_auth::resource::MAX_ARRIVAL_HEADERS`] of them, values of
+    /// at most [`switchboard_auth::resource::MAX_ARRIVAL_HEADER_BYTES`]). The `Authorization` header is
+    /// never forwarded: the token's validated claims are (`Context::auth`).
+    pub fn with_forwarded_headers<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.forwarded_headers = names
+            .into_iter()
+            .map(|n| n.into().to_ascii_lowercase())
+            .filter(|n| n != "authorization" && n != "cookie")
+            .take(switchboard_auth::resource::MAX_ARRIVAL_HEADERS)
+            .collect();
         self
     }
 

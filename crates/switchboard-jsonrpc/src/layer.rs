@@ -70,6 +70,10 @@ pub struct Facts {
     pub scopes: Arc<[String]>,
     /// The peer's implementation name, once it declared one (`clientInfo.name` on a server).
     pub peer_name: Option<Arc<str>>,
+    /// This process's number for the connection the message travels on (a stdio connection,
+    /// an HTTP session, one 2026-07-28 request's exchange): a key for per-connection state
+    /// where there is no session id.
+    pub connection: Option<u64>,
 }
 
 impl Facts {
@@ -103,6 +107,12 @@ impl Facts {
         self.subject = subject;
         self.client_id = client_id;
         self.scopes = scopes;
+        self
+    }
+
+    /// With this process's number for the connection.
+    pub fn with_connection(mut self, n: u64) -> Self {
+        self.connection = Some(n);
         self
     }
 
@@ -174,11 +184,9 @@ impl Scope {
         match self {
             Scope::All => true,
             Scope::Methods(m) => m.iter().any(|x| x == method),
-            Scope::Primitive(p) => {
-                catalogue::request(method)
-                    .or_else(|| catalogue::notification(method))
-                    .is_some_and(|s| s.primitive == *p)
-            }
+            Scope::Primitive(p) => catalogue::request(method)
+                .or_else(|| catalogue::notification(method))
+                .is_some_and(|s| s.primitive == *p),
             Scope::Target {
                 method: m,
                 target: t,
@@ -330,7 +338,9 @@ pub struct Next {
 
 impl fmt::Debug for Next {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Next").field("index", &self.index).finish_non_exhaustive()
+        f.debug_struct("Next")
+            .field("index", &self.index)
+            .finish_non_exhaustive()
     }
 }
 
@@ -398,7 +408,9 @@ pub struct SendNext {
 
 impl fmt::Debug for SendNext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SendNext").field("index", &self.index).finish_non_exhaustive()
+        f.debug_struct("SendNext")
+            .field("index", &self.index)
+            .finish_non_exhaustive()
     }
 }
 
@@ -490,7 +502,10 @@ impl Service for Layered {
         let target = || None;
         while let Some(i) = self.layers.next_for(from, &notification.method, &target) {
             let facts = facts.get_or_insert_with(|| self.facts(None));
-            if !self.layers.entries[i].layer.notification(&notification, facts) {
+            if !self.layers.entries[i]
+                .layer
+                .notification(&notification, facts)
+            {
                 return;
             }
             from = i + 1;

@@ -133,7 +133,11 @@ fn pair(layers: Layers) -> (Peer, Arc<Mutex<Vec<String>>>) {
 
 async fn ask(peer: &Peer, method: &str, params: Value) -> Result<Value, RequestError> {
     let raw = peer
-        .request(method, Some(to_raw(&params).unwrap()), RequestOptions::default())
+        .request(
+            method,
+            Some(to_raw(&params).unwrap()),
+            RequestOptions::default(),
+        )
         .await?;
     Ok(serde_json::from_str(raw.get()).unwrap())
 }
@@ -194,7 +198,9 @@ async fn a_scoped_layer_applies_to_its_tool_only() {
         ask(&client, methods::TOOLS_CALL, call("secret")).await,
         Err(RequestError::Rejected(_))
     ));
-    let v = ask(&client, methods::TOOLS_CALL, call("open")).await.unwrap();
+    let v = ask(&client, methods::TOOLS_CALL, call("open"))
+        .await
+        .unwrap();
     assert_eq!(v["params"]["name"], "open");
     // Another method naming the same thing is not in scope.
     ask(&client, methods::PROMPTS_GET, call("secret"))
@@ -212,7 +218,9 @@ async fn a_primitive_scope_takes_every_method_of_it_and_nothing_else() {
             .await
             .is_err()
     );
-    ask(&client, methods::PROMPTS_LIST, json!({})).await.unwrap();
+    ask(&client, methods::PROMPTS_LIST, json!({}))
+        .await
+        .unwrap();
     ask(&client, "custom/thing", json!({})).await.unwrap();
 }
 

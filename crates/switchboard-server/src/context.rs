@@ -73,8 +73,50 @@ impl Context {
     /// transport authenticated the request (Streamable HTTP with authorization on); `None`
     /// otherwise. The token itself is never available: it is not passed on (`[AU-23]`).
     pub fn auth(&self) -> Option<&switchboard_auth::resource::AuthInfo> {
+        crate::arrival::auth_of(&self.request)
+    }
+
+    /// The authorization subject the request runs as (the token's `sub`, or its client for a
+    /// client-credentials grant); `None` without authorization (stdio, open HTTP).
+    pub fn subject(&self) -> Option<&str> {
+        self.auth().map(|a| a.subject.as_str())
+    }
+
+    /// The OAuth client the caller's token was issued to, when it says.
+    pub fn client_id(&self) -> Option<&str> {
+        self.auth().and_then(|a| a.client_id.as_deref())
+    }
+
+    /// The scopes the caller's token grants; empty without authorization.
+    pub fn scopes(&self) -> Vec<&str> {
+        self.auth()
+            .map(|a| a.scopes.iter().collect())
+            .unwrap_or_default()
+    }
+
+    /// The transport's session id (`Mcp-Session-Id` of a 2025-era Streamable HTTP session);
+    /// `None` over stdio and for a 2026-07-28 request, which has no session.
+    pub fn session_id(&self) -> Option<std::sync::Arc<str>> {
+        if self.modern.is_some() {
+            return None;
+        }
+        self.session.state.session_key()
+    }
+
+    /// A request header the HTTP transport was told to forward
+    /// (`HttpConfig::with_forwarded_headers`), by case-insensitive name; `None` when it was not
+    /// sent, not forwarded, or the transport is not HTTP.
+    pub fn header(&self, name: &str) -> Option<&str> {
         self.request
-            .attachment_as::<switchboard_auth::resource::AuthInfo>()
+            .attachment_as::<switchboard_auth::resource::Arrival>()?
+            .header(name)
+    }
+
+    /// Everything the transport learnt about how the request arrived (token claims and
+    /// forwarded headers), when it was HTTP with either configured.
+    pub fn arrival(&self) -> Option<&switchboard_auth::resource::Arrival> {
+        self.request
+            .attachment_as::<switchboard_auth::resource::Arrival>()
     }
 
     /// The session this request arrived on.

@@ -26,6 +26,7 @@
 //! | `era` | which era a connection speaks, and the 2025 era's rules (negotiation, lifecycle and batch gates) |
 //! | `gate` | capability gates in both directions |
 //! | `modern` | revision 2026-07-28: the envelope, headers ([`HttpFacts`]), sealed state, input rounds, listen streams, the tasks extension |
+//! | `arrival` | the caller's token claims in a request's context, alone or in an `Arrival` |
 //! | `announce` | who hears of a change: the open sessions and listen streams, one path for every era |
 //! | `router` | the method table: built-in routes (typed by their catalogue marker) and the user's |
 //! | `service` | the engine: one session's `Service` (the era of the connection, the gates, the dispatch); the 2026-07-28 front door |
@@ -37,6 +38,7 @@
 //! `builtin` ← `server` ← `register`.
 
 pub(crate) mod announce;
+mod arrival;
 pub(crate) mod builtin;
 mod client_task;
 mod completion;

@@ -21,6 +21,7 @@
 //! | `auth::resource` | the resource server's JWT and introspection validators | `resource-server` (brings `auth`) |
 //! | (https issuers) | those validators reaching https issuers through rustls | `rustls` (brings `resource-server`) |
 //! | `http::proxy` | the Streamable HTTP reverse proxy | `proxy` (brings `http-server`) |
+//! | `middleware` | `switchboard-middleware`: built-in layers (timeout, limits, result size, audit) for `jsonrpc::Layer` | `middleware` |
 //! | `tasks` | `switchboard-tasks`: task stores, the `TaskStore` that `ServerBuilder::task_store` takes | `tasks` |
 //! | `redis` | `switchboard-redis`: sessions, events, nodes and tasks shared in Redis | `redis` (brings `http-server`, `tasks`) |
 //! | `inspect` | `switchboard-inspect`: annotate a session frame by frame | `inspect` |
@@ -28,7 +29,7 @@
 //!
 //! [`guide`] walks through each primitive with runnable examples.
 //!
-//! The default features are the roles, the transports, the macros and `auth`; the rest are
+//! The default features are the roles, the transports, the macros, `auth` and `middleware`; the rest are
 //! opt-in. A stdio-only server needs `server,stdio`, and compiles no HTTP stack (no axum, hyper
 //! or reqwest); a stdio client needs `client,stdio`, which compiles no OAuth stack either; a
 //! client of remote servers needs `client,http-client`, which compiles no axum.
@@ -51,6 +52,8 @@ pub use switchboard_auth as auth;
 pub use switchboard_check as check;
 #[cfg(feature = "inspect")]
 pub use switchboard_inspect as inspect;
+#[cfg(feature = "middleware")]
+pub use switchboard_middleware as middleware;
 #[cfg(feature = "redis")]
 pub use switchboard_redis as redis;
 #[cfg(feature = "tasks")]

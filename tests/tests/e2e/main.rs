@@ -24,6 +24,7 @@ mod everything;
 mod golden;
 mod hostile;
 mod lifecycle;
+mod middleware;
 mod modern;
 mod modern_tasks;
 mod module_graph;

@@ -27,6 +27,7 @@ use serde_json::{Map, Value};
 use crate::scope::ScopeSet;
 
 #[cfg(feature = "resource")]
+mod arrival;
 mod fetch;
 #[cfg(feature = "resource")]
 mod introspection;
@@ -34,6 +35,7 @@ mod introspection;
 mod jwt;
 
 #[cfg(feature = "resource")]
+pub use arrival::{Arrival, MAX_ARRIVAL_HEADER_BYTES, MAX_ARRIVAL_HEADERS};
 pub use introspection::{IntrospectionConfig, IntrospectionValidator};
 #[cfg(feature = "resource")]
 pub use jsonwebtoken::Algorithm;

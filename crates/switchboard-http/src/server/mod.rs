@@ -429,7 +429,15 @@ impl StreamableHttpService {
             return resp;
         }
         let owner = auth.as_ref().map(|i| Arc::<str>::from(i.owner_key()));
-        let attachment = auth.map(|i| i as Attachment);
+        let attachment = if cfg.forwarded_headers.is_empty() {
+            auth.map(|i| i as Attachment)
+        } else {
+            let forwarded = cfg.forwarded_headers.iter().filter_map(|name| {
+                let value = parts.headers.get(name.as_str())?.to_str().ok()?;
+                Some((name.as_str(), value))
+            });
+            Some(Arc::new(switchboard_auth::resource::Arrival::new(auth, forwarded)) as Attachment)
+        };
         let has_session_header = headers::session_id(&parts.headers).is_some();
         if cfg.modern && crate::modern::routes_modern(&parts.headers, has_session_header) {
             return self

@@ -52,7 +52,7 @@ use super::mrtr::ModernCall;
 /// transport authenticated the request, that owner and the caller's subject together, so that
 /// one subject's tasks are "not found" for every other (`[SEC-TK-1]`).
 pub(crate) fn owner_of(cx: &RequestContext) -> Owner {
-    match cx.attachment_as::<switchboard_auth::resource::AuthInfo>() {
+    match crate::arrival::auth_of(cx) {
         Some(auth) => Owner::new(format!("{MODERN_OWNER}|{}", auth.owner_key())),
         None => Owner::new(MODERN_OWNER),
     }

@@ -110,8 +110,7 @@ impl ServerService {
     /// The modern front door (see the module docs).
     pub(crate) fn modern_call(&self, req: Request, cx: RequestContext) -> BoxFuture<HandlerResult> {
         // The caller a sealed requestState is bound to (issue 25, finding 7).
-        let owner = cx
-            .attachment_as::<switchboard_auth::resource::AuthInfo>()
+        let owner = crate::arrival::auth_of(&cx)
             .map(|a| a.owner_key())
             .unwrap_or_default();
         let prepared = match self.modern_prepare(&req, &owner) {

@@ -369,7 +369,7 @@ impl Service for ServerService {
 
     fn facts(&self, cx: Option<&RequestContext>) -> switchboard_jsonrpc::Facts {
         let modern = self.modern.is_some() || self.state.era() == crate::era::ConnEra::Modern;
-        let mut facts = switchboard_jsonrpc::Facts::new("server");
+        let mut facts = switchboard_jsonrpc::Facts::new("server").with_connection(self.state.id);
         if modern {
             facts = facts.with_protocol_version(Some(ProtocolVersion::V2026_07_28));
         } else {
@@ -379,9 +379,7 @@ impl Service for ServerService {
                 facts = facts.with_session_id(id);
             }
         }
-        if let Some(auth) =
-            cx.and_then(|c| c.attachment_as::<switchboard_auth::resource::AuthInfo>())
-        {
+        if let Some(auth) = cx.and_then(crate::arrival::auth_of) {
             facts = facts.with_caller(
                 Some(Arc::from(auth.subject.as_str())),
                 auth.client_id.as_deref().map(Arc::from),
