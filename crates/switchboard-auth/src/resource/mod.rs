@@ -27,6 +27,8 @@ use serde_json::{Map, Value};
 use crate::scope::ScopeSet;
 
 #[cfg(feature = "resource")]
+pub mod dpop;
+#[cfg(feature = "resource")]
 mod fetch;
 #[cfg(feature = "resource")]
 mod introspection;
