@@ -219,12 +219,15 @@ impl DpopKey {
     }
 }
 
+/// Origin → (nonce, the counter when it was stored).
+type NonceMap = HashMap<String, (String, u64)>;
+
 /// A client's DPoP state: its key and the nonces servers gave it, by origin.
 #[derive(Debug)]
 pub struct DpopSigner {
     key: std::sync::Arc<DpopKey>,
     /// Origin → (nonce, when it was stored: a counter).
-    nonces: Mutex<(u64, HashMap<String, (String, u64)>)>,
+    nonces: Mutex<(u64, NonceMap)>,
 }
 
 impl DpopSigner {

@@ -55,13 +55,16 @@ pub trait ReplayStore: Send + Sync + std::fmt::Debug {
     fn first_use(&self, key: &str, expires_at: u64) -> ReplayFuture<'_>;
 }
 
+/// Keys in insertion order with their expiry.
+type ExpiryQueue = VecDeque<(u64, String)>;
+
 /// The in-memory replay store: at most `max_entries` proofs and `max_bytes`, expired ones
 /// dropped first; when full of live proofs it refuses new ones (fail closed).
 #[derive(Debug)]
 pub struct MemoryReplayStore {
     max_entries: usize,
     max_bytes: usize,
-    inner: Mutex<(HashMap<String, u64>, VecDeque<(u64, String)>)>,
+    inner: Mutex<(HashMap<String, u64>, ExpiryQueue)>,
 }
 
 impl MemoryReplayStore {
