@@ -2,7 +2,9 @@
 # Our conformance client against the official suite at revision 2026-07-28
 # (@modelcontextprotocol/conformance 0.2.0-alpha.12, installed as `conformance-2026` next to
 # 0.1.16): the seven scored client scenarios that need no authorization and the 25 scored OAuth
-# client scenarios (`auth/*`), one process each, with
+# client scenarios (`auth/*`), and the six agent-identity extension scenarios (client
+# credentials with a secret and with `private_key_jwt`, enterprise-managed authorization, DPoP
+# with and without nonces, workload identity federation) without a spec version; the others one process each, with
 # `--spec-version 2026-07-28` (the suite then sets MCP_CONFORMANCE_PROTOCOL_VERSION=2026-07-28,
 # which selects the client's modern lifecycle). Offline, every mock server on 127.0.0.1.
 #
@@ -35,7 +37,11 @@ SCENARIOS=(tools_call request-metadata sep-2322-client-request-state http-standa
   auth/pre-registration auth/resource-mismatch auth/offline-access-scope
   auth/offline-access-not-supported auth/authorization-server-migration auth/iss-supported
   auth/iss-not-advertised auth/iss-supported-missing auth/iss-wrong-issuer auth/iss-unexpected
-  auth/iss-normalized auth/metadata-issuer-mismatch)
+  auth/iss-normalized auth/metadata-issuer-mismatch
+  auth/client-credentials-jwt auth/client-credentials-basic auth/enterprise-managed-authorization
+  auth/dpop auth/dpop-nonce auth/wif-jwt-bearer)
+# The agent-identity extension scenarios (unscored): the suite runs them without a spec version.
+EXTENSIONS=" auth/client-credentials-jwt auth/client-credentials-basic auth/enterprise-managed-authorization auth/dpop auth/dpop-nonce auth/wif-jwt-bearer "
 if [ -n "${SCENARIOS_ONLY:-}" ]; then read -r -a SCENARIOS <<< "$SCENARIOS_ONLY"; fi
 RESULTS="$INTEROP_REPO/target/conformance/client-2026/$(date -u +%Y%m%dT%H%M%S)-$$"
 mkdir -p "$RESULTS"
@@ -47,7 +53,7 @@ for s in "${SCENARIOS[@]}"; do
   mkdir -p "$dir"
   rc=0
   node --import "$LISTEN_PRELOAD" "$CONFORMANCE_2026_JS" client --command "$(printf '%q' "$BIN")" \
-    --scenario "$s" --spec-version 2026-07-28 -o "$dir" > "$dir/suite.log" 2>&1 || rc=$?
+    --scenario "$s" $([[ $EXTENSIONS == *" $s "* ]] || echo --spec-version 2026-07-28) -o "$dir" > "$dir/suite.log" 2>&1 || rc=$?
   verdict="$(node -e '
     const fs = require("fs"), path = require("path");
     const [dir, rc, strict] = process.argv.slice(1);

@@ -10,6 +10,8 @@
 //! | `client_id` + `client_secret`, `auth/client-credentials-basic` | the client-credentials grant with a secret |
 //! | `client_id` + `private_key_pem` + `signing_algorithm` | the client-credentials grant with `private_key_jwt` |
 //! | `idp_*` (`auth/cross-app-access-complete-flow`) | an RFC 8693 token exchange at the IdP, then the RFC 7523 JWT-bearer grant |
+//! | `auth/wif-jwt-bearer` | workload identity federation: the context's `valid_jwt` written to a 0600 file, read by the client as the JWT-bearer grant's assertion |
+//! | `auth/dpop`, `auth/dpop-nonce` | the authorization-code flow with a DPoP key (RFC 9449): proofs on the token requests and on every MCP request, nonces answered once |
 //!
 //! The suite's servers are on loopback over `http`, so the fetch policy allows loopback (for
 //! development); everything else is the client as users get it.
@@ -18,7 +20,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use switchboard_auth::client::{
-    GrantFlow, IdentityAssertion, OAuthClient, OAuthConfig, PreRegistered, PrivateKeyJwt, UrlPolicy,
+    DpopKey, GrantFlow, IdentityAssertion, OAuthClient, OAuthConfig, PreRegistered, PrivateKeyJwt,
+    UrlPolicy, WorkloadAssertion,
 };
 use switchboard_client::{Client, ClientSession, EraMode};
 use switchboard_http_client::{HttpClientConfig, HttpClientTransport};
@@ -39,6 +42,25 @@ fn context() -> Option<Value> {
 
 fn text(ctx: &Value, key: &str) -> Option<String> {
     ctx.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// Where `auth/wif-jwt-bearer` puts the workload's token for the run.
+fn wif_path() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("switchboard-wif-{}.jwt", std::process::id()))
+}
+
+/// Writes `text` to a new file at `path` readable by its owner only.
+fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let _ = std::fs::remove_file(path);
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        opts.mode(0o600);
+    }
+    opts.open(path)?.write_all(text.as_bytes())
 }
 
 /// The OAuth client for `scenario` at `url`.
@@ -79,6 +101,21 @@ fn oauth(scenario: &str, url: &str) -> Result<OAuthClient, String> {
             config = config.with_flow(GrantFlow::ClientCredentials);
         }
     }
+    if scenario == "auth/wif-jwt-bearer" {
+        // The platform's token arrives as a file (as Kubernetes projects it): written 0600
+        // here from the context's `valid_jwt`, then read by the client for each token request.
+        let jwt = context()
+            .and_then(|c| text(&c, "valid_jwt"))
+            .ok_or("auth/wif-jwt-bearer: no valid_jwt in MCP_CONFORMANCE_CONTEXT")?;
+        let path = wif_path();
+        write_private(&path, &jwt).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        config = config.with_workload_identity(WorkloadAssertion::File(path));
+    }
+    if scenario.starts_with("auth/dpop") {
+        // As `switchboard call --dpop`: a key pair of this run, every token bound to it.
+        let key = DpopKey::generate().map_err(|e| e.to_string())?;
+        config = config.with_dpop(Arc::new(key));
+    }
     OAuthClient::headless(config).map_err(|e| e.to_string())
 }
 
@@ -103,6 +140,7 @@ pub(crate) async fn run(scenario: &str, url: &str, modern: bool) -> Outcome {
         .map_err(|e| why("connecting", &e))?;
     let outcome = work(&session).await.map_err(|(what, e)| why(&what, &e));
     finish(session).await;
+    let _ = std::fs::remove_file(wif_path());
     outcome
 }
 

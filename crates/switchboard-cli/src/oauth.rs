@@ -24,8 +24,8 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use switchboard::auth::ScopeSet;
 use switchboard::auth::client::{
-    BrowserUserAgent, FileTokenStore, GrantFlow, HeadlessUserAgent, OAuthClient, OAuthConfig,
-    OAuthError, PreRegistered, PrivateKeyJwt, UrlPolicy, UserAgent,
+    BrowserUserAgent, DpopKey, FileTokenStore, GrantFlow, HeadlessUserAgent, OAuthClient,
+    OAuthConfig, OAuthError, PreRegistered, PrivateKeyJwt, UrlPolicy, UserAgent, WorkloadAssertion,
 };
 
 /// The OAuth flags of `switchboard call`.
@@ -102,12 +102,31 @@ pub(crate) struct OAuthArgs {
     /// Where to keep the tokens (instead of $XDG_STATE_HOME/switchboard/oauth-tokens.json).
     #[arg(long, value_name = "PATH")]
     oauth_token_file: Option<PathBuf>,
+    /// Like --oauth, for a workload with a platform-issued identity token (Kubernetes
+    /// service-account token, CI OIDC token): the file's JWT is the JWT-bearer grant (RFC 7523,
+    /// SEP-1933), read again for every token request, so a rotated token is picked up. No
+    /// secret is stored; --client-id is sent when given.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "url",
+        conflicts_with_all = ["oauth", "oauth_headless", "oauth_client_credentials", "client_metadata_url"]
+    )]
+    oauth_workload_identity: Option<PathBuf>,
+    /// Bind the tokens to a key pair with DPoP (RFC 9449): a proof on every token request and
+    /// every request to the server, so a stolen token is useless without the key. The ES256
+    /// key is kept beside the tokens (`<token file>.dpop-key`, mode 0600).
+    #[arg(long)]
+    dpop: bool,
 }
 
 impl OAuthArgs {
     /// Whether any OAuth flow was asked for.
     pub(crate) fn enabled(&self) -> bool {
-        self.oauth || self.oauth_headless || self.oauth_client_credentials
+        self.oauth
+            || self.oauth_headless
+            || self.oauth_client_credentials
+            || self.oauth_workload_identity.is_some()
     }
 }
 
@@ -130,10 +149,12 @@ pub(crate) async fn client(a: &OAuthArgs, url: &str) -> anyhow::Result<Option<Ar
             || a.scope.is_some()
             || a.private_key.is_some()
             || a.client_metadata_url.is_some()
+            || a.dpop
         {
             anyhow::bail!(
-                "--client-id, --client-secret(-file), --private-key, --client-metadata-url and \
-                 --scope need --oauth, --oauth-headless or --oauth-client-credentials"
+                "--client-id, --client-secret(-file), --private-key, --client-metadata-url, \
+                 --scope and --dpop need --oauth, --oauth-headless, --oauth-client-credentials \
+                 or --oauth-workload-identity"
             );
         }
         return Ok(None);
@@ -189,9 +210,22 @@ pub(crate) async fn client(a: &OAuthArgs, url: &str) -> anyhow::Result<Option<Ar
         Some(f) => f.clone(),
         None => default_token_file()?,
     };
+    if let Some(token) = &a.oauth_workload_identity {
+        config = config.with_workload_identity(WorkloadAssertion::File(token.clone()));
+    }
+    if a.dpop {
+        let mut name = file.clone().into_os_string();
+        name.push(".dpop-key");
+        let key = DpopKey::load_or_create(std::path::Path::new(&name))
+            .map_err(|e| anyhow::anyhow!("--dpop: {e}"))?;
+        config = config.with_dpop(Arc::new(key));
+    }
     let store = Arc::new(FileTokenStore::new(file));
     // The client-credentials grant sends no one anywhere; the headless agent stands by unused.
-    let agent: Arc<dyn UserAgent> = if a.oauth_headless || a.oauth_client_credentials {
+    let agent: Arc<dyn UserAgent> = if a.oauth_headless
+        || a.oauth_client_credentials
+        || a.oauth_workload_identity.is_some()
+    {
         Arc::new(HeadlessUserAgent::new(policy).map_err(|e| anyhow::anyhow!("{e}"))?)
     } else {
         let agent = BrowserUserAgent::bind()

@@ -94,7 +94,7 @@ mod transport;
 
 pub use switchboard_transport::codec::sse;
 
-pub use auth::{AuthError, AuthFuture, AuthProvider};
+pub use auth::{AuthError, AuthFuture, AuthProvider, RequestAuth};
 pub use config::HttpClientConfig;
 pub use shared::{HttpMode, SESSION_EXPIRED};
 pub use sse::{SseError, SseEvent, SseParser};

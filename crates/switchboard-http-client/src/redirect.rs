@@ -75,6 +75,11 @@ impl Refused {
     }
 }
 
+/// The header a DPoP proof travels in (RFC 9449 §4.1).
+const DPOP: http::HeaderName = http::HeaderName::from_static("dpop");
+/// The header a server hands a DPoP nonce in (RFC 9449 §8.1).
+const DPOP_NONCE: http::HeaderName = http::HeaderName::from_static("dpop-nonce");
+
 /// The most step-up retries of one request (the provider bounds its own attempts too).
 const MAX_STEP_UP_RETRIES: usize = 3;
 
@@ -94,29 +99,48 @@ pub(crate) async fn execute(
     };
     let mut req = req;
     let mut retried_401 = false;
+    let mut retried_nonce = false;
     let mut step_ups = 0_usize;
     loop {
-        let token = match auth.token().await {
-            Ok(t) => t,
+        let creds = match auth.request_auth(req.method(), req.url()).await {
+            Ok(c) => c,
             Err(e) => {
                 tracing::warn!(error = %e, "the auth provider has no token");
-                None
+                crate::auth::RequestAuth::bearer(None)
             }
         };
-        if let Some(t) = &token {
-            match http::HeaderValue::from_str(&format!("Bearer {t}")) {
+        let headers = req.headers_mut();
+        headers.remove(http::header::AUTHORIZATION);
+        headers.remove(DPOP);
+        if let Some(t) = &creds.token {
+            match http::HeaderValue::from_str(&format!("{} {t}", creds.scheme)) {
                 Ok(mut v) => {
                     v.set_sensitive(true);
-                    req.headers_mut().insert(http::header::AUTHORIZATION, v);
+                    headers.insert(http::header::AUTHORIZATION, v);
                 }
                 Err(_) => tracing::warn!("the access token cannot go in a header; sent without"),
             }
         }
+        if let Some(p) = &creds.dpop_proof {
+            match http::HeaderValue::from_str(p) {
+                Ok(mut v) => {
+                    v.set_sensitive(true);
+                    headers.insert(DPOP, v);
+                }
+                Err(_) => tracing::warn!("the DPoP proof cannot go in a header; sent without"),
+            }
+        }
+        let token = creds.token;
+        let url = req.url().clone();
         let again = req.try_clone();
         let resp = match follow(shared, req).await? {
             Ok(r) => r,
             refused @ Err(_) => return Ok(refused),
         };
+        let nonce = resp.headers().get(DPOP_NONCE).and_then(|v| v.to_str().ok());
+        if let Some(n) = nonce {
+            auth.dpop_nonce(&url, n);
+        }
         let challenge = resp
             .headers()
             .get(http::header::WWW_AUTHENTICATE)
@@ -126,6 +150,22 @@ pub(crate) async fn execute(
         let Some(next) = again else {
             return Ok(Ok(resp));
         };
+        if status == StatusCode::UNAUTHORIZED
+            && challenge
+                .as_deref()
+                .is_some_and(crate::auth::is_use_dpop_nonce)
+        {
+            // The resource wants a nonce in the proof (RFC 9449 §9): one more try with a new
+            // proof carrying it, never a new authorization.
+            if retried_nonce || creds.dpop_proof.is_none() || nonce.is_none() {
+                return Ok(Ok(resp));
+            }
+            retried_nonce = true;
+            tracing::debug!("the server asked for a DPoP nonce; sending again once");
+            drop(resp);
+            req = next;
+            continue;
+        }
         let retry = if status == StatusCode::UNAUTHORIZED && !retried_401 {
             retried_401 = true;
             auth.unauthorized(challenge.as_deref(), token.as_deref())

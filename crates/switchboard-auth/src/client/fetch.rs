@@ -82,6 +82,7 @@ impl Fetcher {
         url: &Url,
         form: &[(&str, &str)],
         basic: Option<(&str, &str)>,
+        extra: &HeaderMap,
     ) -> Result<Answer, OAuthError> {
         self.policy.check_url(url)?;
         let body = {
@@ -99,6 +100,7 @@ impl Fetcher {
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/x-www-form-urlencoded"),
             )
+            .headers(extra.clone())
             .body(body);
         if let Some((id, secret)) = basic {
             rb = rb.header(header::AUTHORIZATION, basic_header(id, secret)?);

@@ -15,6 +15,8 @@
 //! | `registration` | pre-registered credentials, client ID metadata documents, dynamic registration |
 //! | `pkce` | PKCE S256 and random values `[AU-13]` |
 //! | `token` | token requests and client authentication (secrets, `private_key_jwt`) |
+//! | `dpop` | DPoP (RFC 9449, SEP-1932): the client's key pair, a proof per request, nonces per origin |
+//! | `workload` | workload identity federation (SEP-1933): the platform's JWT, read again for each token request |
 //! | `store` | [`TokenStore`]: in memory, or a file written 0600 `[AU-25]` |
 //! | `agent` | [`UserAgent`]: how the authorization request reaches the server; [`HeadlessUserAgent`] |
 //!
@@ -23,6 +25,7 @@
 mod agent;
 mod browser;
 mod discovery;
+mod dpop;
 mod error;
 mod fetch;
 mod pkce;
@@ -30,6 +33,7 @@ mod policy;
 mod registration;
 mod store;
 mod token;
+mod workload;
 
 #[cfg(test)]
 mod tests;
@@ -47,6 +51,7 @@ use crate::scope::ScopeSet;
 pub use agent::{HeadlessUserAgent, OAuthFuture, UserAgent, is_redirect_to};
 pub use browser::BrowserUserAgent;
 pub use discovery::{Discovered, canonical_resource};
+pub use dpop::{DPOP_ALG, DpopKey, DpopSigner, access_token_hash, htu_of};
 pub use error::OAuthError;
 pub use policy::{AddressRange, RefusedAddress, UrlPolicy};
 pub use registration::PreRegistered;
@@ -55,6 +60,7 @@ pub use store::{
     TokenStore,
 };
 pub use token::PrivateKeyJwt;
+pub use workload::{MAX_WORKLOAD_ASSERTION_BYTES, WorkloadAssertion};
 
 use fetch::{DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_BODY_BYTES, Fetcher};
 use registration::ClientIdentity;
@@ -92,6 +98,11 @@ pub enum GrantFlow {
     /// the authorization server takes as a JWT-bearer grant (RFC 7523). Needs
     /// [`OAuthConfig::identity_assertion`] and pre-registered credentials.
     IdentityAssertion,
+    /// Workload identity federation (SEP-1933): the workload's platform-issued JWT (a
+    /// Kubernetes service-account token, a CI job's OIDC token) is the RFC 7523 JWT-bearer
+    /// grant itself; no secret is stored. Needs [`OAuthConfig::workload_assertion`]; a client
+    /// id is sent only when one is pre-registered.
+    WorkloadIdentity,
 }
 
 /// What the identity-assertion flow needs of the enterprise identity provider.
@@ -144,6 +155,8 @@ pub struct OAuthConfig {
     pub private_key: Option<PrivateKeyJwt>,
     /// The identity provider's part of [`GrantFlow::IdentityAssertion`].
     pub identity_assertion: Option<IdentityAssertion>,
+    /// The workload's assertion for [`GrantFlow::WorkloadIdentity`].
+    pub workload_assertion: Option<WorkloadAssertion>,
     /// Which URLs may be fetched.
     pub policy: UrlPolicy,
     /// The bound on each fetch.
@@ -158,6 +171,9 @@ pub struct OAuthConfig {
     pub offline_access: bool,
     /// Headers for discovery fetches (for example `MCP-Protocol-Version`).
     pub discovery_headers: HeaderMap,
+    /// The DPoP key (RFC 9449): when set, every token request carries a proof, so the tokens
+    /// issued are bound to it, and every request with a bound token carries a fresh proof.
+    pub dpop: Option<Arc<DpopKey>>,
 }
 
 impl OAuthConfig {
@@ -173,6 +189,7 @@ impl OAuthConfig {
             preregistered: None,
             private_key: None,
             identity_assertion: None,
+            workload_assertion: None,
             policy: UrlPolicy::strict(),
             fetch_timeout: DEFAULT_FETCH_TIMEOUT,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
@@ -180,7 +197,14 @@ impl OAuthConfig {
             refresh_skew: DEFAULT_REFRESH_SKEW,
             offline_access: true,
             discovery_headers: HeaderMap::new(),
+            dpop: None,
         }
+    }
+
+    /// Binds the tokens to `key` with DPoP (RFC 9449, SEP-1932).
+    pub fn with_dpop(mut self, key: Arc<DpopKey>) -> Self {
+        self.dpop = Some(key);
+        self
     }
 
     /// Sets the flow.
@@ -226,6 +250,13 @@ impl OAuthConfig {
         self
     }
 
+    /// Sets where the workload's identity assertion is read (and that flow, SEP-1933).
+    pub fn with_workload_identity(mut self, source: WorkloadAssertion) -> Self {
+        self.workload_assertion = Some(source);
+        self.flow = GrantFlow::WorkloadIdentity;
+        self
+    }
+
     /// Sets the redirect URI: `https`, or `http` to a loopback host; any other is refused
     /// before registration (`[AU-17]`, `[SEC-URL-8]`).
     pub fn with_redirect_uri(mut self, uri: impl Into<String>) -> Self {
@@ -253,6 +284,30 @@ pub struct OAuthClient {
     /// Authorizations made, by the scope set asked for.
     step_ups: Mutex<HashMap<String, u32>>,
     last_error: Mutex<Option<OAuthError>>,
+    dpop: Option<DpopSigner>,
+}
+
+/// What one HTTP request to the resource carries: the `Authorization` scheme and token, and
+/// the DPoP proof when the token is bound.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct RequestCredentials {
+    /// The access token, if there is one yet.
+    pub token: Option<String>,
+    /// `Bearer`, or `DPoP` for a bound token.
+    pub scheme: &'static str,
+    /// The `DPoP` header's proof, made for this request only.
+    pub dpop_proof: Option<String>,
+}
+
+impl std::fmt::Debug for RequestCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestCredentials")
+            .field("has_token", &self.token.is_some())
+            .field("scheme", &self.scheme)
+            .field("has_dpop_proof", &self.dpop_proof.is_some())
+            .finish()
+    }
 }
 
 impl std::fmt::Debug for OAuthClient {
@@ -288,6 +343,13 @@ impl OAuthClient {
                     .into(),
             ));
         }
+        if config.flow == GrantFlow::WorkloadIdentity && config.workload_assertion.is_none() {
+            return Err(OAuthError::Config(
+                "workload identity federation needs the file or variable holding the \
+                 workload's token"
+                    .into(),
+            ));
+        }
         if config.flow == GrantFlow::ClientCredentials
             && config
                 .preregistered
@@ -305,6 +367,7 @@ impl OAuthClient {
             config.max_body_bytes,
             concat!("switchboard-auth/", env!("CARGO_PKG_VERSION")),
         )?;
+        let dpop = config.dpop.clone().map(DpopSigner::new);
         Ok(Self {
             key: canonical_resource(&config.endpoint),
             config,
@@ -314,6 +377,7 @@ impl OAuthClient {
             flow: tokio::sync::Mutex::new(None),
             step_ups: Mutex::new(HashMap::new()),
             last_error: Mutex::new(None),
+            dpop,
         })
     }
 
@@ -348,6 +412,55 @@ impl OAuthClient {
     /// # Errors
     /// The store cannot be read.
     pub async fn access_token(&self) -> Result<Option<String>, OAuthError> {
+        Ok(self.current_tokens().await?.map(|t| t.access_token))
+    }
+
+    /// The credentials for one request, `method url`, to the resource: the access token (as
+    /// [`OAuthClient::access_token`]) with its scheme, and for a DPoP-bound token a fresh proof
+    /// with `ath` and the resource's nonce when it gave one.
+    ///
+    /// # Errors
+    /// The store cannot be read, or the proof cannot be made.
+    pub async fn credentials(
+        &self,
+        method: &str,
+        url: &Url,
+    ) -> Result<RequestCredentials, OAuthError> {
+        let Some(tokens) = self.current_tokens().await? else {
+            return Ok(RequestCredentials {
+                token: None,
+                scheme: "Bearer",
+                dpop_proof: None,
+            });
+        };
+        match self.dpop.as_ref().filter(|_| tokens.is_dpop()) {
+            Some(dpop) => Ok(RequestCredentials {
+                dpop_proof: Some(dpop.proof(method, url, Some(&tokens.access_token))?),
+                token: Some(tokens.access_token),
+                scheme: "DPoP",
+            }),
+            None => Ok(RequestCredentials {
+                token: Some(tokens.access_token),
+                scheme: "Bearer",
+                dpop_proof: None,
+            }),
+        }
+    }
+
+    /// A server answered a request to `url` with a `DPoP-Nonce` (RFC 9449 §8, §9): later
+    /// proofs to its origin carry it. Without DPoP, nothing happens.
+    pub fn dpop_nonce(&self, url: &Url, nonce: &str) {
+        if let Some(d) = &self.dpop {
+            d.set_nonce(url, nonce);
+        }
+    }
+
+    /// Whether the client binds its tokens with DPoP.
+    pub fn uses_dpop(&self) -> bool {
+        self.dpop.is_some()
+    }
+
+    async fn current_tokens(&self) -> Result<Option<TokenSet>, OAuthError> {
         let Some(grant) = self.store.load(&self.key)? else {
             return Ok(None);
         };
@@ -355,21 +468,21 @@ impl OAuthClient {
             return Ok(None);
         };
         if !tokens.expires_within(now_secs(), self.config.refresh_skew.as_secs()) {
-            return Ok(Some(tokens.access_token));
+            return Ok(Some(tokens));
         }
         let mut flow = self.flow.lock().await;
         // Another caller may have refreshed while this one waited.
         if let Some(g) = self.store.load(&self.key)?
             && let Some(t) = g.tokens.filter(|t| t.access_token != tokens.access_token)
         {
-            return Ok(Some(t.access_token));
+            return Ok(Some(t));
         }
         match self.refresh(&mut flow, &grant, &tokens).await {
-            Ok(t) => Ok(Some(t)),
+            Ok(_) => Ok(self.store.load(&self.key)?.and_then(|g| g.tokens)),
             Err(e) => {
                 tracing::debug!(error = %e, "refresh before expiry failed");
                 // The old token may still be good for a moment; a 401 starts over.
-                Ok(Some(tokens.access_token))
+                Ok(Some(tokens))
             }
         }
     }
@@ -551,6 +664,21 @@ impl OAuthClient {
         if code_flow {
             policy::check_redirect_uri(&redirect)?;
         }
+        if self.config.flow == GrantFlow::WorkloadIdentity && self.config.preregistered.is_none() {
+            // The assertion is the client's whole identity: no client id, no registration.
+            let grant = Grant {
+                issuer: found.issuer.clone(),
+                client: RegisteredClient {
+                    client_id: String::new(),
+                    client_secret: None,
+                    auth_method: TokenAuthMethod::None,
+                    redirect_uri: None,
+                },
+                tokens: None,
+            };
+            self.store.save(&self.key, &grant)?;
+            return Ok(grant);
+        }
         if let Some(g) = self.store.load(&self.key)? {
             let same_redirect = !code_flow || g.client.redirect_uri.as_deref() == Some(&redirect);
             if g.issuer == found.issuer && same_redirect {
@@ -626,11 +754,28 @@ impl OAuthClient {
             issuer: &found.issuer,
             client: &grant.client,
             key: self.config.private_key.as_ref(),
+            dpop: self.dpop.as_ref(),
         };
         let tokens = match self.config.flow {
             GrantFlow::ClientCredentials => {
                 let mut form = vec![
                     ("grant_type", "client_credentials"),
+                    ("resource", found.resource.as_str()),
+                ];
+                if let Some(s) = &scope_text {
+                    form.push(("scope", s));
+                }
+                req.send(&self.fetcher, &form, scope_text.as_deref(), None)
+                    .await?
+            }
+            GrantFlow::WorkloadIdentity => {
+                let source = self.config.workload_assertion.as_ref().ok_or_else(|| {
+                    OAuthError::Config("workload identity federation has no assertion".into())
+                })?;
+                let assertion = source.read()?;
+                let mut form = vec![
+                    ("grant_type", JWT_BEARER_GRANT),
+                    ("assertion", assertion.as_str()),
                     ("resource", found.resource.as_str()),
                 ];
                 if let Some(s) = &scope_text {
@@ -701,7 +846,10 @@ impl OAuthClient {
         if let Some(s) = scope {
             form.push(("scope", s));
         }
-        let answer = self.fetcher.post_form(&url, &form, None).await?;
+        let answer = self
+            .fetcher
+            .post_form(&url, &form, None, &HeaderMap::new())
+            .await?;
         if !answer.status.is_success() {
             return Err(OAuthError::Token(format!(
                 "the identity provider's token exchange answered HTTP {}",
@@ -793,6 +941,7 @@ impl OAuthClient {
             issuer: &found.issuer,
             client: &grant.client,
             key: self.config.private_key.as_ref(),
+            dpop: self.dpop.as_ref(),
         };
         let form = [
             ("grant_type", "refresh_token"),
@@ -821,9 +970,14 @@ impl OAuthClient {
     }
 }
 
-/// The first Bearer challenge of a `WWW-Authenticate` value (a malformed one counts as none).
+/// The first Bearer or DPoP challenge of a `WWW-Authenticate` value (a malformed one counts
+/// as none). A DPoP challenge (RFC 9449 §7.1) carries the same parameters.
 fn parse_challenge(value: Option<&str>) -> Option<BearerChallenge> {
-    value.and_then(|v| BearerChallenge::from_header_value(v).ok().flatten())
+    let all = crate::challenge::parse_challenges(value?).ok()?;
+    all.iter()
+        .find(|c| c.scheme.eq_ignore_ascii_case("bearer"))
+        .or_else(|| all.iter().find(|c| c.scheme.eq_ignore_ascii_case("dpop")))
+        .map(BearerChallenge::from_challenge)
 }
 
 /// Checks the redirect that ends an authorization request: an `error` is reported, `state`

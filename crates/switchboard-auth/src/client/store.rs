@@ -91,6 +91,10 @@ pub struct TokenSet {
     /// The scopes granted (as the token endpoint said, or as asked when it did not say).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// The token type when it is not `Bearer`: `DPoP` for a token bound to the client's DPoP
+    /// key (RFC 9449 §5), sent with the `DPoP` scheme and a proof.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_type: Option<String>,
 }
 
 impl std::fmt::Debug for TokenSet {
@@ -100,6 +104,7 @@ impl std::fmt::Debug for TokenSet {
             .field("has_refresh_token", &self.refresh_token.is_some())
             .field("expires_at", &self.expires_at)
             .field("scope", &self.scope)
+            .field("token_type", &self.token_type)
             .finish_non_exhaustive()
     }
 }
@@ -110,6 +115,13 @@ impl TokenSet {
     pub fn expires_within(&self, now: u64, skew_secs: u64) -> bool {
         self.expires_at
             .is_some_and(|at| at <= now.saturating_add(skew_secs))
+    }
+
+    /// Whether the token is bound to the client's DPoP key (`token_type` `DPoP`).
+    pub fn is_dpop(&self) -> bool {
+        self.token_type
+            .as_deref()
+            .is_some_and(|t| t.eq_ignore_ascii_case("dpop"))
     }
 }
 
@@ -223,71 +235,76 @@ impl FileTokenStore {
     }
 
     fn write_all(&self, all: &BTreeMap<String, Grant>) -> Result<(), OAuthError> {
-        use std::io::Write as _;
-        let fail = |e: std::io::Error| {
-            OAuthError::Store(format!("cannot write {}: {e}", self.path.display()))
-        };
-        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            let mut builder = std::fs::DirBuilder::new();
-            builder.recursive(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::DirBuilderExt as _;
-                builder.mode(0o700);
-            }
-            builder.create(dir).map_err(fail)?;
-        }
         let text = serde_json::to_vec_pretty(all)
             .map_err(|e| OAuthError::Store(format!("cannot encode the grants: {e}")))?;
-        // The temporary file gets an unpredictable name and is created new (O_CREAT|O_EXCL,
-        // which never follows a symbolic link): a file or link planted at the name beforehand
-        // makes the open fail and another name is tried, so the tokens are never written
-        // through it (issue 25, finding 13).
-        let (tmp, mut f) = (0..8)
-            .find_map(|attempt| {
-                let salt = std::hash::BuildHasher::hash_one(
-                    &std::collections::hash_map::RandomState::new(),
-                    (attempt, std::process::id()),
-                );
-                let tmp = self
-                    .path
-                    .with_extension(format!("tmp.{}.{salt:016x}", std::process::id()));
-                let mut opts = std::fs::OpenOptions::new();
-                opts.write(true).create_new(true);
-                #[cfg(unix)]
-                {
-                    use std::os::unix::fs::OpenOptionsExt as _;
-                    opts.mode(self.mode);
-                }
-                match opts.open(&tmp) {
-                    Ok(f) => Some(Ok((tmp, f))),
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
-                    Err(e) => Some(Err(e)),
-                }
-            })
-            .unwrap_or_else(|| {
-                Err(std::io::Error::new(
-                    std::io::ErrorKind::AlreadyExists,
-                    "no free temporary name beside the file",
-                ))
-            })
-            .map_err(fail)?;
-        let written = (|| {
+        write_private(&self.path, &text, self.mode)
+    }
+}
+
+/// Writes `bytes` to `path` with `mode` (Unix), its directory created 0700 when missing,
+/// through a new unpredictably named file renamed over the old one: the token file and the
+/// DPoP key file.
+pub(crate) fn write_private(path: &Path, bytes: &[u8], mode: u32) -> Result<(), OAuthError> {
+    use std::io::Write as _;
+    let fail =
+        |e: std::io::Error| OAuthError::Store(format!("cannot write {}: {e}", path.display()));
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt as _;
+            builder.mode(0o700);
+        }
+        builder.create(dir).map_err(fail)?;
+    }
+    let text = bytes;
+    // The temporary file gets an unpredictable name and is created new (O_CREAT|O_EXCL,
+    // which never follows a symbolic link): a file or link planted at the name beforehand
+    // makes the open fail and another name is tried, so the tokens are never written
+    // through it (issue 25, finding 13).
+    let (tmp, mut f) = (0..8)
+        .find_map(|attempt| {
+            let salt = std::hash::BuildHasher::hash_one(
+                &std::collections::hash_map::RandomState::new(),
+                (attempt, std::process::id()),
+            );
+            let tmp = path.with_extension(format!("tmp.{}.{salt:016x}", std::process::id()));
+            let mut opts = std::fs::OpenOptions::new();
+            opts.write(true).create_new(true);
             #[cfg(unix)]
             {
-                use std::os::unix::fs::PermissionsExt as _;
-                f.set_permissions(std::fs::Permissions::from_mode(self.mode))?;
+                use std::os::unix::fs::OpenOptionsExt as _;
+                opts.mode(mode);
             }
-            f.write_all(&text)?;
-            f.sync_all()?;
-            drop(f);
-            std::fs::rename(&tmp, &self.path)
-        })();
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
+            match opts.open(&tmp) {
+                Ok(f) => Some(Ok((tmp, f))),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+                Err(e) => Some(Err(e)),
+            }
+        })
+        .unwrap_or_else(|| {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "no free temporary name beside the file",
+            ))
+        })
+        .map_err(fail)?;
+    let written = (|| {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
         }
-        written.map_err(fail)
+        f.write_all(text)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
+    written.map_err(fail)
 }
 
 impl TokenStore for FileTokenStore {
@@ -330,6 +347,7 @@ mod tests {
                 refresh_token: Some("rt-456".into()),
                 expires_at: Some(100),
                 scope: Some("mcp:basic".into()),
+                token_type: Some("DPoP".into()),
             }),
         }
     }

@@ -5,10 +5,16 @@
 use serde::Deserialize;
 use url::Url;
 
+use super::dpop::DpopSigner;
 use super::error::{OAuthError, shown};
-use super::fetch::Fetcher;
+use super::fetch::{Answer, Fetcher};
 use super::pkce::random_token;
 use super::store::{RegisteredClient, TokenAuthMethod, TokenSet};
+
+/// The header a DPoP proof travels in.
+pub(crate) const DPOP_HEADER: &str = "dpop";
+/// The header a server hands a DPoP nonce in.
+pub(crate) const DPOP_NONCE_HEADER: &str = "dpop-nonce";
 
 /// The RFC 7523 assertion type.
 pub(crate) const JWT_BEARER_ASSERTION: &str =
@@ -110,6 +116,8 @@ pub(crate) struct TokenRequest<'a> {
     pub(crate) issuer: &'a str,
     pub(crate) client: &'a RegisteredClient,
     pub(crate) key: Option<&'a PrivateKeyJwt>,
+    /// The client's DPoP state: each token request carries a proof, and the token is bound.
+    pub(crate) dpop: Option<&'a DpopSigner>,
 }
 
 impl TokenRequest<'_> {
@@ -126,6 +134,8 @@ impl TokenRequest<'_> {
         let assertion;
         let mut basic = None;
         match self.client.auth_method {
+            // A workload identity client without a registered id sends none.
+            TokenAuthMethod::None if self.client.client_id.is_empty() => {}
             TokenAuthMethod::None => form.push(("client_id", &self.client.client_id)),
             TokenAuthMethod::ClientSecretBasic => {
                 let secret = self.secret()?;
@@ -148,7 +158,7 @@ impl TokenRequest<'_> {
                 form.push(("client_assertion", &assertion));
             }
         }
-        let answer = fetcher.post_form(self.endpoint, &form, basic).await?;
+        let answer = self.post(fetcher, &form, basic).await?;
         if !answer.status.is_success() {
             let detail = serde_json::from_slice::<TokenError>(&answer.body)
                 .map(|e| match e.error_description {
@@ -168,10 +178,12 @@ impl TokenRequest<'_> {
                 shown(self.endpoint.as_str())
             ))
         })?;
-        if !t.token_type.eq_ignore_ascii_case("bearer") {
+        let bound = self.dpop.is_some() && t.token_type.eq_ignore_ascii_case("dpop");
+        if !bound && !t.token_type.eq_ignore_ascii_case("bearer") {
             return Err(OAuthError::Token(format!(
-                "the token type is {}, not Bearer",
-                shorten(&t.token_type)
+                "the token type is {}, not Bearer{}",
+                shorten(&t.token_type),
+                if self.dpop.is_some() { " or DPoP" } else { "" }
             )));
         }
         let expires_in = t.expires_in.as_ref().and_then(|v| match v {
@@ -186,7 +198,51 @@ impl TokenRequest<'_> {
                 .or_else(|| previous_refresh.map(str::to_owned)),
             expires_at: expires_in.map(|s| super::now_secs().saturating_add(s)),
             scope: t.scope.or_else(|| asked_scope.map(str::to_owned)),
+            token_type: bound.then(|| "DPoP".to_owned()),
         })
+    }
+
+    /// POSTs the form, with a fresh DPoP proof when the client has a key. A nonce the server
+    /// sends (`DPoP-Nonce`) is kept for its origin; a 400 `use_dpop_nonce` is answered by
+    /// sending the request once more with a new proof carrying the nonce (RFC 9449 §8).
+    async fn post(
+        &self,
+        fetcher: &Fetcher,
+        form: &[(&str, &str)],
+        basic: Option<(&str, &str)>,
+    ) -> Result<Answer, OAuthError> {
+        let Some(dpop) = self.dpop else {
+            return fetcher
+                .post_form(self.endpoint, form, basic, &http::HeaderMap::new())
+                .await;
+        };
+        let mut retried = false;
+        loop {
+            let proof = dpop.proof("POST", self.endpoint, None)?;
+            let mut headers = http::HeaderMap::new();
+            let value = http::HeaderValue::from_str(&proof)
+                .map_err(|_| OAuthError::Config("the DPoP proof is not a header value".into()))?;
+            headers.insert(DPOP_HEADER, value);
+            let answer = fetcher
+                .post_form(self.endpoint, form, basic, &headers)
+                .await?;
+            let nonce = answer
+                .headers
+                .get(DPOP_NONCE_HEADER)
+                .and_then(|v| v.to_str().ok());
+            if let Some(n) = nonce {
+                dpop.set_nonce(self.endpoint, n);
+            }
+            let asks_nonce = answer.status == http::StatusCode::BAD_REQUEST
+                && serde_json::from_slice::<TokenError>(&answer.body)
+                    .is_ok_and(|e| e.error == "use_dpop_nonce");
+            if asks_nonce && nonce.is_some() && !retried {
+                retried = true;
+                tracing::debug!("the token endpoint asked for a DPoP nonce; sending again once");
+                continue;
+            }
+            return Ok(answer);
+        }
     }
 
     fn secret(&self) -> Result<&str, OAuthError> {

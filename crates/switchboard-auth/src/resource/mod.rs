@@ -26,16 +26,18 @@ use serde_json::{Map, Value};
 
 use crate::scope::ScopeSet;
 
-#[cfg(feature = "resource")]
 mod arrival;
+#[cfg(feature = "resource")]
+pub mod dpop;
+#[cfg(feature = "resource")]
 mod fetch;
 #[cfg(feature = "resource")]
 mod introspection;
 #[cfg(feature = "resource")]
 mod jwt;
 
-#[cfg(feature = "resource")]
 pub use arrival::{Arrival, MAX_ARRIVAL_HEADER_BYTES, MAX_ARRIVAL_HEADERS};
+#[cfg(feature = "resource")]
 pub use introspection::{IntrospectionConfig, IntrospectionValidator};
 #[cfg(feature = "resource")]
 pub use jsonwebtoken::Algorithm;
