@@ -7,7 +7,10 @@ use std::sync::mpsc::{SyncSender, TrySendError};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
-use switchboard_jsonrpc::{BoxFuture, Call, HandlerResult, Layer, Next};
+use switchboard_jsonrpc::{
+    BoxFuture, Call, HandlerResult, Layer, Next, Outgoing, RequestError, SendNext,
+};
+use switchboard_types::RawJson;
 use switchboard_types::methods;
 
 /// Most lines waiting for the writer; past it, lines are dropped and counted (a slow disk never
@@ -36,7 +39,8 @@ impl AuditStats {
     }
 }
 
-/// One JSON line per request this side handles: `time` (RFC 3339, UTC), `side`, `subject`,
+/// One JSON line per request this side handles (`direction: "in"`) or sends (`"out"`, its
+/// outcome also `timeout`, `cancelled` or `failed`): `time` (RFC 3339, UTC), `side`, `subject`,
 /// `client`, `session`, `method`, `target` (tool or prompt name, resource URI), `id`,
 /// `outcome` (`ok`, `tool_error` for an `isError` tool result, `error`), `code` (of an error),
 /// `durationMs`. Fields from the peer are cut to [`MAX_AUDIT_FIELD_CHARS`]; the lines go to a
@@ -136,6 +140,8 @@ impl Audit {
 struct Line<'a> {
     time: String,
     side: &'a str,
+    /// `in`: a request the peer sent us; `out`: one we sent.
+    direction: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     subject: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -145,6 +151,7 @@ struct Line<'a> {
     method: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     target: Option<String>,
+    #[serde(skip_serializing_if = "String::is_empty")]
     id: String,
     outcome: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -182,12 +189,60 @@ impl Layer for Audit {
             let line = Line {
                 time,
                 side: facts.side,
+                direction: "in",
                 subject: facts.subject.as_deref().map(cut),
                 client: facts.client_id.as_deref().map(cut),
                 session: facts.session_id.as_deref().map(cut),
                 method: cut(&method),
                 target,
                 id,
+                outcome,
+                code,
+                duration_ms: (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
+            };
+            if let Ok(text) = serde_json::to_string(&line) {
+                audit.emit(text);
+            }
+            answer
+        })
+    }
+
+    fn send(&self, call: Outgoing, next: SendNext) -> BoxFuture<Result<RawJson, RequestError>> {
+        self.outbound(call, next)
+    }
+}
+
+impl Audit {
+    fn outbound(&self, call: Outgoing, next: SendNext) -> BoxFuture<Result<RawJson, RequestError>> {
+        let started = Instant::now();
+        let time = rfc3339(SystemTime::now());
+        let facts = call.facts().clone();
+        let method = call.method.clone();
+        let target = call.target().as_deref().map(cut);
+        let audit = self.clone();
+        let fut = next.run(call);
+        Box::pin(async move {
+            let answer = fut.await;
+            let (outcome, code) = match &answer {
+                Ok(raw) if method == methods::TOOLS_CALL && is_error_result(raw.get()) => {
+                    ("tool_error", None)
+                }
+                Ok(_) => ("ok", None),
+                Err(RequestError::Rejected(e)) => ("error", Some(e.code.0)),
+                Err(RequestError::Timeout { .. }) => ("timeout", None),
+                Err(RequestError::Cancelled) => ("cancelled", None),
+                Err(_) => ("failed", None),
+            };
+            let line = Line {
+                time,
+                side: facts.side,
+                direction: "out",
+                subject: facts.subject.as_deref().map(cut),
+                client: facts.client_id.as_deref().map(cut),
+                session: facts.session_id.as_deref().map(cut),
+                method: cut(&method),
+                target,
+                id: String::new(),
                 outcome,
                 code,
                 duration_ms: (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,

@@ -40,6 +40,16 @@ impl Fixture {
         json_response: bool,
         tune: impl FnOnce(JwtValidatorConfig) -> JwtValidatorConfig,
     ) -> Self {
+        Self::start_configured(server, json_response, tune, |c| c).await
+    }
+
+    /// As [`Fixture::start_server`], with the HTTP configuration tuned by `http`.
+    pub(crate) async fn start_configured(
+        server: switchboard::server::Server,
+        json_response: bool,
+        tune: impl FnOnce(JwtValidatorConfig) -> JwtValidatorConfig,
+        http: impl FnOnce(HttpConfig) -> HttpConfig,
+    ) -> Self {
         let issuer = TestIssuer::start().await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let local = listener.local_addr().unwrap();
@@ -48,9 +58,11 @@ impl Fixture {
         let auth = Authorization::new(&url, vec![issuer.url().to_owned()], Arc::new(validator))
             .unwrap()
             .with_policy(server.scope_policy().clone());
-        let config = HttpConfig::for_bind_address(local)
-            .with_json_response(json_response)
-            .with_authorization(auth);
+        let config = http(
+            HttpConfig::for_bind_address(local)
+                .with_json_response(json_response)
+                .with_authorization(auth),
+        );
         let service =
             StreamableHttpService::new(switchboard::server_http::session_factory(&server), config);
         let handle = tokio::spawn(async move {

@@ -350,3 +350,178 @@ async fn audit_lines_past_the_queue_are_dropped_and_counted_never_blocking_the_r
     );
     assert_eq!(stats.dropped(), dropped);
 }
+
+/// A server whose `whoami` tool reports what its context knows, behind authorization on
+/// Streamable HTTP forwarding `x-request-id`, with `limited` allowed once per subject per minute
+/// and every tool call audited.
+async fn http_fixture(
+    sink: Sink,
+) -> (
+    crate::auth::Fixture,
+    Arc<switchboard::middleware::AuditStats>,
+) {
+    let any = || json!({"type": "object"});
+    let audit = Audit::to_writer(sink);
+    let stats = audit.stats();
+    let server = Server::builder(Implementation::new("ctx", "1"))
+        .tool(Tool::new("whoami", any()), |call| async move {
+            let cx = &call.cx;
+            let facts = json!({
+                "subject": cx.subject(),
+                "client": cx.client_id(),
+                "scopes": cx.scopes(),
+                "session": cx.session_id().as_deref(),
+                "requestId": cx.header("X-Request-Id"),
+                "auth": cx.header("authorization"),
+                "version": cx.protocol_version().map(|v| v.as_str()),
+            });
+            Ok(CallToolResult::text(facts.to_string()))
+        })
+        .tool(Tool::new("limited", any()), |_| async {
+            Ok(CallToolResult::text("once"))
+        })
+        .layer_for(Scope::tools(), audit)
+        .layer_for(
+            Scope::tool("limited"),
+            RateLimit::per_subject(1, Duration::from_secs(60)),
+        )
+        .build()
+        .unwrap();
+    let fixture = crate::auth::Fixture::start_configured(
+        server,
+        true,
+        |c| c,
+        |http| http.with_forwarded_headers(["x-request-id", "Authorization"]),
+    )
+    .await;
+    (fixture, stats)
+}
+
+fn whoami(r: &crate::auth::Reply) -> Value {
+    let v = r.json();
+    serde_json::from_str(v["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn a_handler_reads_the_callers_subject_scopes_session_and_forwarded_headers_over_http() {
+    let (f, _) = http_fixture(Sink::default()).await;
+    let mut claims = f.claims("alice", "mcp:tools");
+    claims["client_id"] = json!("app-1");
+    let token = f.issuer.token(&claims);
+    let sid = f.open(&token).await;
+    let req = f
+        .http
+        .post(&f.url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("authorization", format!("Bearer {token}"))
+        .header("mcp-session-id", &sid)
+        .header("mcp-protocol-version", crate::auth::V2025)
+        .header("x-request-id", "req-42")
+        .body(crate::auth::call(1, "whoami").to_string());
+    let r = f.send(req).await;
+    let got = whoami(&r);
+    assert_eq!(got["subject"], "alice", "{got}");
+    assert_eq!(got["client"], "app-1");
+    assert_eq!(got["scopes"], json!(["mcp:tools"]));
+    assert_eq!(got["session"], sid.as_str());
+    assert_eq!(got["requestId"], "req-42");
+    assert_eq!(
+        got["auth"],
+        Value::Null,
+        "the token itself is never forwarded ([AU-23])"
+    );
+    assert_eq!(got["version"], crate::auth::V2025);
+    // Not sent: None.
+    let r = f
+        .post(&crate::auth::call(2, "whoami"), Some(&token), Some(&sid))
+        .await;
+    assert_eq!(whoami(&r)["requestId"], Value::Null);
+}
+
+#[tokio::test]
+async fn sf_9_a_per_subject_rate_limit_spans_sessions_and_spares_other_subjects_and_is_audited() {
+    let sink = Sink::default();
+    let (f, stats) = http_fixture(sink.clone()).await;
+    let alice = f.token("alice", "mcp:tools");
+    let bob = f.token("bob", "mcp:tools");
+    let (a1, a2, b1) = (
+        f.open(&alice).await,
+        f.open(&alice).await,
+        f.open(&bob).await,
+    );
+    let r = f
+        .post(&crate::auth::call(1, "limited"), Some(&alice), Some(&a1))
+        .await;
+    assert_eq!(
+        r.json()["result"]["content"][0]["text"],
+        "once",
+        "{}",
+        r.body
+    );
+    // The same subject on another session: refused, with the spec's JSON-RPC error in a 200.
+    let r = f
+        .post(&crate::auth::call(2, "limited"), Some(&alice), Some(&a2))
+        .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.json()["error"]["data"]["reason"],
+        "rate_limited",
+        "{}",
+        r.body
+    );
+    assert_eq!(r.json()["error"]["data"]["per"], "subject");
+    let r = f
+        .post(&crate::auth::call(3, "limited"), Some(&bob), Some(&b1))
+        .await;
+    assert_eq!(
+        r.json()["result"]["content"][0]["text"],
+        "once",
+        "{}",
+        r.body
+    );
+    wait::until("three audit lines", || stats.written() == 3).await;
+    let lines = sink.lines();
+    let subjects: Vec<_> = lines.iter().map(|l| l["subject"].clone()).collect();
+    assert_eq!(subjects, vec![json!("alice"), json!("alice"), json!("bob")]);
+    assert_eq!(lines[1]["outcome"], "error");
+    assert_eq!(lines[1]["code"], -32000);
+    assert_eq!(lines[0]["session"], a1.as_str());
+}
+
+#[tokio::test]
+async fn a_client_layer_sees_every_request_the_client_sends_in_both_eras() {
+    use switchboard::client::{Client, EraMode};
+    for (era, version) in [
+        (EraMode::Legacy, V),
+        (
+            EraMode::Pin(switchboard::types::ProtocolVersion::V2026_07_28),
+            MODERN,
+        ),
+    ] {
+        let sink = Sink::default();
+        let audit = Audit::to_writer(sink.clone());
+        let stats = audit.stats();
+        let s = plain().build().unwrap();
+        let (a, b) = memory::pair();
+        s.serve(b).unwrap();
+        let client = Client::builder(Implementation::new("c", "1"))
+            .era(era)
+            .layer_for(Scope::tools(), audit)
+            .build()
+            .connect(a)
+            .await
+            .unwrap();
+        let r = client.call_tool("fast", json!({})).await.unwrap();
+        assert_eq!(switchboard_tests::text(&r), "fast");
+        client.call_tool("slow-nope", json!({})).await.unwrap_err();
+        wait::until("two audit lines", || stats.written() == 2).await;
+        let lines = sink.lines();
+        assert_eq!(lines[0]["side"], "client", "{lines:?}");
+        assert_eq!(lines[0]["direction"], "out");
+        assert_eq!(lines[0]["target"], "fast");
+        assert_eq!(lines[0]["outcome"], "ok");
+        assert_eq!(lines[1]["outcome"], "error");
+        assert_eq!(lines[1]["code"], -32602, "{version}: {lines:?}");
+    }
+}
