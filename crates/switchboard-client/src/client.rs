@@ -53,6 +53,7 @@ pub struct Client {
     offer: ProtocolVersion,
     supported: Vec<ProtocolVersion>,
     config: SessionConfig,
+    layers: switchboard_jsonrpc::Layers,
     max_pages: usize,
     max_subscriptions: usize,
     auto_refresh: bool,
@@ -121,11 +122,8 @@ impl ClientBuilder {
     }
 
     /// The engine configuration (bounds, default timeout, frame hook).
-    /// Layers added with [`ClientBuilder::layer`] are kept, inside any the configuration carries.
     pub fn session_config(mut self, config: SessionConfig) -> Self {
-        let added = std::mem::take(&mut self.client.config.layers);
-        let layers = config.layers.clone().extend(&added);
-        self.client.config = config.with_layers(layers);
+        self.client.config = config;
         self
     }
 
@@ -143,8 +141,7 @@ impl ClientBuilder {
         scope: switchboard_jsonrpc::Scope,
         layer: impl switchboard_jsonrpc::Layer,
     ) -> Self {
-        let layers = std::mem::take(&mut self.client.config.layers).layer_for(scope, layer);
-        self.client.config.layers = layers;
+        self.client.layers = std::mem::take(&mut self.client.layers).layer_for(scope, layer);
         self
     }
 
@@ -384,6 +381,7 @@ impl Client {
                 offer: ProtocolVersion::LATEST,
                 supported: ProtocolVersion::SUPPORTED.to_vec(),
                 config: SessionConfig::default().with_name("client"),
+                layers: switchboard_jsonrpc::Layers::new(),
                 max_pages: DEFAULT_MAX_PAGES,
                 max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
                 auto_refresh: false,
@@ -460,7 +458,12 @@ impl Client {
             router: self.router.clone(),
             session: OnceLock::new(),
         });
-        let peer = switchboard_jsonrpc::spawn(transport, service.clone(), self.config.clone());
+        let peer = switchboard_jsonrpc::spawn_layered(
+            transport,
+            service.clone(),
+            self.config.clone(),
+            &self.layers,
+        );
         let probed = match self.era_mode {
             EraMode::Legacy => Ok(Probe::Legacy),
             EraMode::Auto => {

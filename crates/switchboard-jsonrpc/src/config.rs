@@ -42,8 +42,6 @@ pub struct SessionConfig {
     /// cancellations, handler panics), also the burst; the rest are counted and reported as
     /// one line. At least 1.
     pub log_lines_per_second: u32,
-    /// Middleware around every message this side handles and every request it sends.
-    pub layers: crate::layer::Layers,
 }
 
 impl Default for SessionConfig {
@@ -58,7 +56,6 @@ impl Default for SessionConfig {
             name: "peer",
             eof_grace: DEFAULT_EOF_GRACE,
             log_lines_per_second: DEFAULT_LOG_LINES_PER_SECOND,
-            layers: crate::layer::Layers::default(),
         }
     }
 }
@@ -103,12 +100,6 @@ impl SessionConfig {
     /// Sets how many log lines per second the peer's input may cause (at least 1).
     pub fn with_log_lines_per_second(mut self, n: u32) -> Self {
         self.log_lines_per_second = n.max(1);
-        self
-    }
-
-    /// Installs middleware ([`Layers`](crate::Layers)), replacing what was installed.
-    pub fn with_layers(mut self, layers: crate::layer::Layers) -> Self {
-        self.layers = layers;
         self
     }
 

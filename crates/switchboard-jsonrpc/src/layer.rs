@@ -20,9 +20,10 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use switchboard_types::catalogue::{self, Primitive, TargetKind};
-use switchboard_types::{Notification, ProtocolVersion, RawJson, Request};
+use switchboard_types::{Notification, RawJson, Request};
 
 use crate::error::RequestError;
+use crate::facts::Facts;
 use crate::peer::{Peer, RequestOptions};
 use crate::service::{BoxFuture, HandlerResult, RequestContext, Service};
 
@@ -46,80 +47,6 @@ pub trait Layer: Send + Sync + 'static {
     /// e.g. to carry trace context in `_meta`); fail it by returning an error without calling it.
     fn send(&self, call: Outgoing, next: SendNext) -> BoxFuture<Result<RawJson, RequestError>> {
         next.run(call)
-    }
-}
-
-/// What a side knows about the session a message belongs to, for layers (and, on the server,
-/// for handlers through its context). Fields a transport or era does not have are `None`.
-#[derive(Debug, Clone, Default, PartialEq)]
-#[non_exhaustive]
-pub struct Facts {
-    /// This side's name in logs (`server`, `client`).
-    pub side: &'static str,
-    /// The session id (the MCP session of a 2025 connection; `None` for a 2026-07-28 request,
-    /// which has no session, and before one exists).
-    pub session_id: Option<Arc<str>>,
-    /// The protocol revision the message speaks, once known.
-    pub protocol_version: Option<ProtocolVersion>,
-    /// The authorization subject (`sub` of the validated token), when the transport authorized
-    /// the request.
-    pub subject: Option<Arc<str>>,
-    /// The OAuth client the token was issued to (`client_id`/`azp`), when known.
-    pub client_id: Option<Arc<str>>,
-    /// The token's scopes; empty without authorization.
-    pub scopes: Arc<[String]>,
-    /// The peer's implementation name, once it declared one (`clientInfo.name` on a server).
-    pub peer_name: Option<Arc<str>>,
-    /// This process's number for the connection the message travels on (a stdio connection,
-    /// an HTTP session, one 2026-07-28 request's exchange): a key for per-connection state
-    /// where there is no session id.
-    pub connection: Option<u64>,
-}
-
-impl Facts {
-    /// Facts for side `side` with nothing known yet.
-    pub fn new(side: &'static str) -> Self {
-        Facts {
-            side,
-            ..Facts::default()
-        }
-    }
-
-    /// With a session id.
-    pub fn with_session_id(mut self, id: impl Into<Arc<str>>) -> Self {
-        self.session_id = Some(id.into());
-        self
-    }
-
-    /// With the protocol revision.
-    pub fn with_protocol_version(mut self, v: Option<ProtocolVersion>) -> Self {
-        self.protocol_version = v;
-        self
-    }
-
-    /// With the caller's identity: subject, client id and scopes.
-    pub fn with_caller(
-        mut self,
-        subject: Option<Arc<str>>,
-        client_id: Option<Arc<str>>,
-        scopes: Arc<[String]>,
-    ) -> Self {
-        self.subject = subject;
-        self.client_id = client_id;
-        self.scopes = scopes;
-        self
-    }
-
-    /// With this process's number for the connection.
-    pub fn with_connection(mut self, n: u64) -> Self {
-        self.connection = Some(n);
-        self
-    }
-
-    /// With the peer's implementation name.
-    pub fn with_peer_name(mut self, name: Option<Arc<str>>) -> Self {
-        self.peer_name = name;
-        self
     }
 }
 
@@ -441,27 +368,31 @@ impl SendNext {
     }
 }
 
-/// Runs our request through the layers, then sends it.
-pub(crate) fn send(
-    peer: Peer,
-    layers: Layers,
-    method: &str,
-    params: Option<RawJson>,
-    options: RequestOptions,
-    facts: Facts,
-) -> BoxFuture<Result<RawJson, RequestError>> {
-    let call = Outgoing {
-        method: method.to_owned(),
-        params,
-        options,
-        facts: Arc::new(facts),
-    };
-    SendNext {
-        layers,
-        index: 0,
-        peer,
+/// The layers as the [`Peer`] handle runs them around our requests.
+pub(crate) struct OutboundLayers(pub(crate) Layers);
+
+impl crate::peer::Outbound for OutboundLayers {
+    fn send(
+        &self,
+        peer: Peer,
+        method: &str,
+        params: Option<RawJson>,
+        options: RequestOptions,
+        facts: Facts,
+    ) -> BoxFuture<Result<RawJson, RequestError>> {
+        let call = Outgoing {
+            method: method.to_owned(),
+            params,
+            options,
+            facts: Arc::new(facts),
+        };
+        SendNext {
+            layers: self.0.clone(),
+            index: 0,
+            peer,
+        }
+        .run(call)
     }
-    .run(call)
 }
 
 /// The role's service with the layers around it: what the session runs when any is installed.

@@ -14,6 +14,7 @@
 //! | `router` | [`MethodTable`]: one route per method, typed handlers erased |
 //! | `service` | [`Service`]: the role's handler; [`RequestContext`] for handlers |
 //! | `layer` | [`Layer`]: middleware around requests and notifications, both directions |
+//! | `facts` | [`Facts`]: what a side knows of a message's session and caller |
 //! | `framelog` | [`FrameHook`]: sees every frame with direction, kind and id |
 //! | `related` | [`RelatedRequests`]: for relays, which client request a server frame belongs to |
 //! | `config` | [`SessionConfig`]: every bound, on by default |
@@ -38,6 +39,7 @@
 
 mod config;
 mod error;
+mod facts;
 mod framelog;
 mod layer;
 pub mod memory;
@@ -53,8 +55,9 @@ mod transport;
 
 pub use config::{DEFAULT_MAX_FRAME_BYTES, SessionConfig};
 pub use error::RequestError;
+pub use facts::Facts;
 pub use framelog::{Flow, FrameEvent, FrameHook};
-pub use layer::{Call, Facts, Layer, Layers, Next, Outgoing, Scope, SendNext, target_of};
+pub use layer::{Call, Layer, Layers, Next, Outgoing, Scope, SendNext, target_of};
 pub use peer::{IdCallback, Peer, ProgressWatch, RequestOptions, WeakPeer};
 pub use queue::Queue;
 pub use related::RelatedRequests;
@@ -66,7 +69,7 @@ pub use service::{
     BoxFuture, HandlerResult, ProgressCallback, ProgressError, ProgressUpdate, RequestContext,
     Service,
 };
-pub use session::{NullService, spawn};
+pub use session::{NullService, spawn, spawn_layered};
 pub use throttle::LogThrottle;
 pub use transport::{
     Attachment, FrameSink, FrameSource, OutboundFrame, Transport, TransportControl, TransportError,

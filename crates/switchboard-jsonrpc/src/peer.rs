@@ -119,7 +119,23 @@ pub(crate) trait SendRules: Send + Sync {
     /// Whether a request of ours with this method may be cancelled.
     fn cancellable(&self, method: &str) -> bool;
     /// What the role knows of the session, for the layers around our requests.
-    fn facts(&self) -> crate::layer::Facts;
+    fn facts(&self) -> crate::facts::Facts;
+}
+
+/// The middleware around our requests, as the handle runs it (the session installs it when
+/// layers are given): the send goes through it, and its last step is [`Peer::request_direct`].
+pub(crate) trait Outbound: Send + Sync {
+    /// Runs the request through the layers, then sends it.
+    fn send(
+        &self,
+        peer: Peer,
+        method: &str,
+        params: Option<RawJson>,
+        options: RequestOptions,
+        facts: crate::facts::Facts,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<RawJson, RequestError>> + Send + 'static>,
+    >;
 }
 
 pub(crate) struct PendingEntry {
@@ -161,6 +177,8 @@ pub(crate) struct Inner {
     pub(crate) config: SessionConfig,
     /// What the role decides of our own sends (the role's `Service`, as the session gives it).
     pub(crate) rules: Arc<dyn SendRules>,
+    /// The layers around our requests; `None` when no layer is installed.
+    pub(crate) outbound: Option<Arc<dyn Outbound>>,
     /// Frames waiting for the writer (bounded; allocates nothing while a session is idle).
     pub(crate) out: crate::queue::Queue<OutboundFrame>,
     pub(crate) next_id: AtomicI64,
@@ -514,13 +532,14 @@ impl Peer {
         params: Option<RawJson>,
         opts: RequestOptions,
     ) -> Result<RawJson, RequestError> {
-        let layers = &self.inner.config.layers;
-        if layers.is_empty() {
+        let Some(outbound) = &self.inner.outbound else {
             return self.request_direct(method, params, opts).await;
-        }
+        };
         let mut facts = self.inner.rules.facts();
         facts.side = self.inner.config.name;
-        crate::layer::send(self.clone(), layers.clone(), method, params, opts, facts).await
+        outbound
+            .send(self.clone(), method, params, opts, facts)
+            .await
     }
 
     /// [`Peer::request`] past the layers: what the last layer's `next` does.

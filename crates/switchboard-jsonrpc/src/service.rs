@@ -63,9 +63,9 @@ pub trait Service: Send + Sync + 'static {
 
     /// What this side knows of the session (and, given a request's context, of its caller), for
     /// [layers](crate::Layer). Called only when a layer is installed. Default: nothing known.
-    fn facts(&self, cx: Option<&RequestContext>) -> crate::layer::Facts {
+    fn facts(&self, cx: Option<&RequestContext>) -> crate::facts::Facts {
         let _ = cx;
-        crate::layer::Facts::default()
+        crate::facts::Facts::default()
     }
 
     /// Told once when the session has closed.

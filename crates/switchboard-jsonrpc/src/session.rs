@@ -22,7 +22,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::SessionConfig;
 use crate::framelog::{Flow, FrameEvent};
-use crate::peer::{InflightEntry, Inner, Peer, SendRules};
+use crate::layer::{Layered, Layers, OutboundLayers};
+use crate::peer::{InflightEntry, Inner, Outbound, Peer, SendRules};
 use crate::service::{
     BoxFuture, ProgressSlot, ProgressState, ProgressUpdate, RequestContext, Service,
 };
@@ -36,19 +37,33 @@ use switchboard_types::methods;
 /// Starts a session on `transport`, answering the peer with `service`. Must be called inside a
 /// Tokio runtime. Returns the handle used to talk to the peer.
 pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: SessionConfig) -> Peer {
+    spawn_layered(transport, service, config, &Layers::new())
+}
+
+/// [`spawn`] with middleware: `layers` around every request and notification the peer sends and
+/// every request sent through the returned handle. With no layer this is [`spawn`] exactly.
+pub fn spawn_layered<T: Transport>(
+    transport: T,
+    service: Arc<dyn Service>,
+    config: SessionConfig,
+    layers: &Layers,
+) -> Peer {
     let control = transport.control();
     let (sink, source) = transport.split();
     // Middleware, when installed, wraps the role once here; without it nothing changes.
-    let service: Arc<dyn Service> = if config.layers.is_empty() {
-        service
+    let (service, outbound): (Arc<dyn Service>, Option<Arc<dyn Outbound>>) = if layers.is_empty() {
+        (service, None)
     } else {
-        Arc::new(crate::layer::Layered {
-            service,
-            layers: config.layers.clone(),
-            side: config.name,
-        })
+        (
+            Arc::new(Layered {
+                service,
+                layers: layers.clone(),
+                side: config.name,
+            }),
+            Some(Arc::new(OutboundLayers(layers.clone()))),
+        )
     };
-    let inner = new_inner(control, service.clone(), config);
+    let inner = new_inner(control, service.clone(), config, outbound);
     let peer = Peer {
         inner: inner.clone(),
         related: None,
@@ -63,12 +78,14 @@ fn new_inner(
     control: Option<Arc<dyn crate::transport::TransportControl>>,
     service: Arc<dyn Service>,
     config: SessionConfig,
+    outbound: Option<Arc<dyn Outbound>>,
 ) -> Arc<Inner> {
     let config_log_rate = config.log_lines_per_second;
     Arc::new(Inner {
         out: crate::queue::Queue::new(config.outbound_queue),
         config,
         rules: Arc::new(ServiceRules(service)),
+        outbound,
         next_id: AtomicI64::new(1),
         pending: Mutex::default(),
         recently_cancelled: Mutex::default(),
@@ -97,7 +114,7 @@ impl SendRules for ServiceRules {
         self.0.cancellable(method)
     }
 
-    fn facts(&self) -> crate::layer::Facts {
+    fn facts(&self) -> crate::facts::Facts {
         self.0.facts(None)
     }
 }
@@ -880,7 +897,7 @@ mod tests {
         let control = a.control();
         let (sink, source) = a.split();
         let service: Arc<dyn Service> = Arc::new(NullService);
-        let inner = new_inner(control, service.clone(), SessionConfig::default());
+        let inner = new_inner(control, service.clone(), SessionConfig::default(), None);
         let peer = Peer {
             inner: inner.clone(),
             related: None,

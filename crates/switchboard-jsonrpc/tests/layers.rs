@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use switchboard_jsonrpc::memory;
 use switchboard_jsonrpc::{
     BoxFuture, Call, Facts, HandlerResult, Layer, Layers, Next, Outgoing, Peer, RequestContext,
-    RequestError, RequestOptions, Scope, SendNext, Service, SessionConfig, spawn,
+    RequestError, RequestOptions, Scope, SendNext, Service, SessionConfig, spawn, spawn_layered,
 };
 use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::methods;
@@ -120,12 +120,11 @@ fn pair(layers: Layers) -> (Peer, Arc<Mutex<Vec<String>>>) {
     let (a, b) = memory::pair();
     let echo = Echo::default();
     let notes = echo.notes.clone();
-    spawn(
+    spawn_layered(
         a,
         Arc::new(echo),
-        SessionConfig::default()
-            .with_name("server")
-            .with_layers(layers),
+        SessionConfig::default().with_name("server"),
+        &layers,
     );
     let client = spawn(b, Arc::new(Echo::default()), SessionConfig::default());
     (client, notes)
@@ -238,12 +237,11 @@ async fn a_layer_can_stop_a_notification_before_the_role() {
 async fn a_layer_rewrites_our_own_requests_before_they_leave() {
     let (a, b) = memory::pair();
     spawn(a, Arc::new(Echo::default()), SessionConfig::default());
-    let client = spawn(
+    let client = spawn_layered(
         b,
         Arc::new(Echo::default()),
-        SessionConfig::default()
-            .with_name("client")
-            .with_layers(Layers::new().layer(Mark)),
+        SessionConfig::default().with_name("client"),
+        &Layers::new().layer(Mark),
     );
     let v = ask(&client, "x", json!({"k": 2})).await.unwrap();
     assert_eq!(v["params"], json!({"k": 2, "_meta": {"mark": "client"}}));

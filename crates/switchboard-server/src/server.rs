@@ -127,6 +127,7 @@ pub struct ServerBuilder {
     max_session_tools: usize,
     max_initialize_bytes: usize,
     config: SessionConfig,
+    layers: switchboard_jsonrpc::Layers,
     modern_versions: Option<Vec<ProtocolVersion>>,
     state_key: Option<[u8; 32]>,
     state_ttl: std::time::Duration,
@@ -478,12 +479,9 @@ impl ServerBuilder {
         self
     }
 
-    /// The engine configuration of each session (bounds, timeouts, frame hook). Layers added
-    /// with [`ServerBuilder::layer`] are kept, inside any the configuration carries.
+    /// The engine configuration of each session (bounds, timeouts, frame hook).
     pub fn session_config(mut self, config: SessionConfig) -> Self {
-        let added = std::mem::take(&mut self.config.layers);
-        let layers = config.layers.clone().extend(&added);
-        self.config = config.with_layers(layers);
+        self.config = config;
         self
     }
 
@@ -501,8 +499,7 @@ impl ServerBuilder {
         scope: switchboard_jsonrpc::Scope,
         layer: impl switchboard_jsonrpc::Layer,
     ) -> Self {
-        let layers = std::mem::take(&mut self.config.layers).layer_for(scope, layer);
-        self.config.layers = layers;
+        self.layers = std::mem::take(&mut self.layers).layer_for(scope, layer);
         self
     }
 
@@ -619,6 +616,7 @@ impl ServerBuilder {
                 max_session_tools: self.max_session_tools,
                 max_initialize_bytes: self.max_initialize_bytes,
                 config: self.config,
+                layers: self.layers,
                 modern_versions: self
                     .modern_versions
                     .unwrap_or_else(|| ProtocolVersion::MODERN.to_vec()),
@@ -682,6 +680,7 @@ impl Server {
             max_session_tools: DEFAULT_MAX_SESSION_TOOLS,
             max_initialize_bytes: DEFAULT_MAX_INITIALIZE_BYTES,
             config: SessionConfig::default().with_name("server"),
+            layers: switchboard_jsonrpc::Layers::new(),
             modern_versions: None,
             state_key: None,
             state_ttl: crate::modern::seal::DEFAULT_STATE_TTL,
@@ -788,7 +787,12 @@ impl Server {
             self.establish(&state, version, client);
         }
         let service = Arc::new(ServerService::new(self.inner.clone(), state.clone()));
-        let peer = switchboard_jsonrpc::spawn(transport, service, self.inner.config.clone());
+        let peer = switchboard_jsonrpc::spawn_layered(
+            transport,
+            service,
+            self.inner.config.clone(),
+            &self.inner.layers,
+        );
         let entry = OpenSession {
             peer: peer.downgrade(),
             state: state.clone(),

@@ -128,7 +128,7 @@ impl DpopKey {
                     return Err(OAuthError::Store(format!(
                         "{} holds a {} key; only {DPOP_ALG} is supported",
                         path.display(),
-                        super::token::shorten(&file.alg)
+                        super::error::shorten(&file.alg)
                     )));
                 }
                 let der = base64::engine::general_purpose::URL_SAFE_NO_PAD

@@ -105,3 +105,9 @@ pub(crate) fn shown(url: &str) -> String {
         None => base.to_owned(),
     }
 }
+
+/// Text from a server, shortened for messages.
+pub(crate) fn shorten(s: &str) -> String {
+    let s: String = s.chars().filter(|c| !c.is_control()).take(200).collect();
+    s
+}

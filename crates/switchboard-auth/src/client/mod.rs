@@ -1003,7 +1003,7 @@ pub(crate) fn check_callback(
         Some(iss) if iss != issuer => {
             return Err(OAuthError::Callback(format!(
                 "the iss parameter {} is not the issuer {} (RFC 9207: a mix-up attack?)",
-                token::shorten(&iss),
+                error::shorten(&iss),
                 error::shown(issuer)
             )));
         }
@@ -1017,11 +1017,11 @@ pub(crate) fn check_callback(
     }
     if let Some(err) = get("error") {
         let desc = get("error_description")
-            .map(|d| format!(": {}", token::shorten(&d)))
+            .map(|d| format!(": {}", error::shorten(&d)))
             .unwrap_or_default();
         return Err(OAuthError::Callback(format!(
             "the authorization server answered {}{desc}",
-            token::shorten(&err)
+            error::shorten(&err)
         )));
     }
     get("code")

@@ -9,7 +9,7 @@ use crate::metadata::{AuthorizationServerMetadata, ClientMetadata};
 use super::error::{OAuthError, shown};
 use super::fetch::Fetcher;
 use super::store::{RegisteredClient, TokenAuthMethod};
-use super::token::shorten;
+use super::error::shorten;
 
 /// Credentials registered with an authorization server beforehand.
 #[derive(Clone, PartialEq, Eq)]

@@ -6,6 +6,7 @@ use serde::Deserialize;
 use url::Url;
 
 use super::dpop::DpopSigner;
+use super::error::shorten;
 use super::error::{OAuthError, shown};
 use super::fetch::{Answer, Fetcher};
 use super::pkce::random_token;
@@ -255,8 +256,3 @@ impl TokenRequest<'_> {
     }
 }
 
-/// Text from a server, shortened for messages.
-pub(crate) fn shorten(s: &str) -> String {
-    let s: String = s.chars().filter(|c| !c.is_control()).take(200).collect();
-    s
-}

@@ -61,6 +61,8 @@ pub(crate) struct ServerInner {
     /// Bytes of `initialize` params a session accepts (`ServerBuilder::max_initialize_bytes`).
     pub(crate) max_initialize_bytes: usize,
     pub(crate) config: SessionConfig,
+    /// The middleware around every session's messages (`ServerBuilder::layer`).
+    pub(crate) layers: switchboard_jsonrpc::Layers,
     /// The modern revisions served per request (2026-07-28).
     pub(crate) modern_versions: Vec<ProtocolVersion>,
     /// Seals the `requestState` of multi round-trip requests.
