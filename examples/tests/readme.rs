@@ -12,6 +12,7 @@ use switchboard::types::tools::CallToolResult;
 const SOURCE: &str = include_str!("../src/bin/readme_server.rs");
 const CHECK_SOURCE: &str = include_str!("readme_check.rs");
 const EXTENSION_SOURCE: &str = include_str!("readme_extension.rs");
+const MIDDLEWARE_SOURCE: &str = include_str!("readme_middleware.rs");
 
 #[test]
 fn the_readme_shows_the_example_word_for_word_in_at_most_15_lines() {
@@ -31,6 +32,12 @@ fn the_readme_shows_the_check_test_word_for_word() {
 fn the_readme_shows_the_extension_method_word_for_word() {
     let readme = include_str!("../../README.md");
     assert!(readme.contains(&format!("```rust\n{EXTENSION_SOURCE}```")), "README.md must contain tests/readme_extension.rs verbatim");
+}
+
+#[test]
+fn the_readme_shows_the_middleware_example_word_for_word() {
+    let readme = include_str!("../../README.md");
+    assert!(readme.contains(&format!("```rust\n{MIDDLEWARE_SOURCE}```")), "README.md must contain tests/readme_middleware.rs verbatim");
 }
 
 #[tokio::test]
