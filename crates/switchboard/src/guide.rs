@@ -210,3 +210,60 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! ## Middleware: a layer of your own
+//!
+//! A [`jsonrpc::Layer`](crate::jsonrpc::Layer) wraps every request a side handles (`handle`),
+//! every notification it takes (`notification`) and every request it sends (`send`); each hook
+//! defaults to going on unchanged. Go on with `next.run(call)` (call it before your first
+//! `.await`, so the handshake keeps frame order), or answer yourself. The built-in layers
+//! (timeouts, limits, the audit log) are in [`middleware`](crate::middleware). This one refuses
+//! tool calls on sessions whose client did not say who it is, and counts the rest:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::sync::atomic::{AtomicUsize, Ordering};
+//! use serde_json::json;
+//! use switchboard::client::Client;
+//! use switchboard::jsonrpc::{memory, BoxFuture, Call, HandlerResult, Layer, Next, Scope};
+//! use switchboard::server::Server;
+//! use switchboard::types::ErrorObject;
+//! use switchboard::types::lifecycle::Implementation;
+//! use switchboard::types::tools::{CallToolResult, Tool};
+//!
+//! struct KnownClientsOnly(Arc<AtomicUsize>);
+//!
+//! impl Layer for KnownClientsOnly {
+//!     fn handle(&self, call: Call, next: Next) -> BoxFuture<HandlerResult> {
+//!         if call.facts().peer_name.as_deref() == Some("anonymous") {
+//!             let refusal = ErrorObject::invalid_request("tell us who you are", "unknown_client");
+//!             return Box::pin(async move { Err(refusal) });
+//!         }
+//!         self.0.fetch_add(1, Ordering::Relaxed);
+//!         next.run(call)
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let calls = Arc::new(AtomicUsize::new(0));
+//! let server = Server::builder(Implementation::new("guarded", "1.0"))
+//!     .tool(Tool::new("hello", json!({"type": "object"})), |_| async {
+//!         Ok(CallToolResult::text("hello"))
+//!     })
+//!     .layer_for(Scope::tools(), KnownClientsOnly(calls.clone()))
+//!     .build()?;
+//! for (name, ok) in [("guide", true), ("anonymous", false)] {
+//!     let (ours, theirs) = memory::pair();
+//!     server.serve(theirs)?;
+//!     let client = Client::builder(Implementation::new(name, "1.0"))
+//!         .era(switchboard::client::EraMode::Legacy)
+//!         .build()
+//!         .connect(ours)
+//!         .await?;
+//!     assert_eq!(client.call_tool("hello", json!({})).await.is_ok(), ok);
+//! }
+//! assert_eq!(calls.load(Ordering::Relaxed), 1);
+//! # Ok(())
+//! # }
+//! ```
