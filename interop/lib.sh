@@ -88,6 +88,63 @@ start_switchboard_http() {
   fi
 }
 
+# Starts the venv's Python on SCRIPT --http 0 [ARGS...] (a server printing its
+# http://127.0.0.1:PORT/mcp on stderr) and waits for that URL; fails the script if none comes. Sets
+# PY_HTTP_URL, PY_HTTP_PID and PY_HTTP_LOG; the caller kills PY_HTTP_PID and removes PY_HTTP_LOG.
+#   start_python_http SCRIPT [ARGS...]
+start_python_http() {
+  local script="$1"
+  shift
+  PY_HTTP_LOG="$(mktemp)"
+  PY_HTTP_URL=""
+  "$VENV_PY" "$script" --http 0 "$@" 2> "$PY_HTTP_LOG" &
+  PY_HTTP_PID=$!
+  for _ in $(seq 1 200); do
+    PY_HTTP_URL="$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$PY_HTTP_LOG" | head -n 1 || true)"
+    [ -n "$PY_HTTP_URL" ] && break
+    kill -0 "$PY_HTTP_PID" 2> /dev/null || break
+    sleep 0.1
+  done
+  [ -n "$PY_HTTP_URL" ] || { cat "$PY_HTTP_LOG" >&2; interop_die "$(basename "$script") --http did not start"; }
+}
+
+# Runs a peer check whose findings must be exactly the expected ones: CMD (stdout in RESULTS,
+# stderr in ERRS, at most SECONDS) must exit 1 (findings; 2 means it could not run), then EXTRACT
+# (a Python program given RESULTS) prints what it found and then a line `found KEY` per finding;
+# the set of keys must be EXPECTED (one a line) plus any of MAYBE. Prints each unexpected and each
+# missing key; returns 1 on any mismatch.
+#   interop_expect_exactly RESULTS ERRS SECONDS EXTRACT EXPECTED MAYBE CMD...
+interop_expect_exactly() {
+  local results="$1" errs="$2" seconds="$3" extract="$4" expected="$5" maybe="$6"
+  shift 6
+  local code=0 ok=0
+  timeout "$seconds" "$@" > "$results" 2> "$errs" || code=$?
+  if [ "$code" -ne 1 ]; then
+    echo "FAIL: $(basename "$1") exited $code (expected 1: findings)"
+    cat "$errs" >&2
+    ok=1
+  fi
+  local out
+  out="$(python3 -c "$extract" "$results")" || ok=1
+  printf '%s\n' "$out" | grep -v '^found ' || true
+  printf '%s\n' "$out" | sed -n 's/^found //p' | EXPECTED="$expected" MAYBE="$maybe" python3 -c '
+import os, sys
+found = set(filter(None, sys.stdin.read().splitlines()))
+expected = set(filter(None, os.environ["EXPECTED"].splitlines()))
+maybe = set(filter(None, os.environ["MAYBE"].splitlines()))
+ok = True
+for x in sorted(found - expected - maybe):
+    print("UNEXPECTED: " + x)
+    ok = False
+for x in sorted(expected - found):
+    print("EXPECTED BUT NOT FOUND: " + x)
+    ok = False
+print("the findings are exactly the expected ones" if ok else "MISMATCH")
+sys.exit(0 if ok else 1)
+' || ok=1
+  return "$ok"
+}
+
 # Check counters for the scripts that print `PASS name` / `FAIL name: why` and end with
 # `N passed, M failed`.
 passed=0

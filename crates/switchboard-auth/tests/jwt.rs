@@ -10,6 +10,7 @@ use jsonwebtoken::{Algorithm, Header};
 use serde_json::json;
 use switchboard_auth::resource::{JwtValidator, JwtValidatorConfig, TokenError, TokenValidator};
 use switchboard_test_support::issuer::{JwksMode, TestIssuer, TestKey, now};
+use switchboard_test_support::wait::Deadline;
 
 const AUD: &str = "http://127.0.0.1:1/mcp";
 
@@ -353,13 +354,27 @@ async fn keys_older_than_max_key_age_are_fetched_again_before_use() {
     assert!(v.validate(&token).await.is_ok());
     assert!(v.validate(&token).await.is_ok());
     assert_eq!(issuer.jwks_hits(), 1, "young keys are used as they are");
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    assert!(v.validate(&token).await.is_ok());
-    assert_eq!(issuer.jwks_hits(), 2, "old keys are fetched again");
+    // The validator's clock is std's: validate until the keys, once old, are fetched again.
+    let fetched = std::time::Instant::now();
+    let deadline = Deadline::new("the old keys fetched again");
+    while issuer.jwks_hits() < 2 {
+        assert!(v.validate(&token).await.is_ok());
+        deadline.tick().await;
+    }
+    assert!(
+        fetched.elapsed() >= Duration::from_millis(300),
+        "not before they are old"
+    );
     // A key the issuer retired meanwhile is no longer trusted once the keys are old.
     issuer.publish(vec![TestKey::es256("k9")]);
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    assert!(v.validate(&token).await.is_err());
+    let deadline = Deadline::new("the retired key refused");
+    while v.validate(&token).await.is_ok() {
+        deadline.tick().await;
+    }
+    assert!(
+        issuer.jwks_hits() >= 3,
+        "refused after the keys were fetched again"
+    );
 }
 
 /// Issue 25, finding 1: a token naming a random `kid` makes the validator fetch the JWKS; while

@@ -5,7 +5,7 @@
 mod common;
 
 use serde_json::{Value, json};
-use switchboard_test_support::issuer::TestIssuer;
+use switchboard_test_support::issuer::{TestIssuer, bearer_post_headers};
 
 async fn post(
     url: &str,
@@ -13,18 +13,9 @@ async fn post(
     session: Option<&str>,
     body: Value,
 ) -> reqwest::Response {
-    let mut req = reqwest::Client::new()
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .body(body.to_string());
-    if let Some(t) = token {
-        req = req.header("authorization", format!("Bearer {t}"));
-    }
-    if let Some(s) = session {
-        req = req
-            .header("mcp-session-id", s)
-            .header("mcp-protocol-version", "2025-11-25");
+    let mut req = reqwest::Client::new().post(url).body(body.to_string());
+    for (name, value) in bearer_post_headers(token, session, "2025-11-25") {
+        req = req.header(name, value);
     }
     req.send().await.unwrap()
 }

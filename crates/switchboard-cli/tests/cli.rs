@@ -1,12 +1,12 @@
 //! The `switchboard` binary end to end: exit codes and output of `demo`, `trace`, `serve`,
 //! `check`, `call` and `record`.
 
+mod common;
+
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_switchboard"))
-}
+use common::bin;
 
 #[test]
 fn demo_prints_the_annotated_session_and_exits_0() {
@@ -312,16 +312,7 @@ fn check_fails_exactly_the_rules_a_broken_server_breaks() {
 
 fn call(args: &[&str]) -> (Option<i32>, String, String) {
     let server = format!("{} serve", env!("CARGO_BIN_EXE_switchboard"));
-    let out = bin()
-        .args(["call", "--stdio", &server])
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code(),
-        String::from_utf8(out.stdout).expect("utf-8"),
-        String::from_utf8(out.stderr).expect("utf-8"),
-    )
+    common::run(&[&["call", "--stdio", &server][..], args].concat())
 }
 
 #[test]

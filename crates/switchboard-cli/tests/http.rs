@@ -15,16 +15,7 @@ fn serve(extra: &[&str]) -> Served {
 }
 
 fn call(url: &str, args: &[&str]) -> (Option<i32>, String, String) {
-    let out = bin()
-        .args(["call", "--url", url])
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code(),
-        String::from_utf8(out.stdout).expect("utf-8"),
-        String::from_utf8(out.stderr).expect("utf-8"),
-    )
+    common::run(&[&["call", "--url", url][..], args].concat())
 }
 
 #[test]

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use switchboard_client::{Client, ClientError, Era, EraMode, ListenEvent};
 use switchboard_jsonrpc::memory::{MemorySink, MemorySource, MemoryTransport, pair};
 use switchboard_jsonrpc::{FrameSink, OutboundFrame, RequestError, Transport, TransportError};
+use switchboard_test_support::wait;
 use switchboard_types::elicitation::{ElicitAction, ElicitResult};
 use switchboard_types::lifecycle::Implementation;
 use switchboard_types::logging::LoggingLevel;
@@ -197,12 +198,7 @@ async fn pinned_modern_never_falls_back_and_legacy_never_probes() {
         Some("initialize") => result(f, initialize_result()),
         _ => vec![],
     });
-    let session = client()
-        .era(EraMode::Legacy)
-        .build()
-        .connect(a)
-        .await
-        .unwrap();
+    let session = legacy_session(a).await;
     assert_eq!(session.era(), Era::Legacy);
     assert_eq!(seen.lock().unwrap()[0]["method"], "initialize");
 }
@@ -520,7 +516,10 @@ async fn d26_70_to_d26_75_listen_streams_are_acknowledged_demultiplexed_and_canc
     // transport.
     let id = tools.id().clone();
     drop(tools);
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    wait::until("the listen cancelled", || {
+        !requests(&seen.lock().unwrap(), "notifications/cancelled").is_empty()
+    })
+    .await;
     let seen = seen.lock().unwrap().clone();
     let cancelled = requests(&seen, "notifications/cancelled");
     assert_eq!(cancelled.len(), 1);
@@ -547,12 +546,7 @@ async fn listen_on_a_legacy_connection_is_refused_locally() {
         Some("initialize") => result(f, initialize_result()),
         _ => vec![],
     });
-    let session = client()
-        .era(EraMode::Legacy)
-        .build()
-        .connect(a)
-        .await
-        .unwrap();
+    let session = legacy_session(a).await;
     let e = session
         .listen(SubscriptionFilter::default())
         .await
@@ -598,14 +592,23 @@ async fn listen_streams_and_their_buffers_are_bounded() {
         requests(&seen.lock().unwrap(), "subscriptions/listen").len(),
         1
     );
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // A request answered after them (whatever its answer says): the three notifications have
+    // reached the stream's buffer.
+    let _ = session.call_tool("after", json!({})).await;
     assert_eq!(one.next().await, Some(ListenEvent::ToolsListChanged));
     // The other two did not fit in a buffer of one: dropped, the stream goes on.
     let more = tokio::time::timeout(Duration::from_millis(100), one.next()).await;
     assert!(more.is_err(), "nothing more: {more:?}");
     drop(one);
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    session.listen(filter).await.unwrap();
+    // Its place is free once the cancelled listen has ended.
+    let deadline = wait::Deadline::new("the listen's place free again");
+    loop {
+        match session.listen(filter.clone()).await {
+            Ok(_) => break,
+            Err(ClientError::TooManyListens { .. }) => deadline.tick().await,
+            Err(e) => panic!("{e}"),
+        }
+    }
 }
 
 #[tokio::test]
@@ -684,7 +687,10 @@ async fn a_listen_never_acknowledged_fails_after_the_request_timeout_and_is_canc
         matches!(e, ClientError::Request(RequestError::Timeout { .. })),
         "{e}"
     );
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    wait::until("the timed-out listen cancelled", || {
+        !requests(&seen.lock().unwrap(), "notifications/cancelled").is_empty()
+    })
+    .await;
     let seen = seen.lock().unwrap().clone();
     let listen = requests(&seen, "subscriptions/listen");
     assert_eq!(listen.len(), 1);

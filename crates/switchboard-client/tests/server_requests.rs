@@ -7,8 +7,8 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{client, initialize_result, modern_session, requests, result, server};
-use switchboard_client::{ClientError, EraMode};
+use support::{initialize_result, legacy_session, modern_session, requests, result, server};
+use switchboard_client::ClientError;
 use switchboard_jsonrpc::memory::pair;
 use switchboard_types::ErrorCode;
 
@@ -57,12 +57,7 @@ async fn a_2025_server_request_the_client_does_not_serve_is_32601_and_the_sessio
         }
         _ => vec![],
     });
-    let session = client()
-        .era(EraMode::Legacy)
-        .build()
-        .connect(a)
-        .await
-        .unwrap();
+    let session = legacy_session(a).await;
     session.call_tool("first", json!({})).await.unwrap();
     let frames = seen.lock().unwrap().clone();
     // An unknown method, and a catalogue method a server never sends.

@@ -84,16 +84,15 @@ async fn get_second_concurrent_stream_is_409_until_the_first_closes() {
     assert_eq!(second.status(), 409);
     drop(first);
     // The server notices the closed connection at its next keep-alive write.
-    let mut status = 0;
-    for _ in 0..40 {
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    let deadline = switchboard_test_support::wait::Deadline::new("the first stream closed");
+    loop {
         let again = send(live.addr, wire_get(live.addr, &sid, None)).await;
-        status = again.status().as_u16();
-        if status == 200 {
-            break;
+        match again.status().as_u16() {
+            200 => break,
+            409 => deadline.tick().await,
+            other => panic!("unexpected status {other}"),
         }
     }
-    assert_eq!(status, 200);
 }
 
 #[tokio::test]
@@ -105,6 +104,7 @@ async fn unsolicited_messages_wait_in_a_bounded_queue_for_a_get_stream() {
         add_tool(&server, name);
     }
     // Let the three notifications reach the session's queue (bound 2: the oldest is dropped).
+    // Kept: nothing outside the crate observes that queue without draining it.
     tokio::time::sleep(Duration::from_millis(200)).await;
     let resp = send(live.addr, wire_get(live.addr, &sid, None)).await;
     let mut get = SseReader::new(resp.into_body());
@@ -223,8 +223,15 @@ async fn post_stream_interrupted_before_its_response_is_finished_on_a_resumed_ge
     let mut reader = SseReader::new(post.into_body());
     let priming = reader.next_event(WAIT).await.unwrap();
     drop(reader); // the client disconnects; the request goes on (a disconnect is no cancellation)
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    let resp = send(live.addr, wire_get(live.addr, &sid, priming.id.as_deref())).await;
+    // The resume is refused (409) until the server has seen the POST stream go.
+    let deadline = switchboard_test_support::wait::Deadline::new("the POST stream let go");
+    let resp = loop {
+        let resp = send(live.addr, wire_get(live.addr, &sid, priming.id.as_deref())).await;
+        if resp.status() != 409 {
+            break resp;
+        }
+        deadline.tick().await;
+    };
     assert_eq!(resp.status(), 200);
     let mut resumed = SseReader::new(resp.into_body());
     let mut got = Vec::new();
@@ -263,8 +270,8 @@ async fn sep1699_polling_closes_the_post_stream_and_the_client_resumes() {
     );
     let mut last = priming.id.clone().unwrap();
     let mut answer = None;
-    for _ in 0..50 {
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    let deadline = switchboard_test_support::wait::Deadline::new("the answer on a resumed stream");
+    while answer.is_none() {
         let resp = send(live.addr, wire_get(live.addr, &sid, Some(&last))).await;
         assert_eq!(resp.status(), 200);
         let mut r = SseReader::new(resp.into_body());
@@ -276,8 +283,8 @@ async fn sep1699_polling_closes_the_post_stream_and_the_client_resumes() {
                 answer = Some(e.json());
             }
         }
-        if answer.is_some() {
-            break;
+        if answer.is_none() {
+            deadline.tick().await;
         }
     }
     let v = answer.expect("the response after reconnecting");

@@ -128,6 +128,28 @@ impl Drop for TestIssuer {
     }
 }
 
+/// The headers of a POST to an MCP endpoint protected by the issuer's tokens: JSON body, both
+/// answer kinds accepted, `token` as a bearer (if any), and the session (if any) with
+/// `version`.
+pub fn bearer_post_headers(
+    token: Option<&str>,
+    session: Option<&str>,
+    version: &str,
+) -> Vec<(&'static str, String)> {
+    let mut headers = vec![
+        ("accept", "application/json, text/event-stream".to_owned()),
+        ("content-type", "application/json".to_owned()),
+    ];
+    if let Some(t) = token {
+        headers.push(("authorization", format!("Bearer {t}")));
+    }
+    if let Some(s) = session {
+        headers.push(("mcp-session-id", s.to_owned()));
+        headers.push(("mcp-protocol-version", version.to_owned()));
+    }
+    headers
+}
+
 /// Seconds since the Unix epoch.
 pub fn now() -> u64 {
     SystemTime::now()

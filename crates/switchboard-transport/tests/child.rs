@@ -17,6 +17,7 @@ use switchboard_jsonrpc::{
     FrameSink, FrameSource, NullService, OutboundFrame, RequestError, RequestOptions,
     SessionConfig, Transport, TransportError, spawn,
 };
+use switchboard_test_support::wait;
 use switchboard_transport::{ChildCommand, ChildHandle, ChildTransport};
 use switchboard_types::MessageKind;
 
@@ -58,24 +59,14 @@ fn frame(text: &str) -> OutboundFrame {
     }
 }
 
-/// The child is reaped (its `/proc` entry is gone) and no live process is left in its group.
-fn assert_gone(pid: u32) {
+/// The child is reaped (its `/proc` entry is gone) and no live process is left in its group
+/// within 2 s.
+async fn assert_gone(pid: u32) {
     assert!(
         !std::path::Path::new(&format!("/proc/{pid}")).exists(),
         "child {pid} was not reaped"
     );
-    let deadline = Instant::now() + Duration::from_secs(2);
-    loop {
-        let live = live_members_of_group(pid);
-        if live.is_empty() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "group {pid} still has live members {live:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    group_empties(pid, Duration::from_secs(2)).await;
 }
 
 /// Processes (not zombies) whose process group is `pgid`, from `/proc/<pid>/stat`.
@@ -140,7 +131,7 @@ async fn frames_go_through_a_cat_child_and_come_back() {
     let status = handle.wait().await.unwrap();
     assert!(status.success());
     assert_eq!(handle.exit_status(), Some(status));
-    assert_gone(handle.pid());
+    assert_gone(handle.pid()).await;
 }
 
 #[tokio::test]
@@ -159,11 +150,10 @@ async fn an_engine_session_loops_through_cat() {
     peer.notify("notifications/hello", Some(&serde_json::json!({})))
         .await
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while notes.lock().unwrap().is_empty() {
-        assert!(Instant::now() < deadline, "the notification came back");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait::until("the notification came back", || {
+        !notes.lock().unwrap().is_empty()
+    })
+    .await;
     assert_eq!(
         *notes.lock().unwrap(),
         vec!["notifications/hello".to_owned()]
@@ -175,7 +165,7 @@ async fn an_engine_session_loops_through_cat() {
         .unwrap()
         .unwrap();
     assert!(status.success());
-    assert_gone(handle.pid());
+    assert_gone(handle.pid()).await;
 }
 
 #[tokio::test]
@@ -204,7 +194,7 @@ async fn a_child_exiting_mid_call_fails_the_pending_request_at_once() {
     assert!(started.elapsed() < Duration::from_secs(3));
     assert!(peer.close_reason().unwrap().contains("exit status: 3"));
     assert_eq!(handle.wait().await.unwrap().code(), Some(3));
-    assert_gone(handle.pid());
+    assert_gone(handle.pid()).await;
 }
 
 #[tokio::test]
@@ -228,7 +218,7 @@ async fn a_child_that_exits_at_once_reports_its_status_on_the_source() {
     }
     assert!(source.recv().await.is_none());
     assert_eq!(handle.exit_status().unwrap().code(), Some(3));
-    assert_gone(handle.pid());
+    assert_gone(handle.pid()).await;
 }
 
 #[tokio::test]
@@ -264,7 +254,7 @@ async fn shutdown_closes_stdin_first_and_a_well_behaved_child_exits_cleanly() {
         took < Duration::from_secs(2),
         "no signal was needed: {took:?}"
     );
-    assert_gone(handle.pid());
+    assert_gone(handle.pid()).await;
 }
 
 #[tokio::test]
@@ -276,7 +266,7 @@ async fn st_shutdown_sigterm_for_a_child_that_ignores_stdin_eof() {
     assert_eq!(status.signal(), Some(15), "{status}");
     assert!(took >= GRACE, "stdin EOF was given its grace: {took:?}");
     assert!(took < GRACE * 2 + Duration::from_secs(1), "{took:?}");
-    assert_gone(handle.pid());
+    assert_gone(handle.pid()).await;
 }
 
 #[tokio::test]
@@ -288,7 +278,7 @@ async fn st_shutdown_sigkill_for_a_child_that_traps_sigterm() {
     assert_eq!(status.signal(), Some(9), "{status}");
     assert!(took >= GRACE * 2, "both graces were given: {took:?}");
     // The `sleep` grandchild ignores SIGTERM too (inherited); SIGKILL to the group ends it.
-    assert_gone(handle.pid());
+    assert_gone(handle.pid()).await;
 }
 
 #[tokio::test]
@@ -302,7 +292,7 @@ async fn closing_the_session_shuts_a_stubborn_child_down() {
         .unwrap()
         .unwrap();
     assert_eq!(status.signal(), Some(15), "{status}");
-    assert_gone(handle.pid());
+    assert_gone(handle.pid()).await;
 }
 
 #[tokio::test]
@@ -310,12 +300,11 @@ async fn dropping_every_handle_still_shuts_the_child_down() {
     let transport = ChildTransport::spawn(sh("sleep 30").shutdown_grace(GRACE)).unwrap();
     let pid = transport.pid();
     drop(transport);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
-        assert!(Instant::now() < deadline, "child {pid} still there");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_gone(pid);
+    wait::until(&format!("child {pid} gone"), || {
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    })
+    .await;
+    assert_gone(pid).await;
 }
 
 #[tokio::test]
@@ -369,15 +358,7 @@ async fn stderr_lines_reach_tracing_and_the_hook() {
     let _halves = transport.split();
     let status = handle.shutdown(Duration::from_secs(5)).await.unwrap();
     assert!(status.success());
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while lines.lock().unwrap().len() < 3 {
-        assert!(
-            Instant::now() < deadline,
-            "stderr lines: {:?}",
-            lines.lock().unwrap()
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait::until("three stderr lines", || lines.lock().unwrap().len() >= 3).await;
     assert_eq!(
         *lines.lock().unwrap(),
         ["hello from the child in /tmp", "crlf line", "no newline"]
@@ -471,15 +452,15 @@ fn count_logs() -> (Arc<Mutex<usize>>, tracing::subscriber::DefaultGuard) {
 
 /// Waits until no process is left in the group `pgid` (zombies aside).
 async fn group_empties(pgid: u32, within: Duration) {
-    let deadline = Instant::now() + within;
-    loop {
-        let live = live_members_of_group(pgid);
-        if live.is_empty() {
-            return;
-        }
-        assert!(Instant::now() < deadline, "group {pgid} still has {live:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let started = Instant::now();
+    wait::until(&format!("group {pgid} empty"), || {
+        live_members_of_group(pgid).is_empty()
+    })
+    .await;
+    assert!(
+        started.elapsed() < within,
+        "group {pgid} emptied after {within:?}"
+    );
 }
 
 #[tokio::test]
@@ -529,7 +510,7 @@ async fn a_child_ignoring_sigterm_is_killed_and_the_pending_call_names_the_exit(
         Err(RequestError::ConnectionLost(why)) => assert!(why.contains("signal"), "{why}"),
         other => panic!("expected the exit status, got {other:?}"),
     }
-    assert_gone(handle.pid());
+    assert_gone(handle.pid()).await;
 }
 
 #[tokio::test]
@@ -600,15 +581,10 @@ async fn a_child_flooding_stderr_is_logged_within_its_budget_and_the_hook_sees_e
     peer.close();
     handle.wait().await.unwrap();
     // The 1 MiB line reaches the hook in 64 KiB pieces.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while *seen.lock().unwrap() < 200_016 {
-        assert!(
-            Instant::now() < deadline,
-            "hook saw {}",
-            seen.lock().unwrap()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait::until("the hook saw every byte", || {
+        *seen.lock().unwrap() >= 200_016
+    })
+    .await;
     let bytes = *logged.lock().unwrap();
     assert!(
         bytes < 64 * 1024,

@@ -102,7 +102,8 @@ async fn st_1_frame_split_across_reads() {
     let bytes = format!("{REQ2}\n");
     let (a, b) = bytes.as_bytes().split_at(bytes.len() / 2);
     c.write_all(a).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(30)).await;
+    // The session reads the first half before the second is written.
+    tokio::task::yield_now().await;
     c.write_all(b).await.unwrap();
     assert_eq!(read_lines(&mut c, 1).await, format!("{RESP2}\n"));
 }
@@ -146,7 +147,7 @@ async fn jr_2_invalid_utf8_is_a_parse_error_and_the_next_frame_served() {
     c.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}\n")
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    tokio::task::yield_now().await;
     c.write_all(format!("{REQ1}\n").as_bytes()).await.unwrap();
     let out = read_lines(&mut c, 2).await;
     let mut lines = out.lines();

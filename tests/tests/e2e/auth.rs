@@ -12,7 +12,9 @@ use switchboard::auth::resource::{JwtValidator, JwtValidatorConfig};
 use switchboard::http::{Authorization, HttpConfig, StreamableHttpService};
 use switchboard::jsonrpc::SessionConfig;
 use switchboard_example_servers::everything::everything_server;
-use switchboard_test_support::issuer::{Algorithm, Header, JwksMode, TestIssuer, TestKey, now};
+use switchboard_test_support::issuer::{
+    Algorithm, Header, JwksMode, TestIssuer, TestKey, bearer_post_headers, now,
+};
 
 pub(crate) const V2025: &str = "2025-11-25";
 pub(crate) const V2026: &str = "2026-07-28";
@@ -92,19 +94,9 @@ impl Fixture {
         token: Option<&str>,
         session: Option<&str>,
     ) -> Reply {
-        let mut req = self
-            .http
-            .post(&self.url)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .body(body.to_string());
-        if let Some(t) = token {
-            req = req.header("authorization", format!("Bearer {t}"));
-        }
-        if let Some(s) = session {
-            req = req
-                .header("mcp-session-id", s)
-                .header("mcp-protocol-version", V2025);
+        let mut req = self.http.post(&self.url).body(body.to_string());
+        for (name, value) in bearer_post_headers(token, session, V2025) {
+            req = req.header(name, value);
         }
         Reply::of(req.send().await.unwrap()).await
     }

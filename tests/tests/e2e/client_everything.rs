@@ -1,11 +1,11 @@
 //! Our client against the everything server, in memory, over every row of
 //! ../shared/conformance/EVERYTHING-SERVER.md. Every frame of the session is schema-checked.
 
+use crate::client_support::{Everything, connect_everything};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use switchboard::client::{Client, ClientSession, RequestOptions};
-use switchboard::jsonrpc::{SessionConfig, memory};
+use switchboard::client::{Client, RequestOptions};
 use switchboard::types::completion::{PromptReference, Reference, ResourceTemplateReference};
 use switchboard::types::content::TextContent;
 use switchboard::types::content::{ContentBlock, ResourceContents};
@@ -15,25 +15,12 @@ use switchboard::types::logging::LoggingLevel;
 use switchboard::types::meta::OrderedMap;
 use switchboard::types::roots::Root;
 use switchboard::types::sampling::{CreateMessageResult, SamplingMessageContentBlock};
-use switchboard_example_servers::everything::{PNG, WAV, everything_server};
-use switchboard_tests::{Recorder, validate_session};
+use switchboard_example_servers::everything::{PNG, WAV};
+use switchboard_tests::validate_session;
 
-struct Fixture {
-    c: ClientSession,
-    rec: Recorder,
-    logs: Arc<Mutex<Vec<String>>>,
-}
-
-async fn connect() -> Fixture {
-    let server = everything_server(SessionConfig::default()).unwrap();
-    let (a, b) = memory::pair();
-    server.serve(b).unwrap();
-    let rec = Recorder::default();
-    let logs: Arc<Mutex<Vec<String>>> = Arc::default();
-    let sink = logs.clone();
-    let c = Client::builder(Implementation::new("everything-client", "1"))
+fn connect() -> impl std::future::Future<Output = Everything> {
+    let client = Client::builder(Implementation::new("everything-client", "1"))
         .era(switchboard::client::EraMode::Legacy)
-        .session_config(SessionConfig::default().with_frame_hook(rec.hook()))
         .sampling(|params, _| async move {
             let asked = serde_json::to_value(&params.messages).unwrap_or_default();
             let text = format!(
@@ -54,17 +41,8 @@ async fn connect() -> Fixture {
             );
             Ok(ElicitResult::accept(content))
         })
-        .roots([Root::new("file:///work").with_name("work")])
-        .on_log(move |m| {
-            sink.lock()
-                .unwrap()
-                .push(m.data.as_str().unwrap_or("").to_owned())
-        })
-        .build()
-        .connect(a)
-        .await
-        .unwrap();
-    Fixture { c, rec, logs }
+        .roots([Root::new("file:///work").with_name("work")]);
+    connect_everything(client)
 }
 
 fn text_of(r: &switchboard::types::tools::CallToolResult) -> String {
@@ -77,7 +55,7 @@ fn text_of(r: &switchboard::types::tools::CallToolResult) -> String {
 
 #[tokio::test]
 async fn every_row_of_the_everything_contract() {
-    let Fixture { c, rec, logs } = connect().await;
+    let Everything { c, rec, logs } = connect().await;
     // §1
     let caps = serde_json::to_value(c.server_capabilities()).unwrap();
     assert_eq!(

@@ -4,12 +4,11 @@
 //! listen streams. Every frame of the session, both ways, is checked against the 2026-07-28
 //! schema.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::client_support::{Everything, connect_everything};
 use serde_json::json;
-use switchboard::client::{Client, ClientSession, Era, ListenEvent};
-use switchboard::jsonrpc::{SessionConfig, memory};
+use switchboard::client::{Client, Era, ListenEvent};
 use switchboard::types::ProtocolVersion;
 use switchboard::types::content::{ContentBlock, TextContent};
 use switchboard::types::elicitation::{ElicitContentValue, ElicitResult};
@@ -20,24 +19,10 @@ use switchboard::types::modern::SubscriptionFilter;
 use switchboard::types::roots::Root;
 use switchboard::types::sampling::{CreateMessageResult, SamplingMessageContentBlock};
 use switchboard::types::tools::CallToolResult;
-use switchboard_example_servers::everything::everything_server;
-use switchboard_tests::{Recorder, validate_session};
+use switchboard_tests::validate_session;
 
-struct Fixture {
-    c: ClientSession,
-    rec: Recorder,
-    logs: Arc<Mutex<Vec<String>>>,
-}
-
-async fn connect() -> Fixture {
-    let server = everything_server(SessionConfig::default()).unwrap();
-    let (a, b) = memory::pair();
-    server.serve(b).unwrap();
-    let rec = Recorder::default();
-    let logs: Arc<Mutex<Vec<String>>> = Arc::default();
-    let sink = logs.clone();
-    let c = Client::builder(Implementation::new("modern-client", "1"))
-        .session_config(SessionConfig::default().with_frame_hook(rec.hook()))
+fn connect() -> impl std::future::Future<Output = Everything> {
+    let client = Client::builder(Implementation::new("modern-client", "1"))
         .sampling(|_, _| async {
             Ok(CreateMessageResult::new(
                 "test-model",
@@ -51,13 +36,8 @@ async fn connect() -> Fixture {
             }
             Ok(ElicitResult::accept(content))
         })
-        .roots([Root::new("file:///work")])
-        .on_log(move |m| sink.lock().unwrap().push(m.data.to_string()))
-        .build()
-        .connect(a)
-        .await
-        .unwrap();
-    Fixture { c, rec, logs }
+        .roots([Root::new("file:///work")]);
+    connect_everything(client)
 }
 
 fn text(r: &CallToolResult) -> String {

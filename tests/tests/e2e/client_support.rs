@@ -3,11 +3,14 @@
 
 #![allow(dead_code)]
 
+use std::sync::{Arc, Mutex};
+
 use serde_json::{Value, json};
 use switchboard::client::{Client, ClientBuilder, ClientSession};
-use switchboard::jsonrpc::memory;
+use switchboard::jsonrpc::{SessionConfig, memory};
 use switchboard::types::lifecycle::Implementation;
-use switchboard_tests::RawPeer;
+use switchboard_example_servers::everything::everything_server;
+use switchboard_tests::{RawPeer, Recorder};
 
 /// A client builder with the test's identity.
 pub fn builder() -> ClientBuilder {
@@ -125,4 +128,36 @@ pub async fn tools_listed(
     )
     .await
     .expect("listed")
+}
+
+/// A client session with the everything server, in memory: every frame recorded, every log
+/// message's data kept (a string as it is, anything else as JSON).
+pub struct Everything {
+    pub c: ClientSession,
+    pub rec: Recorder,
+    pub logs: Arc<Mutex<Vec<String>>>,
+}
+
+/// Connects `client` (its handlers set by the test) to the everything server in memory.
+pub async fn connect_everything(client: ClientBuilder) -> Everything {
+    let server = everything_server(SessionConfig::default()).unwrap();
+    let (a, b) = memory::pair();
+    server.serve(b).unwrap();
+    let rec = Recorder::default();
+    let logs: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = logs.clone();
+    let c = client
+        .session_config(SessionConfig::default().with_frame_hook(rec.hook()))
+        .on_log(move |m| {
+            let data = m
+                .data
+                .as_str()
+                .map_or_else(|| m.data.to_string(), str::to_owned);
+            sink.lock().unwrap().push(data);
+        })
+        .build()
+        .connect(a)
+        .await
+        .unwrap();
+    Everything { c, rec, logs }
 }

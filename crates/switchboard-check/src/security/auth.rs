@@ -15,24 +15,6 @@ use super::{
     AU_ISSUER, AU_NO_SUB, AU_NONE, AU_PRM, AU_QUERY, AU_TASKS, AU_VALID, Ctx, Probe,
 };
 
-/// Every authorization probe.
-const ALL: [Probe; 14] = [
-    AU_CHALLENGE,
-    AU_PRM,
-    AU_GARBAGE,
-    AU_NONE,
-    AU_HMAC,
-    AU_VALID,
-    AU_QUERY,
-    AU_AUDIENCE,
-    AU_ISSUER,
-    AU_EXPIRED,
-    AU_ISS_ARRAY,
-    AU_NO_SUB,
-    AU_BINDING,
-    AU_TASKS,
-];
-
 /// The probes that need minted tokens.
 const MINTED: [Probe; 8] = [
     AU_VALID,
@@ -188,7 +170,10 @@ async fn public_jwk(ctx: &Ctx<'_>, issuer: &str) -> Option<Value> {
 /// Every authorization probe.
 pub(crate) async fn all(ctx: &mut Ctx<'_>, ep: &Endpoint, session: Option<&HttpChannel>) {
     if !ctx.facts.auth {
-        ctx.skip_all(&ALL, "the server asks for no token (no 401 without one)");
+        ctx.skip_all(
+            super::AUTH,
+            "the server asks for no token (no 401 without one)",
+        );
         return;
     }
     let learned = ctx.facts.learned.clone();

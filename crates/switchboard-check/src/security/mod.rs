@@ -416,41 +416,50 @@ impl Ctx<'_> {
     }
 }
 
-/// The probes that need plain HTTP (skipped over stdio, in process and https).
-const HTTP_ONLY: [Probe; 32] = [
-    HOST,
-    ORIGIN,
-    DUP_HOST,
-    DUP_SESSION,
-    DUP_VERSION,
-    DUP_METHOD,
-    DUP_NAME,
-    BIG_LENGTH,
-    BIG_CHUNKED,
-    BIG_ENDLESS,
-    REJ_ORIGIN,
-    REJ_TYPE,
-    REJ_JSON,
-    REJ_ACCEPT,
-    REJ_TOKEN,
-    SID_ALPHABET,
-    SID_ENTROPY,
-    SID_ENDED,
-    AU_CHALLENGE,
-    AU_PRM,
-    AU_GARBAGE,
-    AU_NONE,
-    AU_HMAC,
-    AU_VALID,
-    AU_QUERY,
-    AU_AUDIENCE,
-    AU_ISSUER,
-    AU_EXPIRED,
-    AU_ISS_ARRAY,
-    AU_NO_SUB,
-    AU_BINDING,
-    AU_TASKS,
+/// The probes that need plain HTTP (skipped over stdio, in process and https): three runs of
+/// [`PROBES`], the authorization probes last.
+const HTTP_ONLY: [&[Probe]; 3] = [
+    run(HOST, DUP_NAME),
+    run(BIG_LENGTH, BIG_ENDLESS),
+    run(REJ_ORIGIN, AU_TASKS),
 ];
+
+/// The authorization probes: the run of [`PROBES`] from the challenge to the tasks' binding.
+pub(crate) const AUTH: &[Probe] = run(AU_CHALLENGE, AU_TASKS);
+
+/// The run of [`PROBES`] from `first` to `last`, both included (a compile error when either is
+/// missing or they are out of order).
+const fn run(first: Probe, last: Probe) -> &'static [Probe] {
+    let (from, to) = (position(first), position(last));
+    assert!(from <= to, "a run of probes out of order");
+    PROBES.split_at(to + 1).0.split_at(from).1
+}
+
+/// Where `probe` stands in [`PROBES`], by name.
+const fn position(probe: Probe) -> usize {
+    let mut i = 0;
+    while i < PROBES.len() {
+        if same(PROBES[i].name.as_bytes(), probe.name.as_bytes()) {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("a probe missing from PROBES")
+}
+
+const fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 /// Runs every security probe against `target`, in the order of [`PROBES`].
 ///
@@ -476,7 +485,9 @@ pub(crate) async fn all(
                 // An https endpoint: the frame probes run through the client transport.
                 let (c, modern) = first_contact(target, timeout).await?;
                 ctx.facts.modern = modern;
-                ctx.skip_all(&HTTP_ONLY, &why);
+                for probes in HTTP_ONLY {
+                    ctx.skip_all(probes, &why);
+                }
                 over_conn(&mut ctx, c, target).await;
             }
         },
@@ -484,7 +495,9 @@ pub(crate) async fn all(
             let (c, modern) = first_contact(target, timeout).await?;
             ctx.facts.modern = modern;
             let why = "an HTTP probe: the target speaks stdio (or in process)";
-            ctx.skip_all(&HTTP_ONLY, why);
+            for probes in HTTP_ONLY {
+                ctx.skip_all(probes, why);
+            }
             over_conn(&mut ctx, c, target).await;
         }
     }

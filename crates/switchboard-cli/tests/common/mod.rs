@@ -11,6 +11,16 @@ pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_switchboard"))
 }
 
+/// Runs the binary with `args`; returns its exit code, stdout and stderr.
+pub fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = bin().args(args).output().expect("runs");
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).expect("utf-8"),
+        String::from_utf8(out.stderr).expect("utf-8"),
+    )
+}
+
 /// A port that was free a moment ago on 127.0.0.1.
 pub fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

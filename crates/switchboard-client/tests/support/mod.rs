@@ -78,6 +78,16 @@ pub(crate) fn modern(
     })
 }
 
+/// A session of [`client`] pinned to the 2025 era over `transport`.
+pub(crate) async fn legacy_session(transport: MemoryTransport) -> ClientSession {
+    client()
+        .era(switchboard_client::EraMode::Legacy)
+        .build()
+        .connect(transport)
+        .await
+        .unwrap()
+}
+
 pub(crate) fn client() -> switchboard_client::ClientBuilder {
     Client::builder(Implementation::new("modern-test", "1"))
         .elicitation(|p, _| async move {
