@@ -249,13 +249,12 @@ impl GatewayConfig {
     /// A [`ConfigError`] naming the line and key of the first mistake.
     pub fn from_toml(text: &str) -> Result<GatewayConfig, ConfigError> {
         let file: File = toml::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string()))?;
-        let invalid = |span: std::ops::Range<usize>, key: &str, message: String| {
-            ConfigError::Invalid {
+        let invalid =
+            |span: std::ops::Range<usize>, key: &str, message: String| ConfigError::Invalid {
                 line: line_of(text, span.start),
                 key: key.to_owned(),
                 message,
-            }
-        };
+            };
         let mut config = GatewayConfig::default();
         if let Some(sep) = file.separator {
             config.separator = sep.get_ref().clone();
@@ -263,7 +262,11 @@ impl GatewayConfig {
         }
         if let Some(n) = file.max_upstreams {
             if *n.get_ref() == 0 {
-                return Err(invalid(n.span(), "max_upstreams", "must be at least 1".into()));
+                return Err(invalid(
+                    n.span(),
+                    "max_upstreams",
+                    "must be at least 1".into(),
+                ));
             }
             config.limits.max_upstreams = *n.get_ref();
         }
@@ -294,7 +297,10 @@ impl GatewayConfig {
                     if cmd.get_ref().trim().is_empty() {
                         return Err(invalid(cmd.span(), "stdio", "the command is empty".into()));
                     }
-                    if let Some(t) = up.bearer_token_env.as_ref().or(up.bearer_token_file.as_ref())
+                    if let Some(t) = up
+                        .bearer_token_env
+                        .as_ref()
+                        .or(up.bearer_token_file.as_ref())
                     {
                         return Err(invalid(
                             t.span(),
@@ -341,7 +347,9 @@ impl GatewayConfig {
                     return Err(invalid(
                         span,
                         "upstream",
-                        format!("upstream {name:?} needs `stdio = \"CMD ARGS\"` or `url = \"http://...\"`"),
+                        format!(
+                            "upstream {name:?} needs `stdio = \"CMD ARGS\"` or `url = \"http://...\"`"
+                        ),
                     ));
                 }
             };
@@ -376,7 +384,8 @@ impl GatewayConfig {
     /// # Errors
     /// The first rule broken.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        check_separator(&self.separator).map_err(|m| ConfigError::Rule(format!("separator: {m}")))?;
+        check_separator(&self.separator)
+            .map_err(|m| ConfigError::Rule(format!("separator: {m}")))?;
         if self.upstreams.len() > self.limits.max_upstreams {
             return Err(ConfigError::Rule(format!(
                 "{} upstreams: at most {} (max_upstreams)",
@@ -386,7 +395,8 @@ impl GatewayConfig {
         }
         let mut seen = std::collections::HashSet::new();
         for u in &self.upstreams {
-            check_name(&u.name).map_err(|m| ConfigError::Rule(format!("name {:?}: {m}", u.name)))?;
+            check_name(&u.name)
+                .map_err(|m| ConfigError::Rule(format!("name {:?}: {m}", u.name)))?;
             if !seen.insert(u.name.as_str()) {
                 return Err(ConfigError::Rule(format!(
                     "upstream {:?} is named twice",
@@ -442,4 +452,136 @@ fn check_separator(sep: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str) -> String {
+        GatewayConfig::from_toml(text)
+            .expect_err("refused")
+            .to_string()
+    }
+
+    #[test]
+    fn a_config_names_each_upstream_its_kind_and_era() {
+        let c = GatewayConfig::from_toml(
+            r#"
+separator = "."
+[[upstream]]
+name = "calc"
+stdio = "switchboard serve --example add"
+
+[[upstream]]
+name = ""
+url = "https://host/mcp"
+era = "2026-07-28"
+bearer_token_env = "HOST_TOKEN"
+
+[[upstream]]
+name = "old"
+url = "http://127.0.0.1:9/mcp"
+era = "legacy"
+bearer_token_file = "/run/secrets/old"
+"#,
+        )
+        .expect("a config");
+        assert_eq!(c.separator, ".");
+        assert_eq!(c.upstreams.len(), 3);
+        assert!(
+            matches!(&c.upstreams[0].kind, UpstreamKind::Stdio(cmd) if cmd == "switchboard serve --example add")
+        );
+        assert_eq!(c.upstreams[0].era, EraMode::Auto);
+        assert!(
+            matches!(&c.upstreams[1].kind, UpstreamKind::Http { url, token: Some(TokenSource::Env(v)) } if url == "https://host/mcp" && v == "HOST_TOKEN")
+        );
+        assert_eq!(
+            c.upstreams[1].era,
+            EraMode::Pin(ProtocolVersion::V2026_07_28)
+        );
+        assert!(matches!(
+            &c.upstreams[2].kind,
+            UpstreamKind::Http {
+                token: Some(TokenSource::File(_)),
+                ..
+            }
+        ));
+        assert_eq!(c.upstreams[2].era, EraMode::Legacy);
+    }
+
+    #[test]
+    fn mistakes_name_their_line_and_key() {
+        let e = error("[[upstream]]\nname = \"a\"\nstdio = \"x\"\nera = \"2099\"\n");
+        assert!(
+            e.starts_with("line 4: `era`:") && e.contains("auto, legacy, or 2026-07-28"),
+            "{e}"
+        );
+        let e = error("[[upstream]]\nname = \"a b\"\nstdio = \"x\"\n");
+        assert!(e.starts_with("line 2: `name`:"), "{e}");
+        let e = error("[[upstream]]\nname = \"a\"\nstdio = \"x\"\nurl = \"http://h/mcp\"\n");
+        assert!(
+            e.starts_with("line 4: `url`:") && e.contains("give one"),
+            "{e}"
+        );
+        let e = error("[[upstream]]\nname = \"a\"\n");
+        assert!(
+            e.starts_with("line 1: `upstream`:") && e.contains("needs `stdio"),
+            "{e}"
+        );
+        let e = error("[[upstream]]\nname = \"a\"\nurl = \"ftp://h\"\n");
+        assert!(e.starts_with("line 3: `url`:"), "{e}");
+        let e = error("[[upstream]]\nname = \"a\"\nstdio = \"x\"\nbearer_token_env = \"T\"\n");
+        assert!(
+            e.starts_with("line 4:") && e.contains("goes with `url`"),
+            "{e}"
+        );
+        let e = error(
+            "[[upstream]]\nname = \"a\"\nstdio = \"x\"\n[[upstream]]\nname = \"a\"\nstdio = \"y\"\n",
+        );
+        assert!(
+            e.starts_with("line 5: `name`:") && e.contains("named twice"),
+            "{e}"
+        );
+        let e = error("separator = \"/\"\n");
+        assert!(e.starts_with("line 1: `separator`:"), "{e}");
+        // The TOML parser's own messages name the line and the key too.
+        let e = error("[[upstream]]\nname = \"a\"\nstdoi = \"x\"\n");
+        assert!(e.contains("line 3") && e.contains("stdoi"), "{e}");
+        let e = error("[[upstream]]\nname = \"a\nstdio = \"x\"\n");
+        assert!(e.contains("line 2"), "{e}");
+    }
+
+    /// Bound: the number of upstreams in a file (`max_upstreams`).
+    #[test]
+    fn a_file_with_more_upstreams_than_max_upstreams_is_refused_at_the_first_too_many() {
+        let mut text = String::from("max_upstreams = 2\n");
+        for name in ["a", "b", "c"] {
+            text.push_str(&format!("[[upstream]]\nname = \"{name}\"\nstdio = \"x\"\n"));
+        }
+        let e = error(&text);
+        assert!(
+            e.starts_with("line 8: `upstream`:") && e.contains("more than 2"),
+            "{e}"
+        );
+        text.truncate(text.rfind("[[upstream]]").expect("an entry"));
+        assert_eq!(
+            GatewayConfig::from_toml(&text)
+                .expect("two fit")
+                .upstreams
+                .len(),
+            2
+        );
+    }
+
+    /// Bound: the restart backoff, from the first delay to the cap.
+    #[test]
+    fn the_backoff_doubles_and_stops_at_its_cap() {
+        let l = Limits::default();
+        assert_eq!(l.backoff(0), Duration::from_millis(100));
+        assert_eq!(l.backoff(1), Duration::from_millis(200));
+        assert_eq!(l.backoff(8), Duration::from_millis(25_600));
+        assert_eq!(l.backoff(9), Duration::from_secs(30));
+        assert_eq!(l.backoff(u32::MAX), Duration::from_secs(30));
+    }
 }

@@ -135,7 +135,7 @@ impl Gateway {
         self.upstreams
             .iter()
             .find(|(n, _)| n == name)
-            .map(|(_, link)| link.session().is_some())
+            .map(|(_, link)| link.is_ready())
     }
 
     /// Stops every upstream (child processes end with their sessions).

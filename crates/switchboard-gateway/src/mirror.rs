@@ -29,13 +29,16 @@ pub(crate) struct Link {
     /// The upstream's name (its prefix).
     pub(crate) name: String,
     session: RwLock<Option<ClientSession>>,
+    /// Up and listed (the session alone is set before the first listing, so that calls work as
+    /// soon as an item is served).
+    ready: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Link {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Link")
             .field("name", &self.name)
-            .field("up", &self.session().is_some())
+            .field("up", &self.is_ready())
             .finish()
     }
 }
@@ -45,6 +48,7 @@ impl Link {
         Link {
             name,
             session: RwLock::new(None),
+            ready: Default::default(),
         }
     }
 
@@ -54,9 +58,21 @@ impl Link {
     }
 
     pub(crate) fn set(&self, session: Option<ClientSession>) {
+        if session.is_none() {
+            self.set_ready(false);
+        }
         if let Ok(mut slot) = self.session.write() {
             *slot = session;
         }
+    }
+
+    /// Whether the upstream is up and listed.
+    pub(crate) fn is_ready(&self) -> bool {
+        self.ready.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub(crate) fn set_ready(&self, ready: bool) {
+        self.ready.store(ready, std::sync::atomic::Ordering::SeqCst);
     }
 
     fn down(&self) -> String {
@@ -169,12 +185,20 @@ impl Mirror {
         let mut desired = Vec::new();
         for tool in self.bounded(Kind::Tools, tools) {
             if tool.task_support() == TaskSupport::Required {
-                self.skipped(Kind::Tools, &tool.name, "it runs only as a task (not forwarded yet)");
+                self.skipped(
+                    Kind::Tools,
+                    &tool.name,
+                    "it runs only as a task (not forwarded yet)",
+                );
                 continue;
             }
             let Some(name) = names::prefixed_name(&self.link.name, &self.separator, &tool.name)
             else {
-                self.skipped(Kind::Tools, &tool.name, "its prefixed name breaks the tool-name rules");
+                self.skipped(
+                    Kind::Tools,
+                    &tool.name,
+                    "its prefixed name breaks the tool-name rules",
+                );
                 continue;
             };
             let original = tool.name.clone();
@@ -206,7 +230,11 @@ impl Mirror {
         for prompt in self.bounded(Kind::Prompts, prompts) {
             let Some(name) = names::prefixed_name(&self.link.name, &self.separator, &prompt.name)
             else {
-                self.skipped(Kind::Prompts, &prompt.name, "its prefixed name breaks the name rules");
+                self.skipped(
+                    Kind::Prompts,
+                    &prompt.name,
+                    "its prefixed name breaks the name rules",
+                );
                 continue;
             };
             let original = prompt.name.clone();
@@ -267,7 +295,11 @@ impl Mirror {
         let mut desired = Vec::new();
         for template in self.bounded(Kind::Templates, templates) {
             let Some(uri) = names::prefixed_uri(&self.link.name, &template.uri_template) else {
-                self.skipped(Kind::Templates, &template.uri_template, "it has no literal scheme");
+                self.skipped(
+                    Kind::Templates,
+                    &template.uri_template,
+                    "it has no literal scheme",
+                );
                 continue;
             };
             let original = template.uri_template.clone();
@@ -317,7 +349,8 @@ impl Mirror {
                 (key, def, item, original)
             })
             .collect();
-        let keep: HashMap<&str, &Value> = desired.iter().map(|(k, d, ..)| (k.as_str(), d)).collect();
+        let keep: HashMap<&str, &Value> =
+            desired.iter().map(|(k, d, ..)| (k.as_str(), d)).collect();
         let stale: Vec<String> = current
             .iter()
             .filter(|(k, d)| keep.get(k.as_str()) != Some(d))
@@ -380,12 +413,17 @@ async fn forward_call(
     tokio::pin!(forwarded);
     let result = loop {
         tokio::select! {
-            r = &mut forwarded => break r,
+            biased;
             Some(u) = rx.recv() => {
                 let _ = cx.progress(u.progress, u.total, u.message.as_deref()).await;
             }
+            r = &mut forwarded => break r,
         }
     };
+    // Updates that came with the answer are reported before it.
+    while let Ok(u) = rx.try_recv() {
+        let _ = cx.progress(u.progress, u.total, u.message.as_deref()).await;
+    }
     match result {
         Ok(r) => Ok(r),
         Err(ClientError::Request(RequestError::Rejected(obj))) => Err(ToolError::Rpc(obj)),
@@ -427,11 +465,18 @@ async fn forward_read(
     let uri = match original {
         Some(uri) => uri,
         None => names::upstream_uri(&link.name, &read.uri).ok_or_else(|| {
-            ErrorObject::internal(format!("{} is not a URI of upstream `{}`", read.uri, link.name))
+            ErrorObject::internal(format!(
+                "{} is not a URI of upstream `{}`",
+                read.uri, link.name
+            ))
         })?,
     };
     let mut result: ReadResourceResult = session
-        .request(methods::RESOURCES_READ, json!({"uri": uri}), options(&read.cx, timeout))
+        .request(
+            methods::RESOURCES_READ,
+            json!({"uri": uri}),
+            options(&read.cx, timeout),
+        )
         .await
         .map_err(|e| rpc_error(&link, &e))?;
     for contents in &mut result.contents {

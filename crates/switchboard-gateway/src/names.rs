@@ -70,16 +70,25 @@ mod tests {
 
     #[test]
     fn tool_names_take_the_prefix_and_separator_and_stay_within_the_rules() {
-        assert_eq!(prefixed_name("calc", "_", "add").as_deref(), Some("calc_add"));
-        assert_eq!(prefixed_name("calc", ".", "add").as_deref(), Some("calc.add"));
+        assert_eq!(
+            prefixed_name("calc", "_", "add").as_deref(),
+            Some("calc_add")
+        );
+        assert_eq!(
+            prefixed_name("calc", ".", "add").as_deref(),
+            Some("calc.add")
+        );
         assert_eq!(prefixed_name("", "_", "add").as_deref(), Some("add"));
         // A name the rules refuse (a space, a slash, too long) is not served.
         assert_eq!(prefixed_name("calc", "_", "two words"), None);
         assert_eq!(prefixed_name("calc", "_", "a/b"), None);
         assert_eq!(prefixed_name("calc", "_", ""), None);
-        let long = "x".repeat(MAX_TOOL_NAME - 5);
-        assert_eq!(prefixed_name("calc", "_", &long), None);
-        assert!(prefixed_name("calc", "_", &"x".repeat(MAX_TOOL_NAME - 5 - 1)).is_some());
+        // `calc_` is 5 characters: 128 in all is the most a name may have.
+        assert!(prefixed_name("calc", "_", &"x".repeat(MAX_TOOL_NAME - 5)).is_some());
+        assert_eq!(
+            prefixed_name("calc", "_", &"x".repeat(MAX_TOOL_NAME - 4)),
+            None
+        );
     }
 
     #[test]
@@ -88,7 +97,10 @@ mod tests {
             ("test://static-text", "test://files/static-text"),
             ("file:///etc/hosts", "file://files//etc/hosts"),
             ("urn:isbn:123", "urn:files/isbn:123"),
-            ("test://template/{id}/data", "test://files/template/{id}/data"),
+            (
+                "test://template/{id}/data",
+                "test://files/template/{id}/data",
+            ),
         ] {
             assert_eq!(prefixed_uri("files", up).as_deref(), Some(gw));
             assert_eq!(upstream_uri("files", gw).as_deref(), Some(up));

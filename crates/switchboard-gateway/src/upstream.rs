@@ -6,9 +6,7 @@
 
 use std::sync::Arc;
 
-use switchboard_client::{
-    CancellationToken, Client, ClientError, ClientSession, Era, ListenEvent,
-};
+use switchboard_client::{CancellationToken, Client, ClientError, ClientSession, Era, ListenEvent};
 use switchboard_http_client::{HttpClientConfig, HttpClientTransport};
 use switchboard_transport::{ChildCommand, ChildTransport};
 use switchboard_types::lifecycle::Implementation;
@@ -46,7 +44,10 @@ fn token(source: &TokenSource) -> Result<String, String> {
         TokenSource::Env(var) => std::env::var(var)
             .map_err(|_| format!("the bearer token's variable {var} is not set"))?,
         TokenSource::File(path) => std::fs::read_to_string(path).map_err(|e| {
-            format!("the bearer token's file {} cannot be read: {e}", path.display())
+            format!(
+                "the bearer token's file {} cannot be read: {e}",
+                path.display()
+            )
         })?,
     };
     let token = text.lines().next().unwrap_or_default().trim().to_owned();
@@ -116,11 +117,15 @@ async fn list_all(session: &ClientSession, mirror: &Mirror) {
 /// Re-lists one kind after the upstream said it changed.
 async fn relist(session: &ClientSession, mirror: &Mirror, kind: Kind) {
     let name = &mirror.link.name;
-    let failed = |e: ClientError| tracing::warn!(upstream = %name, error = %e, ?kind, "re-listing failed");
+    let failed =
+        |e: ClientError| tracing::warn!(upstream = %name, error = %e, ?kind, "re-listing failed");
     match kind {
         Kind::Tools => session.list_tools().await.map(|i| mirror.sync_tools(i)),
         Kind::Prompts => session.list_prompts().await.map(|i| mirror.sync_prompts(i)),
-        Kind::Resources => session.list_resources().await.map(|i| mirror.sync_resources(i)),
+        Kind::Resources => session
+            .list_resources()
+            .await
+            .map(|i| mirror.sync_resources(i)),
         Kind::Templates => session
             .list_resource_templates()
             .await
@@ -208,7 +213,11 @@ async fn watch(session: &ClientSession, mirror: &Mirror) {
 }
 
 /// Brings the upstream up and lists it, within `connect_timeout`.
-async fn bring_up(config: &UpstreamConfig, mirror: &Mirror, limits: &Limits) -> Result<ClientSession, Attempt> {
+async fn bring_up(
+    config: &UpstreamConfig,
+    mirror: &Mirror,
+    limits: &Limits,
+) -> Result<ClientSession, Attempt> {
     let session = tokio::time::timeout(limits.connect_timeout, connect(config))
         .await
         .map_err(|_| Attempt::TimedOut(limits.connect_timeout))??;
@@ -243,6 +252,7 @@ pub(crate) async fn supervise(
         };
         match up {
             Ok(session) => {
+                mirror.link.set_ready(true);
                 tracing::info!(
                     upstream = %name,
                     era = ?session.era(),
