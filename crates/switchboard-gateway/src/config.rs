@@ -14,10 +14,10 @@ use switchboard_types::ProtocolVersion;
 use toml::Spanned;
 
 /// Default bound on the number of upstreams of one gateway.
-pub const DEFAULT_MAX_UPSTREAMS: usize = 64;
+pub(crate) const DEFAULT_MAX_UPSTREAMS: usize = 64;
 /// Default bound on the items of one kind (tools, prompts, resources, templates) taken from one
 /// upstream.
-pub const DEFAULT_MAX_ITEMS: usize = 1000;
+pub(crate) const DEFAULT_MAX_ITEMS: usize = 1000;
 
 /// Connects a client to an upstream of the library user's own making (an in-process server, a
 /// transport the configuration file cannot name). Called again on each restart.
@@ -101,11 +101,10 @@ impl UpstreamConfig {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Limits {
-    /// Upstreams of one gateway (default [`DEFAULT_MAX_UPSTREAMS`]); more is a configuration
-    /// error.
+    /// Upstreams of one gateway (default 64); more is a configuration error.
     pub max_upstreams: usize,
-    /// Items of one kind taken from one upstream (default [`DEFAULT_MAX_ITEMS`]); those past it
-    /// are left out, with a warning.
+    /// Items of one kind (tools, prompts, resources, templates) taken from one upstream
+    /// (default 1,000); those past it are left out, with a warning.
     pub max_items: usize,
     /// A forwarded call, get or read (default 60 s); past it the call is an `isError` result
     /// (a JSON-RPC error for a get or read) naming the upstream, and the upstream is told

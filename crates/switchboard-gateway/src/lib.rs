@@ -44,8 +44,7 @@ use switchboard_types::capabilities::{
 use switchboard_types::lifecycle::Implementation;
 
 pub use config::{
-    ConfigError, Connector, DEFAULT_MAX_ITEMS, DEFAULT_MAX_UPSTREAMS, GatewayConfig, Limits,
-    TokenSource, UpstreamConfig, UpstreamKind,
+    ConfigError, Connector, GatewayConfig, Limits, TokenSource, UpstreamConfig, UpstreamKind,
 };
 
 /// Why a gateway did not start.

@@ -397,13 +397,14 @@ async fn forward_call(
     };
     let cx = call.cx;
     let mut opts = options(&cx, timeout);
-    // Progress: the engine's callback is synchronous, so updates go through a bounded channel
-    // to this task, which reports them on the client's request (an update past the bound is
-    // dropped; the next one carries the later value).
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<ProgressUpdate>(32);
+    // Progress: the engine's callback is synchronous, so it keeps the latest update in a watch
+    // (nothing queues: updates that come faster than the client is told are coalesced into
+    // the latest, which carries the later value) and this task reports it on the client's
+    // request.
+    let (tx, mut rx) = tokio::sync::watch::channel::<Option<ProgressUpdate>>(None);
     if cx.progress_token().is_some() {
         opts = opts.with_progress(move |u| {
-            let _ = tx.try_send(u);
+            tx.send_replace(Some(u));
         });
     } else {
         drop(tx);
@@ -411,18 +412,28 @@ async fn forward_call(
     let arguments = Value::Object(call.arguments);
     let forwarded = session.call_tool_with(&name, arguments, opts);
     tokio::pin!(forwarded);
+    let report = |u: Option<ProgressUpdate>| {
+        let cx = &cx;
+        async move {
+            if let Some(u) = u {
+                let _ = cx.progress(u.progress, u.total, u.message.as_deref()).await;
+            }
+        }
+    };
     let result = loop {
         tokio::select! {
             biased;
-            Some(u) = rx.recv() => {
-                let _ = cx.progress(u.progress, u.total, u.message.as_deref()).await;
+            Ok(()) = rx.changed() => {
+                let latest = rx.borrow_and_update().clone();
+                report(latest).await;
             }
             r = &mut forwarded => break r,
         }
     };
-    // Updates that came with the answer are reported before it.
-    while let Ok(u) = rx.try_recv() {
-        let _ = cx.progress(u.progress, u.total, u.message.as_deref()).await;
+    // An update that came with the answer is reported before it.
+    if rx.has_changed().unwrap_or(false) {
+        let latest = rx.borrow_and_update().clone();
+        report(latest).await;
     }
     match result {
         Ok(r) => Ok(r),

@@ -419,12 +419,14 @@ async fn progress_from_the_upstream_reaches_the_client_that_asked_for_it() {
         .await
         .expect("a result");
     assert_eq!(text_of(&r), "done");
-    // Progress is sent before the answer on one ordered connection each way.
-    wait::until("three progress updates", || {
-        seen.lock().expect("lock").len() == 3
+    // Progress is sent before the answer on one ordered connection each way; updates that come
+    // faster than they are passed on are coalesced into the latest.
+    wait::until("the last update", || {
+        seen.lock().expect("lock").last() == Some(&3.0)
     })
     .await;
-    assert_eq!(*seen.lock().expect("lock"), [1.0, 2.0, 3.0]);
+    let seen = seen.lock().expect("lock").clone();
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
 }
 
 #[tokio::test]
