@@ -173,43 +173,39 @@ async fn watch(session: &ClientSession, mirror: &Mirror) {
         return std::future::pending().await;
     }
     // The 2025 era: the client counts each list's `list_changed`; each waiter re-lists.
-    let tools_loop = async {
-        while tools {
-            match session.tools_changed().await {
-                Ok(items) => mirror.sync_tools(items),
-                Err(_) => break,
-            }
+    tokio::join!(
+        follow(tools, || session.tools_changed(), |i| mirror.sync_tools(i)),
+        follow(
+            prompts,
+            || session.prompts_changed(),
+            |i| mirror.sync_prompts(i)
+        ),
+        follow(
+            resources,
+            || session.resources_changed(),
+            |i| mirror.sync_resources(i)
+        ),
+        follow(
+            resources,
+            || session.resource_templates_changed(),
+            |i| mirror.sync_templates(i)
+        ),
+    );
+}
+
+/// While `on`, applies each re-listing `changed` returns after a `list_changed`; then waits
+/// for ever (the session's end is watched beside it).
+async fn follow<T, F, Fut>(on: bool, changed: F, apply: impl Fn(Vec<T>))
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<Vec<T>, ClientError>>,
+{
+    if on {
+        while let Ok(items) = changed().await {
+            apply(items);
         }
-        std::future::pending::<()>().await
-    };
-    let prompts_loop = async {
-        while prompts {
-            match session.prompts_changed().await {
-                Ok(items) => mirror.sync_prompts(items),
-                Err(_) => break,
-            }
-        }
-        std::future::pending::<()>().await
-    };
-    let resources_loop = async {
-        while resources {
-            match session.resources_changed().await {
-                Ok(items) => mirror.sync_resources(items),
-                Err(_) => break,
-            }
-        }
-        std::future::pending::<()>().await
-    };
-    let templates_loop = async {
-        while resources {
-            match session.resource_templates_changed().await {
-                Ok(items) => mirror.sync_templates(items),
-                Err(_) => break,
-            }
-        }
-        std::future::pending::<()>().await
-    };
-    tokio::join!(tools_loop, prompts_loop, resources_loop, templates_loop);
+    }
+    std::future::pending::<()>().await
 }
 
 /// Brings the upstream up and lists it, within `connect_timeout`.
