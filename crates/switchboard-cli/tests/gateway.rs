@@ -75,7 +75,11 @@ async fn two_stdio_upstreams_are_served_under_their_prefixes_and_a_killed_one_re
     let deadline = wait::Deadline::new("both upstreams listed");
     let tools = loop {
         let tools = client.list_tools().await.expect("tools/list");
-        if has(&tools, "sum_add") && has(&tools, "calc_test_simple_text") {
+        let resources = client.list_resources().await.expect("resources/list");
+        if has(&tools, "sum_add")
+            && has(&tools, "calc_test_simple_text")
+            && resources.iter().any(|r| r.uri == "test://calc/static-text")
+        {
             break tools;
         }
         deadline.tick().await;

@@ -83,35 +83,43 @@ async fn connect(config: &UpstreamConfig) -> Result<ClientSession, Attempt> {
     }
 }
 
-/// Everything the upstream lists, each kind it declares; a kind that fails to list is logged
+/// Everything the upstream lists, each kind it declares, listed first and then registered
+/// together (so that an upstream's items appear at once); a kind that fails to list is logged
 /// and left empty (the upstream still serves the others).
 async fn list_all(session: &ClientSession, mirror: &Mirror) {
     let caps = session.server_capabilities().clone();
     let name = &mirror.link.name;
-    if caps.tools.is_some() {
-        match session.list_tools().await {
-            Ok(items) => mirror.sync_tools(items),
-            Err(e) => tracing::warn!(upstream = %name, error = %e, "tools/list failed"),
-        }
-    }
-    if caps.prompts.is_some() {
-        match session.list_prompts().await {
-            Ok(items) => mirror.sync_prompts(items),
-            Err(e) => tracing::warn!(upstream = %name, error = %e, "prompts/list failed"),
-        }
-    }
-    if caps.resources.is_some() {
-        match session.list_resources().await {
-            Ok(items) => mirror.sync_resources(items),
-            Err(e) => tracing::warn!(upstream = %name, error = %e, "resources/list failed"),
-        }
-        match session.list_resource_templates().await {
-            Ok(items) => mirror.sync_templates(items),
-            Err(e) => {
-                tracing::warn!(upstream = %name, error = %e, "resources/templates/list failed")
-            }
-        }
-    }
+    let tools = match caps.tools {
+        Some(_) => kept(name, "tools/list", session.list_tools().await),
+        None => Vec::new(),
+    };
+    let prompts = match caps.prompts {
+        Some(_) => kept(name, "prompts/list", session.list_prompts().await),
+        None => Vec::new(),
+    };
+    let (resources, templates) = match caps.resources {
+        Some(_) => (
+            kept(name, "resources/list", session.list_resources().await),
+            kept(
+                name,
+                "resources/templates/list",
+                session.list_resource_templates().await,
+            ),
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+    mirror.sync_tools(tools);
+    mirror.sync_prompts(prompts);
+    mirror.sync_resources(resources);
+    mirror.sync_templates(templates);
+}
+
+/// A listing's items, or none (logged) when it failed.
+fn kept<T>(name: &str, what: &str, listed: Result<Vec<T>, ClientError>) -> Vec<T> {
+    listed.unwrap_or_else(|e| {
+        tracing::warn!(upstream = %name, error = %e, "{what} failed");
+        Vec::new()
+    })
 }
 
 /// Re-lists one kind after the upstream said it changed.
