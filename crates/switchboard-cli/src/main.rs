@@ -6,6 +6,7 @@ mod call;
 mod check;
 mod demo;
 mod fuzz;
+mod gateway;
 mod oauth;
 mod record;
 mod secret;
@@ -99,6 +100,14 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
+    /// Serve many MCP servers as one: the upstreams CONFIG names (stdio commands, restarted when
+    /// they exit; Streamable HTTP URLs), each under its prefix (`calc` + tool `add` is
+    /// `calc_add`; resource URIs get the name after the scheme: `test://calc/...`), over stdio
+    /// (the default) or Streamable HTTP with --http ADDR.
+    ///
+    /// An upstream that is down is left out of the lists (a log line on stderr) and comes back
+    /// with list_changed; a call it cannot answer is an isError result naming it.
+    Gateway(gateway::GatewayArgs),
     /// Run two full MCP sessions against the example servers, in memory by default, and print
     /// every frame with what the inspector says of it.
     Demo(demo::DemoArgs),
@@ -256,6 +265,7 @@ fn run() -> anyhow::Result<()> {
             write_stdout(&String::from_utf8_lossy(&text))?;
         }
         Command::Demo(args) => write_stdout(&rt.block_on(demo::run(&args))?)?,
+        Command::Gateway(args) => rt.block_on(gateway::run(args))?,
     }
     Ok(())
 }

@@ -151,6 +151,24 @@ impl ResourceRegistry {
         Ok(())
     }
 
+    /// Removes a resource template.
+    ///
+    /// # Errors
+    /// No template has this `uriTemplate`.
+    pub(crate) fn remove_template(&mut self, uri_template: &str) -> Result<(), ResourceError> {
+        let before = self.templates.len();
+        self.templates
+            .retain(|t| t.template.uri_template != uri_template);
+        if self.templates.len() == before {
+            return Err(RegistryError::NotFound {
+                kind: "resource template",
+                name: uri_template.to_owned(),
+            }
+            .into());
+        }
+        Ok(())
+    }
+
     /// Whether anything is registered.
     pub(crate) fn is_empty(&self) -> bool {
         self.resources.is_empty() && self.templates.is_empty()

@@ -890,6 +890,43 @@ impl Server {
         Ok(())
     }
 
+    /// Registers a resource template (RFC 6570) at run time; ready sessions get
+    /// `notifications/resources/list_changed`.
+    ///
+    /// # Errors
+    /// A duplicate template, or one that does not parse.
+    pub fn add_resource_template<F, Fut>(
+        &self,
+        template: ResourceTemplate,
+        reader: F,
+    ) -> Result<(), ServerError>
+    where
+        F: Fn(ResourceRead) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
+    {
+        self.inner
+            .resources
+            .write()
+            .map_err(|_| poisoned())?
+            .insert_template(template, reader)?;
+        self.inner.audience.list_changed(List::Resources);
+        Ok(())
+    }
+
+    /// Removes a resource template at run time, notifying sessions.
+    ///
+    /// # Errors
+    /// No template has this `uriTemplate`.
+    pub fn remove_resource_template(&self, uri_template: &str) -> Result<(), ServerError> {
+        self.inner
+            .resources
+            .write()
+            .map_err(|_| poisoned())?
+            .remove_template(uri_template)?;
+        self.inner.audience.list_changed(List::Resources);
+        Ok(())
+    }
+
     /// Registers a prompt at run time; ready sessions get `notifications/prompts/list_changed`.
     ///
     /// # Errors

@@ -26,6 +26,7 @@
 //! | `redis` | `switchboard-redis`: sessions, events, nodes and tasks shared in Redis | `redis` (brings `http-server`, `tasks`) |
 //! | `inspect` | `switchboard-inspect`: annotate a session frame by frame | `inspect` |
 //! | `check` | `switchboard-check`: conformance checks and the fuzzer against any server | `check` |
+//! | `gateway` | `switchboard-gateway`: many upstream servers served as one, each under its prefix | `gateway` (brings `server`, `client`, `stdio`, `http-client`) |
 //!
 //! [`guide`] walks through each primitive with runnable examples.
 //!
@@ -50,6 +51,8 @@ pub use switchboard_types as types;
 pub use switchboard_auth as auth;
 #[cfg(feature = "check")]
 pub use switchboard_check as check;
+#[cfg(feature = "gateway")]
+pub use switchboard_gateway as gateway;
 #[cfg(feature = "inspect")]
 pub use switchboard_inspect as inspect;
 #[cfg(feature = "middleware")]

@@ -1,0 +1,586 @@
+//! The gateway's configuration: the upstreams, each with its name (the prefix), its kind (a
+//! stdio command or a Streamable HTTP URL), its era, and the bounds ([`Limits`]). Read from
+//! TOML by [`GatewayConfig::from_toml`]; a mistake is a [`ConfigError`] naming the line and
+//! the key.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use switchboard_client::{Client, ClientError, ClientSession, EraMode};
+use switchboard_types::ProtocolVersion;
+use toml::Spanned;
+
+/// Default bound on the number of upstreams of one gateway.
+pub(crate) const DEFAULT_MAX_UPSTREAMS: usize = 64;
+/// Default bound on the items of one kind (tools, prompts, resources, templates) taken from one
+/// upstream.
+pub(crate) const DEFAULT_MAX_ITEMS: usize = 1000;
+
+/// Connects a client to an upstream of the library user's own making (an in-process server, a
+/// transport the configuration file cannot name). Called again on each restart.
+pub type Connector =
+    Arc<dyn Fn(Client) -> BoxFuture<'static, Result<ClientSession, ClientError>> + Send + Sync>;
+
+/// Where an HTTP upstream's bearer token is read, at each connection (so a rotated file is
+/// read again on reconnecting). The token is sent to that upstream only and never logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TokenSource {
+    /// An environment variable.
+    Env(String),
+    /// A file (its first line, trimmed).
+    File(PathBuf),
+}
+
+/// How an upstream is reached.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum UpstreamKind {
+    /// A command run as a child process (through `sh -c`), spoken to over its stdin and stdout;
+    /// restarted when it exits.
+    Stdio(String),
+    /// A Streamable HTTP endpoint (falling back to HTTP+SSE), with an optional bearer token.
+    Http {
+        /// The MCP endpoint.
+        url: String,
+        /// The bearer token's source, if any.
+        token: Option<TokenSource>,
+    },
+    /// The library user's connector.
+    Custom(Connector),
+}
+
+impl std::fmt::Debug for UpstreamKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UpstreamKind::Stdio(cmd) => f.debug_tuple("Stdio").field(cmd).finish(),
+            UpstreamKind::Http { url, token } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("token", token)
+                .finish(),
+            UpstreamKind::Custom(_) => f.write_str("Custom"),
+        }
+    }
+}
+
+/// One upstream server.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct UpstreamConfig {
+    /// The upstream's name: the prefix of its tools and prompts (with the separator) and of its
+    /// resource URIs; `""` mounts it without a prefix.
+    pub name: String,
+    /// How it is reached.
+    pub kind: UpstreamKind,
+    /// Which era the gateway's client speaks to it.
+    pub era: EraMode,
+}
+
+impl UpstreamConfig {
+    /// An upstream named `name`, reached as `kind`, in the era the client settles (`auto`).
+    pub fn new(name: impl Into<String>, kind: UpstreamKind) -> Self {
+        UpstreamConfig {
+            name: name.into(),
+            kind,
+            era: EraMode::Auto,
+        }
+    }
+
+    /// The era the gateway's client speaks to this upstream.
+    pub fn with_era(mut self, era: EraMode) -> Self {
+        self.era = era;
+        self
+    }
+}
+
+/// The gateway's bounds; each default is on without configuration.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// Upstreams of one gateway (default 64); more is a configuration error.
+    pub max_upstreams: usize,
+    /// Items of one kind (tools, prompts, resources, templates) taken from one upstream
+    /// (default 1,000); those past it are left out, with a warning.
+    pub max_items: usize,
+    /// A forwarded call, get or read (default 60 s); past it the call is an `isError` result
+    /// (a JSON-RPC error for a get or read) naming the upstream, and the upstream is told
+    /// `notifications/cancelled`.
+    pub call_timeout: Duration,
+    /// Connecting to an upstream and listing what it serves (default 30 s); past it the attempt
+    /// fails and is retried after the backoff.
+    pub connect_timeout: Duration,
+    /// The first restart delay (default 100 ms); it doubles with each failed attempt.
+    pub backoff_initial: Duration,
+    /// The longest restart delay (default 30 s).
+    pub backoff_max: Duration,
+    /// A connection that lived this long resets the backoff to its first delay (default 60 s).
+    pub backoff_reset_after: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_upstreams: DEFAULT_MAX_UPSTREAMS,
+            max_items: DEFAULT_MAX_ITEMS,
+            call_timeout: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(30),
+            backoff_initial: Duration::from_millis(100),
+            backoff_max: Duration::from_secs(30),
+            backoff_reset_after: Duration::from_secs(60),
+        }
+    }
+}
+
+impl Limits {
+    /// The delay before restart attempt `attempt` (0 for the first restart): the initial delay
+    /// doubled per attempt, never past `backoff_max`.
+    pub fn backoff(&self, attempt: u32) -> Duration {
+        let factor = 2u32.saturating_pow(attempt.min(31));
+        self.backoff_initial
+            .saturating_mul(factor)
+            .min(self.backoff_max)
+    }
+}
+
+/// What a gateway serves.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct GatewayConfig {
+    /// The upstreams, in the order their items are listed.
+    pub upstreams: Vec<UpstreamConfig>,
+    /// Between an upstream's name and an item's name (default `_`: `calc` + `add` is
+    /// `calc_add`, FastMCP's convention).
+    pub separator: String,
+    /// The bounds.
+    pub limits: Limits,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        GatewayConfig {
+            upstreams: Vec::new(),
+            separator: "_".into(),
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// A configuration the gateway refuses, with where and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file is not TOML of the expected shape (the message names the line, column and key).
+    #[error("{0}")]
+    Syntax(String),
+    /// A value the gateway refuses.
+    #[error("line {line}: `{key}`: {message}")]
+    Invalid {
+        /// The 1-based line of the value.
+        line: usize,
+        /// The key.
+        key: String,
+        /// Why.
+        message: String,
+    },
+    /// A configuration that breaks a rule without a line (built in code).
+    #[error("{0}")]
+    Rule(String),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    separator: Option<Spanned<String>>,
+    #[serde(default)]
+    max_upstreams: Option<Spanned<usize>>,
+    #[serde(default)]
+    max_items: Option<Spanned<usize>>,
+    #[serde(default)]
+    call_timeout_secs: Option<Spanned<f64>>,
+    #[serde(default)]
+    upstream: Vec<Spanned<FileUpstream>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileUpstream {
+    name: Spanned<String>,
+    #[serde(default)]
+    stdio: Option<Spanned<String>>,
+    #[serde(default)]
+    url: Option<Spanned<String>>,
+    #[serde(default)]
+    era: Option<Spanned<String>>,
+    #[serde(default)]
+    bearer_token_env: Option<Spanned<String>>,
+    #[serde(default)]
+    bearer_token_file: Option<Spanned<String>>,
+}
+
+/// The 1-based line of byte `offset` of `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
+}
+
+impl GatewayConfig {
+    /// Reads a configuration file's text:
+    ///
+    /// ```toml
+    /// separator = "_"                      # optional
+    /// [[upstream]]
+    /// name = "files"                       # the prefix; "" mounts it without one
+    /// stdio = "notes /srv/notes"           # a command, or:
+    /// # url = "https://host/mcp"
+    /// # bearer_token_env = "FILES_TOKEN"   # or bearer_token_file = "/run/secrets/files"
+    /// era = "auto"                         # or "legacy", or "2026-07-28"
+    /// ```
+    ///
+    /// # Errors
+    /// A [`ConfigError`] naming the line and key of the first mistake.
+    pub fn from_toml(text: &str) -> Result<GatewayConfig, ConfigError> {
+        let file: File = toml::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string()))?;
+        let invalid =
+            |span: std::ops::Range<usize>, key: &str, message: String| ConfigError::Invalid {
+                line: line_of(text, span.start),
+                key: key.to_owned(),
+                message,
+            };
+        let mut config = GatewayConfig::default();
+        if let Some(sep) = file.separator {
+            config.separator = sep.get_ref().clone();
+            check_separator(&config.separator).map_err(|m| invalid(sep.span(), "separator", m))?;
+        }
+        if let Some(n) = file.max_upstreams {
+            if *n.get_ref() == 0 {
+                return Err(invalid(
+                    n.span(),
+                    "max_upstreams",
+                    "must be at least 1".into(),
+                ));
+            }
+            config.limits.max_upstreams = *n.get_ref();
+        }
+        if let Some(n) = file.max_items {
+            if *n.get_ref() == 0 {
+                return Err(invalid(n.span(), "max_items", "must be at least 1".into()));
+            }
+            config.limits.max_items = *n.get_ref();
+        }
+        if let Some(t) = file.call_timeout_secs {
+            let secs = *t.get_ref();
+            if !(secs > 0.0 && secs <= 86_400.0) {
+                return Err(invalid(
+                    t.span(),
+                    "call_timeout_secs",
+                    "must be a number of seconds above 0, at most 86400".into(),
+                ));
+            }
+            config.limits.call_timeout = Duration::from_secs_f64(secs);
+        }
+        for entry in file.upstream {
+            let span = entry.span();
+            let up = entry.into_inner();
+            let name = up.name.get_ref().clone();
+            check_name(&name).map_err(|m| invalid(up.name.span(), "name", m))?;
+            let kind = match (up.stdio, up.url) {
+                (Some(cmd), None) => {
+                    if cmd.get_ref().trim().is_empty() {
+                        return Err(invalid(cmd.span(), "stdio", "the command is empty".into()));
+                    }
+                    if let Some(t) = up
+                        .bearer_token_env
+                        .as_ref()
+                        .or(up.bearer_token_file.as_ref())
+                    {
+                        return Err(invalid(
+                            t.span(),
+                            "bearer_token_*",
+                            "a bearer token goes with `url`, not `stdio`".into(),
+                        ));
+                    }
+                    UpstreamKind::Stdio(cmd.into_inner())
+                }
+                (None, Some(url)) => {
+                    let text_url = url.get_ref();
+                    if !(text_url.starts_with("http://") || text_url.starts_with("https://")) {
+                        return Err(invalid(
+                            url.span(),
+                            "url",
+                            format!("{text_url:?} is not an http:// or https:// URL"),
+                        ));
+                    }
+                    let token = match (up.bearer_token_env, up.bearer_token_file) {
+                        (Some(_), Some(f)) => {
+                            return Err(invalid(
+                                f.span(),
+                                "bearer_token_file",
+                                "give bearer_token_env or bearer_token_file, not both".into(),
+                            ));
+                        }
+                        (Some(v), None) => Some(TokenSource::Env(v.into_inner())),
+                        (None, Some(f)) => Some(TokenSource::File(f.into_inner().into())),
+                        (None, None) => None,
+                    };
+                    UpstreamKind::Http {
+                        url: url.into_inner(),
+                        token,
+                    }
+                }
+                (Some(_), Some(url)) => {
+                    return Err(invalid(
+                        url.span(),
+                        "url",
+                        format!("upstream {name:?} has both `stdio` and `url`; give one"),
+                    ));
+                }
+                (None, None) => {
+                    return Err(invalid(
+                        span,
+                        "upstream",
+                        format!(
+                            "upstream {name:?} needs `stdio = \"CMD ARGS\"` or `url = \"http://...\"`"
+                        ),
+                    ));
+                }
+            };
+            let era = match &up.era {
+                None => EraMode::Auto,
+                Some(e) => parse_era(e.get_ref()).map_err(|m| invalid(e.span(), "era", m))?,
+            };
+            if config.upstreams.iter().any(|u| u.name == name) {
+                return Err(invalid(
+                    up.name.span(),
+                    "name",
+                    format!("upstream {name:?} is named twice"),
+                ));
+            }
+            config.upstreams.push(UpstreamConfig { name, kind, era });
+            if config.upstreams.len() > config.limits.max_upstreams {
+                return Err(invalid(
+                    span,
+                    "upstream",
+                    format!(
+                        "more than {} upstreams (max_upstreams)",
+                        config.limits.max_upstreams
+                    ),
+                ));
+            }
+        }
+        Ok(config)
+    }
+
+    /// Checks what [`GatewayConfig::from_toml`] checks, for a configuration built in code.
+    ///
+    /// # Errors
+    /// The first rule broken.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        check_separator(&self.separator)
+            .map_err(|m| ConfigError::Rule(format!("separator: {m}")))?;
+        if self.upstreams.len() > self.limits.max_upstreams {
+            return Err(ConfigError::Rule(format!(
+                "{} upstreams: at most {} (max_upstreams)",
+                self.upstreams.len(),
+                self.limits.max_upstreams
+            )));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for u in &self.upstreams {
+            check_name(&u.name)
+                .map_err(|m| ConfigError::Rule(format!("name {:?}: {m}", u.name)))?;
+            if !seen.insert(u.name.as_str()) {
+                return Err(ConfigError::Rule(format!(
+                    "upstream {:?} is named twice",
+                    u.name
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `auto`, `legacy`, or a modern revision (`2026-07-28`).
+fn parse_era(text: &str) -> Result<EraMode, String> {
+    match text {
+        "auto" => Ok(EraMode::Auto),
+        "legacy" => Ok(EraMode::Legacy),
+        other => match ProtocolVersion::MODERN.iter().find(|v| v.as_str() == other) {
+            Some(v) => Ok(EraMode::Pin(*v)),
+            None => Err(format!(
+                "{other:?} is not an era: auto, legacy, or {}",
+                ProtocolVersion::MODERN
+                    .iter()
+                    .map(|v| v.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        },
+    }
+}
+
+/// An upstream name: at most 64 characters of the tool-name alphabet (`A-Z a-z 0-9 _ - .`);
+/// empty mounts without a prefix.
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
+    if name.len() > 64 {
+        return Err(format!("{} characters: at most 64", name.len()));
+    }
+    if let Some(c) = name.chars().find(|c| !crate::names::tool_name_char(*c)) {
+        return Err(format!(
+            "{c:?} is not allowed: names use A-Z, a-z, 0-9, `_`, `-` and `.` (they prefix tool names)"
+        ));
+    }
+    Ok(())
+}
+
+/// A separator: 1 to 8 characters of the tool-name alphabet.
+fn check_separator(sep: &str) -> Result<(), String> {
+    if sep.is_empty() || sep.len() > 8 {
+        return Err("must be 1 to 8 characters".into());
+    }
+    if let Some(c) = sep.chars().find(|c| !crate::names::tool_name_char(*c)) {
+        return Err(format!(
+            "{c:?} is not allowed: a separator uses A-Z, a-z, 0-9, `_`, `-` and `.`"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str) -> String {
+        GatewayConfig::from_toml(text)
+            .expect_err("refused")
+            .to_string()
+    }
+
+    #[test]
+    fn a_config_names_each_upstream_its_kind_and_era() {
+        let c = GatewayConfig::from_toml(
+            r#"
+separator = "."
+[[upstream]]
+name = "calc"
+stdio = "switchboard serve --example add"
+
+[[upstream]]
+name = ""
+url = "https://host/mcp"
+era = "2026-07-28"
+bearer_token_env = "HOST_TOKEN"
+
+[[upstream]]
+name = "old"
+url = "http://127.0.0.1:9/mcp"
+era = "legacy"
+bearer_token_file = "/run/secrets/old"
+"#,
+        )
+        .expect("a config");
+        assert_eq!(c.separator, ".");
+        assert_eq!(c.upstreams.len(), 3);
+        assert!(
+            matches!(&c.upstreams[0].kind, UpstreamKind::Stdio(cmd) if cmd == "switchboard serve --example add")
+        );
+        assert_eq!(c.upstreams[0].era, EraMode::Auto);
+        assert!(
+            matches!(&c.upstreams[1].kind, UpstreamKind::Http { url, token: Some(TokenSource::Env(v)) } if url == "https://host/mcp" && v == "HOST_TOKEN")
+        );
+        assert_eq!(
+            c.upstreams[1].era,
+            EraMode::Pin(ProtocolVersion::V2026_07_28)
+        );
+        assert!(matches!(
+            &c.upstreams[2].kind,
+            UpstreamKind::Http {
+                token: Some(TokenSource::File(_)),
+                ..
+            }
+        ));
+        assert_eq!(c.upstreams[2].era, EraMode::Legacy);
+    }
+
+    #[test]
+    fn mistakes_name_their_line_and_key() {
+        let e = error("[[upstream]]\nname = \"a\"\nstdio = \"x\"\nera = \"2099\"\n");
+        assert!(
+            e.starts_with("line 4: `era`:") && e.contains("auto, legacy, or 2026-07-28"),
+            "{e}"
+        );
+        let e = error("[[upstream]]\nname = \"a b\"\nstdio = \"x\"\n");
+        assert!(e.starts_with("line 2: `name`:"), "{e}");
+        let e = error("[[upstream]]\nname = \"a\"\nstdio = \"x\"\nurl = \"http://h/mcp\"\n");
+        assert!(
+            e.starts_with("line 4: `url`:") && e.contains("give one"),
+            "{e}"
+        );
+        let e = error("[[upstream]]\nname = \"a\"\n");
+        assert!(
+            e.starts_with("line 1: `upstream`:") && e.contains("needs `stdio"),
+            "{e}"
+        );
+        let e = error("[[upstream]]\nname = \"a\"\nurl = \"ftp://h\"\n");
+        assert!(e.starts_with("line 3: `url`:"), "{e}");
+        let e = error("[[upstream]]\nname = \"a\"\nstdio = \"x\"\nbearer_token_env = \"T\"\n");
+        assert!(
+            e.starts_with("line 4:") && e.contains("goes with `url`"),
+            "{e}"
+        );
+        let e = error(
+            "[[upstream]]\nname = \"a\"\nstdio = \"x\"\n[[upstream]]\nname = \"a\"\nstdio = \"y\"\n",
+        );
+        assert!(
+            e.starts_with("line 5: `name`:") && e.contains("named twice"),
+            "{e}"
+        );
+        let e = error("separator = \"/\"\n");
+        assert!(e.starts_with("line 1: `separator`:"), "{e}");
+        // The TOML parser's own messages name the line and the key too.
+        let e = error("[[upstream]]\nname = \"a\"\nstdoi = \"x\"\n");
+        assert!(e.contains("line 3") && e.contains("stdoi"), "{e}");
+        let e = error("[[upstream]]\nname = \"a\nstdio = \"x\"\n");
+        assert!(e.contains("line 2"), "{e}");
+    }
+
+    /// Bound: the number of upstreams in a file (`max_upstreams`).
+    #[test]
+    fn a_file_with_more_upstreams_than_max_upstreams_is_refused_at_the_first_too_many() {
+        let mut text = String::from("max_upstreams = 2\n");
+        for name in ["a", "b", "c"] {
+            text.push_str(&format!("[[upstream]]\nname = \"{name}\"\nstdio = \"x\"\n"));
+        }
+        let e = error(&text);
+        assert!(
+            e.starts_with("line 8: `upstream`:") && e.contains("more than 2"),
+            "{e}"
+        );
+        text.truncate(text.rfind("[[upstream]]").expect("an entry"));
+        assert_eq!(
+            GatewayConfig::from_toml(&text)
+                .expect("two fit")
+                .upstreams
+                .len(),
+            2
+        );
+    }
+
+    /// Bound: the restart backoff, from the first delay to the cap.
+    #[test]
+    fn the_backoff_doubles_and_stops_at_its_cap() {
+        let l = Limits::default();
+        assert_eq!(l.backoff(0), Duration::from_millis(100));
+        assert_eq!(l.backoff(1), Duration::from_millis(200));
+        assert_eq!(l.backoff(8), Duration::from_millis(25_600));
+        assert_eq!(l.backoff(9), Duration::from_secs(30));
+        assert_eq!(l.backoff(u32::MAX), Duration::from_secs(30));
+    }
+}

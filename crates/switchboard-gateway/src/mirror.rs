@@ -1,0 +1,503 @@
+//! What the gateway's server serves of one upstream: the upstream's tools, prompts, resources
+//! and resource templates registered on the gateway's [`Server`] under their prefixed names and
+//! URIs (each change a `list_changed` to the gateway's clients, through the server's one path
+//! for announcements), and the handlers that forward a call, a get or a read to the upstream's
+//! current session.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use switchboard_client::{ClientError, ClientSession, ProgressUpdate, RequestOptions};
+use switchboard_jsonrpc::RequestError;
+use switchboard_server::{
+    PromptGet, ResourceRead, Server, ServerError, ToolCall, ToolError, WeakServer,
+};
+use switchboard_types::ErrorObject;
+use switchboard_types::methods;
+use switchboard_types::prompts::{GetPromptResult, Prompt};
+use switchboard_types::resources::{ReadResourceResult, Resource, ResourceTemplate};
+use switchboard_types::tools::{CallToolResult, TaskSupport, Tool};
+
+use crate::config::Limits;
+use crate::names;
+
+/// One upstream as the handlers see it: its name and its session while it is up.
+pub(crate) struct Link {
+    /// The upstream's name (its prefix).
+    pub(crate) name: String,
+    session: RwLock<Option<ClientSession>>,
+    /// Up and listed (the session alone is set before the first listing, so that calls work as
+    /// soon as an item is served).
+    ready: std::sync::atomic::AtomicBool,
+}
+
+impl std::fmt::Debug for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Link")
+            .field("name", &self.name)
+            .field("up", &self.is_ready())
+            .finish()
+    }
+}
+
+impl Link {
+    pub(crate) fn new(name: String) -> Self {
+        Link {
+            name,
+            session: RwLock::new(None),
+            ready: Default::default(),
+        }
+    }
+
+    /// The session while the upstream is up.
+    pub(crate) fn session(&self) -> Option<ClientSession> {
+        self.session.read().ok().and_then(|s| s.clone())
+    }
+
+    pub(crate) fn set(&self, session: Option<ClientSession>) {
+        if session.is_none() {
+            self.set_ready(false);
+        }
+        if let Ok(mut slot) = self.session.write() {
+            *slot = session;
+        }
+    }
+
+    /// Whether the upstream is up and listed.
+    pub(crate) fn is_ready(&self) -> bool {
+        self.ready.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub(crate) fn set_ready(&self, ready: bool) {
+        self.ready.store(ready, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn down(&self) -> String {
+        format!("upstream `{}` is down", self.name)
+    }
+
+    fn failed(&self, e: &ClientError) -> String {
+        format!("upstream `{}` failed: {e}", self.name)
+    }
+}
+
+/// The upstream's error as the gateway's client should see it: the upstream's own JSON-RPC
+/// error as it is, anything else (closed, lost, timed out) -32603 naming the upstream.
+fn rpc_error(link: &Link, e: &ClientError) -> ErrorObject {
+    match e {
+        ClientError::Request(RequestError::Rejected(obj)) => obj.clone(),
+        other => ErrorObject::internal(link.failed(other)),
+    }
+}
+
+/// The keys and definitions registered for one upstream, by kind.
+#[derive(Default)]
+struct Mirrored {
+    tools: HashMap<String, Value>,
+    prompts: HashMap<String, Value>,
+    resources: HashMap<String, Value>,
+    templates: HashMap<String, Value>,
+}
+
+/// Which of the four lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Tools,
+    Prompts,
+    Resources,
+    Templates,
+}
+
+impl Kind {
+    fn noun(self) -> &'static str {
+        match self {
+            Kind::Tools => "tools",
+            Kind::Prompts => "prompts",
+            Kind::Resources => "resources",
+            Kind::Templates => "resource templates",
+        }
+    }
+}
+
+/// One upstream's items on the gateway's server.
+pub(crate) struct Mirror {
+    pub(crate) link: Arc<Link>,
+    server: WeakServer,
+    separator: String,
+    limits: Limits,
+    mirrored: Mutex<Mirrored>,
+}
+
+impl Mirror {
+    pub(crate) fn new(link: Arc<Link>, server: &Server, separator: String, limits: Limits) -> Self {
+        Mirror {
+            link,
+            server: server.downgrade(),
+            separator,
+            limits,
+            mirrored: Mutex::default(),
+        }
+    }
+
+    /// How many items of `kind` are registered.
+    pub(crate) fn count(&self, kind: Kind) -> usize {
+        self.mirrored.lock().map_or(0, |m| match kind {
+            Kind::Tools => m.tools.len(),
+            Kind::Prompts => m.prompts.len(),
+            Kind::Resources => m.resources.len(),
+            Kind::Templates => m.templates.len(),
+        })
+    }
+
+    /// Removes everything of this upstream from the gateway's lists.
+    pub(crate) fn clear(&self) {
+        self.sync_tools(Vec::new());
+        self.sync_prompts(Vec::new());
+        self.sync_resources(Vec::new());
+        self.sync_templates(Vec::new());
+    }
+
+    /// The first `max_items` of `items`, with a warning when some are left out.
+    fn bounded<T>(&self, kind: Kind, mut items: Vec<T>) -> Vec<T> {
+        if items.len() > self.limits.max_items {
+            tracing::warn!(
+                upstream = %self.link.name,
+                listed = items.len(),
+                max_items = self.limits.max_items,
+                "upstream lists more {} than the bound; the rest are left out",
+                kind.noun()
+            );
+            items.truncate(self.limits.max_items);
+        }
+        items
+    }
+
+    fn skipped(&self, kind: Kind, key: &str, why: &str) {
+        tracing::warn!(upstream = %self.link.name, item = %key, "{} left out: {why}", kind.noun());
+    }
+
+    /// Makes the registered tools those of `tools`: the new and changed ones added, the gone
+    /// ones removed (each change announced by the server).
+    pub(crate) fn sync_tools(&self, tools: Vec<Tool>) {
+        let mut desired = Vec::new();
+        for tool in self.bounded(Kind::Tools, tools) {
+            if tool.task_support() == TaskSupport::Required {
+                self.skipped(
+                    Kind::Tools,
+                    &tool.name,
+                    "it runs only as a task (not forwarded yet)",
+                );
+                continue;
+            }
+            let Some(name) = names::prefixed_name(&self.link.name, &self.separator, &tool.name)
+            else {
+                self.skipped(
+                    Kind::Tools,
+                    &tool.name,
+                    "its prefixed name breaks the tool-name rules",
+                );
+                continue;
+            };
+            let original = tool.name.clone();
+            let mut served = tool;
+            served.name = name.clone();
+            served.execution = None;
+            desired.push((name, served, original));
+        }
+        let Some(server) = self.server.upgrade() else {
+            return;
+        };
+        let timeout = self.limits.call_timeout;
+        self.apply(
+            Kind::Tools,
+            desired,
+            |key| server.remove_tool(key),
+            |tool, original| {
+                let link = self.link.clone();
+                server.add_tool(tool, move |call| {
+                    forward_call(link.clone(), original.clone(), call, timeout)
+                })
+            },
+        );
+    }
+
+    /// As [`Mirror::sync_tools`], for prompts.
+    pub(crate) fn sync_prompts(&self, prompts: Vec<Prompt>) {
+        let mut desired = Vec::new();
+        for prompt in self.bounded(Kind::Prompts, prompts) {
+            let Some(name) = names::prefixed_name(&self.link.name, &self.separator, &prompt.name)
+            else {
+                self.skipped(
+                    Kind::Prompts,
+                    &prompt.name,
+                    "its prefixed name breaks the name rules",
+                );
+                continue;
+            };
+            let original = prompt.name.clone();
+            let mut served = prompt;
+            served.name = name.clone();
+            desired.push((name, served, original));
+        }
+        let Some(server) = self.server.upgrade() else {
+            return;
+        };
+        let timeout = self.limits.call_timeout;
+        self.apply(
+            Kind::Prompts,
+            desired,
+            |key| server.remove_prompt(key),
+            |prompt, original| {
+                let link = self.link.clone();
+                server.add_prompt(prompt, move |get| {
+                    forward_get(link.clone(), original.clone(), get, timeout)
+                })
+            },
+        );
+    }
+
+    /// As [`Mirror::sync_tools`], for resources (their URIs rewritten).
+    pub(crate) fn sync_resources(&self, resources: Vec<Resource>) {
+        let mut desired = Vec::new();
+        for resource in self.bounded(Kind::Resources, resources) {
+            let Some(uri) = names::prefixed_uri(&self.link.name, &resource.uri) else {
+                self.skipped(Kind::Resources, &resource.uri, "its URI has no scheme");
+                continue;
+            };
+            let original = resource.uri.clone();
+            let mut served = resource;
+            served.uri = uri.clone();
+            desired.push((uri, served, original));
+        }
+        let Some(server) = self.server.upgrade() else {
+            return;
+        };
+        let timeout = self.limits.call_timeout;
+        self.apply(
+            Kind::Resources,
+            desired,
+            |key| server.remove_resource(key),
+            |resource, original| {
+                let link = self.link.clone();
+                server.add_resource(resource, move |read| {
+                    forward_read(link.clone(), Some(original.clone()), read, timeout)
+                })
+            },
+        );
+    }
+
+    /// As [`Mirror::sync_tools`], for resource templates (their URI templates rewritten; a read
+    /// through one has its URI rewritten back).
+    pub(crate) fn sync_templates(&self, templates: Vec<ResourceTemplate>) {
+        let mut desired = Vec::new();
+        for template in self.bounded(Kind::Templates, templates) {
+            let Some(uri) = names::prefixed_uri(&self.link.name, &template.uri_template) else {
+                self.skipped(
+                    Kind::Templates,
+                    &template.uri_template,
+                    "it has no literal scheme",
+                );
+                continue;
+            };
+            let original = template.uri_template.clone();
+            let mut served = template;
+            served.uri_template = uri.clone();
+            desired.push((uri, served, original));
+        }
+        let Some(server) = self.server.upgrade() else {
+            return;
+        };
+        let timeout = self.limits.call_timeout;
+        self.apply(
+            Kind::Templates,
+            desired,
+            |key| server.remove_resource_template(key),
+            |template, _original| {
+                let link = self.link.clone();
+                server.add_resource_template(template, move |read| {
+                    forward_read(link.clone(), None, read, timeout)
+                })
+            },
+        );
+    }
+
+    /// Removes the registered items of `kind` that are gone or changed, then adds the new and
+    /// changed ones. A key another upstream holds is left out with a warning.
+    fn apply<T: Serialize>(
+        &self,
+        kind: Kind,
+        desired: Vec<(String, T, String)>,
+        remove: impl Fn(&str) -> Result<(), ServerError>,
+        add: impl Fn(T, String) -> Result<(), ServerError>,
+    ) {
+        let Ok(mut mirrored) = self.mirrored.lock() else {
+            return;
+        };
+        let current = match kind {
+            Kind::Tools => &mut mirrored.tools,
+            Kind::Prompts => &mut mirrored.prompts,
+            Kind::Resources => &mut mirrored.resources,
+            Kind::Templates => &mut mirrored.templates,
+        };
+        let desired: Vec<(String, Value, T, String)> = desired
+            .into_iter()
+            .map(|(key, item, original)| {
+                let def = serde_json::to_value(&item).unwrap_or(Value::Null);
+                (key, def, item, original)
+            })
+            .collect();
+        let keep: HashMap<&str, &Value> =
+            desired.iter().map(|(k, d, ..)| (k.as_str(), d)).collect();
+        let stale: Vec<String> = current
+            .iter()
+            .filter(|(k, d)| keep.get(k.as_str()) != Some(d))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in stale {
+            if let Err(e) = remove(&key) {
+                tracing::debug!(upstream = %self.link.name, item = %key, error = %e, "not removed");
+            }
+            current.remove(&key);
+        }
+        for (key, def, item, original) in desired {
+            if current.contains_key(&key) {
+                continue;
+            }
+            match add(item, original) {
+                Ok(()) => {
+                    current.insert(key, def);
+                }
+                Err(e) => self.skipped(kind, &key, &e.to_string()),
+            }
+        }
+    }
+}
+
+/// Request options for a forwarded request: the bound, and the client's cancellation passed on
+/// (a cancelled client request cancels the upstream's, which is told `notifications/cancelled`).
+fn options(cx: &switchboard_server::Context, timeout: Duration) -> RequestOptions {
+    RequestOptions::default()
+        .with_timeout(timeout)
+        .with_cancel(cx.cancellation().child_token())
+}
+
+/// `tools/call` of `name` on the upstream. Its progress goes to the client that asked for
+/// progress; its failure to answer (down, closed, timed out) is an `isError` result naming it.
+async fn forward_call(
+    link: Arc<Link>,
+    name: String,
+    call: ToolCall,
+    timeout: Duration,
+) -> Result<CallToolResult, ToolError> {
+    let Some(session) = link.session() else {
+        return Ok(CallToolResult::error(link.down()));
+    };
+    let cx = call.cx;
+    let mut opts = options(&cx, timeout);
+    // Progress: the engine's callback is synchronous, so it keeps the latest update in a watch
+    // (nothing queues: updates that come faster than the client is told are coalesced into
+    // the latest, which carries the later value) and this task reports it on the client's
+    // request.
+    let (tx, mut rx) = tokio::sync::watch::channel::<Option<ProgressUpdate>>(None);
+    if cx.progress_token().is_some() {
+        opts = opts.with_progress(move |u| {
+            tx.send_replace(Some(u));
+        });
+    } else {
+        drop(tx);
+    }
+    let arguments = Value::Object(call.arguments);
+    let forwarded = session.call_tool_with(&name, arguments, opts);
+    tokio::pin!(forwarded);
+    let report = |u: Option<ProgressUpdate>| {
+        let cx = &cx;
+        async move {
+            if let Some(u) = u {
+                let _ = cx.progress(u.progress, u.total, u.message.as_deref()).await;
+            }
+        }
+    };
+    let result = loop {
+        tokio::select! {
+            biased;
+            Ok(()) = rx.changed() => {
+                let latest = rx.borrow_and_update().clone();
+                report(latest).await;
+            }
+            r = &mut forwarded => break r,
+        }
+    };
+    // An update that came with the answer is reported before it.
+    if rx.has_changed().unwrap_or(false) {
+        let latest = rx.borrow_and_update().clone();
+        report(latest).await;
+    }
+    match result {
+        Ok(r) => Ok(r),
+        Err(ClientError::Request(RequestError::Rejected(obj))) => Err(ToolError::Rpc(obj)),
+        Err(e) => {
+            tracing::warn!(upstream = %link.name, tool = %name, error = %e, "forwarded call failed");
+            Ok(CallToolResult::error(link.failed(&e)))
+        }
+    }
+}
+
+/// `prompts/get` of `name` on the upstream.
+async fn forward_get(
+    link: Arc<Link>,
+    name: String,
+    get: PromptGet,
+    timeout: Duration,
+) -> Result<GetPromptResult, ErrorObject> {
+    let Some(session) = link.session() else {
+        return Err(ErrorObject::internal(link.down()));
+    };
+    let params = json!({"name": name, "arguments": get.arguments});
+    session
+        .request(methods::PROMPTS_GET, params, options(&get.cx, timeout))
+        .await
+        .map_err(|e| rpc_error(&link, &e))
+}
+
+/// `resources/read` on the upstream: of `original` for a listed resource, else of the
+/// requested URI rewritten back (a templated one). The contents' URIs come back rewritten.
+async fn forward_read(
+    link: Arc<Link>,
+    original: Option<String>,
+    read: ResourceRead,
+    timeout: Duration,
+) -> Result<ReadResourceResult, ErrorObject> {
+    let Some(session) = link.session() else {
+        return Err(ErrorObject::internal(link.down()));
+    };
+    let uri = match original {
+        Some(uri) => uri,
+        None => names::upstream_uri(&link.name, &read.uri).ok_or_else(|| {
+            ErrorObject::internal(format!(
+                "{} is not a URI of upstream `{}`",
+                read.uri, link.name
+            ))
+        })?,
+    };
+    let mut result: ReadResourceResult = session
+        .request(
+            methods::RESOURCES_READ,
+            json!({"uri": uri}),
+            options(&read.cx, timeout),
+        )
+        .await
+        .map_err(|e| rpc_error(&link, &e))?;
+    for contents in &mut result.contents {
+        let uri = match contents {
+            switchboard_types::content::ResourceContents::Text(t) => &mut t.uri,
+            switchboard_types::content::ResourceContents::Blob(b) => &mut b.uri,
+        };
+        if let Some(served) = names::prefixed_uri(&link.name, uri) {
+            *uri = served;
+        }
+    }
+    Ok(result)
+}

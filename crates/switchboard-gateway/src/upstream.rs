@@ -1,0 +1,300 @@
+//! One upstream's life: connect with the gateway's own client (a child process over stdio, a
+//! Streamable HTTP URL, or the user's connector), list what it serves onto the gateway's
+//! server, follow its `list_changed` (2025 notifications, or a 2026-07-28 `subscriptions/listen`
+//! stream), and when the connection ends, take its items out of the lists and connect again
+//! after a bounded backoff.
+
+use std::sync::Arc;
+
+use switchboard_client::{CancellationToken, Client, ClientError, ClientSession, Era, ListenEvent};
+use switchboard_http_client::{HttpClientConfig, HttpClientTransport};
+use switchboard_transport::{ChildCommand, ChildTransport};
+use switchboard_types::lifecycle::Implementation;
+use switchboard_types::modern::SubscriptionFilter;
+use tokio::time::Instant;
+
+use crate::config::{Limits, TokenSource, UpstreamConfig, UpstreamKind};
+use crate::mirror::{Kind, Mirror};
+
+/// Why an attempt to bring an upstream up failed.
+#[derive(Debug, thiserror::Error)]
+enum Attempt {
+    #[error("cannot start or reach it: {0}")]
+    Start(String),
+    #[error("{0}")]
+    Client(#[from] ClientError),
+    #[error("no answer within {0:?} (connect_timeout)")]
+    TimedOut(std::time::Duration),
+}
+
+/// The gateway's client for one upstream: it serves none of the upstream's requests (sampling,
+/// elicitation and roots are not forwarded in this version), so it declares none.
+fn client(config: &UpstreamConfig) -> Client {
+    Client::builder(Implementation::new(
+        "switchboard-gateway",
+        env!("CARGO_PKG_VERSION"),
+    ))
+    .era(config.era)
+    .build()
+}
+
+/// The bearer token from its source (the first line of a file, trimmed).
+fn token(source: &TokenSource) -> Result<String, String> {
+    let text = match source {
+        TokenSource::Env(var) => std::env::var(var)
+            .map_err(|_| format!("the bearer token's variable {var} is not set"))?,
+        TokenSource::File(path) => std::fs::read_to_string(path).map_err(|e| {
+            format!(
+                "the bearer token's file {} cannot be read: {e}",
+                path.display()
+            )
+        })?,
+    };
+    let token = text.lines().next().unwrap_or_default().trim().to_owned();
+    if token.is_empty() {
+        return Err("the bearer token is empty".into());
+    }
+    Ok(token)
+}
+
+async fn connect(config: &UpstreamConfig) -> Result<ClientSession, Attempt> {
+    let client = client(config);
+    match &config.kind {
+        UpstreamKind::Stdio(cmd) => {
+            let command = ChildCommand::new("sh").args(["-c", &format!("exec {cmd}")]);
+            let child = ChildTransport::spawn(command)
+                .map_err(|e| Attempt::Start(format!("`{cmd}`: {e}")))?;
+            Ok(client.connect(child).await?)
+        }
+        UpstreamKind::Http { url, token: source } => {
+            let mut http = HttpClientConfig::default();
+            if let Some(source) = source {
+                let value = format!("Bearer {}", token(source).map_err(Attempt::Start)?);
+                let mut value = http::HeaderValue::from_str(&value)
+                    .map_err(|_| Attempt::Start("the bearer token is not a header value".into()))?;
+                value.set_sensitive(true);
+                http = http.with_header(http::header::AUTHORIZATION, value);
+            }
+            let transport = HttpClientTransport::connect(url, http)
+                .map_err(|e| Attempt::Start(format!("`{url}`: {e}")))?;
+            Ok(client.connect(transport).await?)
+        }
+        UpstreamKind::Custom(connector) => Ok(connector(client).await?),
+    }
+}
+
+/// Everything the upstream lists, each kind it declares, listed first and then registered
+/// together (so that an upstream's items appear at once); a kind that fails to list is logged
+/// and left empty (the upstream still serves the others).
+async fn list_all(session: &ClientSession, mirror: &Mirror) {
+    let caps = session.server_capabilities().clone();
+    let name = &mirror.link.name;
+    let tools = match caps.tools {
+        Some(_) => kept(name, "tools/list", session.list_tools().await),
+        None => Vec::new(),
+    };
+    let prompts = match caps.prompts {
+        Some(_) => kept(name, "prompts/list", session.list_prompts().await),
+        None => Vec::new(),
+    };
+    let (resources, templates) = match caps.resources {
+        Some(_) => (
+            kept(name, "resources/list", session.list_resources().await),
+            kept(
+                name,
+                "resources/templates/list",
+                session.list_resource_templates().await,
+            ),
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+    mirror.sync_tools(tools);
+    mirror.sync_prompts(prompts);
+    mirror.sync_resources(resources);
+    mirror.sync_templates(templates);
+}
+
+/// A listing's items, or none (logged) when it failed.
+fn kept<T>(name: &str, what: &str, listed: Result<Vec<T>, ClientError>) -> Vec<T> {
+    listed.unwrap_or_else(|e| {
+        tracing::warn!(upstream = %name, error = %e, "{what} failed");
+        Vec::new()
+    })
+}
+
+/// Re-lists one kind after the upstream said it changed.
+async fn relist(session: &ClientSession, mirror: &Mirror, kind: Kind) {
+    let name = &mirror.link.name;
+    let failed =
+        |e: ClientError| tracing::warn!(upstream = %name, error = %e, ?kind, "re-listing failed");
+    match kind {
+        Kind::Tools => session.list_tools().await.map(|i| mirror.sync_tools(i)),
+        Kind::Prompts => session.list_prompts().await.map(|i| mirror.sync_prompts(i)),
+        Kind::Resources => session
+            .list_resources()
+            .await
+            .map(|i| mirror.sync_resources(i)),
+        Kind::Templates => session
+            .list_resource_templates()
+            .await
+            .map(|i| mirror.sync_templates(i)),
+    }
+    .unwrap_or_else(failed);
+}
+
+/// Follows the upstream's list changes while the session lives (never returns on its own).
+async fn watch(session: &ClientSession, mirror: &Mirror) {
+    let caps = session.server_capabilities().clone();
+    let tools = caps.tools.as_ref().and_then(|c| c.list_changed) == Some(true);
+    let prompts = caps.prompts.as_ref().and_then(|c| c.list_changed) == Some(true);
+    let resources = caps.resources.as_ref().and_then(|c| c.list_changed) == Some(true);
+    if session.era() == Era::Modern {
+        if !(tools || prompts || resources) {
+            return std::future::pending().await;
+        }
+        let filter = SubscriptionFilter {
+            tools_list_changed: tools.then_some(true),
+            prompts_list_changed: prompts.then_some(true),
+            resources_list_changed: resources.then_some(true),
+            ..Default::default()
+        };
+        match session.listen(filter).await {
+            Ok(mut stream) => {
+                while let Some(event) = stream.next().await {
+                    match event {
+                        ListenEvent::ToolsListChanged => relist(session, mirror, Kind::Tools).await,
+                        ListenEvent::PromptsListChanged => {
+                            relist(session, mirror, Kind::Prompts).await
+                        }
+                        ListenEvent::ResourcesListChanged => {
+                            relist(session, mirror, Kind::Resources).await;
+                            relist(session, mirror, Kind::Templates).await;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::warn!(upstream = %mirror.link.name, error = %e, "subscriptions/listen refused; list changes are not followed")
+            }
+        }
+        return std::future::pending().await;
+    }
+    // The 2025 era: the client counts each list's `list_changed`; each waiter re-lists.
+    tokio::join!(
+        follow(tools, || session.tools_changed(), |i| mirror.sync_tools(i)),
+        follow(
+            prompts,
+            || session.prompts_changed(),
+            |i| mirror.sync_prompts(i)
+        ),
+        follow(
+            resources,
+            || session.resources_changed(),
+            |i| mirror.sync_resources(i)
+        ),
+        follow(
+            resources,
+            || session.resource_templates_changed(),
+            |i| mirror.sync_templates(i)
+        ),
+    );
+}
+
+/// While `on`, applies each re-listing `changed` returns after a `list_changed`; then waits
+/// for ever (the session's end is watched beside it).
+async fn follow<T, F, Fut>(on: bool, changed: F, apply: impl Fn(Vec<T>))
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<Vec<T>, ClientError>>,
+{
+    if on {
+        while let Ok(items) = changed().await {
+            apply(items);
+        }
+    }
+    std::future::pending::<()>().await
+}
+
+/// Brings the upstream up and lists it, within `connect_timeout`.
+async fn bring_up(
+    config: &UpstreamConfig,
+    mirror: &Mirror,
+    limits: &Limits,
+) -> Result<ClientSession, Attempt> {
+    let session = tokio::time::timeout(limits.connect_timeout, connect(config))
+        .await
+        .map_err(|_| Attempt::TimedOut(limits.connect_timeout))??;
+    // Calls reach the session as soon as its first list is served.
+    mirror.link.set(Some(session.clone()));
+    if tokio::time::timeout(limits.connect_timeout, list_all(&session, mirror))
+        .await
+        .is_err()
+    {
+        mirror.link.set(None);
+        mirror.clear();
+        session.close();
+        return Err(Attempt::TimedOut(limits.connect_timeout));
+    }
+    Ok(session)
+}
+
+/// Runs one upstream until `stop`: up, watched, down, and up again after the backoff.
+pub(crate) async fn supervise(
+    config: UpstreamConfig,
+    mirror: Arc<Mirror>,
+    limits: Limits,
+    stop: CancellationToken,
+) {
+    let name = config.name.clone();
+    let mut attempt: u32 = 0;
+    loop {
+        let started = Instant::now();
+        let up = tokio::select! {
+            r = bring_up(&config, &mirror, &limits) => r,
+            () = stop.cancelled() => break,
+        };
+        match up {
+            Ok(session) => {
+                mirror.link.set_ready(true);
+                tracing::info!(
+                    upstream = %name,
+                    era = ?session.era(),
+                    tools = mirror.count(Kind::Tools),
+                    prompts = mirror.count(Kind::Prompts),
+                    resources = mirror.count(Kind::Resources),
+                    templates = mirror.count(Kind::Templates),
+                    "upstream is up"
+                );
+                let stopped = tokio::select! {
+                    () = session.closed() => false,
+                    () = watch(&session, &mirror) => false,
+                    () = stop.cancelled() => true,
+                };
+                mirror.link.set(None);
+                mirror.clear();
+                session.close();
+                if stopped {
+                    break;
+                }
+                tracing::warn!(
+                    upstream = %name,
+                    "upstream went down; its tools, prompts and resources are left out of the lists until it is back"
+                );
+                if started.elapsed() >= limits.backoff_reset_after {
+                    attempt = 0;
+                }
+            }
+            Err(e) => tracing::warn!(upstream = %name, error = %e, "upstream is not up"),
+        }
+        let delay = limits.backoff(attempt);
+        attempt = attempt.saturating_add(1);
+        tracing::info!(upstream = %name, ?delay, attempt, "connecting again after the backoff");
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            () = stop.cancelled() => break,
+        }
+    }
+    mirror.link.set(None);
+    mirror.clear();
+}
