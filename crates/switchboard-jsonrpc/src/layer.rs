@@ -194,7 +194,7 @@ impl Layers {
 
 /// The target a request names (`params.name` of a tool call or prompt get, `params.uri` of a
 /// resource request), as the catalogue describes it.
-pub fn target_of(method: &str, params: Option<&RawJson>) -> Option<String> {
+pub(crate) fn target_of(method: &str, params: Option<&RawJson>) -> Option<String> {
     let kind = catalogue::request(method)?.target?;
     let params = params?;
     #[derive(serde::Deserialize)]

@@ -57,7 +57,7 @@ pub use config::{DEFAULT_MAX_FRAME_BYTES, SessionConfig};
 pub use error::RequestError;
 pub use facts::Facts;
 pub use framelog::{Flow, FrameEvent, FrameHook};
-pub use layer::{Call, Layer, Layers, Next, Outgoing, Scope, SendNext, target_of};
+pub use layer::{Call, Layer, Layers, Next, Outgoing, Scope, SendNext};
 pub use peer::{IdCallback, Peer, ProgressWatch, RequestOptions, WeakPeer};
 pub use queue::Queue;
 pub use related::RelatedRequests;
