@@ -48,6 +48,25 @@ pub trait Layer: Send + Sync + 'static {
     fn send(&self, call: Outgoing, next: SendNext) -> BoxFuture<Result<RawJson, RequestError>> {
         next.run(call)
     }
+
+    /// Told once when a session of side `side` starts, and once ([`Layer::session_closed`])
+    /// when it has ended: a connection, a 2025 session, or one 2026-07-28 exchange. Every
+    /// layer is told, whatever its scope.
+    fn session_opened(&self, side: &'static str) {
+        let _ = side;
+    }
+
+    /// Told once when a session of side `side` has ended (see [`Layer::session_opened`]).
+    fn session_closed(&self, side: &'static str) {
+        let _ = side;
+    }
+
+    /// One frame crossed side `side`'s transport, in either direction, before any params
+    /// were parsed (what a [`FrameHook`](crate::FrameHook) sees). Called synchronously on the
+    /// engine's path: keep it cheap. Every layer is told, whatever its scope.
+    fn frame(&self, side: &'static str, event: &crate::framelog::FrameEvent<'_>) {
+        let _ = (side, event);
+    }
 }
 
 /// Which messages a layer applies to.
@@ -179,6 +198,20 @@ impl Layers {
     /// How many layers there are.
     pub fn len(&self) -> usize {
         self.entries.len()
+    }
+
+    /// Tells every layer that one frame crossed the transport.
+    pub(crate) fn frame(&self, side: &'static str, event: &crate::framelog::FrameEvent<'_>) {
+        for e in self.entries.iter() {
+            e.layer.frame(side, event);
+        }
+    }
+
+    /// Tells every layer that a session started.
+    pub(crate) fn session_opened(&self, side: &'static str) {
+        for e in self.entries.iter() {
+            e.layer.session_opened(side);
+        }
     }
 
     /// The index of the first entry at or after `from` whose scope takes `method`.
@@ -393,6 +426,10 @@ impl crate::peer::Outbound for OutboundLayers {
         }
         .run(call)
     }
+
+    fn frame(&self, side: &'static str, event: &crate::framelog::FrameEvent<'_>) {
+        self.0.frame(side, event);
+    }
 }
 
 /// The role's service with the layers around it: what the session runs when any is installed.
@@ -469,6 +506,9 @@ impl Service for Layered {
     }
 
     fn closed(&self) {
-        self.service.closed()
+        self.service.closed();
+        for e in self.layers.entries.iter() {
+            e.layer.session_closed(self.side);
+        }
     }
 }

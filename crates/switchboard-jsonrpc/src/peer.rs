@@ -136,6 +136,9 @@ pub(crate) trait Outbound: Send + Sync {
     ) -> std::pin::Pin<
         Box<dyn std::future::Future<Output = Result<RawJson, RequestError>> + Send + 'static>,
     >;
+
+    /// Tells the layers that one frame crossed side `side`'s transport.
+    fn frame(&self, side: &'static str, event: &crate::framelog::FrameEvent<'_>);
 }
 
 pub(crate) struct PendingEntry {
@@ -340,8 +343,8 @@ impl Inner {
     /// Serializes, logs and queues one message.
     pub(crate) fn frame(&self, msg: &Message, related: Option<&RequestId>) -> OutboundFrame {
         let text = msg.to_json();
-        if let Some(hook) = &self.config.frame_hook {
-            hook.call(&FrameEvent {
+        if self.config.frame_hook.is_some() || self.outbound.is_some() {
+            let event = FrameEvent {
                 direction: Flow::Outbound,
                 kind: Some(msg.kind()),
                 id: msg.id(),
@@ -349,7 +352,13 @@ impl Inner {
                 text: &text,
                 invalid: None,
                 batch: false,
-            });
+            };
+            if let Some(hook) = &self.config.frame_hook {
+                hook.call(&event);
+            }
+            if let Some(layers) = &self.outbound {
+                layers.frame(self.config.name, &event);
+            }
         }
         OutboundFrame::new(text, msg.kind(), msg.id().cloned(), related.cloned())
     }

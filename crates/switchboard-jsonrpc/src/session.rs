@@ -54,6 +54,7 @@ pub fn spawn_layered<T: Transport>(
     let (service, outbound): (Arc<dyn Service>, Option<Arc<dyn Outbound>>) = if layers.is_empty() {
         (service, None)
     } else {
+        layers.session_opened(config.name);
         (
             Arc::new(Layered {
                 service,
@@ -314,8 +315,9 @@ fn log_inbound(
     invalid: Option<&ErrorObject>,
     batch: bool,
 ) {
-    if let Some(hook) = &peer.inner.config.frame_hook {
-        hook.call(&FrameEvent {
+    let (config, layers) = (&peer.inner.config, &peer.inner.outbound);
+    if config.frame_hook.is_some() || layers.is_some() {
+        let event = FrameEvent {
             direction: Flow::Inbound,
             kind: msg.map(Message::kind),
             id: msg.and_then(Message::id),
@@ -323,7 +325,13 @@ fn log_inbound(
             text,
             invalid,
             batch,
-        });
+        };
+        if let Some(hook) = &config.frame_hook {
+            hook.call(&event);
+        }
+        if let Some(layers) = layers {
+            layers.frame(config.name, &event);
+        }
     }
 }
 
@@ -518,8 +526,9 @@ fn batch_frame(
         return None;
     }
     let frame = OutboundFrame::new(batch_to_json(&messages), MessageKind::Result, None, None);
-    if let Some(hook) = &peer.inner.config.frame_hook {
-        hook.call(&FrameEvent {
+    let (config, layers) = (&peer.inner.config, &peer.inner.outbound);
+    if config.frame_hook.is_some() || layers.is_some() {
+        let event = FrameEvent {
             direction: Flow::Outbound,
             kind: Some(frame.kind),
             id: None,
@@ -527,7 +536,13 @@ fn batch_frame(
             text: &frame.text,
             invalid: None,
             batch: true,
-        });
+        };
+        if let Some(hook) = &config.frame_hook {
+            hook.call(&event);
+        }
+        if let Some(layers) = layers {
+            layers.frame(config.name, &event);
+        }
     }
     Some(frame)
 }
