@@ -77,6 +77,7 @@ pub(crate) const DEFAULT_MAX_CONCURRENT_REPLAYS: usize = 64;
 /// | `cluster_secret` | none | the secret the nodes of a cluster share ([`HttpConfig::with_cluster_secret`]); a node of a cluster needs one |
 /// | `authorization` | off | OAuth 2.1 resource server: protected-resource metadata, bearer tokens on every request, scopes ([`crate::Authorization`]) |
 /// | `connection` | [`ConnectionLimits`] | per connection: 1024 connections, 10 s headers, 60 s keep-alive, 30 s body (408), 30 s write |
+/// | `metrics` | off | a metrics page (e.g. Prometheus text) at its own path beside the endpoint ([`HttpConfig::with_metrics`]) |
 ///
 /// The event store's own bounds (events and bytes per stream, per session, in all) are those of
 /// [`InMemoryEventStore`]; the session store's, those of [`InMemorySessionStore`].
@@ -163,6 +164,28 @@ pub struct HttpConfig {
     pub cluster: Option<Arc<dyn crate::Cluster>>,
     /// The secret the nodes of the cluster share ([`HttpConfig::with_cluster_secret`]).
     pub(crate) cluster_secret: Option<crate::ClusterSecret>,
+    /// A metrics page beside the endpoint ([`HttpConfig::with_metrics`]).
+    pub(crate) metrics: Option<MetricsPage>,
+}
+
+/// What `GET` at a metrics path answers: the page's text, made at each request.
+pub type MetricsRender = Arc<dyn Fn() -> String + Send + Sync>;
+
+/// A metrics page: its path, content type and text ([`HttpConfig::with_metrics`]).
+#[derive(Clone)]
+pub(crate) struct MetricsPage {
+    pub(crate) path: String,
+    pub(crate) content_type: &'static str,
+    pub(crate) render: MetricsRender,
+}
+
+impl fmt::Debug for MetricsPage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MetricsPage")
+            .field("path", &self.path)
+            .field("content_type", &self.content_type)
+            .finish_non_exhaustive()
+    }
 }
 
 impl fmt::Debug for HttpConfig {
@@ -200,6 +223,7 @@ impl fmt::Debug for HttpConfig {
                 &self.cluster.as_ref().map(|c| c.node_id().to_owned()),
             )
             .field("cluster_secret", &self.cluster_secret)
+            .field("metrics", &self.metrics)
             .finish_non_exhaustive()
     }
 }
@@ -237,6 +261,7 @@ impl Default for HttpConfig {
             forwarded_headers: Vec::new(),
             cluster: None,
             cluster_secret: None,
+            metrics: None,
         }
     }
 }
@@ -475,6 +500,24 @@ impl HttpConfig {
             .filter(|n| n != "authorization" && n != "cookie")
             .take(switchboard_auth::resource::MAX_ARRIVAL_HEADERS)
             .collect();
+        self
+    }
+
+    /// Answers `GET path` with `render()`'s text as `content_type` (e.g. the Prometheus text
+    /// exposition, `text/plain; version=0.0.4`), beside the MCP endpoint in
+    /// [`crate::StreamableHttpService::router`]. Off by default. A path equal to the MCP
+    /// endpoint's is never served (the endpoint keeps it).
+    pub fn with_metrics(
+        mut self,
+        path: impl Into<String>,
+        content_type: &'static str,
+        render: MetricsRender,
+    ) -> Self {
+        self.metrics = Some(MetricsPage {
+            path: path.into(),
+            content_type,
+            render,
+        });
         self
     }
 

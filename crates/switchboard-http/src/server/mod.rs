@@ -180,7 +180,23 @@ impl StreamableHttpService {
     /// With authorization on, the protected-resource metadata is served beside it
     /// ([`crate::Authorization`]).
     pub fn router(&self) -> axum::Router {
-        let router = axum::Router::new().route_service(&self.inner.config.path, self.clone());
+        let mut router = axum::Router::new().route_service(&self.inner.config.path, self.clone());
+        if let Some(page) = &self.inner.config.metrics
+            && page.path != self.inner.config.path
+            && page.path.starts_with('/')
+        {
+            let page = page.clone();
+            router = router.route(
+                &page.path.clone(),
+                axum::routing::get(move || {
+                    let page = page.clone();
+                    async move {
+                        let body = (page.render)();
+                        ([(http::header::CONTENT_TYPE, page.content_type)], body)
+                    }
+                }),
+            );
+        }
         match &self.inner.config.authorization {
             Some(auth) if auth.metadata_path() != self.inner.config.path => {
                 let auth = auth.clone();
