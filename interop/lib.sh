@@ -8,6 +8,8 @@
 #   interop/oauth/node_modules/  oidc-provider, the test authorization server (locked by
 #                         interop/oauth/package-lock.json)
 #   .tools/venv/          Python venv with the official Python SDK `mcp` (hash-locked by interop/requirements.txt)
+#                         and the OpenTelemetry SDK, OTLP/HTTP exporter and opentelemetry-proto
+#                         (hash-locked by interop/requirements-otel.txt)
 
 INTEROP_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 INTEROP_DIR="$INTEROP_REPO/interop"

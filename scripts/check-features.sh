@@ -24,18 +24,21 @@ esac
 # compiles none of it unless it asks for `auth` (or `oauth-client`); a server selection has the
 # documents (the server role's scopes use them) but no JWT verifier without `resource-server`.
 oauth="switchboard-auth|url|jsonwebtoken"
+# The OpenTelemetry crates: only the `otel` feature brings them.
+otel="switchboard-telemetry|opentelemetry|opentelemetry_sdk|opentelemetry-otlp|opentelemetry-proto|opentelemetry-http"
 
 # selection | forbidden crates (an extended regex over crate names)
 checks=(
-    "server,stdio|axum|axum-core|hyper|hyper-util|reqwest|jsonwebtoken"
+    "server,stdio|axum|axum-core|hyper|hyper-util|reqwest|jsonwebtoken|$otel"
     "server,stdio,macros|axum|axum-core|hyper|hyper-util|reqwest|jsonwebtoken"
-    "client,stdio|axum|axum-core|hyper|hyper-util|reqwest|$oauth"
+    "client,stdio|axum|axum-core|hyper|hyper-util|reqwest|$oauth|$otel"
     "server|axum|axum-core|hyper|hyper-util|reqwest|jsonwebtoken"
     "client|axum|axum-core|hyper|hyper-util|reqwest|$oauth"
     "client,http-client|axum|axum-core|switchboard-auth|jsonwebtoken"
     "server,http-server|reqwest|jsonwebtoken"
     "server,stdio,http-server|reqwest|jsonwebtoken"
     "client,stdio,tasks,inspect|axum|axum-core|hyper|hyper-util|reqwest|$oauth"
+    "server,http-server,client,http-client|$otel"
 )
 
 fail=0
@@ -56,7 +59,7 @@ done
 if $build; then
     # No features, each single feature, then every selection above not already built.
     selections=("" server client stdio http-server http-client macros auth oauth-client
-        resource-server rustls proxy tasks redis inspect check)
+        resource-server rustls proxy tasks redis inspect check otel)
     for s in "${checks[@]%%|*}"; do
         [[ " ${selections[*]} " == *" $s "* ]] || selections+=("$s")
     done

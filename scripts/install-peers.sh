@@ -7,8 +7,13 @@
 #   2b. oidc-provider (the test authorization server)    -> interop/oauth/node_modules (npm ci, interop/oauth/)
 #   3. the official Python SDK `mcp`                     -> .tools/venv         (pip --require-hashes,
 #                                                           wheels kept in .tools/wheels)
+#   3b. the OpenTelemetry Python SDK, OTLP/HTTP exporter
+#       and opentelemetry-proto (the telemetry interop) -> .tools/venv         (pip --require-hashes,
+#                                                           interop/requirements-otel.txt)
 #   4. Debian's redis-server and nginx (the cluster runs) -> the system         (apt-get, when missing;
 #                                                           their services are not started)
+#   5. Debian's prometheus (the telemetry interop)        -> the system         (apt-get, when missing;
+#                                                           its service is not started)
 #
 # Idempotent: each step records a stamp (a hash of its lockfile and of the tool that installed it)
 # and is skipped, with no network access, when the stamp matches and the pinned versions check out.
@@ -148,6 +153,35 @@ else
   echo "$PY_HASH" > "$PY_STAMP"
 fi
 
+# ---------------------------------------------------------------- 3b. OpenTelemetry in the venv
+# The Python SDK emits spans through the OpenTelemetry API it depends on; the telemetry interop
+# (interop/otel-peers.sh) also needs the SDK, the OTLP/HTTP exporter and opentelemetry-proto,
+# pinned by their own hash-locked file (constrained by requirements.txt) with their own stamp.
+PY_OTEL_VERSION="1.45.2"
+otel_ok() {
+  [ "$("$VENV_PY" -c 'import importlib.metadata as m; print(m.version("opentelemetry-sdk"), m.version("opentelemetry-proto"), m.version("opentelemetry-exporter-otlp-proto-http"))' 2>/dev/null)" = "$PY_OTEL_VERSION $PY_OTEL_VERSION $PY_OTEL_VERSION" ]
+}
+OTEL_STAMP="$VENV_DIR/.stamp-otel"
+OTEL_HASH="$(hash_of interop/requirements-otel.txt interop/requirements.txt)"
+if otel_ok && [ "$(cat "$OTEL_STAMP" 2>/dev/null)" = "$OTEL_HASH" ]; then
+  step "OpenTelemetry Python packages ($PY_OTEL_VERSION) in the venv: up to date"
+elif [ "$CHECK_ONLY" = 1 ]; then
+  interop_die "the OpenTelemetry Python packages are missing or stale in $VENV_DIR; run scripts/install-peers.sh"
+else
+  step "OpenTelemetry Python packages -> $VENV_DIR (hash-locked, interop/requirements-otel.txt)"
+  if ! "$VENV_PY" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$WHEELS_DIR" \
+    --require-hashes -r interop/requirements-otel.txt 2> /dev/null; then
+    "$VENV_PY" -m pip download --quiet --disable-pip-version-check --require-hashes -d "$WHEELS_DIR" \
+      -r interop/requirements-otel.txt ||
+      interop_die "pip download -r interop/requirements-otel.txt failed (is PyPI reachable?)"
+    "$VENV_PY" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$WHEELS_DIR" \
+      --require-hashes -r interop/requirements-otel.txt ||
+      interop_die "pip install -r interop/requirements-otel.txt from $WHEELS_DIR failed"
+  fi
+  otel_ok || interop_die "the OpenTelemetry Python packages $PY_OTEL_VERSION do not import from $VENV_DIR"
+  echo "$OTEL_HASH" > "$OTEL_STAMP"
+fi
+
 # ---------------------------------------------------------------- 4. redis-server and nginx
 # The cluster runs (interop/cluster.sh, the Redis store's tests) start their own redis-server and
 # nginx on 127.0.0.1; the packages' own services are never started (policy-rc.d says no).
@@ -170,6 +204,29 @@ else
   command -v redis-server > /dev/null || interop_die "redis-server not found after apt-get"
   NGINX_BIN="$(command -v nginx || echo /usr/sbin/nginx)"
   [ -x "$NGINX_BIN" ] || interop_die "nginx not found after apt-get"
+fi
+
+# ---------------------------------------------------------------- 5. prometheus
+# The telemetry interop starts its own prometheus on 127.0.0.1; the package's service is never
+# started (policy-rc.d says no).
+PROMETHEUS_BIN="$(command -v prometheus || echo /usr/bin/prometheus)"
+if [ -x "$PROMETHEUS_BIN" ]; then
+  step "prometheus $("$PROMETHEUS_BIN" --version 2>&1 | sed -n 's/^prometheus, version \([^ ]*\).*/\1/p'): present"
+elif [ "$CHECK_ONLY" = 1 ]; then
+  interop_die "prometheus is missing; run scripts/install-peers.sh (Debian package)"
+else
+  step "prometheus (Debian, apt-get; service not started)"
+  command -v apt-get > /dev/null || interop_die "prometheus is missing and apt-get is not available"
+  policy=/usr/sbin/policy-rc.d
+  made_policy=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && made_policy=1
+  fi
+  apt-get update -qq > /dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus > /dev/null ||
+    interop_die "apt-get install prometheus failed"
+  [ "$made_policy" = 1 ] && rm -f "$policy"
+  PROMETHEUS_BIN="$(command -v prometheus || echo /usr/bin/prometheus)"
+  [ -x "$PROMETHEUS_BIN" ] || interop_die "prometheus not found after apt-get"
 fi
 
 step "ok: node $("$NODE22" --version), @modelcontextprotocol/sdk $SDK_VERSION, client/server $TS_V2_VERSION, conformance $CONFORMANCE_VERSION and $CONFORMANCE_2026_VERSION, oidc-provider $OIDC_PROVIDER_VERSION, server-everything $SERVER_EVERYTHING_VERSION, python mcp $PY_MCP_VERSION"

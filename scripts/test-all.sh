@@ -49,6 +49,9 @@ echo "== interop: switchboard check --security against the Python SDK and @model
 echo "== interop: our client (switchboard call) against a Python SDK everything server over stdio and Streamable HTTP"
 ./interop/our-client-py.sh target/debug/switchboard
 
+echo "== interop: telemetry across SDKs: the Python SDK client's span is our server span's parent and ours the Python server span's (both exported over OTLP/HTTP to a receiver decoding with opentelemetry-proto), and a real Prometheus scrapes serve --metrics and returns the tools/call counter"
+./interop/otel-peers.sh target/debug/switchboard
+
 echo "== interop: our client in revision 2026-07-28 (typed calls, input-required rounds, Mcp-Param headers) against the Python and TypeScript v2 SDK servers over Streamable HTTP and stdio"
 cargo build --locked --bin switchboard-modern-interop
 ./interop/our-client-2026.sh target/debug/switchboard-modern-interop

@@ -16,6 +16,7 @@ use switchboard::types::elicitation::{ElicitAction, ElicitResult};
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::roots::Root;
 use switchboard::types::{ErrorCode, ErrorObject};
+use switchboard::telemetry::Telemetry;
 
 /// `switchboard call`'s flags: what to call and how.
 #[derive(Debug, Clone, clap::Args)]
@@ -56,6 +57,10 @@ pub(crate) struct CallArgs {
     era: switchboard::client::EraMode,
     #[command(flatten)]
     oauth: crate::oauth::OAuthArgs,
+    /// Export the call's spans over OTLP HTTP/protobuf to the collector at URL (its base:
+    /// URL/v1/traces); `env`: where the OTEL_* variables say.
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
 }
 
 /// The outcome for the caller: text for stdout or stderr, and the exit code.
@@ -127,7 +132,10 @@ type OAuth = Option<std::sync::Arc<switchboard::auth::client::OAuthClient>>;
 
 /// Connects to the server `a` names. clap lets through exactly one of --stdio and --url, and
 /// the OAuth flows only with --url.
-async fn connect(a: &CallArgs) -> anyhow::Result<(ClientSession, OAuth)> {
+async fn connect(
+    a: &CallArgs,
+    telemetry: Option<&Telemetry>,
+) -> anyhow::Result<(ClientSession, OAuth)> {
     let oauth = match &a.server.url {
         Some(url) => crate::oauth::client(&a.oauth, url).await?,
         None => None,
@@ -191,6 +199,9 @@ async fn connect(a: &CallArgs) -> anyhow::Result<(ClientSession, OAuth)> {
         let roots: Vec<Root> =
             serde_json::from_str(roots).context("--roots must be a JSON array of {uri, name?}")?;
         builder = builder.roots(roots);
+    }
+    if let Some(t) = telemetry {
+        builder = builder.layer(t.clone());
     }
     let client = builder.build();
     let (name, session) = match (&a.server.stdio, &a.server.url) {
@@ -337,7 +348,13 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
         Ok(p) => p,
         Err(e) => return fail(2, crate::ui::with_hint(format!("switchboard call: {e:#}"))),
     };
-    let (session, oauth) = match connect(a).await {
+    let transport = if a.server.url.is_some() { "tcp" } else { "pipe" };
+    let telemetry =
+        match Telemetry::from_flags("switchboard-call", a.otlp.as_deref(), false, transport) {
+            Ok(t) => t,
+            Err(e) => return fail(2, format!("switchboard call: {e}\n")),
+        };
+    let (session, oauth) = match connect(a, telemetry.as_ref()).await {
         Ok(s) => s,
         Err(e) => return fail(2, crate::ui::with_hint(format!("switchboard call: {e:#}"))),
     };
@@ -352,6 +369,9 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
     };
     session.close();
     session.closed().await;
+    if let Some(t) = telemetry {
+        let _ = tokio::task::spawn_blocking(move || t.shutdown()).await;
+    }
     // An authorization that failed during the call (a refused step-up, a dead refresh token)
     // is said after the error it caused.
     let auth = oauth

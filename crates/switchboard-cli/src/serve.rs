@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use switchboard::http::{HttpConfig, StreamableHttpService};
+use switchboard::telemetry::Telemetry;
 use switchboard::jsonrpc::SessionConfig;
 use switchboard::redis::{RedisCluster, RedisConfig, RedisStore, RedisTaskStore};
 use switchboard::tasks::TaskStore;
@@ -116,6 +117,13 @@ pub(crate) struct ServeArgs {
     /// The largest frame accepted, in bytes.
     #[arg(long, default_value_t = switchboard::jsonrpc::DEFAULT_MAX_FRAME_BYTES)]
     max_frame_bytes: usize,
+    /// Export traces and metrics over OTLP HTTP/protobuf to the collector at URL (its base:
+    /// traces to URL/v1/traces, metrics to URL/v1/metrics); `env`: where the OTEL_* variables say.
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
+    /// Serve the metrics as Prometheus text at GET PATH (default /metrics) beside /mcp.
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "/metrics", requires = "http")]
+    metrics: Option<String>,
 }
 
 impl ServeArgs {
@@ -230,7 +238,20 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             None => Ok(switchboard_example_servers::hostile::serve_stdio(scenario).await?),
         };
     }
-    let config = SessionConfig::default().with_max_frame_bytes(args.max_frame_bytes);
+    let mut config = SessionConfig::default().with_max_frame_bytes(args.max_frame_bytes);
+    if args.metrics.as_deref().is_some_and(|p| p == "/mcp" || !p.starts_with('/')) {
+        anyhow::bail!("--metrics PATH must start with / and not be /mcp");
+    }
+    let transport = if args.http.is_some() { "tcp" } else { "pipe" };
+    let telemetry = Telemetry::from_flags(
+        "switchboard-serve",
+        args.otlp.as_deref(),
+        args.metrics.is_some(),
+        transport,
+    )?;
+    if let Some(t) = &telemetry {
+        config = config.with_layers(switchboard::jsonrpc::Layers::new().layer(t.clone()));
+    }
     let secret = crate::secret::deployment_secret(args.secret_file.as_deref())?;
     if args.store.is_some() && secret.is_none() {
         anyhow::bail!(
@@ -294,6 +315,10 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             http_config = http_config.with_cluster_secret(relay);
             tracing::info!(node = %switchboard::http::Cluster::node_id(joined.as_ref()), "sessions and tasks kept in Redis");
         }
+        if let (Some(path), Some(t)) = (&args.metrics, &telemetry) {
+            http_config =
+                http_config.with_metrics(path, Telemetry::PROMETHEUS_CONTENT_TYPE, t.metrics_page());
+        }
         let service = StreamableHttpService::new(
             switchboard::server_http::session_factory(&server),
             http_config,
@@ -324,8 +349,14 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                     }
                 }
             }
+            // With telemetry, a stop ends serving so that what is batched is exported.
+            None if telemetry.is_some() => tokio::select! {
+                served = switchboard::http::serve(listener, service) => served?,
+                _ = stop => {}
+            },
             None => switchboard::http::serve(listener, service).await?,
         }
+        flush(telemetry).await;
         return Ok(());
     }
     let server = build_server(&args, config, &deployment)?;
@@ -334,7 +365,15 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let session = server.serve(transport)?;
     tracing::info!(example = args.example.name(), "serving on stdio");
     session.closed().await;
+    flush(telemetry).await;
     Ok(())
+}
+
+/// Exports what telemetry has batched (the exporters block, so off the runtime's threads).
+async fn flush(telemetry: Option<Telemetry>) {
+    if let Some(t) = telemetry {
+        let _ = tokio::task::spawn_blocking(move || t.shutdown()).await;
+    }
 }
 
 /// A positive number of seconds (fractions allowed), as a duration.

@@ -256,3 +256,48 @@ async fn a_panicking_layer_is_an_internal_error_and_the_session_lives_on() {
     }
     ask(&client, "fine", json!({})).await.unwrap();
 }
+
+/// Counts sessions and frame bytes, as a metrics layer does.
+#[derive(Default)]
+struct Counts {
+    opened: std::sync::atomic::AtomicUsize,
+    closed: std::sync::atomic::AtomicUsize,
+    bytes_in: std::sync::atomic::AtomicUsize,
+    bytes_out: std::sync::atomic::AtomicUsize,
+}
+struct Count(Arc<Counts>);
+impl Layer for Count {
+    fn session_opened(&self, side: &'static str) {
+        assert_eq!(side, "server");
+        self.0.opened.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn session_closed(&self, _side: &'static str) {
+        self.0.closed.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn frame(&self, _side: &'static str, e: &switchboard_jsonrpc::FrameEvent<'_>) {
+        let n = e.text.len();
+        let c = match e.direction {
+            switchboard_jsonrpc::Flow::Inbound => &self.0.bytes_in,
+            switchboard_jsonrpc::Flow::Outbound => &self.0.bytes_out,
+        };
+        c.fetch_add(n, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn every_layer_is_told_of_its_sessions_and_frames_whatever_its_scope() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let counts = Arc::new(Counts::default());
+    // Scoped to a method no frame uses: sessions and frames are still seen.
+    let (client, _) = pair(Layers::new().layer_for(Scope::method("never"), Count(counts.clone())));
+    assert_eq!(counts.opened.load(SeqCst), 1);
+    ask(&client, "x", json!({"k": 1})).await.unwrap();
+    let request = r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"k":1}}"#.len();
+    assert!(counts.bytes_in.load(SeqCst) >= request, "the request's bytes");
+    assert!(counts.bytes_out.load(SeqCst) > 0, "the answer's bytes");
+    client.close();
+    switchboard_test_support::wait::until("the server side's session ends", || {
+        counts.closed.load(SeqCst) == 1
+    })
+    .await;
+}

@@ -28,15 +28,38 @@
 //! variables. Spans are batched in a bounded queue (`OTEL_BSP_MAX_QUEUE_SIZE`, 2,048 by default;
 //! spans beyond it are dropped, never waited for).
 //!
-//! ```no_run
-//! # fn main() -> Result<(), switchboard_telemetry::TelemetryError> {
+//! A server and a client in memory, both measured; the server's metrics as Prometheus text
+//! (with `.otlp("http://127.0.0.1:4318")` the same would also go to a collector):
+//!
+//! ```
+//! use serde_json::json;
+//! use switchboard_client::Client;
+//! use switchboard_jsonrpc::memory;
+//! use switchboard_server::Server;
 //! use switchboard_telemetry::Telemetry;
-//! let telemetry = Telemetry::builder("my-server")
-//!     .otlp("http://127.0.0.1:4318")
-//!     .prometheus(true)
+//! use switchboard_types::lifecycle::Implementation;
+//! use switchboard_types::tools::{CallToolResult, Tool};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let telemetry = Telemetry::builder("calc").prometheus(true).build()?;
+//! let server = Server::builder(Implementation::new("calc", "1.0"))
+//!     .tool(Tool::new("add", json!({"type": "object"})), |_| async {
+//!         Ok(CallToolResult::text("3"))
+//!     })
+//!     .layer(telemetry.clone())
 //!     .build()?;
-//! // Server::builder(info).layer(telemetry.clone()) ... ; at exit:
-//! telemetry.shutdown();
+//! let (ours, theirs) = memory::pair();
+//! server.serve(theirs)?;
+//! let client = Client::builder(Implementation::new("host", "1.0")).build();
+//! let session = client.connect(ours).await?;
+//! session.call_tool("add", json!({})).await?;
+//!
+//! let text = telemetry.prometheus_text();
+//! assert!(text.contains(
+//!     r#"switchboard_requests_total{gen_ai_tool_name="add",mcp_method_name="tools/call",switchboard_outcome="ok",switchboard_side="server"} 1"#
+//! ));
+//! telemetry.shutdown(); // exports what is batched (nothing here: no OTLP asked)
 //! # Ok(()) }
 //! ```
 
@@ -306,6 +329,40 @@ impl Telemetry {
             max_tool_labels: metrics::DEFAULT_MAX_TOOL_LABELS,
             transport: None,
         }
+    }
+
+    /// Telemetry as a command-line tool's flags ask for it, `None` when they ask for nothing
+    /// (then no layer is installed and nothing is measured). `otlp` is `--otlp`'s value: a
+    /// collector's base URL, or `env` for the standard `OTEL_*` variables; `prometheus` keeps
+    /// metrics for a metrics page; `transport` is `network.transport` (`tcp`, `pipe`).
+    ///
+    /// # Errors
+    /// The OTLP exporter could not be built, or the URL is not http(s).
+    pub fn from_flags(
+        service_name: &str,
+        otlp: Option<&str>,
+        prometheus: bool,
+        transport: &'static str,
+    ) -> Result<Option<Telemetry>, TelemetryError> {
+        if otlp.is_none() && !prometheus {
+            return Ok(None);
+        }
+        let mut b = Telemetry::builder(service_name)
+            .prometheus(prometheus)
+            .network_transport(transport);
+        b = match otlp {
+            Some("env") => b.otlp_from_env(),
+            Some(url) => b.otlp(url),
+            None => b,
+        };
+        b.build().map(Some)
+    }
+
+    /// The Prometheus text as a page renderer, for `HttpConfig::with_metrics` (with
+    /// [`Telemetry::PROMETHEUS_CONTENT_TYPE`]).
+    pub fn metrics_page(&self) -> std::sync::Arc<dyn Fn() -> String + Send + Sync> {
+        let t = self.clone();
+        Arc::new(move || t.prometheus_text())
     }
 
     /// Whether spans are recorded.

@@ -456,3 +456,88 @@ fn nothing_is_on_unless_asked() {
         Err(switchboard_telemetry::TelemetryError::Url(_))
     ));
 }
+
+#[test]
+fn a_tool_name_past_128_characters_is_never_a_label() {
+    let set = switchboard_telemetry::metrics::LabelSet::new(10);
+    let long = "t".repeat(129);
+    assert_eq!(&*set.label(&long, true), "other");
+    assert_eq!(&*set.label(&"t".repeat(128), true), "t".repeat(128));
+    assert_eq!(set.len(), 1);
+}
+
+#[tokio::test]
+async fn a_target_past_256_characters_is_cut_on_the_span() {
+    let exporter = InMemorySpanExporter::default();
+    let t = traced(&exporter, "server");
+    let s = server(&t);
+    let (c, _session) = connect(&s, None).await;
+    let long = "x".repeat(300);
+    assert!(c.call_tool(&long, json!({})).await.is_err());
+    let spans = exporter.get_finished_spans().unwrap();
+    let want = format!("tools/call {}", "x".repeat(switchboard_telemetry::MAX_TARGET_CHARS));
+    let span = find(&spans, &want, SpanKind::Server);
+    assert_eq!(
+        attr(span, "gen_ai.tool.name").unwrap().len(),
+        switchboard_telemetry::MAX_TARGET_CHARS
+    );
+}
+
+/// Answers every request with the error code its method names (`code/N`).
+struct Codes;
+impl switchboard_jsonrpc::Service for Codes {
+    fn call(
+        &self,
+        req: switchboard_types::Request,
+        _cx: switchboard_jsonrpc::RequestContext,
+    ) -> switchboard_jsonrpc::BoxFuture<switchboard_jsonrpc::HandlerResult> {
+        let code: i64 = req.method.trim_start_matches("code/").parse().unwrap();
+        Box::pin(async move {
+            Err(switchboard_types::ErrorObject::new(
+                switchboard_types::ErrorCode(code),
+                "no",
+            ))
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_peers_error_codes_outside_the_reserved_range_are_one_error_type() {
+    use switchboard_jsonrpc::{Layers, RequestOptions, SessionConfig, spawn};
+    let t = Telemetry::builder("client").prometheus(true).build().unwrap();
+    let (a, b) = memory::pair();
+    spawn(a, std::sync::Arc::new(Codes), SessionConfig::default());
+    let ours = spawn(
+        b,
+        std::sync::Arc::new(switchboard_jsonrpc::NullService),
+        SessionConfig::default()
+            .with_name("client")
+            .with_layers(Layers::new().layer(t.clone())),
+    );
+    for code in [-32601, 1, 2, 3, 987_654] {
+        let r = ours
+            .request(&format!("code/{code}"), None, RequestOptions::default())
+            .await;
+        assert!(r.is_err());
+    }
+    let rows = parse(&t.prometheus_text());
+    let count = |e: &str| {
+        sample(
+            &rows,
+            "mcp_client_operation_duration_seconds_count",
+            &[("error_type", e)],
+        )
+    };
+    assert_eq!(count("-32601"), Some(1.0));
+    assert_eq!(count("_OTHER"), Some(4.0));
+    let types: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .filter_map(|(_, l, _)| l.get("error_type").map(String::as_str))
+        .collect();
+    assert_eq!(types.into_iter().collect::<Vec<_>>(), vec!["-32601", "_OTHER"]);
+    assert_eq!(
+        sample(&rows, "switchboard_requests_total", &[("mcp_method_name", "other"), ("switchboard_side", "client")]),
+        Some(5.0),
+        "methods outside the catalogue are one label"
+    );
+}

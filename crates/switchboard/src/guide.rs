@@ -15,6 +15,9 @@
 //! `ClientHandler` trait against the client builder's closures), each of our snippets a tested
 //! region of `examples/tests/from_rmcp.rs`.
 //!
+//! Traces and metrics (feature `otel`, `switchboard::telemetry`) are one layer on either
+//! builder; the repository's `docs/TELEMETRY.md` is their guide, with a runnable example.
+//!
 //! ## Server: tools
 //!
 //! A tool is a definition (name, JSON Schema of its arguments) and an async handler. Arguments

@@ -27,6 +27,7 @@
 //! | `inspect` | `switchboard-inspect`: annotate a session frame by frame | `inspect` |
 //! | `check` | `switchboard-check`: conformance checks and the fuzzer against any server | `check` |
 //! | `gateway` | `switchboard-gateway`: many upstream servers served as one, each under its prefix | `gateway` (brings `server`, `client`, `stdio`, `http-client`) |
+//! | `telemetry` | `switchboard-telemetry`: OpenTelemetry spans and metrics of MCP traffic, OTLP export, Prometheus text | `otel` |
 //!
 //! [`guide`] walks through each primitive with runnable examples.
 //!
@@ -61,6 +62,8 @@ pub use switchboard_middleware as middleware;
 pub use switchboard_redis as redis;
 #[cfg(feature = "tasks")]
 pub use switchboard_tasks as tasks;
+#[cfg(feature = "otel")]
+pub use switchboard_telemetry as telemetry;
 
 #[cfg(feature = "client")]
 pub use switchboard_client as client;
