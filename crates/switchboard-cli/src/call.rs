@@ -11,12 +11,12 @@ use anyhow::Context as _;
 use serde_json::{Map, Value, json};
 use switchboard::client::{Client, ClientError, ClientSession, RequestOptions};
 use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
+use switchboard::telemetry::Telemetry;
 use switchboard::transport::{ChildCommand, ChildTransport};
 use switchboard::types::elicitation::{ElicitAction, ElicitResult};
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::roots::Root;
 use switchboard::types::{ErrorCode, ErrorObject};
-use switchboard::telemetry::Telemetry;
 
 /// `switchboard call`'s flags: what to call and how.
 #[derive(Debug, Clone, clap::Args)]
@@ -348,7 +348,11 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
         Ok(p) => p,
         Err(e) => return fail(2, crate::ui::with_hint(format!("switchboard call: {e:#}"))),
     };
-    let transport = if a.server.url.is_some() { "tcp" } else { "pipe" };
+    let transport = if a.server.url.is_some() {
+        "tcp"
+    } else {
+        "pipe"
+    };
     let telemetry =
         match Telemetry::from_flags("switchboard-call", a.otlp.as_deref(), false, transport) {
             Ok(t) => t,

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use switchboard::http::{HttpConfig, StreamableHttpService};
-use switchboard::telemetry::Telemetry;
 use switchboard::jsonrpc::SessionConfig;
 use switchboard::redis::{RedisCluster, RedisConfig, RedisStore, RedisTaskStore};
 use switchboard::tasks::TaskStore;
+use switchboard::telemetry::Telemetry;
 use switchboard_example_servers::bench::BenchLists;
 use switchboard_example_servers::{Deployment, Example};
 
@@ -239,7 +239,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         };
     }
     let mut config = SessionConfig::default().with_max_frame_bytes(args.max_frame_bytes);
-    if args.metrics.as_deref().is_some_and(|p| p == "/mcp" || !p.starts_with('/')) {
+    if args
+        .metrics
+        .as_deref()
+        .is_some_and(|p| p == "/mcp" || !p.starts_with('/'))
+    {
         anyhow::bail!("--metrics PATH must start with / and not be /mcp");
     }
     let transport = if args.http.is_some() { "tcp" } else { "pipe" };
@@ -316,8 +320,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             tracing::info!(node = %switchboard::http::Cluster::node_id(joined.as_ref()), "sessions and tasks kept in Redis");
         }
         if let (Some(path), Some(t)) = (&args.metrics, &telemetry) {
-            http_config =
-                http_config.with_metrics(path, Telemetry::PROMETHEUS_CONTENT_TYPE, t.metrics_page());
+            http_config = http_config.with_metrics(
+                path,
+                Telemetry::PROMETHEUS_CONTENT_TYPE,
+                t.metrics_page(),
+            );
         }
         let service = StreamableHttpService::new(
             switchboard::server_http::session_factory(&server),

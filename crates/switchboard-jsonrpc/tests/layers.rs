@@ -269,10 +269,14 @@ struct Count(Arc<Counts>);
 impl Layer for Count {
     fn session_opened(&self, side: &'static str) {
         assert_eq!(side, "server");
-        self.0.opened.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.0
+            .opened
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
     fn session_closed(&self, _side: &'static str) {
-        self.0.closed.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.0
+            .closed
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
     fn frame(&self, _side: &'static str, e: &switchboard_jsonrpc::FrameEvent<'_>) {
         let n = e.text.len();
@@ -293,7 +297,10 @@ async fn every_layer_is_told_of_its_sessions_and_frames_whatever_its_scope() {
     assert_eq!(counts.opened.load(SeqCst), 1);
     ask(&client, "x", json!({"k": 1})).await.unwrap();
     let request = r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"k":1}}"#.len();
-    assert!(counts.bytes_in.load(SeqCst) >= request, "the request's bytes");
+    assert!(
+        counts.bytes_in.load(SeqCst) >= request,
+        "the request's bytes"
+    );
     assert!(counts.bytes_out.load(SeqCst) > 0, "the answer's bytes");
     client.close();
     switchboard_test_support::wait::until("the server side's session ends", || {

@@ -475,7 +475,10 @@ async fn a_target_past_256_characters_is_cut_on_the_span() {
     let long = "x".repeat(300);
     assert!(c.call_tool(&long, json!({})).await.is_err());
     let spans = exporter.get_finished_spans().unwrap();
-    let want = format!("tools/call {}", "x".repeat(switchboard_telemetry::MAX_TARGET_CHARS));
+    let want = format!(
+        "tools/call {}",
+        "x".repeat(switchboard_telemetry::MAX_TARGET_CHARS)
+    );
     let span = find(&spans, &want, SpanKind::Server);
     assert_eq!(
         attr(span, "gen_ai.tool.name").unwrap().len(),
@@ -499,12 +502,17 @@ impl switchboard_jsonrpc::Service for Codes {
             ))
         })
     }
+
+    fn notify(&self, _n: switchboard_types::Notification, _peer: &switchboard_jsonrpc::Peer) {}
 }
 
 #[tokio::test]
 async fn a_peers_error_codes_outside_the_reserved_range_are_one_error_type() {
     use switchboard_jsonrpc::{Layers, RequestOptions, SessionConfig, spawn};
-    let t = Telemetry::builder("client").prometheus(true).build().unwrap();
+    let t = Telemetry::builder("client")
+        .prometheus(true)
+        .build()
+        .unwrap();
     let (a, b) = memory::pair();
     spawn(a, std::sync::Arc::new(Codes), SessionConfig::default());
     let ours = spawn(
@@ -534,9 +542,16 @@ async fn a_peers_error_codes_outside_the_reserved_range_are_one_error_type() {
         .iter()
         .filter_map(|(_, l, _)| l.get("error_type").map(String::as_str))
         .collect();
-    assert_eq!(types.into_iter().collect::<Vec<_>>(), vec!["-32601", "_OTHER"]);
     assert_eq!(
-        sample(&rows, "switchboard_requests_total", &[("mcp_method_name", "other"), ("switchboard_side", "client")]),
+        types.into_iter().collect::<Vec<_>>(),
+        vec!["-32601", "_OTHER"]
+    );
+    assert_eq!(
+        sample(
+            &rows,
+            "switchboard_requests_total",
+            &[("mcp_method_name", "other"), ("switchboard_side", "client")]
+        ),
         Some(5.0),
         "methods outside the catalogue are one label"
     );
