@@ -238,7 +238,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             None => Ok(switchboard_example_servers::hostile::serve_stdio(scenario).await?),
         };
     }
-    let mut config = SessionConfig::default().with_max_frame_bytes(args.max_frame_bytes);
+    let config = SessionConfig::default().with_max_frame_bytes(args.max_frame_bytes);
     if args
         .metrics
         .as_deref()
@@ -253,9 +253,6 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         args.metrics.is_some(),
         transport,
     )?;
-    if let Some(t) = &telemetry {
-        config = config.with_layers(switchboard::jsonrpc::Layers::new().layer(t.clone()));
-    }
     let secret = crate::secret::deployment_secret(args.secret_file.as_deref())?;
     if args.store.is_some() && secret.is_none() {
         anyhow::bail!(
@@ -269,6 +266,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         shared_key: secret
             .as_deref()
             .map(|s| crate::secret::derive(s, "server shared key")),
+        layer: telemetry.clone().map(|t| Arc::new(t) as _),
     };
     if let Some(addr) = args.http {
         let listener = tokio::net::TcpListener::bind(addr).await?;

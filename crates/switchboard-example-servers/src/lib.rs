@@ -74,6 +74,8 @@ pub struct Deployment {
     /// The key every replica shares, which seals `requestState` and signs pagination cursors
     /// ([`ServerBuilder::shared_key`]); `None`: random per process.
     pub shared_key: Option<[u8; 32]>,
+    /// A layer around every request the server handles and sends (telemetry, say); `None`: none.
+    pub layer: Option<Arc<dyn switchboard::jsonrpc::Layer>>,
 }
 
 impl std::fmt::Debug for Deployment {
@@ -81,6 +83,7 @@ impl std::fmt::Debug for Deployment {
         f.debug_struct("Deployment")
             .field("tasks", &self.tasks.is_some())
             .field("shared_key", &self.shared_key.map(|_| "<set>"))
+            .field("layer", &self.layer.is_some())
             .finish()
     }
 }
@@ -93,6 +96,9 @@ impl Deployment {
         }
         if let Some(key) = self.shared_key {
             b = b.shared_key(key);
+        }
+        if let Some(layer) = &self.layer {
+            b = b.layer(layer.clone());
         }
         b
     }

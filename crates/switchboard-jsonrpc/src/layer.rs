@@ -69,6 +69,34 @@ pub trait Layer: Send + Sync + 'static {
     }
 }
 
+/// A shared layer is a layer: one instance in several chains (a limit across roles, one
+/// telemetry for many servers).
+impl<L: Layer + ?Sized> Layer for Arc<L> {
+    fn handle(&self, call: Call, next: Next) -> BoxFuture<HandlerResult> {
+        (**self).handle(call, next)
+    }
+
+    fn notification(&self, notification: &Notification, facts: &Facts) -> bool {
+        (**self).notification(notification, facts)
+    }
+
+    fn send(&self, call: Outgoing, next: SendNext) -> BoxFuture<Result<RawJson, RequestError>> {
+        (**self).send(call, next)
+    }
+
+    fn session_opened(&self, side: &'static str) {
+        (**self).session_opened(side)
+    }
+
+    fn session_closed(&self, side: &'static str) {
+        (**self).session_closed(side)
+    }
+
+    fn frame(&self, side: &'static str, event: &crate::framelog::FrameEvent<'_>) {
+        (**self).frame(side, event)
+    }
+}
+
 /// Which messages a layer applies to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

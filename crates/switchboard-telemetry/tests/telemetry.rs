@@ -508,19 +508,18 @@ impl switchboard_jsonrpc::Service for Codes {
 
 #[tokio::test]
 async fn a_peers_error_codes_outside_the_reserved_range_are_one_error_type() {
-    use switchboard_jsonrpc::{Layers, RequestOptions, SessionConfig, spawn};
+    use switchboard_jsonrpc::{Layers, RequestOptions, SessionConfig, spawn, spawn_layered};
     let t = Telemetry::builder("client")
         .prometheus(true)
         .build()
         .unwrap();
     let (a, b) = memory::pair();
     spawn(a, std::sync::Arc::new(Codes), SessionConfig::default());
-    let ours = spawn(
+    let ours = spawn_layered(
         b,
         std::sync::Arc::new(switchboard_jsonrpc::NullService),
-        SessionConfig::default()
-            .with_name("client")
-            .with_layers(Layers::new().layer(t.clone())),
+        SessionConfig::default().with_name("client"),
+        &Layers::new().layer(t.clone()),
     );
     for code in [-32601, 1, 2, 3, 987_654] {
         let r = ours
