@@ -120,6 +120,10 @@ pub(crate) trait SendRules: Send + Sync {
     fn cancellable(&self, method: &str) -> bool;
     /// What the role knows of the session, for the layers around our requests.
     fn facts(&self) -> crate::facts::Facts;
+    /// The layers around our requests (and the frames' observers); `None` when no layer is
+    /// installed. Kept here, not in the session's state, so a session without layers pays
+    /// nothing for them.
+    fn outbound(&self) -> Option<&dyn Outbound>;
 }
 
 /// The middleware around our requests, as the handle runs it (the session installs it when
@@ -180,8 +184,6 @@ pub(crate) struct Inner {
     pub(crate) config: SessionConfig,
     /// What the role decides of our own sends (the role's `Service`, as the session gives it).
     pub(crate) rules: Arc<dyn SendRules>,
-    /// The layers around our requests; `None` when no layer is installed.
-    pub(crate) outbound: Option<Arc<dyn Outbound>>,
     /// Frames waiting for the writer (bounded; allocates nothing while a session is idle).
     pub(crate) out: crate::queue::Queue<OutboundFrame>,
     pub(crate) next_id: AtomicI64,
@@ -343,7 +345,8 @@ impl Inner {
     /// Serializes, logs and queues one message.
     pub(crate) fn frame(&self, msg: &Message, related: Option<&RequestId>) -> OutboundFrame {
         let text = msg.to_json();
-        if self.config.frame_hook.is_some() || self.outbound.is_some() {
+        let outbound = self.rules.outbound();
+        if self.config.frame_hook.is_some() || outbound.is_some() {
             let event = FrameEvent {
                 direction: Flow::Outbound,
                 kind: Some(msg.kind()),
@@ -356,7 +359,7 @@ impl Inner {
             if let Some(hook) = &self.config.frame_hook {
                 hook.call(&event);
             }
-            if let Some(layers) = &self.outbound {
+            if let Some(layers) = outbound {
                 layers.frame(self.config.name, &event);
             }
         }
@@ -541,7 +544,7 @@ impl Peer {
         params: Option<RawJson>,
         opts: RequestOptions,
     ) -> Result<RawJson, RequestError> {
-        let Some(outbound) = &self.inner.outbound else {
+        let Some(outbound) = self.inner.rules.outbound() else {
             return self.request_direct(method, params, opts).await;
         };
         let mut facts = self.inner.rules.facts();

@@ -85,8 +85,7 @@ fn new_inner(
     Arc::new(Inner {
         out: crate::queue::Queue::new(config.outbound_queue),
         config,
-        rules: Arc::new(ServiceRules(service)),
-        outbound,
+        rules: Arc::new(ServiceRules { service, outbound }),
         next_id: AtomicI64::new(1),
         pending: Mutex::default(),
         recently_cancelled: Mutex::default(),
@@ -104,19 +103,26 @@ fn new_inner(
 }
 
 /// The role's service as the [`Peer`] handle sees it: the rules for our own sends.
-struct ServiceRules(Arc<dyn Service>);
+struct ServiceRules {
+    service: Arc<dyn Service>,
+    outbound: Option<Arc<dyn Outbound>>,
+}
 
 impl SendRules for ServiceRules {
     fn check_outbound(&self, kind: MessageKind, method: &str) -> Result<(), ErrorObject> {
-        self.0.check_outbound(kind, method)
+        self.service.check_outbound(kind, method)
     }
 
     fn cancellable(&self, method: &str) -> bool {
-        self.0.cancellable(method)
+        self.service.cancellable(method)
     }
 
     fn facts(&self) -> crate::facts::Facts {
-        self.0.facts(None)
+        self.service.facts(None)
+    }
+
+    fn outbound(&self) -> Option<&dyn Outbound> {
+        self.outbound.as_deref()
     }
 }
 
@@ -315,7 +321,7 @@ fn log_inbound(
     invalid: Option<&ErrorObject>,
     batch: bool,
 ) {
-    let (config, layers) = (&peer.inner.config, &peer.inner.outbound);
+    let (config, layers) = (&peer.inner.config, peer.inner.rules.outbound());
     if config.frame_hook.is_some() || layers.is_some() {
         let event = FrameEvent {
             direction: Flow::Inbound,
@@ -526,7 +532,7 @@ fn batch_frame(
         return None;
     }
     let frame = OutboundFrame::new(batch_to_json(&messages), MessageKind::Result, None, None);
-    let (config, layers) = (&peer.inner.config, &peer.inner.outbound);
+    let (config, layers) = (&peer.inner.config, peer.inner.rules.outbound());
     if config.frame_hook.is_some() || layers.is_some() {
         let event = FrameEvent {
             direction: Flow::Outbound,
