@@ -5,6 +5,7 @@
 //! after a bounded backoff.
 
 use std::sync::Arc;
+use switchboard_types::methods;
 
 use switchboard_client::{CancellationToken, Client, ClientError, ClientSession, Era, ListenEvent};
 use switchboard_http_client::{HttpClientConfig, HttpClientTransport};
@@ -90,19 +91,23 @@ async fn list_all(session: &ClientSession, mirror: &Mirror) {
     let caps = session.server_capabilities().clone();
     let name = &mirror.link.name;
     let tools = match caps.tools {
-        Some(_) => kept(name, "tools/list", session.list_tools().await),
+        Some(_) => kept(name, methods::TOOLS_LIST, session.list_tools().await),
         None => Vec::new(),
     };
     let prompts = match caps.prompts {
-        Some(_) => kept(name, "prompts/list", session.list_prompts().await),
+        Some(_) => kept(name, methods::PROMPTS_LIST, session.list_prompts().await),
         None => Vec::new(),
     };
     let (resources, templates) = match caps.resources {
         Some(_) => (
-            kept(name, "resources/list", session.list_resources().await),
             kept(
                 name,
-                "resources/templates/list",
+                methods::RESOURCES_LIST,
+                session.list_resources().await,
+            ),
+            kept(
+                name,
+                methods::RESOURCES_TEMPLATES_LIST,
                 session.list_resource_templates().await,
             ),
         ),
