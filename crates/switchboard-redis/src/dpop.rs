@@ -14,9 +14,9 @@ use switchboard_auth::resource::dpop::{ReplayError, ReplayFuture, ReplayStore};
 use crate::connection::{RedisStore, Run, backend, now_ms};
 
 /// The default most proofs remembered across the cluster.
-pub const DEFAULT_REPLAY_ENTRIES: usize = 1_000_000;
+pub(crate) const DEFAULT_REPLAY_ENTRIES: usize = 1_000_000;
 /// The longest key accepted (the verifier's keys are 43 characters).
-pub const MAX_REPLAY_KEY_BYTES: usize = 128;
+pub(crate) const MAX_REPLAY_KEY_BYTES: usize = 128;
 
 /// DPoP proofs seen, shared by the nodes through Redis. Give the same one (over the same
 /// Redis and prefix) to every node's `DpopConfig::with_replay_store`.
@@ -27,8 +27,8 @@ pub struct RedisReplayStore {
 }
 
 impl RedisReplayStore {
-    /// The replay store in `store`'s Redis, under its prefix, bounded by
-    /// [`DEFAULT_REPLAY_ENTRIES`].
+    /// The replay store in `store`'s Redis, under its prefix, bounded by 1,000,000 proofs.
+    /// Keys over 128 bytes are refused (the verifier's are 43).
     pub fn new(store: RedisStore) -> Self {
         Self {
             store,

@@ -90,6 +90,6 @@ mod tasks;
 pub use cluster::{RedisCluster, apply};
 pub use connection::{RedisConfig, RedisStore, RedisStoreError};
 #[cfg(feature = "dpop")]
-pub use dpop::{DEFAULT_REPLAY_ENTRIES, MAX_REPLAY_KEY_BYTES, RedisReplayStore};
+pub use dpop::RedisReplayStore;
 #[cfg(feature = "tasks")]
 pub use tasks::RedisTaskStore;

@@ -19,6 +19,9 @@ use switchboard_test_support::redis_server::RedisServer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+/// The longest replay key the Redis store takes (`MAX_REPLAY_KEY_BYTES`).
+const MAX_KEY: usize = 128;
+
 /// The URL both nodes are reached at behind the load balancer (the proofs' `htu`).
 const PUBLIC: &str = "https://mcp.example.com/mcp";
 
@@ -181,9 +184,9 @@ async fn dpop_the_redis_replay_store_is_bounded_and_forgets_closed_windows() {
     assert!(small.first_use("newer", later).await.is_err(), "full again");
     // Keys are bounded in length.
     let roomy = RedisReplayStore::new(connect().await).with_max_entries(10);
-    let at = "k".repeat(switchboard_redis::MAX_REPLAY_KEY_BYTES);
+    let at = "k".repeat(MAX_KEY);
     assert!(roomy.first_use(&at, later).await.unwrap());
-    let over = "k".repeat(switchboard_redis::MAX_REPLAY_KEY_BYTES + 1);
+    let over = "k".repeat(MAX_KEY + 1);
     let e = roomy.first_use(&over, later).await.unwrap_err();
     assert!(e.to_string().contains("bytes"), "{e}");
 }
