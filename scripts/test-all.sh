@@ -65,6 +65,9 @@ echo "== interop: switchboard record + trace on TypeScript SDK <-> Python SDK se
 echo "== interop: our OAuth client (headless) against a real authorization server (oidc-provider on 127.0.0.1): PKCE, resource-bound JWT access tokens, step-up, refresh rotation, client credentials (secret and private_key_jwt), client ID metadata documents; then our resource server (serve --auth-issuer) with our client and with the official TypeScript and Python SDK clients' OAuth"
 ./interop/oauth/e2e.sh target/debug/switchboard
 
+echo "== interop: DPoP against a real authorization server (oidc-provider on 127.0.0.1) and our resource server (serve --auth-dpop --auth-dpop-nonce): our client (call --dpop) obtains a bound token and calls a tool; a jose client's replayed and forged proofs (htm, htu, iat, ath, another key, alg none, HMAC, bearer) are refused for their reason"
+./interop/oauth/dpop-e2e.sh target/debug/switchboard
+
 echo "== interop: two serve --http --store redis:// nodes behind round-robin nginx (Debian's redis-server and nginx on 127.0.0.1): the official TypeScript and Python SDK clients and ours through the proxy, requests alternating nodes, DELETE everywhere, the serving node killed mid-call (both clients resume on the other node: every event and the result once), Redis restarted under a live session"
 ./interop/cluster.sh target/debug/switchboard
 

@@ -56,6 +56,20 @@ pub(crate) struct ServeArgs {
     /// (default: http://ADDR/mcp with the address served).
     #[arg(long, value_name = "URL", requires = "auth_issuer")]
     auth_audience: Option<String>,
+    /// With --auth-issuer: require DPoP-bound access tokens (RFC 9449): every request needs
+    /// the DPoP scheme and a fresh proof by the token's key, replays refused (across the
+    /// nodes with --store), and a bound token sent as a bearer refused. The metadata says
+    /// dpop_bound_access_tokens_required.
+    #[arg(long, requires = "auth_issuer")]
+    auth_dpop: bool,
+    /// With --auth-dpop: ask for server nonces in the proofs (keyed by the deployment secret
+    /// when there is one, so every node accepts another's).
+    #[arg(long, requires = "auth_dpop")]
+    auth_dpop_nonce: bool,
+    /// With --auth-dpop: the URL clients reach this endpoint at, when a proxy in front
+    /// changes it (the proofs' htu; default: the audience).
+    #[arg(long, value_name = "URL", requires = "auth_dpop")]
+    auth_public_url: Option<String>,
     /// With --http: keep sessions and SSE event history in this Redis
     /// (redis://[:PASSWORD@]HOST:PORT[/DB]), shared with every other node given the same
     /// store: behind a load balancer, a session's requests reach the node serving it, and
@@ -222,6 +236,37 @@ fn authorization(
     .with_policy(server.scope_policy().clone()))
 }
 
+/// `--auth-dpop`: bound tokens required, replays kept in Redis with `--store`, nonces keyed by
+/// the deployment secret when asked for.
+fn dpop_config(
+    args: &ServeArgs,
+    store: Option<switchboard::redis::RedisStore>,
+    secret: Option<&str>,
+) -> anyhow::Result<switchboard::auth::resource::dpop::DpopConfig> {
+    use switchboard::auth::resource::dpop::{DEFAULT_NONCE_STEP, DpopConfig, NonceSource};
+    let mut config = DpopConfig::new().required();
+    if let Some(url) = &args.auth_public_url {
+        let url = url::Url::parse(url)
+            .map_err(|e| anyhow::anyhow!("--auth-public-url {url:?} is not a URL ({e})"))?;
+        config = config.with_public_url(url);
+    }
+    if let Some(store) = store {
+        config =
+            config.with_replay_store(Arc::new(switchboard::redis::RedisReplayStore::new(store)));
+    }
+    if args.auth_dpop_nonce {
+        let nonces = match secret {
+            Some(s) => {
+                NonceSource::new(crate::secret::derive(s, "dpop nonces"), DEFAULT_NONCE_STEP)
+            }
+            None => NonceSource::random(DEFAULT_NONCE_STEP)
+                .map_err(|e| anyhow::anyhow!("DPoP nonces: {e}"))?,
+        };
+        config = config.with_nonces(nonces);
+    }
+    Ok(config)
+}
+
 /// Serves until stdin ends (stdio) or the process is stopped (HTTP).
 ///
 /// # Errors
@@ -301,8 +346,13 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 .auth_audience
                 .clone()
                 .unwrap_or_else(|| format!("http://{local}/mcp"));
-            http_config =
-                http_config.with_authorization(authorization(&server, issuer, &audience)?);
+            let mut auth = authorization(&server, issuer, &audience)?;
+            if args.auth_dpop {
+                let store = cluster.as_ref().map(|(_, store)| store.clone());
+                auth = auth.with_dpop(dpop_config(&args, store, secret.as_deref())?);
+                tracing::info!("DPoP-bound access tokens required");
+            }
+            http_config = http_config.with_authorization(auth);
             tracing::info!(issuer = %issuer, audience = %audience, "access tokens required");
         }
         if let Some((joined, store)) = &cluster {

@@ -95,7 +95,7 @@ pub(crate) async fn execute(
     req: Request,
 ) -> Result<Result<Response, Refused>, reqwest::Error> {
     let Some(auth) = shared.config.auth.clone() else {
-        return follow(shared, req).await;
+        return follow(shared, req, None).await;
     };
     let mut req = req;
     let mut retried_401 = false;
@@ -133,7 +133,7 @@ pub(crate) async fn execute(
         let token = creds.token;
         let url = req.url().clone();
         let again = req.try_clone();
-        let resp = match follow(shared, req).await? {
+        let resp = match follow(shared, req, Some(&*auth)).await? {
             Ok(r) => r,
             refused @ Err(_) => return Ok(refused),
         };
@@ -195,10 +195,12 @@ pub(crate) async fn execute(
     }
 }
 
-/// Sends `req`, following redirects by the module's policy.
+/// Sends `req`, following redirects by the module's policy. A request carrying a DPoP proof
+/// gets a new one from `auth` at each hop: a proof names the URL it was made for (`htu`).
 async fn follow(
     shared: &Shared,
     mut req: Request,
+    auth: Option<&dyn crate::auth::AuthProvider>,
 ) -> Result<Result<Response, Refused>, reqwest::Error> {
     let mut hops = 0_usize;
     loop {
@@ -244,6 +246,26 @@ async fn follow(
             }));
         };
         tracing::debug!(%method, status = status.as_u16(), to = %next, "following a same-origin redirect");
+        if let Some(auth) = auth.filter(|_| retry.headers().contains_key(DPOP)) {
+            match auth.request_auth(&method, &next).await {
+                Ok(creds) => {
+                    if let Some(p) = creds
+                        .dpop_proof
+                        .and_then(|p| http::HeaderValue::from_str(&p).ok())
+                    {
+                        let mut p = p;
+                        p.set_sensitive(true);
+                        retry.headers_mut().insert(DPOP, p);
+                    } else {
+                        retry.headers_mut().remove(DPOP);
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "no DPoP proof for the redirect's target");
+                    retry.headers_mut().remove(DPOP);
+                }
+            }
+        }
         *retry.url_mut() = next;
         req = retry;
         hops += 1;

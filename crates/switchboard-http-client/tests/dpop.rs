@@ -167,3 +167,37 @@ async fn dpop_a_server_that_keeps_asking_for_nonces_gets_one_retry_only() {
         .count();
     assert_eq!(initializes, 2, "the request and exactly one retry");
 }
+
+#[tokio::test]
+async fn dpop_a_followed_redirect_gets_a_proof_made_for_its_target() {
+    let inner = server(false);
+    let server = raw(move |r: &RawRequest| {
+        if r.path == "/old" {
+            return reply("307 Temporary Redirect", "location: /mcp\r\n", "");
+        }
+        inner(r)
+    })
+    .await;
+    let provider = Arc::new(Proving::default());
+    let config = HttpClientConfig::default().with_auth(provider.clone());
+    let old = server.url.replace("/mcp", "/old");
+    let transport = HttpClientTransport::connect(&old, config).unwrap();
+    let session = Client::builder(Implementation::new("dpop", "1"))
+        .era(EraMode::Legacy)
+        .build()
+        .connect(transport)
+        .await
+        .unwrap();
+    session.list_tools().await.unwrap();
+    let seen = server.seen();
+    let redirected: Vec<_> = seen.iter().filter(|r| r.path == "/mcp").collect();
+    assert!(!redirected.is_empty());
+    for r in redirected {
+        let p = r.header("dpop").unwrap();
+        assert!(
+            p.contains(&format!("|{}|/mcp|", r.method)),
+            "{p}: the proof of a redirected request names its target"
+        );
+    }
+    session.close();
+}

@@ -16,6 +16,9 @@ use switchboard_types::catalogue::{self, TargetKind};
 
 use crate::reply::{JSON, TRANSPORT_ERROR, refuse};
 
+#[cfg(feature = "dpop")]
+mod dpop;
+
 /// -32001 is the session code; authorization refusals use their own reason under -32000.
 const AUTH_ERROR: ErrorCode = TRANSPORT_ERROR;
 
@@ -54,7 +57,13 @@ pub enum AuthorizationError {
 ///   left untouched;
 /// - the validated [`AuthInfo`] travels with the frame to the handlers
 ///   ([`switchboard_jsonrpc::RequestContext::attachment`]); the token itself goes nowhere
-///   `[AU-23]`.
+///   `[AU-23]`;
+/// - with DPoP on ([`Authorization::with_dpop`], feature `dpop`), a token bound to a key
+///   (`cnf.jkt`) must come with the `DPoP` scheme and one proof signed by that key, made for
+///   this request's method and the endpoint's URL, fresh and never seen before (RFC 9449 §7);
+///   a bound token sent as a bearer is refused, and so is every unbound token when DPoP is
+///   required. Refusals are `WWW-Authenticate: DPoP error="invalid_dpop_proof"`,
+///   `"invalid_token"` or `"use_dpop_nonce"` (with `DPoP-Nonce`).
 ///
 /// The endpoint's authorization: the validator, our canonical resource URI, the authorization
 /// servers, and the scopes requests need.
@@ -68,6 +77,8 @@ pub struct Authorization {
     policy: ScopePolicy,
     metadata_path: String,
     metadata_url: String,
+    #[cfg(feature = "dpop")]
+    dpop: Option<dpop::Shared>,
 }
 
 impl fmt::Debug for Authorization {
@@ -112,6 +123,8 @@ impl Authorization {
             policy: ScopePolicy::new(),
             metadata_path,
             metadata_url: meta.to_string(),
+            #[cfg(feature = "dpop")]
+            dpop: None,
         })
     }
 
@@ -156,6 +169,34 @@ impl Authorization {
         self
     }
 
+    /// Turns DPoP (RFC 9449) on: tokens bound to a key need a proof by that key on every
+    /// request; with [`DpopConfig::required`] every token must be bound, and the metadata says
+    /// `dpop_bound_access_tokens_required`. `config` also names the URL clients reach the
+    /// endpoint at behind a proxy ([`DpopConfig::with_public_url`], default: the resource URI),
+    /// the proofs' time window, the replay store (a shared one for a cluster) and server
+    /// nonces.
+    ///
+    /// [`DpopConfig::required`]: switchboard_auth::resource::dpop::DpopConfig::required
+    /// [`DpopConfig::with_public_url`]: switchboard_auth::resource::dpop::DpopConfig::with_public_url
+    #[cfg(feature = "dpop")]
+    pub fn with_dpop(mut self, config: switchboard_auth::resource::dpop::DpopConfig) -> Self {
+        if let Ok(resource) = url::Url::parse(&self.resource) {
+            self.dpop = Some(Arc::new(
+                switchboard_auth::resource::dpop::DpopVerifier::new(&resource, config),
+            ));
+        }
+        self
+    }
+
+    /// The nonce to hand out in `DPoP-Nonce` now, when DPoP nonces are on.
+    pub(crate) fn dpop_nonce(&self) -> Option<String> {
+        #[cfg(feature = "dpop")]
+        if let Some(v) = &self.dpop {
+            return v.current_nonce();
+        }
+        None
+    }
+
     /// Our canonical resource URI.
     pub fn resource(&self) -> &str {
         &self.resource
@@ -187,12 +228,26 @@ impl Authorization {
             };
             s.iter().map(str::to_owned).collect()
         });
+        #[allow(unused_mut)] // without DPoP nothing is added
+        let mut extra = serde_json::Map::new();
+        #[cfg(feature = "dpop")]
+        if let Some(v) = &self.dpop {
+            // RFC 9449 §5.2.
+            extra.insert(
+                "dpop_signing_alg_values_supported".into(),
+                v.algorithms().into(),
+            );
+            if v.config().required {
+                extra.insert("dpop_bound_access_tokens_required".into(), true.into());
+            }
+        }
         ProtectedResourceMetadata {
             resource: self.resource.clone(),
             authorization_servers: self.authorization_servers.clone(),
             scopes_supported: (!scopes.is_empty()).then_some(scopes),
             bearer_methods_supported: Some(vec!["header".to_owned()]),
             resource_name: self.resource_name.clone(),
+            extra,
             ..ProtectedResourceMetadata::default()
         }
     }
@@ -209,13 +264,18 @@ impl Authorization {
         r
     }
 
-    /// Checks the request's credentials: its bearer token, validated; the answer to send
-    /// otherwise (400, 401, 503).
+    /// Checks the request's credentials: its token, validated, and its DPoP proof when DPoP is
+    /// on; the answer to send otherwise (400, 401, 503). `relayed`: the request was relayed by
+    /// another node of the cluster, which checked its proof already.
     pub(crate) async fn authenticate(
         &self,
+        method: &http::Method,
         uri: &Uri,
         headers: &HeaderMap,
+        relayed: bool,
     ) -> Result<Arc<AuthInfo>, Response<Body>> {
+        #[cfg(not(feature = "dpop"))]
+        let _ = (method, relayed);
         if query_has_token(uri) {
             return Err(self.challenge(
                 StatusCode::BAD_REQUEST,
@@ -235,12 +295,31 @@ impl Authorization {
             .filter(|v| v.len() <= MAX_AUTHORIZATION_BYTES)
             .and_then(|v| {
                 let (scheme, rest) = v.split_once(' ')?;
-                scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+                let dpop = scheme.eq_ignore_ascii_case("dpop");
+                (scheme.eq_ignore_ascii_case("bearer") || (dpop && self.dpop_on()))
+                    .then(|| (dpop, rest.trim()))
             });
-        let Some(token) = token.filter(|t| !t.is_empty()) else {
+        let Some((_dpop_scheme, token)) = token.filter(|(_, t)| !t.is_empty()) else {
             return Err(self.challenge(StatusCode::UNAUTHORIZED, None, "", None));
         };
         match self.validator.validate(token).await {
+            #[cfg(feature = "dpop")]
+            Ok(info) => {
+                if let Some(v) = &self.dpop {
+                    let scheme = if _dpop_scheme {
+                        dpop::Scheme::Dpop
+                    } else {
+                        dpop::Scheme::Bearer
+                    };
+                    if let Err(r) =
+                        dpop::check(v, scheme, token, &info, method, headers, relayed).await
+                    {
+                        return Err(self.dpop_refusal(v, r));
+                    }
+                }
+                Ok(Arc::new(info))
+            }
+            #[cfg(not(feature = "dpop"))]
             Ok(info) => Ok(Arc::new(info)),
             Err(TokenError::Invalid(why)) => {
                 tracing::debug!(reason = why, "bearer token refused");
@@ -262,6 +341,63 @@ impl Authorization {
                 ))
             }
         }
+    }
+
+    fn dpop_on(&self) -> bool {
+        #[cfg(feature = "dpop")]
+        return self.dpop.is_some();
+        #[cfg(not(feature = "dpop"))]
+        false
+    }
+
+    /// The answer to a DPoP refusal: 401 with a `DPoP` challenge (and `DPoP-Nonce` when asked
+    /// for), or 503 when the replay store cannot answer.
+    #[cfg(feature = "dpop")]
+    fn dpop_refusal(
+        &self,
+        verifier: &switchboard_auth::resource::dpop::DpopVerifier,
+        r: dpop::Refusal,
+    ) -> Response<Body> {
+        tracing::debug!(
+            error = r.error,
+            reason = %r.description,
+            "DPoP request refused"
+        );
+        if r.unavailable {
+            crate::throttle::warn_throttled!(reason = %r.description, "DPoP replay store unavailable");
+            return refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                AUTH_ERROR,
+                "Service unavailable: the DPoP proof cannot be checked now",
+                "dpop_replay_store_unavailable",
+                None,
+            );
+        }
+        let mut resp = self.challenge(
+            StatusCode::UNAUTHORIZED,
+            Some(r.error),
+            &r.description,
+            None,
+        );
+        // The DPoP scheme's challenge, whatever the resource takes otherwise.
+        let bearer = resp
+            .headers()
+            .get(http::header::WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("Bearer")
+            .to_owned();
+        let value = if bearer.starts_with("DPoP") {
+            bearer
+        } else {
+            dpop::challenge_value(&bearer, verifier)
+        };
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            resp.headers_mut().insert(http::header::WWW_AUTHENTICATE, v);
+        }
+        if let Some(n) = &r.nonce {
+            dpop::set_nonce(resp.headers_mut(), n);
+        }
+        resp
     }
 
     /// Checks that `info` grants what every request in `body` needs (403 otherwise).
@@ -350,7 +486,18 @@ impl Authorization {
                 "AU-22"
             }),
         );
-        if let Ok(v) = HeaderValue::from_str(&challenge.to_header_value()) {
+        let value = challenge.to_header_value();
+        #[cfg(feature = "dpop")]
+        let value = match &self.dpop {
+            // A resource that takes DPoP only: the DPoP scheme alone.
+            Some(v) if v.config().required => dpop::challenge_value(&value, v),
+            // No credentials: both schemes are offered (RFC 9449 §7.1), Bearer first.
+            Some(v) if error.is_none() => {
+                format!("{value}, {}", dpop::challenge_value("Bearer", v))
+            }
+            _ => value,
+        };
+        if let Ok(v) = HeaderValue::from_str(&value) {
             r.headers_mut().insert(http::header::WWW_AUTHENTICATE, v);
         }
         r
@@ -560,11 +707,18 @@ mod tests {
         };
         // Just under the bound: read and validated.
         let fits = "t".repeat(MAX_AUTHORIZATION_BYTES - "Bearer ".len());
-        assert!(a.authenticate(&uri, &with(&fits)).await.is_ok());
+        assert!(
+            a.authenticate(&http::Method::POST, &uri, &with(&fits), false)
+                .await
+                .is_ok()
+        );
         assert_eq!(seen.load(std::sync::atomic::Ordering::Relaxed), 1);
         // One byte over: answered as if no token came (the plain challenge), never validated.
         let over = "t".repeat(MAX_AUTHORIZATION_BYTES - "Bearer ".len() + 1);
-        let refused = a.authenticate(&uri, &with(&over)).await.unwrap_err();
+        let refused = a
+            .authenticate(&http::Method::POST, &uri, &with(&over), false)
+            .await
+            .unwrap_err();
         assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
         let challenge = refused.headers()[http::header::WWW_AUTHENTICATE]
             .to_str()

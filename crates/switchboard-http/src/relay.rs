@@ -133,6 +133,19 @@ impl Relay {
         secret.verify(mac, node, req.method().as_str(), id, now_ms())
     }
 
+    /// Whether `req` was relayed by a node of this cluster (see `authentic`), for the session
+    /// its `Mcp-Session-Id` names.
+    pub(crate) fn relayed(&self, req: &Request<Body>) -> bool {
+        req.headers().contains_key(FORWARDED_BY)
+            && self.authentic(
+                req,
+                req.headers()
+                    .get(SESSION_ID)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default(),
+            )
+    }
+
     /// Sends `parts` with `body` to `url` and returns the answer, its body streamed as it
     /// arrives.
     pub(crate) async fn relay(

@@ -8,6 +8,9 @@
 //!   kept for `Last-Event-ID`, replayed by whichever node a client reconnects to);
 //! * `RedisTaskStore` (feature `tasks`) is a `switchboard_tasks::TaskStore`: a session's tasks
 //!   outlive the node that created them (a task whose node died reads `failed`, saying so);
+//! * `RedisReplayStore` (feature `dpop`) is a DPoP replay store
+//!   (`switchboard_auth::resource::dpop::ReplayStore`): a proof used on one node is refused on
+//!   every other;
 //! * [`RedisCluster`] is the [`Cluster`](switchboard_http::Cluster): this node announces itself (its id and the URL the
 //!   other nodes reach it at) for as long as it runs, and finds the node serving a session in
 //!   one round trip.
@@ -40,8 +43,9 @@
 //! | `events` | [`RedisStore`] as the `EventStore`, with its Lua scripts |
 //! | `cluster` | [`RedisCluster`], the `Cluster`; [`apply`] |
 //! | `tasks` | (feature `tasks`) `RedisTaskStore` |
+//! | `dpop` | (feature `dpop`) `RedisReplayStore`, with its Lua script |
 //!
-//! Modules depend one way: `sessions`, `events`, `cluster`, `tasks` → `connection`.
+//! Modules depend one way: `sessions`, `events`, `cluster`, `tasks`, `dpop` → `connection`.
 //!
 //! # Keys
 //! Every key starts with [`RedisConfig::prefix`]. A session id is a secret (it is the only
@@ -55,6 +59,7 @@
 //! | `P:e:H:N` | sorted set | stream `N`'s events, scored by sequence, member `seq:data` |
 //! | `P:es:H` | hash | bytes kept per stream of the session, and `_total` |
 //! | `P:node:ID` | string | a live node's endpoint URL (expires unless renewed) |
+//! | `P:dpop` | sorted set | (feature `dpop`) the DPoP proofs seen (a hash of key and `jti`), scored by the end of their window |
 //!
 //! # Bounds
 //! Sessions in all ([`RedisConfig::max_sessions`], like the in-memory store); per stream,
@@ -75,6 +80,8 @@
 
 mod cluster;
 mod connection;
+#[cfg(feature = "dpop")]
+mod dpop;
 mod events;
 mod sessions;
 #[cfg(feature = "tasks")]
@@ -82,5 +89,7 @@ mod tasks;
 
 pub use cluster::{RedisCluster, apply};
 pub use connection::{RedisConfig, RedisStore, RedisStoreError};
+#[cfg(feature = "dpop")]
+pub use dpop::RedisReplayStore;
 #[cfg(feature = "tasks")]
 pub use tasks::RedisTaskStore;

@@ -276,21 +276,38 @@ impl StreamableHttpService {
             );
         }
         let auth = match &cfg.authorization {
-            Some(a) => match a.authenticate(req.uri(), req.headers()).await {
-                Ok(info) => Some(info),
-                Err(resp) => return resp,
-            },
+            Some(a) => {
+                let relayed = self
+                    .inner
+                    .node
+                    .as_ref()
+                    .is_some_and(|(_, relay)| relay.relayed(&req));
+                match a
+                    .authenticate(req.method(), req.uri(), req.headers(), relayed)
+                    .await
+                {
+                    Ok(info) => Some(info),
+                    Err(resp) => return resp,
+                }
+            }
             None => None,
         };
         let req = match self.route_in_cluster(req, auth.as_deref()).await {
             Ok(answer) => return answer,
             Err(req) => req,
         };
-        match *req.method() {
+        let mut resp = match *req.method() {
             Method::POST => self.post(req, auth).await,
             Method::GET => self.get(req, auth).await,
             _ => self.delete(req, auth).await,
+        };
+        // With DPoP nonces on, every answer hands out the current one (RFC 9449 §9).
+        if let Some(n) = cfg.authorization.as_ref().and_then(|a| a.dpop_nonce())
+            && let Ok(v) = HeaderValue::from_str(&n)
+        {
+            resp.headers_mut().insert("dpop-nonce", v);
         }
+        resp
     }
 
     /// The one-value header of the request's era sent more than once (`Mcp-Session-Id`,

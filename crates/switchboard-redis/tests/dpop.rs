@@ -1,0 +1,192 @@
+//! DPoP replay across nodes (feature `dpop`), against a real `redis-server` on 127.0.0.1: a
+//! proof used on one node is refused on another sharing the Redis replay store, over HTTP; the
+//! store is bounded, forgets proofs whose window closed, and refuses over-long keys.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use aws_lc_rs::rand::SystemRandom;
+use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as _};
+use base64::Engine as _;
+use serde_json::json;
+use switchboard_auth::ScopeSet;
+use switchboard_auth::resource::dpop::{DpopConfig, ReplayStore};
+use switchboard_auth::resource::{AuthInfo, TokenError, TokenValidator};
+use switchboard_http::{Authorization, HttpConfig, StreamableHttpService};
+use switchboard_redis::{RedisConfig, RedisReplayStore, RedisStore};
+use switchboard_test_support::redis_server::RedisServer;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// The longest replay key the Redis store takes (`MAX_REPLAY_KEY_BYTES`).
+const MAX_KEY: usize = 128;
+
+/// The URL both nodes are reached at behind the load balancer (the proofs' `htu`).
+const PUBLIC: &str = "https://mcp.example.com/mcp";
+
+fn b64(b: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b)
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// A proof for `POST PUBLIC` by a fresh key, and the token bound to that key.
+fn proof_and_token() -> (String, String) {
+    use sha2::Digest as _;
+    let rng = SystemRandom::new();
+    let doc = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+    let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, doc.as_ref()).unwrap();
+    let pt = pair.public_key().as_ref().to_vec();
+    let (x, y) = (b64(&pt[1..33]), b64(&pt[33..65]));
+    let canonical = format!(r#"{{"crv":"P-256","kty":"EC","x":"{x}","y":"{y}"}}"#);
+    let token = format!("bound.{}", b64(&sha2::Sha256::digest(canonical.as_bytes())));
+    let header = json!({"typ": "dpop+jwt", "alg": "ES256",
+        "jwk": {"kty": "EC", "crv": "P-256", "x": x, "y": y}});
+    let claims = json!({"jti": "the-one-jti", "htm": "POST", "htu": PUBLIC, "iat": now(),
+        "ath": b64(&sha2::Sha256::digest(token.as_bytes()))});
+    let input = format!(
+        "{}.{}",
+        b64(header.to_string().as_bytes()),
+        b64(claims.to_string().as_bytes())
+    );
+    let sig = pair.sign(&rng, input.as_bytes()).unwrap();
+    (format!("{input}.{}", b64(sig.as_ref())), token)
+}
+
+fn validator() -> Arc<dyn TokenValidator> {
+    Arc::new(|token: &str| -> Result<AuthInfo, TokenError> {
+        let jkt = token
+            .strip_prefix("bound.")
+            .ok_or(TokenError::Invalid("unknown token"))?;
+        let mut info = AuthInfo::new("alice", "http://127.0.0.1:1", ScopeSet::new());
+        info.claims.insert("cnf".into(), json!({ "jkt": jkt }));
+        Ok(info)
+    })
+}
+
+/// One node: its own Redis connection, the shared replay store, DPoP on.
+async fn node(redis: &RedisServer) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    let store = RedisStore::connect(&redis.url(), RedisConfig::default())
+        .await
+        .unwrap();
+    let dpop = DpopConfig::new()
+        .with_public_url(url::Url::parse(PUBLIC).unwrap())
+        .with_replay_store(Arc::new(RedisReplayStore::new(store)));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let auth = Authorization::new(PUBLIC, vec!["http://127.0.0.1:1".into()], validator())
+        .unwrap()
+        .with_dpop(dpop);
+    let server = switchboard_test_support::server::tool_server("node")
+        .build()
+        .unwrap();
+    let service = StreamableHttpService::new(
+        switchboard::server_http::session_factory(&server),
+        HttpConfig::default().with_authorization(auth),
+    );
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = switchboard_http::serve_with_shutdown(listener, service, async move {
+            let _ = rx.await;
+        })
+        .await;
+    });
+    (addr, tx)
+}
+
+/// POSTs `initialize` to `addr` with the token and proof; the status and the whole answer.
+async fn initialize(addr: SocketAddr, token: &str, proof: &str) -> (u16, String) {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nAuthorization: DPoP {token}\r\nDPoP: {proof}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(request.as_bytes()).await.unwrap();
+    let mut head = vec![0_u8; 4096];
+    let n = s.read(&mut head).await.unwrap();
+    let text = String::from_utf8_lossy(&head[..n]).into_owned();
+    let status = text.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, text)
+}
+
+#[tokio::test]
+async fn dpop_a_proof_replayed_to_another_node_sharing_redis_is_refused() {
+    let redis = RedisServer::start();
+    let (a, _stop_a) = node(&redis).await;
+    let (b, _stop_b) = node(&redis).await;
+    let (proof, token) = proof_and_token();
+    let (status, answer) = initialize(a, &token, &proof).await;
+    assert_eq!(status, 200, "{answer}");
+    let (status, answer) = initialize(b, &token, &proof).await;
+    assert_eq!(status, 401, "{answer}");
+    let lower = answer.to_ascii_lowercase();
+    assert!(
+        lower.contains("www-authenticate: dpop") && answer.contains("replayed"),
+        "{answer}"
+    );
+    // And on the first node again.
+    let (status, _) = initialize(a, &token, &proof).await;
+    assert_eq!(status, 401);
+    // A fresh proof by another key is served on the second node.
+    let (proof, token) = proof_and_token();
+    let (status, answer) = initialize(b, &token, &proof).await;
+    assert_eq!(status, 200, "{answer}");
+}
+
+#[tokio::test]
+async fn dpop_the_redis_replay_store_is_bounded_and_forgets_closed_windows() {
+    let redis = RedisServer::start();
+    let connect = || async {
+        RedisStore::connect(&redis.url(), RedisConfig::default())
+            .await
+            .unwrap()
+    };
+    let one = RedisReplayStore::new(connect().await).with_max_entries(2);
+    let two = RedisReplayStore::new(connect().await).with_max_entries(2);
+    let later = now() + 300;
+    assert!(one.first_use("k1", later).await.unwrap());
+    assert!(
+        !two.first_use("k1", later).await.unwrap(),
+        "seen by the other"
+    );
+    assert!(two.first_use("k2", later).await.unwrap());
+    // Full of proofs in their window: refused, not let through.
+    let e = one.first_use("k3", later).await.unwrap_err();
+    assert!(e.to_string().contains("full"), "{e}");
+    // A proof whose window has closed is forgotten, and makes room.
+    let other_prefix = RedisStore::connect(
+        &redis.url(),
+        RedisConfig {
+            prefix: "other".into(),
+            ..RedisConfig::default()
+        },
+    )
+    .await
+    .unwrap();
+    let small = RedisReplayStore::new(other_prefix).with_max_entries(1);
+    assert!(small.first_use("old", now() - 1).await.unwrap());
+    assert!(
+        small.first_use("new", later).await.unwrap(),
+        "the closed window made room"
+    );
+    assert!(small.first_use("newer", later).await.is_err(), "full again");
+    // Keys are bounded in length.
+    let roomy = RedisReplayStore::new(connect().await).with_max_entries(10);
+    let at = "k".repeat(MAX_KEY);
+    assert!(roomy.first_use(&at, later).await.unwrap());
+    let over = "k".repeat(MAX_KEY + 1);
+    let e = roomy.first_use(&over, later).await.unwrap_err();
+    assert!(e.to_string().contains("bytes"), "{e}");
+}
