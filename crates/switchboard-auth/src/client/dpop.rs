@@ -245,7 +245,7 @@ impl DpopSigner {
     }
 
     /// Remembers the nonce `url`'s server sent (`DPoP-Nonce`). Nonces over
-    /// [`MAX_NONCE_BYTES`] or not visible ASCII are ignored.
+    /// 1 KiB or not visible ASCII are ignored.
     pub fn set_nonce(&self, url: &Url, nonce: &str) {
         if nonce.is_empty()
             || nonce.len() > MAX_NONCE_BYTES
