@@ -8,7 +8,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use switchboard_jsonrpc::{
-    BoxFuture, Call, HandlerResult, Layer, Next, Outgoing, RequestError, SendNext,
+    BoxFuture, Call, Facts, HandlerResult, Layer, Next, Outgoing, RequestError, SendNext,
 };
 use switchboard_types::RawJson;
 use switchboard_types::methods;
@@ -167,88 +167,97 @@ fn cut(s: &str) -> String {
     }
 }
 
+/// What a line knows before the request runs; [`Pending::finish`] writes it with the outcome.
+struct Pending {
+    audit: Audit,
+    started: Instant,
+    time: String,
+    facts: Facts,
+    direction: &'static str,
+    method: String,
+    target: Option<String>,
+    id: String,
+}
+
+impl Pending {
+    fn new(audit: &Audit, facts: &Facts, direction: &'static str, method: &str) -> Self {
+        Pending {
+            audit: audit.clone(),
+            started: Instant::now(),
+            time: rfc3339(SystemTime::now()),
+            facts: facts.clone(),
+            direction,
+            method: method.to_owned(),
+            target: None,
+            id: String::new(),
+        }
+    }
+
+    /// The outcome of a result: `tool_error` for an `isError` tool result, else `ok`.
+    fn of_result(&self, raw: &RawJson) -> &'static str {
+        if self.method == methods::TOOLS_CALL && is_error_result(raw.get()) {
+            "tool_error"
+        } else {
+            "ok"
+        }
+    }
+
+    fn finish(self, outcome: &str, code: Option<i64>) {
+        let facts = &self.facts;
+        let line = Line {
+            time: self.time,
+            side: facts.side,
+            direction: self.direction,
+            subject: facts.subject.as_deref().map(cut),
+            client: facts.client_id.as_deref().map(cut),
+            session: facts.session_id.as_deref().map(cut),
+            method: cut(&self.method),
+            target: self.target,
+            id: self.id,
+            outcome,
+            code,
+            duration_ms: (self.started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
+        };
+        if let Ok(text) = serde_json::to_string(&line) {
+            self.audit.emit(text);
+        }
+    }
+}
+
 impl Layer for Audit {
     fn handle(&self, call: Call, next: Next) -> BoxFuture<HandlerResult> {
-        let started = Instant::now();
-        let time = rfc3339(SystemTime::now());
-        let facts = call.facts().clone();
-        let method = call.method().to_owned();
-        let target = call.target().map(cut);
-        let id = cut(&call.request.id.to_string());
-        let audit = self.clone();
+        let mut line = Pending::new(self, call.facts(), "in", call.method());
+        line.target = call.target().map(cut);
+        line.id = cut(&call.request.id.to_string());
         let fut = next.run(call);
         Box::pin(async move {
             let answer = fut.await;
-            let (outcome, code) = match &answer {
-                Ok(raw) if method == methods::TOOLS_CALL && is_error_result(raw.get()) => {
-                    ("tool_error", None)
+            match &answer {
+                Ok(raw) => {
+                    let outcome = line.of_result(raw);
+                    line.finish(outcome, None)
                 }
-                Ok(_) => ("ok", None),
-                Err(e) => ("error", Some(e.code.0)),
-            };
-            let line = Line {
-                time,
-                side: facts.side,
-                direction: "in",
-                subject: facts.subject.as_deref().map(cut),
-                client: facts.client_id.as_deref().map(cut),
-                session: facts.session_id.as_deref().map(cut),
-                method: cut(&method),
-                target,
-                id,
-                outcome,
-                code,
-                duration_ms: (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
-            };
-            if let Ok(text) = serde_json::to_string(&line) {
-                audit.emit(text);
+                Err(e) => line.finish("error", Some(e.code.0)),
             }
             answer
         })
     }
 
     fn send(&self, call: Outgoing, next: SendNext) -> BoxFuture<Result<RawJson, RequestError>> {
-        self.outbound(call, next)
-    }
-}
-
-impl Audit {
-    fn outbound(&self, call: Outgoing, next: SendNext) -> BoxFuture<Result<RawJson, RequestError>> {
-        let started = Instant::now();
-        let time = rfc3339(SystemTime::now());
-        let facts = call.facts().clone();
-        let method = call.method.clone();
-        let target = call.target().as_deref().map(cut);
-        let audit = self.clone();
+        let mut line = Pending::new(self, call.facts(), "out", &call.method);
+        line.target = call.target().as_deref().map(cut);
         let fut = next.run(call);
         Box::pin(async move {
             let answer = fut.await;
-            let (outcome, code) = match &answer {
-                Ok(raw) if method == methods::TOOLS_CALL && is_error_result(raw.get()) => {
-                    ("tool_error", None)
+            match &answer {
+                Ok(raw) => {
+                    let outcome = line.of_result(raw);
+                    line.finish(outcome, None)
                 }
-                Ok(_) => ("ok", None),
-                Err(RequestError::Rejected(e)) => ("error", Some(e.code.0)),
-                Err(RequestError::Timeout { .. }) => ("timeout", None),
-                Err(RequestError::Cancelled) => ("cancelled", None),
-                Err(_) => ("failed", None),
-            };
-            let line = Line {
-                time,
-                side: facts.side,
-                direction: "out",
-                subject: facts.subject.as_deref().map(cut),
-                client: facts.client_id.as_deref().map(cut),
-                session: facts.session_id.as_deref().map(cut),
-                method: cut(&method),
-                target,
-                id: String::new(),
-                outcome,
-                code,
-                duration_ms: (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
-            };
-            if let Ok(text) = serde_json::to_string(&line) {
-                audit.emit(text);
+                Err(RequestError::Rejected(e)) => line.finish("error", Some(e.code.0)),
+                Err(RequestError::Timeout { .. }) => line.finish("timeout", None),
+                Err(RequestError::Cancelled) => line.finish("cancelled", None),
+                Err(_) => line.finish("failed", None),
             }
             answer
         })
