@@ -858,6 +858,19 @@ impl Server {
         Ok(())
     }
 
+    /// Changes the resource registry, then tells every ready session its list changed.
+    fn edit_resources<T, E>(
+        &self,
+        edit: impl FnOnce(&mut crate::resource::ResourceRegistry) -> Result<T, E>,
+    ) -> Result<(), ServerError>
+    where
+        ServerError: From<E>,
+    {
+        edit(&mut *self.inner.resources.write().map_err(|_| poisoned())?)?;
+        self.inner.audience.list_changed(List::Resources);
+        Ok(())
+    }
+
     /// Registers a resource at run time; ready sessions get `notifications/resources/list_changed`.
     ///
     /// # Errors
@@ -867,13 +880,7 @@ impl Server {
         F: Fn(ResourceRead) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
     {
-        self.inner
-            .resources
-            .write()
-            .map_err(|_| poisoned())?
-            .insert(resource, reader)?;
-        self.inner.audience.list_changed(List::Resources);
-        Ok(())
+        self.edit_resources(|r| r.insert(resource, reader))
     }
 
     /// Removes a resource at run time, notifying sessions.
@@ -881,13 +888,7 @@ impl Server {
     /// # Errors
     /// No resource has this URI.
     pub fn remove_resource(&self, uri: &str) -> Result<(), ServerError> {
-        self.inner
-            .resources
-            .write()
-            .map_err(|_| poisoned())?
-            .remove(uri)?;
-        self.inner.audience.list_changed(List::Resources);
-        Ok(())
+        self.edit_resources(|r| r.remove(uri))
     }
 
     /// Registers a resource template (RFC 6570) at run time; ready sessions get
@@ -904,13 +905,7 @@ impl Server {
         F: Fn(ResourceRead) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
     {
-        self.inner
-            .resources
-            .write()
-            .map_err(|_| poisoned())?
-            .insert_template(template, reader)?;
-        self.inner.audience.list_changed(List::Resources);
-        Ok(())
+        self.edit_resources(|r| r.insert_template(template, reader))
     }
 
     /// Removes a resource template at run time, notifying sessions.
@@ -918,13 +913,7 @@ impl Server {
     /// # Errors
     /// No template has this `uriTemplate`.
     pub fn remove_resource_template(&self, uri_template: &str) -> Result<(), ServerError> {
-        self.inner
-            .resources
-            .write()
-            .map_err(|_| poisoned())?
-            .remove_template(uri_template)?;
-        self.inner.audience.list_changed(List::Resources);
-        Ok(())
+        self.edit_resources(|r| r.remove_template(uri_template))
     }
 
     /// Registers a prompt at run time; ready sessions get `notifications/prompts/list_changed`.
