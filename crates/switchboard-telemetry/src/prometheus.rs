@@ -128,38 +128,16 @@ fn render_data<T: AsF64>(out: &mut String, m: &Metric, name: &str, data: &Metric
             } else {
                 (name.to_owned(), "gauge")
             };
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-            let mut rows: Vec<String> = sum
+            let rows = sum
                 .data_points()
-                .map(|p| {
-                    format!(
-                        "{name}{} {}",
-                        labels(p.attributes(), None),
-                        number(p.value().f())
-                    )
-                })
-                .collect();
-            rows.sort();
-            for r in rows {
-                let _ = writeln!(out, "{r}");
-            }
+                .map(|p| (labels(p.attributes(), None), number(p.value().f())));
+            write_series(out, &name, &help, kind, rows);
         }
         MetricData::Gauge(g) => {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
-            let mut rows: Vec<String> = g
+            let rows = g
                 .data_points()
-                .map(|p| {
-                    format!(
-                        "{name}{} {}",
-                        labels(p.attributes(), None),
-                        number(p.value().f())
-                    )
-                })
-                .collect();
-            rows.sort();
-            for r in rows {
-                let _ = writeln!(out, "{r}");
-            }
+                .map(|p| (labels(p.attributes(), None), number(p.value().f())));
+            write_series(out, name, &help, "gauge", rows);
         }
         MetricData::Histogram(h) => {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
@@ -214,4 +192,23 @@ pub(crate) fn render(reader: &ManualReader) -> String {
         }
     }
     out
+}
+
+/// One metric of single-valued points: its `HELP` and `TYPE` lines, then a row per point
+/// (`name{labels} value`), sorted so the page is stable.
+fn write_series(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    kind: &str,
+    points: impl Iterator<Item = (String, String)>,
+) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+    let mut rows: Vec<String> = points
+        .map(|(labels, value)| format!("{name}{labels} {value}"))
+        .collect();
+    rows.sort();
+    for r in rows {
+        let _ = writeln!(out, "{r}");
+    }
 }
