@@ -99,6 +99,16 @@ async fn a_timeout_on_another_method_is_an_internal_error_with_its_reason() {
     assert_eq!(r["error"]["data"]["timeoutMs"], 500);
 }
 
+/// Sends a `gate` call (id 1) on `c` and waits until its handler runs, holding its slot.
+async fn hold_gate(c: &mut RawPeer, entered: &AtomicUsize) {
+    c.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call("gate")}))
+        .await;
+    wait::until("the gate tool to start", || {
+        entered.load(Ordering::SeqCst) == 1
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn sf_9_a_per_session_concurrency_limit_refuses_the_one_too_many_and_frees_its_slot() {
     let open = Arc::new(Notify::new());
@@ -109,12 +119,7 @@ async fn sf_9_a_per_session_concurrency_limit_refuses_the_one_too_many_and_frees
         .unwrap();
     let mut c = connect(&s).await;
     let mut other = connect(&s).await;
-    c.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call("gate")}))
-        .await;
-    wait::until("the gate tool to start", || {
-        entered.load(Ordering::SeqCst) == 1
-    })
-    .await;
+    hold_gate(&mut c, &entered).await;
     let r = c.request(json!(2), "tools/call", call("fast")).await;
     assert_eq!(r["error"]["code"], -32000, "{r}");
     assert_eq!(r["error"]["data"]["reason"], "concurrency_limited");
@@ -141,12 +146,7 @@ async fn a_limit_for_all_is_shared_across_sessions() {
         .unwrap();
     let mut a = connect(&s).await;
     let mut b = connect(&s).await;
-    a.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call("gate")}))
-        .await;
-    wait::until("the gate tool to start", || {
-        entered.load(Ordering::SeqCst) == 1
-    })
-    .await;
+    hold_gate(&mut a, &entered).await;
     let r = b.request(json!(1), "tools/call", call("fast")).await;
     assert_eq!(r["error"]["data"]["reason"], "concurrency_limited", "{r}");
     // Out of scope: not limited.
