@@ -66,11 +66,26 @@ impl Audit {
         Self::to_writer(std::io::stderr())
     }
 
-    /// Lines appended to the file at `path` (created with mode 0600 where that exists).
+    /// Lines appended to the file at `path` (created with mode 0600 where that exists). A
+    /// symbolic link at `path` is refused, not followed: a link planted there cannot send the
+    /// log into another file.
     ///
     /// # Errors
-    /// The file cannot be opened for appending.
+    /// The file cannot be opened for appending, or `path` is a symbolic link.
     pub fn to_file(path: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
+        let path = path.as_ref();
+        let refuse_link = || {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{}: a symbolic link; the audit log does not follow it",
+                    path.display()
+                ),
+            )
+        };
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(refuse_link());
+        }
         let mut options = std::fs::OpenOptions::new();
         options.create(true).append(true);
         #[cfg(unix)]
@@ -78,7 +93,20 @@ impl Audit {
             use std::os::unix::fs::OpenOptionsExt;
             options.mode(0o600);
         }
-        Ok(Self::to_writer(options.open(path)?))
+        let file = options.open(path)?;
+        // A link planted between the check and the open: the file opened is not the one at
+        // `path` any more.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let (opened, there) = (file.metadata()?, std::fs::symlink_metadata(path)?);
+            if there.file_type().is_symlink()
+                || (opened.dev(), opened.ino()) != (there.dev(), there.ino())
+            {
+                return Err(refuse_link());
+            }
+        }
+        Ok(Self::to_writer(file))
     }
 
     /// Lines to `writer`, from a thread of their own.
@@ -310,6 +338,28 @@ mod tests {
         assert_eq!(rfc3339(t), "2026-12-04T20:41:06.123Z");
         let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
         assert_eq!(rfc3339(leap), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_audit_file_is_created_0600_and_a_planted_link_is_refused() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = std::env::temp_dir().join(format!("sb-audit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("audit.log");
+        let audit = Audit::to_file(&path).unwrap();
+        drop(audit);
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let victim = dir.join("victim");
+        std::fs::write(&victim, b"untouched").unwrap();
+        let planted = dir.join("planted.log");
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        let err = Audit::to_file(&planted).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        assert_eq!(std::fs::read(&victim).unwrap(), b"untouched");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
