@@ -6,10 +6,10 @@ use url::Url;
 
 use crate::metadata::{AuthorizationServerMetadata, ClientMetadata};
 
+use super::error::shorten;
 use super::error::{OAuthError, shown};
 use super::fetch::Fetcher;
 use super::store::{RegisteredClient, TokenAuthMethod};
-use super::error::shorten;
 
 /// Credentials registered with an authorization server beforehand.
 #[derive(Clone, PartialEq, Eq)]

@@ -255,4 +255,3 @@ impl TokenRequest<'_> {
         })
     }
 }
-
