@@ -153,6 +153,16 @@ impl TransportControl for Control {
     fn request_abandoned(&self, request: &RequestId) {
         self.shared.abandons.abandon(request);
     }
+
+    /// The session id the server issued (`Mcp-Session-Id`), once it has: the name both ends
+    /// give the session, which telemetry records as `mcp.session.id`.
+    fn session_key(&self) -> Option<Arc<str>> {
+        let st = self.shared.state();
+        st.session_id
+            .as_ref()
+            .and_then(|v| v.to_str().ok())
+            .map(Arc::from)
+    }
 }
 
 /// What a transport has learnt: its mode, the session id, the negotiated version, and whether

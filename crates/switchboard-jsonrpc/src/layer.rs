@@ -477,7 +477,9 @@ impl Layered {
 
 impl Service for Layered {
     fn call(&self, request: Request, context: RequestContext) -> BoxFuture<HandlerResult> {
-        let facts = Arc::new(self.facts(Some(&context)));
+        let mut facts = self.facts(Some(&context));
+        context.peer.fill_session_id(&mut facts);
+        let facts = Arc::new(facts);
         let call = Call {
             request,
             context,
@@ -497,7 +499,11 @@ impl Service for Layered {
         let mut from = 0;
         let target = || None;
         while let Some(i) = self.layers.next_for(from, &notification.method, &target) {
-            let facts = facts.get_or_insert_with(|| self.facts(None));
+            let facts = facts.get_or_insert_with(|| {
+                let mut f = self.facts(None);
+                peer.fill_session_id(&mut f);
+                f
+            });
             if !self.layers.entries[i]
                 .layer
                 .notification(&notification, facts)

@@ -549,9 +549,18 @@ impl Peer {
         };
         let mut facts = self.inner.rules.facts();
         facts.side = self.inner.config.name;
+        self.fill_session_id(&mut facts);
         outbound
             .send(self.clone(), method, params, opts, facts)
             .await
+    }
+
+    /// Gives `facts` the transport's name for the session when the role named none (a client
+    /// over Streamable HTTP learns its session id from the transport, not from the handshake).
+    pub(crate) fn fill_session_id(&self, facts: &mut crate::facts::Facts) {
+        if facts.session_id.is_none() {
+            facts.session_id = self.inner.control.as_ref().and_then(|c| c.session_key());
+        }
     }
 
     /// [`Peer::request`] past the layers: what the last layer's `next` does.

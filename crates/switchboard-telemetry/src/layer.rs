@@ -335,6 +335,17 @@ impl Layer for Telemetry {
             };
             let cx = self.start(&Context::current(), &d, SpanKind::Client);
             call.params = crate::propagation::inject_context(&cx, call.params.take());
+            // The engine chooses the id after the layers: the span learns it then, before the
+            // frame is queued (a callback the caller set still runs).
+            let span = cx.clone();
+            let theirs = call.options.on_id.take();
+            call.options.on_id = Some(Arc::new(move |id| {
+                span.span()
+                    .set_attribute(KeyValue::new("jsonrpc.request.id", request_id(id)));
+                if let Some(f) = &theirs {
+                    f(id);
+                }
+            }));
             cx
         } else {
             Context::current()

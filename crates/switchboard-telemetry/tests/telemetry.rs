@@ -125,12 +125,64 @@ async fn d26_22_one_trace_runs_client_to_server_to_the_servers_request_back() {
     );
     assert_eq!(attr(call_in, "mcp.protocol.version").unwrap(), "2025-11-25");
     assert_eq!(attr(call_in, "network.transport").unwrap(), "pipe");
-    assert!(attr(call_in, "jsonrpc.request.id").is_some());
+    assert_eq!(
+        attr(call_in, "jsonrpc.request.id").unwrap(),
+        attr(call_out, "jsonrpc.request.id").unwrap(),
+        "both ends record the id the engine chose"
+    );
     assert!(attr(call_in, "error.type").is_none());
     assert_eq!(attr(roots_in, "mcp.method.name").unwrap(), "roots/list");
     // The initialize exchange is traced too, in a trace of its own.
     let init = find(&spans, "initialize", SpanKind::Server);
     assert_ne!(init.span_context.trace_id(), trace);
+}
+
+/// Over Streamable HTTP the client learns the session id from the transport: its spans carry
+/// the same `mcp.session.id` as the server's, and a sent request's span the id the engine chose
+/// for it (`jsonrpc.request.id`), the one the server's span records.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn d26_22_client_spans_carry_the_session_and_request_ids_the_server_sees() {
+    use switchboard_http::{HttpConfig, SessionStartError, StreamableHttpService};
+    use switchboard_http_client::{HttpClientConfig, HttpClientTransport};
+
+    let exporter = InMemorySpanExporter::default();
+    let s = server(&traced(&exporter, "server"));
+    let factory = {
+        let s = s.clone();
+        move |t| {
+            s.serve(t)
+                .map(|session| session.peer().clone())
+                .map_err(SessionStartError::role)
+        }
+    };
+    let service = StreamableHttpService::new(factory, HttpConfig::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let serving = tokio::spawn(switchboard_http::serve(listener, service));
+
+    let transport = HttpClientTransport::connect(&url, HttpClientConfig::default()).unwrap();
+    let handle = transport.handle();
+    let c = Client::builder(Implementation::new("telemetry-client", "1"))
+        .era(EraMode::Legacy)
+        .layer(traced(&exporter, "client"))
+        .build()
+        .connect(transport)
+        .await
+        .unwrap();
+    c.call_tool("echo", json!({})).await.unwrap();
+    let spans = exporter.get_finished_spans().unwrap();
+    let out = find(&spans, "tools/call echo", SpanKind::Client);
+    let inn = find(&spans, "tools/call echo", SpanKind::Server);
+    let sid = handle.session_id().unwrap();
+    assert_eq!(attr(out, "mcp.session.id").as_deref(), Some(sid.as_str()));
+    assert_eq!(attr(inn, "mcp.session.id").as_deref(), Some(sid.as_str()));
+    let id = attr(out, "jsonrpc.request.id").expect("the sent request's id");
+    assert_eq!(attr(inn, "jsonrpc.request.id").unwrap(), id);
+    // Before the server issued an id, the client had none to record.
+    let init = find(&spans, "initialize", SpanKind::Client);
+    assert!(attr(init, "mcp.session.id").is_none());
+    c.close();
+    serving.abort();
 }
 
 #[tokio::test]
