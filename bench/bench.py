@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,42 @@ class Peer:
 MODERN = "2026-07-28"
 
 
+class OtlpSink:
+    """A loopback OTLP/HTTP receiver that takes every export and answers 200 with an empty
+    (valid) protobuf response: where the "telemetry on" rows export their spans and metrics, so
+    that those rows pay for building, batching and sending what a real collector would get. It
+    counts what arrived, so the table can say that telemetry really was on."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        sink = self
+        self.posts: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
+                n = int(self.headers.get("content-length") or 0)
+                self.rfile.read(n)
+                with sink.lock:
+                    sink.posts[self.path] = sink.posts.get(self.path, 0) + 1
+                self.send_response(200)
+                self.send_header("content-type", "application/x-protobuf")
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def count(self, path: str) -> int:
+        with self.lock:
+            return self.posts.get(path, 0)
+
+
 def ts_v2_missing(a: argparse.Namespace) -> str:
     """Why the TypeScript SDK v2 peer cannot run ("" when it can)."""
     pkg = Path(a.ts_v2_modules) / "@modelcontextprotocol/server/package.json"
@@ -83,6 +120,10 @@ def peers(a: argparse.Namespace) -> list[Peer]:
     ts_http = [node, ts, "--http", "{addr}"]
     py_http = [py, pys, "--http", "{addr}"]
     hy_http = [str(pb / "hyper-add"), "--http", "{addr}"]
+    # Telemetry on: spans and metrics for every request, exported over OTLP to the sink, and the
+    # Prometheus endpoint served (scraped by nobody; its counters are kept all the same).
+    otel = ["--otlp", a.otlp_sink.url]
+    sb_otel_http = sb_http + otel + ["--metrics"]
     return [
         Peer(
             "switchboard",
@@ -106,6 +147,12 @@ def peers(a: argparse.Namespace) -> list[Peer]:
             },
             lists=True,
             lists_only=True,
+        ),
+        Peer(
+            "switchboard (telemetry on)",
+            stdio=f"{sb} serve --example add --otlp {a.otlp_sink.url} --stdio",
+            http={"stateful": sb_otel_http, "json": sb_otel_http + ["--json-response"]},
+            note={"stateful": "OTLP export + /metrics", "json": "OTLP export + /metrics"},
         ),
         Peer(
             "switchboard (--threads 1)",
@@ -737,6 +784,7 @@ def main() -> int:
         a.rounds, a.calls, a.http_calls, a.min_calls, a.pad_calls = 3, 20000, 6000, 300, 1000
         a.sessions, a.cold, a.max_seconds, a.start_timeout = 1000, 20, 60.0, 60.0
         a.list_tools, a.list_resources, a.lists, a.min_lists = 1000, 10000, 100, 10
+    a.otlp_sink = OtlpSink()
     ps = peers(a)
     problems: list[str] = []
     t0 = time.monotonic()
@@ -766,6 +814,13 @@ def main() -> int:
         md += sessions_table(a, ps, sess)
     if "cold-start" in a.only:
         md += cold_table(a, ps, cold)
+    if "calls" in a.only:
+        # The "telemetry on" rows are only what they say if the servers exported (each flushes
+        # what it batched when stopped, so every run's spans have arrived by now).
+        traces, metrics = a.otlp_sink.count("/v1/traces"), a.otlp_sink.count("/v1/metrics")
+        md += f"\nTelemetry on: the OTLP sink received {traces} trace and {metrics} metric exports.\n"
+        if traces == 0:
+            problems.append("the telemetry-on rows exported no spans to the OTLP sink")
     skipped = [f"{p.name}: {p.note[m]}" for p in ps for m, v in p.http.items() if v is None]
     skipped += [f"{p.name} ({MODERN} rows): {p.unsupported}" for p in ps if p.unsupported]
     # Only the calls rows include the 2026-07-28 ones.

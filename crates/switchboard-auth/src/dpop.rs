@@ -7,11 +7,11 @@ use base64::Engine as _;
 use serde_json::{Map, Value};
 
 /// The most bytes of a proof that are read; a longer `DPoP` header is refused unread.
-pub const MAX_PROOF_BYTES: usize = 8 * 1024;
+pub(crate) const MAX_PROOF_BYTES: usize = 8 * 1024;
 
 /// The signature algorithms a proof may use: asymmetric only. `none` and the HMAC family
 /// (`HS256` ...) are never accepted (RFC 9449 §4.3, step 5).
-pub const PROOF_ALGORITHMS: &[&str] = &["ES256", "ES384", "EdDSA", "RS256", "PS256"];
+pub(crate) const PROOF_ALGORITHMS: &[&str] = &["ES256", "ES384", "EdDSA", "RS256", "PS256"];
 
 fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
@@ -37,7 +37,7 @@ fn sha256_b64(bytes: &[u8]) -> String {
 }
 
 /// `base64url(SHA-256(access_token))`, a proof's `ath` claim (RFC 9449 §4.2).
-pub fn access_token_hash(access_token: &str) -> String {
+pub(crate) fn access_token_hash(access_token: &str) -> String {
     sha256_b64(access_token.as_bytes())
 }
 

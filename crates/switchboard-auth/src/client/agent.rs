@@ -59,7 +59,7 @@ impl HeadlessUserAgent {
 
 /// Whether `target` is the redirect URI (same scheme, host, port and path; any query): how a
 /// user agent recognises the end of an authorization request.
-pub fn is_redirect_to(target: &Url, redirect_uri: &str) -> bool {
+pub(crate) fn is_redirect_to(target: &Url, redirect_uri: &str) -> bool {
     let Ok(r) = Url::parse(redirect_uri) else {
         return false;
     };

@@ -37,10 +37,10 @@ fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
-pub use crate::dpop::access_token_hash;
+pub(crate) use crate::dpop::access_token_hash;
 
 /// The URL as `htu`: without query and fragment (RFC 9449 §4.2).
-pub fn htu_of(url: &Url) -> String {
+pub(crate) fn htu_of(url: &Url) -> String {
     let mut u = url.clone();
     u.set_query(None);
     u.set_fragment(None);

@@ -15,6 +15,7 @@
 //! | `registration` | pre-registered credentials, client ID metadata documents, dynamic registration |
 //! | `pkce` | PKCE S256 and random values `[AU-13]` |
 //! | `token` | token requests and client authentication (secrets, `private_key_jwt`) |
+//! | `exchange` | [`TokenExchange`]: RFC 8693 token exchange as a building block (a gateway's upstream token; the ID-JAG step) |
 //! | `dpop` | DPoP (RFC 9449, SEP-1932): the client's key pair, a proof per request, nonces per origin |
 //! | `workload` | workload identity federation (SEP-1933): the platform's JWT, read again for each token request |
 //! | `store` | [`TokenStore`]: in memory, or a file written 0600 `[AU-25]` |
@@ -27,6 +28,7 @@ mod browser;
 mod discovery;
 mod dpop;
 mod error;
+mod exchange;
 mod fetch;
 mod pkce;
 mod policy;
@@ -48,11 +50,14 @@ use url::Url;
 use crate::challenge::BearerChallenge;
 use crate::scope::ScopeSet;
 
-pub use agent::{HeadlessUserAgent, OAuthFuture, UserAgent, is_redirect_to};
+pub use agent::{HeadlessUserAgent, OAuthFuture, UserAgent};
 pub use browser::BrowserUserAgent;
 pub use discovery::{Discovered, canonical_resource};
-pub use dpop::{DPOP_ALG, DpopKey, DpopSigner, access_token_hash, htu_of};
+pub use dpop::{DPOP_ALG, DpopKey, DpopSigner};
 pub use error::OAuthError;
+pub use exchange::{
+    ExchangedToken, MAX_EXCHANGE_TARGETS, TOKEN_EXCHANGE_GRANT, TokenExchange, token_types,
+};
 pub use policy::{AddressRange, RefusedAddress, UrlPolicy};
 pub use registration::PreRegistered;
 pub use store::{
@@ -126,10 +131,7 @@ impl std::fmt::Debug for IdentityAssertion {
 }
 
 /// RFC 8693 and SEP-990 names.
-const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
-const ID_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id_token";
-const ID_JAG_TYPE: &str = "urn:ietf:params:oauth:token-type:id-jag";
 
 /// What the OAuth client does, and for which endpoint.
 #[derive(Debug, Clone)]
@@ -831,41 +833,30 @@ impl OAuthClient {
         let ia = self.config.identity_assertion.as_ref().ok_or_else(|| {
             OAuthError::Config("the identity-assertion flow has no identity provider".into())
         })?;
-        let url = Url::parse(&ia.idp_token_endpoint).map_err(|e| {
-            OAuthError::Config(format!("bad identity provider token endpoint: {e}"))
-        })?;
-        let mut form = vec![
-            ("grant_type", TOKEN_EXCHANGE),
-            ("requested_token_type", ID_JAG_TYPE),
-            ("audience", found.issuer.as_str()),
-            ("resource", found.resource.as_str()),
-            ("subject_token", ia.id_token.as_str()),
-            ("subject_token_type", ID_TOKEN_TYPE),
-            ("client_id", ia.idp_client_id.as_str()),
-        ];
+        let idp = RegisteredClient {
+            client_id: ia.idp_client_id.clone(),
+            client_secret: None,
+            auth_method: TokenAuthMethod::None,
+            redirect_uri: None,
+        };
+        let mut exchange = TokenExchange::new(
+            &ia.idp_token_endpoint,
+            idp,
+            ia.id_token.as_str(),
+            token_types::ID_TOKEN,
+        )
+        .map_err(|e| match e {
+            OAuthError::Config(why) => OAuthError::Config(format!("the identity provider: {why}")),
+            e => e,
+        })?
+        .requested_token_type(token_types::ID_JAG)
+        .audience(found.issuer.as_str())
+        .resource(found.resource.as_str());
         if let Some(s) = scope {
-            form.push(("scope", s));
+            exchange = exchange.scope(s);
         }
-        let answer = self
-            .fetcher
-            .post_form(&url, &form, None, &HeaderMap::new())
-            .await?;
-        if !answer.status.is_success() {
-            return Err(OAuthError::Token(format!(
-                "the identity provider's token exchange answered HTTP {}",
-                answer.status.as_u16()
-            )));
-        }
-        let v: serde_json::Value = answer.json(&url)?;
-        if v.get("issued_token_type").and_then(|t| t.as_str()) != Some(ID_JAG_TYPE) {
-            return Err(OAuthError::Token(
-                "the identity provider did not issue an identity assertion grant".into(),
-            ));
-        }
-        v.get("access_token")
-            .and_then(|t| t.as_str())
-            .map(str::to_owned)
-            .ok_or_else(|| OAuthError::Token("the token exchange answer has no token".into()))
+        let issued = exchange.exchange_with(&self.fetcher).await?;
+        Ok(issued.access_token)
     }
 
     /// The authorization request through the user agent; the code and the PKCE verifier.

@@ -132,33 +132,9 @@ impl TokenRequest<'_> {
         previous_refresh: Option<&str>,
     ) -> Result<TokenSet, OAuthError> {
         let mut form: Vec<(&str, &str)> = grant.to_vec();
-        let assertion;
-        let mut basic = None;
-        match self.client.auth_method {
-            // A workload identity client without a registered id sends none.
-            TokenAuthMethod::None if self.client.client_id.is_empty() => {}
-            TokenAuthMethod::None => form.push(("client_id", &self.client.client_id)),
-            TokenAuthMethod::ClientSecretBasic => {
-                let secret = self.secret()?;
-                basic = Some((self.client.client_id.as_str(), secret));
-            }
-            TokenAuthMethod::ClientSecretPost => {
-                let secret = self.secret()?;
-                form.push(("client_id", &self.client.client_id));
-                form.push(("client_secret", secret));
-            }
-            TokenAuthMethod::PrivateKeyJwt => {
-                let key = self.key.ok_or_else(|| {
-                    OAuthError::Config(
-                        "private_key_jwt needs the client's private key; none was given".into(),
-                    )
-                })?;
-                assertion = key.assertion(&self.client.client_id, self.issuer)?;
-                form.push(("client_id", &self.client.client_id));
-                form.push(("client_assertion_type", JWT_BEARER_ASSERTION));
-                form.push(("client_assertion", &assertion));
-            }
-        }
+        let auth = ClientAuthentication::of(self.client, self.key, self.issuer)?;
+        auth.extend(&mut form);
+        let basic = auth.basic();
         let answer = self.post(fetcher, &form, basic).await?;
         if !answer.status.is_success() {
             let detail = serde_json::from_slice::<TokenError>(&answer.body)
@@ -245,13 +221,84 @@ impl TokenRequest<'_> {
             return Ok(answer);
         }
     }
+}
 
-    fn secret(&self) -> Result<&str, OAuthError> {
-        self.client.client_secret.as_deref().ok_or_else(|| {
-            OAuthError::Config(format!(
-                "{} needs a client secret; none was given",
-                self.client.auth_method.as_str()
-            ))
+/// How a client authenticates at a token endpoint, ready to go on a form: `none` (its id in the
+/// form, or nothing for a workload identity client without one), `client_secret_basic`,
+/// `client_secret_post` or `private_key_jwt` (an assertion signed for `issuer`).
+pub(crate) struct ClientAuthentication<'a> {
+    client: &'a RegisteredClient,
+    secret: Option<&'a str>,
+    assertion: Option<String>,
+}
+
+impl<'a> ClientAuthentication<'a> {
+    pub(crate) fn of(
+        client: &'a RegisteredClient,
+        key: Option<&PrivateKeyJwt>,
+        issuer: &str,
+    ) -> Result<Self, OAuthError> {
+        let needs_secret = matches!(
+            client.auth_method,
+            TokenAuthMethod::ClientSecretBasic | TokenAuthMethod::ClientSecretPost
+        );
+        let secret = match client.client_secret.as_deref() {
+            Some(s) if needs_secret => Some(s),
+            None if needs_secret => {
+                return Err(OAuthError::Config(format!(
+                    "{} needs a client secret; none was given",
+                    client.auth_method.as_str()
+                )));
+            }
+            _ => None,
+        };
+        let assertion = match client.auth_method {
+            TokenAuthMethod::PrivateKeyJwt => {
+                let key = key.ok_or_else(|| {
+                    OAuthError::Config(
+                        "private_key_jwt needs the client's private key; none was given".into(),
+                    )
+                })?;
+                Some(key.assertion(&client.client_id, issuer)?)
+            }
+            _ => None,
+        };
+        Ok(Self {
+            client,
+            secret,
+            assertion,
         })
+    }
+
+    /// Adds what goes in the form.
+    pub(crate) fn extend<'b>(&'b self, form: &mut Vec<(&'b str, &'b str)>) {
+        let id = self.client.client_id.as_str();
+        match self.client.auth_method {
+            TokenAuthMethod::None if id.is_empty() => {}
+            TokenAuthMethod::None => form.push(("client_id", id)),
+            TokenAuthMethod::ClientSecretBasic => {}
+            TokenAuthMethod::ClientSecretPost => {
+                form.push(("client_id", id));
+                form.push(("client_secret", self.secret.unwrap_or_default()));
+            }
+            TokenAuthMethod::PrivateKeyJwt => {
+                form.push(("client_id", id));
+                form.push(("client_assertion_type", JWT_BEARER_ASSERTION));
+                form.push((
+                    "client_assertion",
+                    self.assertion.as_deref().unwrap_or_default(),
+                ));
+            }
+        }
+    }
+
+    /// The HTTP Basic credentials, for `client_secret_basic`.
+    pub(crate) fn basic(&self) -> Option<(&'a str, &'a str)> {
+        match self.client.auth_method {
+            TokenAuthMethod::ClientSecretBasic => {
+                Some((self.client.client_id.as_str(), self.secret?))
+            }
+            _ => None,
+        }
     }
 }

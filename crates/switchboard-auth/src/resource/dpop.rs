@@ -22,20 +22,20 @@ use url::Url;
 use crate::dpop::{PROOF_ALGORITHMS, verify_signature};
 
 /// The default window a proof's `iat` may be old: 5 minutes (SEP-1932).
-pub const DEFAULT_PROOF_MAX_AGE: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_PROOF_MAX_AGE: Duration = Duration::from_secs(300);
 /// The default most a proof's `iat` may be ahead of our clock: 5 seconds.
-pub const DEFAULT_PROOF_MAX_SKEW: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_PROOF_MAX_SKEW: Duration = Duration::from_secs(5);
 /// The largest clock skew accepted in a configuration (a larger one is clamped).
-pub const MAX_PROOF_SKEW: Duration = Duration::from_secs(60);
+pub(crate) const MAX_PROOF_SKEW: Duration = Duration::from_secs(60);
 /// The longest `jti` accepted.
-pub const MAX_JTI_BYTES: usize = 256;
+pub(crate) const MAX_JTI_BYTES: usize = 256;
 /// The default most proofs the in-memory replay store remembers.
 pub const DEFAULT_REPLAY_ENTRIES: usize = 100_000;
 /// The default most bytes the in-memory replay store holds (keys and bookkeeping).
-pub const DEFAULT_REPLAY_BYTES: usize = 8 * 1024 * 1024;
+pub(crate) const DEFAULT_REPLAY_BYTES: usize = 8 * 1024 * 1024;
 /// The bytes one remembered proof costs in the in-memory store (its 43-character key twice,
 /// the expiry, and the map's and queue's share).
-pub const REPLAY_ENTRY_BYTES: usize = 128;
+pub(crate) const REPLAY_ENTRY_BYTES: usize = 128;
 /// The default nonce time step: a nonce is good for one to two steps.
 pub const DEFAULT_NONCE_STEP: Duration = Duration::from_secs(60);
 
@@ -68,7 +68,7 @@ pub struct MemoryReplayStore {
 }
 
 impl MemoryReplayStore {
-    /// A store with the defaults ([`DEFAULT_REPLAY_ENTRIES`], [`DEFAULT_REPLAY_BYTES`]).
+    /// A store with the defaults ([`DEFAULT_REPLAY_ENTRIES`] proofs, 8 MiB).
     pub fn new() -> Self {
         Self::with_bounds(DEFAULT_REPLAY_ENTRIES, DEFAULT_REPLAY_BYTES)
     }
@@ -219,6 +219,11 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// The resource server's DPoP settings.
+///
+/// The defaults and fixed bounds (docs/BOUNDS.md): a proof's `iat` may be 5 minutes old and
+/// 5 seconds ahead of our clock (a configured skew is clamped to 60 s); a `jti` is at most 256
+/// bytes; the in-memory replay store remembers at most [`DEFAULT_REPLAY_ENTRIES`] proofs and
+/// 8 MiB (128 bytes a proof); a nonce is good for one to two [`DEFAULT_NONCE_STEP`]s.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct DpopConfig {
@@ -230,7 +235,7 @@ pub struct DpopConfig {
     pub public_url: Option<Url>,
     /// How old a proof's `iat` may be.
     pub max_age: Duration,
-    /// How far ahead of our clock a proof's `iat` may be (clamped to [`MAX_PROOF_SKEW`]).
+    /// How far ahead of our clock a proof's `iat` may be (clamped to 60 s).
     pub max_skew: Duration,
     /// Where seen proofs are remembered.
     pub replay: Arc<dyn ReplayStore>,
