@@ -3,30 +3,6 @@
 //! client presented for one its upstream accepts (never passing the client's token on); the
 //! client's enterprise-managed flow (ID-JAG, SEP-990) trades the user's ID token for an identity
 //! assertion grant with it.
-//!
-//! ```no_run
-//! # async fn run(client_token: &str) -> Result<(), switchboard_auth::client::OAuthError> {
-//! use switchboard_auth::client::{RegisteredClient, TokenAuthMethod, TokenExchange, token_types};
-//!
-//! let gateway = RegisteredClient {
-//!     client_id: "gateway".into(),
-//!     client_secret: Some("s3cret".into()),
-//!     auth_method: TokenAuthMethod::ClientSecretBasic,
-//!     redirect_uri: None,
-//! };
-//! let upstream = TokenExchange::new(
-//!     "https://as.example.com/token",
-//!     gateway,
-//!     client_token,
-//!     token_types::ACCESS_TOKEN,
-//! )?
-//! .resource("https://files.example.com/mcp")
-//! .scope("files:read")
-//! .exchange()
-//! .await?;
-//! println!("expires in {:?} s", upstream.expires_in);
-//! # Ok(()) }
-//! ```
 
 use std::time::Duration;
 
@@ -60,7 +36,32 @@ pub mod token_types {
 /// configuration error, never a request the endpoint must parse.
 pub const MAX_EXCHANGE_TARGETS: usize = 16;
 
-/// One token exchange request, built then sent with [`TokenExchange::exchange`].
+/// One token exchange request, built then sent with [`TokenExchange::exchange`]: a gateway
+/// trading its client's token for one its upstream accepts.
+///
+/// ```no_run
+/// # async fn run(client_token: &str) -> Result<(), switchboard_auth::client::OAuthError> {
+/// use switchboard_auth::client::{RegisteredClient, TokenAuthMethod, TokenExchange, token_types};
+///
+/// let gateway = RegisteredClient {
+///     client_id: "gateway".into(),
+///     client_secret: Some("s3cret".into()),
+///     auth_method: TokenAuthMethod::ClientSecretBasic,
+///     redirect_uri: None,
+/// };
+/// let upstream = TokenExchange::new(
+///     "https://as.example.com/token",
+///     gateway,
+///     client_token,
+///     token_types::ACCESS_TOKEN,
+/// )?
+/// .resource("https://files.example.com/mcp")
+/// .scope("files:read")
+/// .exchange()
+/// .await?;
+/// println!("expires in {:?} s", upstream.expires_in);
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct TokenExchange {
     endpoint: Url,
