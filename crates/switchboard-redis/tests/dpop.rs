@@ -1,6 +1,8 @@
 //! DPoP replay across nodes (feature `dpop`), against a real `redis-server` on 127.0.0.1: a
 //! proof used on one node is refused on another sharing the Redis replay store, over HTTP; the
-//! store is bounded, forgets proofs whose window closed, and refuses over-long keys.
+//! store is bounded, forgets proofs whose window closed, and refuses over-long keys; a request
+//! one cluster node relays to the node serving its session is served there (its proof was
+//! checked, and its `jti` recorded, once, by the node it reached).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::SocketAddr;
@@ -10,11 +12,12 @@ use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as _};
 use base64::Engine as _;
 use serde_json::json;
+use switchboard::types::tools::{CallToolResult, Tool};
 use switchboard_auth::ScopeSet;
 use switchboard_auth::resource::dpop::{DpopConfig, ReplayStore};
 use switchboard_auth::resource::{AuthInfo, TokenError, TokenValidator};
-use switchboard_http::{Authorization, HttpConfig, StreamableHttpService};
-use switchboard_redis::{RedisConfig, RedisReplayStore, RedisStore};
+use switchboard_http::{Authorization, ClusterSecret, HttpConfig, StreamableHttpService};
+use switchboard_redis::{RedisCluster, RedisConfig, RedisReplayStore, RedisStore};
 use switchboard_test_support::redis_server::RedisServer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -38,25 +41,50 @@ fn now() -> u64 {
 
 /// A proof for `POST PUBLIC` by a fresh key, and the token bound to that key.
 fn proof_and_token() -> (String, String) {
-    use sha2::Digest as _;
-    let rng = SystemRandom::new();
-    let doc = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
-    let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, doc.as_ref()).unwrap();
-    let pt = pair.public_key().as_ref().to_vec();
-    let (x, y) = (b64(&pt[1..33]), b64(&pt[33..65]));
-    let canonical = format!(r#"{{"crv":"P-256","kty":"EC","x":"{x}","y":"{y}"}}"#);
-    let token = format!("bound.{}", b64(&sha2::Sha256::digest(canonical.as_bytes())));
-    let header = json!({"typ": "dpop+jwt", "alg": "ES256",
-        "jwk": {"kty": "EC", "crv": "P-256", "x": x, "y": y}});
-    let claims = json!({"jti": "the-one-jti", "htm": "POST", "htu": PUBLIC, "iat": now(),
-        "ath": b64(&sha2::Sha256::digest(token.as_bytes()))});
-    let input = format!(
-        "{}.{}",
-        b64(header.to_string().as_bytes()),
-        b64(claims.to_string().as_bytes())
-    );
-    let sig = pair.sign(&rng, input.as_bytes()).unwrap();
-    (format!("{input}.{}", b64(sig.as_ref())), token)
+    let key = Key::new();
+    (key.proof("the-one-jti"), key.token.clone())
+}
+
+/// A client's DPoP key and the token bound to it.
+struct Key {
+    pair: EcdsaKeyPair,
+    x: String,
+    y: String,
+    token: String,
+}
+
+impl Key {
+    fn new() -> Self {
+        use sha2::Digest as _;
+        let rng = SystemRandom::new();
+        let doc = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+        let pair =
+            EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, doc.as_ref()).unwrap();
+        let pt = pair.public_key().as_ref().to_vec();
+        let (x, y) = (b64(&pt[1..33]), b64(&pt[33..65]));
+        let canonical = format!(r#"{{"crv":"P-256","kty":"EC","x":"{x}","y":"{y}"}}"#);
+        let token = format!("bound.{}", b64(&sha2::Sha256::digest(canonical.as_bytes())));
+        Key { pair, x, y, token }
+    }
+
+    /// A proof for `POST PUBLIC` with this `jti`.
+    fn proof(&self, jti: &str) -> String {
+        use sha2::Digest as _;
+        let header = json!({"typ": "dpop+jwt", "alg": "ES256",
+            "jwk": {"kty": "EC", "crv": "P-256", "x": self.x, "y": self.y}});
+        let claims = json!({"jti": jti, "htm": "POST", "htu": PUBLIC, "iat": now(),
+            "ath": b64(&sha2::Sha256::digest(self.token.as_bytes()))});
+        let input = format!(
+            "{}.{}",
+            b64(header.to_string().as_bytes()),
+            b64(claims.to_string().as_bytes())
+        );
+        let sig = self
+            .pair
+            .sign(&SystemRandom::new(), input.as_bytes())
+            .unwrap();
+        format!("{input}.{}", b64(sig.as_ref()))
+    }
 }
 
 fn validator() -> Arc<dyn TokenValidator> {
@@ -98,6 +126,88 @@ async fn node(redis: &RedisServer) -> (SocketAddr, tokio::sync::oneshot::Sender<
         .await;
     });
     (addr, tx)
+}
+
+/// One cluster node: sessions, events and nodes in Redis, relays signed with the shared
+/// secret, DPoP on with the shared replay store.
+async fn cluster_node(
+    redis: &RedisServer,
+    name: &str,
+) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    let store = RedisStore::connect(&redis.url(), RedisConfig::default())
+        .await
+        .unwrap();
+    let dpop = DpopConfig::new()
+        .with_public_url(url::Url::parse(PUBLIC).unwrap())
+        .with_replay_store(Arc::new(RedisReplayStore::new(store.clone())));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let cluster = RedisCluster::join(
+        store.clone(),
+        Some(name.to_owned()),
+        &format!("http://{addr}/mcp"),
+    )
+    .await
+    .unwrap();
+    let auth = Authorization::new(PUBLIC, vec!["http://127.0.0.1:1".into()], validator())
+        .unwrap()
+        .with_dpop(dpop);
+    let config = switchboard_redis::apply(
+        HttpConfig::default().with_authorization(auth),
+        &store,
+        cluster,
+    )
+    .with_cluster_secret(ClusterSecret::new([7_u8; 32]).unwrap());
+    let me = name.to_owned();
+    let server = switchboard_test_support::server::tool_server(name)
+        .tool(Tool::new("whoami", json!({"type": "object"})), move |_| {
+            let me = me.clone();
+            async move { Ok(CallToolResult::text(me)) }
+        })
+        .build()
+        .unwrap();
+    let service =
+        StreamableHttpService::new(switchboard::server_http::session_factory(&server), config);
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = switchboard_http::serve_with_shutdown(listener, service, async move {
+            let _ = rx.await;
+        })
+        .await;
+    });
+    (addr, tx)
+}
+
+/// POSTs `body` to `addr` with the token, the proof and (after initialize) the session; the
+/// status, the head and the whole answer (read to its end: `Connection: close`).
+async fn post(
+    addr: SocketAddr,
+    key: &Key,
+    proof: &str,
+    session: Option<&str>,
+    body: &serde_json::Value,
+) -> (u16, String) {
+    let body = body.to_string();
+    let session = session.map_or(String::new(), |s| {
+        format!("Mcp-Session-Id: {s}\r\nMCP-Protocol-Version: 2025-11-25\r\n")
+    });
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nAuthorization: DPoP {}\r\nDPoP: {proof}\r\n{session}\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        key.token,
+        body.len()
+    );
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(request.as_bytes()).await.unwrap();
+    let mut all = Vec::new();
+    tokio::time::timeout(std::time::Duration::from_secs(20), s.read_to_end(&mut all))
+        .await
+        .expect("the answer in time")
+        .unwrap();
+    let text = String::from_utf8_lossy(&all).into_owned();
+    let status = text.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, text)
 }
 
 /// POSTs `initialize` to `addr` with the token and proof; the status and the whole answer.
@@ -142,6 +252,59 @@ async fn dpop_a_proof_replayed_to_another_node_sharing_redis_is_refused() {
     // A fresh proof by another key is served on the second node.
     let (proof, token) = proof_and_token();
     let (status, answer) = initialize(b, &token, &proof).await;
+    assert_eq!(status, 200, "{answer}");
+}
+
+#[tokio::test]
+async fn dpop_a_request_relayed_to_the_node_serving_its_session_is_served_once_and_its_proof_stays_spent()
+ {
+    let redis = RedisServer::start();
+    let (a, _stop_a) = cluster_node(&redis, "node-a").await;
+    let (b, _stop_b) = cluster_node(&redis, "node-b").await;
+    let key = Key::new();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let (status, answer) = post(a, &key, &key.proof("jti-init"), None, &init).await;
+    assert_eq!(status, 200, "{answer}");
+    let sid = answer
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .expect("a session id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, answer) = post(
+        a,
+        &key,
+        &key.proof("jti-initialized"),
+        Some(&sid),
+        &initialized,
+    )
+    .await;
+    assert_eq!(status, 202, "{answer}");
+
+    // The session lives on node A; node B checks the proof, records its jti, and relays: the
+    // call is answered by node A's server.
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "whoami", "arguments": {}}});
+    let proof = key.proof("jti-relayed");
+    let (status, answer) = post(b, &key, &proof, Some(&sid), &list).await;
+    assert_eq!(status, 200, "{answer}");
+    assert!(
+        answer.contains(r#""id":2"#) && answer.contains(r#""text":"node-a""#),
+        "{answer}"
+    );
+    // The same proof sent to either node afterwards is a replay.
+    for node in [a, b] {
+        let (status, answer) = post(node, &key, &proof, Some(&sid), &list).await;
+        assert_eq!(status, 401, "{answer}");
+        assert!(answer.contains("replayed"), "{answer}");
+    }
+    // A fresh proof reaches the session through either node.
+    let (status, answer) = post(a, &key, &key.proof("jti-direct"), Some(&sid), &list).await;
     assert_eq!(status, 200, "{answer}");
 }
 
