@@ -16,7 +16,10 @@
 //! Tokens are kept in a file written 0600: `$XDG_STATE_HOME/switchboard/oauth-tokens.json`
 //! (else `~/.local/state/...`), or `--oauth-token-file`. Authorization URLs, metadata and
 //! endpoints must be `https` and public, unless `--oauth-allow-loopback` allows loopback
-//! hosts (over `http` too) for development.
+//! hosts (over `http` too) for development. A server the user named on loopback
+//! (`http://127.0.0.1:8080/mcp`, `localhost`) implies it: its metadata and authorization server
+//! are on this machine too. A remote server may still never point the client at a loopback or
+//! private address.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -96,7 +99,8 @@ pub(crate) struct OAuthArgs {
     #[arg(long, value_name = "SCOPES")]
     scope: Option<String>,
     /// Allow OAuth metadata, endpoints and redirects on loopback hosts, over http too (for
-    /// development: by default only public https URLs are fetched).
+    /// development: by default only public https URLs are fetched). Implied when the server's
+    /// URL is itself on loopback.
     #[arg(long)]
     oauth_allow_loopback: bool,
     /// Where to keep the tokens (instead of $XDG_STATE_HOME/switchboard/oauth-tokens.json).
@@ -160,7 +164,7 @@ pub(crate) async fn client(a: &OAuthArgs, url: &str) -> anyhow::Result<Option<Ar
         return Ok(None);
     }
     let endpoint = url::Url::parse(url).with_context(|| format!("`{url}` is not a URL"))?;
-    let policy = if a.oauth_allow_loopback {
+    let policy = if a.oauth_allow_loopback || names_loopback(&endpoint) {
         UrlPolicy::loopback_for_development()
     } else {
         UrlPolicy::strict()
@@ -260,11 +264,26 @@ fn private_key(file: &std::path::Path, alg: Option<&str>) -> anyhow::Result<Priv
     Ok(key)
 }
 
+/// Whether `url` names this machine: a loopback IP literal, or `localhost` (RFC 6761 §6.3: it
+/// and its subdomains always resolve to loopback). Other names are not trusted to.
+fn names_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => {
+            let d = d.trim_end_matches('.').to_ascii_lowercase();
+            d == "localhost" || d.ends_with(".localhost")
+        }
+        None => false,
+    }
+}
+
 /// What to say after an authorization failure, with a hint for the usual causes.
 pub(crate) fn explain(e: &OAuthError) -> String {
     let hint = match e {
         OAuthError::Refused { .. } => {
-            "; for a server or authorization server on this machine, add --oauth-allow-loopback"
+            "; if that address is on this machine (the server was named by another name than \
+             localhost or a loopback IP), add --oauth-allow-loopback"
         }
         OAuthError::Registration { .. } => "; register a client with it and give --client-id",
         OAuthError::UserAgent(_) => "; try --oauth (the browser) instead of --oauth-headless",
@@ -272,4 +291,34 @@ pub(crate) fn explain(e: &OAuthError) -> String {
         _ => "",
     };
     format!("authorization failed: {e}{hint}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_loopback;
+
+    #[test]
+    fn a_server_named_on_loopback_implies_loopback_oauth_and_no_other_does() {
+        for u in [
+            "http://127.0.0.1:8080/mcp",
+            "http://127.9.9.9/mcp",
+            "http://[::1]:3000/mcp",
+            "http://localhost:8080/mcp",
+            "http://LocalHost./mcp",
+            "http://api.localhost/mcp",
+        ] {
+            assert!(names_loopback(&url::Url::parse(u).unwrap()), "{u}");
+        }
+        for u in [
+            "https://mcp.example.com/mcp",
+            "http://10.0.0.1/mcp",
+            "http://192.168.1.2/mcp",
+            "http://[fe80::1]/mcp",
+            "http://localhost.example.com/mcp",
+            "http://mylocalhost/mcp",
+            "http://0.0.0.0/mcp",
+        ] {
+            assert!(!names_loopback(&url::Url::parse(u).unwrap()), "{u}");
+        }
+    }
 }
