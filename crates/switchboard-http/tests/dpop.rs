@@ -12,9 +12,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aws_lc_rs::rand::SystemRandom;
-use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as _};
-use base64::Engine as _;
 use bytes::Bytes;
 use http::Request;
 use http_body_util::{BodyExt, Full};
@@ -24,78 +21,9 @@ use switchboard_auth::ScopeSet;
 use switchboard_auth::resource::dpop::{DpopConfig, MemoryReplayStore, NonceSource};
 use switchboard_auth::resource::{AuthInfo, TokenError, TokenValidator};
 use switchboard_http::{Authorization, HttpConfig, StreamableHttpService};
+use switchboard_test_support::dpop::{DpopTestKey, b64url as b64};
+use switchboard_test_support::issuer::now;
 use tokio::net::TcpListener;
-
-fn b64(b: &[u8]) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b)
-}
-
-fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
-/// An ES256 key, its public JWK and its RFC 7638 thumbprint.
-struct Key {
-    pair: EcdsaKeyPair,
-    jwk: Value,
-    jkt: String,
-}
-
-fn key() -> Key {
-    use sha2::Digest as _;
-    let rng = SystemRandom::new();
-    let doc = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
-    let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, doc.as_ref()).unwrap();
-    let pt = pair.public_key().as_ref().to_vec();
-    let (x, y) = (b64(&pt[1..33]), b64(&pt[33..65]));
-    let canonical = format!(r#"{{"crv":"P-256","kty":"EC","x":"{x}","y":"{y}"}}"#);
-    Key {
-        pair,
-        jwk: json!({"kty": "EC", "crv": "P-256", "x": x, "y": y}),
-        jkt: b64(&sha2::Sha256::digest(canonical.as_bytes())),
-    }
-}
-
-impl Key {
-    /// The token the test validator takes as bound to this key.
-    fn token(&self) -> String {
-        format!("bound.{}", self.jkt)
-    }
-
-    fn header(&self) -> Value {
-        json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": self.jwk})
-    }
-
-    fn sign(&self, header: &Value, claims: &Value) -> String {
-        let input = format!(
-            "{}.{}",
-            b64(header.to_string().as_bytes()),
-            b64(claims.to_string().as_bytes())
-        );
-        let sig = self
-            .pair
-            .sign(&SystemRandom::new(), input.as_bytes())
-            .unwrap();
-        format!("{input}.{}", b64(sig.as_ref()))
-    }
-
-    /// A good proof for `method url` carrying this key's token's hash.
-    fn proof(&self, method: &str, url: &str) -> String {
-        self.sign(&self.header(), &self.claims(method, url))
-    }
-
-    fn claims(&self, method: &str, url: &str) -> Value {
-        let mut jti = [0_u8; 16];
-        aws_lc_rs::rand::fill(&mut jti).unwrap();
-        let ath = b64(&<sha2::Sha256 as sha2::Digest>::digest(
-            self.token().as_bytes(),
-        ));
-        json!({"jti": b64(&jti), "htm": method, "htu": url, "iat": now(), "ath": ath})
-    }
-}
 
 /// The validator: `bound.<jkt>` is a token bound to that key, `plain` an unbound one.
 fn validator() -> Arc<dyn TokenValidator> {
@@ -237,17 +165,17 @@ fn assert_refused(a: &Answer, error: &str, why: &str, case: &str) {
 #[tokio::test]
 async fn dpop_each_forged_proof_is_refused_for_its_reason_over_http() {
     let rs = resource(DpopConfig::new()).await;
-    let (k, other) = (key(), key());
-    let dpop = format!("DPoP {}", k.token());
+    let (k, other) = (DpopTestKey::new(), DpopTestKey::new());
+    let dpop = format!("DPoP {}", k.bound_token());
 
     // The genuine request is served, and its proof cannot be sent again.
-    let good = k.proof("POST", &rs.url);
+    let good = k.proof("POST", &rs.url, &k.bound_token());
     assert_eq!(post_init(&rs, &dpop, &[&good]).await.status, 200);
     let a = post_init(&rs, &dpop, &[&good]).await;
     assert_refused(&a, "invalid_dpop_proof", "replayed", "replayed jti");
 
     let with = |f: &dyn Fn(&mut Value)| {
-        let mut c = k.claims("POST", &rs.url);
+        let mut c = k.claims("POST", &rs.url, &k.bound_token());
         f(&mut c);
         k.sign(&k.header(), &c)
     };
@@ -292,7 +220,10 @@ async fn dpop_each_forged_proof_is_refused_for_its_reason_over_http() {
         ),
         (
             "a key that does not match cnf.jkt",
-            other.sign(&other.header(), &k.claims("POST", &rs.url)),
+            other.sign(
+                &other.header(),
+                &k.claims("POST", &rs.url, &k.bound_token()),
+            ),
             "invalid_token",
             "bound to",
         ),
@@ -300,7 +231,7 @@ async fn dpop_each_forged_proof_is_refused_for_its_reason_over_http() {
             "alg none",
             {
                 let h = json!({"typ": "dpop+jwt", "alg": "none", "jwk": k.jwk});
-                let c = k.claims("POST", &rs.url);
+                let c = k.claims("POST", &rs.url, &k.bound_token());
                 format!(
                     "{}.{}.",
                     b64(h.to_string().as_bytes()),
@@ -315,7 +246,7 @@ async fn dpop_each_forged_proof_is_refused_for_its_reason_over_http() {
             {
                 use hmac::Mac as _;
                 let h = json!({"typ": "dpop+jwt", "alg": "HS256", "jwk": k.jwk});
-                let c = k.claims("POST", &rs.url);
+                let c = k.claims("POST", &rs.url, &k.bound_token());
                 let input = format!(
                     "{}.{}",
                     b64(h.to_string().as_bytes()),
@@ -332,7 +263,7 @@ async fn dpop_each_forged_proof_is_refused_for_its_reason_over_http() {
         (
             "a bad signature",
             {
-                let p = k.proof("POST", &rs.url);
+                let p = k.proof("POST", &rs.url, &k.bound_token());
                 let (head, _) = p.rsplit_once('.').unwrap();
                 format!("{head}.{}", b64(&[1; 64]))
             },
@@ -348,15 +279,18 @@ async fn dpop_each_forged_proof_is_refused_for_its_reason_over_http() {
     // No proof, or two, with a bound token.
     let a = post_init(&rs, &dpop, &[]).await;
     assert_refused(&a, "invalid_dpop_proof", "exactly one", "no proof");
-    let (p1, p2) = (k.proof("POST", &rs.url), k.proof("POST", &rs.url));
+    let (p1, p2) = (
+        k.proof("POST", &rs.url, &k.bound_token()),
+        k.proof("POST", &rs.url, &k.bound_token()),
+    );
     let a = post_init(&rs, &dpop, &[&p1, &p2]).await;
     assert_refused(&a, "invalid_dpop_proof", "exactly one", "two proofs");
 
     // A bound token sent as a bearer (a stolen token without its key), even with a proof.
-    let bearer = format!("Bearer {}", k.token());
+    let bearer = format!("Bearer {}", k.bound_token());
     let a = post_init(&rs, &bearer, &[]).await;
     assert_refused(&a, "invalid_token", "DPoP scheme", "bound token as bearer");
-    let a = post_init(&rs, &bearer, &[&k.proof("POST", &rs.url)]).await;
+    let a = post_init(&rs, &bearer, &[&k.proof("POST", &rs.url, &k.bound_token())]).await;
     assert_refused(
         &a,
         "invalid_token",
@@ -364,7 +298,12 @@ async fn dpop_each_forged_proof_is_refused_for_its_reason_over_http() {
         "bound token as bearer, with a proof",
     );
     // An unbound token with the DPoP scheme.
-    let a = post_init(&rs, "DPoP plain", &[&k.proof("POST", &rs.url)]).await;
+    let a = post_init(
+        &rs,
+        "DPoP plain",
+        &[&k.proof("POST", &rs.url, &k.bound_token())],
+    )
+    .await;
     assert_refused(
         &a,
         "invalid_token",
@@ -378,9 +317,9 @@ async fn dpop_each_forged_proof_is_refused_for_its_reason_over_http() {
 #[tokio::test]
 async fn dpop_get_and_delete_need_a_proof_made_for_them() {
     let rs = resource(DpopConfig::new()).await;
-    let k = key();
-    let dpop = format!("DPoP {}", k.token());
-    let a = post_init(&rs, &dpop, &[&k.proof("POST", &rs.url)]).await;
+    let k = DpopTestKey::new();
+    let dpop = format!("DPoP {}", k.bound_token());
+    let a = post_init(&rs, &dpop, &[&k.proof("POST", &rs.url, &k.bound_token())]).await;
     assert_eq!(a.status, 200);
     let sid = a.session.unwrap();
     let note = request(
@@ -388,14 +327,14 @@ async fn dpop_get_and_delete_need_a_proof_made_for_them() {
         "POST",
         Some(&sid),
         &dpop,
-        &[&k.proof("POST", &rs.url)],
+        &[&k.proof("POST", &rs.url, &k.bound_token())],
         initialized_body(),
     );
     assert_eq!(exchange(&rs, note).await.status, 202);
 
     // The standalone GET stream: a POST's proof, none, then its own.
     for (proofs, why) in [
-        (vec![k.proof("POST", &rs.url)], "htm"),
+        (vec![k.proof("POST", &rs.url, &k.bound_token())], "htm"),
         (vec![], "exactly one"),
     ] {
         let refs: Vec<&str> = proofs.iter().map(String::as_str).collect();
@@ -407,7 +346,7 @@ async fn dpop_get_and_delete_need_a_proof_made_for_them() {
         "GET",
         Some(&sid),
         &dpop,
-        &[&k.proof("GET", &rs.url)],
+        &[&k.proof("GET", &rs.url, &k.bound_token())],
         String::new(),
     );
     assert_eq!(exchange(&rs, get).await.status, 200);
@@ -418,7 +357,7 @@ async fn dpop_get_and_delete_need_a_proof_made_for_them() {
         "DELETE",
         Some(&sid),
         &dpop,
-        &[&k.proof("POST", &rs.url)],
+        &[&k.proof("POST", &rs.url, &k.bound_token())],
         String::new(),
     );
     assert_refused(
@@ -432,7 +371,7 @@ async fn dpop_get_and_delete_need_a_proof_made_for_them() {
         "DELETE",
         Some(&sid),
         &dpop,
-        &[&k.proof("DELETE", &rs.url)],
+        &[&k.proof("DELETE", &rs.url, &k.bound_token())],
         String::new(),
     );
     assert_eq!(exchange(&rs, del).await.status, 200);
@@ -440,7 +379,7 @@ async fn dpop_get_and_delete_need_a_proof_made_for_them() {
 
 #[tokio::test]
 async fn dpop_required_refuses_bearer_tokens_and_the_metadata_says_so() {
-    let k = key();
+    let k = DpopTestKey::new();
     for required in [false, true] {
         let config = if required {
             DpopConfig::new().required()
@@ -504,9 +443,9 @@ async fn dpop_required_refuses_bearer_tokens_and_the_metadata_says_so() {
             );
         }
         // A bound token with its proof is served either way.
-        let dpop = format!("DPoP {}", k.token());
+        let dpop = format!("DPoP {}", k.bound_token());
         assert_eq!(
-            post_init(&rs, &dpop, &[&k.proof("POST", &rs.url)])
+            post_init(&rs, &dpop, &[&k.proof("POST", &rs.url, &k.bound_token())])
                 .await
                 .status,
             200
@@ -518,16 +457,16 @@ async fn dpop_required_refuses_bearer_tokens_and_the_metadata_says_so() {
 async fn dpop_nonce_is_asked_for_once_then_accepted() {
     let nonces = NonceSource::random(Duration::from_secs(60)).unwrap();
     let rs = resource(DpopConfig::new().with_nonces(nonces)).await;
-    let k = key();
-    let dpop = format!("DPoP {}", k.token());
-    let a = post_init(&rs, &dpop, &[&k.proof("POST", &rs.url)]).await;
+    let k = DpopTestKey::new();
+    let dpop = format!("DPoP {}", k.bound_token());
+    let a = post_init(&rs, &dpop, &[&k.proof("POST", &rs.url, &k.bound_token())]).await;
     assert_refused(&a, "use_dpop_nonce", "nonce", "no nonce");
     let nonce = a.nonce.expect("DPoP-Nonce with use_dpop_nonce");
-    let mut c = k.claims("POST", &rs.url);
+    let mut c = k.claims("POST", &rs.url, &k.bound_token());
     c["nonce"] = "0.forged".into();
     let a = post_init(&rs, &dpop, &[&k.sign(&k.header(), &c)]).await;
     assert_refused(&a, "use_dpop_nonce", "nonce", "a forged nonce");
-    let mut c = k.claims("POST", &rs.url);
+    let mut c = k.claims("POST", &rs.url, &k.bound_token());
     c["nonce"] = nonce.clone().into();
     let a = post_init(&rs, &dpop, &[&k.sign(&k.header(), &c)]).await;
     assert_eq!(a.status, 200, "{}", a.challenge);
@@ -539,11 +478,16 @@ async fn dpop_nonce_is_asked_for_once_then_accepted() {
 async fn dpop_the_public_url_behind_a_proxy_is_the_htu_compared() {
     let public = url::Url::parse("https://mcp.example.com/tools/mcp").unwrap();
     let rs = resource(DpopConfig::new().with_public_url(public.clone())).await;
-    let k = key();
-    let dpop = format!("DPoP {}", k.token());
-    let a = post_init(&rs, &dpop, &[&k.proof("POST", &rs.url)]).await;
+    let k = DpopTestKey::new();
+    let dpop = format!("DPoP {}", k.bound_token());
+    let a = post_init(&rs, &dpop, &[&k.proof("POST", &rs.url, &k.bound_token())]).await;
     assert_refused(&a, "invalid_dpop_proof", "htu", "the inner URL");
-    let a = post_init(&rs, &dpop, &[&k.proof("POST", public.as_str())]).await;
+    let a = post_init(
+        &rs,
+        &dpop,
+        &[&k.proof("POST", public.as_str(), &k.bound_token())],
+    )
+    .await;
     assert_eq!(a.status, 200, "{}", a.challenge);
 }
 
@@ -551,15 +495,15 @@ async fn dpop_the_public_url_behind_a_proxy_is_the_htu_compared() {
 async fn dpop_a_full_replay_store_refuses_with_503_not_unchecked() {
     let store = Arc::new(MemoryReplayStore::with_bounds(1, 1 << 20));
     let rs = resource(DpopConfig::new().with_replay_store(store.clone())).await;
-    let k = key();
-    let dpop = format!("DPoP {}", k.token());
+    let k = DpopTestKey::new();
+    let dpop = format!("DPoP {}", k.bound_token());
     assert_eq!(
-        post_init(&rs, &dpop, &[&k.proof("POST", &rs.url)])
+        post_init(&rs, &dpop, &[&k.proof("POST", &rs.url, &k.bound_token())])
             .await
             .status,
         200
     );
     assert_eq!(store.len(), 1);
-    let a = post_init(&rs, &dpop, &[&k.proof("POST", &rs.url)]).await;
+    let a = post_init(&rs, &dpop, &[&k.proof("POST", &rs.url, &k.bound_token())]).await;
     assert_eq!(a.status, 503);
 }

@@ -8,9 +8,6 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use aws_lc_rs::rand::SystemRandom;
-use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as _};
-use base64::Engine as _;
 use serde_json::json;
 use switchboard::types::tools::{CallToolResult, Tool};
 use switchboard_auth::ScopeSet;
@@ -18,6 +15,8 @@ use switchboard_auth::resource::dpop::{DpopConfig, ReplayStore};
 use switchboard_auth::resource::{AuthInfo, TokenError, TokenValidator};
 use switchboard_http::{Authorization, ClusterSecret, HttpConfig, StreamableHttpService};
 use switchboard_redis::{RedisCluster, RedisConfig, RedisReplayStore, RedisStore};
+use switchboard_test_support::dpop::DpopTestKey;
+use switchboard_test_support::issuer::now;
 use switchboard_test_support::redis_server::RedisServer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -28,63 +27,17 @@ const MAX_KEY: usize = 128;
 /// The URL both nodes are reached at behind the load balancer (the proofs' `htu`).
 const PUBLIC: &str = "https://mcp.example.com/mcp";
 
-fn b64(b: &[u8]) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b)
-}
-
-fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
 /// A proof for `POST PUBLIC` by a fresh key, and the token bound to that key.
 fn proof_and_token() -> (String, String) {
-    let key = Key::new();
-    (key.proof("the-one-jti"), key.token.clone())
+    let key = DpopTestKey::new();
+    (proof(&key, "the-one-jti"), key.bound_token())
 }
 
-/// A client's DPoP key and the token bound to it.
-struct Key {
-    pair: EcdsaKeyPair,
-    x: String,
-    y: String,
-    token: String,
-}
-
-impl Key {
-    fn new() -> Self {
-        use sha2::Digest as _;
-        let rng = SystemRandom::new();
-        let doc = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
-        let pair =
-            EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, doc.as_ref()).unwrap();
-        let pt = pair.public_key().as_ref().to_vec();
-        let (x, y) = (b64(&pt[1..33]), b64(&pt[33..65]));
-        let canonical = format!(r#"{{"crv":"P-256","kty":"EC","x":"{x}","y":"{y}"}}"#);
-        let token = format!("bound.{}", b64(&sha2::Sha256::digest(canonical.as_bytes())));
-        Key { pair, x, y, token }
-    }
-
-    /// A proof for `POST PUBLIC` with this `jti`.
-    fn proof(&self, jti: &str) -> String {
-        use sha2::Digest as _;
-        let header = json!({"typ": "dpop+jwt", "alg": "ES256",
-            "jwk": {"kty": "EC", "crv": "P-256", "x": self.x, "y": self.y}});
-        let claims = json!({"jti": jti, "htm": "POST", "htu": PUBLIC, "iat": now(),
-            "ath": b64(&sha2::Sha256::digest(self.token.as_bytes()))});
-        let input = format!(
-            "{}.{}",
-            b64(header.to_string().as_bytes()),
-            b64(claims.to_string().as_bytes())
-        );
-        let sig = self
-            .pair
-            .sign(&SystemRandom::new(), input.as_bytes())
-            .unwrap();
-        format!("{input}.{}", b64(sig.as_ref()))
-    }
+/// A proof by `key` for `POST PUBLIC` with this `jti`.
+fn proof(key: &DpopTestKey, jti: &str) -> String {
+    let mut claims = key.claims("POST", PUBLIC, &key.bound_token());
+    claims["jti"] = jti.into();
+    key.sign(&key.header(), &claims)
 }
 
 fn validator() -> Arc<dyn TokenValidator> {
@@ -100,39 +53,21 @@ fn validator() -> Arc<dyn TokenValidator> {
 
 /// One node: its own Redis connection, the shared replay store, DPoP on.
 async fn node(redis: &RedisServer) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
-    let store = RedisStore::connect(&redis.url(), RedisConfig::default())
-        .await
-        .unwrap();
-    let dpop = DpopConfig::new()
-        .with_public_url(url::Url::parse(PUBLIC).unwrap())
-        .with_replay_store(Arc::new(RedisReplayStore::new(store)));
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let auth = Authorization::new(PUBLIC, vec!["http://127.0.0.1:1".into()], validator())
-        .unwrap()
-        .with_dpop(dpop);
-    let server = switchboard_test_support::server::tool_server("node")
-        .build()
-        .unwrap();
-    let service = StreamableHttpService::new(
-        switchboard::server_http::session_factory(&server),
-        HttpConfig::default().with_authorization(auth),
-    );
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let _ = switchboard_http::serve_with_shutdown(listener, service, async move {
-            let _ = rx.await;
-        })
-        .await;
-    });
-    (addr, tx)
+    start(redis, None).await
 }
 
-/// One cluster node: sessions, events and nodes in Redis, relays signed with the shared
-/// secret, DPoP on with the shared replay store.
+/// One cluster node: sessions, events and nodes in Redis too, relays signed with the shared
+/// secret; its server's `whoami` tool names it.
 async fn cluster_node(
     redis: &RedisServer,
     name: &str,
+) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    start(redis, Some(name)).await
+}
+
+async fn start(
+    redis: &RedisServer,
+    cluster: Option<&str>,
 ) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
     let store = RedisStore::connect(&redis.url(), RedisConfig::default())
         .await
@@ -142,24 +77,24 @@ async fn cluster_node(
         .with_replay_store(Arc::new(RedisReplayStore::new(store.clone())));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let cluster = RedisCluster::join(
-        store.clone(),
-        Some(name.to_owned()),
-        &format!("http://{addr}/mcp"),
-    )
-    .await
-    .unwrap();
     let auth = Authorization::new(PUBLIC, vec!["http://127.0.0.1:1".into()], validator())
         .unwrap()
         .with_dpop(dpop);
-    let config = switchboard_redis::apply(
-        HttpConfig::default().with_authorization(auth),
-        &store,
-        cluster,
-    )
-    .with_cluster_secret(ClusterSecret::new([7_u8; 32]).unwrap());
-    let me = name.to_owned();
-    let server = switchboard_test_support::server::tool_server(name)
+    let mut config = HttpConfig::default().with_authorization(auth);
+    let name = cluster.unwrap_or("node").to_owned();
+    if cluster.is_some() {
+        let joined = RedisCluster::join(
+            store.clone(),
+            Some(name.clone()),
+            &format!("http://{addr}/mcp"),
+        )
+        .await
+        .unwrap();
+        config = switchboard_redis::apply(config, &store, joined)
+            .with_cluster_secret(ClusterSecret::new([7_u8; 32]).unwrap());
+    }
+    let me = name.clone();
+    let server = switchboard_test_support::server::tool_server(&name)
         .tool(Tool::new("whoami", json!({"type": "object"})), move |_| {
             let me = me.clone();
             async move { Ok(CallToolResult::text(me)) }
@@ -182,7 +117,7 @@ async fn cluster_node(
 /// status, the head and the whole answer (read to its end: `Connection: close`).
 async fn post(
     addr: SocketAddr,
-    key: &Key,
+    key: &DpopTestKey,
     proof: &str,
     session: Option<&str>,
     body: &serde_json::Value,
@@ -195,7 +130,7 @@ async fn post(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json, text/event-stream\r\n\
          Content-Type: application/json\r\nAuthorization: DPoP {}\r\nDPoP: {proof}\r\n{session}\
          Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        key.token,
+        key.bound_token(),
         body.len()
     );
     let mut s = TcpStream::connect(addr).await.unwrap();
@@ -261,11 +196,11 @@ async fn dpop_a_request_relayed_to_the_node_serving_its_session_is_served_once_a
     let redis = RedisServer::start();
     let (a, _stop_a) = cluster_node(&redis, "node-a").await;
     let (b, _stop_b) = cluster_node(&redis, "node-b").await;
-    let key = Key::new();
+    let key = DpopTestKey::new();
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "t", "version": "1"}}});
-    let (status, answer) = post(a, &key, &key.proof("jti-init"), None, &init).await;
+    let (status, answer) = post(a, &key, &proof(&key, "jti-init"), None, &init).await;
     assert_eq!(status, 200, "{answer}");
     let sid = answer
         .lines()
@@ -279,7 +214,7 @@ async fn dpop_a_request_relayed_to_the_node_serving_its_session_is_served_once_a
     let (status, answer) = post(
         a,
         &key,
-        &key.proof("jti-initialized"),
+        &proof(&key, "jti-initialized"),
         Some(&sid),
         &initialized,
     )
@@ -290,8 +225,8 @@ async fn dpop_a_request_relayed_to_the_node_serving_its_session_is_served_once_a
     // call is answered by node A's server.
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "whoami", "arguments": {}}});
-    let proof = key.proof("jti-relayed");
-    let (status, answer) = post(b, &key, &proof, Some(&sid), &list).await;
+    let relayed = proof(&key, "jti-relayed");
+    let (status, answer) = post(b, &key, &relayed, Some(&sid), &list).await;
     assert_eq!(status, 200, "{answer}");
     assert!(
         answer.contains(r#""id":2"#) && answer.contains(r#""text":"node-a""#),
@@ -299,12 +234,12 @@ async fn dpop_a_request_relayed_to_the_node_serving_its_session_is_served_once_a
     );
     // The same proof sent to either node afterwards is a replay.
     for node in [a, b] {
-        let (status, answer) = post(node, &key, &proof, Some(&sid), &list).await;
+        let (status, answer) = post(node, &key, &relayed, Some(&sid), &list).await;
         assert_eq!(status, 401, "{answer}");
         assert!(answer.contains("replayed"), "{answer}");
     }
     // A fresh proof reaches the session through either node.
-    let (status, answer) = post(a, &key, &key.proof("jti-direct"), Some(&sid), &list).await;
+    let (status, answer) = post(a, &key, &proof(&key, "jti-direct"), Some(&sid), &list).await;
     assert_eq!(status, 200, "{answer}");
 }
 

@@ -8,6 +8,7 @@
 //! | [`Schemas`] | the official `schema.json` of one revision, compiled; validates a type or a whole frame |
 //! | [`result_def_for`] | which schema type answers which method |
 //! | [`redis_server`] | a real `redis-server` on a free 127.0.0.1 port (stop, restart with its data, a password) |
+//! | `dpop` | (feature `oauth`) DPoP proofs made by hand: an ES256 key, its JWK and thumbprint, proofs whose every part a test may forge |
 //! | `issuer` | (feature `oauth`) a test OAuth issuer: keys, metadata and JWKS on 127.0.0.1, access tokens and hostile tokens |
 //! | `server` | (feature `server`) the test server the HTTP crates share (`echo`, `chatty`, `slow`, `sample`), each tool's handler public |
 //! | `logs` | (feature `logs`) counting the bytes logged on the test's thread, for tests that bound the log a peer can cause |
@@ -15,6 +16,8 @@
 //!
 //! The schemas are read from `../shared/spec/schema/<version>/schema.json` and never copied into the repo.
 
+#[cfg(feature = "oauth")]
+pub mod dpop;
 #[cfg(feature = "oauth")]
 pub mod issuer;
 #[cfg(feature = "logs")]

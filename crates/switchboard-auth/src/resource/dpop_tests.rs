@@ -1,51 +1,24 @@
 //! Each forged proof refused for its reason, and each bound crossed.
 #![allow(clippy::unwrap_used)]
 
-use aws_lc_rs::rand::SystemRandom;
-use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as _};
 use serde_json::json;
+use switchboard_test_support::dpop::{DpopTestKey as Key, b64url as b64};
 
 use super::*;
 
 const URL: &str = "https://mcp.example/mcp";
 const TOKEN: &str = "the-access-token";
 
-fn b64(b: &[u8]) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b)
-}
-
-struct Key {
-    pair: EcdsaKeyPair,
-    jwk: Value,
-    jkt: String,
-}
-
 fn key() -> Key {
-    let rng = SystemRandom::new();
-    let doc = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
-    let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, doc.as_ref()).unwrap();
-    let pt = pair.public_key().as_ref().to_vec();
-    let (x, y) = (b64(&pt[1..33]), b64(&pt[33..65]));
-    let jkt = crate::dpop::ec_thumbprint("P-256", &x, &y);
-    Key {
-        pair,
-        jwk: json!({"kty": "EC", "crv": "P-256", "x": x, "y": y}),
-        jkt,
-    }
+    Key::new()
 }
 
 fn sign(k: &Key, header: &Value, claims: &Value) -> String {
-    let input = format!(
-        "{}.{}",
-        b64(header.to_string().as_bytes()),
-        b64(claims.to_string().as_bytes())
-    );
-    let sig = k.pair.sign(&SystemRandom::new(), input.as_bytes()).unwrap();
-    format!("{input}.{}", b64(sig.as_ref()))
+    k.sign(header, claims)
 }
 
 fn header(k: &Key) -> Value {
-    json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": k.jwk})
+    k.header()
 }
 
 fn claims(now: u64) -> Value {
