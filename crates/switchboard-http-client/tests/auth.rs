@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::connect_authorized;
 use support::raw::{RawRequest, Reply, raw};
 use switchboard_client::{Client, EraMode};
 use switchboard_http_client::{AuthFuture, AuthProvider};
@@ -214,12 +215,7 @@ async fn au18_au6_bearer_on_every_request_401_retried_403_stepped_up_2026() {
 async fn au7_a_provider_that_refuses_step_up_leaves_the_403_to_the_caller() {
     let server = raw(server(false)).await;
     let provider = Arc::new(Counting::default());
-    let config = HttpClientConfig::default().with_auth(provider.clone());
-    let transport = HttpClientTransport::connect(&server.url, config).unwrap();
-    let session = Client::builder(Implementation::new("auth", "1"))
-        .era(EraMode::Legacy)
-        .build()
-        .connect(transport)
+    let session = connect_authorized(&server.url, provider.clone(), EraMode::Legacy)
         .await
         .unwrap();
     let e = session.call_tool("t", json!({})).await.unwrap_err();

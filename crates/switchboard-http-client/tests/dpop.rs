@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use support::connect_authorized;
 use support::raw::{RawRequest, Reply, raw};
 use switchboard_client::{Client, EraMode};
 use switchboard_http_client::{AuthFuture, AuthProvider, RequestAuth};
@@ -104,12 +105,7 @@ fn server(rotate: bool) -> impl Fn(&RawRequest) -> Reply + Send + Sync + 'static
 async fn dpop_a_fresh_proof_per_request_and_one_retry_for_the_resource_nonce() {
     let server = raw(server(false)).await;
     let provider = Arc::new(Proving::default());
-    let config = HttpClientConfig::default().with_auth(provider.clone());
-    let transport = HttpClientTransport::connect(&server.url, config).unwrap();
-    let session = Client::builder(Implementation::new("dpop", "1"))
-        .era(EraMode::Legacy)
-        .build()
-        .connect(transport)
+    let session = connect_authorized(&server.url, provider.clone(), EraMode::Legacy)
         .await
         .unwrap();
     session.list_tools().await.unwrap();
@@ -150,12 +146,7 @@ async fn dpop_a_fresh_proof_per_request_and_one_retry_for_the_resource_nonce() {
 async fn dpop_a_server_that_keeps_asking_for_nonces_gets_one_retry_only() {
     let server = raw(server(true)).await;
     let provider = Arc::new(Proving::default());
-    let config = HttpClientConfig::default().with_auth(provider.clone());
-    let transport = HttpClientTransport::connect(&server.url, config).unwrap();
-    let e = Client::builder(Implementation::new("dpop", "1"))
-        .era(EraMode::Legacy)
-        .build()
-        .connect(transport)
+    let e = connect_authorized(&server.url, provider.clone(), EraMode::Legacy)
         .await
         .unwrap_err();
     assert!(e.to_string().contains("401"), "{e}");

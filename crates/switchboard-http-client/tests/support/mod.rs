@@ -226,6 +226,22 @@ pub async fn connect(url: &str, config: HttpClientConfig) -> (ClientSession, Htt
     (session, handle)
 }
 
+/// A client of era `era` over HTTP to `url`, `provider` authorizing every request; the
+/// handshake's outcome.
+pub async fn connect_authorized(
+    url: &str,
+    provider: Arc<dyn switchboard_http_client::AuthProvider>,
+    era: switchboard_client::EraMode,
+) -> Result<ClientSession, switchboard_client::ClientError> {
+    let config = HttpClientConfig::default().with_auth(provider);
+    let transport = HttpClientTransport::connect(url, config).unwrap();
+    Client::builder(Implementation::new("authorized", "1"))
+        .era(era)
+        .build()
+        .connect(transport)
+        .await
+}
+
 /// The text of a tool result's first content block.
 pub fn text(result: &CallToolResult) -> String {
     let v = serde_json::to_value(result).unwrap();
