@@ -13,6 +13,8 @@ use switchboard_client::{Client, ClientError, ClientSession, EraMode};
 use switchboard_types::ProtocolVersion;
 use toml::Spanned;
 
+use crate::policy::{MAX_POLICY_RULES, Policy};
+
 /// Default bound on the number of upstreams of one gateway.
 pub(crate) const DEFAULT_MAX_UPSTREAMS: usize = 64;
 /// Default bound on the items of one kind (tools, prompts, resources, templates) taken from one
@@ -157,6 +159,14 @@ pub struct GatewayConfig {
     pub separator: String,
     /// The bounds.
     pub limits: Limits,
+    /// Who may use which upstreams and tools (default: everyone, everything).
+    pub policy: Policy,
+    /// Where one JSON line per client request is appended (the middleware's audit log);
+    /// `None`: no audit log.
+    pub audit_log: Option<PathBuf>,
+    /// Serve a `search_tools` tool: a query returns the matching tools' names and schemas,
+    /// for clients that cannot hold hundreds of tools.
+    pub search_tools: bool,
 }
 
 impl Default for GatewayConfig {
@@ -165,6 +175,9 @@ impl Default for GatewayConfig {
             upstreams: Vec::new(),
             separator: "_".into(),
             limits: Limits::default(),
+            policy: Policy::default(),
+            audit_log: None,
+            search_tools: false,
         }
     }
 }
@@ -204,6 +217,12 @@ struct File {
     call_timeout_secs: Option<Spanned<f64>>,
     #[serde(default)]
     upstream: Vec<Spanned<FileUpstream>>,
+    #[serde(default)]
+    policy: Option<Spanned<Policy>>,
+    #[serde(default)]
+    audit_log: Option<String>,
+    #[serde(default)]
+    search_tools: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -243,6 +262,9 @@ impl GatewayConfig {
     /// # bearer_token_env = "FILES_TOKEN"   # or bearer_token_file = "/run/secrets/files"
     /// era = "auto"                         # or "legacy", or "2026-07-28"
     /// ```
+    ///
+    /// and optionally `audit_log = "/var/log/gateway.audit"`, `search_tools = true`, and a
+    /// `[policy]` table with `default` and `[[policy.rule]]` entries (see [`Policy`]).
     ///
     /// # Errors
     /// A [`ConfigError`] naming the line and key of the first mistake.
@@ -286,6 +308,18 @@ impl GatewayConfig {
             }
             config.limits.call_timeout = Duration::from_secs_f64(secs);
         }
+        if let Some(policy) = file.policy {
+            if policy.get_ref().rules.len() > MAX_POLICY_RULES {
+                return Err(invalid(
+                    policy.span(),
+                    "policy",
+                    format!("more than {MAX_POLICY_RULES} rules"),
+                ));
+            }
+            config.policy = policy.into_inner();
+        }
+        config.audit_log = file.audit_log.map(PathBuf::from);
+        config.search_tools = file.search_tools.unwrap_or(false);
         for entry in file.upstream {
             let span = entry.span();
             let up = entry.into_inner();
@@ -392,6 +426,12 @@ impl GatewayConfig {
                 self.limits.max_upstreams
             )));
         }
+        if self.policy.rules.len() > MAX_POLICY_RULES {
+            return Err(ConfigError::Rule(format!(
+                "{} policy rules: at most {MAX_POLICY_RULES}",
+                self.policy.rules.len()
+            )));
+        }
         let mut seen = std::collections::HashSet::new();
         for u in &self.upstreams {
             check_name(&u.name)
@@ -405,6 +445,20 @@ impl GatewayConfig {
         }
         Ok(())
     }
+}
+
+/// Whether two configurations of an upstream reach it the same way (a connector is the same
+/// only as the same `Arc`).
+pub(crate) fn same_upstream(a: &UpstreamConfig, b: &UpstreamConfig) -> bool {
+    let kind = match (&a.kind, &b.kind) {
+        (UpstreamKind::Stdio(x), UpstreamKind::Stdio(y)) => x == y,
+        (UpstreamKind::Http { url: u1, token: t1 }, UpstreamKind::Http { url: u2, token: t2 }) => {
+            u1 == u2 && t1 == t2
+        }
+        (UpstreamKind::Custom(x), UpstreamKind::Custom(y)) => Arc::ptr_eq(x, y),
+        _ => false,
+    };
+    kind && a.name == b.name && a.era == b.era
 }
 
 /// `auto`, `legacy`, or a modern revision (`2026-07-28`).

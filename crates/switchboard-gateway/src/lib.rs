@@ -30,11 +30,15 @@
 //! upstream, tasks, and pagination beyond the server's own cursors.
 
 mod config;
+mod front;
 mod mirror;
 mod names;
+mod policy;
+mod registry;
+mod search;
 mod upstream;
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use switchboard_client::CancellationToken;
 use switchboard_server::{Server, ServerError};
@@ -46,6 +50,8 @@ use switchboard_types::lifecycle::Implementation;
 pub use config::{
     ConfigError, Connector, GatewayConfig, Limits, TokenSource, UpstreamConfig, UpstreamKind,
 };
+pub use policy::{Caller, Effect, MAX_POLICY_RULES, Policy, Rule};
+pub use search::MAX_SEARCH_RESULTS;
 
 /// Why a gateway did not start.
 #[derive(Debug, thiserror::Error)]
@@ -57,15 +63,32 @@ pub enum GatewayError {
     /// The gateway's server could not be built.
     #[error(transparent)]
     Server(#[from] ServerError),
+    /// The audit log cannot be opened.
+    #[error("the audit log {path}: {error}")]
+    Audit {
+        /// The log's path.
+        path: std::path::PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
 }
 
 /// A running gateway: its server (serve it on any transport, as many sessions as wanted) and
 /// one supervising task per upstream. Dropping it stops the upstreams.
-#[derive(Debug)]
 pub struct Gateway {
     server: Server,
-    upstreams: Vec<(String, Arc<mirror::Link>)>,
+    registry: Arc<registry::Registry>,
+    policy: Arc<RwLock<Policy>>,
+    limits: Limits,
     stop: CancellationToken,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("upstreams", &self.registry.names())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Gateway {
@@ -74,7 +97,8 @@ impl Gateway {
     /// called within a tokio runtime.
     ///
     /// # Errors
-    /// The configuration breaks a rule ([`GatewayConfig::validate`]).
+    /// The configuration breaks a rule ([`GatewayConfig::validate`]), or the audit log cannot
+    /// be opened.
     pub fn start(config: GatewayConfig) -> Result<Gateway, GatewayError> {
         config.validate()?;
         let caps = ServerCapabilities {
@@ -93,35 +117,101 @@ impl Gateway {
             }),
             ..Default::default()
         };
-        let server = Server::builder(Implementation::new(
+        let registry = Arc::new(registry::Registry::new(config.separator.clone()));
+        let policy = Arc::new(RwLock::new(config.policy.clone()));
+        let mut builder = Server::builder(Implementation::new(
             "switchboard-gateway",
             env!("CARGO_PKG_VERSION"),
         ))
-        .capabilities(caps)
-        .build()?;
-        let stop = CancellationToken::new();
-        let mut upstreams = Vec::new();
-        for up in config.upstreams {
-            let link = Arc::new(mirror::Link::new(up.name.clone()));
-            let mirror = Arc::new(mirror::Mirror::new(
-                link.clone(),
-                &server,
-                config.separator.clone(),
-                config.limits.clone(),
-            ));
-            upstreams.push((up.name.clone(), link));
-            tokio::spawn(upstream::supervise(
-                up,
-                mirror,
-                config.limits.clone(),
-                stop.child_token(),
-            ));
+        .capabilities(caps);
+        // The audit log sees every request first (refusals included), then the policy.
+        if let Some(path) = &config.audit_log {
+            let audit = switchboard_middleware::Audit::to_file(path).map_err(|error| {
+                GatewayError::Audit {
+                    path: path.clone(),
+                    error,
+                }
+            })?;
+            builder = builder.layer(audit);
         }
-        Ok(Gateway {
+        builder = builder.layer(front::Front {
+            registry: registry.clone(),
+            policy: policy.clone(),
+        });
+        if config.search_tools {
+            let (registry, policy) = (registry.clone(), policy.clone());
+            builder = builder.tool(search::definition(), move |call| {
+                search::search(registry.clone(), policy.clone(), call)
+            });
+        }
+        let server = builder.build()?;
+        let gateway = Gateway {
             server,
-            upstreams,
-            stop,
-        })
+            registry,
+            policy,
+            limits: config.limits.clone(),
+            stop: CancellationToken::new(),
+        };
+        for up in config.upstreams {
+            gateway.add_upstream(up);
+        }
+        Ok(gateway)
+    }
+
+    /// Starts serving upstream `up` (its supervisor connects in the background).
+    fn add_upstream(&self, up: UpstreamConfig) {
+        let link = Arc::new(mirror::Link::new(up.name.clone()));
+        let mirror = Arc::new(mirror::Mirror::new(
+            link,
+            &self.server,
+            self.registry.separator.clone(),
+            self.limits.clone(),
+        ));
+        let stop = self.stop.child_token();
+        self.registry.add(registry::Entry {
+            mirror: mirror.clone(),
+            stop: stop.clone(),
+            config: up.clone(),
+        });
+        tokio::spawn(upstream::supervise(up, mirror, self.limits.clone(), stop));
+    }
+
+    /// Applies a new configuration without dropping a session: upstreams no longer named are
+    /// stopped (their items leave the lists, a call to one is an error result saying it was
+    /// removed), new ones are started, changed ones (another command, URL, token source or
+    /// era) restarted; the policy is replaced. The separator, the bounds, the audit log and
+    /// `search_tools` are kept from the start (a warning names what differs).
+    ///
+    /// # Errors
+    /// The new configuration breaks a rule; nothing is changed.
+    pub fn reload(&self, config: GatewayConfig) -> Result<Reloaded, GatewayError> {
+        config.validate()?;
+        if config.separator != self.registry.separator || config.limits != self.limits {
+            tracing::warn!("the separator and the bounds take effect on a restart only");
+        }
+        if let Ok(mut p) = self.policy.write() {
+            *p = config.policy.clone();
+        }
+        let mut report = Reloaded::default();
+        let wanted: Vec<&str> = config.upstreams.iter().map(|u| u.name.as_str()).collect();
+        for name in self.registry.names() {
+            if !wanted.contains(&name.as_str()) && self.registry.remove(&name) {
+                report.removed.push(name);
+            }
+        }
+        for up in config.upstreams {
+            match self.registry.config_of(&up.name) {
+                Some(old) if config::same_upstream(&old, &up) => continue,
+                Some(_) => {
+                    self.registry.remove(&up.name);
+                    report.restarted.push(up.name.clone());
+                }
+                None => report.added.push(up.name.clone()),
+            }
+            self.add_upstream(up);
+        }
+        tracing::info!(added = ?report.added, removed = ?report.removed, restarted = ?report.restarted, "configuration reloaded");
+        Ok(report)
     }
 
     /// The gateway's server: `gateway.server().serve(transport)` for each client.
@@ -129,22 +219,37 @@ impl Gateway {
         &self.server
     }
 
+    /// The configuration upstream `name` runs with.
+    pub fn upstream_config(&self, name: &str) -> Option<UpstreamConfig> {
+        self.registry.config_of(name)
+    }
+
     /// Whether upstream `name` is up (connected and listed); `None` for no such upstream.
     pub fn is_up(&self, name: &str) -> Option<bool> {
-        self.upstreams
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, link)| link.is_ready())
+        self.registry.mirror(name).map(|m| m.link.is_ready())
     }
 
     /// Stops every upstream (child processes end with their sessions).
     pub fn shutdown(&self) {
         self.stop.cancel();
+        self.registry.stop_all();
     }
+}
+
+/// What [`Gateway::reload`] changed, by upstream name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Reloaded {
+    /// Upstreams started.
+    pub added: Vec<String>,
+    /// Upstreams stopped.
+    pub removed: Vec<String>,
+    /// Upstreams whose configuration changed, restarted.
+    pub restarted: Vec<String>,
 }
 
 impl Drop for Gateway {
     fn drop(&mut self) {
-        self.stop.cancel();
+        self.shutdown();
     }
 }

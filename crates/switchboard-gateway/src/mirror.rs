@@ -4,7 +4,7 @@
 //! for announcements), and the handlers that forward a call, a get or a read to the upstream's
 //! current session.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -96,6 +96,9 @@ fn rpc_error(link: &Link, e: &ClientError) -> ErrorObject {
 /// The keys and definitions registered for one upstream, by kind.
 #[derive(Default)]
 struct Mirrored {
+    /// Removed from the gateway for good (a reload): nothing is registered any more, so that
+    /// a late listing of the stopped upstream cannot take keys its successor holds.
+    retired: bool,
     tools: HashMap<String, Value>,
     prompts: HashMap<String, Value>,
     resources: HashMap<String, Value>,
@@ -129,6 +132,18 @@ pub(crate) struct Mirror {
     separator: String,
     limits: Limits,
     mirrored: Mutex<Mirrored>,
+    /// The keys of the last listing of each kind, kept while the upstream is down: a call to
+    /// one of them is then answered "down" naming the upstream, not "unknown".
+    known: Mutex<Known>,
+}
+
+/// The gateway keys an upstream last listed, by kind.
+#[derive(Default)]
+struct Known {
+    tools: HashSet<String>,
+    prompts: HashSet<String>,
+    resources: HashSet<String>,
+    templates: HashSet<String>,
 }
 
 impl Mirror {
@@ -139,6 +154,7 @@ impl Mirror {
             separator,
             limits,
             mirrored: Mutex::default(),
+            known: Mutex::default(),
         }
     }
 
@@ -152,12 +168,56 @@ impl Mirror {
         })
     }
 
-    /// Removes everything of this upstream from the gateway's lists.
+    /// Removes everything of this upstream from the gateway's lists (what it last listed is
+    /// still known, for [`Mirror::knows`]).
     pub(crate) fn clear(&self) {
-        self.sync_tools(Vec::new());
-        self.sync_prompts(Vec::new());
-        self.sync_resources(Vec::new());
-        self.sync_templates(Vec::new());
+        self.clear_and(false);
+    }
+
+    /// Clears this upstream's items for good (it was removed from the configuration).
+    pub(crate) fn retire(&self) {
+        self.link.set(None);
+        self.clear_and(true);
+    }
+
+    fn clear_and(&self, retire: bool) {
+        let Some(server) = self.server.upgrade() else {
+            return;
+        };
+        let Ok(mut mirrored) = self.mirrored.lock() else {
+            return;
+        };
+        mirrored.retired |= retire;
+        for key in std::mem::take(&mut mirrored.tools).into_keys() {
+            let _ = server.remove_tool(&key);
+        }
+        for key in std::mem::take(&mut mirrored.prompts).into_keys() {
+            let _ = server.remove_prompt(&key);
+        }
+        for key in std::mem::take(&mut mirrored.resources).into_keys() {
+            let _ = server.remove_resource(&key);
+        }
+        for key in std::mem::take(&mut mirrored.templates).into_keys() {
+            let _ = server.remove_resource_template(&key);
+        }
+    }
+
+    /// Whether `key` (a gateway name or URI) was in this upstream's last listing of `kind`.
+    pub(crate) fn knows(&self, kind: Kind, key: &str) -> bool {
+        self.known.lock().is_ok_and(|k| match kind {
+            Kind::Tools => k.tools.contains(key),
+            Kind::Prompts => k.prompts.contains(key),
+            Kind::Resources => k.resources.contains(key),
+            Kind::Templates => k.templates.contains(key),
+        })
+    }
+
+    /// The registered definitions of this upstream's tools (the gateway's names).
+    pub(crate) fn tool_definitions(&self) -> Vec<Value> {
+        self.mirrored
+            .lock()
+            .map(|m| m.tools.values().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// The first `max_items` of `items`, with a warning when some are left out.
@@ -333,9 +393,21 @@ impl Mirror {
         remove: impl Fn(&str) -> Result<(), ServerError>,
         add: impl Fn(T, String) -> Result<(), ServerError>,
     ) {
+        if let Ok(mut known) = self.known.lock() {
+            let keys = desired.iter().map(|(k, ..)| k.clone()).collect();
+            match kind {
+                Kind::Tools => known.tools = keys,
+                Kind::Prompts => known.prompts = keys,
+                Kind::Resources => known.resources = keys,
+                Kind::Templates => known.templates = keys,
+            }
+        }
         let Ok(mut mirrored) = self.mirrored.lock() else {
             return;
         };
+        if mirrored.retired {
+            return;
+        }
         let current = match kind {
             Kind::Tools => &mut mirrored.tools,
             Kind::Prompts => &mut mirrored.prompts,

@@ -4,158 +4,18 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use switchboard_client::{Client, ClientError, ClientSession, EraMode};
-use switchboard_gateway::{
-    Connector, Gateway, GatewayConfig, Limits, UpstreamConfig, UpstreamKind,
-};
-use switchboard_server::{Server, ServerSession, ToolError};
+use serde_json::json;
+use switchboard_client::{Client, ClientError, EraMode};
+use switchboard_gateway::{Connector, Gateway, GatewayConfig, UpstreamConfig, UpstreamKind};
+use switchboard_server::Server;
 use switchboard_test_support::wait;
 use switchboard_types::ProtocolVersion;
 use switchboard_types::lifecycle::Implementation;
-use switchboard_types::prompts::{GetPromptResult, Prompt, PromptMessage};
-use switchboard_types::resources::{ReadResourceResult, Resource, ResourceTemplate};
 use switchboard_types::tools::{CallToolResult, Tool};
 
-fn obj() -> Value {
-    json!({"type": "object"})
-}
+mod common;
 
-fn text_of(v: &impl serde::Serialize) -> String {
-    let v = serde_json::to_value(v).expect("serialises");
-    v.pointer("/content/0/text")
-        .or_else(|| v.pointer("/contents/0/text"))
-        .or_else(|| v.pointer("/messages/0/content/text"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
-}
-
-fn read_text(uri: &str, body: String) -> ReadResourceResult {
-    serde_json::from_value(json!({"contents": [{"uri": uri, "text": body}]})).expect("a result")
-}
-
-/// An upstream server: `add`, `hang` (answers only when cancelled), a resource, a template and
-/// a prompt, each saying which upstream `tag` answered.
-fn upstream(tag: &'static str) -> Server {
-    Server::builder(Implementation::new(tag, "1"))
-        .tool(
-            Tool::new("add", json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}})),
-            move |call| async move {
-                let a = call.arguments.get("a").and_then(Value::as_i64).unwrap_or(0);
-                let b = call.arguments.get("b").and_then(Value::as_i64).unwrap_or(0);
-                Ok(CallToolResult::text(format!("{tag}: {}", a + b)))
-            },
-        )
-        .tool(Tool::new("hang", obj()), |call| async move {
-            call.cx.cancellation().cancelled().await;
-            Err(ToolError::new("cancelled"))
-        })
-        .tool(Tool::new("slow_progress", obj()), |call| async move {
-            for i in 1..=3 {
-                let _ = call.cx.progress(f64::from(i), Some(3.0), None).await;
-            }
-            Ok(CallToolResult::text("done"))
-        })
-        .resource(Resource::new("test://static-text", "static"), move |r| async move {
-            Ok(read_text(&r.uri, format!("{tag} static")))
-        })
-        .resource_template(
-            ResourceTemplate::new("test://template/{id}/data", "template"),
-            move |r| async move {
-                let id = r.vars.get("id").cloned().unwrap_or_default();
-                Ok(read_text(&r.uri, format!("{tag} template {id}")))
-            },
-        )
-        .prompt(Prompt::new("greet"), move |_| async move {
-            let m: PromptMessage = serde_json::from_value(
-                json!({"role": "user", "content": {"type": "text", "text": format!("hello from {tag}")}}),
-            )
-            .expect("a message");
-            Ok(GetPromptResult::new(vec![m]))
-        })
-        .build()
-        .expect("a server")
-}
-
-/// A connector serving `server` in memory; each session it opens is kept in `sessions`, so a
-/// test can end one (the upstream "dies") and count restarts.
-fn in_memory(server: Server, sessions: Arc<Mutex<Vec<ServerSession>>>) -> Connector {
-    Arc::new(move |client: Client| {
-        let server = server.clone();
-        let sessions = sessions.clone();
-        Box::pin(async move {
-            let (ours, theirs) = switchboard_jsonrpc::memory::pair();
-            let session = server
-                .serve(theirs)
-                .map_err(|e| ClientError::Handshake(e.to_string()))?;
-            sessions.lock().expect("lock").push(session);
-            client.connect(ours).await
-        })
-    })
-}
-
-struct Setup {
-    gateway: Gateway,
-    calc: Server,
-    calc_sessions: Arc<Mutex<Vec<ServerSession>>>,
-}
-
-fn limits() -> Limits {
-    let mut limits = Limits::default();
-    limits.backoff_initial = Duration::from_millis(10);
-    limits.backoff_max = Duration::from_millis(50);
-    limits
-}
-
-fn start(era: EraMode, limits: Limits) -> Setup {
-    let calc = upstream("calc");
-    let calc_sessions = Arc::new(Mutex::new(Vec::new()));
-    let mut config = GatewayConfig::default();
-    config.limits = limits;
-    config.upstreams = vec![
-        UpstreamConfig::new(
-            "calc",
-            UpstreamKind::Custom(in_memory(calc.clone(), calc_sessions.clone())),
-        )
-        .with_era(era),
-        UpstreamConfig::new(
-            "text",
-            UpstreamKind::Custom(in_memory(upstream("text"), Arc::default())),
-        )
-        .with_era(era),
-    ];
-    let gateway = Gateway::start(config).expect("a gateway");
-    Setup {
-        gateway,
-        calc,
-        calc_sessions,
-    }
-}
-
-async fn front(gateway: &Gateway, era: EraMode) -> ClientSession {
-    let (ours, theirs) = switchboard_jsonrpc::memory::pair();
-    gateway.server().serve(theirs).expect("served");
-    Client::builder(Implementation::new("front", "1"))
-        .era(era)
-        .build()
-        .connect(ours)
-        .await
-        .expect("connected to the gateway")
-}
-
-async fn both_up(gateway: &Gateway) {
-    wait::until("both upstreams are up", || {
-        gateway.is_up("calc") == Some(true) && gateway.is_up("text") == Some(true)
-    })
-    .await;
-}
-
-fn names(tools: &[Tool]) -> Vec<String> {
-    let mut n: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
-    n.sort();
-    n
-}
+use common::*;
 
 #[tokio::test]
 async fn two_upstreams_are_listed_under_their_prefixes_and_each_is_called_through_the_gateway() {
@@ -545,4 +405,76 @@ async fn restarts_back_off_doubling_up_to_backoff_max() {
     let gaps: Vec<u128> = at.windows(2).map(|w| (w[1] - w[0]).as_millis()).collect();
     assert_eq!(gaps[..6], [100, 200, 400, 400, 400, 400]);
     assert_eq!(gateway.is_up("never"), Some(false));
+}
+
+/// A connector that connects through `inner` only while `open` is set (else the upstream
+/// refuses, and stays down).
+fn gated(inner: Connector, open: Arc<std::sync::atomic::AtomicBool>) -> Connector {
+    Arc::new(move |client: Client| {
+        if open.load(std::sync::atomic::Ordering::SeqCst) {
+            inner(client)
+        } else {
+            Box::pin(async { Err(ClientError::Handshake("kept down by the test".into())) })
+        }
+    })
+}
+
+/// `[SEC]` never a hang, never "unknown tool": while an upstream is down, a call to one of its
+/// tools (listed before, or never listed but under its prefix) is at once an `isError` result
+/// naming it; a get or read is an error naming it; the other upstream serves on.
+#[tokio::test]
+async fn a_call_to_a_down_upstreams_tool_is_an_error_result_naming_it_not_unknown_tool() {
+    let open = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sessions = Arc::new(Mutex::new(Vec::new()));
+    let s = start_with(EraMode::Legacy, limits(), |config| {
+        let inner = in_memory(upstream("calc"), sessions.clone());
+        config.upstreams[0] =
+            UpstreamConfig::new("calc", UpstreamKind::Custom(gated(inner, open.clone())))
+                .with_era(EraMode::Legacy);
+    });
+    both_up(&s.gateway).await;
+    let client = front(&s.gateway, EraMode::Legacy).await;
+    assert!(names(&client.list_tools().await.expect("tools")).contains(&"calc_add".to_owned()));
+    open.store(false, std::sync::atomic::Ordering::SeqCst);
+    sessions.lock().expect("lock")[0].close();
+    wait::until("calc is down", || s.gateway.is_up("calc") == Some(false)).await;
+    assert!(!names(&client.list_tools().await.expect("tools")).contains(&"calc_add".to_owned()));
+    for tool in ["calc_add", "calc_never_listed"] {
+        let r = tokio::time::timeout(wait::DEADLINE, client.call_tool(tool, json!({"a": 1})))
+            .await
+            .expect("at once, not a hang")
+            .expect("an error result, not a protocol error");
+        assert_eq!(r.is_error, Some(true), "{tool}");
+        assert!(
+            text_of(&r).contains("upstream `calc` is down"),
+            "{tool}: {}",
+            text_of(&r)
+        );
+    }
+    let e = client
+        .get_prompt("calc_greet", Vec::<(String, String)>::new())
+        .await
+        .expect_err("an error");
+    assert!(e.to_string().contains("upstream `calc` is down"), "{e}");
+    let e = client
+        .read_resource("test://calc/template/1/data")
+        .await
+        .expect_err("an error");
+    assert!(e.to_string().contains("upstream `calc` is down"), "{e}");
+    // A name of no upstream is still unknown.
+    let e = client.call_tool("nobody_add", json!({})).await;
+    assert!(e.is_err() || e.is_ok_and(|r| !text_of(&r).contains("upstream")));
+    // The other upstream serves on; calc comes back once it may.
+    let r = client
+        .call_tool("text_add", json!({"a": 1, "b": 2}))
+        .await
+        .expect("a result");
+    assert_eq!(text_of(&r), "text: 3");
+    open.store(true, std::sync::atomic::Ordering::SeqCst);
+    wait::until("calc is back", || s.gateway.is_up("calc") == Some(true)).await;
+    let r = client
+        .call_tool("calc_add", json!({"a": 1, "b": 2}))
+        .await
+        .expect("a result");
+    assert_eq!(text_of(&r), "calc: 3");
 }

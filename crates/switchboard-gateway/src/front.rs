@@ -1,0 +1,161 @@
+//! The gateway's own layer on its server, around every client request: the [`Policy`] (a
+//! listing keeps only what the caller may use; a use of anything else is refused) and the
+//! answer for an item whose upstream is down or was removed (an `isError` result naming the
+//! upstream for a call, an error naming it for a get or read: never "unknown tool").
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use switchboard_jsonrpc::{BoxFuture, Call, Facts, HandlerResult, Layer, Next};
+use switchboard_types::tools::CallToolResult;
+use switchboard_types::{ErrorObject, RawJson, methods};
+
+use crate::mirror::Kind;
+use crate::policy::{Caller, Policy};
+use crate::registry::Registry;
+
+/// The front layer.
+pub(crate) struct Front {
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) policy: Arc<std::sync::RwLock<Policy>>,
+}
+
+fn caller(facts: &Facts) -> Caller<'_> {
+    Caller {
+        subject: facts.subject.as_deref(),
+        scopes: &facts.scopes,
+    }
+}
+
+fn raw(value: &impl serde::Serialize) -> HandlerResult {
+    serde_json::value::to_raw_value(value)
+        .map_err(|e| ErrorObject::internal(format!("cannot encode the answer: {e}")))
+}
+
+/// Which kind a list or use method is about, with the key of its items in a listing.
+fn listed(method: &str) -> Option<(Kind, &'static str, &'static str)> {
+    match method {
+        methods::TOOLS_LIST => Some((Kind::Tools, "tools", "name")),
+        methods::PROMPTS_LIST => Some((Kind::Prompts, "prompts", "name")),
+        methods::RESOURCES_LIST => Some((Kind::Resources, "resources", "uri")),
+        methods::RESOURCES_TEMPLATES_LIST => {
+            Some((Kind::Templates, "resourceTemplates", "uriTemplate"))
+        }
+        _ => None,
+    }
+}
+
+fn used(method: &str) -> Option<Kind> {
+    match method {
+        methods::PROMPTS_GET => Some(Kind::Prompts),
+        methods::RESOURCES_READ | methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE => {
+            Some(Kind::Resources)
+        }
+        _ => None,
+    }
+}
+
+impl Front {
+    /// Whether the caller may use item `key` of `kind`.
+    fn allows(&self, policy: &Policy, facts: &Facts, kind: Kind, key: &str) -> bool {
+        if policy.is_open() {
+            return true;
+        }
+        let owner = self.registry.owner(kind, key);
+        let upstream = owner.as_ref().map(|o| o.name.as_str());
+        let who = caller(facts);
+        match (kind, upstream) {
+            (Kind::Tools, _) => policy.allows_tool(&who, upstream, key),
+            (_, Some(u)) => policy.allows_upstream(&who, u),
+            // Nothing of an upstream's: the gateway's own.
+            (_, None) => true,
+        }
+    }
+
+    fn policy(&self) -> Policy {
+        self.policy.read().map(|p| p.clone()).unwrap_or_default()
+    }
+
+    /// A listing's items the caller may not use, taken out.
+    fn filter(
+        &self,
+        facts: &Facts,
+        kind: Kind,
+        field: &str,
+        key: &str,
+        raw_result: RawJson,
+    ) -> HandlerResult {
+        let policy = self.policy();
+        if policy.is_open() {
+            return Ok(raw_result);
+        }
+        let Ok(mut result) = serde_json::from_str::<Value>(raw_result.get()) else {
+            return Ok(raw_result);
+        };
+        if let Some(items) = result.get_mut(field).and_then(Value::as_array_mut) {
+            items.retain(|item| {
+                item.get(key)
+                    .and_then(Value::as_str)
+                    .is_some_and(|k| self.allows(&policy, facts, kind, k))
+            });
+        }
+        raw(&result)
+    }
+}
+
+impl Layer for Front {
+    fn handle(&self, call: Call, next: Next) -> BoxFuture<HandlerResult> {
+        let method = call.method().to_owned();
+        if let Some((kind, field, key)) = listed(&method) {
+            let facts = call.facts().clone();
+            let registry = self.registry.clone();
+            let policy = self.policy.clone();
+            let answer = next.run(call);
+            return Box::pin(async move {
+                let result = answer.await?;
+                Front { registry, policy }.filter(&facts, kind, field, key, result)
+            });
+        }
+        if method == methods::TOOLS_CALL {
+            let Some(name) = call.target().map(str::to_owned) else {
+                return next.run(call);
+            };
+            if !self.allows(&self.policy(), call.facts(), Kind::Tools, &name) {
+                return refused(&name);
+            }
+            if let Some(text) = self
+                .registry
+                .owner(Kind::Tools, &name)
+                .and_then(|o| o.unavailable())
+            {
+                let result = raw(&CallToolResult::error(text));
+                return Box::pin(async move { result });
+            }
+            return next.run(call);
+        }
+        if let Some(kind) = used(&method) {
+            let Some(key) = call.target().map(str::to_owned) else {
+                return next.run(call);
+            };
+            if !self.allows(&self.policy(), call.facts(), kind, &key) {
+                return refused(&key);
+            }
+            // A templated URI is not in any listing: its upstream is found by its prefix.
+            if let Some(text) = self
+                .registry
+                .owner(kind, &key)
+                .and_then(|o| o.unavailable())
+            {
+                return Box::pin(async move { Err(ErrorObject::internal(text)) });
+            }
+        }
+        next.run(call)
+    }
+}
+
+/// The refusal of an item the caller may not use: -32602, the code of an unknown name, with
+/// words that say neither whether it exists nor what others may use.
+fn refused(key: &str) -> BoxFuture<HandlerResult> {
+    let e = ErrorObject::invalid_params(format!("{key} is not available to this caller"));
+    Box::pin(async move { Err(e) })
+}
