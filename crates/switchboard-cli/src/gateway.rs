@@ -14,7 +14,10 @@ pub(crate) struct GatewayArgs {
     /// The configuration (TOML): `[[upstream]]` tables with `name` (the prefix; "" for none),
     /// `stdio = "CMD ARGS"` or `url = "http://..."` (with `bearer_token_env` or
     /// `bearer_token_file`), and `era` (auto, legacy, 2026-07-28); optional top-level
-    /// `separator` (default `_`), `max_upstreams`, `max_items`, `call_timeout_secs`.
+    /// `separator` (default `_`), `max_upstreams`, `max_items`, `call_timeout_secs`,
+    /// `audit_log`, `search_tools`, and `[policy]` (`default`, `[[policy.rule]]` with
+    /// `effect`, `subjects`, `scopes`, `upstreams`, `tools`). Reloaded on SIGHUP and when
+    /// the file changes: upstreams added, removed or restarted, the policy replaced.
     config: PathBuf,
     /// Serve over this process's stdin and stdout (the default).
     #[arg(long)]
@@ -23,6 +26,23 @@ pub(crate) struct GatewayArgs {
     /// loopback (or ADDR's own IP); port 0 picks a port.
     #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
     http: Option<std::net::SocketAddr>,
+    /// With --http: act as an OAuth 2.1 resource server for tokens of this issuer (as
+    /// `serve --auth-issuer`): every request needs a bearer token whose audience is this
+    /// gateway; the token's subject and scopes are what the configuration's [policy] rules
+    /// match. Client tokens never reach an upstream.
+    #[arg(long, value_name = "ISSUER_URL", requires = "http")]
+    auth_issuer: Option<String>,
+    /// With --auth-issuer: the audience tokens must name, this gateway's canonical URL
+    /// (default: http://ADDR/mcp with the address served).
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    auth_audience: Option<String>,
+    /// Append one JSON line per client request to FILE (the configuration's `audit_log`,
+    /// which this overrides).
+    #[arg(long, value_name = "FILE")]
+    audit: Option<PathBuf>,
+    /// Reload the configuration on SIGHUP only, not when the file changes.
+    #[arg(long)]
+    no_watch: bool,
 }
 
 /// Reads the configuration; a mistake names the file, the line and the key.
@@ -37,15 +57,34 @@ fn config(path: &std::path::Path) -> anyhow::Result<GatewayConfig> {
 /// # Errors
 /// The configuration is refused, the listener cannot bind, or serving fails.
 pub(crate) async fn run(args: GatewayArgs) -> anyhow::Result<()> {
-    let config = config(&args.config)?;
+    let mut config = config(&args.config)?;
+    if let Some(path) = &args.audit {
+        config.audit_log = Some(path.clone());
+    }
     let upstreams = config.upstreams.len();
-    let gateway = Gateway::start(config)?;
+    let gateway = std::sync::Arc::new(Gateway::start(config)?);
+    let _reloader = tokio::spawn(reload_on_change(
+        gateway.clone(),
+        args.config.clone(),
+        args.audit.clone(),
+        !args.no_watch,
+    ));
     if let Some(addr) = args.http {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
+        let mut http_config = HttpConfig::for_bind_address(local);
+        if let Some(issuer) = &args.auth_issuer {
+            let audience = args
+                .auth_audience
+                .clone()
+                .unwrap_or_else(|| format!("http://{local}/mcp"));
+            let auth = crate::serve::authorization(gateway.server(), issuer, &audience)?;
+            http_config = http_config.with_authorization(auth);
+            tracing::info!(issuer = %issuer, audience = %audience, "access tokens required");
+        }
         let service = StreamableHttpService::new(
             switchboard::server_http::session_factory(gateway.server()),
-            HttpConfig::for_bind_address(local),
+            http_config,
         );
         crate::ui::announce(&format!(
             "gateway to {upstreams} upstream(s) listening on http://{local}/mcp"
@@ -62,4 +101,76 @@ pub(crate) async fn run(args: GatewayArgs) -> anyhow::Result<()> {
     }
     gateway.shutdown();
     Ok(())
+}
+
+/// How often the configuration file is looked at for a change.
+const WATCH_PERIOD: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Reloads the configuration on SIGHUP and when the file's contents change (looked at every
+/// [`WATCH_PERIOD`]; an editor's rename-over counts). A file the gateway refuses is logged
+/// and changes nothing.
+async fn reload_on_change(
+    gateway: std::sync::Arc<Gateway>,
+    path: PathBuf,
+    audit: Option<PathBuf>,
+    watch: bool,
+) {
+    let mut last = std::fs::read(&path).ok();
+    #[cfg(unix)]
+    let mut hup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::warn!(error = %e, "SIGHUP is not watched");
+            None
+        }
+    };
+    let mut tick = tokio::time::interval(WATCH_PERIOD);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        #[cfg(unix)]
+        let signalled = async {
+            match hup.as_mut() {
+                Some(h) => h.recv().await.is_some(),
+                None => std::future::pending().await,
+            }
+        };
+        #[cfg(not(unix))]
+        let signalled = std::future::pending::<bool>();
+        let watched = async {
+            if watch {
+                tick.tick().await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        let why = tokio::select! {
+            true = signalled => "SIGHUP",
+            () = watched => "the file changed",
+        };
+        let now = std::fs::read(&path).ok();
+        if why != "SIGHUP" && (now.is_none() || now == last) {
+            continue;
+        }
+        last = now;
+        match config(&path) {
+            Ok(mut c) => {
+                if let Some(a) = &audit {
+                    c.audit_log = Some(a.clone());
+                }
+                match gateway.reload(c) {
+                    Ok(r) => tracing::info!(
+                        reason = why,
+                        added = ?r.added,
+                        removed = ?r.removed,
+                        restarted = ?r.restarted,
+                        "configuration reloaded"
+                    ),
+                    Err(e) => {
+                        tracing::error!(reason = why, error = %e, "reload refused; nothing changed")
+                    }
+                }
+            }
+            Err(e) => tracing::error!(reason = why, error = %e, "reload refused; nothing changed"),
+        }
+    }
 }

@@ -211,7 +211,7 @@ async fn join_cluster(
 
 /// The endpoint's authorization: tokens of `issuer` for `audience`, checked against the
 /// issuer's JWKS, with the example server's declared scopes.
-fn authorization(
+pub(crate) fn authorization(
     server: &switchboard::server::Server,
     issuer: &str,
     audience: &str,

@@ -143,6 +143,16 @@ async fn two_stdio_upstreams_are_served_under_their_prefixes_and_a_killed_one_re
     assert_eq!(r.is_error, Some(true));
     assert!(text_of(&r).contains("upstream `calc`"), "{}", text_of(&r));
 
+    // A call to `calc` while it restarts: its answer if it is back already, else an error
+    // result naming it, never "unknown tool" (tests/memory.rs holds one down to see the latter).
+    let r = client
+        .call_tool("calc_test_simple_text", json!({}))
+        .await
+        .expect("a result, not a protocol error");
+    if r.is_error == Some(true) {
+        assert!(text_of(&r).contains("upstream `calc`"), "{}", text_of(&r));
+    }
+
     // The other upstream keeps serving.
     let r = client
         .call_tool("sum_add", json!({"a": 1, "b": 1}))
@@ -238,5 +248,100 @@ fn a_config_mistake_is_a_message_naming_the_file_line_and_key() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("gateway.toml: line 4: `era`"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The configuration reloaded when its file changes: an upstream added reaches the open
+/// session with `list_changed`, and the session (and the upstream it was using) lives on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_config_file_adds_an_upstream_without_dropping_the_session() {
+    let dir = scratch("reload-file");
+    let bin = env!("CARGO_BIN_EXE_switchboard");
+    let sum = format!(
+        "[[upstream]]\nname = \"sum\"\nstdio = \"{bin} serve --example add\"\nera = \"legacy\"\n"
+    );
+    let config_path = dir.join("gateway.toml");
+    std::fs::write(&config_path, &sum).unwrap();
+    let client = gateway_over_stdio(&config_path).await;
+    let deadline = wait::Deadline::new("sum listed");
+    while !has(&client.list_tools().await.unwrap(), "sum_add") {
+        deadline.tick().await;
+    }
+    let more = format!(
+        "{sum}\n[[upstream]]\nname = \"more\"\nstdio = \"{bin} serve --example add\"\nera = \"legacy\"\n"
+    );
+    std::fs::write(&config_path, more).unwrap();
+    let added = async {
+        loop {
+            let tools = client.tools_changed().await.expect("list_changed");
+            if has(&tools, "more_add") {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(wait::DEADLINE, added)
+        .await
+        .expect("more is listed after the file changed");
+    for tool in ["sum_add", "more_add"] {
+        let r = client
+            .call_tool(tool, json!({"a": 2, "b": 3}))
+            .await
+            .unwrap();
+        assert_eq!(text_of(&r), "5", "{tool}");
+    }
+    client.close();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// SIGHUP reloads (here with the file watch off): an upstream removed leaves the list, and a
+/// call to one of its tools is an error result saying it was removed.
+#[test]
+fn sighup_reloads_the_configuration_and_a_removed_upstream_says_so() {
+    let dir = scratch("reload-hup");
+    let exe = env!("CARGO_BIN_EXE_switchboard");
+    let one = format!("[[upstream]]\nname = \"sum\"\nstdio = \"{exe} serve --example add\"\n");
+    let two =
+        format!("{one}[[upstream]]\nname = \"gone\"\nstdio = \"{exe} serve --example add\"\n");
+    let config_path = dir.join("gateway.toml");
+    std::fs::write(&config_path, &two).unwrap();
+    let addr = format!("127.0.0.1:{}", common::free_port());
+    let mut cmd = bin();
+    cmd.args([
+        "gateway",
+        config_path.to_str().unwrap(),
+        "--http",
+        &addr,
+        "--no-watch",
+    ]);
+    let gateway = common::start(cmd, "listening on", format!("http://{addr}/mcp"));
+    let call = |args: &[&str]| {
+        let out = bin()
+            .args(["call", "--url", &gateway.url])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let deadline = std::time::Instant::now() + wait::DEADLINE;
+    while !call(&["tools/list"]).contains("\"gone_add\"") {
+        assert!(std::time::Instant::now() < deadline, "gone never listed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::fs::write(&config_path, &one).unwrap();
+    let status = std::process::Command::new("kill")
+        .args(["-HUP", &gateway.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    while call(&["tools/list"]).contains("\"gone_add\"") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "gone never left the list"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = call(&["tools/call", "gone_add", "a=1", "b=2"]);
+    assert!(out.contains("upstream `gone` was removed"), "{out}");
+    assert!(call(&["tools/list"]).contains("\"sum_add\""));
     let _ = std::fs::remove_dir_all(&dir);
 }

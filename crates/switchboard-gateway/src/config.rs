@@ -627,6 +627,72 @@ bearer_token_file = "/run/secrets/old"
         );
     }
 
+    #[test]
+    fn a_policy_audit_log_and_search_tools_are_read_from_the_file() {
+        let c = GatewayConfig::from_toml(
+            r#"
+audit_log = "/var/log/gateway.audit"
+search_tools = true
+[[upstream]]
+name = "calc"
+stdio = "x"
+[policy]
+default = "deny"
+[[policy.rule]]
+effect = "allow"
+scopes = ["calc:use"]
+upstreams = ["calc"]
+[[policy.rule]]
+effect = "deny"
+subjects = ["mallory"]
+tools = ["calc_*"]
+"#,
+        )
+        .expect("a config");
+        assert_eq!(c.audit_log, Some(PathBuf::from("/var/log/gateway.audit")));
+        assert!(c.search_tools);
+        assert_eq!(c.policy.default, crate::policy::Effect::Deny);
+        assert_eq!(c.policy.rules.len(), 2);
+        assert_eq!(c.policy.rules[0].scopes, ["calc:use"]);
+        assert_eq!(
+            c.policy.rules[1].tools.as_deref(),
+            Some(&["calc_*".to_owned()][..])
+        );
+        let e = error("[policy]\n[[policy.rule]]\neffect = \"maybe\"\n");
+        assert!(e.contains("line 3") && e.contains("maybe"), "{e}");
+        let e = error("[policy]\n[[policy.rule]]\neffect = \"allow\"\nuser = \"x\"\n");
+        assert!(e.contains("line 4") && e.contains("user"), "{e}");
+    }
+
+    /// Bound: rules of one policy (`MAX_POLICY_RULES`).
+    #[test]
+    fn a_policy_with_more_than_max_policy_rules_is_refused() {
+        let rules = |n: usize| {
+            let mut t = String::from("[policy]\n");
+            for _ in 0..n {
+                t.push_str("[[policy.rule]]\neffect = \"deny\"\n");
+            }
+            t
+        };
+        assert_eq!(
+            GatewayConfig::from_toml(&rules(MAX_POLICY_RULES))
+                .expect("at the bound")
+                .policy
+                .rules
+                .len(),
+            MAX_POLICY_RULES
+        );
+        let e = error(&rules(MAX_POLICY_RULES + 1));
+        assert!(
+            e.contains("`policy`") && e.contains("more than 1000 rules"),
+            "{e}"
+        );
+        let mut config = GatewayConfig::default();
+        config.policy.rules =
+            vec![crate::policy::Rule::new(crate::policy::Effect::Deny); MAX_POLICY_RULES + 1];
+        assert!(config.validate().is_err());
+    }
+
     /// Bound: the restart backoff, from the first delay to the cap.
     #[test]
     fn the_backoff_doubles_and_stops_at_its_cap() {

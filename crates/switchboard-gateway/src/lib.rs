@@ -12,21 +12,35 @@
 //! `test://files/x`), rewritten back when a client reads one. Calls, gets and reads are
 //! forwarded with the client's cancellation and (for calls) its progress; an upstream's
 //! `list_changed` becomes the gateway's own. An upstream that is down is left out of the lists
-//! (with a log line); a call caught by its going down is an `isError` result naming it, never
-//! a hang (every forwarded request is bounded by [`Limits::call_timeout`]).
+//! (with a log line), and a call to one of its tools is at once an `isError` result naming it
+//! (never "unknown tool", never a hang: every forwarded request is bounded by
+//! [`Limits::call_timeout`]).
+//!
+//! One [`Policy`] (ordered allow/deny [`Rule`]s on upstreams and tools, matching the token's
+//! subject and scopes; its TOML form is on [`Policy`]) decides what each caller sees and
+//! may use: a listing keeps only what the caller may use, anything else is refused. With an
+//! `audit_log`, the middleware's [`Audit`](switchboard_middleware::Audit) writes one line per
+//! client request. The gateway never passes a client's token to an upstream: each upstream
+//! gets only the credential its configuration names. With `search_tools`, a tool of that name
+//! finds tools by words of their names and descriptions. [`Gateway::reload`] applies a new
+//! configuration without dropping a session.
 //!
 //! # Layout
 //! | module | role |
 //! |---|---|
 //! | `config` | [`GatewayConfig`] and its TOML form, [`UpstreamConfig`], [`Limits`], [`ConfigError`] |
 //! | `names` | prefixed names within the tool-name rules; URIs rewritten both ways |
+//! | `policy` | [`Policy`], [`Rule`], [`Effect`]: who may use what |
 //! | `mirror` | one upstream's items on the gateway's server, and the handlers that forward to it |
+//! | `registry` | the configured upstreams (and removed ones): whose is a name or URI, is it up |
+//! | `front` | the gateway's layer: listings filtered, refusals, "down" answers |
+//! | `search` | the `search_tools` tool |
 //! | `upstream` | one upstream's life: connect, list, follow changes, restart with backoff |
 //!
-//! Modules depend one way: `names` ← `config` ← `mirror` ← `upstream` ← the crate root.
+//! Modules depend one way: `names` ← `policy` ← `config` ← `mirror` ← `registry` ← `front`,
+//! `search`, `upstream` ← the crate root.
 //!
-//! Not yet: policy and authentication on the front, audit, `search_tools`, configuration
-//! reload, resource subscriptions, completion, logging, sampling, elicitation and roots from an
+//! Not yet: resource subscriptions, completion, logging, sampling, elicitation and roots from an
 //! upstream, tasks, and pagination beyond the server's own cursors.
 
 mod config;
@@ -50,7 +64,7 @@ use switchboard_types::lifecycle::Implementation;
 pub use config::{
     ConfigError, Connector, GatewayConfig, Limits, TokenSource, UpstreamConfig, UpstreamKind,
 };
-pub use policy::{Caller, Effect, MAX_POLICY_RULES, Policy, Rule};
+pub use policy::{Effect, MAX_POLICY_RULES, Policy, Rule};
 pub use search::MAX_SEARCH_RESULTS;
 
 /// Why a gateway did not start.

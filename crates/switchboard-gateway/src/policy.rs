@@ -2,25 +2,7 @@
 //! naming the token subjects and scopes it is for. The first rule that matches both the caller
 //! and the item decides; when none does, the policy's default does.
 //!
-//! In the configuration file:
-//!
-//! ```toml
-//! [policy]
-//! default = "allow"              # what no rule decides: "allow" (the default) or "deny"
-//!
-//! [[policy.rule]]
-//! effect = "allow"               # or "deny"
-//! scopes = ["calc:admin"]        # the token holds every one of these (absent: any caller)
-//! subjects = ["alice"]           # the token's subject is one of these (absent: any caller)
-//! upstreams = ["calc"]           # items of these upstreams (absent: every upstream)
-//! tools = ["calc_delete*"]       # these tools, by the gateway's name; `*` matches any run
-//!                                # of characters (absent: every tool, prompt and resource)
-//! ```
-//!
-//! A rule with `tools` applies to tools only; one without applies to everything of its
-//! upstreams (tools, prompts, resources and templates). A caller without a token (stdio, or
-//! HTTP without `--auth-issuer`) has no subject and no scopes: rules naming `subjects` or
-//! `scopes` never match it.
+//! The form in the configuration file is on [`Policy`].
 
 use serde::Deserialize;
 
@@ -116,14 +98,34 @@ impl Rule {
 
 /// Who is asking: the token's subject and scopes (none without a token).
 #[derive(Debug, Clone, Copy)]
-pub struct Caller<'a> {
+pub(crate) struct Caller<'a> {
     /// The token's subject.
-    pub subject: Option<&'a str>,
+    pub(crate) subject: Option<&'a str>,
     /// The token's scopes.
-    pub scopes: &'a [String],
+    pub(crate) scopes: &'a [String],
 }
 
 /// The gateway's policy: rules in order, and the default when none matches.
+///
+/// In the configuration file:
+///
+/// ```toml
+/// [policy]
+/// default = "allow"              # what no rule decides: "allow" (the default) or "deny"
+///
+/// [[policy.rule]]
+/// effect = "allow"               # or "deny"
+/// scopes = ["calc:admin"]        # the token holds every one of these (absent: any caller)
+/// subjects = ["alice"]           # the token's subject is one of these (absent: any caller)
+/// upstreams = ["calc"]           # items of these upstreams (absent: every upstream)
+/// tools = ["calc_delete*"]       # these tools, by the gateway's name; `*` matches any run
+///                                # of characters (absent: every tool, prompt and resource)
+/// ```
+///
+/// A rule with `tools` applies to tools only; one without applies to everything of its
+/// upstreams (tools, prompts, resources and templates). A caller without a token (stdio, or
+/// HTTP without `--auth-issuer`) has no subject and no scopes: rules naming `subjects` or
+/// `scopes` never match it.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
@@ -144,18 +146,23 @@ impl Policy {
 
     /// Whether the policy lets everyone use everything (no rule, default allow): the gateway
     /// then skips the checks.
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         self.rules.is_empty() && self.default == Effect::Allow
     }
 
     /// Whether `caller` may see and call tool `tool` (the gateway's name) of `upstream`
     /// (`None`: a tool of the gateway's own, such as `search_tools`).
-    pub fn allows_tool(&self, caller: &Caller<'_>, upstream: Option<&str>, tool: &str) -> bool {
+    pub(crate) fn allows_tool(
+        &self,
+        caller: &Caller<'_>,
+        upstream: Option<&str>,
+        tool: &str,
+    ) -> bool {
         self.decide(caller, upstream, Some(tool))
     }
 
     /// Whether `caller` may see and use the prompts, resources and templates of `upstream`.
-    pub fn allows_upstream(&self, caller: &Caller<'_>, upstream: &str) -> bool {
+    pub(crate) fn allows_upstream(&self, caller: &Caller<'_>, upstream: &str) -> bool {
         self.decide(caller, Some(upstream), None)
     }
 
