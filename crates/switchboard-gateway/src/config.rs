@@ -21,6 +21,9 @@ pub(crate) const DEFAULT_MAX_UPSTREAMS: usize = 64;
 /// upstream.
 pub(crate) const DEFAULT_MAX_ITEMS: usize = 1000;
 
+/// Default bound on the upstream sessions of their own the gateway's clients hold, per upstream.
+pub(crate) const DEFAULT_MAX_AFFINITY_SESSIONS: usize = 64;
+
 /// Connects a client to an upstream of the library user's own making (an in-process server, a
 /// transport the configuration file cannot name). Called again on each restart.
 pub type Connector =
@@ -121,6 +124,10 @@ pub struct Limits {
     pub backoff_max: Duration,
     /// A connection that lived this long resets the backoff to its first delay (default 60 s).
     pub backoff_reset_after: Duration,
+    /// Upstream sessions of their own for the gateway's clients that can be asked for
+    /// sampling, elicitation or roots, or asked for log lines, per upstream (default 64);
+    /// past it a client's calls share the gateway's session, where the upstream cannot ask it.
+    pub max_affinity_sessions: usize,
 }
 
 impl Default for Limits {
@@ -133,6 +140,7 @@ impl Default for Limits {
             backoff_initial: Duration::from_millis(100),
             backoff_max: Duration::from_secs(30),
             backoff_reset_after: Duration::from_secs(60),
+            max_affinity_sessions: DEFAULT_MAX_AFFINITY_SESSIONS,
         }
     }
 }

@@ -35,14 +35,19 @@
 //! | `registry` | the configured upstreams (and removed ones): whose is a name or URI, is it up |
 //! | `front` | the gateway's layer: listings filtered, refusals, "down" answers |
 //! | `search` | the `search_tools` tool |
+//! | `affinity` | clients' own upstream sessions: an upstream's requests and log lines reach the client that caused them |
 //! | `upstream` | one upstream's life: connect, list, follow changes, restart with backoff |
 //!
 //! Modules depend one way: `names` ← `policy` ← `config` ← `mirror` ← `registry` ← `front`,
 //! `search`, `upstream` ← the crate root.
 //!
-//! Not yet: resource subscriptions, completion, logging, sampling, elicitation and roots from an
-//! upstream, tasks, and pagination beyond the server's own cursors.
+//! An upstream's sampling, elicitation and roots requests and log lines during a client's call
+//! reach that client and no other (the `affinity` module says how).
+//!
+//! Not yet: resource subscriptions, completion, tasks, and pagination beyond the server's own
+//! cursors.
 
+mod affinity;
 mod config;
 mod front;
 mod mirror;
@@ -129,6 +134,8 @@ impl Gateway {
                 list_changed: Some(true),
                 ..Default::default()
             }),
+            // Upstreams' log lines reach the client whose call caused them (`affinity`).
+            logging: Some(Default::default()),
             ..Default::default()
         };
         let registry = Arc::new(registry::Registry::new(config.separator.clone()));
@@ -174,7 +181,7 @@ impl Gateway {
 
     /// Starts serving upstream `up` (its supervisor connects in the background).
     fn add_upstream(&self, up: UpstreamConfig) {
-        let link = Arc::new(mirror::Link::new(up.name.clone()));
+        let link = Arc::new(mirror::Link::new(up.clone()));
         let mirror = Arc::new(mirror::Mirror::new(
             link,
             &self.server,
@@ -241,6 +248,12 @@ impl Gateway {
     /// Whether upstream `name` is up (connected and listed); `None` for no such upstream.
     pub fn is_up(&self, name: &str) -> Option<bool> {
         self.registry.mirror(name).map(|m| m.link.is_ready())
+    }
+
+    /// How many of the gateway's clients hold a session of their own on upstream `name`
+    /// (clients that can be asked for sampling, elicitation or roots, or asked for log lines).
+    pub fn own_sessions(&self, name: &str) -> Option<usize> {
+        self.registry.mirror(name).map(|m| m.link.affinity.len())
     }
 
     /// Stops every upstream (child processes end with their sessions).

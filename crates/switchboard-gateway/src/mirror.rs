@@ -21,13 +21,18 @@ use switchboard_types::prompts::{GetPromptResult, Prompt};
 use switchboard_types::resources::{ReadResourceResult, Resource, ResourceTemplate};
 use switchboard_types::tools::{CallToolResult, TaskSupport, Tool};
 
-use crate::config::Limits;
+use crate::affinity::{Affinity, InFlight};
+use crate::config::{Limits, UpstreamConfig};
 use crate::names;
 
 /// One upstream as the handlers see it: its name and its session while it is up.
 pub(crate) struct Link {
     /// The upstream's name (its prefix).
     pub(crate) name: String,
+    /// How it is reached (for the clients' own sessions).
+    config: UpstreamConfig,
+    /// The sessions of their own of the clients that may be asked for input.
+    pub(crate) affinity: Arc<Affinity>,
     session: RwLock<Option<ClientSession>>,
     /// Up and listed (the session alone is set before the first listing, so that calls work as
     /// soon as an item is served).
@@ -44,9 +49,11 @@ impl std::fmt::Debug for Link {
 }
 
 impl Link {
-    pub(crate) fn new(name: String) -> Self {
+    pub(crate) fn new(config: UpstreamConfig) -> Self {
         Link {
-            name,
+            name: config.name.clone(),
+            config,
+            affinity: Arc::default(),
             session: RwLock::new(None),
             ready: Default::default(),
         }
@@ -73,6 +80,31 @@ impl Link {
 
     pub(crate) fn set_ready(&self, ready: bool) {
         self.ready.store(ready, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The session a forwarded request of `cx` goes on: the client's own (with the guard that
+    /// keeps its call in flight) when it gets one, else the shared one; `None` when down.
+    async fn session_for(
+        &self,
+        cx: &switchboard_server::Context,
+        limits: &Limits,
+    ) -> Option<(ClientSession, Option<InFlight>)> {
+        let shared = self.session()?;
+        if !crate::affinity::wants_own_session(cx) {
+            return Some((shared, None));
+        }
+        let bound = tokio::time::timeout(
+            limits.connect_timeout,
+            self.affinity
+                .bound(&self.config, cx, limits.max_affinity_sessions),
+        )
+        .await
+        .ok()
+        .flatten();
+        match bound.and_then(|b| b.session().map(|s| (s, b))) {
+            Some((session, bound)) => Some((session, Some(bound.enter(cx)))),
+            None => Some((shared, None)),
+        }
     }
 
     fn down(&self) -> String {
@@ -270,15 +302,14 @@ impl Mirror {
         let Some(server) = self.server.upgrade() else {
             return;
         };
-        let timeout = self.limits.call_timeout;
         self.apply(
             Kind::Tools,
             desired,
             |key| server.remove_tool(key),
             |tool, original| {
-                let link = self.link.clone();
+                let (link, limits) = (self.link.clone(), self.limits.clone());
                 server.add_tool(tool, move |call| {
-                    forward_call(link.clone(), original.clone(), call, timeout)
+                    forward_call(link.clone(), original.clone(), call, limits.clone())
                 })
             },
         );
@@ -305,15 +336,14 @@ impl Mirror {
         let Some(server) = self.server.upgrade() else {
             return;
         };
-        let timeout = self.limits.call_timeout;
         self.apply(
             Kind::Prompts,
             desired,
             |key| server.remove_prompt(key),
             |prompt, original| {
-                let link = self.link.clone();
+                let (link, limits) = (self.link.clone(), self.limits.clone());
                 server.add_prompt(prompt, move |get| {
-                    forward_get(link.clone(), original.clone(), get, timeout)
+                    forward_get(link.clone(), original.clone(), get, limits.clone())
                 })
             },
         );
@@ -335,15 +365,14 @@ impl Mirror {
         let Some(server) = self.server.upgrade() else {
             return;
         };
-        let timeout = self.limits.call_timeout;
         self.apply(
             Kind::Resources,
             desired,
             |key| server.remove_resource(key),
             |resource, original| {
-                let link = self.link.clone();
+                let (link, limits) = (self.link.clone(), self.limits.clone());
                 server.add_resource(resource, move |read| {
-                    forward_read(link.clone(), Some(original.clone()), read, timeout)
+                    forward_read(link.clone(), Some(original.clone()), read, limits.clone())
                 })
             },
         );
@@ -370,15 +399,14 @@ impl Mirror {
         let Some(server) = self.server.upgrade() else {
             return;
         };
-        let timeout = self.limits.call_timeout;
         self.apply(
             Kind::Templates,
             desired,
             |key| server.remove_resource_template(key),
             |template, _original| {
-                let link = self.link.clone();
+                let (link, limits) = (self.link.clone(), self.limits.clone());
                 server.add_resource_template(template, move |read| {
-                    forward_read(link.clone(), None, read, timeout)
+                    forward_read(link.clone(), None, read, limits.clone())
                 })
             },
         );
@@ -462,13 +490,13 @@ async fn forward_call(
     link: Arc<Link>,
     name: String,
     call: ToolCall,
-    timeout: Duration,
+    limits: Limits,
 ) -> Result<CallToolResult, ToolError> {
-    let Some(session) = link.session() else {
+    let cx = call.cx;
+    let Some((session, _in_flight)) = link.session_for(&cx, &limits).await else {
         return Ok(CallToolResult::error(link.down()));
     };
-    let cx = call.cx;
-    let mut opts = options(&cx, timeout);
+    let mut opts = options(&cx, limits.call_timeout);
     // Progress: the engine's callback is synchronous, so it keeps the latest update in a watch
     // (nothing queues: updates that come faster than the client is told are coalesced into
     // the latest, which carries the later value) and this task reports it on the client's
@@ -522,14 +550,18 @@ async fn forward_get(
     link: Arc<Link>,
     name: String,
     get: PromptGet,
-    timeout: Duration,
+    limits: Limits,
 ) -> Result<GetPromptResult, ErrorObject> {
-    let Some(session) = link.session() else {
+    let Some((session, _in_flight)) = link.session_for(&get.cx, &limits).await else {
         return Err(ErrorObject::internal(link.down()));
     };
     let params = json!({"name": name, "arguments": get.arguments});
     session
-        .request(methods::PROMPTS_GET, params, options(&get.cx, timeout))
+        .request(
+            methods::PROMPTS_GET,
+            params,
+            options(&get.cx, limits.call_timeout),
+        )
         .await
         .map_err(|e| rpc_error(&link, &e))
 }
@@ -540,11 +572,12 @@ async fn forward_read(
     link: Arc<Link>,
     original: Option<String>,
     read: ResourceRead,
-    timeout: Duration,
+    limits: Limits,
 ) -> Result<ReadResourceResult, ErrorObject> {
-    let Some(session) = link.session() else {
+    let Some((session, _in_flight)) = link.session_for(&read.cx, &limits).await else {
         return Err(ErrorObject::internal(link.down()));
     };
+    let timeout = limits.call_timeout;
     let uri = match original {
         Some(uri) => uri,
         None => names::upstream_uri(&link.name, &read.uri).ok_or_else(|| {

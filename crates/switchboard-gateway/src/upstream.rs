@@ -19,7 +19,7 @@ use crate::mirror::{Kind, Mirror};
 
 /// Why an attempt to bring an upstream up failed.
 #[derive(Debug, thiserror::Error)]
-enum Attempt {
+pub(crate) enum Attempt {
     #[error("cannot start or reach it: {0}")]
     Start(String),
     #[error("{0}")]
@@ -59,7 +59,14 @@ fn token(source: &TokenSource) -> Result<String, String> {
 }
 
 async fn connect(config: &UpstreamConfig) -> Result<ClientSession, Attempt> {
-    let client = client(config);
+    connect_with(config, client(config)).await
+}
+
+/// Connects `client` to the upstream `config` names.
+pub(crate) async fn connect_with(
+    config: &UpstreamConfig,
+    client: Client,
+) -> Result<ClientSession, Attempt> {
     match &config.kind {
         UpstreamKind::Stdio(cmd) => {
             let command = ChildCommand::new("sh").args(["-c", &format!("exec {cmd}")]);
@@ -277,6 +284,7 @@ pub(crate) async fn supervise(
                     () = stop.cancelled() => true,
                 };
                 mirror.link.set(None);
+                mirror.link.affinity.close_all();
                 mirror.clear();
                 session.close();
                 if stopped {
@@ -301,5 +309,6 @@ pub(crate) async fn supervise(
         }
     }
     mirror.link.set(None);
+    mirror.link.affinity.close_all();
     mirror.clear();
 }

@@ -1,0 +1,264 @@
+//! Requests and log lines from an upstream reach only the client that caused them.
+//!
+//! An upstream's `sampling/createMessage`, `elicitation/create` and `roots/list` carry nothing
+//! on the wire that says which of the gateway's clients they are for (a 2025 stdio session is
+//! one pipe), so a shared upstream session cannot route them safely. A client that can answer
+//! them (it declared sampling, elicitation or roots) or asked for log lines (`logging/setLevel`)
+//! therefore gets upstream sessions of its own: the first call it makes to an upstream opens
+//! one (the same command or URL, with a client declaring what it declared), used by its calls
+//! only and closed when its session ends. On that session, the upstream's requests are asked
+//! of the client through one of its calls in flight ([`Context::create_message`],
+//! [`Context::elicit`], [`Context::list_roots`], which speak both eras), and refused when none
+//! is in flight; its log lines go to that client only. No other client ever holds the session,
+//! so no other client can see or answer what it carries. Past `max_affinity_sessions` for one
+//! upstream, a client's calls share the gateway's session (logged), whose client declares none
+//! of these, so the upstream cannot ask it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use switchboard_client::{Client, ClientSession};
+use switchboard_server::{ClientRequestError, Context, ServerSession};
+use switchboard_types::ErrorObject;
+use switchboard_types::lifecycle::Implementation;
+use switchboard_types::logging::LoggingMessageNotificationParams;
+
+use crate::config::UpstreamConfig;
+
+/// One client's upstream session, and that client's calls in flight on it.
+pub(crate) struct Bound {
+    session: tokio::sync::OnceCell<Option<ClientSession>>,
+    front: ServerSession,
+    calls: Mutex<Vec<(u64, Context)>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+/// Removes a call from [`Bound::calls`] when the call ends.
+pub(crate) struct InFlight {
+    bound: Arc<Bound>,
+    id: u64,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Ok(mut calls) = self.bound.calls.lock() {
+            calls.retain(|(id, _)| *id != self.id);
+        }
+    }
+}
+
+impl Bound {
+    /// The latest call of the client in flight on this session.
+    fn current(&self) -> Option<Context> {
+        self.calls
+            .lock()
+            .ok()
+            .and_then(|c| c.last().map(|(_, cx)| cx.clone()))
+    }
+
+    /// Registers `cx` as in flight until the guard drops.
+    pub(crate) fn enter(self: &Arc<Self>, cx: &Context) -> InFlight {
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.push((id, cx.clone()));
+        }
+        InFlight {
+            bound: self.clone(),
+            id,
+        }
+    }
+
+    /// The upstream session, once it is open.
+    pub(crate) fn session(&self) -> Option<ClientSession> {
+        self.session.get().cloned().flatten()
+    }
+}
+
+/// Whether the client of `cx` gets sessions of its own.
+pub(crate) fn wants_own_session(cx: &Context) -> bool {
+    let caps = cx.client_capabilities();
+    caps.sampling.is_some()
+        || caps.elicitation.is_some()
+        || caps.roots.is_some()
+        || cx.session().log_level().is_some()
+}
+
+fn refused(e: ClientRequestError) -> ErrorObject {
+    match e {
+        ClientRequestError::Request(switchboard_jsonrpc::RequestError::Rejected(obj)) => obj,
+        other => ErrorObject::internal(format!("the gateway's client did not answer: {other}")),
+    }
+}
+
+fn no_call() -> ErrorObject {
+    ErrorObject::internal(
+        "no request of the gateway's client is in flight on this session to ask it through",
+    )
+}
+
+/// The client the gateway opens an affinity session with: it declares what the gateway's
+/// client declared, and each handler asks that client through a call of its in flight.
+fn client(config: &UpstreamConfig, front: &Context, bound: Weak<Bound>) -> Client {
+    let caps = front.client_capabilities();
+    let mut b = Client::builder(Implementation::new(
+        "switchboard-gateway",
+        env!("CARGO_PKG_VERSION"),
+    ))
+    .era(config.era);
+    let current = {
+        let bound = bound.clone();
+        move || bound.upgrade().and_then(|b| b.current())
+    };
+    if caps.sampling.is_some() {
+        let current = current.clone();
+        b = b.sampling(move |params, _| {
+            let cx = current();
+            async move {
+                let cx = cx.ok_or_else(no_call)?;
+                cx.create_message(params).await.map_err(refused)
+            }
+        });
+    }
+    if let Some(e) = &caps.elicitation {
+        let url = e.url.is_some();
+        let form = e.form.is_some() || !url;
+        let current = current.clone();
+        b = b
+            .elicitation(move |params, _| {
+                let cx = current();
+                async move {
+                    let cx = cx.ok_or_else(no_call)?;
+                    cx.elicit(params).await.map_err(refused)
+                }
+            })
+            .elicitation_modes(form, url);
+    }
+    if caps.roots.is_some() {
+        let current = current.clone();
+        b = b.roots_provider(move |_| {
+            let cx = current();
+            async move {
+                let cx = cx.ok_or_else(no_call)?;
+                cx.list_roots().await.map(|r| r.roots).map_err(refused)
+            }
+        });
+    }
+    b = b.on_log(move |line: LoggingMessageNotificationParams| {
+        let Some(bound) = bound.upgrade() else {
+            return;
+        };
+        let cx = bound.current();
+        let front = bound.front.clone();
+        tokio::spawn(async move {
+            let sent = match cx {
+                Some(cx) => cx.log(line.level, line.data).await,
+                None => {
+                    front
+                        .log(line.level, line.logger.as_deref(), line.data)
+                        .await
+                }
+            };
+            if let Err(e) = sent {
+                tracing::debug!(error = %e, "an upstream's log line was not passed on");
+            }
+        });
+    });
+    b.build()
+}
+
+/// One upstream's affinity sessions, by the gateway client's session.
+#[derive(Default)]
+pub(crate) struct Affinity {
+    bound: Mutex<HashMap<u64, Arc<Bound>>>,
+}
+
+impl Affinity {
+    /// The session of `cx`'s client for this upstream, opened on its first call; `None` past
+    /// `max` sessions or when it cannot be opened (the caller then uses the shared session).
+    pub(crate) async fn bound(
+        self: &Arc<Self>,
+        config: &UpstreamConfig,
+        cx: &Context,
+        max: usize,
+    ) -> Option<Arc<Bound>> {
+        let key = cx.session().id();
+        let bound = {
+            let mut map = self.bound.lock().ok()?;
+            match map.get(&key) {
+                Some(b) => b.clone(),
+                None => {
+                    if map.len() >= max {
+                        tracing::warn!(
+                            upstream = %config.name,
+                            max_affinity_sessions = max,
+                            "too many clients with sessions of their own; this one shares the gateway's (it cannot be asked for sampling, elicitation or roots)"
+                        );
+                        return None;
+                    }
+                    let b = Arc::new(Bound {
+                        session: tokio::sync::OnceCell::new(),
+                        front: cx.session().clone(),
+                        calls: Mutex::new(Vec::new()),
+                        next: Default::default(),
+                    });
+                    map.insert(key, b.clone());
+                    b
+                }
+            }
+        };
+        let opened = bound
+            .session
+            .get_or_init(|| async {
+                let client = client(config, cx, Arc::downgrade(&bound));
+                match crate::upstream::connect_with(config, client).await {
+                    Ok(session) => {
+                        // Closed with the client's session; forgotten when either ends.
+                        let (me, front, up) =
+                            (self.clone(), cx.session().clone(), session.clone());
+                        tokio::spawn(async move {
+                            tokio::select! {
+                                () = front.closed() => {}
+                                () = up.closed() => {}
+                            }
+                            up.close();
+                            if let Ok(mut map) = me.bound.lock() {
+                                map.remove(&key);
+                            }
+                        });
+                        Some(session)
+                    }
+                    Err(e) => {
+                        tracing::warn!(upstream = %config.name, error = %e, "a client's own session could not be opened; it shares the gateway's");
+                        None
+                    }
+                }
+            })
+            .await;
+        if opened.is_none() {
+            if let Ok(mut map) = self.bound.lock() {
+                map.remove(&key);
+            }
+            return None;
+        }
+        Some(bound)
+    }
+
+    /// How many client sessions are open.
+    pub(crate) fn len(&self) -> usize {
+        self.bound.lock().map_or(0, |m| m.len())
+    }
+
+    /// Closes every client session (the upstream went down or was removed).
+    pub(crate) fn close_all(&self) {
+        let all: Vec<Arc<Bound>> = self
+            .bound
+            .lock()
+            .map(|mut m| m.drain().map(|(_, b)| b).collect())
+            .unwrap_or_default();
+        for b in all {
+            if let Some(s) = b.session() {
+                s.close();
+            }
+        }
+    }
+}

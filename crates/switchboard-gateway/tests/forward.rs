@@ -1,0 +1,249 @@
+//! Requests and log lines from an upstream during a client's call reach that client only:
+//! sampling, elicitation, roots and logging, with two clients calling at once (the hostile
+//! case: client B never sees, and so can never answer, what client A's call caused).
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use switchboard_client::{Client, ClientSession, EraMode};
+use switchboard_gateway::{Gateway, GatewayConfig, UpstreamConfig, UpstreamKind};
+use switchboard_server::Server;
+use switchboard_test_support::wait;
+use switchboard_types::lifecycle::Implementation;
+use switchboard_types::logging::LoggingLevel;
+use switchboard_types::sampling::CreateMessageResult;
+use switchboard_types::tools::{CallToolResult, Tool};
+
+mod common;
+
+use common::{in_memory, limits, text_of};
+
+/// An upstream whose `ask` logs a line, asks the client for a sampled message naming `who`,
+/// and answers with what the client said; `elicit` asks for a form; `roots` lists the roots.
+fn asking() -> Server {
+    Server::builder(Implementation::new("asking", "1"))
+        .tool(Tool::new("ask", json!({"type": "object"})), |call| async move {
+            let who = call.arguments.get("who").and_then(Value::as_str).unwrap_or("?").to_owned();
+            let _ = call.cx.log(LoggingLevel::Info, json!(format!("asking for {who}"))).await;
+            let params = serde_json::from_value(json!({
+                "messages": [{"role": "user", "content": {"type": "text", "text": format!("for {who}")}}],
+                "maxTokens": 10
+            }))
+            .expect("params");
+            let r = call
+                .cx
+                .create_message(params)
+                .await
+                .map_err(|e| switchboard_server::ToolError::new(e.to_string()))?;
+            let r = serde_json::to_value(r).expect("a result");
+            Ok(CallToolResult::text(
+                r.pointer("/content/text").and_then(Value::as_str).unwrap_or_default(),
+            ))
+        })
+        .tool(Tool::new("elicit", json!({"type": "object"})), |call| async move {
+            let params: switchboard_types::elicitation::ElicitRequestParams =
+                serde_json::from_value(json!({
+                    "mode": "form",
+                    "message": "your name?",
+                    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+                }))
+                .expect("params");
+            let r = call
+                .cx
+                .elicit(params)
+                .await
+                .map_err(|e| switchboard_server::ToolError::new(e.to_string()))?;
+            let r = serde_json::to_value(r).expect("a result");
+            Ok(CallToolResult::text(
+                r.pointer("/content/name").and_then(Value::as_str).unwrap_or_default(),
+            ))
+        })
+        .tool(Tool::new("roots", json!({"type": "object"})), |call| async move {
+            let r = call
+                .cx
+                .list_roots()
+                .await
+                .map_err(|e| switchboard_server::ToolError::new(e.to_string()))?;
+            Ok(CallToolResult::text(r.roots[0].uri.clone()))
+        })
+        .enable_logging()
+        .build()
+        .expect("a server")
+}
+
+/// What one client of the gateway saw.
+#[derive(Default)]
+struct Seen {
+    sampled: Vec<String>,
+    logs: Vec<String>,
+}
+
+/// A client of the gateway named `name` that answers sampling with `sampled by NAME`,
+/// elicitation with its name and roots with `file:///NAME`; `hold` keeps its sampling answer
+/// until it is notified.
+async fn client_of(
+    gateway: &Gateway,
+    name: &'static str,
+    seen: Arc<Mutex<Seen>>,
+    hold: Option<Arc<tokio::sync::Notify>>,
+) -> ClientSession {
+    let (ours, theirs) = switchboard_jsonrpc::memory::pair();
+    gateway.server().serve(theirs).expect("served");
+    let sampled = seen.clone();
+    Client::builder(Implementation::new(name, "1"))
+        .era(EraMode::Legacy)
+        .sampling(move |params, _| {
+            let sampled = sampled.clone();
+            let hold = hold.clone();
+            async move {
+                let text = serde_json::to_value(&params.messages[0]).expect("a message")["content"]
+                    ["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                sampled.lock().expect("lock").sampled.push(text);
+                if let Some(hold) = hold {
+                    hold.notified().await;
+                }
+                let r: CreateMessageResult = serde_json::from_value(json!({
+                    "role": "assistant", "model": "test",
+                    "content": {"type": "text", "text": format!("sampled by {name}")}
+                }))
+                .expect("a result");
+                Ok(r)
+            }
+        })
+        .elicitation(move |_, _| async move {
+            Ok(
+                serde_json::from_value(json!({"action": "accept", "content": {"name": name}}))
+                    .expect("a result"),
+            )
+        })
+        .roots([serde_json::from_value(json!({"uri": format!("file:///{name}")})).expect("a root")])
+        .on_log(move |line| {
+            seen.lock()
+                .expect("lock")
+                .logs
+                .push(line.data.as_str().unwrap_or_default().to_owned());
+        })
+        .build()
+        .connect(ours)
+        .await
+        .expect("connected")
+}
+
+fn gateway() -> Gateway {
+    let mut config = GatewayConfig::default();
+    config.limits = limits();
+    config.upstreams = vec![
+        UpstreamConfig::new(
+            "up",
+            UpstreamKind::Custom(in_memory(asking(), Arc::default())),
+        )
+        .with_era(EraMode::Legacy),
+    ];
+    Gateway::start(config).expect("a gateway")
+}
+
+/// `[SEC]` hostile clients: while A's sampling request waits for A, B calls the same tool; each
+/// client is asked only what its own call caused, and each call gets its own client's answer.
+#[tokio::test]
+async fn sampling_and_log_lines_reach_only_the_client_whose_call_caused_them() {
+    let gateway = gateway();
+    wait::until("up", || gateway.is_up("up") == Some(true)).await;
+    let (seen_a, seen_b) = (
+        Arc::new(Mutex::new(Seen::default())),
+        Arc::new(Mutex::new(Seen::default())),
+    );
+    let hold = Arc::new(tokio::sync::Notify::new());
+    let a = client_of(&gateway, "A", seen_a.clone(), Some(hold.clone())).await;
+    let b = client_of(&gateway, "B", seen_b.clone(), None).await;
+    a.set_level(LoggingLevel::Debug).await.expect("setLevel");
+    b.set_level(LoggingLevel::Debug).await.expect("setLevel");
+    a.list_tools().await.expect("tools");
+    let a_call = tokio::spawn({
+        let a = a.clone();
+        async move { a.call_tool("up_ask", json!({"who": "A"})).await }
+    });
+    wait::until("A is asked", || {
+        seen_a.lock().expect("lock").sampled.len() == 1
+    })
+    .await;
+    // A's request is pending at A; B calls now, and is asked only about its own call.
+    let r = b
+        .call_tool("up_ask", json!({"who": "B"}))
+        .await
+        .expect("a result");
+    assert_eq!(text_of(&r), "sampled by B");
+    hold.notify_one();
+    let r = a_call.await.expect("joined").expect("a result");
+    assert_eq!(text_of(&r), "sampled by A");
+    assert_eq!(seen_a.lock().expect("lock").sampled, ["for A"]);
+    assert_eq!(seen_b.lock().expect("lock").sampled, ["for B"]);
+    wait::until("each log line at its client", || {
+        seen_a.lock().expect("lock").logs.len() == 1 && seen_b.lock().expect("lock").logs.len() == 1
+    })
+    .await;
+    assert_eq!(seen_a.lock().expect("lock").logs, ["asking for A"]);
+    assert_eq!(seen_b.lock().expect("lock").logs, ["asking for B"]);
+    assert_eq!(gateway.own_sessions("up"), Some(2));
+    // A's session ends: its upstream session is closed and forgotten.
+    a.close();
+    wait::until("A's own session closed", || {
+        gateway.own_sessions("up") == Some(1)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn elicitation_and_roots_are_asked_of_the_calling_client() {
+    let gateway = gateway();
+    wait::until("up", || gateway.is_up("up") == Some(true)).await;
+    let a = client_of(&gateway, "A", Arc::default(), None).await;
+    let b = client_of(&gateway, "B", Arc::default(), None).await;
+    for (client, name) in [(&a, "A"), (&b, "B")] {
+        let r = client
+            .call_tool("up_elicit", json!({}))
+            .await
+            .expect("a result");
+        assert_eq!(text_of(&r), name);
+        let r = client
+            .call_tool("up_roots", json!({}))
+            .await
+            .expect("a result");
+        assert_eq!(text_of(&r), format!("file:///{name}"));
+    }
+}
+
+/// Bound: sessions of their own per upstream (`max_affinity_sessions`): past it a client
+/// shares the gateway's session, whose client the upstream cannot ask (the call fails, to
+/// that client only).
+#[tokio::test]
+async fn past_max_affinity_sessions_a_client_shares_the_gateways_session() {
+    let mut config = GatewayConfig::default();
+    config.limits = limits();
+    config.limits.max_affinity_sessions = 1;
+    config.upstreams = vec![
+        UpstreamConfig::new(
+            "up",
+            UpstreamKind::Custom(in_memory(asking(), Arc::default())),
+        )
+        .with_era(EraMode::Legacy),
+    ];
+    let gateway = Gateway::start(config).expect("a gateway");
+    wait::until("up", || gateway.is_up("up") == Some(true)).await;
+    let a = client_of(&gateway, "A", Arc::default(), None).await;
+    let b = client_of(&gateway, "B", Arc::default(), None).await;
+    let r = a
+        .call_tool("up_ask", json!({"who": "A"}))
+        .await
+        .expect("a result");
+    assert_eq!(text_of(&r), "sampled by A");
+    let r = b.call_tool("up_ask", json!({"who": "B"})).await;
+    let failed = match r {
+        Ok(r) => r.is_error == Some(true),
+        Err(_) => true,
+    };
+    assert!(failed, "B, past the bound, cannot be asked");
+    assert_eq!(gateway.own_sessions("up"), Some(1));
+}
