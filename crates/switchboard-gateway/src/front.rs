@@ -18,6 +18,8 @@ use crate::registry::Registry;
 pub(crate) struct Front {
     pub(crate) registry: Arc<Registry>,
     pub(crate) policy: Arc<std::sync::RwLock<Policy>>,
+    /// The bound on a forwarded `completion/complete`.
+    pub(crate) call_timeout: std::time::Duration,
 }
 
 fn caller(facts: &Facts) -> Caller<'_> {
@@ -113,7 +115,12 @@ impl Layer for Front {
             let answer = next.run(call);
             return Box::pin(async move {
                 let result = answer.await?;
-                Front { registry, policy }.filter(&facts, kind, field, key, result)
+                Front {
+                    registry,
+                    policy,
+                    call_timeout: std::time::Duration::ZERO,
+                }
+                .filter(&facts, kind, field, key, result)
             });
         }
         if method == methods::TOOLS_CALL {
@@ -140,16 +147,120 @@ impl Layer for Front {
             if !self.allows(&self.policy(), call.facts(), kind, &key) {
                 return refused(&key);
             }
+
             // A templated URI is not in any listing: its upstream is found by its prefix.
-            if let Some(text) = self
-                .registry
-                .owner(kind, &key)
-                .and_then(|o| o.unavailable())
-            {
+            let owner = self.registry.owner(kind, &key);
+            if let Some(text) = owner.as_ref().and_then(|o| o.unavailable()) {
                 return Box::pin(async move { Err(ErrorObject::internal(text)) });
             }
+            let subscribing = method == methods::RESOURCES_SUBSCRIBE;
+            if subscribing || method == methods::RESOURCES_UNSUBSCRIBE {
+                let mirror = owner.and_then(|o| self.registry.mirror(&o.name));
+                let answer = next.run(call);
+                return Box::pin(async move {
+                    let result = answer.await?;
+                    if let Some(mirror) = mirror {
+                        if subscribing {
+                            mirror.subscribe(&key).await.map_err(|e| {
+                                ErrorObject::internal(format!(
+                                    "upstream `{}` refused the subscription: {e}",
+                                    mirror.link.name
+                                ))
+                            })?;
+                        } else {
+                            mirror.unsubscribe(&key).await;
+                        }
+                    }
+                    Ok(result)
+                });
+            }
+        }
+        if method == methods::COMPLETION_COMPLETE {
+            return self.complete(call);
         }
         next.run(call)
+    }
+}
+
+impl Front {
+    /// `completion/complete` of a prompt's or resource template's argument, forwarded to the
+    /// item's upstream with the reference rewritten to the upstream's name or URI; no values
+    /// when the upstream does not complete (or the item is no upstream's).
+    fn complete(&self, call: Call) -> BoxFuture<HandlerResult> {
+        let none = || raw(&serde_json::json!({"completion": {"values": []}}));
+        let Some(mut params) = call
+            .request
+            .params
+            .as_ref()
+            .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+        else {
+            return Box::pin(async {
+                Err(ErrorObject::invalid_params(
+                    "completion/complete needs params",
+                ))
+            });
+        };
+        let reference = params.get("ref").cloned().unwrap_or_default();
+        let (kind, field) = match reference.get("type").and_then(Value::as_str) {
+            Some("ref/prompt") => (Kind::Prompts, "name"),
+            Some("ref/resource") => (Kind::Templates, "uri"),
+            _ => return Box::pin(async move { none() }),
+        };
+        let Some(key) = reference
+            .get(field)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            return Box::pin(async move { none() });
+        };
+        if !self.allows(&self.policy(), call.facts(), kind, &key) {
+            return refused(&key);
+        }
+        let Some(owner) = self.registry.owner(kind, &key) else {
+            return Box::pin(async move { none() });
+        };
+        if let Some(text) = owner.unavailable() {
+            return Box::pin(async move { Err(ErrorObject::internal(text)) });
+        }
+        let Some(session) = self
+            .registry
+            .mirror(&owner.name)
+            .and_then(|m| m.link.session())
+        else {
+            return Box::pin(async move { none() });
+        };
+        if session.server_capabilities().completions.is_none() {
+            return Box::pin(async move { none() });
+        }
+        let original = match kind {
+            Kind::Prompts if owner.name.is_empty() => Some(key.clone()),
+            Kind::Prompts => key
+                .strip_prefix(&owner.name)
+                .and_then(|r| r.strip_prefix(&self.registry.separator))
+                .map(str::to_owned),
+            _ => crate::names::upstream_uri(&owner.name, &key),
+        };
+        let Some(original) = original else {
+            return Box::pin(async move { none() });
+        };
+        params["ref"][field] = Value::String(original);
+        let opts = switchboard_client::RequestOptions::default()
+            .with_timeout(self.call_timeout)
+            .with_cancel(call.context.cancellation().child_token());
+        Box::pin(async move {
+            let answer: Value = session
+                .request(methods::COMPLETION_COMPLETE, params, opts)
+                .await
+                .map_err(|e| match e {
+                    switchboard_client::ClientError::Request(
+                        switchboard_jsonrpc::RequestError::Rejected(obj),
+                    ) => obj,
+                    other => {
+                        ErrorObject::internal(format!("upstream `{}` failed: {other}", owner.name))
+                    }
+                })?;
+            raw(&answer)
+        })
     }
 }
 

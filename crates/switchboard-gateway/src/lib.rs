@@ -35,6 +35,7 @@
 //! | `registry` | the configured upstreams (and removed ones): whose is a name or URI, is it up |
 //! | `front` | the gateway's layer: listings filtered, refusals, "down" answers |
 //! | `search` | the `search_tools` tool |
+//! | `subscribe` | resource subscriptions forwarded, updates rewritten back |
 //! | `affinity` | clients' own upstream sessions: an upstream's requests and log lines reach the client that caused them |
 //! | `upstream` | one upstream's life: connect, list, follow changes, restart with backoff |
 //!
@@ -44,8 +45,11 @@
 //! An upstream's sampling, elicitation and roots requests and log lines during a client's call
 //! reach that client and no other (the `affinity` module says how).
 //!
-//! Not yet: resource subscriptions, completion, tasks, and pagination beyond the server's own
-//! cursors.
+//! Resource subscriptions and `completion/complete` are forwarded with names and URIs rewritten
+//! both ways, as are the URIs of resource links and embedded resources in tool results.
+//!
+//! Not yet: subscriptions through a 2026-07-28 `subscriptions/listen` on the front, tasks, and
+//! pagination beyond the server's own cursors.
 
 mod affinity;
 mod config;
@@ -55,6 +59,7 @@ mod names;
 mod policy;
 mod registry;
 mod search;
+mod subscribe;
 mod upstream;
 
 use std::sync::{Arc, RwLock};
@@ -129,11 +134,12 @@ impl Gateway {
                 list_changed: Some(true),
                 ..Default::default()
             }),
-            // No `subscribe`: upstreams' resource updates are not forwarded yet.
             resources: Some(ResourcesCapability {
                 list_changed: Some(true),
+                subscribe: Some(true),
                 ..Default::default()
             }),
+            completions: Some(Default::default()),
             // Upstreams' log lines reach the client whose call caused them (`affinity`).
             logging: Some(Default::default()),
             ..Default::default()
@@ -158,6 +164,7 @@ impl Gateway {
         builder = builder.layer(front::Front {
             registry: registry.clone(),
             policy: policy.clone(),
+            call_timeout: config.limits.call_timeout,
         });
         if config.search_tools {
             let (registry, policy) = (registry.clone(), policy.clone());

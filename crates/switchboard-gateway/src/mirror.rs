@@ -164,6 +164,8 @@ pub(crate) struct Mirror {
     separator: String,
     limits: Limits,
     mirrored: Mutex<Mirrored>,
+    /// The resource subscriptions the gateway's clients hold on this upstream.
+    subscriptions: crate::subscribe::Subscriptions,
     /// The keys of the last listing of each kind, kept while the upstream is down: a call to
     /// one of them is then answered "down" naming the upstream, not "unknown".
     known: Mutex<Known>,
@@ -187,6 +189,7 @@ impl Mirror {
             limits,
             mirrored: Mutex::default(),
             known: Mutex::default(),
+            subscriptions: Default::default(),
         }
     }
 
@@ -232,6 +235,32 @@ impl Mirror {
         for key in std::mem::take(&mut mirrored.templates).into_keys() {
             let _ = server.remove_resource_template(&key);
         }
+    }
+
+    /// A client subscribed to `gateway_uri` (one of this upstream's).
+    pub(crate) async fn subscribe(&self, gateway_uri: &str) -> Result<(), ClientError> {
+        self.subscriptions
+            .add(
+                &self.link.name,
+                self.link.session(),
+                &self.server,
+                gateway_uri,
+            )
+            .await
+    }
+
+    /// A client unsubscribed from `gateway_uri`.
+    pub(crate) async fn unsubscribe(&self, gateway_uri: &str) {
+        self.subscriptions
+            .remove(self.link.session(), gateway_uri)
+            .await;
+    }
+
+    /// Subscribes a new session of the upstream to what the clients are subscribed to.
+    pub(crate) async fn renew_subscriptions(&self, session: &ClientSession) {
+        self.subscriptions
+            .renew(&self.link.name, session, &self.server)
+            .await;
     }
 
     /// Whether `key` (a gateway name or URI) was in this upstream's last listing of `kind`.
@@ -536,7 +565,7 @@ async fn forward_call(
         report(latest).await;
     }
     match result {
-        Ok(r) => Ok(r),
+        Ok(r) => Ok(with_gateway_uris(&link.name, r)),
         Err(ClientError::Request(RequestError::Rejected(obj))) => Err(ToolError::Rpc(obj)),
         Err(e) => {
             tracing::warn!(upstream = %link.name, tool = %name, error = %e, "forwarded call failed");
@@ -605,4 +634,35 @@ async fn forward_read(
         }
     }
     Ok(result)
+}
+
+/// A tool result with the URIs of its resource links and embedded resources rewritten to the
+/// gateway's (so that a client can read them through the gateway).
+fn with_gateway_uris(upstream: &str, result: CallToolResult) -> CallToolResult {
+    if upstream.is_empty() {
+        return result;
+    }
+    let Ok(mut value) = serde_json::to_value(&result) else {
+        return result;
+    };
+    let mut changed = false;
+    if let Some(blocks) = value.get_mut("content").and_then(Value::as_array_mut) {
+        for block in blocks {
+            let slot = match block.get("type").and_then(Value::as_str) {
+                Some("resource_link") => block.get_mut("uri"),
+                Some("resource") => block.get_mut("resource").and_then(|r| r.get_mut("uri")),
+                _ => None,
+            };
+            if let Some(slot) = slot
+                && let Some(uri) = slot.as_str().and_then(|u| names::prefixed_uri(upstream, u))
+            {
+                *slot = Value::String(uri);
+                changed = true;
+            }
+        }
+    }
+    if !changed {
+        return result;
+    }
+    serde_json::from_value(value).unwrap_or(result)
 }

@@ -268,6 +268,7 @@ pub(crate) async fn supervise(
         };
         match up {
             Ok(session) => {
+                mirror.renew_subscriptions(&session).await;
                 mirror.link.set_ready(true);
                 tracing::info!(
                     upstream = %name,
