@@ -219,6 +219,7 @@ impl Mirror {
         let Some(server) = self.server.upgrade() else {
             return;
         };
+        let _hold = server.hold_list_changes();
         let Ok(mut mirrored) = self.mirrored.lock() else {
             return;
         };
@@ -235,6 +236,12 @@ impl Mirror {
         for key in std::mem::take(&mut mirrored.templates).into_keys() {
             let _ = server.remove_resource_template(&key);
         }
+    }
+
+    /// Holds the gateway's list-change announcements back while the guard lives (a burst of
+    /// changes is one `list_changed` per list).
+    pub(crate) fn hold_list_changes(&self) -> Option<switchboard_server::ListChangeHold> {
+        self.server.upgrade().map(|s| s.hold_list_changes())
     }
 
     /// A client subscribed to `gateway_uri` (one of this upstream's).
@@ -459,6 +466,7 @@ impl Mirror {
                 Kind::Templates => known.templates = keys,
             }
         }
+        let _hold = self.hold_list_changes();
         let Ok(mut mirrored) = self.mirrored.lock() else {
             return;
         };

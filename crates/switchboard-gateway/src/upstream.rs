@@ -120,6 +120,8 @@ async fn list_all(session: &ClientSession, mirror: &Mirror) {
         ),
         None => (Vec::new(), Vec::new()),
     };
+    // One list_changed per list for the whole listing, not one per item.
+    let _hold = mirror.hold_list_changes();
     mirror.sync_tools(tools);
     mirror.sync_prompts(prompts);
     mirror.sync_resources(resources);

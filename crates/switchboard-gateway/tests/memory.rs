@@ -478,3 +478,49 @@ async fn a_call_to_a_down_upstreams_tool_is_an_error_result_naming_it_not_unknow
         .expect("a result");
     assert_eq!(text_of(&r), "calc: 3");
 }
+
+/// A burst of changes (an upstream of 20 tools going down, then coming back) is one
+/// `list_changed` each time, not one per tool.
+#[tokio::test]
+async fn a_burst_of_list_changes_is_one_list_changed_per_list() {
+    let mut b = Server::builder(Implementation::new("many", "1"));
+    for i in 0..20 {
+        b = b.tool(Tool::new(format!("t{i}"), common::obj()), |_| async {
+            Ok(CallToolResult::text("t"))
+        });
+    }
+    let sessions = Arc::new(Mutex::new(Vec::new()));
+    let mut config = GatewayConfig::default();
+    config.limits = limits();
+    config.upstreams = vec![
+        UpstreamConfig::new(
+            "many",
+            UpstreamKind::Custom(in_memory(b.build().expect("a server"), sessions.clone())),
+        )
+        .with_era(EraMode::Legacy),
+    ];
+    let gateway = Gateway::start(config).expect("a gateway");
+    wait::until("up", || gateway.is_up("many") == Some(true)).await;
+    let client = front(&gateway, EraMode::Legacy).await;
+    assert_eq!(client.list_tools().await.expect("tools").len(), 20);
+    let kind = switchboard_client::ListKind::Tools;
+    let before = client.list_generation(kind);
+    sessions.lock().expect("lock")[0].close();
+    let back = async {
+        loop {
+            let tools = client.tools_changed().await.expect("list_changed");
+            if tools.len() == 20 && client.list_generation(kind) > before + 1 {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(wait::DEADLINE, back)
+        .await
+        .expect("listed again");
+    client.ping().await.expect("pong");
+    assert_eq!(
+        client.list_generation(kind) - before,
+        2,
+        "one for the 20 removals, one for the 20 additions"
+    );
+}

@@ -66,6 +66,9 @@ pub(crate) struct Audience {
     pub(crate) next_session: AtomicU64,
     /// The open `subscriptions/listen` streams.
     pub(crate) listeners: Arc<Listeners>,
+    /// List changes held back ([`Audience::hold`]): how many holds are open, and which lists
+    /// changed meanwhile (tools, prompts, resources).
+    held: Mutex<(usize, [bool; 3])>,
 }
 
 impl Audience {
@@ -74,6 +77,37 @@ impl Audience {
             sessions: Mutex::default(),
             next_session: AtomicU64::new(1),
             listeners: Arc::new(Listeners::new(max_listeners)),
+            held: Mutex::default(),
+        }
+    }
+
+    /// Holds list changes back until as many [`Audience::release`]s: a burst of changes is
+    /// then announced once per list.
+    pub(crate) fn hold(&self) {
+        if let Ok(mut held) = self.held.lock() {
+            held.0 += 1;
+        }
+    }
+
+    /// Ends one hold; the last announces each list that changed while held.
+    pub(crate) fn release(&self) {
+        let pending = {
+            let Ok(mut held) = self.held.lock() else {
+                return;
+            };
+            held.0 = held.0.saturating_sub(1);
+            if held.0 > 0 {
+                return;
+            }
+            std::mem::take(&mut held.1)
+        };
+        for (list, changed) in [List::Tools, List::Prompts, List::Resources]
+            .into_iter()
+            .zip(pending)
+        {
+            if changed {
+                self.list_changed(list);
+            }
         }
     }
 
@@ -112,6 +146,12 @@ impl Audience {
     /// Announces that `list` changed: its `list_changed` notification to every ready session
     /// and every listen stream that asked for it.
     pub(crate) fn list_changed(&self, list: List) {
+        if let Ok(mut held) = self.held.lock()
+            && held.0 > 0
+        {
+            held.1[list as usize] = true;
+            return;
+        }
         self.listeners.publish(&list.event());
         let method = list.method();
         let Ok(sessions) = self.sessions.lock() else {

@@ -84,7 +84,7 @@ pub use register::{
 };
 pub use resource::ResourceRead;
 pub use resume::Resumption;
-pub use server::{Server, ServerBuilder, ServerError, WeakServer};
+pub use server::{ListChangeHold, Server, ServerBuilder, ServerError, WeakServer};
 pub use session::{ServerSession, SessionError};
 pub use switchboard_jsonrpc::RouteError;
 /// The task store [`ServerBuilder::task_store`] takes, and the in-memory one it uses by default

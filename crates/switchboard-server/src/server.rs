@@ -844,6 +844,17 @@ impl Server {
         Ok(())
     }
 
+    /// Holds the run-time list changes' announcements back while the returned guard lives:
+    /// when the last guard drops, each list that changed meanwhile (tools, prompts, resources)
+    /// is announced once, so that a burst of [`Server::add_tool`]s and removals (a gateway
+    /// mirroring an upstream) is one `list_changed` per list, not one per item.
+    pub fn hold_list_changes(&self) -> ListChangeHold {
+        self.inner.audience.hold();
+        ListChangeHold {
+            audience: self.inner.audience.clone(),
+        }
+    }
+
     /// Removes a tool at run time, notifying sessions as [`Server::add_tool`] does.
     ///
     /// # Errors
@@ -993,5 +1004,24 @@ impl Server {
                 })
             })
             .collect()
+    }
+}
+
+/// Holds a server's list-change announcements back ([`Server::hold_list_changes`]); dropping
+/// it announces what changed once the last hold is gone.
+#[must_use = "the changes are announced when the hold drops"]
+pub struct ListChangeHold {
+    audience: Arc<Audience>,
+}
+
+impl std::fmt::Debug for ListChangeHold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ListChangeHold")
+    }
+}
+
+impl Drop for ListChangeHold {
+    fn drop(&mut self) {
+        self.audience.release();
     }
 }
