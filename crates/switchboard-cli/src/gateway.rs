@@ -69,6 +69,8 @@ pub(crate) async fn run(args: GatewayArgs) -> anyhow::Result<()> {
         args.audit.clone(),
         !args.no_watch,
     ));
+    // Every upstream that can come up is listed before the first client is served.
+    gateway.ready().await;
     if let Some(addr) = args.http {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;

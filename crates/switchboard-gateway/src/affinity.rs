@@ -25,18 +25,34 @@ use switchboard_types::logging::LoggingMessageNotificationParams;
 
 use crate::config::UpstreamConfig;
 
+/// Most log lines of one upstream session waiting to be passed on to its client; past it the
+/// oldest is dropped.
+pub const MAX_QUEUED_LOG_LINES: usize = 256;
+
 /// One client's upstream session, and that client's calls in flight on it.
 pub(crate) struct Bound {
     session: tokio::sync::OnceCell<Option<ClientSession>>,
     front: ServerSession,
     calls: Mutex<Vec<(u64, Context)>>,
     next: std::sync::atomic::AtomicU64,
+    /// The upstream's log lines not yet passed on, in arrival order.
+    logs: Mutex<std::collections::VecDeque<LoggingMessageNotificationParams>>,
+    /// Held while lines are passed on, so that they leave in order.
+    sending: tokio::sync::Mutex<()>,
 }
 
 /// Removes a call from [`Bound::calls`] when the call ends.
 pub(crate) struct InFlight {
     bound: Arc<Bound>,
     id: u64,
+}
+
+impl InFlight {
+    /// Passes on the log lines that arrived before the upstream's answer, so that the client
+    /// has them before the gateway's answer.
+    pub(crate) async fn flush(&self) {
+        self.bound.drain().await;
+    }
 }
 
 impl Drop for InFlight {
@@ -65,6 +81,28 @@ impl Bound {
         InFlight {
             bound: self.clone(),
             id,
+        }
+    }
+
+    /// Passes on the waiting log lines, in order: through the client's call in flight (which
+    /// speaks its era), else on its session.
+    async fn drain(&self) {
+        let _order = self.sending.lock().await;
+        loop {
+            let Some(line) = self.logs.lock().ok().and_then(|mut l| l.pop_front()) else {
+                return;
+            };
+            let sent = match self.current() {
+                Some(cx) => cx.log(line.level, line.data).await,
+                None => {
+                    self.front
+                        .log(line.level, line.logger.as_deref(), line.data)
+                        .await
+                }
+            };
+            if let Err(e) = sent {
+                tracing::debug!(error = %e, "an upstream's log line was not passed on");
+            }
         }
     }
 
@@ -147,23 +185,21 @@ fn client(config: &UpstreamConfig, front: &Context, bound: Weak<Bound>) -> Clien
         let Some(bound) = bound.upgrade() else {
             return;
         };
-        let cx = bound.current();
-        let front = bound.front.clone();
-        tokio::spawn(async move {
-            let sent = match cx {
-                Some(cx) => cx.log(line.level, line.data).await,
-                None => {
-                    front
-                        .log(line.level, line.logger.as_deref(), line.data)
-                        .await
-                }
-            };
-            if let Err(e) = sent {
-                tracing::debug!(error = %e, "an upstream's log line was not passed on");
-            }
-        });
+        if let Ok(mut logs) = bound.logs.lock() {
+            queue_line(&mut logs, line);
+        }
+        tokio::spawn(async move { bound.drain().await });
     });
     b.build()
+}
+
+/// Queues a log line; past [`MAX_QUEUED_LOG_LINES`] the oldest is dropped (a client that reads
+/// nothing does not make the gateway hold every line).
+fn queue_line<T>(logs: &mut std::collections::VecDeque<T>, line: T) {
+    if logs.len() >= MAX_QUEUED_LOG_LINES {
+        logs.pop_front();
+    }
+    logs.push_back(line);
 }
 
 /// One upstream's affinity sessions, by the gateway client's session.
@@ -200,6 +236,8 @@ impl Affinity {
                         front: cx.session().clone(),
                         calls: Mutex::new(Vec::new()),
                         next: Default::default(),
+                        logs: Mutex::default(),
+                        sending: tokio::sync::Mutex::new(()),
                     });
                     map.insert(key, b.clone());
                     b
@@ -260,5 +298,22 @@ impl Affinity {
                 s.close();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bound: log lines waiting for one client (`MAX_QUEUED_LOG_LINES`): the oldest go first.
+    #[test]
+    fn past_max_queued_log_lines_the_oldest_line_is_dropped() {
+        let mut logs = std::collections::VecDeque::new();
+        for i in 0..MAX_QUEUED_LOG_LINES + 10 {
+            queue_line(&mut logs, i);
+        }
+        assert_eq!(logs.len(), MAX_QUEUED_LOG_LINES);
+        assert_eq!(logs.front(), Some(&10));
+        assert_eq!(logs.back(), Some(&(MAX_QUEUED_LOG_LINES + 9)));
     }
 }

@@ -172,6 +172,8 @@ pub struct GatewayConfig {
     /// Where one JSON line per client request is appended (the middleware's audit log);
     /// `None`: no audit log.
     pub audit_log: Option<PathBuf>,
+    /// Items per page of the gateway's list methods (default: the server's, 100).
+    pub page_size: Option<usize>,
     /// Serve a `search_tools` tool: a query returns the matching tools' names and schemas,
     /// for clients that cannot hold hundreds of tools.
     pub search_tools: bool,
@@ -185,6 +187,7 @@ impl Default for GatewayConfig {
             limits: Limits::default(),
             policy: Policy::default(),
             audit_log: None,
+            page_size: None,
             search_tools: false,
         }
     }
@@ -231,6 +234,8 @@ struct File {
     audit_log: Option<String>,
     #[serde(default)]
     search_tools: Option<bool>,
+    #[serde(default)]
+    page_size: Option<Spanned<usize>>,
 }
 
 #[derive(Deserialize)]
@@ -271,7 +276,8 @@ impl GatewayConfig {
     /// era = "auto"                         # or "legacy", or "2026-07-28"
     /// ```
     ///
-    /// and optionally `audit_log = "/var/log/gateway.audit"`, `search_tools = true`, and a
+    /// and optionally `audit_log = "/var/log/gateway.audit"`, `search_tools = true`,
+    /// `page_size = 50`, and a
     /// `[policy]` table with `default` and `[[policy.rule]]` entries (see [`Policy`]).
     ///
     /// # Errors
@@ -328,6 +334,12 @@ impl GatewayConfig {
         }
         config.audit_log = file.audit_log.map(PathBuf::from);
         config.search_tools = file.search_tools.unwrap_or(false);
+        if let Some(n) = file.page_size {
+            if *n.get_ref() == 0 {
+                return Err(invalid(n.span(), "page_size", "must be at least 1".into()));
+            }
+            config.page_size = Some(*n.get_ref());
+        }
         for entry in file.upstream {
             let span = entry.span();
             let up = entry.into_inner();

@@ -71,6 +71,7 @@ use switchboard_types::capabilities::{
 };
 use switchboard_types::lifecycle::Implementation;
 
+pub use affinity::MAX_QUEUED_LOG_LINES;
 pub use config::{
     ConfigError, Connector, GatewayConfig, Limits, TokenSource, UpstreamConfig, UpstreamKind,
 };
@@ -151,6 +152,9 @@ impl Gateway {
             env!("CARGO_PKG_VERSION"),
         ))
         .capabilities(caps);
+        if let Some(n) = config.page_size {
+            builder = builder.page_size(n);
+        }
         // The audit log sees every request first (refusals included), then the policy.
         if let Some(path) = &config.audit_log {
             let audit = switchboard_middleware::Audit::to_file(path).map_err(|error| {
@@ -250,6 +254,15 @@ impl Gateway {
     /// The configuration upstream `name` runs with.
     pub fn upstream_config(&self, name: &str) -> Option<UpstreamConfig> {
         self.registry.config_of(name)
+    }
+
+    /// Waits until every upstream's first connection attempt has ended (up and listed, or
+    /// failed: each is bounded by [`Limits::connect_timeout`]), so that a client served after
+    /// it finds every upstream that could come up already listed.
+    pub async fn ready(&self) {
+        for mirror in self.registry.mirrors() {
+            mirror.link.attempted().await;
+        }
     }
 
     /// Whether upstream `name` is up (connected and listed); `None` for no such upstream.

@@ -37,6 +37,8 @@ pub(crate) struct Link {
     /// Up and listed (the session alone is set before the first listing, so that calls work as
     /// soon as an item is served).
     ready: std::sync::atomic::AtomicBool,
+    /// Set once the first attempt to bring the upstream up has ended, either way.
+    attempted: tokio::sync::watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for Link {
@@ -56,6 +58,7 @@ impl Link {
             affinity: Arc::default(),
             session: RwLock::new(None),
             ready: Default::default(),
+            attempted: tokio::sync::watch::Sender::new(false),
         }
     }
 
@@ -71,6 +74,17 @@ impl Link {
         if let Ok(mut slot) = self.session.write() {
             *slot = session;
         }
+    }
+
+    /// Records that the first attempt to bring the upstream up has ended.
+    pub(crate) fn set_attempted(&self) {
+        self.attempted.send_replace(true);
+    }
+
+    /// Waits until the first attempt to bring the upstream up has ended.
+    pub(crate) async fn attempted(&self) {
+        let mut rx = self.attempted.subscribe();
+        let _ = rx.wait_for(|done| *done).await;
     }
 
     /// Whether the upstream is up and listed.
@@ -530,7 +544,7 @@ async fn forward_call(
     limits: Limits,
 ) -> Result<CallToolResult, ToolError> {
     let cx = call.cx;
-    let Some((session, _in_flight)) = link.session_for(&cx, &limits).await else {
+    let Some((session, in_flight)) = link.session_for(&cx, &limits).await else {
         return Ok(CallToolResult::error(link.down()));
     };
     let mut opts = options(&cx, limits.call_timeout);
@@ -567,13 +581,16 @@ async fn forward_call(
             r = &mut forwarded => break r,
         }
     };
-    // An update that came with the answer is reported before it.
+    // An update that came with the answer is reported before it, as are its log lines.
     if rx.has_changed().unwrap_or(false) {
         let latest = rx.borrow_and_update().clone();
         report(latest).await;
     }
+    if let Some(in_flight) = &in_flight {
+        in_flight.flush().await;
+    }
     match result {
-        Ok(r) => Ok(with_gateway_uris(&link.name, r)),
+        Ok(r) => Ok(with_gateway_uris(&link.name, neutral(r))),
         Err(ClientError::Request(RequestError::Rejected(obj))) => Err(ToolError::Rpc(obj)),
         Err(e) => {
             tracing::warn!(upstream = %link.name, tool = %name, error = %e, "forwarded call failed");
@@ -600,6 +617,7 @@ async fn forward_get(
             options(&get.cx, limits.call_timeout),
         )
         .await
+        .map(neutral)
         .map_err(|e| rpc_error(&link, &e))
 }
 
@@ -631,6 +649,7 @@ async fn forward_read(
             options(&read.cx, timeout),
         )
         .await
+        .map(neutral)
         .map_err(|e| rpc_error(&link, &e))?;
     for contents in &mut result.contents {
         let uri = match contents {
@@ -673,4 +692,55 @@ fn with_gateway_uris(upstream: &str, result: CallToolResult) -> CallToolResult {
         return result;
     }
     serde_json::from_value(value).unwrap_or(result)
+}
+
+/// Members of a 2026-07-28 result that are the upstream's own answer to the gateway's client,
+/// not the gateway's to its clients: the cache hints (the gateway's server sets its own), the
+/// result type, and the upstream's `serverInfo` in `_meta`.
+const UPSTREAM_ONLY: [&str; 3] = ["cacheScope", "ttlMs", "resultType"];
+const UPSTREAM_META: &str = "io.modelcontextprotocol/serverInfo";
+
+/// A forwarded result without what is the upstream's own ([`UPSTREAM_ONLY`]): the gateway's
+/// server answers each client in its own era.
+fn neutral<T: Serialize + serde::de::DeserializeOwned>(result: T) -> T {
+    let Ok(mut value) = serde_json::to_value(&result) else {
+        return result;
+    };
+    let Some(object) = value.as_object_mut() else {
+        return result;
+    };
+    let mut changed = false;
+    for key in UPSTREAM_ONLY {
+        changed |= object.remove(key).is_some();
+    }
+    if let Some(meta) = object.get_mut("_meta").and_then(Value::as_object_mut) {
+        changed |= meta.remove(UPSTREAM_META).is_some();
+        if meta.is_empty() {
+            object.remove("_meta");
+        }
+    }
+    if !changed {
+        return result;
+    }
+    serde_json::from_value(value).unwrap_or(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_forwarded_result_loses_the_upstreams_cache_hints_and_server_info() {
+        let r: ReadResourceResult = serde_json::from_value(json!({
+            "contents": [{"uri": "test://x", "text": "x"}],
+            "cacheScope": "private", "ttlMs": 0, "resultType": "complete",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "up", "version": "1"}, "keep": 1}
+        }))
+        .expect("a result");
+        let v = serde_json::to_value(neutral(r)).expect("json");
+        assert_eq!(
+            v,
+            json!({"contents": [{"uri": "test://x", "text": "x"}], "_meta": {"keep": 1}})
+        );
+    }
 }

@@ -268,10 +268,13 @@ pub(crate) async fn supervise(
             r = bring_up(&config, &mirror, &limits) => r,
             () = stop.cancelled() => break,
         };
+        if let Ok(session) = &up {
+            mirror.renew_subscriptions(session).await;
+            mirror.link.set_ready(true);
+        }
+        mirror.link.set_attempted();
         match up {
             Ok(session) => {
-                mirror.renew_subscriptions(&session).await;
-                mirror.link.set_ready(true);
                 tracing::info!(
                     upstream = %name,
                     era = ?session.era(),
@@ -312,6 +315,7 @@ pub(crate) async fn supervise(
         }
     }
     mirror.link.set(None);
+    mirror.link.set_attempted();
     mirror.link.affinity.close_all();
     mirror.clear();
 }

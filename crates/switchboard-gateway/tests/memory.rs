@@ -524,3 +524,17 @@ async fn a_burst_of_list_changes_is_one_list_changed_per_list() {
         "one for the 20 removals, one for the 20 additions"
     );
 }
+
+/// `Gateway::ready` returns once every upstream's first attempt has ended: both are then up
+/// and listed, without polling.
+#[tokio::test]
+async fn ready_waits_for_every_upstreams_first_attempt() {
+    let s = start(EraMode::Legacy, limits());
+    tokio::time::timeout(wait::DEADLINE, s.gateway.ready())
+        .await
+        .expect("ready in time");
+    assert_eq!(s.gateway.is_up("calc"), Some(true));
+    assert_eq!(s.gateway.is_up("text"), Some(true));
+    let client = front(&s.gateway, EraMode::Legacy).await;
+    assert_eq!(client.list_tools().await.expect("tools").len(), 6);
+}
