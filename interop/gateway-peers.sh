@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# `switchboard gateway` between the official SDKs and real servers (issue 27's proof, in part).
+# A run that cannot start fails; so does any result other than the expected one.
+#
+#   interop/gateway-peers.sh path/to/switchboard
+#
+# 1. The official TypeScript SDK client (ts-client.mjs) and Python SDK client (py_client.py)
+#    walk the whole EVERYTHING-SERVER contract through `switchboard gateway CONFIG --stdio`
+#    fronting our everything server over stdio, mounted without a prefix (the contract names
+#    its tools and URIs). The failing checks must be exactly EXPECTED_CONTRACT_FAILURES below.
+# 2. The official TypeScript SDK client (gateway-check.mjs) through `switchboard gateway --http`
+#    fronting, at once, our everything server over stdio under `sb` and the official
+#    @modelcontextprotocol/server-everything over Streamable HTTP under `se`: each upstream's
+#    tools, prompts, resources and templates listed under its prefix exactly, definitions
+#    unchanged but for the name, a call and a read through the gateway equal to the direct ones.
+#    Every check must pass.
+# 3. The official conformance suite (2025-11-25 server scenarios, `--suite all`) against
+#    `switchboard gateway --http` fronting our everything server with prefix "": judged as
+#    conformance/ci.sh judges `serve` (every announced scenario wrote checks.json, no FAILURE,
+#    no WARNING).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN="$(cd "$(dirname "${1:?usage: interop/gateway-peers.sh path/to/switchboard}")" && pwd)/$(basename "$1")"
+. interop/lib.sh
+interop_use_node22
+[ -x "$BIN" ] || interop_die "no switchboard binary at $BIN"
+[ -x "$VENV_PY" ] || interop_die "the Python venv is not installed at $VENV_DIR; run scripts/install-peers.sh"
+[ -f "$SERVER_EVERYTHING_JS" ] || interop_die "server-everything is not installed; run scripts/install-peers.sh"
+
+WORK="$(mktemp -d)"
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2> /dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2> /dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+status=0
+
+# The contract checks a client cannot pass through a gateway, as `FAIL NAME:` prefixes. Why:
+# - progress: the result of test_tool_with_progress is the progress token the server saw; each
+#   hop has its own (the gateway's client asks the upstream with a token of its session: a
+#   client's token is its own and is not passed on, so two clients cannot collide upstream).
+# - dynamic tools and subscriptions: both SDK clients declare sampling, elicitation and roots,
+#   so the gateway gives each an upstream session of its own (its requests then reach that
+#   client only); a stdio upstream's session is a process, so test_add_dynamic_tool and
+#   test_trigger_resource_update run in the client's own process, while the gateway's list and
+#   its resource subscription are those of its shared process. (An upstream over Streamable
+#   HTTP serves all its sessions from one server, whose run-time state they share.)
+EXPECTED_CONTRACT_FAILURES=(
+  "FAIL tools/call test_tool_with_progress (onprogress): result text is String(progressToken):"
+  "FAIL dynamic tools: notifications/tools/list_changed after add:"
+  "FAIL dynamic tools: tools/list includes test_dynamic_tool after add:"
+  "FAIL dynamic tools: tools/call test_dynamic_tool:"
+  "FAIL dynamic tools: listed once after adding twice:"
+  "FAIL dynamic tools: notifications/tools/list_changed after remove:"
+  "FAIL subscriptions: trigger while subscribed:"
+  "FAIL subscriptions: notifications/resources/updated received:"
+)
+
+# contract_walk LABEL CMD...: the client's FAIL lines must be exactly the expected ones, and it
+# must print its summary.
+contract_walk() {
+  local label="$1" log
+  shift
+  log="$WORK/$(echo "$label" | tr -c 'a-zA-Z0-9' _).log"
+  echo "== gateway interop: $label"
+  "$@" > "$log" 2>&1 || true
+  local summary
+  summary="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1 || true)"
+  if [ -z "$summary" ]; then
+    echo "FAIL $label: no summary line (it did not run):"
+    tail -n 40 "$log"
+    status=1
+    return
+  fi
+  local unexpected=0 line e found
+  while IFS= read -r line; do
+    found=0
+    for e in "${EXPECTED_CONTRACT_FAILURES[@]}"; do
+      [[ "$line" == "$e"* ]] && found=1
+    done
+    if [ "$found" = 0 ]; then
+      echo "unexpected: ${line:0:400}"
+      unexpected=1
+    fi
+  done < <(grep '^FAIL ' "$log" || true)
+  for e in "${EXPECTED_CONTRACT_FAILURES[@]}"; do
+    if ! grep -qF -- "$e" "$log"; then
+      echo "expected but passed (look again, then update the list): $e"
+      unexpected=1
+    fi
+  done
+  echo "$label: $summary (the failures: exactly the ${#EXPECTED_CONTRACT_FAILURES[@]} expected ones: $([ "$unexpected" = 0 ] && echo yes || echo NO))"
+  [ "$unexpected" = 0 ] || status=1
+}
+
+# 1. The contract through the gateway over stdio.
+cat > "$WORK/contract.toml" << EOF
+page_size = 10
+[[upstream]]
+name = ""
+stdio = "$BIN serve --example everything"
+era = "legacy"
+EOF
+contract_walk "TypeScript SDK $SDK_VERSION (ts-client.mjs) through switchboard gateway --stdio" \
+  node "$INTEROP_DIR/ts-client.mjs" -- "$BIN" gateway "$WORK/contract.toml" --stdio
+contract_walk "Python SDK mcp $PY_MCP_VERSION (py_client.py) through switchboard gateway --stdio" \
+  "$VENV_PY" "$INTEROP_DIR/py_client.py" -- "$BIN" gateway "$WORK/contract.toml" --stdio
+
+# start_gateway CONFIG: `switchboard gateway CONFIG --http 127.0.0.1:0`; sets GW_URL.
+start_gateway() {
+  local log="$WORK/gateway-$RANDOM.log"
+  "$BIN" gateway "$1" --http 127.0.0.1:0 > "$log" 2>&1 &
+  PIDS+=($!)
+  GW_URL=""
+  for _ in $(seq 300); do
+    GW_URL="$(grep -o 'listening on http://127\.0\.0\.1:[0-9]*/mcp' "$log" | head -n 1 | sed 's/^listening on //' || true)"
+    [ -n "$GW_URL" ] && break
+    kill -0 "${PIDS[-1]}" 2> /dev/null || break
+    sleep 0.1
+  done
+  [ -n "$GW_URL" ] || interop_die "switchboard gateway --http did not start: $(cat "$log")"
+}
+
+# 2. Two upstreams of two SDKs on two transports, each under its prefix.
+start_server_everything_http
+PIDS+=("$SE_HTTP_PID")
+cat > "$WORK/two.toml" << EOF
+[[upstream]]
+name = "sb"
+stdio = "$BIN serve --example everything"
+era = "legacy"
+
+[[upstream]]
+name = "se"
+url = "$SE_HTTP_URL"
+EOF
+start_gateway "$WORK/two.toml"
+echo "== gateway interop: TypeScript SDK $SDK_VERSION (gateway-check.mjs) through switchboard gateway --http: our everything server (stdio) under sb, server-everything $SERVER_EVERYTHING_VERSION (Streamable HTTP) under se"
+if ! node "$INTEROP_DIR/gateway-check.mjs" "$GW_URL" "sb=stdio:$BIN serve --example everything" "se=$SE_HTTP_URL"; then
+  status=1
+fi
+
+# 3. The conformance suite against the gateway.
+cat > "$WORK/conformance.toml" << EOF
+[[upstream]]
+name = ""
+stdio = "$BIN serve --example everything"
+era = "legacy"
+EOF
+start_gateway "$WORK/conformance.toml"
+out="target/conformance/server/gateway-$(date -u +%Y%m%dT%H%M%S)-$$"
+mkdir -p "$out"
+echo "== gateway interop: conformance $CONFORMANCE_VERSION (server, --suite all) against switchboard gateway --http fronting our everything server (prefix \"\"); results in $out"
+rc=0
+./interop/conformance.sh server "$GW_URL" --suite all -o "$out" > "$out/suite.log" 2>&1 || rc=$?
+echo "$rc" > "$out/exit-code"
+tail -n 3 "$out/suite.log"
+./conformance/ci.sh judge "$out" || status=1
+
+[ "$status" = 0 ] && echo "gateway interop: passed" || echo "gateway interop: FAILED"
+exit "$status"
