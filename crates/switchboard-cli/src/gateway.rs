@@ -43,6 +43,30 @@ pub(crate) struct GatewayArgs {
     /// Reload the configuration on SIGHUP only, not when the file changes.
     #[arg(long)]
     no_watch: bool,
+    /// With --http: keep the front's sessions and SSE event history in this Redis
+    /// (redis://[:PASSWORD@]HOST:PORT[/DB]), shared by every gateway node given the same
+    /// store and the same configuration: behind a load balancer, a session's requests reach
+    /// the node serving it, and another node takes it over if that one dies. Needs the
+    /// deployment secret (--secret-file or SWITCHBOARD_SECRET), as `serve --store` does.
+    #[arg(
+        long,
+        value_name = "REDIS_URL",
+        requires = "http",
+        env = "SWITCHBOARD_STORE",
+        hide_env_values = true
+    )]
+    store: Option<String>,
+    /// A file holding the deployment secret (at least 32 bytes), or the secret itself in
+    /// SWITCHBOARD_SECRET; every node behind one load balancer gets the same one.
+    #[arg(long, value_name = "FILE")]
+    secret_file: Option<PathBuf>,
+    /// With --store: the URL the other nodes reach this node's endpoint at (default:
+    /// http://ADDR/mcp with the address served).
+    #[arg(long, value_name = "URL", requires = "store")]
+    advertise: Option<String>,
+    /// With --store: this node's id among the nodes (default: random).
+    #[arg(long, value_name = "ID", requires = "store")]
+    node_id: Option<String>,
 }
 
 /// Reads the configuration; a mistake names the file, the line and the key.
@@ -61,6 +85,10 @@ pub(crate) async fn run(args: GatewayArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.audit {
         config.audit_log = Some(path.clone());
     }
+    let secret = crate::secret::deployment_secret(args.secret_file.as_deref())?;
+    config.shared_key = secret
+        .as_deref()
+        .map(|s| crate::secret::derive(s, "server shared key"));
     let upstreams = config.upstreams.len();
     let gateway = std::sync::Arc::new(Gateway::start(config)?);
     let _reloader = tokio::spawn(reload_on_change(
@@ -75,6 +103,36 @@ pub(crate) async fn run(args: GatewayArgs) -> anyhow::Result<()> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
         let mut http_config = HttpConfig::for_bind_address(local);
+        let cluster = match &args.store {
+            Some(url) => {
+                let Some(secret) = secret.as_deref() else {
+                    anyhow::bail!(
+                        "--store needs the deployment secret every node shares: --secret-file FILE, or the \
+                         secret in {} (at least 32 bytes; make one with `openssl rand -base64 32`)",
+                        crate::secret::DEPLOYMENT_SECRET_ENV
+                    );
+                };
+                let (joined, store) = crate::serve::join(
+                    url,
+                    local,
+                    args.advertise.clone(),
+                    args.node_id.clone(),
+                    None,
+                    None,
+                )
+                .await?;
+                http_config = switchboard::redis::apply(http_config, &store, joined.clone());
+                let relay = switchboard::http::ClusterSecret::new(crate::secret::derive(
+                    secret,
+                    "cluster relay",
+                ))
+                .context("the cluster secret")?;
+                http_config = http_config.with_cluster_secret(relay);
+                tracing::info!(node = %switchboard::http::Cluster::node_id(joined.as_ref()), "the front's sessions kept in Redis");
+                Some(joined)
+            }
+            None => None,
+        };
         if let Some(issuer) = &args.auth_issuer {
             let audience = args
                 .auth_audience
@@ -94,6 +152,10 @@ pub(crate) async fn run(args: GatewayArgs) -> anyhow::Result<()> {
         tokio::select! {
             served = switchboard::http::serve(listener, service) => served?,
             _ = tokio::signal::ctrl_c() => {}
+        }
+        // A node leaving on purpose withdraws its announcement: the others take its sessions.
+        if let Some(cluster) = cluster {
+            cluster.leave().await;
         }
     } else {
         let transport = switchboard::transport::StdioTransport::stdio();

@@ -178,24 +178,41 @@ async fn join_cluster(
     url: &str,
     local: std::net::SocketAddr,
 ) -> anyhow::Result<(Arc<RedisCluster>, RedisStore)> {
-    if local.ip().is_unspecified() && args.advertise.is_none() {
+    join(
+        url,
+        local,
+        args.advertise.clone(),
+        args.node_id.clone(),
+        args.idle_timeout,
+        args.max_sessions,
+    )
+    .await
+}
+
+/// Joins the cluster sharing the Redis at `url` as the node serving at `local` (advertised at
+/// `advertise`, default http://LOCAL/mcp); records live as long as the idle timeout (the HTTP
+/// server's default when `None`) plus a margin; `max_sessions` bounds them. Shared by `serve`
+/// and `gateway`.
+pub(crate) async fn join(
+    url: &str,
+    local: std::net::SocketAddr,
+    advertise: Option<String>,
+    node_id: Option<String>,
+    idle_timeout: Option<std::time::Duration>,
+    max_sessions: Option<usize>,
+) -> anyhow::Result<(Arc<RedisCluster>, RedisStore)> {
+    if local.ip().is_unspecified() && advertise.is_none() {
         anyhow::bail!(
             "--store with --http {local}: give --advertise URL, the address the other nodes reach this one at"
         );
     }
-    let advertise = args
-        .advertise
-        .clone()
-        .unwrap_or_else(|| format!("http://{local}/mcp"));
+    let advertise = advertise.unwrap_or_else(|| format!("http://{local}/mcp"));
     // The HTTP server's defaults where no flag is given.
     let defaults = HttpConfig::default();
-    let idle = args
-        .idle_timeout
-        .or(defaults.idle_timeout)
-        .unwrap_or_default();
+    let idle = idle_timeout.or(defaults.idle_timeout).unwrap_or_default();
     let redis = RedisConfig {
         session_ttl: idle + std::time::Duration::from_secs(60),
-        max_sessions: args.max_sessions.unwrap_or(defaults.max_sessions),
+        max_sessions: max_sessions.unwrap_or(defaults.max_sessions),
         ..RedisConfig::default()
     };
     let store = RedisStore::connect(url, redis).await.map_err(|e| {
@@ -203,7 +220,7 @@ async fn join_cluster(
             "--store: {e}; check that Redis runs there and that the URL carries its password"
         )
     })?;
-    let cluster = RedisCluster::join(store.clone(), args.node_id.clone(), &advertise)
+    let cluster = RedisCluster::join(store.clone(), node_id, &advertise)
         .await
         .map_err(|e| anyhow::anyhow!("--store: {e}"))?;
     Ok((cluster, store))

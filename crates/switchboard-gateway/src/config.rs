@@ -174,6 +174,10 @@ pub struct GatewayConfig {
     pub audit_log: Option<PathBuf>,
     /// Items per page of the gateway's list methods (default: the server's, 100).
     pub page_size: Option<usize>,
+    /// The key every node of one gateway deployment shares (derived from the deployment
+    /// secret): pagination cursors are signed under it, so that a next page may reach any node
+    /// (`ServerBuilder::shared_key`); `None`: a random key per process.
+    pub shared_key: Option<[u8; 32]>,
     /// Serve a `search_tools` tool: a query returns the matching tools' names and schemas,
     /// for clients that cannot hold hundreds of tools.
     pub search_tools: bool,
@@ -188,6 +192,7 @@ impl Default for GatewayConfig {
             policy: Policy::default(),
             audit_log: None,
             page_size: None,
+            shared_key: None,
             search_tools: false,
         }
     }

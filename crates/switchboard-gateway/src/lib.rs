@@ -155,6 +155,9 @@ impl Gateway {
         if let Some(n) = config.page_size {
             builder = builder.page_size(n);
         }
+        if let Some(key) = config.shared_key {
+            builder = builder.shared_key(key);
+        }
         // The audit log sees every request first (refusals included), then the policy.
         if let Some(path) = &config.audit_log {
             let audit = switchboard_middleware::Audit::to_file(path).map_err(|error| {
