@@ -293,7 +293,7 @@ CLIENT_ROWS = [
 ONE_PAGE = 100_000
 
 # The groups of rows `--only` picks from.
-GROUPS = ("calls", "large", "lists", "clients", "sessions", "cold-start")
+GROUPS = ("calls", "large", "lists", "clients", "sessions", "cold-start", "gateway")
 
 
 @dataclass
@@ -613,6 +613,88 @@ def run_cold(a: argparse.Namespace, ps: list[Peer], problems: list[str]) -> dict
     return out
 
 
+GATEWAY_UPSTREAMS, GATEWAY_TOOLS = 50, 20
+
+
+def run_gateway(a: argparse.Namespace, logdir: Path, problems: list[str]) -> dict:
+    """`switchboard gateway` against the server it fronts: results[row] = (direct reports,
+    gateway reports), one per round. stdio: `serve --example add` spawned directly, and as the
+    gateway's one stdio upstream (the gateway spawned by switchboard-load); HTTP: one
+    `serve --http` server, called directly and through `gateway --http` fronting it. Then a
+    gateway in front of 50 stdio upstreams of 20 tools each (`serve --example bench --tools 18`:
+    `add`, `blob` and 18 more): its 1,000-tool list and a call of the last upstream's `add`."""
+    sb = a.switchboard
+    direct_stdio = f"{sb} serve --example add --stdio"
+    one = logdir / "gateway-one.toml"
+    one.write_text(f'[[upstream]]\nname = "calc"\nstdio = "{direct_stdio}"\nera = "legacy"\n')
+    many = logdir / "gateway-many.toml"
+    many.write_text("".join(
+        f'[[upstream]]\nname = "u{i}"\nstdio = "{sb} serve --example bench --tools {GATEWAY_TOOLS - 2} --stdio"\nera = "legacy"\n'
+        for i in range(GATEWAY_UPSTREAMS)
+    ))
+    out: dict[str, tuple[list[dict], list[dict]]] = {r: ([], []) for r in GATEWAY_ROWS}
+    for rnd in range(a.rounds):
+        print(f"-- gateway, round {rnd + 1}/{a.rounds}", file=sys.stderr, flush=True)
+        n = a.calls
+        for label, target, extra in (
+            ("direct", direct_stdio, []),
+            ("gateway", f"{sb} gateway {one} --stdio", ["--tool", "calc_add"]),
+        ):
+            r = load(a, ["--stdio", target, "-n", str(n), "-k", "1", *extra], a.max_seconds)
+            check(r, f"gateway stdio / {label}", problems)
+            out["stdio, k=1"][0 if label == "direct" else 1].append(r)
+        upstream = Server("switchboard", [sb, "serve", "--example", "add", "--http", "{addr}"], logdir, a.start_timeout)
+        try:
+            http = logdir / "gateway-http.toml"
+            http.write_text(f'[[upstream]]\nname = "calc"\nurl = "{upstream.url}"\nera = "legacy"\n')
+            gw = Server("switchboard gateway", [sb, "gateway", str(http), "--http", "{addr}"], logdir, a.start_timeout)
+            try:
+                for i, (url, pid, extra) in enumerate(((upstream.url, upstream.pid, []), (gw.url, gw.pid, ["--tool", "calc_add"]))):
+                    r = load(a, ["--url", url, "--pid", str(pid), "-n", str(a.http_calls), "-k", "1", *extra], a.max_seconds)
+                    check(r, f"gateway http / {'direct' if i == 0 else 'gateway'}", problems)
+                    out["Streamable HTTP (stateful), k=1"][i].append(r)
+            finally:
+                gw.stop()
+        finally:
+            upstream.stop()
+        big = Server("switchboard gateway", [sb, "gateway", str(many), "--http", "{addr}"], logdir, a.start_timeout * 2)
+        try:
+            expect = GATEWAY_UPSTREAMS * GATEWAY_TOOLS
+            r = load(a, ["--url", big.url, "--mode", "list", "--list", "tools", "--expect-items", str(expect), "-n", str(max(a.min_lists, a.lists))], a.max_seconds)
+            check(r, "gateway 50 upstreams / tools/list", problems)
+            out[f"{GATEWAY_UPSTREAMS} upstreams × {GATEWAY_TOOLS} tools: tools/list ({expect} tools)"][1].append(r)
+            r = load(a, ["--url", big.url, "-n", str(a.http_calls), "-k", "1", "--tool", f"u{GATEWAY_UPSTREAMS - 1}_add"], a.max_seconds)
+            check(r, "gateway 50 upstreams / tools/call", problems)
+            out[f"{GATEWAY_UPSTREAMS} upstreams × {GATEWAY_TOOLS} tools: tools/call (HTTP, k=1)"][1].append(r)
+        finally:
+            big.stop()
+        for row, (d, g) in out.items():
+            if g and g[-1]:
+                print(f"   gateway {row:<48} {g[-1].get('calls_per_sec') or 0:>10.1f}/s", file=sys.stderr, flush=True)
+    return out
+
+
+GATEWAY_ROWS = (
+    "stdio, k=1",
+    "Streamable HTTP (stateful), k=1",
+    f"{GATEWAY_UPSTREAMS} upstreams × {GATEWAY_TOOLS} tools: tools/list ({GATEWAY_UPSTREAMS * GATEWAY_TOOLS} tools)",
+    f"{GATEWAY_UPSTREAMS} upstreams × {GATEWAY_TOOLS} tools: tools/call (HTTP, k=1)",
+)
+
+
+def gateway_table(a: argparse.Namespace, res: dict) -> str:
+    rounds = "1 round" if a.rounds == 1 else f"median of {a.rounds} rounds"
+    lines = [f"### `switchboard gateway` against the server it fronts (`tools/call add`), {rounds}", ""]
+    lines.append("| Configuration | direct /s | through the gateway /s | gateway ÷ direct | p50 µs direct | p50 µs gateway |")
+    lines.append("|---|--:|--:|--:|--:|--:|")
+    for row in GATEWAY_ROWS:
+        d, g = res.get(row, ([], []))
+        dc, gc = med(d, "calls_per_sec"), med(g, "calls_per_sec")
+        ratio = f"{gc / dc:.2f}" if dc and gc else "–"
+        lines.append(f"| {row} | {fmt(dc)} | {fmt(gc)} | {ratio} | {fmt(med(d, 'p50_us'))} | {fmt(med(g, 'p50_us'))} |")
+    return "\n".join(lines) + "\n"
+
+
 def med(rs: list[dict], key: str) -> float | None:
     vals = [r[key] for r in rs if r.get(key) is not None]
     return statistics.median(vals) if vals else None
@@ -794,13 +876,15 @@ def main() -> int:
             calls = run_calls(a, ps, logdir, problems) if "calls" in a.only else {}
             large, lists = run_bench_rows(a, ps, logdir, problems)
             client_results = run_clients(a, logdir, problems) if "clients" in a.only else {}
-            sess, cold = {}, {}
+            sess, cold, gateway = {}, {}, {}
             if "sessions" in a.only:
                 print("-- sessions", file=sys.stderr, flush=True)
                 sess = run_sessions(a, ps, logdir, problems)
             if "cold-start" in a.only:
                 print("-- cold start", file=sys.stderr, flush=True)
                 cold = run_cold(a, ps, problems)
+            if "gateway" in a.only:
+                gateway = run_gateway(a, logdir, problems)
         except BenchError as e:
             print(f"bench: ERROR: {e}", file=sys.stderr)
             return 1
@@ -821,6 +905,8 @@ def main() -> int:
         md += f"\nTelemetry on: the OTLP sink received {traces} trace and {metrics} metric exports.\n"
         if traces == 0:
             problems.append("the telemetry-on rows exported no spans to the OTLP sink")
+    if "gateway" in a.only:
+        md += "\n" + gateway_table(a, gateway)
     skipped = [f"{p.name}: {p.note[m]}" for p in ps for m, v in p.http.items() if v is None]
     skipped += [f"{p.name} ({MODERN} rows): {p.unsupported}" for p in ps if p.unsupported]
     # Only the calls rows include the 2026-07-28 ones.
@@ -832,7 +918,7 @@ def main() -> int:
     print(md)
     if a.out:
         Path(a.out).write_text(md)
-        raw = {"calls": calls, "large_answers": large, "lists": lists, "clients": client_results, "sessions": sess, "cold_start": cold}
+        raw = {"calls": calls, "large_answers": large, "lists": lists, "clients": client_results, "sessions": sess, "cold_start": cold, "gateway": gateway}
         Path(a.out).with_suffix(".json").write_text(json.dumps(raw, indent=1) + "\n")
     for s in skipped:
         print(f"bench: NOTE: not run: {s}", file=sys.stderr)
