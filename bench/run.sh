@@ -4,7 +4,7 @@
 #
 #   bench/run.sh [--smoke|--full] [--out FILE.md] [--only GROUP,...]
 #
-# --only: run only these groups of rows: calls, large, lists, clients, sessions, cold-start (bench.py) and
+# --only: run only these groups of rows: calls, large, lists, clients, sessions, cold-start, gateway (bench.py) and
 #   cluster (cluster.py); the default is every group.
 # --full (the default): release builds (peers: lto = "thin", codegen-units = 1), 3 rounds, the
 #   median; about 10-15 minutes on 2 cores. --out also writes FILE.json with every raw report.
