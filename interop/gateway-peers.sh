@@ -8,7 +8,8 @@
 #    walk the whole EVERYTHING-SERVER contract through `switchboard gateway CONFIG --stdio`
 #    fronting our everything server over stdio, mounted without a prefix (the contract names
 #    its tools and URIs). The failing checks must be exactly EXPECTED_CONTRACT_FAILURES below.
-# 2. The official TypeScript SDK client (gateway-check.mjs) through `switchboard gateway --http`
+# 2. The official TypeScript and Python SDK clients (gateway-check.mjs, gateway_check.py)
+#    through `switchboard gateway --http`
 #    fronting, at once, our everything server over stdio under `sb` and the official
 #    @modelcontextprotocol/server-everything over Streamable HTTP under `se`: each upstream's
 #    tools, prompts, resources and templates listed under its prefix exactly, definitions
@@ -139,6 +140,11 @@ EOF
 start_gateway "$WORK/two.toml"
 echo "== gateway interop: TypeScript SDK $SDK_VERSION (gateway-check.mjs) through switchboard gateway --http: our everything server (stdio) under sb, server-everything $SERVER_EVERYTHING_VERSION (Streamable HTTP) under se"
 if ! node "$INTEROP_DIR/gateway-check.mjs" "$GW_URL" "sb=stdio:$BIN serve --example everything" "se=$SE_HTTP_URL"; then
+  status=1
+fi
+echo "== gateway interop: Python SDK mcp $PY_MCP_VERSION (gateway_check.py), the same gateway and checks"
+if ! "$VENV_PY" "$INTEROP_DIR/gateway_check.py" "$GW_URL" "sb=stdio:$BIN serve --example everything" "se=$SE_HTTP_URL" 2> "$WORK/gateway_check.err"; then
+  tail -n 20 "$WORK/gateway_check.err"
   status=1
 fi
 
