@@ -27,7 +27,7 @@ use crate::config::UpstreamConfig;
 
 /// Most log lines of one upstream session waiting to be passed on to its client; past it the
 /// oldest is dropped.
-pub const MAX_QUEUED_LOG_LINES: usize = 256;
+pub(crate) const MAX_QUEUED_LOG_LINES: usize = 256;
 
 /// One client's upstream session, and that client's calls in flight on it.
 pub(crate) struct Bound {

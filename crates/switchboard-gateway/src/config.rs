@@ -127,6 +127,8 @@ pub struct Limits {
     /// Upstream sessions of their own for the gateway's clients that can be asked for
     /// sampling, elicitation or roots, or asked for log lines, per upstream (default 64);
     /// past it a client's calls share the gateway's session, where the upstream cannot ask it.
+    /// Each such session keeps at most 256 of the upstream's log lines waiting for its client
+    /// (the oldest dropped past it).
     pub max_affinity_sessions: usize,
 }
 
@@ -167,7 +169,8 @@ pub struct GatewayConfig {
     pub separator: String,
     /// The bounds.
     pub limits: Limits,
-    /// Who may use which upstreams and tools (default: everyone, everything).
+    /// Who may use which upstreams and tools (default: everyone, everything); at most 1,000
+    /// rules.
     pub policy: Policy,
     /// Where one JSON line per client request is appended (the middleware's audit log);
     /// `None`: no audit log.
@@ -178,8 +181,8 @@ pub struct GatewayConfig {
     /// secret): pagination cursors are signed under it, so that a next page may reach any node
     /// (`ServerBuilder::shared_key`); `None`: a random key per process.
     pub shared_key: Option<[u8; 32]>,
-    /// Serve a `search_tools` tool: a query returns the matching tools' names and schemas,
-    /// for clients that cannot hold hundreds of tools.
+    /// Serve a `search_tools` tool: a query returns the matching tools' names and schemas (at
+    /// most 50 per answer), for clients that cannot hold hundreds of tools.
     pub search_tools: bool,
 }
 

@@ -71,12 +71,10 @@ use switchboard_types::capabilities::{
 };
 use switchboard_types::lifecycle::Implementation;
 
-pub use affinity::MAX_QUEUED_LOG_LINES;
 pub use config::{
     ConfigError, Connector, GatewayConfig, Limits, TokenSource, UpstreamConfig, UpstreamKind,
 };
-pub use policy::{Effect, MAX_POLICY_RULES, Policy, Rule};
-pub use search::MAX_SEARCH_RESULTS;
+pub use policy::{Effect, Policy, Rule};
 
 /// Why a gateway did not start.
 #[derive(Debug, thiserror::Error)]

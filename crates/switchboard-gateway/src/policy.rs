@@ -6,8 +6,8 @@
 
 use serde::Deserialize;
 
-/// Most rules in one policy.
-pub const MAX_POLICY_RULES: usize = 1000;
+/// Most rules in one policy (1,000; a configuration with more is refused).
+pub(crate) const MAX_POLICY_RULES: usize = 1000;
 
 /// What a rule, or the default, decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]

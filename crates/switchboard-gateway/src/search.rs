@@ -14,7 +14,7 @@ use crate::registry::Registry;
 /// The tool's name on the gateway.
 pub(crate) const SEARCH_TOOLS: &str = "search_tools";
 /// Most matches one search returns (default and cap of `limit`).
-pub const MAX_SEARCH_RESULTS: usize = 50;
+pub(crate) const MAX_SEARCH_RESULTS: usize = 50;
 
 /// The tool's definition.
 pub(crate) fn definition() -> Tool {
