@@ -196,7 +196,7 @@ tools = ["up_admin_*"]
             .unwrap_or_default()
             .lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|l| l["method"] == "tools/call")
+            .filter(|l| l["method"] == switchboard::types::methods::TOOLS_CALL)
             .collect()
     };
     let has = |calls: &[Value], subject: &str, tool: &str| {

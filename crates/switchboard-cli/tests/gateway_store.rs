@@ -5,6 +5,7 @@
 mod common;
 
 use serde_json::{Value, json};
+use switchboard::types::methods;
 use switchboard_test_support::issuer::bearer_post_headers;
 use switchboard_test_support::redis_server::RedisServer;
 
@@ -82,7 +83,7 @@ async fn two_gateway_nodes_on_one_redis_serve_one_session() {
     let (answer, _) = post(
         &b.url,
         Some(&sid),
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": methods::TOOLS_LIST}),
     )
     .await;
     let names: Vec<String> = answer.unwrap()["result"]["tools"]
@@ -95,7 +96,7 @@ async fn two_gateway_nodes_on_one_redis_serve_one_session() {
     let (answer, _) = post(
         &b.url,
         Some(&sid),
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        json!({"jsonrpc": "2.0", "id": 2, "method": methods::TOOLS_CALL,
             "params": {"name": "calc_add", "arguments": {"a": 40, "b": 2}}}),
     )
     .await;

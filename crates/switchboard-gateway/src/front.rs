@@ -195,9 +195,10 @@ impl Front {
             .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
         else {
             return Box::pin(async {
-                Err(ErrorObject::invalid_params(
-                    "completion/complete needs params",
-                ))
+                Err(ErrorObject::invalid_params(format!(
+                    "{} needs params",
+                    methods::COMPLETION_COMPLETE
+                )))
             });
         };
         let reference = params.get("ref").cloned().unwrap_or_default();

@@ -125,7 +125,7 @@ async fn every_request_is_one_audit_line_naming_its_method_target_and_outcome() 
             .unwrap_or_default()
             .lines()
             .filter_map(|l| serde_json::from_str(l).ok())
-            .filter(|l: &serde_json::Value| l["method"] == "tools/call")
+            .filter(|l: &serde_json::Value| l["method"] == switchboard_types::methods::TOOLS_CALL)
             .collect()
     };
     wait::until("two call lines", || lines().len() == 2).await;
