@@ -47,7 +47,8 @@ status=0
 #   client only); a stdio upstream's session is a process, so test_add_dynamic_tool and
 #   test_trigger_resource_update run in the client's own process, while the gateway's list and
 #   its resource subscription are those of its shared process. (An upstream over Streamable
-#   HTTP serves all its sessions from one server, whose run-time state they share.)
+#   HTTP serves all its sessions from one server, whose run-time state they share; and
+#   `client_sessions = "shared"` trades these for sampling, elicitation and roots, refused.)
 EXPECTED_CONTRACT_FAILURES=(
   "FAIL tools/call test_tool_with_progress (onprogress): result text is String(progressToken):"
   "FAIL dynamic tools: notifications/tools/list_changed after add:"

@@ -83,6 +83,13 @@ pub struct UpstreamConfig {
     pub kind: UpstreamKind,
     /// Which era the gateway's client speaks to it.
     pub era: EraMode,
+    /// Whether a gateway client that can be asked for sampling, elicitation or roots (or asked
+    /// for log lines) gets upstream sessions of its own (default `true`; the TOML key
+    /// `client_sessions = "own"`). With `false` (`"shared"`) every client's calls share the
+    /// gateway's session: the upstream's run-time state (tools it adds, subscriptions) is one
+    /// for all, but it cannot ask any client anything (its requests are refused, never
+    /// misrouted). A stdio upstream's own sessions are processes of their own.
+    pub own_sessions: bool,
 }
 
 impl UpstreamConfig {
@@ -92,12 +99,20 @@ impl UpstreamConfig {
             name: name.into(),
             kind,
             era: EraMode::Auto,
+            own_sessions: true,
         }
     }
 
     /// The era the gateway's client speaks to this upstream.
     pub fn with_era(mut self, era: EraMode) -> Self {
         self.era = era;
+        self
+    }
+
+    /// Whether clients that can be asked for input get sessions of their own (see
+    /// [`UpstreamConfig::own_sessions`]).
+    pub fn with_own_sessions(mut self, own: bool) -> Self {
+        self.own_sessions = own;
         self
     }
 }
@@ -260,6 +275,8 @@ struct FileUpstream {
     bearer_token_env: Option<Spanned<String>>,
     #[serde(default)]
     bearer_token_file: Option<Spanned<String>>,
+    #[serde(default)]
+    client_sessions: Option<Spanned<String>>,
 }
 
 /// The 1-based line of byte `offset` of `text`.
@@ -282,6 +299,7 @@ impl GatewayConfig {
     /// # url = "https://host/mcp"
     /// # bearer_token_env = "FILES_TOKEN"   # or bearer_token_file = "/run/secrets/files"
     /// era = "auto"                         # or "legacy", or "2026-07-28"
+    /// client_sessions = "own"              # or "shared" (see UpstreamConfig::own_sessions)
     /// ```
     ///
     /// and optionally `audit_log = "/var/log/gateway.audit"`, `search_tools = true`,
@@ -425,7 +443,26 @@ impl GatewayConfig {
                     format!("upstream {name:?} is named twice"),
                 ));
             }
-            config.upstreams.push(UpstreamConfig { name, kind, era });
+            let own_sessions = match &up.client_sessions {
+                None => true,
+                Some(v) => match v.get_ref().as_str() {
+                    "own" => true,
+                    "shared" => false,
+                    other => {
+                        return Err(invalid(
+                            v.span(),
+                            "client_sessions",
+                            format!("{other:?} is not \"own\" or \"shared\""),
+                        ));
+                    }
+                },
+            };
+            config.upstreams.push(UpstreamConfig {
+                name,
+                kind,
+                era,
+                own_sessions,
+            });
             if config.upstreams.len() > config.limits.max_upstreams {
                 return Err(invalid(
                     span,
@@ -486,7 +523,7 @@ pub(crate) fn same_upstream(a: &UpstreamConfig, b: &UpstreamConfig) -> bool {
         (UpstreamKind::Custom(x), UpstreamKind::Custom(y)) => Arc::ptr_eq(x, y),
         _ => false,
     };
-    kind && a.name == b.name && a.era == b.era
+    kind && a.name == b.name && a.era == b.era && a.own_sessions == b.own_sessions
 }
 
 /// `auto`, `legacy`, or a modern revision (`2026-07-28`).
@@ -624,6 +661,13 @@ bearer_token_file = "/run/secrets/old"
             e.starts_with("line 5: `name`:") && e.contains("named twice"),
             "{e}"
         );
+        let e = error("[[upstream]]\nname = \"a\"\nstdio = \"x\"\nclient_sessions = \"mine\"\n");
+        assert!(e.starts_with("line 4: `client_sessions`:"), "{e}");
+        let shared = GatewayConfig::from_toml(
+            "[[upstream]]\nname = \"a\"\nstdio = \"x\"\nclient_sessions = \"shared\"\n",
+        )
+        .expect("a config");
+        assert!(!shared.upstreams[0].own_sessions);
         let e = error("separator = \"/\"\n");
         assert!(e.starts_with("line 1: `separator`:"), "{e}");
         // The TOML parser's own messages name the line and the key too.

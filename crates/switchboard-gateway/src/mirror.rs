@@ -104,7 +104,7 @@ impl Link {
         limits: &Limits,
     ) -> Option<(ClientSession, Option<InFlight>)> {
         let shared = self.session()?;
-        if !crate::affinity::wants_own_session(cx) {
+        if !self.config.own_sessions || !crate::affinity::wants_own_session(cx) {
             return Some((shared, None));
         }
         let bound = tokio::time::timeout(

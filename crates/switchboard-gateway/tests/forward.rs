@@ -247,3 +247,30 @@ async fn past_max_affinity_sessions_a_client_shares_the_gateways_session() {
     assert!(failed, "B, past the bound, cannot be asked");
     assert_eq!(gateway.own_sessions("up"), Some(1));
 }
+
+/// `client_sessions = "shared"`: no client gets a session of its own; the upstream cannot ask
+/// anyone (the call fails), and never asks the wrong client.
+#[tokio::test]
+async fn with_shared_client_sessions_the_upstream_asks_no_client() {
+    let mut config = GatewayConfig::default();
+    config.limits = limits();
+    config.upstreams = vec![
+        UpstreamConfig::new(
+            "up",
+            UpstreamKind::Custom(in_memory(asking(), Arc::default())),
+        )
+        .with_era(EraMode::Legacy)
+        .with_own_sessions(false),
+    ];
+    let gateway = Gateway::start(config).expect("a gateway");
+    gateway.ready().await;
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let a = client_of(&gateway, "A", seen.clone(), None).await;
+    let failed = match a.call_tool("up_ask", json!({"who": "A"})).await {
+        Ok(r) => r.is_error == Some(true),
+        Err(_) => true,
+    };
+    assert!(failed);
+    assert!(seen.lock().expect("lock").sampled.is_empty());
+    assert_eq!(gateway.own_sessions("up"), Some(0));
+}
