@@ -13,9 +13,10 @@ use switchboard::http::{HttpConfig, StreamableHttpService};
 pub(crate) struct GatewayArgs {
     /// The configuration (TOML): `[[upstream]]` tables with `name` (the prefix; "" for none),
     /// `stdio = "CMD ARGS"` or `url = "http://..."` (with `bearer_token_env` or
-    /// `bearer_token_file`), and `era` (auto, legacy, 2026-07-28); optional top-level
+    /// `bearer_token_file`), `era` (auto, legacy, 2026-07-28) and `client_sessions` (own,
+    /// shared); optional top-level
     /// `separator` (default `_`), `max_upstreams`, `max_items`, `call_timeout_secs`,
-    /// `audit_log`, `search_tools`, and `[policy]` (`default`, `[[policy.rule]]` with
+    /// `page_size`, `audit_log`, `search_tools`, and `[policy]` (`default`, `[[policy.rule]]` with
     /// `effect`, `subjects`, `scopes`, `upstreams`, `tools`). Reloaded on SIGHUP and when
     /// the file changes: upstreams added, removed or restarted, the policy replaced.
     config: PathBuf,
