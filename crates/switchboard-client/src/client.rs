@@ -61,6 +61,8 @@ pub struct Client {
     probe_timeout: Duration,
     max_input_rounds: usize,
     tasks_extension: bool,
+    /// Whether the MCP Apps extension is declared ([`ClientBuilder::apps`]).
+    apps: bool,
     max_listens: usize,
     listen_buffer: usize,
     log_level: Option<LoggingLevel>,
@@ -197,6 +199,15 @@ impl ClientBuilder {
     /// [`ClientSession::start_tool_task`](crate::ClientSession::start_tool_task)).
     pub fn tasks_extension(mut self) -> Self {
         self.client.tasks_extension = true;
+        self
+    }
+
+    /// Declares the MCP Apps extension (`io.modelcontextprotocol/ui`, with the MIME type
+    /// `text/html;profile=mcp-app`) in both eras: the server then lists its tools with their
+    /// links to views and its app-only tools, which a host without the extension never sees.
+    /// Read a view with [`ClientSession::read_app`](crate::ClientSession::read_app).
+    pub fn apps(mut self) -> Self {
+        self.client.apps = true;
         self
     }
 
@@ -389,6 +400,7 @@ impl Client {
                 probe_timeout: DEFAULT_PROBE_TIMEOUT,
                 max_input_rounds: DEFAULT_MAX_INPUT_ROUNDS,
                 tasks_extension: false,
+                apps: false,
                 max_listens: DEFAULT_MAX_LISTENS,
                 listen_buffer: DEFAULT_LISTEN_BUFFER,
                 log_level: None,
@@ -406,6 +418,9 @@ impl Client {
     /// The capabilities this client declares: the explicit ones, completed by the handlers.
     pub fn capabilities(&self) -> ClientCapabilities {
         let mut caps = self.handlers.effective_capabilities(&self.capabilities);
+        if self.apps {
+            crate::apps::declare(&mut caps);
+        }
         if self.tasks.is_some() {
             serve_task::declare(
                 &mut caps,

@@ -148,6 +148,15 @@ pub enum ClientError {
         /// The bound.
         limit: usize,
     },
+    /// An MCP App view broke a rule of the extension (not `ui://`, another MIME type, no HTML,
+    /// a malformed `_meta.ui`); the URI is cut to 256 bytes.
+    #[error("{uri} is not a usable MCP App view: {reason}")]
+    InvalidApp {
+        /// The view.
+        uri: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A route given to [`ClientBuilder::request`](crate::ClientBuilder::request) or
     /// [`ClientBuilder::notification`](crate::ClientBuilder::notification) could not be added
     /// (a duplicate, or a method a client never receives); nothing is sent.

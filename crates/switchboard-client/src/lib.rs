@@ -27,11 +27,12 @@
 //! | `validation` | `structuredContent` checked against the tool's `outputSchema` (`[SF-7]`) |
 //! | `task` | tools called as tasks: start, get, wait, result, cancel, list |
 //! | `serve_task` | the server's sampling and elicitation run as tasks on this client; `tasks/*` answered |
+//! | `apps` | MCP Apps: the extension declared, a view read and checked as a [`UiResource`] |
 //! | `error` | [`ClientError`] |
 //!
 //! Modules depend one way: `era`, `handlers`, `serve_task` ← `subscription` ← `error` ← `cache`,
 //! `validation`, `listen` ← `state` ← `answer` ← `inputs` ← `modern_task` ← `exchange` ←
-//! `listing`, `probe` ← `session` ← `task`, `router` ← `service` ← `client`.
+//! `listing`, `probe` ← `session` ← `apps`, `task`, `router` ← `service` ← `client`.
 //!
 //! The modules are private and the public surface is re-exported here; the bounds' defaults
 //! are documented on the builder methods that set them.
@@ -44,6 +45,7 @@
 //! * Nothing is sent for a capability the server did not declare, nor before the handshake.
 
 mod answer;
+mod apps;
 mod cache;
 mod client;
 mod era;
@@ -64,6 +66,7 @@ mod subscription;
 mod task;
 mod validation;
 
+pub use apps::UiResource;
 pub use cache::ListKind;
 pub use client::{Client, ClientBuilder, Negotiated};
 pub use era::{Era, EraMode};

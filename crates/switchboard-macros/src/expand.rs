@@ -81,6 +81,7 @@ fn registration(
                 })
                 .collect();
             let fut = quote_spanned!(at=> async move { #callee(#(#call_args),*) #await_ });
+            let app = app_link(h);
             let register = quote_spanned! {at=>
                 builder.registered_tool(#helper::<#args_ty, _, _>(
                     #name, #title, #description, #schema,
@@ -88,7 +89,7 @@ fn registration(
                         #per_call
                         #fut
                     },
-                ))
+                ) #app)
             };
             quote! {{
                 #defs
@@ -189,6 +190,38 @@ fn registration(
                 #register
             }}
         }
+    }
+}
+
+/// For a tool with `app = "ui://..."`: `.map(...)` setting the tool's `_meta.ui` (the link, and
+/// the visibility when given); nothing otherwise.
+fn app_link(h: &Handler) -> TokenStream {
+    let Some(uri) = &h.options.app else {
+        return quote!();
+    };
+    let apps = quote!(::switchboard::types::apps);
+    let visibility = match h.options.visibility.as_ref().map(options::visibility) {
+        Some(Ok(v)) => {
+            let mut who = Vec::new();
+            if v.model {
+                who.push(quote!(#apps::Visibility::Model));
+            }
+            if v.app {
+                who.push(quote!(#apps::Visibility::App));
+            }
+            quote!(__ui.visibility = ::core::option::Option::Some(::std::vec![#(#who),*]);)
+        }
+        // Checked when the attribute was parsed.
+        _ => quote!(),
+    };
+    quote! {
+        .map(|mut __t| {
+            #[allow(unused_mut)]
+            let mut __ui = #apps::UiToolMeta::linked(#uri);
+            #visibility
+            __t.tool = __t.tool.with_ui(__ui);
+            __t
+        })
     }
 }
 

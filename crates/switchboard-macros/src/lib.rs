@@ -12,6 +12,10 @@
 //!   argument); the function's name is the tool's, prompt's or
 //!   resource's name (`name = "..."` overrides it; `title`, `description` and, for resources,
 //!   `mime_type` are the other options).
+//! * A tool renders its results in an MCP App view with `app = "ui://server/view"` (its
+//!   `_meta.ui.resourceUri`; the view is registered with `ServerBuilder::app`), and is called
+//!   only from that view with `visibility = "app"` as well (`"model"`, `"model, app"`: the
+//!   other choices).
 //! * Tool parameters are the properties of the input schema (`Option<T>`: not required), or
 //!   one `Args<T>` parameter whose struct derives `Deserialize` and `JsonSchema`. Prompt
 //!   parameters are its arguments (`String`, or `Option<String>` when optional). A resource's

@@ -40,7 +40,8 @@ impl Kind {
     fn accepted(self) -> &'static str {
         match self {
             Kind::Resource => "`name`, `title`, `description`, `mime_type`",
-            _ => "`name`, `title`, `description`",
+            Kind::Tool => "`name`, `title`, `description`, `app`, `visibility`",
+            Kind::Prompt => "`name`, `title`, `description`",
         }
     }
 }
@@ -53,6 +54,51 @@ pub(crate) struct Options {
     pub(crate) title: Option<LitStr>,
     pub(crate) description: Option<LitStr>,
     pub(crate) mime_type: Option<LitStr>,
+    /// A tool's MCP App view (`app = "ui://..."`).
+    pub(crate) app: Option<LitStr>,
+    /// Who may call an app's tool (`visibility = "app"`, `"model"`, `"model, app"`).
+    pub(crate) visibility: Option<LitStr>,
+}
+
+/// Who may call a tool linked to a view, as written in `visibility = "..."`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Visibility {
+    pub(crate) model: bool,
+    pub(crate) app: bool,
+}
+
+/// Parses `"app"`, `"model"`, `"model, app"` (commas or spaces between; each at most once).
+pub(crate) fn visibility(lit: &LitStr) -> syn::Result<Visibility> {
+    let text = lit.value();
+    let mut v = Visibility {
+        model: false,
+        app: false,
+    };
+    for word in text.split([',', ' ']).filter(|w| !w.is_empty()) {
+        let slot = match word {
+            "model" => &mut v.model,
+            "app" => &mut v.app,
+            other => {
+                return Err(syn::Error::new(
+                    lit.span(),
+                    format!("`{other}` is not a visibility: expected \"model\", \"app\" or both"),
+                ));
+            }
+        };
+        if std::mem::replace(slot, true) {
+            return Err(syn::Error::new(
+                lit.span(),
+                format!("`{word}` is given twice"),
+            ));
+        }
+    }
+    if !v.model && !v.app {
+        return Err(syn::Error::new(
+            lit.span(),
+            "an empty visibility: expected \"model\", \"app\" or both",
+        ));
+    }
+    Ok(v)
 }
 
 /// Parses the attribute's arguments for `kind`.
@@ -74,6 +120,8 @@ pub(crate) fn parse(kind: Kind, tokens: TokenStream) -> syn::Result<Options> {
                 ("title", _) => &mut o.title,
                 ("description", _) => &mut o.description,
                 ("mime_type", Kind::Resource) => &mut o.mime_type,
+                ("app", Kind::Tool) => &mut o.app,
+                ("visibility", Kind::Tool) => &mut o.visibility,
                 _ => {
                     return Err(syn::Error::new(
                         key.span(),
@@ -97,6 +145,23 @@ pub(crate) fn parse(kind: Kind, tokens: TokenStream) -> syn::Result<Options> {
         Ok(o)
     };
     let options = parser.parse2(tokens)?;
+    if let Some(app) = &options.app
+        && !app.value().starts_with("ui://")
+    {
+        return Err(syn::Error::new(
+            app.span(),
+            "an app view's URI starts with ui:// (`app = \"ui://server/view\"`)",
+        ));
+    }
+    if let Some(v) = &options.visibility {
+        if options.app.is_none() {
+            return Err(syn::Error::new(
+                v.span(),
+                "`visibility` goes with `app = \"ui://...\"`: it says who may call an app's tool",
+            ));
+        }
+        visibility(v)?;
+    }
     if kind == Kind::Resource && options.uri.is_none() {
         return Err(syn::Error::new(
             Span::call_site(),

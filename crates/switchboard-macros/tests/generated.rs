@@ -386,3 +386,80 @@ async fn generated_tools_serve_revision_2026_07_28_too() {
             .is_error()
     );
 }
+
+/// Lists the notes in the view.
+#[switchboard::tool(app = "ui://macros/list")]
+async fn list_view() -> String {
+    "a, b".into()
+}
+
+/// Refreshes the view; only the view calls it.
+#[switchboard::tool(app = "ui://macros/list", visibility = "app")]
+async fn refresh_view() -> String {
+    "refreshed".into()
+}
+
+/// The model only.
+#[switchboard::tool(name = "model_view", app = "ui://macros/list", visibility = "model")]
+async fn model_only_view() -> String {
+    "model".into()
+}
+
+fn with_views() -> ServerBuilder {
+    builder()
+        .app(switchboard::server::AppView::new(
+            "ui://macros/list",
+            "<!doctype html><html></html>",
+        ))
+        .register(list_view)
+        .register(refresh_view)
+        .register(model_only_view)
+}
+
+/// `app` and `visibility` become `_meta.ui`: a host with the extension sees every link, one
+/// without sees plain tools and no app-only one (`[AP-5]`, `[AP-8]`).
+#[tokio::test]
+async fn ap_5_ap_8_app_and_visibility_become_the_tools_ui_links() {
+    use switchboard::types::apps::Visibility;
+    let server = with_views().build().unwrap();
+    let (a, b) = memory::pair();
+    server.serve(b).unwrap();
+    let host = Client::builder(Implementation::new("host", "1"))
+        .apps()
+        .build()
+        .connect(a)
+        .await
+        .unwrap();
+    let tools = host.list_tools().await.unwrap();
+    let ui = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.name == name)
+            .and_then(|t| t.ui())
+            .unwrap_or_else(|| panic!("{name} is linked: {tools:?}"))
+    };
+    assert_eq!(
+        ui("list_view").resource_uri.as_deref(),
+        Some("ui://macros/list")
+    );
+    assert_eq!(ui("list_view").visibility, None);
+    assert_eq!(ui("refresh_view").visibility, Some(vec![Visibility::App]));
+    assert_eq!(ui("model_view").visibility, Some(vec![Visibility::Model]));
+    assert_eq!(
+        host.call_tool("refresh_view", json!({}))
+            .await
+            .unwrap()
+            .content,
+        vec![ContentBlock::text("refreshed")]
+    );
+
+    let plain = connect(with_views()).await;
+    let tools = plain.list_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["list_view", "model_view"], "no app-only tool");
+    assert!(
+        tools.iter().all(|t| t.ui().is_none()),
+        "plain tools: {tools:?}"
+    );
+    assert!(plain.call_tool("refresh_view", json!({})).await.is_err());
+}

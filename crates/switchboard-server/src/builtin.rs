@@ -29,6 +29,7 @@ use switchboard_types::catalogue::{
     SubscriptionsAcknowledged, SubscriptionsListen, Unsubscribe,
 };
 
+use crate::apps;
 use crate::completion::{CompletionQuery, CompletionTarget};
 use crate::context::resource_not_found;
 use crate::lifecycle::LifecycleEvent;
@@ -120,24 +121,35 @@ impl ServerService {
     }
 
     fn list_tools(&self, params: &PaginatedRequestParams) -> HandlerResult {
-        let page = self.page(ListTools::NAME, &self.visible_tools()?, params)?;
+        let mut visible = self.visible_tools()?;
+        // MCP Apps: a host without the extension sees plain tools, no app-only one (`[AP-8]`).
+        let plain_host = visible.iter().any(|t| apps::linked(&t.tool)) && !self.host_has_apps();
+        if plain_host {
+            visible.retain(|t| !apps::app_only(&t.tool));
+        }
+        let page = self.page(ListTools::NAME, &visible, params)?;
         let legacy = self.modern.is_none();
         let tools =
             page.items
                 .iter()
                 .map(|t| {
+                    let tool = if plain_host {
+                        apps::strip_links(&t.tool)
+                    } else {
+                        Cow::Borrowed(&t.tool)
+                    };
                     // 2025 revisions allow only an object `outputSchema`; a tool whose schema is
                     // another is listed without it (its results carry the value as text).
                     if legacy
-                        && t.tool.output_schema.as_ref().is_some_and(|s| {
+                        && tool.output_schema.as_ref().is_some_and(|s| {
                             s.get("type").and_then(|v| v.as_str()) != Some("object")
                         })
                     {
-                        let mut owned = t.tool.clone();
+                        let mut owned = tool.into_owned();
                         owned.output_schema = None;
                         Cow::Owned(owned)
                     } else {
-                        Cow::Borrowed(&t.tool)
+                        tool
                     }
                 })
                 .collect();
@@ -171,6 +183,10 @@ impl ServerService {
         };
         if !self.allows(&params.name) {
             return ready(Err(tool::tool_not_permitted(&params.name)));
+        }
+        if apps::app_only(&tool.tool) && !self.host_has_apps() {
+            let modern = self.modern.is_some();
+            return ready(Err(apps::app_only_refused(&params.name, modern)));
         }
         // Validated in place as a JSON value, then handed to the tool without a copy.
         let arguments = serde_json::Value::Object(params.arguments.unwrap_or_default());

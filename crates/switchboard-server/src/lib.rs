@@ -19,6 +19,7 @@
 //! | [`register`] | what the attribute macros generate code against: [`Register`], [`Json`], [`Args`] |
 //! | `resource` | resources and RFC 6570 templates |
 //! | `prompt` | prompts and argument checks |
+//! | `apps` | MCP Apps: [`AppView`] (`ui://` views and their `_meta.ui`), what a host with or without the extension sees of linked tools |
 //! | `completion` | completion providers |
 //! | `pagination` | opaque, tamper-evident cursors |
 //! | `uri_template` | RFC 6570 `{var}` / `{+var}` expansion and matching |
@@ -35,9 +36,10 @@
 //! Modules depend one way: `completion`, `error`, `gate`, `lifecycle`, `pagination`, `policy`,
 //! `schema`, `task`, `uri_template` ← `era`, `modern` ← `resume` ← `session` ← `announce` ←
 //! `context` ← `client_task`, `router`, `tool` ← `prompt`, `resource`, `typed` ← `service` ←
-//! `builtin` ← `server` ← `register`.
+//! `apps` ← `builtin` ← `server` ← `register`.
 
 pub(crate) mod announce;
+mod apps;
 mod arrival;
 pub(crate) mod builtin;
 mod client_task;
@@ -69,6 +71,7 @@ mod tool;
 pub mod typed;
 mod uri_template;
 
+pub use apps::{AppError, AppView};
 pub use client_task::ClientTask;
 pub use completion::{CompletionProvider, CompletionQuery, CompletionTarget, prefix_matches};
 pub use context::{

@@ -76,6 +76,9 @@ pub enum ServerError {
     /// A method route could not be registered (a duplicate, or a method servers never receive).
     #[error(transparent)]
     Route(#[from] RouteError),
+    /// An MCP App view or a tool's link to one could not be registered.
+    #[error(transparent)]
+    App(#[from] crate::apps::AppError),
     /// The session bound is reached; the new connection is refused.
     #[error("too many sessions (limit {limit})")]
     TooManySessions {
@@ -288,6 +291,21 @@ impl ServerBuilder {
             self.errors.push(e.into());
         }
         self
+    }
+
+    /// Registers an MCP App view ([`AppView`](crate::AppView)) and declares the extension
+    /// `io.modelcontextprotocol/ui`: the view is listed and read as a resource, with its
+    /// `_meta.ui` on both. A URI that is not a plain `ui://host/path`, or a document over
+    /// 2 MiB, fails [`ServerBuilder::build`], as does a tool whose `_meta.ui.resourceUri` names
+    /// no registered view.
+    pub fn app(mut self, view: crate::AppView) -> Self {
+        match crate::apps::into_resource(view) {
+            Ok((resource, reader)) => self.resource(resource, reader),
+            Err(e) => {
+                self.errors.push(e.into());
+                self
+            }
+        }
     }
 
     /// Registers a resource template (RFC 6570) with its reader.
@@ -559,10 +577,15 @@ impl ServerBuilder {
         if !self.errors.is_empty() {
             return Err(self.errors.swap_remove(0));
         }
-        let capabilities = self
+        let views = crate::apps::views(self.resources.resources());
+        crate::apps::check_links(&views, self.tools.iter().map(|t| &t.tool))?;
+        let mut capabilities = self
             .capabilities
             .take()
             .unwrap_or_else(|| self.derived_capabilities());
+        if !views.is_empty() {
+            crate::apps::declare(&mut capabilities);
+        }
         let versions = if self.versions.is_empty() {
             ProtocolVersion::SUPPORTED.to_vec()
         } else {

@@ -25,11 +25,13 @@
 //! | [`methods`] | method-name constants |
 //! | [`catalogue`] | one typed description per method: direction, capability gate, revisions |
 //! | [`modern`] | 2026-07-28: the request envelope, `resultType`, input-required results, discover, listen |
+//! | [`apps`] | MCP Apps (`io.modelcontextprotocol/ui`): `ui://` views, their `_meta.ui`, tool links |
 //! | [`http_headers`] | 2026-07-28 on HTTP: the headers mirrored from the body, `x-mcp-header` rules, value encoding |
 //!
 //! Every MCP type keeps unknown members in an `extra` map, so a value read from the wire and written
 //! back loses nothing.
 
+pub mod apps;
 pub mod capabilities;
 pub mod catalogue;
 pub mod completion;
