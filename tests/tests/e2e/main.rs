@@ -5,6 +5,7 @@
 //! (the log-counting tests scope theirs to their thread with `set_default` on a current-thread
 //! runtime), changes the environment, or counts processes.
 
+mod apps;
 mod auth;
 mod capabilities;
 mod client_calls;
