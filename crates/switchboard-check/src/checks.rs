@@ -42,6 +42,7 @@ pub(crate) async fn all(
             if let modern::Probe::Modern(conn, discover) = probe {
                 modern::all(*conn, &discover, results).await;
             }
+            crate::apps::all(target, timeout, true, results).await;
             return Ok(false);
         }
     }
@@ -68,6 +69,7 @@ pub(crate) async fn all(
             format!("not served: server/discover answered {answer}"),
         )),
     }
+    crate::apps::all(target, timeout, false, results).await;
     Ok(true)
 }
 

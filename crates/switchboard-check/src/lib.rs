@@ -52,6 +52,13 @@
 //!   `D26-84`). A server that refuses `initialize` but speaks 2026-07-28 gets these checks only
 //!   (the 2025 ones are one skip); a 2025-only server gets a skip for them.
 //!
+//! * **MCP Apps** (every target, on a connection declaring `io.modelcontextprotocol/ui`; tagged
+//!   as in docs/APPS.md): the extension declared (`AP-9`), tools' links well-formed (`AP-5`),
+//!   every linked or listed view readable (`AP-6`) with a `ui://` URI (`AP-1`), the app MIME
+//!   type (`AP-2`), an HTML document (`AP-3`), a well-formed `_meta.ui` whose CSP sources are
+//!   origins (`AP-4`), a declared CSP (`AP-10`, a skip when absent). A server without apps gets
+//!   one skip.
+//!
 //! Where the spec leaves the server a choice (JSON or SSE answers, a GET stream or 405, sessions
 //! or none), either passes and the detail names the one taken; a rule that cannot apply (the
 //! session rules on a stateless server) is a skip, never a pass.
@@ -66,8 +73,10 @@
 //! | `checks` | the shared checks, and which eras run |
 //! | `modern` | the checks of revision 2026-07-28 |
 //! | `http_rules` | the Streamable HTTP rules as raw HTTP |
+//! | `apps` | the MCP Apps checks |
 //! | `security` | the security probes of [`Checker::security`]: one per advisory class and rule |
 
+mod apps;
 mod checks;
 mod conn;
 pub mod fuzz;
@@ -251,8 +260,10 @@ impl Checker {
             return security::COUNT;
         }
         match self.target {
-            Target::Http(_) => SHARED_ESTIMATE + modern::COUNT + http_rules::COUNT,
-            Target::Stdio(_) | Target::InProcess(_) => SHARED_ESTIMATE + modern::COUNT,
+            Target::Http(_) => SHARED_ESTIMATE + modern::COUNT + apps::COUNT + http_rules::COUNT,
+            Target::Stdio(_) | Target::InProcess(_) => {
+                SHARED_ESTIMATE + modern::COUNT + apps::COUNT
+            }
         }
     }
 
