@@ -83,7 +83,8 @@ async fn notes_are_added_searched_listed_read_and_summarized() {
     let found = s.call_tool("search_notes", json!({"query": "groc"})).await.unwrap();
     assert_eq!(found.structured_content, Some(json!({"notes": ["groceries"]})));
 
-    let resources = s.list_resources().await.unwrap();
+    let mut resources = s.list_resources().await.unwrap();
+    resources.retain(|r| r.uri.starts_with("note://"));
     let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
     assert_eq!(uris, ["note://groceries", "note://Trip%20to%20Lyon"]);
     assert!(
@@ -121,7 +122,8 @@ async fn a_change_on_disk_notifies_subscribers_and_a_new_file_the_listing() {
     let dirs = Dirs::new("watch");
     std::fs::write(dirs.notes().join("todo.md"), "- one").unwrap();
     let s = connect(&dirs.notes()).await;
-    assert_eq!(s.list_resources().await.unwrap().len(), 1);
+    let notes = |r: &[switchboard::types::resources::Resource]| r.iter().filter(|r| r.uri.starts_with("note://")).count();
+    assert_eq!(notes(&s.list_resources().await.unwrap()), 1);
 
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     s.subscribe("note://todo", move |p| {
@@ -159,7 +161,7 @@ async fn a_change_on_disk_notifies_subscribers_and_a_new_file_the_listing() {
     })
     .await
     .expect("resources/list_changed");
-    assert_eq!(listed.len(), 2);
+    assert_eq!(notes(&listed), 2);
     s.close();
 }
 
@@ -227,4 +229,30 @@ async fn sf_4_sec_res_1_no_uri_or_title_reaches_outside_the_directory() {
         .unwrap();
     assert_eq!(prompt.messages.len(), 1);
     s.close();
+}
+
+/// The notes app: a host with the extension sees `search_notes` linked to `ui://notes/list` and
+/// reads the view (HTML that calls `search_notes` through its host, no external origin); one
+/// without sees the plain tool (docs/APPS.md, `[AP-5]`, `[AP-8]`).
+#[tokio::test]
+async fn ap_5_ap_8_the_notes_app_is_linked_for_hosts_with_apps_and_plain_for_others() {
+    let dirs = Dirs::new("app");
+    let child = ChildTransport::spawn(ChildCommand::new(env!("CARGO_BIN_EXE_notes")).arg(dirs.notes())).unwrap();
+    let host = Client::builder(Implementation::new("notes-host", "1")).apps().build().connect(child).await.unwrap();
+    assert!(host.offers_apps());
+    let tools = host.list_tools().await.unwrap();
+    let search = tools.iter().find(|t| t.name == "search_notes").unwrap();
+    let uri = search.ui().and_then(|ui| ui.resource_uri).expect("linked to the view");
+    assert_eq!(uri, "ui://notes/list");
+    let view = host.read_app(&uri).await.unwrap();
+    assert!(view.html.starts_with("<!doctype html>"), "{}", &view.html[..40]);
+    assert!(view.html.contains(r#"name: "search_notes""#), "the view calls search_notes");
+    assert_eq!(view.meta.prefers_border, Some(true));
+    let csp = view.meta.csp.expect("a declared CSP");
+    assert_eq!(csp.connect_domains, Some(vec![]), "no external connection");
+    host.close();
+
+    let plain = connect(&dirs.notes()).await;
+    let tools = plain.list_tools().await.unwrap();
+    assert!(tools.iter().all(|t| t.meta.is_none()), "plain tools: {tools:?}");
 }

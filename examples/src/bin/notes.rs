@@ -9,6 +9,9 @@
 //!   that appears or goes away sends `notifications/resources/list_changed` (the directory is
 //!   watched with the `notify` crate).
 //! * Prompt: `summarize_notes` embeds every note and asks for a summary.
+//! * MCP App: `ui://notes/list`, an HTML view of the notes (`notes_app.html`) whose script calls
+//!   `search_notes` through its host; `search_notes` links to it, so a host with the extension
+//!   renders its results there, and one without gets the same tool as plain text.
 //!
 //! No URI or title reaches outside DIR: a title is one file name (no separators, no leading dot,
 //! at most `MAX_TITLE_CHARS` characters), and a note whose real path (symlinks resolved) is not
@@ -41,6 +44,9 @@ const MAX_TITLE_CHARS: usize = 100;
 const MAX_NOTE_BYTES: u64 = 256 * 1024;
 /// The most notes listed, searched or summarized.
 const MAX_NOTES: usize = 1_000;
+/// The notes app view, and its document.
+const NOTES_VIEW: &str = "ui://notes/list";
+const NOTES_HTML: &str = include_str!("notes_app.html");
 /// The URI template of a note.
 const NOTE_URI: &str = "note://{title}";
 const MARKDOWN: &str = "text/markdown";
@@ -308,7 +314,7 @@ impl Notes {
     }
 
     /// Names the notes whose title or text contains `query` (ignoring case).
-    #[tool]
+    #[tool(app = "ui://notes/list")]
     async fn search_notes(
         &self,
         /// The text to look for.
@@ -377,6 +383,16 @@ fn watch(notes: &Arc<Notes>) -> notify::Result<notify::RecommendedWatcher> {
     Ok(watcher)
 }
 
+/// The app view: talks to its host only (no external origin), drawn with a border.
+fn notes_view() -> switchboard::server::AppView {
+    use switchboard::types::apps::{UiCsp, UiResourceMeta};
+    let meta = UiResourceMeta { csp: Some(UiCsp::none()), prefers_border: Some(true), ..Default::default() };
+    switchboard::server::AppView::new(NOTES_VIEW, NOTES_HTML)
+        .title("Notes")
+        .description("The notes, searchable")
+        .meta(meta)
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -392,6 +408,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let notes = Arc::new(Notes::open(&dir).map_err(|e| format!("{}: {e}", dir.display()))?);
     let server = Server::builder(Implementation::new("notes", env!("CARGO_PKG_VERSION")))
         .register(notes.clone())
+        .app(notes_view())
         .build()?;
     let _ = notes.server.set(server.downgrade());
     let _watcher = watch(&notes)?;
