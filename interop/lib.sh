@@ -7,6 +7,8 @@
 #                         `conformance-2026`) and server-everything (locked by interop/package-lock.json)
 #   interop/oauth/node_modules/  oidc-provider, the test authorization server (locked by
 #                         interop/oauth/package-lock.json)
+#   interop/inspector/node_modules/  the MCP Inspector, for its CLI's MCP Apps probe (locked by
+#                         interop/inspector/package-lock.json)
 #   .tools/venv/          Python venv with the official Python SDK `mcp` (hash-locked by interop/requirements.txt)
 #                         and the OpenTelemetry SDK, OTLP/HTTP exporter and opentelemetry-proto
 #                         (hash-locked by interop/requirements-otel.txt)
@@ -26,6 +28,8 @@ SERVER_EVERYTHING_VERSION="2026.8.31"
 PY_MCP_VERSION="2.3.0"
 # The test authorization server (interop/oauth/).
 OIDC_PROVIDER_VERSION="9.13.3"
+# The MCP Inspector (interop/inspector/): its CLI probes MCP Apps offline (--app-info).
+INSPECTOR_VERSION="2.12.0"
 
 NODE22_DIR="$INTEROP_REPO/.tools/node22"
 NODE22_BIN="$NODE22_DIR/bin"
@@ -36,6 +40,7 @@ CONFORMANCE_JS="$INTEROP_DIR/node_modules/@modelcontextprotocol/conformance/dist
 CONFORMANCE_2026_JS="$INTEROP_DIR/node_modules/conformance-2026/dist/index.js"
 SERVER_EVERYTHING_JS="$INTEROP_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 LISTEN_PRELOAD="$INTEROP_DIR/listen-localhost.mjs"
+INSPECTOR_CLI_JS="$INTEROP_DIR/inspector/node_modules/@modelcontextprotocol/inspector/clients/cli/build/index.js"
 
 interop_die() {
   echo "interop: ERROR: $*" >&2

@@ -5,6 +5,7 @@
 #      the conformance suite (0.1.16; 0.2.0-alpha.12 as
 #      conformance-2026), server-everything             -> interop/node_modules (npm ci, interop/)
 #   2b. oidc-provider (the test authorization server)    -> interop/oauth/node_modules (npm ci, interop/oauth/)
+#   2c. the MCP Inspector (its CLI's MCP Apps probe)      -> interop/inspector/node_modules (npm ci, interop/inspector/)
 #   3. the official Python SDK `mcp`                     -> .tools/venv         (pip --require-hashes,
 #                                                           wheels kept in .tools/wheels)
 #   3b. the OpenTelemetry Python SDK, OTLP/HTTP exporter
@@ -116,6 +117,26 @@ else
     interop_die "npm ci in interop/oauth/ failed (is the npm registry reachable?)"
   oauth_ok || interop_die "interop/oauth/package-lock.json does not hold oidc-provider $OIDC_PROVIDER_VERSION (interop/lib.sh)"
   echo "$OAUTH_HASH" > "$OAUTH_STAMP"
+fi
+
+# ---------------------------------------------------------------- 2c. interop/inspector/node_modules
+# The official MCP Inspector, for its CLI's offline MCP Apps probe (--app-info), in a folder of its
+# own with its own lockfile.
+inspector_ok() {
+  [ "$(node -p "require('$INTEROP_DIR/inspector/node_modules/@modelcontextprotocol/inspector/package.json').version" 2>/dev/null || true)" = "$INSPECTOR_VERSION" ]
+}
+INSPECTOR_STAMP="$INTEROP_DIR/inspector/node_modules/.switchboard-stamp"
+INSPECTOR_HASH="$(hash_of interop/inspector/package.json interop/inspector/package-lock.json <(node --version))"
+if [ -f "$INSPECTOR_STAMP" ] && [ "$(cat "$INSPECTOR_STAMP")" = "$INSPECTOR_HASH" ] && inspector_ok; then
+  step "interop/inspector/node_modules (@modelcontextprotocol/inspector $INSPECTOR_VERSION): up to date"
+elif [ "$CHECK_ONLY" = 1 ]; then
+  interop_die "interop/inspector/node_modules is missing or stale; run scripts/install-peers.sh"
+else
+  step "interop/inspector/node_modules (npm ci: @modelcontextprotocol/inspector $INSPECTOR_VERSION)"
+  (cd interop/inspector && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) ||
+    interop_die "npm ci in interop/inspector/ failed (is the npm registry reachable?)"
+  inspector_ok || interop_die "interop/inspector/package-lock.json does not hold @modelcontextprotocol/inspector $INSPECTOR_VERSION (interop/lib.sh)"
+  echo "$INSPECTOR_HASH" > "$INSPECTOR_STAMP"
 fi
 
 # ---------------------------------------------------------------- 3. Python venv

@@ -49,6 +49,10 @@ echo "== interop: switchboard check --security against the Python SDK and @model
 echo "== interop: our client (switchboard call) against a Python SDK everything server over stdio and Streamable HTTP"
 ./interop/our-client-py.sh target/debug/switchboard
 
+echo "== interop: MCP Apps: the official Python SDK client (mcp 2.3.0, declaring io.modelcontextprotocol/ui) reads the notes example's app in both eras, and the MCP Inspector CLI's --app-info probe (2.12.0, offline) reports it, over stdio and Streamable HTTP; hosts without the extension see a plain tool"
+cargo build --locked -p switchboard-examples --bin notes
+./interop/apps-peers.sh target/debug/notes
+
 echo "== interop: telemetry across SDKs: the Python SDK client's span is our server span's parent and ours the Python server span's (both exported over OTLP/HTTP to a receiver decoding with opentelemetry-proto), and a real Prometheus scrapes serve --metrics and returns the tools/call counter"
 ./interop/otel-peers.sh target/debug/switchboard
 
