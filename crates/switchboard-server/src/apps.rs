@@ -27,10 +27,6 @@ use switchboard_types::meta::Meta;
 use switchboard_types::resources::{ReadResourceResult, Resource};
 use switchboard_types::tools::Tool;
 
-use std::future::Ready;
-
-use crate::resource::ResourceRead;
-use crate::server::ServerError;
 use crate::service::ServerService;
 
 /// The largest view, in bytes of HTML (`docs/BOUNDS.md`): a view is sent whole in one
@@ -177,16 +173,24 @@ fn cut(uri: &str) -> String {
     uri.chars().take(64).collect()
 }
 
-/// The view as a resource and its reader, once its URI and size are checked.
-pub(crate) fn into_resource(
-    view: AppView,
-) -> Result<
-    (
-        Resource,
-        impl Fn(ResourceRead) -> Ready<Result<ReadResourceResult, ErrorObject>> + Send + Sync + 'static,
-    ),
-    AppError,
-> {
+/// What a view's reads answer: its document and `_meta`.
+pub(crate) struct AppContents {
+    html: Arc<str>,
+    meta: Meta,
+}
+
+impl AppContents {
+    /// The `resources/read` result for `uri`.
+    pub(crate) fn read(&self, uri: String) -> ReadResourceResult {
+        let mut contents = TextResourceContents::new(uri, &*self.html);
+        contents.mime_type = Some(APP_MIME_TYPE.to_owned());
+        contents.meta = Some(self.meta.clone());
+        ReadResourceResult::new(vec![ResourceContents::Text(contents)])
+    }
+}
+
+/// The view as a resource and what its reads answer, once its URI and size are checked.
+pub(crate) fn into_resource(view: AppView) -> Result<(Resource, AppContents), AppError> {
     let uri = view.resource.uri.clone();
     if let Err(why) = check_uri(&uri) {
         return Err(AppError::InvalidUri {
@@ -204,15 +208,13 @@ pub(crate) fn into_resource(
     let meta = ui_meta(&view.meta);
     let mut resource = view.resource;
     resource.meta = Some(meta.clone());
-    let html = view.html;
-    Ok((resource, move |read: ResourceRead| {
-        let mut contents = TextResourceContents::new(read.uri, &*html);
-        contents.mime_type = Some(APP_MIME_TYPE.to_owned());
-        contents.meta = Some(meta.clone());
-        std::future::ready(Ok(ReadResourceResult::new(vec![ResourceContents::Text(
-            contents,
-        )])))
-    }))
+    Ok((
+        resource,
+        AppContents {
+            html: view.html,
+            meta,
+        },
+    ))
 }
 
 /// `{"ui": meta}`.
@@ -238,7 +240,7 @@ pub(crate) fn views(resources: &[Resource]) -> Vec<String> {
 pub(crate) fn check_links<'a>(
     views: &[String],
     tools: impl Iterator<Item = &'a Tool>,
-) -> Result<(), ServerError> {
+) -> Result<(), AppError> {
     for tool in tools {
         let Some(uri) = tool.ui().and_then(|ui| ui.resource_uri) else {
             continue;
@@ -247,8 +249,7 @@ pub(crate) fn check_links<'a>(
             return Err(AppError::UnknownView {
                 tool: tool.name.clone(),
                 uri,
-            }
-            .into());
+            });
         }
     }
     Ok(())
@@ -335,7 +336,7 @@ impl ServerService {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::Server;
+    use crate::{Server, ServerError};
     use switchboard_types::Implementation;
     use switchboard_types::apps::UiToolMeta;
     use switchboard_types::tools::CallToolResult;

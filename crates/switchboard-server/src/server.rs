@@ -300,7 +300,9 @@ impl ServerBuilder {
     /// no registered view.
     pub fn app(mut self, view: crate::AppView) -> Self {
         match crate::apps::into_resource(view) {
-            Ok((resource, reader)) => self.resource(resource, reader),
+            Ok((resource, contents)) => self.resource(resource, move |read| {
+                std::future::ready(Ok(contents.read(read.uri)))
+            }),
             Err(e) => {
                 self.errors.push(e.into());
                 self
