@@ -13,6 +13,7 @@ const SOURCE: &str = include_str!("../src/bin/readme_server.rs");
 const CHECK_SOURCE: &str = include_str!("readme_check.rs");
 const EXTENSION_SOURCE: &str = include_str!("readme_extension.rs");
 const MIDDLEWARE_SOURCE: &str = include_str!("readme_middleware.rs");
+const APPS_SOURCE: &str = include_str!("readme_apps.rs");
 
 #[test]
 fn the_readme_shows_the_example_word_for_word_in_at_most_15_lines() {
@@ -32,6 +33,12 @@ fn the_readme_shows_the_check_test_word_for_word() {
 fn the_readme_shows_the_extension_method_word_for_word() {
     let readme = include_str!("../../README.md");
     assert!(readme.contains(&format!("```rust\n{EXTENSION_SOURCE}```")), "README.md must contain tests/readme_extension.rs verbatim");
+}
+
+#[test]
+fn the_readme_shows_the_apps_example_word_for_word() {
+    let readme = include_str!("../../README.md");
+    assert!(readme.contains(&format!("```rust\n{APPS_SOURCE}```")), "README.md must contain tests/readme_apps.rs verbatim");
 }
 
 #[test]
