@@ -377,8 +377,10 @@ mod tests {
         for good in ["ui://notes/list", "ui://clock", "ui://a-b.c_d~e/v1.0/x"] {
             assert_eq!(check_uri(good), Ok(()), "{good}");
         }
-        let long = format!("ui://a/{}", "b".repeat(600));
-        assert_eq!(check_uri(&long), Err("longer than 512 bytes"));
+        // The length bound, crossed by one byte.
+        let at = format!("ui://a/{}", "b".repeat(512 - "ui://a/".len()));
+        assert_eq!((at.len(), check_uri(&at)), (512, Ok(())));
+        assert_eq!(check_uri(&format!("{at}b")), Err("longer than 512 bytes"));
     }
 
     /// The HTML bound, crossed by one byte (`docs/BOUNDS.md`).
