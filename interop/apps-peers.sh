@@ -8,7 +8,11 @@
 #      own Apps CSP model), and a plain tool for a client without the extension;
 #   2. the MCP Inspector CLI's app probe (@modelcontextprotocol/inspector 2.12.0, `--app-info`,
 #      offline): with `--advertise-apps` it must report the app (resourceUri, the MIME type, the
-#      CSP, the border, no resource error); without, no app (exit 2: the server degrades).
+#      CSP, the border, no resource error); without, no app (exit 2: the server degrades);
+#   3. a real browser: interop/browser/host.mjs, a minimal MCP Apps host page on 127.0.0.1 (the
+#      view on another origin under the CSP built from its _meta.ui), driven by playwright-core in
+#      Debian's headless chromium: the view calls search_notes through the host and shows the notes,
+#      then searches from its form, with no CSP violation (stdio only: the host is the client).
 # Ends with `N passed, M failed`; exit 0 only if nothing failed and every server started.
 # Install first: scripts/install-peers.sh.
 #
@@ -20,6 +24,8 @@ NOTES_ARG="${1:?usage: interop/apps-peers.sh path/to/notes}"
 [ -x "$NOTES_ARG" ] || interop_die "no notes binary at $NOTES_ARG (cargo build -p switchboard-examples --bin notes)"
 NOTES="$(cd "$(dirname "$NOTES_ARG")" && pwd)/$(basename "$NOTES_ARG")"
 [ -x "$VENV_PY" ] || interop_die "the Python venv is not installed at $VENV_DIR; run scripts/install-peers.sh"
+[ -x "$CHROMIUM_BIN" ] || interop_die "chromium is not installed at $CHROMIUM_BIN; run scripts/install-peers.sh"
+[ -d interop/browser/node_modules/playwright-core ] || interop_die "playwright-core is not installed in interop/browser; run scripts/install-peers.sh"
 [ -f "$INSPECTOR_CLI_JS" ] || interop_die "the MCP Inspector is not installed at $INSPECTOR_CLI_JS; run scripts/install-peers.sh"
 interop_use_node22
 WORK="$(mktemp -d)"
@@ -34,6 +40,7 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$WORK/notes" "$WORK/home"
 printf '# Hello\n\nThe first note.\n' > "$WORK/notes/hello.md"
+printf 'milk, eggs\n' > "$WORK/notes/groceries.md"
 
 # python_client LABEL ARGS...: the Python SDK client's checks, each line counted.
 python_client() {
@@ -99,6 +106,19 @@ EOF
 echo "-- stdio: $NOTES $WORK/notes"
 python_client "stdio" -- "$NOTES" "$WORK/notes"
 inspector "stdio" "$NOTES" "$WORK/notes"
+
+echo "-- a browser: interop/browser/host.mjs (playwright-core, $CHROMIUM_BIN headless)"
+rc=0
+CHROMIUM="$CHROMIUM_BIN" timeout 300 node interop/browser/host.mjs "$NOTES" "$WORK/notes" > "$WORK/browser.out" 2> "$WORK/browser.err" || rc=$?
+while IFS= read -r line; do
+  case "$line" in
+    "PASS "*) pass "browser: ${line#PASS }" ;;
+    "FAIL "*) fail "browser: ${line#FAIL }" "" ;;
+  esac
+done < "$WORK/browser.out"
+if [ "$rc" != 0 ] || ! grep -q '^[0-9]* passed, 0 failed$' "$WORK/browser.out"; then
+  fail "browser: the host ran to its end" "exit $rc; $(tail -c 600 "$WORK/browser.err" | tr '\n' ' ')"
+fi
 
 echo "-- Streamable HTTP: $NOTES $WORK/notes --http 127.0.0.1:0"
 "$NOTES" "$WORK/notes" --http 127.0.0.1:0 2> "$WORK/http.log" &

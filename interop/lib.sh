@@ -7,6 +7,8 @@
 #                         `conformance-2026`) and server-everything (locked by interop/package-lock.json)
 #   interop/oauth/node_modules/  oidc-provider, the test authorization server (locked by
 #                         interop/oauth/package-lock.json)
+#   interop/browser/node_modules/  playwright-core, for the MCP Apps browser host (locked by
+#                         interop/browser/package-lock.json; the browser is Debian's chromium)
 #   interop/inspector/node_modules/  the MCP Inspector, for its CLI's MCP Apps probe (locked by
 #                         interop/inspector/package-lock.json)
 #   .tools/venv/          Python venv with the official Python SDK `mcp` (hash-locked by interop/requirements.txt)
@@ -30,6 +32,9 @@ PY_MCP_VERSION="2.3.0"
 OIDC_PROVIDER_VERSION="9.13.3"
 # The MCP Inspector (interop/inspector/): its CLI probes MCP Apps offline (--app-info).
 INSPECTOR_VERSION="2.12.0"
+# playwright-core (interop/browser/), driving Debian's chromium for the MCP Apps browser host.
+PLAYWRIGHT_CORE_VERSION="1.65.1"
+CHROMIUM_BIN="/usr/bin/chromium"
 
 NODE22_DIR="$INTEROP_REPO/.tools/node22"
 NODE22_BIN="$NODE22_DIR/bin"

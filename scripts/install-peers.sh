@@ -6,6 +6,7 @@
 #      conformance-2026), server-everything             -> interop/node_modules (npm ci, interop/)
 #   2b. oidc-provider (the test authorization server)    -> interop/oauth/node_modules (npm ci, interop/oauth/)
 #   2c. the MCP Inspector (its CLI's MCP Apps probe)      -> interop/inspector/node_modules (npm ci, interop/inspector/)
+#   2d. playwright-core (the MCP Apps browser host)       -> interop/browser/node_modules (npm ci, interop/browser/)
 #   3. the official Python SDK `mcp`                     -> .tools/venv         (pip --require-hashes,
 #                                                           wheels kept in .tools/wheels)
 #   3b. the OpenTelemetry Python SDK, OTLP/HTTP exporter
@@ -15,6 +16,7 @@
 #                                                           their services are not started)
 #   5. Debian's prometheus (the telemetry interop)        -> the system         (apt-get, when missing;
 #                                                           its service is not started)
+#   6. Debian's chromium (the MCP Apps browser host)      -> the system         (apt-get, when missing)
 #
 # Idempotent: each step records a stamp (a hash of its lockfile and of the tool that installed it)
 # and is skipped, with no network access, when the stamp matches and the pinned versions check out.
@@ -139,6 +141,26 @@ else
   echo "$INSPECTOR_HASH" > "$INSPECTOR_STAMP"
 fi
 
+# ---------------------------------------------------------------- 2d. interop/browser/node_modules
+# playwright-core (no browser download: it drives Debian's chromium, step 6), for the MCP Apps
+# browser host (interop/browser/host.mjs), in a folder of its own with its own lockfile.
+browser_ok() {
+  [ "$(node -p "require('$INTEROP_DIR/browser/node_modules/playwright-core/package.json').version" 2>/dev/null || true)" = "$PLAYWRIGHT_CORE_VERSION" ]
+}
+BROWSER_STAMP="$INTEROP_DIR/browser/node_modules/.switchboard-stamp"
+BROWSER_HASH="$(hash_of interop/browser/package.json interop/browser/package-lock.json <(node --version))"
+if [ -f "$BROWSER_STAMP" ] && [ "$(cat "$BROWSER_STAMP")" = "$BROWSER_HASH" ] && browser_ok; then
+  step "interop/browser/node_modules (playwright-core $PLAYWRIGHT_CORE_VERSION): up to date"
+elif [ "$CHECK_ONLY" = 1 ]; then
+  interop_die "interop/browser/node_modules is missing or stale; run scripts/install-peers.sh"
+else
+  step "interop/browser/node_modules (npm ci: playwright-core $PLAYWRIGHT_CORE_VERSION)"
+  (cd interop/browser && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) ||
+    interop_die "npm ci in interop/browser/ failed (is the npm registry reachable?)"
+  browser_ok || interop_die "interop/browser/package-lock.json does not hold playwright-core $PLAYWRIGHT_CORE_VERSION (interop/lib.sh)"
+  echo "$BROWSER_HASH" > "$BROWSER_STAMP"
+fi
+
 # ---------------------------------------------------------------- 3. Python venv
 py_ok() {
   [ -x "$VENV_PY" ] &&
@@ -248,6 +270,20 @@ else
   [ "$made_policy" = 1 ] && rm -f "$policy"
   PROMETHEUS_BIN="$(command -v prometheus || echo /usr/bin/prometheus)"
   [ -x "$PROMETHEUS_BIN" ] || interop_die "prometheus not found after apt-get"
+fi
+
+# ---------------------------------------------------------------- 6. chromium
+# The MCP Apps browser host (interop/browser/host.mjs) drives it headless through playwright-core.
+if [ -x "$CHROMIUM_BIN" ]; then
+  step "chromium $("$CHROMIUM_BIN" --version 2> /dev/null | sed -n 's/^Chromium \([^ ]*\).*/\1/p'): present"
+elif [ "$CHECK_ONLY" = 1 ]; then
+  interop_die "chromium is missing; run scripts/install-peers.sh (Debian package)"
+else
+  step "chromium (Debian, apt-get)"
+  command -v apt-get > /dev/null || interop_die "chromium is missing and apt-get is not available"
+  apt-get update -qq > /dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium > /dev/null ||
+    interop_die "apt-get install chromium failed"
+  [ -x "$CHROMIUM_BIN" ] || interop_die "chromium not found at $CHROMIUM_BIN after apt-get"
 fi
 
 step "ok: node $("$NODE22" --version), @modelcontextprotocol/sdk $SDK_VERSION, client/server $TS_V2_VERSION, conformance $CONFORMANCE_VERSION and $CONFORMANCE_2026_VERSION, oidc-provider $OIDC_PROVIDER_VERSION, server-everything $SERVER_EVERYTHING_VERSION, python mcp $PY_MCP_VERSION"

@@ -49,7 +49,7 @@ echo "== interop: switchboard check --security against the Python SDK and @model
 echo "== interop: our client (switchboard call) against a Python SDK everything server over stdio and Streamable HTTP"
 ./interop/our-client-py.sh target/debug/switchboard
 
-echo "== interop: MCP Apps: the official Python SDK client (mcp 2.3.0, declaring io.modelcontextprotocol/ui) reads the notes example's app in both eras, and the MCP Inspector CLI's --app-info probe (2.12.0, offline) reports it, over stdio and Streamable HTTP; hosts without the extension see a plain tool"
+echo "== interop: MCP Apps: the official Python SDK client (mcp 2.3.0, declaring io.modelcontextprotocol/ui) reads the notes example's app in both eras, and the MCP Inspector CLI's --app-info probe (2.12.0, offline) reports it, over stdio and Streamable HTTP; hosts without the extension see a plain tool; in headless Chromium (playwright-core) a minimal host page on 127.0.0.1 runs the view, which calls search_notes through it"
 cargo build --locked -p switchboard-examples --bin notes
 ./interop/apps-peers.sh target/debug/notes
 
