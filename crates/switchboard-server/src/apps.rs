@@ -100,11 +100,6 @@ impl AppView {
         self.meta = meta;
         self
     }
-
-    /// The view's URI.
-    pub fn uri(&self) -> &str {
-        &self.resource.uri
-    }
 }
 
 /// Why a view or a tool's link to one cannot be registered.

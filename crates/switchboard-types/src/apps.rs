@@ -179,11 +179,6 @@ impl Tool {
     }
 }
 
-/// `_meta.ui` of a resource or its contents, when present and well-formed.
-pub fn resource_ui(meta: Option<&Meta>) -> Option<UiResourceMeta> {
-    serde_json::from_value(meta?.0.get(UI_META_KEY)?.clone()).ok()
-}
-
 /// What a host declares under `extensions["io.modelcontextprotocol/ui"]`: the MIME types it
 /// renders (required), here the one this revision defines.
 pub fn host_settings() -> Value {
