@@ -248,7 +248,7 @@ impl Affinity {
             .session
             .get_or_init(|| async {
                 let client = client(config, cx, Arc::downgrade(&bound));
-                match crate::upstream::connect_with(config, client).await {
+                match crate::connect::connect_with(config, client).await {
                     Ok(session) => {
                         // Closed with the client's session; forgotten when either ends.
                         let (me, front, up) =

@@ -37,10 +37,11 @@
 //! | `search` | the `search_tools` tool |
 //! | `subscribe` | resource subscriptions forwarded, updates rewritten back |
 //! | `affinity` | clients' own upstream sessions: an upstream's requests and log lines reach the client that caused them |
+//! | `connect` | reaching an upstream: the gateway's client over stdio, Streamable HTTP (its bearer token) or a connector |
 //! | `upstream` | one upstream's life: connect, list, follow changes, restart with backoff |
 //!
-//! Modules depend one way: `names` ← `policy` ← `config` ← `mirror` ← `registry` ← `front`,
-//! `search`, `upstream` ← the crate root.
+//! Modules depend one way: `names` ← `policy` ← `config` ← `connect` ← `affinity` ← `mirror` ←
+//! `registry` ← `front`, `search`, `upstream` ← the crate root.
 //!
 //! An upstream's sampling, elicitation and roots requests and log lines during a client's call
 //! reach that client and no other (the `affinity` module says how).
@@ -53,6 +54,7 @@
 
 mod affinity;
 mod config;
+mod connect;
 mod front;
 mod mirror;
 mod names;
