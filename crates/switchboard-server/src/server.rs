@@ -134,6 +134,7 @@ pub struct ServerBuilder {
     cache: switchboard_types::modern::CacheHints,
     max_listeners: usize,
     scopes: ScopePolicy,
+    extensions: Vec<(String, serde_json::Value)>,
 }
 
 #[derive(Default)]
@@ -164,6 +165,17 @@ impl ServerBuilder {
     /// Replaces the capabilities derived from what is registered.
     pub fn capabilities(mut self, caps: ServerCapabilities) -> Self {
         self.capabilities = Some(caps);
+        self
+    }
+
+    /// Declares the extension `id` with its settings object (`{}` for none) under
+    /// `capabilities.extensions`, in both eras (`initialize` and `server/discover`), whether the
+    /// capabilities are derived or set with [`ServerBuilder::capabilities`]. The extension's
+    /// methods are routed with [`ServerBuilder::request`]. Declared twice, the last settings win.
+    pub fn extension(mut self, id: impl Into<String>, settings: serde_json::Value) -> Self {
+        let id = id.into();
+        self.extensions.retain(|(k, _)| *k != id);
+        self.extensions.push((id, settings));
         self
     }
 
@@ -559,10 +571,21 @@ impl ServerBuilder {
         if !self.errors.is_empty() {
             return Err(self.errors.swap_remove(0));
         }
-        let capabilities = self
+        let mut capabilities = self
             .capabilities
             .take()
             .unwrap_or_else(|| self.derived_capabilities());
+        if !self.extensions.is_empty() {
+            let declared = capabilities
+                .extra
+                .entry("extensions")
+                .or_insert_with(|| serde_json::Value::Object(Default::default()));
+            if let serde_json::Value::Object(map) = declared {
+                for (id, settings) in std::mem::take(&mut self.extensions) {
+                    map.insert(id, settings);
+                }
+            }
+        }
         let versions = if self.versions.is_empty() {
             ProtocolVersion::SUPPORTED.to_vec()
         } else {
@@ -687,6 +710,7 @@ impl Server {
             cache: crate::modern::DEFAULT_CACHE_HINTS,
             max_listeners: crate::modern::listen::DEFAULT_MAX_LISTENERS,
             scopes: ScopePolicy::new(),
+            extensions: Vec::new(),
         }
     }
 
