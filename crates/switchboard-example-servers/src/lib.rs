@@ -19,6 +19,7 @@ pub mod bench;
 pub mod demo;
 pub mod everything;
 mod everything_modern;
+pub mod everything_skills;
 #[cfg(feature = "hostile")]
 pub mod hostile;
 
