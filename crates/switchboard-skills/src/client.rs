@@ -301,6 +301,9 @@ impl<'a> Skills<'a> {
             let rel: PathBuf = verify::relative_path(root, &f.uri)?.iter().collect();
             plan.push((f.uri.clone(), rel));
         }
+        // The skill is loaded (its SKILL.md verified, frontmatter included) before any other
+        // file is read.
+        plan.sort_by_key(|(uri, _)| *uri != skill.uri);
         let parent = dest
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
