@@ -8,6 +8,7 @@
 # 1. rmcp's SkillCatalog serves a folder of skills; `switchboard call skills/list` lists it and
 #    `switchboard skills pull` (legacy era, then auto) writes each skill verified, and the
 #    written tree is byte for byte the folder's.
+#    `switchboard check` against rmcp's server: every skills rule (SK-*) passes.
 # 2. rmcp's client against `switchboard serve`: lists our skills, checks every entry with rmcp's
 #    `Skill::validate`, gets each with skills/get, reads every file and verifies it with rmcp's
 #    `SkillResource::verify`, reads each skill's directory.
@@ -55,6 +56,15 @@ for era in legacy auto; do
     fi
   done
 done
+
+"$BIN" check --stdio "$PEER serve $work/skills" > "$work/check.txt" 2> /dev/null || true
+sk_pass="$(grep -c '^pass \[SK-' "$work/check.txt" || true)"
+sk_other="$(grep '\[SK-' "$work/check.txt" | grep -vc '^pass ' || true)"
+if [ "$sk_pass" -ge 7 ] && [ "$sk_other" = 0 ]; then
+  step "PASS switchboard check against rmcp's server: $sk_pass skills rules (SK-*) pass, none fails or skips"
+else
+  bad "switchboard check against rmcp's server: $(grep '\[SK-' "$work/check.txt")"
+fi
 
 if report="$("$PEER" client "$BIN" serve 2> "$work/client.log")" && echo "$report" | grep -q '"filesVerified":[1-9]'; then
   step "PASS rmcp's client against switchboard serve: $report"
