@@ -121,3 +121,30 @@ async fn a_server_without_the_extension_gets_no_skills_rule() {
     let report = switchboard_check::run(&in_process(server)).await.unwrap();
     assert!(sk(&report).is_empty(), "{report}");
 }
+
+#[tokio::test]
+async fn sk_2_a_listing_that_never_ends_fails_after_twenty_pages() {
+    let server = Server::builder(Implementation::new("endless", "1"))
+        .extension(SKILLS_EXTENSION, json!({}))
+        .enable_resources()
+        .request::<ListSkills, _, _>(|_, _| async {
+            Ok(ListSkillsResult { skills: vec![], next_cursor: Some("again".into()), ttl_ms: Some(0), cache_scope: Some("private".into()) })
+        })
+        .build()
+        .unwrap();
+    let report = switchboard_check::run(&in_process(server)).await.unwrap();
+    let list = report.get("skills/list answers the skills served").expect("ran");
+    assert_eq!(list.outcome, Verdict::Fail, "{report}");
+    assert!(list.detail.contains("after 20 pages"), "{report}");
+}
+
+#[tokio::test]
+async fn sk_4_at_most_two_hundred_files_are_read_back() {
+    let source = (1..=200).fold(SkillSource::new("notes").file("SKILL.md", SKILL_MD), |s, i| s.file(format!("f{i}.md"), "x"));
+    let set = SkillSet::new().with(source);
+    let server = Server::builder(Implementation::new("s", "1")).skills(&set).build().unwrap();
+    let report = switchboard_check::run(&in_process(server)).await.unwrap();
+    let digests = report.get("every listed file has the size and digest its entry says").expect("ran");
+    assert_eq!(digests.outcome, Verdict::Pass, "{report}");
+    assert_eq!(digests.detail, "200 files read back", "201 listed, 200 read");
+}

@@ -86,13 +86,18 @@ type Found = (Vec<String>, Arc<[u8]>);
 
 /// Builds the catalog from a folder (if any) and the code-defined skills.
 pub(crate) fn build(root: Option<&Path>, code: &[SkillSource]) -> Catalog {
+    build_with(root, code, MAX_SCAN_ENTRIES)
+}
+
+/// [`build`] visiting at most `max_entries` directory entries.
+fn build_with(root: Option<&Path>, code: &[SkillSource], max_entries: usize) -> Catalog {
     let mut skipped = Vec::new();
     // Skill directories (relative segments) → their files (relative to the skill).
     let mut skills: BTreeMap<Vec<String>, Vec<Found>> = BTreeMap::new();
     if let Some(root) = root {
         let mut found = Vec::new();
         let mut too_large = Vec::new();
-        let mut budget = MAX_SCAN_ENTRIES;
+        let mut budget = max_entries;
         walk(root, &mut Vec::new(), &mut found, &mut too_large, &mut budget, &mut skipped);
         for (segments, _) in found.iter().filter(|(s, _)| s.last().is_some_and(|n| n == SKILL_MD)) {
             let dir = segments[..segments.len() - 1].to_vec();
@@ -137,7 +142,7 @@ pub(crate) fn build(root: Option<&Path>, code: &[SkillSource]) -> Catalog {
     catalog
 }
 
-fn code_skill(source: &SkillSource) -> Result<Found2, String> {
+fn code_skill(source: &SkillSource) -> Result<SkillFound, String> {
     let dir: Vec<String> = source.path.split('/').map(str::to_owned).collect();
     if dir.iter().any(|s| !plain(s)) {
         return Err("the skill path has a segment that is not a plain name".into());
@@ -156,7 +161,8 @@ fn code_skill(source: &SkillSource) -> Result<Found2, String> {
     Ok((dir, files))
 }
 
-type Found2 = (Vec<String>, Vec<Found>);
+/// A skill's directory segments and its files.
+type SkillFound = (Vec<String>, Vec<Found>);
 
 fn plain(s: &str) -> bool {
     !s.is_empty() && s != "." && s != ".." && !s.contains(['\\', '\0']) && !s.chars().any(char::is_control)
@@ -262,7 +268,7 @@ fn walk(
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
         if *budget == 0 {
-            skipped.push(format!("the scan stopped after {MAX_SCAN_ENTRIES} entries"));
+            skipped.push("the scan stopped: the folder has more entries than it reads".to_owned());
             return;
         }
         *budget -= 1;
@@ -350,5 +356,75 @@ pub(crate) fn mime_of(name: &str, bytes: &[u8]) -> &'static str {
         Some("pdf") => "application/pdf",
         _ if std::str::from_utf8(bytes).is_ok() => "text/plain",
         _ => "application/octet-stream",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(tag: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("sb-skills-catalog-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn skill(dir: &Path, name: &str) {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join(SKILL_MD), format!("---\nname: {name}\ndescription: d\n---\n")).unwrap();
+    }
+
+    #[test]
+    fn the_scan_stops_at_its_entry_budget() {
+        let root = temp("budget");
+        for name in ["a", "b", "c"] {
+            skill(&root.join(name), name);
+        }
+        // Each skill is two entries (its directory and its SKILL.md): 6 is enough, 5 is not.
+        let all = build_with(Some(&root), &[], 6);
+        assert_eq!(all.skills.len(), 3);
+        assert!(all.skipped.is_empty(), "{:?}", all.skipped);
+        let cut = build_with(Some(&root), &[], 5);
+        assert_eq!(cut.skills.len(), 2);
+        assert!(cut.skipped.iter().any(|s| s.contains("scan stopped")), "{:?}", cut.skipped);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn the_scan_stops_at_its_depth() {
+        let root = temp("depth");
+        let mut at = root.clone();
+        // The deepest directory read is MAX_SCAN_DEPTH segments below the folder.
+        for _ in 0..MAX_SCAN_DEPTH - 1 {
+            at = at.join("d");
+        }
+        skill(&at.join("deep"), "deep");
+        let mut too_deep = at.clone();
+        too_deep.push("e");
+        skill(&too_deep.join("deeper"), "deeper");
+        let catalog = build(Some(&root), &[]);
+        let names: Vec<_> = catalog.skills.iter().filter_map(|s| s.name()).collect();
+        assert_eq!(names, ["deep"]);
+        assert!(catalog.skipped.iter().any(|s| s.contains("deeper than")), "{:?}", catalog.skipped);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_skill_over_the_hosts_limits_is_not_served() {
+        let md = "---\nname: many\ndescription: d\n---\n";
+        let at_limit = (1..MAX_SKILL_RESOURCES).fold(SkillSource::new("many").file(SKILL_MD, md), |s, i| s.file(format!("f{i}"), "x"));
+        assert_eq!(build(None, &[at_limit.clone()]).skills.len(), 1);
+        let over = at_limit.file("one-more", "x");
+        let c = build(None, &[over]);
+        assert!(c.skills.is_empty() && c.skipped[0].contains("more than 512"), "{:?}", c.skipped);
+        let big = vec![0u8; MAX_SKILL_FILE_BYTES as usize];
+        let rest = (MAX_SKILL_TOTAL_BYTES - 3 * MAX_SKILL_FILE_BYTES) as usize - md.len();
+        let heavy = (0..3)
+            .fold(SkillSource::new("many").file(SKILL_MD, md), |s, i| s.file(format!("b{i}"), big.clone()))
+            .file("rest", vec![0u8; rest]);
+        assert_eq!(build(None, &[heavy.clone()]).skills.len(), 1, "exactly 16 MiB");
+        let c = build(None, &[heavy.file("b4", vec![0u8; 1])]);
+        assert!(c.skills.is_empty() && c.skipped[0].contains("bytes, more than"), "{:?}", c.skipped);
     }
 }

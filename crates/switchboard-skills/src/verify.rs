@@ -367,7 +367,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn digests_are_sha256_in_lowercase_hex() {
+    fn sk_4_digests_are_sha256_in_lowercase_hex() {
         assert_eq!(
             digest(b"abc"),
             "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
@@ -379,7 +379,7 @@ mod tests {
     }
 
     #[test]
-    fn frontmatter_is_every_field_verbatim() {
+    fn sk_3_frontmatter_is_every_field_verbatim() {
         let text = "---\nname: pdf-processing\ndescription: Extract PDFs\nlicense: Apache-2.0\nmetadata:\n  version: \"2.1\"\nallowed-tools: [Read, Bash]\n---\n\n# Body\n";
         let fm = frontmatter(text).unwrap();
         assert_eq!(
@@ -393,7 +393,7 @@ mod tests {
     }
 
     #[test]
-    fn frontmatter_needs_the_block_a_mapping_a_name_and_a_description() {
+    fn sk_3_frontmatter_needs_the_block_a_mapping_a_name_and_a_description() {
         assert_eq!(frontmatter("# no block\n"), Err(FrontmatterError::Missing));
         assert_eq!(frontmatter("---\nname: a\n"), Err(FrontmatterError::Missing));
         assert!(matches!(frontmatter("---\n- a\n---\n"), Err(FrontmatterError::NotYaml(_))));
@@ -409,7 +409,7 @@ mod tests {
     }
 
     #[test]
-    fn frontmatter_differences_name_each_field() {
+    fn sk_8_frontmatter_differences_name_each_field() {
         let a = json!({"name": "a", "description": "x"});
         let b = json!({"name": "a", "description": "y", "license": "MIT"});
         let diff = frontmatter_differences(a.as_object().unwrap(), b.as_object().unwrap());
@@ -418,7 +418,7 @@ mod tests {
     }
 
     #[test]
-    fn names_follow_the_agent_skills_rules() {
+    fn sk_3_names_follow_the_agent_skills_rules() {
         for ok in ["a", "git-workflow", "pdf2", &"a".repeat(64)] {
             assert!(is_skill_name(ok), "{ok}");
         }
@@ -428,7 +428,7 @@ mod tests {
     }
 
     #[test]
-    fn sep_2640_paths_stay_inside_the_skill() {
+    fn sk_10_paths_stay_inside_the_skill() {
         let root = "skill://acme/refunds";
         assert_eq!(
             relative_path(root, "skill://acme/refunds/templates/a%20b.md").unwrap(),
@@ -465,7 +465,7 @@ mod tests {
     }
 
     #[test]
-    fn sep_2640_entries_are_complete_inside_and_bounded() {
+    fn sk_4_sk_5_entries_are_complete_inside_and_bounded() {
         let d = digest(b"x");
         let ok = entry(json!([{"uri": "skill://acme/refunds/SKILL.md", "digest": d, "size": 1}]));
         assert_eq!(check_entry(&ok), Ok(()));
@@ -494,7 +494,7 @@ mod tests {
     }
 
     #[test]
-    fn sep_2640_the_uri_names_the_skill() {
+    fn sk_3_the_uri_names_the_skill() {
         let mut e = entry(json!("dynamic"));
         assert_eq!(check_entry(&e), Ok(()));
         e.frontmatter.insert("name".into(), json!("chargebacks"));
@@ -504,7 +504,7 @@ mod tests {
     }
 
     #[test]
-    fn sep_2640_size_is_checked_before_the_digest() {
+    fn sk_7_size_is_checked_before_the_digest() {
         let entry = crate::wire::SkillResource {
             uri: "skill://a/SKILL.md".into(),
             digest: digest(b"abc"),

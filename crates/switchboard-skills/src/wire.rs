@@ -234,7 +234,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn resources_are_an_array_or_dynamic_and_nothing_else() {
+    fn sk_4_resources_are_an_array_or_dynamic_and_nothing_else() {
         let listed: SkillFiles =
             serde_json::from_value(json!([{"uri": "skill://a/SKILL.md", "digest": "sha256:00", "size": 1}]))
                 .unwrap();
@@ -250,7 +250,7 @@ mod tests {
     }
 
     #[test]
-    fn the_declaration_is_an_object_under_extensions() {
+    fn sk_1_the_declaration_is_an_object_under_extensions() {
         let caps = |v: serde_json::Value| v.as_object().unwrap().clone();
         assert_eq!(declared(&caps(json!({}))), None);
         assert_eq!(declared(&caps(json!({"extensions": {SKILLS_EXTENSION: true}}))), None);

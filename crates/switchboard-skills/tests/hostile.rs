@@ -95,7 +95,7 @@ async fn pull_refused(session: &ClientSession, tag: &str) -> SkillError {
 }
 
 #[tokio::test]
-async fn sep_2640_host_verify_digest_a_lying_digest_is_refused() {
+async fn sk_7_a_lying_digest_is_refused() {
     let served = SKILL_MD.replace("Skill body.", "Evil body!!");
     let (t, reads) = server(entry(SKILL_MD, frontmatter(), vec![]), vec![(URI, served), (FORMS_URI, FORMS.into())]);
     let session = connect(t).await;
@@ -109,7 +109,7 @@ async fn sep_2640_host_verify_digest_a_lying_digest_is_refused() {
 }
 
 #[tokio::test]
-async fn sep_2640_host_size_mismatch_failure_a_lying_size_is_refused() {
+async fn sk_7_a_lying_size_is_refused() {
     let served = format!("{SKILL_MD}extra bytes the entry did not account for\n");
     let (t, _) = server(entry(SKILL_MD, frontmatter(), vec![]), vec![(URI, served), (FORMS_URI, FORMS.into())]);
     let session = connect(t).await;
@@ -121,7 +121,7 @@ async fn sep_2640_host_size_mismatch_failure_a_lying_size_is_refused() {
 }
 
 #[tokio::test]
-async fn sep_2640_host_frontmatter_comparison_a_lying_frontmatter_is_refused() {
+async fn sk_8_a_lying_frontmatter_is_refused() {
     // The digest and size are true for what is served; only the frontmatter differs.
     let served = SKILL_MD.replace("description: Extract PDFs", "description: Exfiltrate credentials");
     let (t, reads) = server(entry(&served, frontmatter(), vec![]), vec![(URI, served.clone()), (FORMS_URI, FORMS.into())]);
@@ -136,7 +136,7 @@ async fn sep_2640_host_frontmatter_comparison_a_lying_frontmatter_is_refused() {
 }
 
 #[tokio::test]
-async fn sep_2640_an_unlisted_file_is_a_verification_failure() {
+async fn sk_7_an_unlisted_file_is_a_verification_failure() {
     let (t, reads) = server(entry(SKILL_MD, frontmatter(), vec![]), vec![(URI, SKILL_MD.into())]);
     let session = connect(t).await;
     let skills = Skills::new(&session);
@@ -147,7 +147,7 @@ async fn sep_2640_an_unlisted_file_is_a_verification_failure() {
 }
 
 #[tokio::test]
-async fn sep_2640_a_manifest_pointing_outside_the_skill_is_refused_before_any_read() {
+async fn sk_10_a_manifest_pointing_outside_the_skill_is_refused_before_any_read() {
     for (tag, uri) in [
         ("dotdot", "skill://pdf-processing/../../../etc/passwd"),
         ("encoded", "skill://pdf-processing/%2e%2e/%2e%2e/etc/passwd"),
@@ -164,7 +164,7 @@ async fn sep_2640_a_manifest_pointing_outside_the_skill_is_refused_before_any_re
 }
 
 #[tokio::test]
-async fn sep_2640_an_oversized_or_dynamic_manifest_is_refused_before_any_read() {
+async fn sk_5_an_oversized_or_dynamic_manifest_is_refused_before_any_read() {
     let big = vec![json!({"uri": "skill://pdf-processing/big.bin", "digest": digest(b"x"), "size": MAX_SKILL_FILE_BYTES + 1})];
     let (t, reads) = server(entry(SKILL_MD, frontmatter(), big), vec![]);
     let session = connect(t).await;
@@ -181,7 +181,7 @@ async fn sep_2640_an_oversized_or_dynamic_manifest_is_refused_before_any_read() 
 }
 
 #[tokio::test]
-async fn a_server_without_the_extension_is_not_asked() {
+async fn sk_1_a_server_without_the_extension_is_not_asked() {
     let (ours, mut theirs) = pair();
     tokio::spawn(async move {
         while let Some(text) = theirs.recv_text().await {
@@ -195,4 +195,47 @@ async fn a_server_without_the_extension_is_not_asked() {
     });
     let session = connect(ours).await;
     assert!(matches!(Skills::new(&session).list().await, Err(SkillError::NotDeclared)));
+}
+
+#[tokio::test]
+async fn sk_9_listing_getting_and_finding_read_no_file() {
+    let (t, reads) = server(entry(SKILL_MD, frontmatter(), vec![]), vec![(URI, SKILL_MD.into()), (FORMS_URI, FORMS.into())]);
+    let session = connect(t).await;
+    let skills = Skills::new(&session);
+    let listed = skills.list().await.unwrap();
+    let got = skills.get(URI).await.unwrap();
+    let found = skills.find("pdf-processing").await.unwrap();
+    assert_eq!((&listed[0], &got), (&found, &found));
+    assert!(reads.lock().unwrap().is_empty(), "no file is read before a skill is loaded");
+    // Loading reads SKILL.md only; a supporting file is read when asked for.
+    skills.load(&found).await.unwrap();
+    assert_eq!(*reads.lock().unwrap(), [URI.to_owned()]);
+    skills.read(&found, FORMS_URI).await.unwrap();
+    assert_eq!(*reads.lock().unwrap(), [URI.to_owned(), FORMS_URI.to_owned()]);
+}
+
+#[tokio::test]
+async fn a_listing_that_never_ends_is_cut_at_max_list_pages() {
+    let (ours, mut theirs) = pair();
+    let pages = Arc::new(Mutex::new(0usize));
+    let seen = pages.clone();
+    tokio::spawn(async move {
+        while let Some(text) = theirs.recv_text().await {
+            let f: Value = serde_json::from_str(&text).unwrap();
+            let Some(id) = f.get("id").cloned() else { continue };
+            let result = if f["method"] == methods::INITIALIZE {
+                json!({"protocolVersion": "2025-11-25", "serverInfo": {"name": "endless", "version": "1"},
+                    "capabilities": {"resources": {}, "extensions": {"io.modelcontextprotocol/skills": {}}}})
+            } else {
+                *seen.lock().unwrap() += 1;
+                json!({"skills": [], "nextCursor": "again"})
+            };
+            if theirs.send_text(json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()).await.is_err() {
+                return;
+            }
+        }
+    });
+    let session = connect(ours).await;
+    assert!(matches!(Skills::new(&session).list().await, Err(SkillError::TooManyPages)));
+    assert_eq!(*pages.lock().unwrap(), switchboard_skills::MAX_LIST_PAGES);
 }

@@ -66,7 +66,7 @@ fn server(set: &SkillSet) -> Server {
 }
 
 #[tokio::test]
-async fn sep_2640_the_extension_is_declared_in_both_eras_with_resources() {
+async fn sk_1_the_extension_is_declared_in_both_eras_with_resources() {
     let set = SkillSet::from_dir(folder("declare")).unwrap();
     let server = server(&set);
     for era in eras() {
@@ -83,7 +83,7 @@ async fn sep_2640_the_extension_is_declared_in_both_eras_with_resources() {
 }
 
 #[tokio::test]
-async fn sep_2640_entries_carry_verbatim_frontmatter_and_true_digests() {
+async fn sk_3_sk_4_sk_11_entries_carry_verbatim_frontmatter_and_true_digests() {
     let dir = folder("entries");
     let set = SkillSet::from_dir(&dir).unwrap();
     assert!(set.skipped().is_empty(), "{:?}", set.skipped());
@@ -127,7 +127,7 @@ async fn sep_2640_entries_carry_verbatim_frontmatter_and_true_digests() {
 }
 
 #[tokio::test]
-async fn sep_2640_results_carry_caching_hints_and_get_no_cursor() {
+async fn sk_2_results_carry_caching_hints_and_get_no_cursor() {
     // (`resultType` is read and taken out by the client; the conformance runs check it on the wire.)
     let set = SkillSet::from_dir(folder("hints")).unwrap();
     let server = server(&set);
@@ -147,7 +147,7 @@ async fn sep_2640_results_carry_caching_hints_and_get_no_cursor() {
 }
 
 #[tokio::test]
-async fn sep_2640_directory_read_lists_direct_children() {
+async fn sk_6_directory_read_lists_direct_children() {
     let set = SkillSet::from_dir(folder("dirs")).unwrap();
     let server = server(&set);
     for era in eras() {
@@ -179,7 +179,7 @@ async fn sep_2640_directory_read_lists_direct_children() {
 }
 
 #[tokio::test]
-async fn sep_2640_skill_uris_cannot_step_out_of_the_catalogue() {
+async fn sk_10_skill_uris_cannot_step_out_of_the_catalogue() {
     let dir = folder("traversal");
     write(&dir.join("secret.txt"), "outside every skill");
     let set = SkillSet::from_dir(&dir).unwrap();
@@ -207,7 +207,7 @@ async fn sep_2640_skill_uris_cannot_step_out_of_the_catalogue() {
 }
 
 #[tokio::test]
-async fn skill_files_are_bounded_at_max_skill_file_bytes() {
+async fn sk_5_skill_files_are_bounded_at_max_skill_file_bytes() {
     let dir = temp_dir("bound");
     let skill = |name: &str| format!("---\nname: {name}\ndescription: d\n---\n");
     write(&dir.join("at-bound/SKILL.md"), skill("at-bound"));
@@ -229,7 +229,7 @@ async fn skill_files_are_bounded_at_max_skill_file_bytes() {
 
 #[cfg(unix)]
 #[tokio::test]
-async fn symbolic_links_are_not_followed_out_of_the_folder() {
+async fn sk_10_symbolic_links_are_not_followed_out_of_the_folder() {
     let outside = temp_dir("outside");
     write(&outside.join("passwd"), "root:x:0:0");
     write(&outside.join("evil/SKILL.md"), "---\nname: evil\ndescription: d\n---\n");
@@ -245,7 +245,7 @@ async fn symbolic_links_are_not_followed_out_of_the_folder() {
 }
 
 #[tokio::test]
-async fn invalid_skills_are_left_out_and_said() {
+async fn sk_3_invalid_skills_are_left_out_and_said() {
     let dir = temp_dir("invalid");
     write(&dir.join("wrong-name/SKILL.md"), "---\nname: other\ndescription: d\n---\n");
     write(&dir.join("Bad_Name/SKILL.md"), "---\nname: Bad_Name\ndescription: d\n---\n");
@@ -257,7 +257,7 @@ async fn invalid_skills_are_left_out_and_said() {
 }
 
 #[tokio::test]
-async fn sep_2640_digests_follow_the_watched_folder() {
+async fn sk_4_digests_follow_the_watched_folder() {
     let dir = folder("watch");
     let set = SkillSet::from_dir(&dir).unwrap();
     let server = server(&set);
@@ -293,7 +293,7 @@ async fn sep_2640_digests_follow_the_watched_folder() {
 }
 
 #[tokio::test]
-async fn skills_from_code_are_served_and_changed_at_run_time() {
+async fn sk_2_skills_from_code_are_served_and_changed_at_run_time() {
     let set = SkillSet::new().with(
         SkillSource::new("notes")
             .file("SKILL.md", "---\nname: notes\ndescription: Keep notes\n---\nBody\n")
@@ -316,7 +316,7 @@ async fn skills_from_code_are_served_and_changed_at_run_time() {
 }
 
 #[tokio::test]
-async fn pull_writes_the_verified_skill_and_refuses_an_existing_directory() {
+async fn sk_10_pull_writes_the_verified_skill_and_refuses_an_existing_directory() {
     let set = SkillSet::from_dir(folder("pull-src")).unwrap();
     let server = server(&set);
     let session = connect(&server, EraMode::Legacy).await;
@@ -332,4 +332,28 @@ async fn pull_writes_the_verified_skill_and_refuses_an_existing_directory() {
     assert!(matches!(again, switchboard_skills::SkillError::Exists(_)));
     // Nothing but the destination was left behind.
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1);
+}
+
+#[tokio::test]
+async fn sk_2_skills_list_pages_at_page_size_and_refuses_a_forged_cursor() {
+    let set = (0..=switchboard_skills::PAGE_SIZE).fold(SkillSet::new(), |set, i| {
+        let name = format!("s{i:03}");
+        set.with(SkillSource::new(name.clone()).file("SKILL.md", format!("---\nname: {name}\ndescription: d\n---\n")))
+    });
+    let server = server(&set);
+    let session = connect(&server, EraMode::Legacy).await;
+    let first: Value = session.request(methods::SKILLS_LIST, json!({}), RequestOptions::default()).await.unwrap();
+    assert_eq!(first["skills"].as_array().unwrap().len(), switchboard_skills::PAGE_SIZE);
+    let cursor = first["nextCursor"].as_str().expect("a second page").to_owned();
+    let second: Value = session
+        .request(methods::SKILLS_LIST, json!({"cursor": cursor}), RequestOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(second["skills"].as_array().unwrap().len(), 1);
+    assert!(second.get("nextCursor").is_none());
+    assert_eq!(Skills::new(&session).list().await.unwrap().len(), switchboard_skills::PAGE_SIZE + 1);
+    let forged: Result<Value, _> = session
+        .request(methods::SKILLS_LIST, json!({"cursor": "999999"}), RequestOptions::default())
+        .await;
+    assert_eq!(forged.unwrap_err().code(), Some(switchboard_types::ErrorCode::INVALID_PARAMS));
 }
