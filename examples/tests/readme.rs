@@ -13,6 +13,7 @@ const SOURCE: &str = include_str!("../src/bin/readme_server.rs");
 const CHECK_SOURCE: &str = include_str!("readme_check.rs");
 const EXTENSION_SOURCE: &str = include_str!("readme_extension.rs");
 const MIDDLEWARE_SOURCE: &str = include_str!("readme_middleware.rs");
+const SKILLS_SOURCE: &str = include_str!("readme_skills.rs");
 
 #[test]
 fn the_readme_shows_the_example_word_for_word_in_at_most_15_lines() {
@@ -38,6 +39,12 @@ fn the_readme_shows_the_extension_method_word_for_word() {
 fn the_readme_shows_the_middleware_example_word_for_word() {
     let readme = include_str!("../../README.md");
     assert!(readme.contains(&format!("```rust\n{MIDDLEWARE_SOURCE}```")), "README.md must contain tests/readme_middleware.rs verbatim");
+}
+
+#[test]
+fn the_readme_shows_the_skills_example_word_for_word() {
+    let readme = include_str!("../../README.md");
+    assert!(readme.contains(&format!("```rust\n{SKILLS_SOURCE}```")), "README.md must contain tests/readme_skills.rs verbatim");
 }
 
 #[tokio::test]
