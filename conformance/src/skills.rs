@@ -27,7 +27,9 @@ pub(crate) async fn run(scenario: &str, url: &str) -> Outcome {
         "sep-2640-client-verify-digest"
         | "sep-2640-client-verify-size"
         | "sep-2640-client-verify-frontmatter" => load_first(&session).await,
-        other => Err(format!("scenario {other:?} is not supported by this client")),
+        other => Err(format!(
+            "scenario {other:?} is not supported by this client"
+        )),
     };
     finish(session).await;
     outcome
@@ -35,7 +37,10 @@ pub(crate) async fn run(scenario: &str, url: &str) -> Outcome {
 
 /// Lists the skills and stops: nothing is read before a skill is loaded.
 async fn list_only(session: &switchboard_client::ClientSession) -> Outcome {
-    let skills = Skills::new(session).list().await.map_err(|e| e.to_string())?;
+    let skills = Skills::new(session)
+        .list()
+        .await
+        .map_err(|e| e.to_string())?;
     tracing::info!(skills = skills.len(), "skills listed; no file read");
     Ok(())
 }
@@ -51,12 +56,19 @@ async fn load_first(session: &switchboard_client::ClientSession) -> Outcome {
             tracing::info!(uri = %skill.uri, "SKILL.md verified; reading the supporting files");
             for file in skill.files().unwrap_or_default() {
                 if file.uri != loaded.skill.uri {
-                    skills.read(skill, &file.uri).await.map_err(|e| e.to_string())?;
+                    skills
+                        .read(skill, &file.uri)
+                        .await
+                        .map_err(|e| e.to_string())?;
                 }
             }
             Ok(())
         }
-        Err(e @ (SkillError::Mismatch(_) | SkillError::FrontmatterMismatch { .. } | SkillError::Frontmatter { .. })) => {
+        Err(
+            e @ (SkillError::Mismatch(_)
+            | SkillError::FrontmatterMismatch { .. }
+            | SkillError::Frontmatter { .. }),
+        ) => {
             tracing::warn!(uri = %skill.uri, "skill refused, not loaded: {e}");
             Ok(())
         }

@@ -17,15 +17,26 @@ fn temp(name: &str) -> PathBuf {
 }
 
 fn source(rel: &str) -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("skills/keep-notes").join(rel)).unwrap()
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("skills/keep-notes")
+            .join(rel),
+    )
+    .unwrap()
 }
 
 #[tokio::test]
 async fn sk_4_the_notes_skill_is_listed_and_pulled_verified() {
     let dir = temp("pull");
     for era in [EraMode::Legacy, EraMode::Auto] {
-        let child = ChildTransport::spawn(ChildCommand::new(env!("CARGO_BIN_EXE_notes")).arg(dir.join("notes"))).unwrap();
-        let s = Client::builder(Implementation::new("notes-skill-test", "1")).era(era).build().connect(child).await.unwrap();
+        let child =
+            ChildTransport::spawn(ChildCommand::new(env!("CARGO_BIN_EXE_notes")).arg(dir.join("notes"))).unwrap();
+        let s = Client::builder(Implementation::new("notes-skill-test", "1"))
+            .era(era)
+            .build()
+            .connect(child)
+            .await
+            .unwrap();
         let skills = Skills::new(&s);
         assert_eq!(skills.declared(), Some(true));
         let listed = skills.list().await.unwrap();
@@ -39,7 +50,10 @@ async fn sk_4_the_notes_skill_is_listed_and_pulled_verified() {
         let out = dir.join(format!("pulled-{era:?}"));
         skills.pull(skill, &out).await.unwrap();
         assert_eq!(std::fs::read(out.join("SKILL.md")).unwrap(), source("SKILL.md"));
-        assert_eq!(std::fs::read(out.join("templates/note.md")).unwrap(), source("templates/note.md"));
+        assert_eq!(
+            std::fs::read(out.join("templates/note.md")).unwrap(),
+            source("templates/note.md")
+        );
         s.close();
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -49,9 +63,14 @@ async fn sk_4_the_notes_skill_is_listed_and_pulled_verified() {
 async fn sk_1_to_sk_8_the_notes_server_passes_the_skills_rules() {
     let dir = temp("check");
     let command = format!("{} {}", env!("CARGO_BIN_EXE_notes"), dir.join("notes").display());
-    let report = switchboard_check::run(&switchboard_check::Target::stdio(command)).await.unwrap();
+    let report = switchboard_check::run(&switchboard_check::Target::stdio(command))
+        .await
+        .unwrap();
     let rules: Vec<_> = report.results().iter().filter(|r| r.tag.starts_with("SK-")).collect();
     assert_eq!(rules.len(), 8, "{report}");
-    assert!(rules.iter().all(|r| r.outcome == switchboard_check::Verdict::Pass), "{report}");
+    assert!(
+        rules.iter().all(|r| r.outcome == switchboard_check::Verdict::Pass),
+        "{report}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

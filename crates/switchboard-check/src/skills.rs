@@ -7,7 +7,9 @@
 use base64::Engine as _;
 use serde_json::{Value, json};
 use switchboard_skills::verify;
-use switchboard_skills::wire::{DIRECTORY_MIME, GetSkillResult, ListSkillsResult, SKILLS_EXTENSION, Skill};
+use switchboard_skills::wire::{
+    DIRECTORY_MIME, GetSkillResult, ListSkillsResult, SKILLS_EXTENSION, Skill,
+};
 use switchboard_types::methods;
 
 use crate::Results;
@@ -34,12 +36,19 @@ pub(crate) async fn all(c: &mut Conn, caps: &Value, out: &mut Results) {
     };
     let declared_ok = settings.is_object() && caps.get("resources").is_some_and(Value::is_object);
     out.push(if declared_ok {
-        pass("SK-1", "the skills extension is declared with its settings object and resources", settings.to_string())
+        pass(
+            "SK-1",
+            "the skills extension is declared with its settings object and resources",
+            settings.to_string(),
+        )
     } else {
         fail(
             "SK-1",
             "the skills extension is declared with its settings object and resources",
-            format!("extensions[{SKILLS_EXTENSION}] = {settings}, resources = {}", caps.get("resources").unwrap_or(&Value::Null)),
+            format!(
+                "extensions[{SKILLS_EXTENSION}] = {settings}, resources = {}",
+                caps.get("resources").unwrap_or(&Value::Null)
+            ),
         )
     });
     let mut skills: Vec<Skill> = Vec::new();
@@ -49,7 +58,13 @@ pub(crate) async fn all(c: &mut Conn, caps: &Value, out: &mut Results) {
             Some(c) => json!({"cursor": c}),
             None => json!({}),
         };
-        let got = c.request(json!(format!("sk-list-{page}")), methods::SKILLS_LIST, Some(params)).await;
+        let got = c
+            .request(
+                json!(format!("sk-list-{page}")),
+                methods::SKILLS_LIST,
+                Some(params),
+            )
+            .await;
         match result_of::<ListSkillsResult>(&got) {
             Ok(r) => {
                 skills.extend(r.skills);
@@ -68,30 +83,73 @@ pub(crate) async fn all(c: &mut Conn, caps: &Value, out: &mut Results) {
         }
     }
     if cursor.is_some() {
-        out.push(fail("SK-2", "skills/list answers the skills served", format!("still a nextCursor after {MAX_PAGES} pages")));
+        out.push(fail(
+            "SK-2",
+            "skills/list answers the skills served",
+            format!("still a nextCursor after {MAX_PAGES} pages"),
+        ));
         return;
     }
-    out.push(pass("SK-2", "skills/list answers the skills served", format!("{} entries", skills.len())));
+    out.push(pass(
+        "SK-2",
+        "skills/list answers the skills served",
+        format!("{} entries", skills.len()),
+    ));
     let unknown = c
-        .request(json!("sk-get-unknown"), methods::SKILLS_GET, Some(json!({"uri": "skill://switchboard-check-no-such-skill/SKILL.md"})))
+        .request(
+            json!("sk-get-unknown"),
+            methods::SKILLS_GET,
+            Some(json!({"uri": "skill://switchboard-check-no-such-skill/SKILL.md"})),
+        )
         .await;
-    out.push(expect_code("SK-2", "skills/get of a skill not served is -32602", &unknown, -32602));
+    out.push(expect_code(
+        "SK-2",
+        "skills/get of a skill not served is -32602",
+        &unknown,
+        -32602,
+    ));
     let Some(first) = skills.first().cloned() else {
-        out.push(skip("SK-3", "every skill entry is valid", "the listing is empty"));
+        out.push(skip(
+            "SK-3",
+            "every skill entry is valid",
+            "the listing is empty",
+        ));
         return;
     };
-    let got = c.request(json!("sk-get"), methods::SKILLS_GET, Some(json!({"uri": first.uri}))).await;
+    let got = c
+        .request(
+            json!("sk-get"),
+            methods::SKILLS_GET,
+            Some(json!({"uri": first.uri})),
+        )
+        .await;
     out.push(match result_of::<GetSkillResult>(&got) {
-        Ok(r) if r.skill == first => pass("SK-2", "skills/get answers the listed entry", first.uri.clone()),
-        Ok(_) => fail("SK-2", "skills/get answers the listed entry", format!("{}: differs from the listing", first.uri)),
+        Ok(r) if r.skill == first => pass(
+            "SK-2",
+            "skills/get answers the listed entry",
+            first.uri.clone(),
+        ),
+        Ok(_) => fail(
+            "SK-2",
+            "skills/get answers the listed entry",
+            format!("{}: differs from the listing", first.uri),
+        ),
         Err(why) => fail("SK-2", "skills/get answers the listed entry", why),
     });
     let problems: Vec<String> = skills
         .iter()
-        .filter_map(|s| verify::check_entry(s).err().map(|e| format!("{}: {e}", s.uri)))
+        .filter_map(|s| {
+            verify::check_entry(s)
+                .err()
+                .map(|e| format!("{}: {e}", s.uri))
+        })
         .collect();
     out.push(if problems.is_empty() {
-        pass("SK-3", "every skill entry is valid", format!("{} entries", skills.len()))
+        pass(
+            "SK-3",
+            "every skill entry is valid",
+            format!("{} entries", skills.len()),
+        )
     } else {
         fail("SK-3", "every skill entry is valid", problems.join("; "))
     });
@@ -113,7 +171,13 @@ async fn digests(c: &mut Conn, skills: &[Skill], out: &mut Results) {
                 break 'skills;
             }
             checked += 1;
-            let got = c.request(json!(format!("sk-read-{checked}")), methods::RESOURCES_READ, Some(json!({"uri": f.uri}))).await;
+            let got = c
+                .request(
+                    json!(format!("sk-read-{checked}")),
+                    methods::RESOURCES_READ,
+                    Some(json!({"uri": f.uri})),
+                )
+                .await;
             let Some(bytes) = bytes_of(&got, &f.uri) else {
                 bad.push(format!("{}: unreadable: {}", f.uri, show(&got)));
                 continue;
@@ -129,7 +193,11 @@ async fn digests(c: &mut Conn, skills: &[Skill], out: &mut Results) {
                     Ok(fm) => {
                         let diff = verify::frontmatter_differences(&fm, &skill.frontmatter);
                         if !diff.is_empty() {
-                            frontmatter_bad.push(format!("{}: differs in {}", skill.uri, diff.join(", ")));
+                            frontmatter_bad.push(format!(
+                                "{}: differs in {}",
+                                skill.uri,
+                                diff.join(", ")
+                            ));
                         }
                     }
                     Err(e) => frontmatter_bad.push(format!("{}: {e}", skill.uri)),
@@ -138,16 +206,36 @@ async fn digests(c: &mut Conn, skills: &[Skill], out: &mut Results) {
         }
     }
     out.push(if bad.is_empty() {
-        pass("SK-4", "every listed file has the size and digest its entry says", format!("{checked} files read back"))
+        pass(
+            "SK-4",
+            "every listed file has the size and digest its entry says",
+            format!("{checked} files read back"),
+        )
     } else {
-        fail("SK-4", "every listed file has the size and digest its entry says", bad.join("; "))
+        fail(
+            "SK-4",
+            "every listed file has the size and digest its entry says",
+            bad.join("; "),
+        )
     });
     out.push(if frontmatters == 0 {
-        skip("SK-8", "every SKILL.md has the frontmatter of its entry", "no SKILL.md read (dynamic skills only)")
+        skip(
+            "SK-8",
+            "every SKILL.md has the frontmatter of its entry",
+            "no SKILL.md read (dynamic skills only)",
+        )
     } else if frontmatter_bad.is_empty() {
-        pass("SK-8", "every SKILL.md has the frontmatter of its entry", format!("{frontmatters} SKILL.md compared field by field"))
+        pass(
+            "SK-8",
+            "every SKILL.md has the frontmatter of its entry",
+            format!("{frontmatters} SKILL.md compared field by field"),
+        )
     } else {
-        fail("SK-8", "every SKILL.md has the frontmatter of its entry", frontmatter_bad.join("; "))
+        fail(
+            "SK-8",
+            "every SKILL.md has the frontmatter of its entry",
+            frontmatter_bad.join("; "),
+        )
     });
 }
 
@@ -177,25 +265,49 @@ async fn directory(c: &mut Conn, settings: &Value, first: &Skill, out: &mut Resu
         out.push(skip("SK-6", NAME, "the first entry has no SKILL.md URI"));
         return;
     };
-    let got = c.request(json!("sk-dir"), methods::RESOURCES_DIRECTORY_READ, Some(json!({"uri": root}))).await;
+    let got = c
+        .request(
+            json!("sk-dir"),
+            methods::RESOURCES_DIRECTORY_READ,
+            Some(json!({"uri": root})),
+        )
+        .await;
     let children = match &got {
-        Got::Frame(v) => v.get("result").and_then(|r| r.get("resources")).and_then(Value::as_array).cloned(),
+        Got::Frame(v) => v
+            .get("result")
+            .and_then(|r| r.get("resources"))
+            .and_then(Value::as_array)
+            .cloned(),
         _ => None,
     };
     let Some(children) = children else {
         out.push(fail("SK-6", NAME, format!("{root}: {}", show(&got))));
         return;
     };
-    let has_skill_md = children.iter().any(|r| r.get("uri").and_then(Value::as_str) == Some(first.uri.as_str()));
+    let has_skill_md = children
+        .iter()
+        .any(|r| r.get("uri").and_then(Value::as_str) == Some(first.uri.as_str()));
     let dirs_typed = children.iter().all(|r| {
         let uri = r.get("uri").and_then(Value::as_str).unwrap_or_default();
-        let is_dir = first.files().is_some_and(|f| f.iter().any(|f| f.uri.starts_with(&format!("{uri}/"))));
+        let is_dir = first
+            .files()
+            .is_some_and(|f| f.iter().any(|f| f.uri.starts_with(&format!("{uri}/"))));
         !is_dir || r.get("mimeType").and_then(Value::as_str) == Some(DIRECTORY_MIME)
     });
     if !has_skill_md || !dirs_typed {
-        out.push(fail("SK-6", NAME, format!("{root}: children {}", Value::Array(children))));
+        out.push(fail(
+            "SK-6",
+            NAME,
+            format!("{root}: children {}", Value::Array(children)),
+        ));
         return;
     }
-    let file = c.request(json!("sk-dir-file"), methods::RESOURCES_DIRECTORY_READ, Some(json!({"uri": first.uri}))).await;
+    let file = c
+        .request(
+            json!("sk-dir-file"),
+            methods::RESOURCES_DIRECTORY_READ,
+            Some(json!({"uri": first.uri})),
+        )
+        .await;
     out.push(expect_code("SK-6", NAME, &file, -32602));
 }

@@ -98,14 +98,30 @@ fn build_with(root: Option<&Path>, code: &[SkillSource], max_entries: usize) -> 
         let mut found = Vec::new();
         let mut too_large = Vec::new();
         let mut budget = max_entries;
-        walk(root, &mut Vec::new(), &mut found, &mut too_large, &mut budget, &mut skipped);
-        for (segments, _) in found.iter().filter(|(s, _)| s.last().is_some_and(|n| n == SKILL_MD)) {
+        walk(
+            root,
+            &mut Vec::new(),
+            &mut found,
+            &mut too_large,
+            &mut budget,
+            &mut skipped,
+        );
+        for (segments, _) in found
+            .iter()
+            .filter(|(s, _)| s.last().is_some_and(|n| n == SKILL_MD))
+        {
             let dir = segments[..segments.len() - 1].to_vec();
             if dir.is_empty() {
-                skipped.push("a SKILL.md at the folder's root is not a skill (a skill is a directory)".into());
+                skipped.push(
+                    "a SKILL.md at the folder's root is not a skill (a skill is a directory)"
+                        .into(),
+                );
                 continue;
             }
-            if let Some(big) = too_large.iter().find(|p: &&Vec<String>| p.starts_with(&dir)) {
+            if let Some(big) = too_large
+                .iter()
+                .find(|p: &&Vec<String>| p.starts_with(&dir))
+            {
                 skipped.push(format!(
                     "{}: {} is larger than {MAX_SKILL_FILE_BYTES} bytes",
                     dir.join("/"),
@@ -125,7 +141,10 @@ fn build_with(root: Option<&Path>, code: &[SkillSource], max_entries: usize) -> 
         match code_skill(source) {
             Ok((dir, files)) => {
                 if skills.insert(dir, files).is_some() {
-                    skipped.push(format!("{}: defined in code and in the folder; the code wins", source.path));
+                    skipped.push(format!(
+                        "{}: defined in code and in the folder; the code wins",
+                        source.path
+                    ));
                 }
             }
             Err(why) => skipped.push(format!("{}: {why}", source.path)),
@@ -154,7 +173,9 @@ fn code_skill(source: &SkillSource) -> Result<SkillFound, String> {
             return Err(format!("{path} is not a plain relative path"));
         }
         if bytes.len() as u64 > MAX_SKILL_FILE_BYTES {
-            return Err(format!("{path} is larger than {MAX_SKILL_FILE_BYTES} bytes"));
+            return Err(format!(
+                "{path} is larger than {MAX_SKILL_FILE_BYTES} bytes"
+            ));
         }
         files.push((segments, bytes.clone()));
     }
@@ -165,7 +186,11 @@ fn code_skill(source: &SkillSource) -> Result<SkillFound, String> {
 type SkillFound = (Vec<String>, Vec<Found>);
 
 fn plain(s: &str) -> bool {
-    !s.is_empty() && s != "." && s != ".." && !s.contains(['\\', '\0']) && !s.chars().any(char::is_control)
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && !s.contains(['\\', '\0'])
+        && !s.chars().any(char::is_control)
 }
 
 /// Adds one skill (its directory segments and its files) to the catalog, or says why not.
@@ -179,13 +204,18 @@ fn assemble(dir: &[String], mut files: Vec<Found>, catalog: &mut Catalog) -> Res
     let text = std::str::from_utf8(&skill_md.1).map_err(|_| "SKILL.md is not UTF-8")?;
     let frontmatter = verify::frontmatter(text).map_err(|e| e.to_string())?;
     if frontmatter.get("name").and_then(|v| v.as_str()) != Some(name.as_str()) {
-        return Err(format!("the frontmatter's name is not {name:?}, the directory's name"));
+        return Err(format!(
+            "the frontmatter's name is not {name:?}, the directory's name"
+        ));
     }
     if !verify::is_skill_name(name) {
         return Err(format!("{name:?} breaks the Agent Skills naming rules"));
     }
     if files.len() > MAX_SKILL_RESOURCES {
-        return Err(format!("{} files, more than {MAX_SKILL_RESOURCES}", files.len()));
+        return Err(format!(
+            "{} files, more than {MAX_SKILL_RESOURCES}",
+            files.len()
+        ));
     }
     let total: u64 = files.iter().map(|(_, b)| b.len() as u64).sum();
     if total > MAX_SKILL_TOTAL_BYTES {
@@ -193,7 +223,10 @@ fn assemble(dir: &[String], mut files: Vec<Found>, catalog: &mut Catalog) -> Res
     }
     let root = format!(
         "{SKILL_SCHEME}{}",
-        dir.iter().map(|s| encode_segment(s)).collect::<Vec<_>>().join("/")
+        dir.iter()
+            .map(|s| encode_segment(s))
+            .collect::<Vec<_>>()
+            .join("/")
     );
     let uri_of = |segments: &[String]| {
         let mut u = root.clone();
@@ -223,13 +256,20 @@ fn assemble(dir: &[String], mut files: Vec<Found>, catalog: &mut Catalog) -> Res
                 .entry(parent.clone())
                 .or_default()
                 .entry(child.clone())
-                .or_insert_with(|| Resource::new(child.clone(), segments[i].clone()).with_mime_type(DIRECTORY_MIME));
+                .or_insert_with(|| {
+                    Resource::new(child.clone(), segments[i].clone()).with_mime_type(DIRECTORY_MIME)
+                });
             catalog.dirs.entry(child.clone()).or_default();
             parent = child;
         }
-        let mut file = Resource::new(uri.clone(), segments[segments.len() - 1].clone()).with_mime_type(mime);
+        let mut file =
+            Resource::new(uri.clone(), segments[segments.len() - 1].clone()).with_mime_type(mime);
         file.size = Some(bytes.len() as u64);
-        catalog.dirs.entry(parent).or_default().insert(uri.clone(), file);
+        catalog
+            .dirs
+            .entry(parent)
+            .or_default()
+            .insert(uri.clone(), file);
         catalog.files.insert(
             uri,
             ServedFile {
@@ -238,7 +278,9 @@ fn assemble(dir: &[String], mut files: Vec<Found>, catalog: &mut Catalog) -> Res
             },
         );
     }
-    catalog.by_uri.insert(skill_uri.clone(), catalog.skills.len());
+    catalog
+        .by_uri
+        .insert(skill_uri.clone(), catalog.skills.len());
     catalog.skills.push(Skill {
         uri: skill_uri,
         frontmatter,
@@ -258,7 +300,10 @@ fn walk(
     skipped: &mut Vec<String>,
 ) {
     if at.len() > MAX_SCAN_DEPTH {
-        skipped.push(format!("{}: deeper than {MAX_SCAN_DEPTH} directories", at.join("/")));
+        skipped.push(format!(
+            "{}: deeper than {MAX_SCAN_DEPTH} directories",
+            at.join("/")
+        ));
         return;
     }
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -315,7 +360,8 @@ fn read_bounded(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
         return Err(std::io::Error::other("the file changed under the scan"));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_SKILL_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    file.take(MAX_SKILL_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_SKILL_FILE_BYTES {
         return Ok(None);
     }
@@ -364,7 +410,8 @@ mod tests {
     use super::*;
 
     fn temp(tag: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("sb-skills-catalog-{tag}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("sb-skills-catalog-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
@@ -372,7 +419,11 @@ mod tests {
 
     fn skill(dir: &Path, name: &str) {
         std::fs::create_dir_all(dir).unwrap();
-        std::fs::write(dir.join(SKILL_MD), format!("---\nname: {name}\ndescription: d\n---\n")).unwrap();
+        std::fs::write(
+            dir.join(SKILL_MD),
+            format!("---\nname: {name}\ndescription: d\n---\n"),
+        )
+        .unwrap();
     }
 
     #[test]
@@ -387,7 +438,11 @@ mod tests {
         assert!(all.skipped.is_empty(), "{:?}", all.skipped);
         let cut = build_with(Some(&root), &[], 5);
         assert_eq!(cut.skills.len(), 2);
-        assert!(cut.skipped.iter().any(|s| s.contains("scan stopped")), "{:?}", cut.skipped);
+        assert!(
+            cut.skipped.iter().any(|s| s.contains("scan stopped")),
+            "{:?}",
+            cut.skipped
+        );
         std::fs::remove_dir_all(&root).unwrap();
     }
 
@@ -406,25 +461,46 @@ mod tests {
         let catalog = build(Some(&root), &[]);
         let names: Vec<_> = catalog.skills.iter().filter_map(|s| s.name()).collect();
         assert_eq!(names, ["deep"]);
-        assert!(catalog.skipped.iter().any(|s| s.contains("deeper than")), "{:?}", catalog.skipped);
+        assert!(
+            catalog.skipped.iter().any(|s| s.contains("deeper than")),
+            "{:?}",
+            catalog.skipped
+        );
         std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
     fn a_skill_over_the_hosts_limits_is_not_served() {
         let md = "---\nname: many\ndescription: d\n---\n";
-        let at_limit = (1..MAX_SKILL_RESOURCES).fold(SkillSource::new("many").file(SKILL_MD, md), |s, i| s.file(format!("f{i}"), "x"));
-        assert_eq!(build(None, &[at_limit.clone()]).skills.len(), 1);
+        let at_limit = (1..MAX_SKILL_RESOURCES)
+            .fold(SkillSource::new("many").file(SKILL_MD, md), |s, i| {
+                s.file(format!("f{i}"), "x")
+            });
+        assert_eq!(build(None, std::slice::from_ref(&at_limit)).skills.len(), 1);
         let over = at_limit.file("one-more", "x");
         let c = build(None, &[over]);
-        assert!(c.skills.is_empty() && c.skipped[0].contains("more than 512"), "{:?}", c.skipped);
+        assert!(
+            c.skills.is_empty() && c.skipped[0].contains("more than 512"),
+            "{:?}",
+            c.skipped
+        );
         let big = vec![0u8; MAX_SKILL_FILE_BYTES as usize];
         let rest = (MAX_SKILL_TOTAL_BYTES - 3 * MAX_SKILL_FILE_BYTES) as usize - md.len();
         let heavy = (0..3)
-            .fold(SkillSource::new("many").file(SKILL_MD, md), |s, i| s.file(format!("b{i}"), big.clone()))
+            .fold(SkillSource::new("many").file(SKILL_MD, md), |s, i| {
+                s.file(format!("b{i}"), big.clone())
+            })
             .file("rest", vec![0u8; rest]);
-        assert_eq!(build(None, &[heavy.clone()]).skills.len(), 1, "exactly 16 MiB");
+        assert_eq!(
+            build(None, std::slice::from_ref(&heavy)).skills.len(),
+            1,
+            "exactly 16 MiB"
+        );
         let c = build(None, &[heavy.file("b4", vec![0u8; 1])]);
-        assert!(c.skills.is_empty() && c.skipped[0].contains("bytes, more than"), "{:?}", c.skipped);
+        assert!(
+            c.skills.is_empty() && c.skipped[0].contains("bytes, more than"),
+            "{:?}",
+            c.skipped
+        );
     }
 }

@@ -174,7 +174,9 @@ impl<'a> Skills<'a> {
     pub async fn get(&self, uri: &str) -> Result<Skill, SkillError> {
         self.require()?;
         Ok(self
-            .call::<GetSkill>(GetSkillParams { uri: uri.to_owned() })
+            .call::<GetSkill>(GetSkillParams {
+                uri: uri.to_owned(),
+            })
             .await?
             .skill)
     }
@@ -318,7 +320,9 @@ impl<'a> Skills<'a> {
         tokio::fs::create_dir(&tmp).await?;
         let written = self.pull_into(skill, &plan, &tmp).await;
         let result = match written {
-            Ok(()) => tokio::fs::rename(&tmp, dest).await.map_err(SkillError::from),
+            Ok(()) => tokio::fs::rename(&tmp, dest)
+                .await
+                .map_err(SkillError::from),
             Err(e) => Err(e),
         };
         if let Err(e) = result {

@@ -21,10 +21,10 @@ pub mod wire;
 
 #[cfg(feature = "server")]
 mod catalog;
-#[cfg(feature = "server")]
-mod serve;
 #[cfg(feature = "client")]
 mod client;
+#[cfg(feature = "server")]
+mod serve;
 
 #[cfg(feature = "server")]
 pub use catalog::{MAX_SCAN_DEPTH, MAX_SCAN_ENTRIES, SkillSource};

@@ -93,7 +93,10 @@ impl SkillSet {
     pub fn from_dir(dir: impl AsRef<Path>) -> std::io::Result<Self> {
         let root = std::fs::canonicalize(dir.as_ref())?;
         if !std::fs::metadata(&root)?.is_dir() {
-            return Err(std::io::Error::other(format!("{} is not a directory", root.display())));
+            return Err(std::io::Error::other(format!(
+                "{} is not a directory",
+                root.display()
+            )));
         }
         Ok(Self::make(Some(root), PAGE_SIZE))
     }
@@ -155,7 +158,12 @@ impl SkillSet {
     /// catalogue in one step, and brings an attached server's resource list in step (changed
     /// files get `notifications/resources/updated`, a changed list `list_changed`).
     pub fn rescan(&self) {
-        let code = self.inner.code.lock().map(|c| c.clone()).unwrap_or_default();
+        let code = self
+            .inner
+            .code
+            .lock()
+            .map(|c| c.clone())
+            .unwrap_or_default();
         let next = Arc::new(catalog::build(self.inner.root.as_deref(), &code));
         for why in &next.skipped {
             tracing::warn!(target: "switchboard::skills", "skill not served: {why}");
@@ -185,14 +193,17 @@ impl SkillSet {
         use notify::Watcher;
         self.attach(server);
         let Some(root) = self.inner.root.clone() else {
-            return Err(notify::Error::generic("this skill set has no folder to watch"));
+            return Err(notify::Error::generic(
+                "this skill set has no folder to watch",
+            ));
         };
         let (tx, rx) = std::sync::mpsc::channel::<()>();
-        let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-            if event.is_ok() {
-                let _ = tx.send(());
-            }
-        })?;
+        let mut watcher =
+            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                if event.is_ok() {
+                    let _ = tx.send(());
+                }
+            })?;
         watcher.watch(&root, notify::RecursiveMode::Recursive)?;
         let set = self.clone();
         std::thread::Builder::new()
@@ -217,7 +228,8 @@ impl SkillSet {
     }
 
     fn sync(&self, server: &Server, previous: &Catalog, next: &Catalog) {
-        let listed = |c: &Catalog| -> Vec<Resource> { c.skills.iter().map(skill_md_resource).collect() };
+        let listed =
+            |c: &Catalog| -> Vec<Resource> { c.skills.iter().map(skill_md_resource).collect() };
         let (old, new) = (listed(previous), listed(next));
         for r in old.iter().filter(|r| !new.contains(r)) {
             let _ = server.remove_resource(&r.uri);
@@ -294,7 +306,11 @@ impl SkillSet {
         })
     }
 
-    fn directory(&self, uri: &str, cursor: Option<&str>) -> Result<ReadDirectoryResult, ErrorObject> {
+    fn directory(
+        &self,
+        uri: &str,
+        cursor: Option<&str>,
+    ) -> Result<ReadDirectoryResult, ErrorObject> {
         let catalog = self.catalog();
         let Some(children) = catalog.dirs.get(uri) else {
             let uri = switchboard_types::error::echo(uri);
@@ -356,8 +372,8 @@ fn page<'a, T>(
 }
 
 fn skill_md_resource(skill: &Skill) -> Resource {
-    let mut r = Resource::new(skill.uri.clone(), skill.name().unwrap_or_default())
-        .with_mime_type(MARKDOWN);
+    let mut r =
+        Resource::new(skill.uri.clone(), skill.name().unwrap_or_default()).with_mime_type(MARKDOWN);
     if let Some(d) = skill.description() {
         r = r.with_description(d);
     }

@@ -26,7 +26,10 @@ pub fn digest(bytes: &[u8]) -> String {
 /// Whether `s` is a digest as the extension writes it (`sha256:` + 64 lowercase hex digits).
 pub fn is_digest(s: &str) -> bool {
     s.strip_prefix("sha256:").is_some_and(|hex| {
-        hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        hex.len() == 64
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     })
 }
 
@@ -78,10 +81,10 @@ pub fn frontmatter(text: &str) -> Result<JsonObject, FrontmatterError> {
         return Err(FrontmatterError::NotYaml("not a mapping".into()));
     };
     for field in ["name", "description"] {
-        if !map
+        if map
             .get(field)
             .and_then(Value::as_str)
-            .is_some_and(|s| !s.is_empty())
+            .is_none_or(str::is_empty)
         {
             return Err(FrontmatterError::Required(field));
         }
@@ -155,7 +158,8 @@ pub fn relative_path(root: &str, uri: &str) -> Result<Vec<String>, PathError> {
     }
     rest.split('/')
         .map(|seg| {
-            let decoded = percent_decode(seg).ok_or_else(|| PathError::BadEscape(uri.to_owned()))?;
+            let decoded =
+                percent_decode(seg).ok_or_else(|| PathError::BadEscape(uri.to_owned()))?;
             let plain = !decoded.is_empty()
                 && decoded != "."
                 && decoded != ".."
@@ -212,7 +216,9 @@ pub enum EntryError {
     #[error("{0} is not the URI of a SKILL.md")]
     NotSkillMd(String),
     /// `frontmatter.name` is missing or differs from the URI's final skill-path segment.
-    #[error("the skill at {uri} is named {name:?} in its frontmatter, not {segment:?} as its URI says")]
+    #[error(
+        "the skill at {uri} is named {name:?} in its frontmatter, not {segment:?} as its URI says"
+    )]
     NameMismatch {
         /// The entry's URI.
         uri: String,
@@ -243,7 +249,9 @@ pub enum EntryError {
     #[error("the skill has {0} files, more than the {MAX_SKILL_RESOURCES} every host accepts")]
     TooManyFiles(usize),
     /// More bytes than [`MAX_SKILL_TOTAL_BYTES`].
-    #[error("the skill's files add up to {0} bytes, more than the {MAX_SKILL_TOTAL_BYTES} every host accepts")]
+    #[error(
+        "the skill's files add up to {0} bytes, more than the {MAX_SKILL_TOTAL_BYTES} every host accepts"
+    )]
     TooLarge(u64),
     /// One file larger than [`MAX_SKILL_FILE_BYTES`].
     #[error("{uri} is {size} bytes, more than the {MAX_SKILL_FILE_BYTES} allowed for one file")]
@@ -274,7 +282,7 @@ pub fn check_entry(skill: &Skill) -> Result<(), EntryError> {
     if !is_skill_name(segment) {
         return Err(EntryError::BadName(segment.to_owned()));
     }
-    if !skill.description().is_some_and(|d| !d.is_empty()) {
+    if skill.description().is_none_or(str::is_empty) {
         return Err(EntryError::NoDescription(skill.uri.clone()));
     }
     let SkillFiles::Listed(files) = &skill.resources else {
@@ -375,7 +383,9 @@ mod tests {
         assert!(is_digest(&digest(b"")));
         assert!(!is_digest(&digest(b"").to_uppercase()));
         assert!(!is_digest("sha256:abc"));
-        assert!(!is_digest("md5:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+        assert!(!is_digest(
+            "md5:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        ));
     }
 
     #[test]
@@ -395,9 +405,18 @@ mod tests {
     #[test]
     fn sk_3_frontmatter_needs_the_block_a_mapping_a_name_and_a_description() {
         assert_eq!(frontmatter("# no block\n"), Err(FrontmatterError::Missing));
-        assert_eq!(frontmatter("---\nname: a\n"), Err(FrontmatterError::Missing));
-        assert!(matches!(frontmatter("---\n- a\n---\n"), Err(FrontmatterError::NotYaml(_))));
-        assert!(matches!(frontmatter("---\nname: [\n---\n"), Err(FrontmatterError::NotYaml(_))));
+        assert_eq!(
+            frontmatter("---\nname: a\n"),
+            Err(FrontmatterError::Missing)
+        );
+        assert!(matches!(
+            frontmatter("---\n- a\n---\n"),
+            Err(FrontmatterError::NotYaml(_))
+        ));
+        assert!(matches!(
+            frontmatter("---\nname: [\n---\n"),
+            Err(FrontmatterError::NotYaml(_))
+        ));
         assert_eq!(
             frontmatter("---\nname: a\n---\n"),
             Err(FrontmatterError::Required("description"))
@@ -450,9 +469,18 @@ mod tests {
                 "{bad}"
             );
         }
-        assert!(matches!(relative_path(root, "skill://acme/refunds/%zz"), Err(PathError::BadEscape(_))));
-        assert!(matches!(relative_path(root, "skill://acme/refundsX/a"), Err(PathError::Outside(_))));
-        assert!(matches!(relative_path(root, "skill://other/a"), Err(PathError::Outside(_))));
+        assert!(matches!(
+            relative_path(root, "skill://acme/refunds/%zz"),
+            Err(PathError::BadEscape(_))
+        ));
+        assert!(matches!(
+            relative_path(root, "skill://acme/refundsX/a"),
+            Err(PathError::Outside(_))
+        ));
+        assert!(matches!(
+            relative_path(root, "skill://other/a"),
+            Err(PathError::Outside(_))
+        ));
     }
 
     fn entry(files: Value) -> Skill {
@@ -470,27 +498,49 @@ mod tests {
         let ok = entry(json!([{"uri": "skill://acme/refunds/SKILL.md", "digest": d, "size": 1}]));
         assert_eq!(check_entry(&ok), Ok(()));
         let missing = entry(json!([{"uri": "skill://acme/refunds/a.md", "digest": d, "size": 1}]));
-        assert!(matches!(check_entry(&missing), Err(EntryError::Incomplete(_))));
-        let outside = entry(json!([{"uri": "skill://acme/refunds/SKILL.md", "digest": d, "size": 1},
-            {"uri": "skill://acme/refunds/../../etc/passwd", "digest": d, "size": 1}]));
+        assert!(matches!(
+            check_entry(&missing),
+            Err(EntryError::Incomplete(_))
+        ));
+        let outside = entry(
+            json!([{"uri": "skill://acme/refunds/SKILL.md", "digest": d, "size": 1},
+            {"uri": "skill://acme/refunds/../../etc/passwd", "digest": d, "size": 1}]),
+        );
         assert!(matches!(check_entry(&outside), Err(EntryError::Path(_))));
-        let twice = entry(json!([{"uri": "skill://acme/refunds/SKILL.md", "digest": d, "size": 1},
-            {"uri": "skill://acme/refunds/SKILL.md", "digest": d, "size": 1}]));
+        let twice = entry(
+            json!([{"uri": "skill://acme/refunds/SKILL.md", "digest": d, "size": 1},
+            {"uri": "skill://acme/refunds/SKILL.md", "digest": d, "size": 1}]),
+        );
         assert!(matches!(check_entry(&twice), Err(EntryError::Duplicate(_))));
-        let upper = entry(json!([{"uri": "skill://acme/refunds/SKILL.md", "digest": d.to_uppercase(), "size": 1}]));
+        let upper = entry(
+            json!([{"uri": "skill://acme/refunds/SKILL.md", "digest": d.to_uppercase(), "size": 1}]),
+        );
         assert!(matches!(check_entry(&upper), Err(EntryError::BadDigest(_))));
-        let big = entry(json!([{"uri": "skill://acme/refunds/SKILL.md", "digest": d, "size": MAX_SKILL_FILE_BYTES + 1}]));
-        assert!(matches!(check_entry(&big), Err(EntryError::FileTooLarge { .. })));
-        let at_bound = entry(json!([{"uri": "skill://acme/refunds/SKILL.md", "digest": d, "size": MAX_SKILL_FILE_BYTES}]));
+        let big = entry(
+            json!([{"uri": "skill://acme/refunds/SKILL.md", "digest": d, "size": MAX_SKILL_FILE_BYTES + 1}]),
+        );
+        assert!(matches!(
+            check_entry(&big),
+            Err(EntryError::FileTooLarge { .. })
+        ));
+        let at_bound = entry(
+            json!([{"uri": "skill://acme/refunds/SKILL.md", "digest": d, "size": MAX_SKILL_FILE_BYTES}]),
+        );
         assert_eq!(check_entry(&at_bound), Ok(()));
         let many: Vec<Value> = (0..=MAX_SKILL_RESOURCES)
             .map(|i| json!({"uri": format!("skill://acme/refunds/{i}"), "digest": d, "size": 1}))
             .collect();
-        assert!(matches!(check_entry(&entry(json!(many))), Err(EntryError::TooManyFiles(513))));
+        assert!(matches!(
+            check_entry(&entry(json!(many))),
+            Err(EntryError::TooManyFiles(513))
+        ));
         let heavy: Vec<Value> = std::iter::once(json!({"uri": "skill://acme/refunds/SKILL.md", "digest": d, "size": 1}))
             .chain((0..4).map(|i| json!({"uri": format!("skill://acme/refunds/{i}"), "digest": d, "size": MAX_SKILL_FILE_BYTES})))
             .collect();
-        assert!(matches!(check_entry(&entry(json!(heavy))), Err(EntryError::TooLarge(_))));
+        assert!(matches!(
+            check_entry(&entry(json!(heavy))),
+            Err(EntryError::TooLarge(_))
+        ));
     }
 
     #[test]
@@ -498,7 +548,10 @@ mod tests {
         let mut e = entry(json!("dynamic"));
         assert_eq!(check_entry(&e), Ok(()));
         e.frontmatter.insert("name".into(), json!("chargebacks"));
-        assert!(matches!(check_entry(&e), Err(EntryError::NameMismatch { .. })));
+        assert!(matches!(
+            check_entry(&e),
+            Err(EntryError::NameMismatch { .. })
+        ));
         e.uri = "skill://acme/refunds/README.md".into();
         assert!(matches!(check_entry(&e), Err(EntryError::NotSkillMd(_))));
     }
@@ -511,7 +564,13 @@ mod tests {
             size: 3,
         };
         assert_eq!(check_bytes(&entry, b"abc"), Ok(()));
-        assert!(matches!(check_bytes(&entry, b"abcd"), Err(Mismatch::Size { got: 4, .. })));
-        assert!(matches!(check_bytes(&entry, b"abd"), Err(Mismatch::Digest { .. })));
+        assert!(matches!(
+            check_bytes(&entry, b"abcd"),
+            Err(Mismatch::Size { got: 4, .. })
+        ));
+        assert!(matches!(
+            check_bytes(&entry, b"abd"),
+            Err(Mismatch::Digest { .. })
+        ));
     }
 }

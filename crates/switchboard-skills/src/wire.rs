@@ -97,9 +97,7 @@ impl Skill {
 
     /// `frontmatter.description`, if it is a string.
     pub fn description(&self) -> Option<&str> {
-        self.frontmatter
-            .get("description")
-            .and_then(|v| v.as_str())
+        self.frontmatter.get("description").and_then(|v| v.as_str())
     }
 
     /// The manifest, unless the skill is dynamic.
@@ -219,7 +217,10 @@ impl RequestMethod for ReadDirectory {
 /// What a peer declared under `capabilities.extensions[SKILLS_EXTENSION]`: `None` when the
 /// extension is not declared (or its value is not an object), else whether `directoryRead` is.
 pub fn declared(extra: &JsonObject) -> Option<bool> {
-    let settings = extra.get("extensions")?.get(SKILLS_EXTENSION)?.as_object()?;
+    let settings = extra
+        .get("extensions")?
+        .get(SKILLS_EXTENSION)?
+        .as_object()?;
     Some(
         settings
             .get(DIRECTORY_READ)
@@ -235,9 +236,10 @@ mod tests {
 
     #[test]
     fn sk_4_resources_are_an_array_or_dynamic_and_nothing_else() {
-        let listed: SkillFiles =
-            serde_json::from_value(json!([{"uri": "skill://a/SKILL.md", "digest": "sha256:00", "size": 1}]))
-                .unwrap();
+        let listed: SkillFiles = serde_json::from_value(
+            json!([{"uri": "skill://a/SKILL.md", "digest": "sha256:00", "size": 1}]),
+        )
+        .unwrap();
         assert!(matches!(listed, SkillFiles::Listed(ref f) if f.len() == 1));
         let dynamic: SkillFiles = serde_json::from_value(json!("dynamic")).unwrap();
         assert_eq!(dynamic, SkillFiles::Dynamic);
@@ -253,10 +255,18 @@ mod tests {
     fn sk_1_the_declaration_is_an_object_under_extensions() {
         let caps = |v: serde_json::Value| v.as_object().unwrap().clone();
         assert_eq!(declared(&caps(json!({}))), None);
-        assert_eq!(declared(&caps(json!({"extensions": {SKILLS_EXTENSION: true}}))), None);
-        assert_eq!(declared(&caps(json!({"extensions": {SKILLS_EXTENSION: {}}}))), Some(false));
         assert_eq!(
-            declared(&caps(json!({"extensions": {SKILLS_EXTENSION: {"directoryRead": true}}}))),
+            declared(&caps(json!({"extensions": {SKILLS_EXTENSION: true}}))),
+            None
+        );
+        assert_eq!(
+            declared(&caps(json!({"extensions": {SKILLS_EXTENSION: {}}}))),
+            Some(false)
+        );
+        assert_eq!(
+            declared(&caps(
+                json!({"extensions": {SKILLS_EXTENSION: {"directoryRead": true}}})
+            )),
             Some(true)
         );
     }

@@ -33,9 +33,18 @@ fn write(path: &Path, bytes: impl AsRef<[u8]>) {
 fn folder(tag: &str) -> PathBuf {
     let dir = temp_dir(tag);
     write(&dir.join("acme/billing/refunds/SKILL.md"), REFUNDS);
-    write(&dir.join("acme/billing/refunds/templates/email.md"), "Dear customer,\n");
-    write(&dir.join("acme/billing/refunds/templates/regional/eu.md"), "EU rules\n");
-    write(&dir.join("acme/billing/refunds/logo.bin"), [0u8, 159, 146, 150]);
+    write(
+        &dir.join("acme/billing/refunds/templates/email.md"),
+        "Dear customer,\n",
+    );
+    write(
+        &dir.join("acme/billing/refunds/templates/regional/eu.md"),
+        "EU rules\n",
+    );
+    write(
+        &dir.join("acme/billing/refunds/logo.bin"),
+        [0u8, 159, 146, 150],
+    );
     write(
         &dir.join("git-workflow/SKILL.md"),
         "---\nname: git-workflow\ndescription: Branch and commit the team's way\n---\nUse topic branches.\n",
@@ -93,14 +102,22 @@ async fn sk_3_sk_4_sk_11_entries_carry_verbatim_frontmatter_and_true_digests() {
         let skills = Skills::new(&session);
         let listed = skills.list().await.unwrap();
         let uris: Vec<&str> = listed.iter().map(|s| s.uri.as_str()).collect();
-        assert_eq!(uris, ["skill://acme/billing/refunds/SKILL.md", "skill://git-workflow/SKILL.md"]);
+        assert_eq!(
+            uris,
+            [
+                "skill://acme/billing/refunds/SKILL.md",
+                "skill://git-workflow/SKILL.md"
+            ]
+        );
         let refunds = &listed[0];
         assert_eq!(
             Value::Object(refunds.frontmatter.clone()),
             json!({"name": "refunds", "description": "Process refunds per policy",
                 "license": "Apache-2.0", "metadata": {"version": "1.2"}})
         );
-        let SkillFiles::Listed(files) = &refunds.resources else { panic!("listed") };
+        let SkillFiles::Listed(files) = &refunds.resources else {
+            panic!("listed")
+        };
         assert_eq!(files.len(), 4, "complete, SKILL.md included");
         for f in files {
             let rel = f.uri.strip_prefix("skill://").unwrap();
@@ -115,13 +132,22 @@ async fn sk_3_sk_4_sk_11_entries_carry_verbatim_frontmatter_and_true_digests() {
         // Every file reads back verified, the binary one as a blob.
         let loaded = skills.load(refunds).await.unwrap();
         assert!(loaded.text.contains("# Refunds"));
-        let logo = skills.read(refunds, "skill://acme/billing/refunds/logo.bin").await.unwrap();
+        let logo = skills
+            .read(refunds, "skill://acme/billing/refunds/logo.bin")
+            .await
+            .unwrap();
         assert_eq!(logo, [0u8, 159, 146, 150]);
         // SKILL.md is listed as a resource with the frontmatter's name and description.
         let resources = session.list_resources().await.unwrap();
-        let md = resources.iter().find(|r| r.uri == refunds.uri).expect("listed");
+        let md = resources
+            .iter()
+            .find(|r| r.uri == refunds.uri)
+            .expect("listed");
         assert_eq!(md.name, "refunds");
-        assert_eq!(md.description.as_deref(), Some("Process refunds per policy"));
+        assert_eq!(
+            md.description.as_deref(),
+            Some("Process refunds per policy")
+        );
         assert_eq!(md.mime_type.as_deref(), Some("text/markdown"));
     }
 }
@@ -139,7 +165,11 @@ async fn sk_2_results_carry_caching_hints_and_get_no_cursor() {
     assert_eq!(list["ttlMs"], 0);
     assert_eq!(list["cacheScope"], "private");
     let get: Value = session
-        .request(methods::SKILLS_GET, json!({"uri": "skill://git-workflow/SKILL.md"}), RequestOptions::default())
+        .request(
+            methods::SKILLS_GET,
+            json!({"uri": "skill://git-workflow/SKILL.md"}),
+            RequestOptions::default(),
+        )
         .await
         .unwrap();
     assert!(get.get("nextCursor").is_none());
@@ -153,7 +183,10 @@ async fn sk_6_directory_read_lists_direct_children() {
     for era in eras() {
         let session = connect(&server, era).await;
         let skills = Skills::new(&session);
-        let root = skills.read_directory("skill://acme/billing/refunds", None).await.unwrap();
+        let root = skills
+            .read_directory("skill://acme/billing/refunds", None)
+            .await
+            .unwrap();
         let children: Vec<(&str, Option<&str>)> = root
             .resources
             .iter()
@@ -162,18 +195,39 @@ async fn sk_6_directory_read_lists_direct_children() {
         assert_eq!(
             children,
             [
-                ("skill://acme/billing/refunds/SKILL.md", Some("text/markdown")),
-                ("skill://acme/billing/refunds/logo.bin", Some("application/octet-stream")),
-                ("skill://acme/billing/refunds/templates", Some("inode/directory")),
+                (
+                    "skill://acme/billing/refunds/SKILL.md",
+                    Some("text/markdown")
+                ),
+                (
+                    "skill://acme/billing/refunds/logo.bin",
+                    Some("application/octet-stream")
+                ),
+                (
+                    "skill://acme/billing/refunds/templates",
+                    Some("inode/directory")
+                ),
             ]
         );
-        let sub = skills.read_directory("skill://acme/billing/refunds/templates", None).await.unwrap();
+        let sub = skills
+            .read_directory("skill://acme/billing/refunds/templates", None)
+            .await
+            .unwrap();
         assert_eq!(sub.resources.len(), 2);
         // A file is not a directory; neither is an unknown URI: -32602.
-        for uri in ["skill://acme/billing/refunds/SKILL.md", "skill://acme/nothing"] {
+        for uri in [
+            "skill://acme/billing/refunds/SKILL.md",
+            "skill://acme/nothing",
+        ] {
             let e = skills.read_directory(uri, None).await.unwrap_err();
-            let switchboard_skills::SkillError::Client(c) = e else { panic!("{e}") };
-            assert_eq!(c.code(), Some(switchboard_types::ErrorCode::INVALID_PARAMS), "{uri}");
+            let switchboard_skills::SkillError::Client(c) = e else {
+                panic!("{e}")
+            };
+            assert_eq!(
+                c.code(),
+                Some(switchboard_types::ErrorCode::INVALID_PARAMS),
+                "{uri}"
+            );
         }
     }
 }
@@ -199,7 +253,11 @@ async fn sk_10_skill_uris_cannot_step_out_of_the_catalogue() {
             let e = session.read_resource(uri).await.unwrap_err();
             assert!(e.is_resource_not_found(), "{era:?} {uri}: {e}");
             let e: Result<Value, _> = session
-                .request(methods::RESOURCES_DIRECTORY_READ, json!({"uri": uri}), RequestOptions::default())
+                .request(
+                    methods::RESOURCES_DIRECTORY_READ,
+                    json!({"uri": uri}),
+                    RequestOptions::default(),
+                )
                 .await;
             assert!(e.is_err(), "{era:?} {uri}");
         }
@@ -211,13 +269,27 @@ async fn sk_5_skill_files_are_bounded_at_max_skill_file_bytes() {
     let dir = temp_dir("bound");
     let skill = |name: &str| format!("---\nname: {name}\ndescription: d\n---\n");
     write(&dir.join("at-bound/SKILL.md"), skill("at-bound"));
-    write(&dir.join("at-bound/big.bin"), vec![7u8; MAX_SKILL_FILE_BYTES as usize]);
+    write(
+        &dir.join("at-bound/big.bin"),
+        vec![7u8; MAX_SKILL_FILE_BYTES as usize],
+    );
     write(&dir.join("past-bound/SKILL.md"), skill("past-bound"));
-    write(&dir.join("past-bound/big.bin"), vec![7u8; MAX_SKILL_FILE_BYTES as usize + 1]);
+    write(
+        &dir.join("past-bound/big.bin"),
+        vec![7u8; MAX_SKILL_FILE_BYTES as usize + 1],
+    );
     let set = SkillSet::from_dir(&dir).unwrap();
-    let names: Vec<String> = set.skills().iter().map(|s| s.name().unwrap().to_owned()).collect();
+    let names: Vec<String> = set
+        .skills()
+        .iter()
+        .map(|s| s.name().unwrap().to_owned())
+        .collect();
     assert_eq!(names, ["at-bound"]);
-    assert!(set.skipped().iter().any(|s| s.contains("past-bound")), "{:?}", set.skipped());
+    assert!(
+        set.skipped().iter().any(|s| s.contains("past-bound")),
+        "{:?}",
+        set.skipped()
+    );
     // In code the same bound holds.
     let code = SkillSet::new().with(
         SkillSource::new("too-big")
@@ -232,25 +304,50 @@ async fn sk_5_skill_files_are_bounded_at_max_skill_file_bytes() {
 async fn sk_10_symbolic_links_are_not_followed_out_of_the_folder() {
     let outside = temp_dir("outside");
     write(&outside.join("passwd"), "root:x:0:0");
-    write(&outside.join("evil/SKILL.md"), "---\nname: evil\ndescription: d\n---\n");
+    write(
+        &outside.join("evil/SKILL.md"),
+        "---\nname: evil\ndescription: d\n---\n",
+    );
     let dir = folder("links");
     std::os::unix::fs::symlink(outside.join("passwd"), dir.join("git-workflow/passwd")).unwrap();
     std::os::unix::fs::symlink(outside.join("evil"), dir.join("evil")).unwrap();
     let set = SkillSet::from_dir(&dir).unwrap();
     let skills = set.skills();
     assert_eq!(skills.len(), 2, "the linked skill is not served");
-    let git = skills.iter().find(|s| s.name() == Some("git-workflow")).unwrap();
-    assert_eq!(git.files().unwrap().len(), 1, "the linked file is not in the manifest");
-    assert_eq!(set.skipped().iter().filter(|s| s.contains("symbolic link")).count(), 2);
+    let git = skills
+        .iter()
+        .find(|s| s.name() == Some("git-workflow"))
+        .unwrap();
+    assert_eq!(
+        git.files().unwrap().len(),
+        1,
+        "the linked file is not in the manifest"
+    );
+    assert_eq!(
+        set.skipped()
+            .iter()
+            .filter(|s| s.contains("symbolic link"))
+            .count(),
+        2
+    );
 }
 
 #[tokio::test]
 async fn sk_3_invalid_skills_are_left_out_and_said() {
     let dir = temp_dir("invalid");
-    write(&dir.join("wrong-name/SKILL.md"), "---\nname: other\ndescription: d\n---\n");
-    write(&dir.join("Bad_Name/SKILL.md"), "---\nname: Bad_Name\ndescription: d\n---\n");
+    write(
+        &dir.join("wrong-name/SKILL.md"),
+        "---\nname: other\ndescription: d\n---\n",
+    );
+    write(
+        &dir.join("Bad_Name/SKILL.md"),
+        "---\nname: Bad_Name\ndescription: d\n---\n",
+    );
     write(&dir.join("no-front/SKILL.md"), "# nothing\n");
-    write(&dir.join("fine/SKILL.md"), "---\nname: fine\ndescription: d\n---\n");
+    write(
+        &dir.join("fine/SKILL.md"),
+        "---\nname: fine\ndescription: d\n---\n",
+    );
     let set = SkillSet::from_dir(&dir).unwrap();
     assert_eq!(set.skills().len(), 1);
     assert_eq!(set.skipped().len(), 3, "{:?}", set.skipped());
@@ -270,7 +367,10 @@ async fn sk_4_digests_follow_the_watched_folder() {
     write(&dir.join("git-workflow/SKILL.md"), text);
     let want = digest(text.as_bytes());
     wait::until("the new digest is served", || {
-        set.skills().iter().any(|s| s.file("skill://git-workflow/SKILL.md").is_some_and(|f| f.digest == want))
+        set.skills().iter().any(|s| {
+            s.file("skill://git-workflow/SKILL.md")
+                .is_some_and(|f| f.digest == want)
+        })
     })
     .await;
     let after = skills.get("skill://git-workflow/SKILL.md").await.unwrap();
@@ -282,10 +382,17 @@ async fn sk_4_digests_follow_the_watched_folder() {
         Err(switchboard_skills::SkillError::Mismatch(_))
     ));
     // A new skill appears in the listing and in resources/list.
-    write(&dir.join("new-one/SKILL.md"), "---\nname: new-one\ndescription: d\n---\n");
+    write(
+        &dir.join("new-one/SKILL.md"),
+        "---\nname: new-one\ndescription: d\n---\n",
+    );
     wait::until("the new skill is listed", || set.skills().len() == 3).await;
     let resources = session.list_resources().await.unwrap();
-    assert!(resources.iter().any(|r| r.uri == "skill://new-one/SKILL.md"));
+    assert!(
+        resources
+            .iter()
+            .any(|r| r.uri == "skill://new-one/SKILL.md")
+    );
     // A removed skill goes.
     std::fs::remove_dir_all(dir.join("new-one")).unwrap();
     wait::until("the removed skill is gone", || set.skills().len() == 2).await;
@@ -296,7 +403,10 @@ async fn sk_4_digests_follow_the_watched_folder() {
 async fn sk_2_skills_from_code_are_served_and_changed_at_run_time() {
     let set = SkillSet::new().with(
         SkillSource::new("notes")
-            .file("SKILL.md", "---\nname: notes\ndescription: Keep notes\n---\nBody\n")
+            .file(
+                "SKILL.md",
+                "---\nname: notes\ndescription: Keep notes\n---\nBody\n",
+            )
             .file("templates/note.md", "# Title\n"),
     );
     let server = server(&set);
@@ -306,11 +416,21 @@ async fn sk_2_skills_from_code_are_served_and_changed_at_run_time() {
     let notes = skills.find("notes").await.unwrap();
     assert_eq!(notes.files().unwrap().len(), 2);
     assert_eq!(
-        skills.read(&notes, "skill://notes/templates/note.md").await.unwrap(),
+        skills
+            .read(&notes, "skill://notes/templates/note.md")
+            .await
+            .unwrap(),
         b"# Title\n"
     );
     set.add(SkillSource::new("more").file("SKILL.md", "---\nname: more\ndescription: d\n---\n"));
-    assert!(session.list_resources().await.unwrap().iter().any(|r| r.uri == "skill://more/SKILL.md"));
+    assert!(
+        session
+            .list_resources()
+            .await
+            .unwrap()
+            .iter()
+            .any(|r| r.uri == "skill://more/SKILL.md")
+    );
     assert!(set.remove("more"));
     assert!(skills.find("more").await.is_err());
 }
@@ -326,8 +446,14 @@ async fn sk_10_pull_writes_the_verified_skill_and_refuses_an_existing_directory(
     let dest = out.join("refunds");
     let written = skills.pull(&refunds, &dest).await.unwrap();
     assert_eq!(written.len(), 4);
-    assert_eq!(std::fs::read_to_string(dest.join("SKILL.md")).unwrap(), REFUNDS);
-    assert_eq!(std::fs::read(dest.join("templates/regional/eu.md")).unwrap(), b"EU rules\n");
+    assert_eq!(
+        std::fs::read_to_string(dest.join("SKILL.md")).unwrap(),
+        REFUNDS
+    );
+    assert_eq!(
+        std::fs::read(dest.join("templates/regional/eu.md")).unwrap(),
+        b"EU rules\n"
+    );
     let again = skills.pull(&refunds, &dest).await.unwrap_err();
     assert!(matches!(again, switchboard_skills::SkillError::Exists(_)));
     // Nothing but the destination was left behind.
@@ -338,22 +464,48 @@ async fn sk_10_pull_writes_the_verified_skill_and_refuses_an_existing_directory(
 async fn sk_2_skills_list_pages_at_page_size_and_refuses_a_forged_cursor() {
     let set = (0..=switchboard_skills::PAGE_SIZE).fold(SkillSet::new(), |set, i| {
         let name = format!("s{i:03}");
-        set.with(SkillSource::new(name.clone()).file("SKILL.md", format!("---\nname: {name}\ndescription: d\n---\n")))
+        set.with(SkillSource::new(name.clone()).file(
+            "SKILL.md",
+            format!("---\nname: {name}\ndescription: d\n---\n"),
+        ))
     });
     let server = server(&set);
     let session = connect(&server, EraMode::Legacy).await;
-    let first: Value = session.request(methods::SKILLS_LIST, json!({}), RequestOptions::default()).await.unwrap();
-    assert_eq!(first["skills"].as_array().unwrap().len(), switchboard_skills::PAGE_SIZE);
-    let cursor = first["nextCursor"].as_str().expect("a second page").to_owned();
+    let first: Value = session
+        .request(methods::SKILLS_LIST, json!({}), RequestOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        first["skills"].as_array().unwrap().len(),
+        switchboard_skills::PAGE_SIZE
+    );
+    let cursor = first["nextCursor"]
+        .as_str()
+        .expect("a second page")
+        .to_owned();
     let second: Value = session
-        .request(methods::SKILLS_LIST, json!({"cursor": cursor}), RequestOptions::default())
+        .request(
+            methods::SKILLS_LIST,
+            json!({"cursor": cursor}),
+            RequestOptions::default(),
+        )
         .await
         .unwrap();
     assert_eq!(second["skills"].as_array().unwrap().len(), 1);
     assert!(second.get("nextCursor").is_none());
-    assert_eq!(Skills::new(&session).list().await.unwrap().len(), switchboard_skills::PAGE_SIZE + 1);
+    assert_eq!(
+        Skills::new(&session).list().await.unwrap().len(),
+        switchboard_skills::PAGE_SIZE + 1
+    );
     let forged: Result<Value, _> = session
-        .request(methods::SKILLS_LIST, json!({"cursor": "999999"}), RequestOptions::default())
+        .request(
+            methods::SKILLS_LIST,
+            json!({"cursor": "999999"}),
+            RequestOptions::default(),
+        )
         .await;
-    assert_eq!(forged.unwrap_err().code(), Some(switchboard_types::ErrorCode::INVALID_PARAMS));
+    assert_eq!(
+        forged.unwrap_err().code(),
+        Some(switchboard_types::ErrorCode::INVALID_PARAMS)
+    );
 }
