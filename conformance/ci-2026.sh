@@ -4,7 +4,8 @@
 # scenario with a FAILURE or a WARNING.
 #
 #   conformance/ci-2026.sh server SWITCHBOARD_BIN
-#       Starts `SWITCHBOARD_BIN serve --http 127.0.0.1:0`, asks the suite for its frozen scored
+#       Starts `SWITCHBOARD_BIN serve --http 127.0.0.1:0 --skills` (the everything server with
+#       its two example skills), asks the suite for its frozen scored
 #       server scenarios (`conformance list --requirements 2026-07-28`; there must be 37), adds the
 #       unscored ones we serve (PENDING below), and runs each in its own process with
 #       `--spec-version 2026-07-28` (without the flag the suite silently runs the legacy wire).
@@ -58,7 +59,7 @@ server_mode() {
   trap 'if [ -n "$server_pid" ]; then kill "$server_pid" 2> /dev/null || true; wait "$server_pid" 2> /dev/null || true; fi' EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
-  start_switchboard_http "$bin" "$log"
+  start_switchboard_http "$bin" "$log" --skills
   server_pid="$SB_HTTP_PID"
   url="$SB_HTTP_URL"
   echo "conformance 2026-07-28: $bin serve --http listening on $url; results in $out"

@@ -9,7 +9,7 @@
 #    `switchboard skills pull` (legacy era, then auto) writes each skill verified, and the
 #    written tree is byte for byte the folder's.
 #    `switchboard check` against rmcp's server: every skills rule (SK-*) passes.
-# 2. rmcp's client against `switchboard serve`: lists our skills, checks every entry with rmcp's
+# 2. rmcp's client against `switchboard serve --skills` (the example skills): lists our skills, checks every entry with rmcp's
 #    `Skill::validate`, gets each with skills/get, reads every file and verifies it with rmcp's
 #    `SkillResource::verify`, reads each skill's directory.
 # Exit 0 only if every step passed.
@@ -66,10 +66,10 @@ else
   bad "switchboard check against rmcp's server: $(grep '\[SK-' "$work/check.txt")"
 fi
 
-if report="$("$PEER" client "$BIN" serve 2> "$work/client.log")" && echo "$report" | grep -q '"filesVerified":[1-9]'; then
-  step "PASS rmcp's client against switchboard serve: $report"
+if report="$("$PEER" client "$BIN" serve --skills 2> "$work/client.log")" && echo "$report" | grep -q '"filesVerified":[1-9]'; then
+  step "PASS rmcp's client against switchboard serve --skills: $report"
 else
-  bad "rmcp's client against switchboard serve: $report $(tail -n 5 "$work/client.log")"
+  bad "rmcp's client against switchboard serve --skills: $report $(tail -n 5 "$work/client.log")"
 fi
 
 [ "$failed" = 0 ] || { echo "rmcp skills interop: $failed failed"; exit 1; }

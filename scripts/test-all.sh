@@ -78,7 +78,7 @@ cargo build --locked --bin switchboard --bin switchboard-conformance-client
 echo "== interop: switchboard gateway between the official SDKs and real servers: the TypeScript and Python SDK clients walk the everything contract through it (failures exactly the expected, justified list), the TypeScript SDK client sees our everything server (stdio) and server-everything (Streamable HTTP) each under its prefix, and the conformance suite (--suite all) passes against it"
 ./interop/gateway-peers.sh target/debug/switchboard
 
-echo "== conformance 2026-07-28: the official suite 0.2.0-alpha.12 (server mode, --spec-version 2026-07-28) against switchboard serve --http: the 37 scored scenarios and the pending ones, then the tasks and skills extensions' (no spec version), no FAILURE, no WARNING, no skipped skills check"
+echo "== conformance 2026-07-28: the official suite 0.2.0-alpha.12 (server mode, --spec-version 2026-07-28) against switchboard serve --http --skills: the 37 scored scenarios and the pending ones, then the tasks and skills extensions' (no spec version), no FAILURE, no WARNING, no skipped skills check"
 ./conformance/ci-2026.sh server target/debug/switchboard
 
 echo "== conformance: our client (switchboard-conformance-client), the four core and the 22 OAuth client scenarios one at a time"

@@ -495,10 +495,7 @@ pub fn everything_server_deployed(
         )
         .require_scopes([SCOPE_BASIC])
         .tool_scopes("test_scoped_write", [SCOPE_WRITE]);
-    let skills = crate::everything_skills::skills();
-    b = switchboard::skills::SkillsExt::skills(b, &skills);
     let server = b.build()?;
-    skills.attach(&server);
     crate::everything_modern::triggers(&server)?;
     Ok(server)
 }

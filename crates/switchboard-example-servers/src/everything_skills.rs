@@ -1,6 +1,8 @@
-//! The everything server's skills (the skills extension, SEP-2640): two skills defined in code,
-//! one under an organizational prefix, each with a subdirectory, so every check of the
-//! conformance suite's skills scenarios has something to look at.
+//! The example skills (the skills extension, SEP-2640) that `switchboard serve --skills`
+//! publishes: two skills defined in code, one under an organizational prefix, each with a
+//! subdirectory, so every check of the conformance suite's skills scenarios has something to
+//! look at. They are not part of the everything server's contract (its resource list is pinned
+//! by the interop clients), hence a flag.
 
 use switchboard::skills::{SkillSet, SkillSource};
 

@@ -1049,3 +1049,39 @@ impl Drop for ListChangeHold {
         self.audience.release();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn d26_29_an_extension_is_declared_over_derived_or_given_capabilities() {
+        let id = "io.modelcontextprotocol/skills";
+        let derived = Server::builder(Implementation::new("s", "1"))
+            .enable_resources()
+            .extension(id, serde_json::json!({"directoryRead": false}))
+            .extension(id, serde_json::json!({"directoryRead": true}))
+            .build()
+            .expect("built");
+        assert_eq!(
+            derived.capabilities().extra["extensions"],
+            serde_json::json!({id: {"directoryRead": true}}),
+            "declared once, the last settings"
+        );
+        assert!(derived.capabilities().resources.is_some());
+        // Capabilities set by hand keep their own extensions and gain the declared one.
+        let mut given = ServerCapabilities::default();
+        given
+            .extra
+            .insert("extensions".into(), serde_json::json!({"acme/x": {}}));
+        let server = Server::builder(Implementation::new("s", "1"))
+            .capabilities(given)
+            .extension(id, serde_json::json!({}))
+            .build()
+            .expect("built");
+        assert_eq!(
+            server.capabilities().extra["extensions"],
+            serde_json::json!({"acme/x": {}, id: {}})
+        );
+    }
+}
