@@ -24,7 +24,7 @@ pub fn digest(bytes: &[u8]) -> String {
 }
 
 /// Whether `s` is a digest as the extension writes it (`sha256:` + 64 lowercase hex digits).
-pub fn is_digest(s: &str) -> bool {
+pub(crate) fn is_digest(s: &str) -> bool {
     s.strip_prefix("sha256:").is_some_and(|hex| {
         hex.len() == 64
             && hex
@@ -196,7 +196,8 @@ fn percent_decode(s: &str) -> Option<String> {
 
 /// A path segment written into a URI: unreserved characters kept, everything else
 /// percent-encoded.
-pub fn encode_segment(segment: &str) -> String {
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
+pub(crate) fn encode_segment(segment: &str) -> String {
     let mut out = String::with_capacity(segment.len());
     for b in segment.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
