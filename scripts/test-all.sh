@@ -15,7 +15,7 @@ echo "== docs: every public item documented, every intra-doc link resolved"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 echo "== public surface: the facade's re-exported items and methods (a doc build of the facade with every facade feature), counted from rustdoc's pages, under their ceiling (ARCHITECTURE.md states the figure)"
-python3 scripts/public-surface.py --build --by-crate --max-items 706 --max-methods 972
+python3 scripts/public-surface.py --build --by-crate --max-items 746 --max-methods 999
 
 echo "== security rules: every MUST of SECURITY-NOTES and of the EL and SF families tested or justified (docs/SECURITY.md)"
 python3 scripts/security-rules.py

@@ -26,9 +26,9 @@ use crate::wire::{
 };
 
 /// The most directory entries one scan visits, and the deepest it goes.
-pub const MAX_SCAN_ENTRIES: usize = 100_000;
+pub(crate) const MAX_SCAN_ENTRIES: usize = 100_000;
 /// The deepest directory a scan enters, below the folder.
-pub const MAX_SCAN_DEPTH: usize = 32;
+pub(crate) const MAX_SCAN_DEPTH: usize = 32;
 
 /// A skill defined in code: its skill path (`git-workflow`, `acme/billing/refunds`) and its
 /// files by relative path (`SKILL.md`, `templates/invoice.md`).

@@ -36,7 +36,7 @@ use crate::wire::{
 };
 
 /// The most `skills/list` pages one [`Skills::list`] follows.
-pub const MAX_LIST_PAGES: usize = 100;
+pub(crate) const MAX_LIST_PAGES: usize = 100;
 
 /// Why a skill could not be listed, loaded, read or pulled.
 #[derive(Debug, thiserror::Error)]
@@ -151,7 +151,7 @@ impl<'a> Skills<'a> {
     /// Every entry, following cursors (entries only: no file is read).
     ///
     /// # Errors
-    /// Not declared, a request error, or more than [`MAX_LIST_PAGES`] pages.
+    /// Not declared, a request error, or more than 100 pages.
     pub async fn list(&self) -> Result<Vec<Skill>, SkillError> {
         self.require()?;
         let mut out = Vec::new();

@@ -27,9 +27,9 @@ mod client;
 mod serve;
 
 #[cfg(feature = "server")]
-pub use catalog::{MAX_SCAN_DEPTH, MAX_SCAN_ENTRIES, SkillSource};
+pub use catalog::SkillSource;
 #[cfg(feature = "client")]
-pub use client::{LoadedSkill, MAX_LIST_PAGES, SkillError, Skills};
+pub use client::{LoadedSkill, SkillError, Skills};
 #[cfg(feature = "server")]
-pub use serve::{PAGE_SIZE, SKILL_TEMPLATE, SkillSet, SkillWatch, SkillsExt};
+pub use serve::{SkillSet, SkillWatch, SkillsExt};
 pub use wire::{SKILLS_EXTENSION, Skill, SkillFiles, SkillResource};

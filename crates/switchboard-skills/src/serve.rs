@@ -44,9 +44,9 @@ use crate::wire::{
 };
 
 /// The template every skill file is read through.
-pub const SKILL_TEMPLATE: &str = "skill://{+path}";
+pub(crate) const SKILL_TEMPLATE: &str = "skill://{+path}";
 /// Entries per `skills/list` page, children per `resources/directory/read` page.
-pub const PAGE_SIZE: usize = 50;
+pub(crate) const PAGE_SIZE: usize = 50;
 
 /// The skills a server serves: from a folder (rescanned when it changes, see
 /// [`SkillSet::watch`]) and from code. Cheap to clone; every clone is the same set.

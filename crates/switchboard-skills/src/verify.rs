@@ -106,7 +106,7 @@ pub fn frontmatter_differences(file: &JsonObject, entry: &JsonObject) -> Vec<Str
 
 /// The Agent Skills naming rules: 1 to 64 characters, lowercase ASCII letters, digits and
 /// hyphens, no hyphen first, last or twice in a row.
-pub fn is_skill_name(name: &str) -> bool {
+pub(crate) fn is_skill_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
         && name

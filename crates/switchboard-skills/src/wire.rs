@@ -13,13 +13,16 @@ use switchboard_types::methods;
 /// The extension's identifier, the key under `capabilities.extensions`.
 pub const SKILLS_EXTENSION: &str = "io.modelcontextprotocol/skills";
 /// The extension's one setting: the server implements `resources/directory/read`.
-pub const DIRECTORY_READ: &str = "directoryRead";
+#[cfg_attr(not(any(feature = "server", feature = "client")), allow(dead_code))]
+pub(crate) const DIRECTORY_READ: &str = "directoryRead";
 /// The file every skill has at its root.
-pub const SKILL_MD: &str = "SKILL.md";
+pub(crate) const SKILL_MD: &str = "SKILL.md";
 /// The URI scheme skills are served under.
-pub const SKILL_SCHEME: &str = "skill://";
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
+pub(crate) const SKILL_SCHEME: &str = "skill://";
 /// The MIME type of a `SKILL.md`.
-pub const MARKDOWN: &str = "text/markdown";
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
+pub(crate) const MARKDOWN: &str = "text/markdown";
 /// The MIME type of a directory resource.
 pub const DIRECTORY_MIME: &str = "inode/directory";
 /// Limits every host accepts: at most this many files per skill (`SKILL.md` included).
@@ -216,7 +219,8 @@ impl RequestMethod for ReadDirectory {
 
 /// What a peer declared under `capabilities.extensions[SKILLS_EXTENSION]`: `None` when the
 /// extension is not declared (or its value is not an object), else whether `directoryRead` is.
-pub fn declared(extra: &JsonObject) -> Option<bool> {
+#[cfg_attr(not(feature = "client"), allow(dead_code))]
+pub(crate) fn declared(extra: &JsonObject) -> Option<bool> {
     let settings = extra
         .get("extensions")?
         .get(SKILLS_EXTENSION)?

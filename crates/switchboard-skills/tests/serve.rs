@@ -14,6 +14,9 @@ use switchboard_skills::{SkillFiles, SkillSet, SkillSource, Skills, SkillsExt};
 use switchboard_test_support::wait;
 use switchboard_types::{Implementation, ProtocolVersion, methods};
 
+/// Entries per `skills/list` page (the crate's `PAGE_SIZE`).
+const PAGE_SIZE: usize = 50;
+
 const REFUNDS: &str = "---\nname: refunds\ndescription: Process refunds per policy\nlicense: Apache-2.0\nmetadata:\n  version: \"1.2\"\n---\n\n# Refunds\n\nPick a template from `templates/`.\n";
 
 fn temp_dir(tag: &str) -> PathBuf {
@@ -462,7 +465,7 @@ async fn sk_10_pull_writes_the_verified_skill_and_refuses_an_existing_directory(
 
 #[tokio::test]
 async fn sk_2_skills_list_pages_at_page_size_and_refuses_a_forged_cursor() {
-    let set = (0..=switchboard_skills::PAGE_SIZE).fold(SkillSet::new(), |set, i| {
+    let set = (0..=PAGE_SIZE).fold(SkillSet::new(), |set, i| {
         let name = format!("s{i:03}");
         set.with(SkillSource::new(name.clone()).file(
             "SKILL.md",
@@ -475,10 +478,7 @@ async fn sk_2_skills_list_pages_at_page_size_and_refuses_a_forged_cursor() {
         .request(methods::SKILLS_LIST, json!({}), RequestOptions::default())
         .await
         .unwrap();
-    assert_eq!(
-        first["skills"].as_array().unwrap().len(),
-        switchboard_skills::PAGE_SIZE
-    );
+    assert_eq!(first["skills"].as_array().unwrap().len(), PAGE_SIZE);
     let cursor = first["nextCursor"]
         .as_str()
         .expect("a second page")
@@ -495,7 +495,7 @@ async fn sk_2_skills_list_pages_at_page_size_and_refuses_a_forged_cursor() {
     assert!(second.get("nextCursor").is_none());
     assert_eq!(
         Skills::new(&session).list().await.unwrap().len(),
-        switchboard_skills::PAGE_SIZE + 1
+        PAGE_SIZE + 1
     );
     let forged: Result<Value, _> = session
         .request(
