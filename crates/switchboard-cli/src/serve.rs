@@ -8,10 +8,10 @@ use anyhow::Context as _;
 use switchboard::http::{HttpConfig, StreamableHttpService};
 use switchboard::jsonrpc::SessionConfig;
 use switchboard::redis::{RedisCluster, RedisConfig, RedisStore, RedisTaskStore};
+use switchboard::skills::{SkillSet, SkillWatch};
 use switchboard::tasks::TaskStore;
 use switchboard::telemetry::Telemetry;
 use switchboard_example_servers::bench::BenchLists;
-use switchboard::skills::{SkillSet, SkillWatch};
 use switchboard_example_servers::{Deployment, Example};
 
 /// `switchboard serve`'s flags.
@@ -188,7 +188,11 @@ fn build_server(
 fn skills(args: &ServeArgs) -> anyhow::Result<Option<SkillSet>> {
     let dir = match &args.skills {
         None => return Ok(None),
-        Some(None) => return Ok(Some(switchboard_example_servers::everything_skills::skills())),
+        Some(None) => {
+            return Ok(Some(
+                switchboard_example_servers::everything_skills::skills(),
+            ));
+        }
         Some(Some(dir)) => dir,
     };
     let set = SkillSet::from_dir(dir).with_context(|| format!("--skills {}", dir.display()))?;

@@ -37,16 +37,37 @@ fn sk_10_serve_skills_dir_and_skills_pull_round_trip_a_folder() {
         &skills.join("git-workflow/SKILL.md"),
         "---\nname: git-workflow\ndescription: Branch and commit our way\n---\nRebase first.\n",
     );
-    write(&skills.join("git-workflow/templates/commit.txt"), "area: what now works\n");
-    let server = format!("{} serve --skills {}", env!("CARGO_BIN_EXE_switchboard"), skills.display());
+    write(
+        &skills.join("git-workflow/templates/commit.txt"),
+        "area: what now works\n",
+    );
+    let server = format!(
+        "{} serve --skills {}",
+        env!("CARGO_BIN_EXE_switchboard"),
+        skills.display()
+    );
     let (code, stdout, stderr) = run(&["call", "--stdio", &server, "skills/list"]);
     assert_eq!(code, Some(0), "{stderr}");
-    assert!(stdout.contains("\"uri\": \"skill://git-workflow/SKILL.md\""), "{stdout}");
+    assert!(
+        stdout.contains("\"uri\": \"skill://git-workflow/SKILL.md\""),
+        "{stdout}"
+    );
     let dest = base.join("out");
     let dest_arg = dest.display().to_string();
-    let (code, stdout, stderr) = run(&["skills", "pull", "--stdio", &server, "git-workflow", &dest_arg]);
+    let (code, stdout, stderr) = run(&[
+        "skills",
+        "pull",
+        "--stdio",
+        &server,
+        "git-workflow",
+        &dest_arg,
+    ]);
     assert_eq!(code, Some(0), "{stderr}");
-    assert_eq!(stdout.lines().count(), 2, "one line per file written: {stdout}");
+    assert_eq!(
+        stdout.lines().count(),
+        2,
+        "one line per file written: {stdout}"
+    );
     for rel in ["SKILL.md", "templates/commit.txt"] {
         assert_eq!(
             std::fs::read(dest.join(rel)).expect("pulled"),
@@ -55,7 +76,14 @@ fn sk_10_serve_skills_dir_and_skills_pull_round_trip_a_folder() {
         );
     }
     // Pulled again: the destination exists, exit 1, nothing changed or left beside it.
-    let (code, _, stderr) = run(&["skills", "pull", "--stdio", &server, "git-workflow", &dest_arg]);
+    let (code, _, stderr) = run(&[
+        "skills",
+        "pull",
+        "--stdio",
+        &server,
+        "git-workflow",
+        &dest_arg,
+    ]);
     assert_eq!(code, Some(1));
     assert!(stderr.contains("exists already"), "{stderr}");
     // A skill the server does not have: exit 1, nothing written.
@@ -63,7 +91,11 @@ fn sk_10_serve_skills_dir_and_skills_pull_round_trip_a_folder() {
     let (code, _, stderr) = run(&["skills", "pull", "--stdio", &server, "nope", &missing]);
     assert_eq!(code, Some(1));
     assert!(stderr.contains("no skill named \"nope\""), "{stderr}");
-    let left: Vec<_> = std::fs::read_dir(&base).expect("base").flatten().map(|e| e.file_name()).collect();
+    let left: Vec<_> = std::fs::read_dir(&base)
+        .expect("base")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
     assert_eq!(left.len(), 2, "skills/ and out/ only: {left:?}");
     std::fs::remove_dir_all(&base).expect("clean");
 }
@@ -71,7 +103,13 @@ fn sk_10_serve_skills_dir_and_skills_pull_round_trip_a_folder() {
 #[test]
 fn sk_1_serve_skills_publishes_the_example_skills_and_plain_serve_none() {
     let with = format!("{} serve --skills", env!("CARGO_BIN_EXE_switchboard"));
-    let (code, stdout, stderr) = run(&["call", "--stdio", &with, "skills/get", "skill://test-skill/SKILL.md"]);
+    let (code, stdout, stderr) = run(&[
+        "call",
+        "--stdio",
+        &with,
+        "skills/get",
+        "skill://test-skill/SKILL.md",
+    ]);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains("\"name\": \"test-skill\""), "{stdout}");
     let without = format!("{} serve", env!("CARGO_BIN_EXE_switchboard"));
