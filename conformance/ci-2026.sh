@@ -4,13 +4,17 @@
 # scenario with a FAILURE or a WARNING.
 #
 #   conformance/ci-2026.sh server SWITCHBOARD_BIN
-#       Starts `SWITCHBOARD_BIN serve --http 127.0.0.1:0`, asks the suite for its frozen scored
+#       Starts `SWITCHBOARD_BIN serve --http 127.0.0.1:0 --skills` (the everything server with
+#       its two example skills), asks the suite for its frozen scored
 #       server scenarios (`conformance list --requirements 2026-07-28`; there must be 37), adds the
 #       unscored ones we serve (PENDING below), and runs each in its own process with
 #       `--spec-version 2026-07-28` (without the flag the suite silently runs the legacy wire).
 #       Then the tasks extension's scenarios (EXTENSION below, unscored too), without the flag:
 #       the suite runs an extension scenario on the 2026-07-28 wire by itself and skips it
-#       ("not on the spec timeline") under an explicit version. Output per scenario in target/conformance/server-2026/.
+#       ("not on the spec timeline") under an explicit version. Then the skills extension's three
+#       scenarios (SKILLS below, SEP-2640), also without the flag; for them a SKIPPED check fails
+#       too (the suite skips every check of a server that declares no skills).
+#       Output per scenario in target/conformance/server-2026/.
 #
 # The suite is the npm package installed by scripts/install-peers.sh as `conformance-2026`
 # (an alias of @modelcontextprotocol/conformance@0.2.0-alpha.12), or the one under
@@ -26,6 +30,9 @@ PENDING=(http-header-validation http-custom-header-server-validation json-schema
 EXTENSION=(tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal
   tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications
   tasks-required-task-error tasks-mrtr-composition)
+# The skills extension (SEP-2640, `io.modelcontextprotocol/skills`): run, never scored; every
+# check must pass, none skipped.
+SKILLS=(sep-2640-skills-directory sep-2640-skills-enumeration sep-2640-skills-manifest)
 
 suite_js() {
   local js
@@ -52,7 +59,7 @@ server_mode() {
   trap 'if [ -n "$server_pid" ]; then kill "$server_pid" 2> /dev/null || true; wait "$server_pid" 2> /dev/null || true; fi' EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
-  start_switchboard_http "$bin" "$log"
+  start_switchboard_http "$bin" "$log" --skills
   server_pid="$SB_HTTP_PID"
   url="$SB_HTTP_URL"
   echo "conformance 2026-07-28: $bin serve --http listening on $url; results in $out"
@@ -63,13 +70,37 @@ server_mode() {
   [ "${#scored[@]}" = "$SCORED_SERVER_SCENARIOS" ] ||
     interop_die "expected $SCORED_SERVER_SCENARIOS scored server scenarios, the suite listed ${#scored[@]}"
 
-  for s in "${scored[@]}" "${PENDING[@]}" "${EXTENSION[@]}"; do
-    local rc=0 summary version=(--spec-version 2026-07-28)
-    case " ${EXTENSION[*]} " in *" $s "*) version=() ;; esac
-    node "$js" server --url "$url" --scenario "$s" "${version[@]}" > "$out/$s.log" 2>&1 || rc=$?
+  for s in "${scored[@]}" "${PENDING[@]}" "${EXTENSION[@]}" "${SKILLS[@]}"; do
+    local rc=0 summary skipped="" version=(--spec-version 2026-07-28)
+    case " ${EXTENSION[*]} ${SKILLS[*]} " in *" $s "*) version=() ;; esac
+    node "$js" server --url "$url" --scenario "$s" "${version[@]}" -o "$out/$s" > "$out/$s.log" 2>&1 || rc=$?
     ran=$((ran + 1))
     summary="$(sed 's/\x1b\[[0-9;]*m//g' "$out/$s.log" | grep -E '^Passed: [0-9]+/[0-9]+, [0-9]+ failed, [0-9]+ warnings' | tail -n 1 || true)"
-    if [ "$rc" != 0 ] || [ -z "$summary" ] || ! echo "$summary" | grep -qE ', 0 failed, 0 warnings$'; then
+    case " ${SKILLS[*]} " in
+      *" $s "*)
+        # Every check of checks.json is SUCCESS: a SKIPPED one fails the scenario.
+        skipped="$(node -e '
+          const fs = require("fs"), path = require("path"), bad = [];
+          let n = 0;
+          (function walk(d) {
+            for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+              const p = path.join(d, e.name);
+              if (e.isDirectory()) walk(p);
+              else if (e.name === "checks.json")
+                for (const c of JSON.parse(fs.readFileSync(p, "utf8"))) {
+                  n++;
+                  if (c.status !== "SUCCESS") bad.push(`${c.id} ${c.status}`);
+                }
+            }
+          })(process.argv[1]);
+          if (n === 0) bad.push("no checks.json");
+          console.log(bad.join(", "));
+        ' "$out/$s")"
+        [ -z "$skipped" ] && summary="$summary, 0 skipped"
+        ;;
+    esac
+    if [ "$rc" != 0 ] || [ -z "$summary" ] || [ -n "$skipped" ] || ! echo "$summary" | grep -qE ', 0 failed, 0 warnings(, 0 skipped)?$'; then
+      [ -n "$skipped" ] && echo "    not SUCCESS: $skipped"
       failed=$((failed + 1))
       echo "FAIL $s (exit $rc): ${summary:-no summary}"
       sed 's/\x1b\[[0-9;]*m//g' "$out/$s.log" | grep -E 'FAILURE|WARNING|Error' | head -n 10 | sed 's/^/    /'
@@ -82,7 +113,7 @@ server_mode() {
     echo "FAIL conformance 2026-07-28 server: $failed of $ran scenarios"
     return 1
   fi
-  echo "PASS conformance 2026-07-28 server: $ran of $ran scenarios ($SCORED_SERVER_SCENARIOS scored, ${#EXTENSION[@]} of the tasks extension), no FAILURE, no WARNING"
+  echo "PASS conformance 2026-07-28 server: $ran of $ran scenarios ($SCORED_SERVER_SCENARIOS scored, ${#EXTENSION[@]} of the tasks extension, ${#SKILLS[@]} of the skills extension with no check skipped), no FAILURE, no WARNING"
 }
 
 case "${1:-}" in

@@ -4,7 +4,8 @@
 # 0.1.16): the seven scored client scenarios that need no authorization and the 25 scored OAuth
 # client scenarios (`auth/*`), and the six agent-identity extension scenarios (client
 # credentials with a secret and with `private_key_jwt`, enterprise-managed authorization, DPoP
-# with and without nonces, workload identity federation) without a spec version; the others one process each, with
+# with and without nonces, workload identity federation) and the four skills extension scenarios
+# (SEP-2640: no prefetch, digest, size and frontmatter verification) without a spec version; the others one process each, with
 # `--spec-version 2026-07-28` (the suite then sets MCP_CONFORMANCE_PROTOCOL_VERSION=2026-07-28,
 # which selects the client's modern lifecycle). Offline, every mock server on 127.0.0.1.
 #
@@ -13,7 +14,8 @@
 #
 # A scenario passes when the suite exits 0, wrote its checks.json, and no check is FAILURE; for
 # the seven scenarios without authorization a WARNING is reported, not failed (the suite scores
-# SHOULDs as warnings), for the OAuth ones a WARNING fails too. Results are saved under
+# SHOULDs as warnings), for the OAuth ones a WARNING fails too, and for the skills ones a WARNING
+# or a SKIPPED check fails. Results are saved under
 # target/conformance/client-2026/. Exit 0 only if all passed.
 #
 #   SCENARIOS_ONLY="auth/iss-supported ..." interop/conformance-client-2026.sh  runs those only.
@@ -39,9 +41,11 @@ SCENARIOS=(tools_call request-metadata sep-2322-client-request-state http-standa
   auth/iss-not-advertised auth/iss-supported-missing auth/iss-wrong-issuer auth/iss-unexpected
   auth/iss-normalized auth/metadata-issuer-mismatch
   auth/client-credentials-jwt auth/client-credentials-basic auth/enterprise-managed-authorization
-  auth/dpop auth/dpop-nonce auth/wif-jwt-bearer)
+  auth/dpop auth/dpop-nonce auth/wif-jwt-bearer
+  sep-2640-client-no-prefetch sep-2640-client-verify-digest sep-2640-client-verify-size
+  sep-2640-client-verify-frontmatter)
 # The agent-identity extension scenarios (unscored): the suite runs them without a spec version.
-EXTENSIONS=" auth/client-credentials-jwt auth/client-credentials-basic auth/enterprise-managed-authorization auth/dpop auth/dpop-nonce auth/wif-jwt-bearer "
+EXTENSIONS=" auth/client-credentials-jwt auth/client-credentials-basic auth/enterprise-managed-authorization auth/dpop auth/dpop-nonce auth/wif-jwt-bearer sep-2640-client-no-prefetch sep-2640-client-verify-digest sep-2640-client-verify-size sep-2640-client-verify-frontmatter "
 if [ -n "${SCENARIOS_ONLY:-}" ]; then read -r -a SCENARIOS <<< "$SCENARIOS_ONLY"; fi
 RESULTS="$INTEROP_REPO/target/conformance/client-2026/$(date -u +%Y%m%dT%H%M%S)-$$"
 mkdir -p "$RESULTS"
@@ -69,8 +73,9 @@ for s in "${SCENARIOS[@]}"; do
     for (const f of files) {
       for (const c of JSON.parse(fs.readFileSync(f, "utf8"))) {
         counts[c.status] = (counts[c.status] || 0) + 1;
+        if (c.status === "SKIPPED" && strict === "2") problems.push(`SKIPPED ${c.id}: ${c.errorMessage || c.description}`);
         if (c.status === "FAILURE") problems.push(`${c.id}: ${c.errorMessage || c.description}`);
-        if (c.status === "WARNING" && strict === "1") problems.push(`WARNING ${c.id}: ${c.errorMessage || c.description}`);
+        if (c.status === "WARNING" && strict !== "0") problems.push(`WARNING ${c.id}: ${c.errorMessage || c.description}`);
         else if (c.status === "WARNING") console.error(`  warning ${c.id}: ${c.errorMessage || c.description}`);
       }
     }
@@ -78,7 +83,7 @@ for s in "${SCENARIOS[@]}"; do
     if (rc !== "0") problems.push(`the suite exited ${rc}`);
     const summary = Object.entries(counts).map(([s, n]) => `${n} ${s}`).join(", ");
     console.log(problems.length ? `FAIL (${summary || "no checks"}): ${problems.join("; ")}` : `PASS (${summary})`);
-  ' "$dir" "$rc" "$([[ $s == auth/* ]] && echo 1 || echo 0)")"
+  ' "$dir" "$rc" "$([[ $s == sep-2640-* ]] && echo 2 || { [[ $s == auth/* ]] && echo 1 || echo 0; })")"
   case "$verdict" in
     PASS*) passed=$((passed + 1)); echo "PASS conformance client 2026-07-28 $s ${verdict#PASS }" ;;
     *) failed=$((failed + 1)); echo "FAIL conformance client 2026-07-28 $s ${verdict#FAIL } (see $dir/suite.log)" ;;

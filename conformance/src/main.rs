@@ -16,6 +16,7 @@
 //! | `elicitation-sep1034-client-defaults` | declares elicitation; calls `test_client_elicitation_defaults`; answers the form with every schema `default` applied (SEP-1034) |
 //! | `sse-retry` | calls `test_reconnection`, whose POST stream the server closes without the response; the transport waits the server's `retry:` and resumes with `GET` + `Last-Event-ID` (SEP-1699) |
 //!
+//! | `sep-2640-client-*` | the skills extension: list, load lazily, verify (see the `skills` module) |
 //! | `auth/*` | the OAuth client as the transport's auth provider, then the work the server protects (see the `auth` module) |
 //!
 //! These speak the 2025 era (`initialize`). With `MCP_CONFORMANCE_PROTOCOL_VERSION=2026-07-28`
@@ -27,6 +28,7 @@
 
 mod auth;
 mod modern;
+mod skills;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -107,6 +109,9 @@ fn init_logs() {
 async fn run(scenario: &str, url: &str) -> Outcome {
     if scenario.starts_with("auth/") {
         return auth::run(scenario, url, modern::requested()).await;
+    }
+    if scenario.starts_with("sep-2640-client-") {
+        return skills::run(scenario, url).await;
     }
     if modern::requested() {
         return modern::run(scenario, url).await;

@@ -14,6 +14,7 @@ const CHECK_SOURCE: &str = include_str!("readme_check.rs");
 const EXTENSION_SOURCE: &str = include_str!("readme_extension.rs");
 const MIDDLEWARE_SOURCE: &str = include_str!("readme_middleware.rs");
 const APPS_SOURCE: &str = include_str!("readme_apps.rs");
+const SKILLS_SOURCE: &str = include_str!("readme_skills.rs");
 
 #[test]
 fn the_readme_shows_the_example_word_for_word_in_at_most_15_lines() {
@@ -45,6 +46,12 @@ fn the_readme_shows_the_apps_example_word_for_word() {
 fn the_readme_shows_the_middleware_example_word_for_word() {
     let readme = include_str!("../../README.md");
     assert!(readme.contains(&format!("```rust\n{MIDDLEWARE_SOURCE}```")), "README.md must contain tests/readme_middleware.rs verbatim");
+}
+
+#[test]
+fn the_readme_shows_the_skills_example_word_for_word() {
+    let readme = include_str!("../../README.md");
+    assert!(readme.contains(&format!("```rust\n{SKILLS_SOURCE}```")), "README.md must contain tests/readme_skills.rs verbatim");
 }
 
 #[tokio::test]

@@ -59,6 +59,7 @@ pub(crate) async fn all(
     gates(&mut c, &caps, results).await;
     tools(&mut c, &caps, results).await;
     pagination(&mut c, &caps, results).await;
+    crate::skills::all(&mut c, &caps, results).await;
     oversized(&mut c, results).await;
     c.close().await;
     match probe {

@@ -36,7 +36,10 @@
 //!   exactly (`JR-6`), unknown methods, malformed JSON, null ids, a wrong `jsonrpc` (`JR`,
 //!   `JR-4`, `JR-1`), notifications never answered (`JR-11`), methods of undeclared capabilities
 //!   (`CP-1`), tool schemas and unknown tools (`SF-6`, `SF`), bad params (`JR`), forged cursors
-//!   (`UT-12`), a 20 MiB frame (`ST`).
+//!   (`UT-12`), a 20 MiB frame (`ST`); for a server that declares the skills extension
+//!   (SEP-2640), its rules (`SK-1` to `SK-8`, docs/SKILLS.md): the declaration, `skills/list`
+//!   and `skills/get`, valid entries, every digest, size and frontmatter true,
+//!   `resources/directory/read`.
 //! * **Streamable HTTP** ([`Target::http`] only; one hand-written request per probe): session ids
 //!   (`HT-18`, `HT-19`, `HT-20`), reply types (`HT-9`), 202 for notifications and responses
 //!   (`HT-7`), `Accept` (`HT-5`), `MCP-Protocol-Version` (`HT-23`), `Origin` (`HT-3`), the GET
@@ -84,6 +87,7 @@ mod http_rules;
 mod modern;
 pub mod report;
 mod security;
+mod skills;
 pub mod target;
 mod verdict;
 

@@ -97,7 +97,15 @@ pub(crate) fn parse_pairs(
 fn params_for(a: &CallArgs) -> anyhow::Result<Value> {
     // How the method names its target comes from the catalogue: `tools/call NAME k=v` (JSON
     // argument values), `prompts/get NAME k=v` (string arguments), `resources/read URI`.
-    let target = catalogue::request(&a.method).and_then(|s| s.target);
+    // The skills extension's methods are no catalogue rows: `skills/get URI` and
+    // `resources/directory/read URI` name their target by URI too.
+    let target = catalogue::request(&a.method)
+        .and_then(|s| s.target)
+        .or_else(|| {
+            [methods::SKILLS_GET, methods::RESOURCES_DIRECTORY_READ]
+                .contains(&a.method.as_str())
+                .then_some(TargetKind::Uri)
+        });
     let mut params = match (target, &a.target) {
         (Some(TargetKind::Name(kind)), Some(name)) => {
             let json_values = kind == Arguments::Json;
@@ -403,7 +411,7 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
 }
 
 /// `--era`: `legacy`, `auto`, or a modern revision to pin.
-fn parse_era(s: &str) -> Result<switchboard::client::EraMode, String> {
+pub(crate) fn parse_era(s: &str) -> Result<switchboard::client::EraMode, String> {
     use switchboard::client::EraMode;
     use switchboard::types::ProtocolVersion;
     match s {

@@ -11,6 +11,7 @@ mod oauth;
 mod record;
 mod secret;
 mod serve;
+mod skills;
 mod trace;
 mod ui;
 
@@ -111,6 +112,12 @@ enum Command {
     /// Run two full MCP sessions against the example servers, in memory by default, and print
     /// every frame with what the inspector says of it.
     Demo(demo::DemoArgs),
+    /// The skills extension (SEP-2640): `skills pull (--stdio CMD | --url URL) NAME DIR` writes
+    /// the skill NAME, every file verified against its entry (size, digest, frontmatter), to the
+    /// new directory DIR, atomically: a refused skill leaves nothing. List skills with
+    /// `switchboard call ... skills/list`.
+    #[command(subcommand)]
+    Skills(skills::SkillsCommand),
 }
 
 /// The server `call`, `check`, `fuzz` and `record` talk to: exactly one of a command to spawn
@@ -254,6 +261,7 @@ fn run() -> anyhow::Result<()> {
             std::process::exit(code);
         }
         Command::Trace(args) => std::process::exit(trace::run(&args)?),
+        Command::Skills(command) => std::process::exit(rt.block_on(skills::run(&command))),
         Command::Completions { shell } => {
             let mut text = Vec::new();
             clap_complete::generate(

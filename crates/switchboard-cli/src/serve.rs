@@ -8,6 +8,7 @@ use anyhow::Context as _;
 use switchboard::http::{HttpConfig, StreamableHttpService};
 use switchboard::jsonrpc::SessionConfig;
 use switchboard::redis::{RedisCluster, RedisConfig, RedisStore, RedisTaskStore};
+use switchboard::skills::{SkillSet, SkillWatch};
 use switchboard::tasks::TaskStore;
 use switchboard::telemetry::Telemetry;
 use switchboard_example_servers::bench::BenchLists;
@@ -29,6 +30,11 @@ pub(crate) struct ServeArgs {
         conflicts_with = "stdio"
     )]
     pub(crate) http: Option<std::net::SocketAddr>,
+    /// Publish skills (the skills extension, SEP-2640): the folder DIR (one directory per
+    /// skill, holding its SKILL file and any others; watched, so digests follow the files), or
+    /// with no DIR the two example skills the conformance runs use. Any example server.
+    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    skills: Option<Option<std::path::PathBuf>>,
     /// With --http: answer each POSTed request with one application/json body instead of
     /// an SSE stream.
     #[arg(long, requires = "http")]
@@ -157,7 +163,7 @@ fn build_server(
     args: &ServeArgs,
     config: SessionConfig,
     deployment: &Deployment,
-) -> anyhow::Result<switchboard::server::Server> {
+) -> anyhow::Result<(switchboard::server::Server, Option<SkillWatch>)> {
     let server = match args.example {
         Example::Bench => {
             switchboard_example_servers::bench::bench_server(config, args.lists(), deployment)?
@@ -167,7 +173,33 @@ fn build_server(
     if args.example == Example::Demo {
         switchboard_example_servers::demo::subtract_on_sigusr1(&server)?;
     }
-    Ok(server)
+    // A folder of skills is watched while the server runs.
+    let watch = match (&args.skills, &deployment.skills) {
+        (Some(Some(dir)), Some(set)) => Some(
+            set.watch(&server)
+                .with_context(|| format!("cannot watch {}", dir.display()))?,
+        ),
+        _ => None,
+    };
+    Ok((server, watch))
+}
+
+/// The skills `--skills [DIR]` publishes.
+fn skills(args: &ServeArgs) -> anyhow::Result<Option<SkillSet>> {
+    let dir = match &args.skills {
+        None => return Ok(None),
+        Some(None) => {
+            return Ok(Some(
+                switchboard_example_servers::everything_skills::skills(),
+            ));
+        }
+        Some(Some(dir)) => dir,
+    };
+    let set = SkillSet::from_dir(dir).with_context(|| format!("--skills {}", dir.display()))?;
+    for why in set.skipped() {
+        tracing::warn!("skill not served: {why}");
+    }
+    Ok(Some(set))
 }
 
 /// This node, serving at `local`, joined to the cluster sharing the Redis at `url`: records
@@ -329,6 +361,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             .as_deref()
             .map(|s| crate::secret::derive(s, "server shared key")),
         layer: telemetry.clone().map(|t| Arc::new(t) as _),
+        skills: skills(&args)?,
     };
     if let Some(addr) = args.http {
         let listener = tokio::net::TcpListener::bind(addr).await?;
@@ -344,7 +377,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             Arc::new(RedisTaskStore::new(store.clone(), node, limits)) as Arc<dyn TaskStore>
         });
         deployment.tasks = tasks;
-        let server = build_server(&args, config, &deployment)?;
+        let (server, _skills_watch) = build_server(&args, config, &deployment)?;
         // The body bound stays within the engine's frame bound.
         let http_config = HttpConfig::for_bind_address(local);
         let max_body_bytes = args.max_frame_bytes.min(http_config.max_body_bytes);
@@ -431,7 +464,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         flush(telemetry).await;
         return Ok(());
     }
-    let server = build_server(&args, config, &deployment)?;
+    let (server, _skills_watch) = build_server(&args, config, &deployment)?;
     let transport =
         switchboard::transport::StdioTransport::stdio().with_max_frame_bytes(args.max_frame_bytes);
     let session = server.serve(transport)?;

@@ -19,6 +19,7 @@ pub mod bench;
 pub mod demo;
 pub mod everything;
 mod everything_modern;
+pub mod everything_skills;
 #[cfg(feature = "hostile")]
 pub mod hostile;
 
@@ -66,7 +67,7 @@ pub fn build(example: Example, config: SessionConfig) -> Result<Server, ServerEr
 }
 
 /// What a deployment gives an example server beyond its engine configuration: where its tasks
-/// are kept, and the key its replicas share.
+/// are kept, the key its replicas share, a layer, the skills it publishes.
 #[derive(Clone, Default)]
 pub struct Deployment {
     /// The task store (a store shared by several nodes); `None`: in memory.
@@ -76,6 +77,10 @@ pub struct Deployment {
     pub shared_key: Option<[u8; 32]>,
     /// A layer around every request the server handles and sends (telemetry, say); `None`: none.
     pub layer: Option<Arc<dyn switchboard::jsonrpc::Layer>>,
+    /// The skills the server publishes (the skills extension, SEP-2640; `switchboard serve
+    /// --skills [DIR]`: [`everything_skills::skills`] or a folder); `None`: none, and the
+    /// example's contract unchanged.
+    pub skills: Option<switchboard::skills::SkillSet>,
 }
 
 impl std::fmt::Debug for Deployment {
@@ -84,6 +89,7 @@ impl std::fmt::Debug for Deployment {
             .field("tasks", &self.tasks.is_some())
             .field("shared_key", &self.shared_key.map(|_| "<set>"))
             .field("layer", &self.layer.is_some())
+            .field("skills", &self.skills)
             .finish()
     }
 }
@@ -99,6 +105,9 @@ impl Deployment {
         }
         if let Some(layer) = &self.layer {
             b = b.layer(layer.clone());
+        }
+        if let Some(set) = &self.skills {
+            b = switchboard::skills::SkillsExt::skills(b, set);
         }
         b
     }

@@ -137,6 +137,7 @@ pub struct ServerBuilder {
     cache: switchboard_types::modern::CacheHints,
     max_listeners: usize,
     scopes: ScopePolicy,
+    extensions: Vec<(String, serde_json::Value)>,
 }
 
 #[derive(Default)]
@@ -167,6 +168,17 @@ impl ServerBuilder {
     /// Replaces the capabilities derived from what is registered.
     pub fn capabilities(mut self, caps: ServerCapabilities) -> Self {
         self.capabilities = Some(caps);
+        self
+    }
+
+    /// Declares the extension `id` with its settings object (`{}` for none) under
+    /// `capabilities.extensions`, in both eras (`initialize` and `server/discover`), whether the
+    /// capabilities are derived or set with [`ServerBuilder::capabilities`]. The extension's
+    /// methods are routed with [`ServerBuilder::request`]. Declared twice, the last settings win.
+    pub fn extension(mut self, id: impl Into<String>, settings: serde_json::Value) -> Self {
+        let id = id.into();
+        self.extensions.retain(|(k, _)| *k != id);
+        self.extensions.push((id, settings));
         self
     }
 
@@ -588,6 +600,17 @@ impl ServerBuilder {
         if !views.is_empty() {
             crate::apps::declare(&mut capabilities);
         }
+        if !self.extensions.is_empty() {
+            let declared = capabilities
+                .extra
+                .entry("extensions")
+                .or_insert_with(|| serde_json::Value::Object(Default::default()));
+            if let serde_json::Value::Object(map) = declared {
+                for (id, settings) in std::mem::take(&mut self.extensions) {
+                    map.insert(id, settings);
+                }
+            }
+        }
         let versions = if self.versions.is_empty() {
             ProtocolVersion::SUPPORTED.to_vec()
         } else {
@@ -712,6 +735,7 @@ impl Server {
             cache: crate::modern::DEFAULT_CACHE_HINTS,
             max_listeners: crate::modern::listen::DEFAULT_MAX_LISTENERS,
             scopes: ScopePolicy::new(),
+            extensions: Vec::new(),
         }
     }
 
@@ -1048,5 +1072,41 @@ impl std::fmt::Debug for ListChangeHold {
 impl Drop for ListChangeHold {
     fn drop(&mut self) {
         self.audience.release();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn d26_29_an_extension_is_declared_over_derived_or_given_capabilities() {
+        let id = "io.modelcontextprotocol/skills";
+        let derived = Server::builder(Implementation::new("s", "1"))
+            .enable_resources()
+            .extension(id, serde_json::json!({"directoryRead": false}))
+            .extension(id, serde_json::json!({"directoryRead": true}))
+            .build()
+            .expect("built");
+        assert_eq!(
+            derived.capabilities().extra["extensions"],
+            serde_json::json!({id: {"directoryRead": true}}),
+            "declared once, the last settings"
+        );
+        assert!(derived.capabilities().resources.is_some());
+        // Capabilities set by hand keep their own extensions and gain the declared one.
+        let mut given = ServerCapabilities::default();
+        given
+            .extra
+            .insert("extensions".into(), serde_json::json!({"acme/x": {}}));
+        let server = Server::builder(Implementation::new("s", "1"))
+            .capabilities(given)
+            .extension(id, serde_json::json!({}))
+            .build()
+            .expect("built");
+        assert_eq!(
+            server.capabilities().extra["extensions"],
+            serde_json::json!({"acme/x": {}, id: {}})
+        );
     }
 }

@@ -80,6 +80,15 @@ pub const TASKS_UPDATE: &str = "tasks/update";
 /// `notifications/tasks` (S→C, the 2026-07-28 tasks extension): a task's state on a listen stream.
 pub const NOTIFICATIONS_TASKS: &str = "notifications/tasks";
 
+/// `skills/list` (C→S, the skills extension `io.modelcontextprotocol/skills`): the skills a
+/// server serves, each with its frontmatter and the manifest of its files.
+pub const SKILLS_LIST: &str = "skills/list";
+/// `skills/get` (C→S, the skills extension): one skill's entry by the URI of its `SKILL.md`.
+pub const SKILLS_GET: &str = "skills/get";
+/// `resources/directory/read` (C→S, the skills extension with `directoryRead`): the direct
+/// children of a directory resource.
+pub const RESOURCES_DIRECTORY_READ: &str = "resources/directory/read";
+
 /// Every request method.
 pub const REQUESTS: [&str; 22] = [
     INITIALIZE,
@@ -127,6 +136,15 @@ pub const NOTIFICATIONS: [&str; 12] = [
 pub const TASKS_EXTENSION_METHODS: [&str; 4] =
     [TASKS_GET, TASKS_UPDATE, TASKS_CANCEL, NOTIFICATIONS_TASKS];
 
+/// The methods of the skills extension (`io.modelcontextprotocol/skills`, SEP-2640), which no
+/// core schema defines.
+pub const SKILLS_EXTENSION_METHODS: [&str; 3] = [SKILLS_LIST, SKILLS_GET, RESOURCES_DIRECTORY_READ];
+
+/// Whether `method` is a method of an extension we know (tasks, skills) rather than of the core.
+pub fn is_extension(method: &str) -> bool {
+    TASKS_EXTENSION_METHODS.contains(&method) || SKILLS_EXTENSION_METHODS.contains(&method)
+}
+
 /// Whether `method` is a request method of some revision up to 2026-07-28.
 pub fn is_request(method: &str) -> bool {
     REQUESTS.contains(&method)
@@ -154,5 +172,7 @@ mod tests {
         assert!(!is_known("tools/Call"));
         assert!(is_request(SERVER_DISCOVER));
         assert!(!is_known(TASKS_UPDATE), "an extension method");
+        assert!(is_extension(TASKS_UPDATE) && is_extension(SKILLS_LIST));
+        assert!(!is_known(SKILLS_GET) && !is_extension(TOOLS_CALL));
     }
 }

@@ -27,6 +27,7 @@
 //! | `inspect` | `switchboard-inspect`: annotate a session frame by frame | `inspect` |
 //! | `check` | `switchboard-check`: conformance checks and the fuzzer against any server | `check` |
 //! | `gateway` | `switchboard-gateway`: many upstream servers served as one, each under its prefix | `gateway` (brings `server`, `client`, `stdio`, `http-client`) |
+//! | `skills` | `switchboard-skills`: the skills extension (SEP-2640): `skills::SkillSet` on a server, `skills::Skills` on a client | `skills` (brings `server`, `client`) |
 //! | `telemetry` | `switchboard-telemetry`: OpenTelemetry spans and metrics of MCP traffic, OTLP export, Prometheus text | `otel` |
 //!
 //! [`guide`] walks through each primitive with runnable examples.
@@ -60,6 +61,8 @@ pub use switchboard_inspect as inspect;
 pub use switchboard_middleware as middleware;
 #[cfg(feature = "redis")]
 pub use switchboard_redis as redis;
+#[cfg(feature = "skills")]
+pub use switchboard_skills as skills;
 #[cfg(feature = "tasks")]
 pub use switchboard_tasks as tasks;
 #[cfg(feature = "otel")]

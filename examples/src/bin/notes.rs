@@ -12,6 +12,9 @@
 //! * MCP App: `ui://notes/list`, an HTML view of the notes (`notes_app.html`) whose script calls
 //!   `search_notes` through its host; `search_notes` links to it, so a host with the extension
 //!   renders its results there, and one without gets the same tool as plain text.
+//! * Skill (the skills extension, SEP-2640): `keep-notes`, how to keep notes with this server
+//!   (`skill://keep-notes/SKILL.md` and the template `skill://keep-notes/templates/note.md`,
+//!   from `examples/skills/keep-notes/`), listed by `skills/list` with its digests.
 //!
 //! No URI or title reaches outside DIR: a title is one file name (no separators, no leading dot,
 //! at most `MAX_TITLE_CHARS` characters), and a note whose real path (symlinks resolved) is not
@@ -406,9 +409,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let dir = dir.ok_or("usage: notes DIR [--http ADDR]")?;
     let notes = Arc::new(Notes::open(&dir).map_err(|e| format!("{}: {e}", dir.display()))?);
+    let skill = keep_notes_skill();
     let server = Server::builder(Implementation::new("notes", env!("CARGO_PKG_VERSION")))
         .register(notes.clone())
         .app(notes_view())
+        .skills(&skill)
         .build()?;
     let _ = notes.server.set(server.downgrade());
     let _watcher = watch(&notes)?;
@@ -435,6 +440,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
+}
+
+// --- The skill "how to keep notes" (SEP-2640) ---
+
+use switchboard::skills::{SkillSet, SkillSource, SkillsExt};
+
+/// `keep-notes`: its SKILL.md and its template, compiled in from `examples/skills/keep-notes/`.
+fn keep_notes_skill() -> SkillSet {
+    SkillSet::new().with(
+        SkillSource::new("keep-notes")
+            .file("SKILL.md", include_str!("../../skills/keep-notes/SKILL.md"))
+            .file("templates/note.md", include_str!("../../skills/keep-notes/templates/note.md")),
+    )
 }
 
 #[cfg(all(test, unix))]

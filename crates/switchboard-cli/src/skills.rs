@@ -1,0 +1,102 @@
+//! `switchboard skills`: the skills extension (SEP-2640) from the command line.
+//!
+//! `skills pull (--stdio CMD | --url URL) NAME DIR` finds the skill NAME (a name from the
+//! listing, or the URI of its `SKILL.md`), reads every file of it, verifies each against the
+//! entry (size, digest; the `SKILL.md`'s frontmatter field by field) and writes the skill to the
+//! new directory DIR: through a temporary directory beside it, renamed only once everything
+//! passed, so a refused skill leaves nothing behind. Exit 0 when written, 1 when refused or not
+//! found, 2 when the server cannot be reached.
+
+use anyhow::Context as _;
+use switchboard::client::{Client, ClientSession};
+use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
+use switchboard::skills::Skills;
+use switchboard::transport::{ChildCommand, ChildTransport};
+use switchboard::types::lifecycle::Implementation;
+
+/// `switchboard skills`'s subcommands.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub(crate) enum SkillsCommand {
+    /// Write a verified skill to a new directory: `skills pull --stdio CMD NAME DIR`.
+    Pull(PullArgs),
+}
+
+/// `switchboard skills pull`'s flags.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct PullArgs {
+    #[command(flatten)]
+    server: crate::ServerArgs,
+    /// The skill: its name as listed, or the URI of its SKILL.md.
+    name: String,
+    /// The directory to create (it must not exist).
+    dir: std::path::PathBuf,
+    /// Which era to speak: `legacy` (the default), `auto` or `2026-07-28`.
+    #[arg(long, value_name = "ERA", default_value = "legacy", value_parser = crate::call::parse_era)]
+    era: switchboard::client::EraMode,
+}
+
+/// Runs the subcommand; the exit code.
+pub(crate) async fn run(command: &SkillsCommand) -> i32 {
+    match command {
+        SkillsCommand::Pull(a) => {
+            let session = match connect(a).await {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("switchboard skills pull: {e:#}");
+                    return 2;
+                }
+            };
+            let code = match pull(&session, a).await {
+                Ok(written) => {
+                    for path in &written {
+                        println!("{}", a.dir.join(path).display());
+                    }
+                    eprintln!(
+                        "switchboard skills pull: {} files verified and written to {}",
+                        written.len(),
+                        a.dir.display()
+                    );
+                    0
+                }
+                Err(e) => {
+                    eprintln!("switchboard skills pull: {e}; nothing written");
+                    1
+                }
+            };
+            session.close();
+            code
+        }
+    }
+}
+
+async fn pull(
+    session: &ClientSession,
+    a: &PullArgs,
+) -> Result<Vec<std::path::PathBuf>, switchboard::skills::SkillError> {
+    let skills = Skills::new(session);
+    let skill = skills.find(&a.name).await?;
+    skills.pull(&skill, &a.dir).await
+}
+
+async fn connect(a: &PullArgs) -> anyhow::Result<ClientSession> {
+    let client = Client::builder(Implementation::new(
+        "switchboard-skills",
+        env!("CARGO_PKG_VERSION"),
+    ))
+    .era(a.era)
+    .build();
+    match (&a.server.stdio, &a.server.url) {
+        (_, Some(url)) => {
+            let t = HttpClientTransport::connect(url, HttpClientConfig::default())
+                .with_context(|| format!("cannot reach `{url}`"))?;
+            Ok(client.connect(t).await?)
+        }
+        (Some(cmd), None) => {
+            let command = ChildCommand::new("sh").args(["-c", &format!("exec {cmd}")]);
+            let child =
+                ChildTransport::spawn(command).with_context(|| format!("cannot start `{cmd}`"))?;
+            Ok(client.connect(child).await?)
+        }
+        (None, None) => anyhow::bail!("--stdio or --url is required"),
+    }
+}
