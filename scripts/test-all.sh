@@ -56,6 +56,10 @@ cargo build --locked -p switchboard-examples --bin notes
 echo "== interop: telemetry across SDKs: the Python SDK client's span is our server span's parent and ours the Python server span's (both exported over OTLP/HTTP to a receiver decoding with opentelemetry-proto), and a real Prometheus scrapes serve --metrics and returns the tools/call counter"
 ./interop/otel-peers.sh target/debug/switchboard
 
+echo "== interop: switchboard pack makes the notes example an MCPB bundle; the official MCPB CLI (@anthropic-ai/mcpb) validates its manifest (and refuses one without author), reads it back (info, unpack), and the unpacked binary started as the manifest says answers"
+cargo build --locked -p switchboard-examples --bin notes
+./interop/pack-peers.sh target/debug/switchboard target/debug/notes
+
 echo "== interop: our client in revision 2026-07-28 (typed calls, input-required rounds, Mcp-Param headers) against the Python and TypeScript v2 SDK servers over Streamable HTTP and stdio"
 cargo build --locked --bin switchboard-modern-interop
 ./interop/our-client-2026.sh target/debug/switchboard-modern-interop

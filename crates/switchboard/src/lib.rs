@@ -28,6 +28,7 @@
 //! | `check` | `switchboard-check`: conformance checks and the fuzzer against any server | `check` |
 //! | `gateway` | `switchboard-gateway`: many upstream servers served as one, each under its prefix | `gateway` (brings `server`, `client`, `stdio`, `http-client`) |
 //! | `telemetry` | `switchboard-telemetry`: OpenTelemetry spans and metrics of MCP traffic, OTLP export, Prometheus text | `otel` |
+//! | `client::pack` | an MCPB bundle and a registry `server.json` read from a running server | `pack` (brings `client`) |
 //!
 //! [`guide`] walks through each primitive with runnable examples.
 //!
