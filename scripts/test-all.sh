@@ -17,6 +17,12 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 echo "== public surface: the facade's re-exported items and methods (a doc build of the facade with every facade feature), counted from rustdoc's pages, under their ceiling (ARCHITECTURE.md states the figure)"
 python3 scripts/public-surface.py --build --by-crate --max-items 720 --max-methods 987
 
+echo "== packaging: every publishable crate packages (cargo package, no verify; the test, example, conformance, load and fuzz crates are publish = false and left out), and switchboard-types packages and builds from its .crate"
+cargo package --workspace --no-verify --locked \
+  --exclude switchboard-tests --exclude switchboard-examples --exclude switchboard-conformance \
+  --exclude switchboard-load --exclude switchboard-test-support --exclude switchboard-fuzz-targets
+cargo package -p switchboard-types --locked
+
 echo "== security rules: every MUST of SECURITY-NOTES and of the EL and SF families tested or justified (docs/SECURITY.md)"
 python3 scripts/security-rules.py
 
