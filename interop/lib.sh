@@ -5,6 +5,7 @@
 #   interop/node_modules/ the official TypeScript SDK (1.x, and the 2.x client and server
 #                         packages), the conformance suite (0.1.16, and 0.2.0-alpha.12 as
 #                         `conformance-2026`) and server-everything (locked by interop/package-lock.json)
+#                         and the official MCPB CLI @anthropic-ai/mcpb (`mcpb validate`, `unpack`, `info`)
 #   interop/oauth/node_modules/  oidc-provider, the test authorization server (locked by
 #                         interop/oauth/package-lock.json)
 #   interop/browser/node_modules/  playwright-core, for the MCP Apps browser host (locked by
@@ -28,6 +29,8 @@ CONFORMANCE_2026_VERSION="0.2.0-alpha.12"
 TS_V2_VERSION="2.4.0"
 SERVER_EVERYTHING_VERSION="2026.8.31"
 PY_MCP_VERSION="2.3.0"
+# The official MCP Bundle CLI (interop/pack-peers.sh).
+MCPB_VERSION="2.1.2"
 # The test authorization server (interop/oauth/).
 OIDC_PROVIDER_VERSION="9.13.3"
 # The MCP Inspector (interop/inspector/): its CLI probes MCP Apps offline (--app-info).
@@ -44,6 +47,7 @@ VENV_PY="$VENV_DIR/bin/python"
 CONFORMANCE_JS="$INTEROP_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 CONFORMANCE_2026_JS="$INTEROP_DIR/node_modules/conformance-2026/dist/index.js"
 SERVER_EVERYTHING_JS="$INTEROP_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+MCPB_JS="$INTEROP_DIR/node_modules/@anthropic-ai/mcpb/dist/cli/cli.js"
 LISTEN_PRELOAD="$INTEROP_DIR/listen-localhost.mjs"
 INSPECTOR_CLI_JS="$INTEROP_DIR/inspector/node_modules/@modelcontextprotocol/inspector/clients/cli/build/index.js"
 

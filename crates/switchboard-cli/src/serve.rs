@@ -144,6 +144,10 @@ pub(crate) struct ServeArgs {
     /// Serve the metrics as Prometheus text at GET PATH (default /metrics) beside /mcp.
     #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "/metrics", requires = "http")]
     metrics: Option<String>,
+    /// Serve a server card (SEP-2127, experimental) at /mcp/server-card and the catalog at
+    /// /.well-known/mcp/catalog.json, made from the server's own metadata; public, no token.
+    #[arg(long, requires = "http")]
+    server_card: bool,
 }
 
 impl ServeArgs {
@@ -423,6 +427,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 Telemetry::PROMETHEUS_CONTENT_TYPE,
                 t.metrics_page(),
             );
+        }
+        if args.server_card {
+            let card_of = server.clone();
+            let url = format!("http://{local}/mcp");
+            http_config = http_config
+                .with_server_card(std::sync::Arc::new(move || card_of.server_card(Some(&url))));
         }
         let service = StreamableHttpService::new(
             switchboard::server_http::session_factory(&server),

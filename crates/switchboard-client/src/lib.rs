@@ -56,6 +56,8 @@ mod inputs;
 mod listen;
 mod listing;
 mod modern_task;
+#[cfg(feature = "pack")]
+pub mod pack;
 mod probe;
 mod router;
 mod serve_task;

@@ -77,6 +77,7 @@ pub(crate) const DEFAULT_MAX_CONCURRENT_REPLAYS: usize = 64;
 /// | `cluster_secret` | none | the secret the nodes of a cluster share ([`HttpConfig::with_cluster_secret`]); a node of a cluster needs one |
 /// | `authorization` | off | OAuth 2.1 resource server: protected-resource metadata, bearer tokens on every request, scopes ([`crate::Authorization`]) |
 /// | `connection` | [`ConnectionLimits`] | per connection: 1024 connections, 10 s headers, 60 s keep-alive, 30 s body (408), 30 s write |
+/// | `server_card` | off | a server card at `<endpoint>/server-card` and the catalog at `/.well-known/mcp/catalog.json` ([`HttpConfig::with_server_card`]) |
 /// | `metrics` | off | a metrics page (e.g. Prometheus text) at its own path beside the endpoint ([`HttpConfig::with_metrics`]) |
 ///
 /// The event store's own bounds (events and bytes per stream, per session, in all) are those of
@@ -166,7 +167,13 @@ pub struct HttpConfig {
     pub(crate) cluster_secret: Option<crate::ClusterSecret>,
     /// A metrics page beside the endpoint ([`HttpConfig::with_metrics`]).
     pub(crate) metrics: Option<MetricsPage>,
+    /// The server card beside the endpoint ([`HttpConfig::with_server_card`]).
+    pub(crate) server_card: Option<ServerCardRender>,
 }
+
+/// What `GET <endpoint>/server-card` answers: the card, made at each request (e.g.
+/// `Server::server_card` of the role crate).
+pub type ServerCardRender = Arc<dyn Fn() -> serde_json::Value + Send + Sync>;
 
 /// What `GET` at a metrics path answers: the page's text, made at each request.
 pub type MetricsRender = Arc<dyn Fn() -> String + Send + Sync>;
@@ -224,6 +231,7 @@ impl fmt::Debug for HttpConfig {
             )
             .field("cluster_secret", &self.cluster_secret)
             .field("metrics", &self.metrics)
+            .field("server_card", &self.server_card.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -262,6 +270,7 @@ impl Default for HttpConfig {
             cluster: None,
             cluster_secret: None,
             metrics: None,
+            server_card: None,
         }
     }
 }
@@ -518,6 +527,16 @@ impl HttpConfig {
             content_type,
             render,
         });
+        self
+    }
+
+    /// Serves a server card (SEP-2127, an experimental extension; off by default): `GET
+    /// <endpoint>/server-card` answers `render()`'s JSON, and `GET /.well-known/mcp/catalog.json`
+    /// a catalog naming that card, both with `Access-Control-Allow-Origin: *` (a card is public
+    /// metadata, read by browser clients before they connect). Neither asks for a session or a
+    /// token: serve a card only when everything in it is for everyone.
+    pub fn with_server_card(mut self, render: ServerCardRender) -> Self {
+        self.server_card = Some(render);
         self
     }
 

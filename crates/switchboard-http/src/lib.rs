@@ -84,7 +84,7 @@ mod throttle;
 
 pub use auth::{Authorization, AuthorizationError};
 pub use cluster::{Cluster, ClusterSecret, Location};
-pub use config::{DEFAULT_BIND_ADDR, HttpConfig, MetricsRender};
+pub use config::{DEFAULT_BIND_ADDR, HttpConfig, MetricsRender, ServerCardRender};
 pub use event_store::{
     BadEventId, EventId, EventStore, EventStoreError, InMemoryEventStore, StoreFuture, StoredEvent,
 };

@@ -42,6 +42,7 @@ pub(crate) mod announce;
 mod apps;
 mod arrival;
 pub(crate) mod builtin;
+mod card;
 mod client_task;
 mod completion;
 mod context;
@@ -72,6 +73,7 @@ pub mod typed;
 mod uri_template;
 
 pub use apps::{AppError, AppView};
+pub use card::SERVER_CARD_SCHEMA;
 pub use client_task::ClientTask;
 pub use completion::{CompletionProvider, CompletionQuery, CompletionTarget, prefix_matches};
 pub use context::{

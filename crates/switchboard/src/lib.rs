@@ -29,6 +29,7 @@
 //! | `gateway` | `switchboard-gateway`: many upstream servers served as one, each under its prefix | `gateway` (brings `server`, `client`, `stdio`, `http-client`) |
 //! | `skills` | `switchboard-skills`: the skills extension (SEP-2640): `skills::SkillSet` on a server, `skills::Skills` on a client | `skills` (brings `server`, `client`) |
 //! | `telemetry` | `switchboard-telemetry`: OpenTelemetry spans and metrics of MCP traffic, OTLP export, Prometheus text | `otel` |
+//! | `client::pack` | an MCPB bundle and a registry `server.json` read from a running server | `pack` (brings `client`) |
 //!
 //! [`guide`] walks through each primitive with runnable examples.
 //!

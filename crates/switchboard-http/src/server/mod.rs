@@ -197,6 +197,9 @@ impl StreamableHttpService {
                 }),
             );
         }
+        if let Some(render) = &self.inner.config.server_card {
+            router = card_routes(router, &self.inner.config.path, render.clone());
+        }
         match &self.inner.config.authorization {
             Some(auth) if auth.metadata_path() != self.inner.config.path => {
                 let auth = auth.clone();
@@ -648,4 +651,56 @@ where
     let result = listener::run(listener, router, limits, signal).await;
     service.close_all().await;
     result
+}
+
+/// The server card at `<endpoint>/server-card` and the catalog naming it at
+/// `/.well-known/mcp/catalog.json` ([`crate::HttpConfig::with_server_card`]).
+fn card_routes(
+    router: axum::Router,
+    endpoint: &str,
+    render: crate::config::ServerCardRender,
+) -> axum::Router {
+    fn json(value: &serde_json::Value) -> axum::response::Response {
+        use axum::response::IntoResponse as _;
+        (
+            [
+                (http::header::CONTENT_TYPE, "application/json"),
+                (http::header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+                (http::header::ACCESS_CONTROL_ALLOW_METHODS, "GET"),
+                (http::header::ACCESS_CONTROL_ALLOW_HEADERS, "Content-Type"),
+            ],
+            value.to_string(),
+        )
+            .into_response()
+    }
+    let card_path = format!("{}/server-card", endpoint.trim_end_matches('/'));
+    let card = render.clone();
+    let catalog_entry = card_path.clone();
+    router
+        .route(
+            &card_path,
+            axum::routing::get(move || {
+                let card = card.clone();
+                async move { json(&card()) }
+            }),
+        )
+        .route(
+            "/.well-known/mcp/catalog.json",
+            axum::routing::get(move || {
+                let render = render.clone();
+                let url = catalog_entry.clone();
+                async move {
+                    let card = render();
+                    let mut entry = serde_json::json!({
+                        "name": card["name"],
+                        "version": card["version"],
+                        "url": url,
+                    });
+                    if let Some(d) = card.get("description") {
+                        entry["description"] = d.clone();
+                    }
+                    json(&serde_json::json!({ "servers": [entry] }))
+                }
+            }),
+        )
 }
