@@ -3,7 +3,7 @@
 use std::io::Read;
 
 use anyhow::Context as _;
-use switchboard::inspect::{Inspector, html, parse_input, render};
+use switchboard::inspect::{Inspector, html_page, parse_input, render};
 
 /// `switchboard trace`'s arguments.
 #[derive(Debug, Clone, clap::Args)]
@@ -42,7 +42,7 @@ pub(crate) fn run(args: &TraceArgs) -> anyhow::Result<i32> {
     if args.html {
         print!(
             "{}",
-            html::page(file, &frames, inspector.reports(), &summary)
+            html_page(file, &frames, inspector.reports(), &summary)
         );
     } else if json {
         for r in inspector.reports() {

@@ -14,11 +14,11 @@ use crate::input::TraceInput;
 use crate::summary::Summary;
 
 /// The most frames a page shows; the rest are counted, not shown, and the page says so.
-pub const MAX_HTML_FRAMES: usize = 5_000;
+pub(crate) const MAX_HTML_FRAMES: usize = 5_000;
 
 /// The most bytes of one frame's text a page embeds; a longer frame is cut (on a character
 /// boundary) and marked as cut.
-pub const MAX_HTML_FRAME_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_HTML_FRAME_BYTES: usize = 16 * 1024;
 
 const TEMPLATE: &str = include_str!("viewer/page.html");
 const DATA_SLOT: &str = "{{SESSION_JSON}}";
@@ -60,9 +60,10 @@ fn cut(text: &str, max: usize) -> (&str, bool) {
 
 /// The page for a session: `inputs` as read ([`crate::parse_input`]), `reports` the inspector's
 /// for the same frames, `summary` its summary; `title` names the session (e.g. the file name).
-/// At most [`MAX_HTML_FRAMES`] frames are embedded, each at most [`MAX_HTML_FRAME_BYTES`] long;
+/// At most 5,000 frames (`MAX_HTML_FRAMES`) are embedded, each at most 16 KiB
+/// (`MAX_HTML_FRAME_BYTES`) long;
 /// the frame and violation counts are the whole session's.
-pub fn page(
+pub fn html_page(
     title: &str,
     inputs: &[TraceInput],
     reports: &[FrameReport],

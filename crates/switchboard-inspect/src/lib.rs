@@ -14,16 +14,16 @@
 //! | `summary` | [`Summary`]: counts, unanswered requests, latency per method, lifecycle share |
 //! | `input` | reads recordings (JSONL), `->`/`<-` transcripts and bare frames: [`parse_input`] |
 //! | [`render`] | the readable table |
-//! | [`html`] | the session viewer: one self-contained HTML page (`trace --html`), its template `viewer/page.html` |
+//! | `html` | the session viewer: one self-contained HTML page (`trace --html`, [`html_page`]), its template `viewer/page.html` |
 //!
-//! Modules are private but `render` and `html`; what a user names is re-exported here.
+//! Modules are private but `render`; what a user names is re-exported here.
 //!
 //! Depends on serde / serde_json and the wire crate's method catalogue only (primitive,
 //! capability and direction of each method come from there): it reads frames as JSON, never
 //! through the engine, so it can judge peers that get the envelope wrong.
 
 mod annotate;
-pub mod html;
+mod html;
 mod input;
 mod modern;
 pub mod render;
@@ -32,5 +32,6 @@ mod tasks;
 mod violation;
 
 pub use annotate::{Direction, FrameReport, Inspector, Kind, Phase, Violation};
+pub use html::html_page;
 pub use input::{InputError, TraceInput, parse_input};
 pub use summary::{Latency, Summary};

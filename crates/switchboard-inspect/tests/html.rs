@@ -3,8 +3,12 @@
 #![allow(clippy::unwrap_used)]
 
 use serde_json::Value;
-use switchboard_inspect::html::{MAX_HTML_FRAME_BYTES, MAX_HTML_FRAMES, page};
-use switchboard_inspect::{Inspector, parse_input};
+use switchboard_inspect::{Inspector, html_page as page, parse_input};
+
+/// `html::MAX_HTML_FRAMES` (crate-private; the page states it, checked below).
+const MAX_HTML_FRAMES: usize = 5_000;
+/// `html::MAX_HTML_FRAME_BYTES`.
+const MAX_HTML_FRAME_BYTES: usize = 16 * 1024;
 
 fn render(transcript: &str) -> String {
     let inputs = parse_input(transcript).unwrap();
@@ -51,6 +55,11 @@ fn the_page_states_the_frame_and_violation_counts_and_links_answers_to_requests(
     assert!(!p.contains("id=\"cut-note\""), "nothing cut");
     let data = embedded(&p);
     assert_eq!(data["frames"].as_array().unwrap().len(), 7);
+    assert_eq!(
+        data["max_frames"], MAX_HTML_FRAMES,
+        "the bounds the tests cross"
+    );
+    assert_eq!(data["max_frame_bytes"], MAX_HTML_FRAME_BYTES);
     let frames = &data["frames"];
     assert_eq!(frames[5]["refers_to"], 3, "the answer links to its request");
     assert_eq!(frames[4]["refers_to"], 3, "progress belongs to the request");
