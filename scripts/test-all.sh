@@ -15,7 +15,7 @@ echo "== docs: every public item documented, every intra-doc link resolved"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 echo "== public surface: the facade's re-exported items and methods (a doc build of the facade with every facade feature), counted from rustdoc's pages, under their ceiling (ARCHITECTURE.md states the figure)"
-python3 scripts/public-surface.py --build --by-crate --max-items 774 --max-methods 1019
+python3 scripts/public-surface.py --build --by-crate --max-items 775 --max-methods 1019
 
 echo "== packaging: every publishable crate packages (cargo package, no verify; the test, example, conformance, load and fuzz crates are publish = false and left out), and switchboard-types packages and builds from its .crate"
 cargo package --workspace --no-verify --locked \
@@ -58,6 +58,9 @@ echo "== interop: our client (switchboard call) against a Python SDK everything 
 echo "== interop: MCP Apps: the official Python SDK client (mcp 2.3.0, declaring io.modelcontextprotocol/ui) reads the notes example's app in both eras, and the MCP Inspector CLI's --app-info probe (2.12.0, offline) reports it, over stdio and Streamable HTTP; hosts without the extension see a plain tool; in headless Chromium (playwright-core) a minimal host page on 127.0.0.1 runs the view, which calls search_notes through it"
 cargo build --locked -p switchboard-examples --bin notes
 ./interop/apps-peers.sh target/debug/notes
+
+echo "== interop: the session viewer: switchboard record a session (a violation, a progress token, a frame naming </script><script>alert(1)</script>), trace --html renders it, and headless Chromium (playwright-core) loads the page from 127.0.0.1 with no other request, shows the frame and violation counts trace --json gives, runs no frame's script, follows an answer's link to its request and back, filters by primitive"
+./interop/viewer-browser.sh target/debug/switchboard
 
 echo "== interop: telemetry across SDKs: the Python SDK client's span is our server span's parent and ours the Python server span's (both exported over OTLP/HTTP to a receiver decoding with opentelemetry-proto), and a real Prometheus scrapes serve --metrics and returns the tools/call counter"
 ./interop/otel-peers.sh target/debug/switchboard

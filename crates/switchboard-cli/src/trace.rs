@@ -3,7 +3,7 @@
 use std::io::Read;
 
 use anyhow::Context as _;
-use switchboard::inspect::{Inspector, parse_input, render};
+use switchboard::inspect::{Inspector, html_page, parse_input, render};
 
 /// `switchboard trace`'s arguments.
 #[derive(Debug, Clone, clap::Args)]
@@ -11,11 +11,14 @@ pub(crate) struct TraceArgs {
     /// The session to explain.
     file: String,
     /// One JSON object per frame, then a summary line.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "html")]
     json: bool,
+    /// One self-contained HTML page (the session viewer) on standard output.
+    #[arg(long)]
+    html: bool,
 }
 
-/// Traces the file `args` names (`-` for stdin); prints a table (or JSON lines) and returns the exit code:
+/// Traces the file `args` names (`-` for stdin); prints a table (or JSON lines, or the HTML viewer) and returns the exit code:
 /// 0 without violations, 1 with.
 ///
 /// # Errors
@@ -36,7 +39,12 @@ pub(crate) fn run(args: &TraceArgs) -> anyhow::Result<i32> {
         inspector.observe(f.direction, &f.text, f.at_ms);
     }
     let summary = inspector.summary();
-    if json {
+    if args.html {
+        print!(
+            "{}",
+            html_page(file, &frames, inspector.reports(), &summary)
+        );
+    } else if json {
         for r in inspector.reports() {
             println!("{}", serde_json::to_string(r)?);
         }

@@ -133,6 +133,27 @@ fn trace_of_the_demo_has_no_violations() {
 }
 
 #[test]
+fn trace_html_prints_the_viewer_page_with_the_sessions_counts() {
+    let raw = bin().args(["demo", "--raw"]).output().expect("runs");
+    let (code, page) = trace_stdin(&String::from_utf8(raw.stdout).expect("utf-8"), &["--html"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        page.starts_with("<!doctype html>"),
+        "{}",
+        &page[..page.len().min(200)]
+    );
+    assert!(page.contains(r#"id="frame-count" data-count="48">48<"#));
+    assert!(page.contains(r#"id="violation-count" data-count="0">0<"#));
+    assert!(page.contains(r#"<script type="application/json" id="session">"#));
+    let (code, page) = trace_stdin(
+        "-> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n",
+        &["--html"],
+    );
+    assert_eq!(code, Some(1), "exit codes as without --html");
+    assert!(page.contains(r#"id="violation-count" data-count="1">1<"#));
+}
+
+#[test]
 fn trace_exits_1_on_a_violation_and_2_on_a_missing_file() {
     let (code, text) = trace_stdin(
         "-> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n",

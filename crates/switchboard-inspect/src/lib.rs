@@ -14,6 +14,7 @@
 //! | `summary` | [`Summary`]: counts, unanswered requests, latency per method, lifecycle share |
 //! | `input` | reads recordings (JSONL), `->`/`<-` transcripts and bare frames: [`parse_input`] |
 //! | [`render`] | the readable table |
+//! | `html` | the session viewer: one self-contained HTML page (`trace --html`, [`html_page`]), its template `viewer/page.html` |
 //!
 //! Modules are private but `render`; what a user names is re-exported here.
 //!
@@ -22,6 +23,7 @@
 //! through the engine, so it can judge peers that get the envelope wrong.
 
 mod annotate;
+mod html;
 mod input;
 mod modern;
 pub mod render;
@@ -30,5 +32,6 @@ mod tasks;
 mod violation;
 
 pub use annotate::{Direction, FrameReport, Inspector, Kind, Phase, Violation};
+pub use html::html_page;
 pub use input::{InputError, TraceInput, parse_input};
 pub use summary::{Latency, Summary};
