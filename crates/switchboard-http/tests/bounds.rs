@@ -451,8 +451,9 @@ async fn a_client_that_reads_nothing_is_disconnected_at_the_write_timeout() {
     flood(&peer).await;
     // Past the write timeout the server has closed the connection: reading now finds its end
     // (the stream itself would never end, and the keep-alive timeout is 60 s).
-    // Kept: this is the client reading nothing for 1 s; reading sooner would unblock the writes.
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Kept: this is the client reading nothing for 3 s (six write timeouts: a loaded machine
+    // may run the server's blocked write late); reading sooner would unblock the writes.
+    tokio::time::sleep(Duration::from_secs(3)).await;
     assert!(
         closed_within(&mut reader, Duration::from_secs(5))
             .await
