@@ -271,9 +271,11 @@ fn progress_bar(p: f64, total: Option<f64>) {
     }
 }
 
-/// The array member of a paginated list result, from the catalogue.
+/// The array member of a paginated list result, from the catalogue (`skills/list` included).
 fn list_key(method: &str) -> Option<&'static str> {
-    catalogue::request(method).and_then(|s| s.list_member)
+    catalogue::describe(method)
+        .filter(|s| s.is_request())
+        .and_then(|s| s.list_member)
 }
 
 /// Follows `nextCursor` (at most 1000 pages) and returns one result with every item.

@@ -412,9 +412,7 @@ pub fn write_bundle(
         });
     }
     let binary = std::fs::read(&spec.binary)?;
-    let file = std::fs::File::create(out)
-        .map_err(|e| std::io::Error::new(e.kind(), format!("`{}`: {e}", out.display())))?;
-    let mut zip = zip::ZipWriter::new(file);
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let text = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated)
         .unix_permissions(0o644);
@@ -425,12 +423,44 @@ pub fn write_bundle(
     zip.start_file(format!("server/{}", spec.binary_name()?), exe)
         .map_err(zip_error)?;
     zip.write_all(&binary)?;
-    zip.finish().map_err(zip_error)?;
-    let written = std::fs::read(out)?;
+    let written = zip.finish().map_err(zip_error)?.into_inner();
+    replace_file(out, &written)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("`{}`: {e}", out.display())))?;
     Ok(Written {
         bytes: written.len() as u64,
         sha256: hex(&Sha256::digest(&written)),
     })
+}
+
+/// Writes `bytes` to `out` atomically: into a new file beside it (created, never opened through
+/// a link), synced, then renamed over `out`. A failure leaves `out` as it was, and a symlink
+/// planted at `out` is replaced, never written through.
+fn replace_file(out: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = out
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("the output path has no file name"))?;
+    let tmp = parent.join(format!(
+        ".{}.pack-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, out)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 fn zip_error(e: zip::result::ZipError) -> std::io::Error {
@@ -683,6 +713,34 @@ mod tests {
         assert_eq!(exe.unix_mode().map(|m| m & 0o777), Some(0o755));
         assert_eq!(exe.size(), 4096);
         drop(exe);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_planted_at_the_output_is_replaced_never_written_through() {
+        let dir = std::env::temp_dir().join(format!("sb-pack-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let bin = dir.join("server-bin");
+        std::fs::write(&bin, vec![7u8; 64]).expect("binary");
+        let victim = dir.join("victim.txt");
+        std::fs::write(&victim, "keep me").expect("victim");
+        let out = dir.join("b.mcpb");
+        std::os::unix::fs::symlink(&victim, &out).expect("symlink");
+        write_bundle(&described(1), &BundleSpec::new(&bin), &out).expect("packed");
+        assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "keep me");
+        assert!(!std::fs::symlink_metadata(&out).expect("out").is_symlink());
+        // A failed write (the output's folder is missing) leaves no temporary file behind.
+        let missing = dir.join("no-such-dir").join("b.mcpb");
+        assert!(write_bundle(&described(1), &BundleSpec::new(&bin), &missing).is_err());
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .expect("list")
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".pack-"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -177,9 +177,10 @@ impl fmt::Debug for Inspector {
     }
 }
 
-/// The protocol area of a method, from the catalogue; `None` for a method no revision defines.
+/// The protocol area of a method, from the catalogue (core methods, and those of the extensions
+/// it describes: `skills/list` is `skills`); `None` for a method nobody defines.
 pub(crate) fn primitive_of(method: &str) -> Option<&'static str> {
-    catalogue::find(method).map(|s| s.primitive.as_str())
+    catalogue::describe(method).map(|s| s.primitive.as_str())
 }
 
 /// The capability a method needs (`server.tools`, `client.sampling`, ...), from the catalogue.

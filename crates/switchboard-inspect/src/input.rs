@@ -28,9 +28,9 @@ pub struct InputError {
     pub reason: String,
 }
 
-/// Methods only a server sends, from the catalogue.
+/// Methods only a server sends, from the catalogue (extension methods included).
 fn server_sent(method: &str) -> bool {
-    catalogue::find(method).is_some_and(|spec| spec.sender == Sender::Server)
+    catalogue::describe(method).is_some_and(|spec| spec.sender == Sender::Server)
 }
 
 fn timestamp_ms(v: &Value) -> Option<f64> {

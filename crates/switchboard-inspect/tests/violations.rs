@@ -364,3 +364,39 @@ fn task_links_are_remembered_within_a_bound() {
         "the newest is still linked"
     );
 }
+
+/// Issue 28, item 6: the skills extension's methods are described by the catalogue's extension
+/// rows, so the trace names their primitive (requests and the responses that answer them), and
+/// using them raises no violation (no capability gates an extension method).
+#[test]
+fn skills_methods_are_annotated_from_the_catalogue_extension_rows() {
+    let i = trace(&format!(
+        "{HANDSHAKE}
+-> {{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"skills/list\",\"params\":{{}}}}
+<- {{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"skills\":[]}}}}
+-> {{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"skills/get\",\"params\":{{\"uri\":\"skill://notes/SKILL.md\"}}}}
+<- {{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{{\"code\":-32602,\"message\":\"no such skill\"}}}}
+-> {{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/directory/read\",\"params\":{{\"uri\":\"skill://notes\"}}}}
+<- {{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{{\"resources\":[]}}}}
+-> {{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"acme/echo\",\"params\":{{}}}}
+"
+    ));
+    for r in i.reports() {
+        assert!(r.violations.is_empty(), "{r:?}");
+    }
+    let primitives: Vec<_> = i.reports()[3..].iter().map(|r| r.primitive).collect();
+    assert_eq!(
+        primitives,
+        [
+            Some("skills"),
+            Some("skills"),
+            Some("skills"),
+            Some("skills"),
+            Some("skills"),
+            Some("skills"),
+            None
+        ],
+        "an unknown extension method stays without a primitive"
+    );
+    assert_eq!(i.reports()[3].capability, None, "no capability gates it");
+}

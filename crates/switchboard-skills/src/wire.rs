@@ -238,6 +238,32 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The catalogue's extension rows describe these markers: same names, this extension, the
+    /// list member and result type of the wire types here (issue 28, item 6).
+    #[test]
+    fn the_catalogue_describes_every_marker_of_this_extension() {
+        use switchboard_types::catalogue;
+        let rows = [
+            (ListSkills::NAME, Some("skills"), "ListSkillsResult"),
+            (GetSkill::NAME, None, "GetSkillResult"),
+            (ReadDirectory::NAME, Some("resources"), "ReadDirectoryResult"),
+        ];
+        for (name, list, result) in rows {
+            let spec = catalogue::describe(name).unwrap();
+            assert_eq!(spec.extension, Some(SKILLS_EXTENSION), "{name}");
+            assert_eq!(spec.primitive, catalogue::Primitive::Skills, "{name}");
+            assert_eq!((spec.list_member, spec.result_type), (list, Some(result)));
+        }
+        let listed = serde_json::to_value(ListSkillsResult {
+            skills: vec![],
+            next_cursor: None,
+            ttl_ms: None,
+            cache_scope: None,
+        })
+        .unwrap();
+        assert!(listed.get("skills").is_some());
+    }
+
     #[test]
     fn sk_4_resources_are_an_array_or_dynamic_and_nothing_else() {
         let listed: SkillFiles = serde_json::from_value(

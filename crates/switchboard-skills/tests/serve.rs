@@ -461,6 +461,13 @@ async fn sk_10_pull_writes_the_verified_skill_and_refuses_an_existing_directory(
     assert!(matches!(again, switchboard_skills::SkillError::Exists(_)));
     // Nothing but the destination was left behind.
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1);
+    // A symlink planted at the destination, even a dangling one, is refused, not followed.
+    let planted = out.join("planted");
+    std::os::unix::fs::symlink(out.join("elsewhere"), &planted).unwrap();
+    let through = skills.pull(&refunds, &planted).await.unwrap_err();
+    assert!(matches!(through, switchboard_skills::SkillError::Exists(_)));
+    assert!(!out.join("elsewhere").exists(), "nothing written through the link");
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 2);
 }
 
 #[tokio::test]

@@ -177,8 +177,10 @@ pub enum Primitive {
     Roots,
     /// Elicitation (client).
     Elicitation,
-    /// Tasks (either side, 2025-11-25).
+    /// Tasks (either side, 2025-11-25; the tasks extension from 2026-07-28).
     Tasks,
+    /// Skills (server, the skills extension `io.modelcontextprotocol/skills`).
+    Skills,
 }
 
 impl Primitive {
@@ -196,6 +198,7 @@ impl Primitive {
             Primitive::Roots => "roots",
             Primitive::Elicitation => "elicitation",
             Primitive::Tasks => "tasks",
+            Primitive::Skills => "skills",
         }
     }
 }
@@ -414,6 +417,9 @@ pub struct MethodSpec {
     /// For a request: whether a 2026-07-28 server may answer it with an input-required result
     /// (`[D26-34]`: `tools/call`, `prompts/get`, `resources/read` only).
     pub may_require_input: bool,
+    /// For a method of an extension rather than of the core: the extension's identifier
+    /// (`io.modelcontextprotocol/skills`). Only the rows of [`EXTENSIONS`] have one.
+    pub extension: Option<&'static str>,
 }
 
 /// Why a method may not be sent (see [`MethodSpec::check`]).
@@ -602,6 +608,7 @@ const fn spec(
         result_type: None,
         cacheable: false,
         may_require_input: false,
+        extension: None,
     }
 }
 
@@ -636,6 +643,10 @@ impl MethodSpec {
     }
     const fn may_ask(mut self) -> Self {
         self.may_require_input = true;
+        self
+    }
+    const fn of(mut self, extension: &'static str) -> Self {
+        self.extension = Some(extension);
         self
     }
 }
@@ -821,10 +832,50 @@ methods! {
         params SubscriptionsAcknowledgedNotificationParams;
 }
 
+/// The identifier of the skills extension (SEP-2640); the skills crate names it too.
+const SKILLS_EXTENSION: &str = "io.modelcontextprotocol/skills";
+
+/// The methods of the extensions we know that no core revision defines, described as the core
+/// ones are (sender, primitive, target, list member, result type) and naming their extension.
+///
+/// They stay out of [`CATALOGUE`] and of [`find`]: no capability gates them and no revision
+/// bounds them, so the routers and the gates treat them as the extension methods they are.
+/// What only describes a method (the inspector's primitive column, `switchboard check`, the
+/// fuzz targets, the HTTP `Mcp-Name` header) reads [`describe`], which knows both. The tasks
+/// extension also brings back `tasks/get` and `tasks/cancel`, which keep their core rows.
+pub static EXTENSIONS: &[MethodSpec] = &[
+    spec(m::TASKS_UPDATE, R, Sender::Client, P::Tasks, None)
+        .since(V2026_07_28)
+        .result("EmptyResult")
+        .of(crate::modern::TASKS_EXTENSION),
+    spec(m::NOTIFICATIONS_TASKS, N, Sender::Server, P::Tasks, None)
+        .since(V2026_07_28)
+        .of(crate::modern::TASKS_EXTENSION),
+    spec(m::SKILLS_LIST, R, Sender::Client, P::Skills, None)
+        .list("skills")
+        .result("ListSkillsResult")
+        .of(SKILLS_EXTENSION),
+    spec(m::SKILLS_GET, R, Sender::Client, P::Skills, None)
+        .target(TargetKind::Uri)
+        .result("GetSkillResult")
+        .of(SKILLS_EXTENSION),
+    spec(m::RESOURCES_DIRECTORY_READ, R, Sender::Client, P::Skills, None)
+        .target(TargetKind::Uri)
+        .list("resources")
+        .result("ReadDirectoryResult")
+        .of(SKILLS_EXTENSION),
+];
+
 /// The catalogue entry for `method`; `None` for a method no revision up to 2026-07-28 defines
 /// (an extension method, or a typo).
 pub fn find(method: &str) -> Option<&'static MethodSpec> {
     CATALOGUE.iter().find(|s| s.name == method)
+}
+
+/// The description of `method`, core ([`CATALOGUE`]) or of a known extension ([`EXTENSIONS`]);
+/// `None` for a method nobody defines.
+pub fn describe(method: &str) -> Option<&'static MethodSpec> {
+    find(method).or_else(|| EXTENSIONS.iter().find(|s| s.name == method))
 }
 
 /// Whether results of `method` carry caching hints (`[D26-90]`): its entry's `cacheable`.
@@ -862,6 +913,24 @@ mod tests {
         assert_eq!(<CallTool as Method>::NAME, "tools/call");
         assert_eq!(<CallTool as Method>::SPEC.map(|s| s.kind), Some(R));
         assert!(find("acme/echo").is_none());
+    }
+
+    #[test]
+    fn extension_rows_describe_every_known_extension_method_and_no_core_one() {
+        for s in EXTENSIONS {
+            assert!(!m::is_known(s.name), "{}", s.name);
+            assert!(find(s.name).is_none(), "{}: also a core row", s.name);
+            assert_eq!(describe(s.name), Some(s));
+            assert!(s.extension.is_some() && s.gate.is_none());
+        }
+        let skills = [m::SKILLS_LIST, m::SKILLS_GET, m::RESOURCES_DIRECTORY_READ];
+        let known = m::TASKS_EXTENSION_METHODS.iter().chain(&skills);
+        for name in known {
+            assert!(describe(name).is_some(), "{name}: no description");
+        }
+        assert_eq!(describe(m::SKILLS_LIST).map(|s| s.primitive), Some(P::Skills));
+        assert_eq!(describe(m::TOOLS_CALL), find(m::TOOLS_CALL));
+        assert!(describe("acme/echo").is_none());
     }
 
     /// Records what the visitor was called with.

@@ -136,15 +136,6 @@ pub const NOTIFICATIONS: [&str; 12] = [
 pub const TASKS_EXTENSION_METHODS: [&str; 4] =
     [TASKS_GET, TASKS_UPDATE, TASKS_CANCEL, NOTIFICATIONS_TASKS];
 
-/// The methods of the skills extension (`io.modelcontextprotocol/skills`, SEP-2640), which no
-/// core schema defines.
-pub const SKILLS_EXTENSION_METHODS: [&str; 3] = [SKILLS_LIST, SKILLS_GET, RESOURCES_DIRECTORY_READ];
-
-/// Whether `method` is a method of an extension we know (tasks, skills) rather than of the core.
-pub fn is_extension(method: &str) -> bool {
-    TASKS_EXTENSION_METHODS.contains(&method) || SKILLS_EXTENSION_METHODS.contains(&method)
-}
-
 /// Whether `method` is a request method of some revision up to 2026-07-28.
 pub fn is_request(method: &str) -> bool {
     REQUESTS.contains(&method)
@@ -172,7 +163,6 @@ mod tests {
         assert!(!is_known("tools/Call"));
         assert!(is_request(SERVER_DISCOVER));
         assert!(!is_known(TASKS_UPDATE), "an extension method");
-        assert!(is_extension(TASKS_UPDATE) && is_extension(SKILLS_LIST));
-        assert!(!is_known(SKILLS_GET) && !is_extension(TOOLS_CALL));
+        assert!(!is_known(SKILLS_GET), "an extension method (catalogue::EXTENSIONS)");
     }
 }
