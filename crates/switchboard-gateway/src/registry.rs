@@ -16,6 +16,8 @@ pub(crate) struct Entry {
     pub(crate) mirror: Arc<Mirror>,
     pub(crate) stop: CancellationToken,
     pub(crate) config: UpstreamConfig,
+    /// Asks its supervisor for a restart in place ([`crate::Gateway::restart`]).
+    pub(crate) restart: tokio::sync::mpsc::Sender<crate::upstream::RestartReply>,
 }
 
 impl Entry {
@@ -119,6 +121,18 @@ impl Registry {
             .iter()
             .find(|e| e.name() == name)
             .map(|e| e.config.clone())
+    }
+
+    /// Where restarts of upstream `name` are asked for.
+    pub(crate) fn restarter(
+        &self,
+        name: &str,
+    ) -> Option<tokio::sync::mpsc::Sender<crate::upstream::RestartReply>> {
+        let entries = self.entries.read().ok()?;
+        entries
+            .iter()
+            .find(|e| e.name() == name)
+            .map(|e| e.restart.clone())
     }
 
     /// The mirror of upstream `name`.
