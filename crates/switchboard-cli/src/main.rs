@@ -5,6 +5,7 @@
 mod call;
 mod check;
 mod demo;
+mod dev;
 mod fuzz;
 mod gateway;
 mod oauth;
@@ -126,6 +127,13 @@ enum Command {
     /// Example: `switchboard pack --stdio "target/release/notes /tmp/notes" --user-arg
     /// notes_dir:directory -o notes.mcpb`.
     Pack(pack::PackArgs),
+    /// Develop a server: run CMD behind one front (stdio, or --http) that a host connects to
+    /// once; on each change of the watched sources, build, and only if the build succeeds
+    /// restart the server in place and send the host list_changed for what changed. Frames on
+    /// stderr as `trace` annotates them; --ui ADDR serves them live in the browser.
+    ///
+    /// Example: `switchboard dev -- cargo run -p my-server`.
+    Dev(dev::DevArgs),
 }
 
 /// The server `call`, `check`, `fuzz` and `record` talk to: exactly one of a command to spawn
@@ -283,6 +291,7 @@ fn run() -> anyhow::Result<()> {
         Command::Demo(args) => write_stdout(&rt.block_on(demo::run(&args))?)?,
         Command::Gateway(args) => rt.block_on(gateway::run(args))?,
         Command::Pack(args) => eprint!("{}", rt.block_on(pack::run(args))?),
+        Command::Dev(args) => rt.block_on(dev::run(args))?,
     }
     Ok(())
 }
