@@ -1,4 +1,5 @@
-//! Running the build command: `sh -c CMD`, its standard output and error read together and
+//! Running the build command: `sh -c CMD`, its standard error joined to its output (one pipe, in
+//! order), and
 //! the last [`MAX_BUILD_OUTPUT`] bytes kept (a build that prints without end holds no more),
 //! killed past its timeout.
 
@@ -56,7 +57,8 @@ async fn pump(mut from: impl AsyncRead + Unpin, into: &std::sync::Mutex<Tail>) {
 /// Runs `command` through `sh -c` in the current directory, at most `timeout`.
 pub(crate) async fn run(command: &str, timeout: Duration) -> Built {
     let child = tokio::process::Command::new("sh")
-        .args(["-c", command])
+        // Its stderr into the same pipe as its stdout, so that the output keeps its order.
+        .args(["-c", &format!("exec 2>&1\n{command}")])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -220,3 +220,24 @@ impl FrameTap for LiveView {
         self.observe(f.direction, f.text);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn past_max_live_frames_the_view_starts_over() {
+        let view = LiveView::new("t", false);
+        let ping = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        for _ in 0..MAX_LIVE_FRAMES {
+            view.observe(Direction::ClientToServer, ping);
+        }
+        let full: serde_json::Value = serde_json::from_str(&view.session_json()).unwrap();
+        assert_eq!(full["frames_total"], MAX_LIVE_FRAMES);
+        view.observe(Direction::ClientToServer, ping);
+        assert_eq!(view.frames(), MAX_LIVE_FRAMES + 1);
+        let over: serde_json::Value = serde_json::from_str(&view.session_json()).unwrap();
+        assert_eq!(over["frames_total"], 1);
+        assert_eq!(over["frames"].as_array().unwrap().len(), 1);
+    }
+}

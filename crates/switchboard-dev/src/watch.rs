@@ -176,4 +176,38 @@ mod tests {
         assert_eq!(changed, [dir.join("a")]);
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    #[tokio::test]
+    async fn sources_that_never_hold_still_are_reported_after_the_debounce_bound() {
+        let dir = std::env::temp_dir().join(format!("sb-dev-restless-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut w = Watcher::new(
+            vec![dir.clone()],
+            Duration::from_millis(1),
+            Duration::from_millis(20),
+        );
+        // A writer that changes the file every millisecond until told to stop: the sources
+        // never hold still for the debounce, and the change is reported anyway.
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (stop, file) = (stop.clone(), dir.join("busy"));
+            std::thread::spawn(move || {
+                let mut n = 0;
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    n += 1;
+                    std::fs::write(&file, "x".repeat(n % 4096)).unwrap();
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            })
+        };
+        let changed = tokio::time::timeout(Duration::from_secs(20), w.changed()).await;
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        writer.join().unwrap();
+        assert_eq!(
+            changed.expect("reported within the bound"),
+            [dir.join("busy")]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -9,12 +9,13 @@ use switchboard_types::methods;
 
 use switchboard_client::{CancellationToken, ClientError, ClientSession, Era, ListenEvent};
 use switchboard_types::modern::SubscriptionFilter;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::config::{Limits, UpstreamConfig};
 use crate::connect::{Attempt, connect};
 use crate::mirror::{Kind, Mirror};
+use crate::registry::RestartReply;
 
 /// Everything the upstream lists, each kind it declares, listed first and then registered
 /// together (so that an upstream's items appear at once); a kind that fails to list is logged
@@ -177,9 +178,6 @@ async fn bring_up(
     }
     Ok(session)
 }
-
-/// Where a restart's outcome is sent: `Ok` once the new session serves, else why not.
-pub(crate) type RestartReply = oneshot::Sender<Result<(), String>>;
 
 /// A restart in place: a new session of the upstream, in the era `old` settled on, is brought
 /// up and listed while `old` still serves; the listing replaces the old one item by item, so

@@ -70,10 +70,8 @@ fn gateway(count: Arc<AtomicUsize>, broken: Arc<AtomicUsize>) -> (Gateway, Sent)
     config.frame_hook = Some(FrameHook::new({
         let sent = sent.clone();
         move |e| {
-            if e.direction == Flow::Outbound && e.id.is_none() {
-                if let Some(m) = e.method {
-                    sent.lock().expect("lock").push(m.to_owned());
-                }
+            if let (Flow::Outbound, None, Some(m)) = (e.direction, e.id, e.method) {
+                sent.lock().expect("lock").push(m.to_owned());
             }
         }
     }));
@@ -144,4 +142,28 @@ async fn a_restart_that_fails_leaves_the_running_build_serving() {
     );
     // No such upstream is an error too.
     assert!(gateway.restart("nope").await.is_err());
+}
+
+#[tokio::test]
+async fn more_restarts_at_once_than_are_queued_wait_their_turn_and_all_happen() {
+    let (count, broken) = (Arc::new(AtomicUsize::new(0)), Arc::default());
+    let (gateway, _) = gateway(count.clone(), broken);
+    gateway.ready().await;
+    // Six asked at once, past the four queued (`RESTARTS_QUEUED`): the others wait to be queued.
+    let r = tokio::join!(
+        gateway.restart(""),
+        gateway.restart(""),
+        gateway.restart(""),
+        gateway.restart(""),
+        gateway.restart(""),
+        gateway.restart(""),
+    );
+    for one in [r.0, r.1, r.2, r.3, r.4, r.5] {
+        one.expect("restarted");
+    }
+    assert_eq!(
+        count.load(Ordering::SeqCst),
+        7,
+        "the first build and six restarts"
+    );
 }
