@@ -244,3 +244,84 @@ async fn a_good_build_restarts_the_server_in_place_and_the_host_is_told_a_bad_on
     assert!(status.contains("403"), "{status}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_streamable_http_the_host_is_told_of_a_rebuild_on_its_session() {
+    let dir = scratch("http");
+    std::fs::write(dir.join("tools"), "1").unwrap();
+    touch(&dir, 1);
+    let bin = env!("CARGO_BIN_EXE_switchboard");
+    // No build command and no `cargo run`: each change restarts the server.
+    let mut child = tokio::process::Command::new(bin)
+        .args([
+            "dev",
+            "--http",
+            "127.0.0.1:0",
+            "--watch",
+            dir.join("src").to_str().unwrap(),
+            "--",
+            bin,
+            "serve",
+            "--example",
+            "bench",
+            "--tools",
+            &format!("$(cat {})", dir.join("tools").display()),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("dev starts");
+    let stderr: Lines = Arc::default();
+    let mut err = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let sink = stderr.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(l)) = err.next_line().await {
+            sink.lock().unwrap().push(l);
+        }
+    });
+    wait::until("the front listens", || {
+        seen(&stderr, "dev: the front listens on http://")
+    })
+    .await;
+    let url = {
+        let lines = stderr.lock().unwrap();
+        let l = lines
+            .iter()
+            .find(|l| l.contains("the front listens on"))
+            .unwrap();
+        l[l.find("http://").unwrap()..].trim().to_owned()
+    };
+    let transport = switchboard::http_client::HttpClientTransport::connect(
+        &url,
+        switchboard::http_client::HttpClientConfig::default(),
+    )
+    .unwrap();
+    let host = Client::builder(Implementation::new("dev-http-host", "1"))
+        .era(EraMode::Legacy)
+        .build()
+        .connect(transport)
+        .await
+        .expect("the front answers");
+    assert!(!names(&host.list_tools().await.unwrap()).contains(&"tool_1".to_owned()));
+    wait::until("dev watches", || seen(&stderr, "dev: serving")).await;
+    let changed = wait::spawn_polled({
+        let h = host.clone();
+        async move { h.tools_changed().await.expect("list_changed") }
+    })
+    .await;
+    std::fs::write(dir.join("tools"), "2").unwrap();
+    touch(&dir, 2);
+    let tools = tokio::time::timeout(wait::DEADLINE, changed)
+        .await
+        .expect("told in time")
+        .unwrap();
+    assert!(
+        names(&tools).contains(&"tool_1".to_owned()),
+        "{:?}",
+        names(&tools)
+    );
+    assert!(!seen(&stderr, "dev: building"), "no build command");
+    let _ = std::fs::remove_dir_all(&dir);
+}
