@@ -201,8 +201,9 @@ fn own_target(target: &str) -> bool {
 
 /// Logs go to stderr (stdout carries only frames when serving stdio). RUST_LOG sets the filter;
 /// without it, the CLI's own messages show from INFO (`listening on ...`), everything else from
-/// WARN.
-fn init_logging() {
+/// WARN; with `children` (`dev`: the server's panics and logs are the developer's) a child
+/// server's stderr lines from INFO too.
+fn init_logging(children: bool) {
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
@@ -220,7 +221,8 @@ fn init_logging() {
         Err(_) => registry
             .with(
                 fmt.with_filter(tracing_subscriber::filter::filter_fn(move |m| {
-                    let least = if own_target(m.target()) {
+                    let child = children && m.target() == switchboard::transport::LOG_TARGET;
+                    let least = if own_target(m.target()) || child {
                         own_least
                     } else if m.target().starts_with("switchboard_http_client") {
                         // The commands report a failed connection themselves, with advice.
@@ -238,7 +240,7 @@ fn init_logging() {
 fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     ui::set_quiet(cli.quiet);
-    init_logging();
+    init_logging(matches!(cli.command, Command::Dev(_)));
     // A stdio server is one session: a single-threaded runtime avoids cross-thread wake-ups on
     // every frame. Everything else (HTTP with many sessions, the tools) uses the thread pool.
     let threads = match &cli.command {
