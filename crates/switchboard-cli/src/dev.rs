@@ -27,7 +27,7 @@ pub(crate) struct DevArgs {
     #[arg(long, value_name = "CMD")]
     build: Option<String>,
     /// Serve the live session viewer on ADDR (PORT, or 127.0.0.1:PORT; loopback only).
-    #[arg(long, value_name = "ADDR", value_parser = crate::record::parse_listen)]
+    #[arg(long, value_name = "ADDR", value_parser = parse_ui)]
     ui: Option<SocketAddr>,
     /// The server command, e.g. `cargo run -p my-server` (after `--`).
     #[arg(required = true, last = true, value_name = "CMD")]
@@ -52,6 +52,26 @@ pub(crate) async fn run(args: DevArgs) -> anyhow::Result<()> {
     let front = args.http.map_or(Front::Stdio, Front::Http);
     switchboard_dev::run(config, front, Some(live), Arc::new(|l| eprintln!("{l}"))).await?;
     Ok(())
+}
+
+/// Parses `--ui`: a bare `PORT` (or `:PORT`) on 127.0.0.1, or a loopback `IP:PORT`.
+///
+/// # Errors
+/// Neither form, or an address that is not loopback.
+pub(crate) fn parse_ui(s: &str) -> Result<SocketAddr, String> {
+    let port = s.strip_prefix(':').unwrap_or(s);
+    let addr = match port.parse::<u16>() {
+        Ok(port) => SocketAddr::from(([127, 0, 0, 1], port)),
+        Err(_) => s
+            .parse()
+            .map_err(|_| format!("{s:?} is neither IP:PORT nor PORT"))?,
+    };
+    if !addr.ip().is_loopback() {
+        return Err(format!(
+            "{addr} is not a loopback address: the viewer shows the session to this machine only"
+        ));
+    }
+    Ok(addr)
 }
 
 /// Serves `live`'s page on `addr` in the background, once bound.
@@ -91,4 +111,17 @@ pub(crate) async fn with_ui(
         tap.frame(f);
         live.frame(f);
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_ui;
+
+    #[test]
+    fn the_viewer_listens_on_loopback_only() {
+        assert_eq!(parse_ui("8081").unwrap().to_string(), "127.0.0.1:8081");
+        assert_eq!(parse_ui("[::1]:0").unwrap().to_string(), "[::1]:0");
+        assert!(parse_ui("0.0.0.0:8081").unwrap_err().contains("not a loopback"));
+        assert!(parse_ui("host:1").is_err());
+    }
 }

@@ -53,7 +53,7 @@ pub(crate) struct RecordArgs {
     )]
     listen: Option<std::net::SocketAddr>,
     /// Serve the live session viewer on ADDR (PORT, or 127.0.0.1:PORT; loopback only).
-    #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
+    #[arg(long, value_name = "ADDR", value_parser = crate::dev::parse_ui)]
     ui: Option<std::net::SocketAddr>,
 }
 
@@ -217,7 +217,7 @@ async fn bind(addr: std::net::SocketAddr) -> anyhow::Result<tokio::net::TcpListe
 ///
 /// # Errors
 /// Neither form.
-pub(crate) fn parse_listen(s: &str) -> Result<std::net::SocketAddr, String> {
+fn parse_listen(s: &str) -> Result<std::net::SocketAddr, String> {
     let port = s.strip_prefix(':').unwrap_or(s);
     if let Ok(port) = port.parse::<u16>() {
         return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
