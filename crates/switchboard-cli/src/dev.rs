@@ -121,7 +121,11 @@ mod tests {
     fn the_viewer_listens_on_loopback_only() {
         assert_eq!(parse_ui("8081").unwrap().to_string(), "127.0.0.1:8081");
         assert_eq!(parse_ui("[::1]:0").unwrap().to_string(), "[::1]:0");
-        assert!(parse_ui("0.0.0.0:8081").unwrap_err().contains("not a loopback"));
+        assert!(
+            parse_ui("0.0.0.0:8081")
+                .unwrap_err()
+                .contains("not a loopback")
+        );
         assert!(parse_ui("host:1").is_err());
     }
 }
