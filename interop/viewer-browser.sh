@@ -8,6 +8,8 @@
 #   3. interop/browser/viewer.mjs opens it from 127.0.0.1 in Debian's headless chromium
 #      (playwright-core): no request but the page's own, the counts and rows, the violations
 #      marked, no script of a frame run, an answer's link to its request and back, the filter.
+#   4. the live page: `switchboard record --ui` serves it during a session; interop/browser/live.mjs
+#      sees a request written after the page loaded appear with its answer, no reload, own origin only.
 # Ends with `N passed, M failed`; exit 0 only if nothing failed; a run that cannot start fails.
 # Install first: scripts/install-peers.sh.
 #
@@ -63,3 +65,35 @@ if [ "$rc" != 0 ] || ! grep -q '^[0-9]* passed, 0 failed$' "$WORK/browser.out"; 
   echo "interop: viewer-browser FAILED (exit $rc) $(tail -c 600 "$WORK/browser.err" | tr '\n' ' ')" >&2
   exit 1
 fi
+
+# The live page: `switchboard record --ui` during a session whose client is a FIFO held open
+# here; interop/browser/live.mjs loads the page after the handshake, writes a tools/call into
+# the FIFO and sees it and its answer appear.
+echo "-- the live page: switchboard record --ui, interop/browser/live.mjs"
+mkfifo "$WORK/in"
+"$BIN" record -o "$WORK/live.jsonl" --ui 0 --stdio "$BIN serve --example add" \
+  < "$WORK/in" > "$WORK/live.out" 2> "$WORK/live.err" &
+REC=$!
+exec 3> "$WORK/in"
+printf '%s\n' \
+  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"live-test","version":"1"}}}' \
+  '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&3
+VIEWER=""
+for _ in $(seq 1 300); do
+  VIEWER="$(grep -o 'http://127\.0\.0\.1:[0-9]*/' "$WORK/live.err" | head -n 1 || true)"
+  [ -n "$VIEWER" ] && break
+  kill -0 "$REC" 2>/dev/null || break
+  sleep 0.1
+done
+[ -n "$VIEWER" ] || interop_die "record --ui announced no viewer: $(tail -c 600 "$WORK/live.err")"
+rc=0
+CHROMIUM="$CHROMIUM_BIN" timeout 300 node interop/browser/live.mjs "$VIEWER" "$WORK/in" \
+  > "$WORK/live-browser.out" 2> "$WORK/live-browser.err" || rc=$?
+exec 3>&-
+wait "$REC" || true
+cat "$WORK/live-browser.out"
+if [ "$rc" != 0 ] || ! grep -q '^[0-9]* passed, 0 failed$' "$WORK/live-browser.out"; then
+  echo "interop: viewer-browser (live) FAILED (exit $rc) $(tail -c 600 "$WORK/live-browser.err" | tr '\n' ' ')" >&2
+  exit 1
+fi
+grep -q 'tools/call' "$WORK/live.jsonl" || interop_die "the recording lacks the call the page saw"

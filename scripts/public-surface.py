@@ -22,9 +22,18 @@ Usage: scripts/public-surface.py [--build] [--doc DIR] [--max-items N] [--max-me
 Without `--build`, reads the HTML the last `cargo doc` wrote under DIR (default: the target
 folder's `doc`, `$CARGO_TARGET_DIR/doc` when set).
 Exits 1 when a maximum is given and exceeded, so that the surface only grows on purpose.
+
+The semver baseline (issue 31: a checked public API, the cheap equivalent of
+cargo-semver-checks): `--write-baseline FILE` records every counted item's declaration and every
+counted method's signature, with the workspace version; `--baseline FILE` exits 1 when an item
+or method of the baseline was removed or changed while the version in the workspace Cargo.toml
+is still the baseline's. Additions are free; so are lines added to the declaration of a
+`#[non_exhaustive]` item (a field, a variant). After a version bump, write the baseline again.
 """
 
 import argparse
+import html as htmllib
+import json
 import os
 import re
 import subprocess
@@ -61,9 +70,19 @@ def build_docs():
 
 
 DECL = re.compile(r'<pre class="rust item-decl">(.*?)</pre>', re.S)
+METHOD = re.compile(r'<section id="method\.([^"]+)" class="method">.*?<h4 class="code-header">(.*?)</h4>', re.S)
 
 
-def count_crate(doc, krate, seen, listed=None):
+def text_of(fragment):
+    """HTML to its text, whitespace collapsed per line (a declaration's lines kept apart)."""
+    # rustdoc's toggle on a long declaration ("Show 16 fields") is no part of it.
+    fragment = re.sub(r"<summary[^>]*>.*?</summary>", "", fragment, flags=re.S)
+    text = htmllib.unescape(re.sub(r"<[^>]+>", "", fragment))
+    lines = [" ".join(l.split()) for l in text.splitlines()]
+    return [l for l in lines if l]
+
+
+def count_crate(doc, krate, seen, listed=None, api=None):
     """Counts one crate's item pages and their inherent methods; an item already counted (a
     re-export another crate's docs inline, found by its kind, name and declaration) is not
     counted again."""
@@ -104,10 +123,18 @@ def count_crate(doc, krate, seen, listed=None):
         cut = html.find('id="trait-implementations"')
         if cut >= 0:
             inherent = html[:cut]
+        kind, item = name[:-len(".html")].split(".", 1)
+        module = os.path.dirname(rel).replace("/", "::")
+        path_key = f"{krate}::{module + '::' if module else ''}{item} ({kind})"
+        if api is not None:
+            api["items"][path_key] = text_of(decl.group(1)) if decl else []
         if name.startswith("trait."):
             # A trait's required and provided methods are the trait's, counted as one item.
             continue
         methods += len(re.findall(r'<section id="method\.[^"]+" class="method"', inherent))
+        if api is not None:
+            for mname, sig in METHOD.findall(inherent):
+                api["methods"].setdefault(f"{path_key}::{mname}", []).append(" ".join(text_of(sig)))
     return items, methods
 
 
@@ -151,6 +178,10 @@ def main():
     ap.add_argument("--max-items", type=int)
     ap.add_argument("--max-methods", type=int)
     ap.add_argument("--by-crate", action="store_true")
+    ap.add_argument("--write-baseline", metavar="FILE",
+                    help="record every counted item's declaration and method's signature")
+    ap.add_argument("--baseline", metavar="FILE",
+                    help="fail when an item of FILE was removed or changed without a version bump")
     ap.add_argument("--list", action="store_true",
                     help="print each counted item: crate, kind, path inside the crate")
     args = ap.parse_args()
@@ -158,6 +189,7 @@ def main():
         build_docs()
     total_items = total_methods = 0
     seen = set()
+    api = {"items": {}, "methods": {}} if (args.baseline or args.write_baseline) else None
     # The defining crates first, so that an item is counted where it is defined.
     crates = reexported_crates()
     crates = [c for c in crates if c != "switchboard"] + ["switchboard"]
@@ -166,7 +198,7 @@ def main():
     order = sorted(crates[:-1], key=lambda c: (base.index(c) if c in base else len(base), c))
     for krate in order + crates[-1:]:
         listed = [] if args.list else None
-        items, methods = count_crate(args.doc, krate, seen, listed)
+        items, methods = count_crate(args.doc, krate, seen, listed, api)
         if krate != "switchboard_types":
             items += hidden_items(krate, listed)
         for row in listed or ():
@@ -176,6 +208,21 @@ def main():
         if args.by_crate:
             print(f"{krate:32} {items:5} items {methods:5} methods")
     print(f"facade surface: {total_items} public items, {total_methods} public methods")
+    if args.write_baseline:
+        with open(args.write_baseline, "w", encoding="utf-8") as f:
+            json.dump({"version": workspace_version(), "items": api["items"],
+                       "methods": api["methods"]}, f, indent=0, sort_keys=True)
+            f.write("\n")
+        print(f"public-surface: baseline written to {args.write_baseline}")
+    if args.baseline:
+        broken = semver_breaks(json.load(open(args.baseline, encoding="utf-8")), api)
+        if broken:
+            for b in broken[:50]:
+                print(f"  {b}", file=sys.stderr)
+            sys.exit(f"public-surface: {len(broken)} item(s) of the baseline removed or changed, "
+                     f"and the workspace version is still the baseline's; bump the version (and "
+                     f"write the baseline again: --write-baseline {args.baseline}), or keep them")
+        print("public-surface: nothing of the baseline removed or changed")
     over = []
     if args.max_items is not None and total_items > args.max_items:
         over.append(f"{total_items} items > {args.max_items}")
@@ -186,5 +233,75 @@ def main():
                  + "); seal what users need not name, or raise the ceiling on purpose")
 
 
+def workspace_version():
+    """`version` of `[workspace.package]` in the root Cargo.toml (every crate shares it)."""
+    text = open(os.path.join(ROOT, "Cargo.toml"), encoding="utf-8").read()
+    section = re.search(r"^\[workspace\.package\]\n(.*?)(?=^\[)", text, re.M | re.S).group(1)
+    return re.search(r'^version\s*=\s*"([^"]+)"', section, re.M).group(1)
+
+
+def semver_breaks(baseline, api):
+    """What of `baseline` is gone or changed in `api`, when the version was not bumped."""
+    if baseline.get("version") != workspace_version():
+        return []
+    broken = []
+    for key, old in baseline["items"].items():
+        new = api["items"].get(key)
+        if new is None:
+            broken.append(f"removed: {key}")
+        elif new != old:
+            # A #[non_exhaustive] item may gain lines (fields, variants): only lost ones count.
+            grown = "#[non_exhaustive]" in " ".join(old) and set(old) <= set(new)
+            if not grown:
+                broken.append(f"changed: {key}: {' '.join(old)[:200]}")
+    for key, old in baseline["methods"].items():
+        new = api["methods"].get(key)
+        if new is None:
+            broken.append(f"removed: {key}")
+        elif sorted(new) != sorted(old):
+            broken.append(f"changed: {key}: {' | '.join(old)[:200]}")
+    return broken
+
+
+def self_test():
+    """The baseline check on made-up surfaces: what must fail fails, what may pass passes."""
+    v = workspace_version()
+    old = {"version": v,
+           "items": {"k::A (struct)": ["#[non_exhaustive]pub struct A {", "pub a: u8,", "}"],
+                     "k::B (struct)": ["pub struct B {", "pub b: u8,", "}"],
+                     "k::f (fn)": ["pub fn f()"]},
+           "methods": {"k::A (struct)::new": ["pub fn new() -> A"]}}
+    same = {"items": dict(old["items"]), "methods": dict(old["methods"])}
+    cases = [
+        ("unchanged", same, 0),
+        ("an item added", {"items": {**same["items"], "k::g (fn)": ["pub fn g()"]},
+                           "methods": same["methods"]}, 0),
+        ("a field added to a non_exhaustive struct",
+         {"items": {**same["items"], "k::A (struct)": ["#[non_exhaustive]pub struct A {",
+                                                       "pub a: u8,", "pub c: u8,", "}"]},
+          "methods": same["methods"]}, 0),
+        ("a field added to an exhaustive struct",
+         {"items": {**same["items"], "k::B (struct)": ["pub struct B {", "pub b: u8,",
+                                                       "pub c: u8,", "}"]},
+          "methods": same["methods"]}, 1),
+        ("an item removed", {"items": {k: d for k, d in same["items"].items() if k != "k::f (fn)"},
+                             "methods": same["methods"]}, 1),
+        ("a method's signature changed",
+         {"items": same["items"], "methods": {"k::A (struct)::new": ["pub fn new(x: u8) -> A"]}}, 1),
+        ("a method removed", {"items": same["items"], "methods": {}}, 1),
+    ]
+    failures = [f"{name}: {len(semver_breaks(old, api))} breaks, want {want}"
+                for name, api, want in cases if len(semver_breaks(old, api)) != want]
+    bumped = dict(old, version=v + "-older")
+    if semver_breaks(bumped, {"items": {}, "methods": {}}):
+        failures.append("after a version bump nothing counts")
+    if failures:
+        sys.exit("public-surface self-test: " + "; ".join(failures))
+    print(f"public-surface self-test: {len(cases) + 1} cases passed")
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--self-test"]:
+        self_test()
+    else:
+        main()

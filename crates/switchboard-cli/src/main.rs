@@ -5,6 +5,7 @@
 mod call;
 mod check;
 mod demo;
+mod dev;
 mod fuzz;
 mod gateway;
 mod oauth;
@@ -126,6 +127,13 @@ enum Command {
     /// Example: `switchboard pack --stdio "target/release/notes /tmp/notes" --user-arg
     /// notes_dir:directory -o notes.mcpb`.
     Pack(pack::PackArgs),
+    /// Develop a server: run CMD behind one front (stdio, or --http) that a host connects to
+    /// once; on each change of the watched sources, build, and only if the build succeeds
+    /// restart the server in place and send the host list_changed for what changed. Frames on
+    /// stderr as `trace` annotates them; --ui ADDR serves them live in the browser.
+    ///
+    /// Example: `switchboard dev -- cargo run -p my-server`.
+    Dev(dev::DevArgs),
 }
 
 /// The server `call`, `check`, `fuzz` and `record` talk to: exactly one of a command to spawn
@@ -193,8 +201,9 @@ fn own_target(target: &str) -> bool {
 
 /// Logs go to stderr (stdout carries only frames when serving stdio). RUST_LOG sets the filter;
 /// without it, the CLI's own messages show from INFO (`listening on ...`), everything else from
-/// WARN.
-fn init_logging() {
+/// WARN; with `children` (`dev`: the server's panics and logs are the developer's) a child
+/// server's stderr lines from INFO too.
+fn init_logging(children: bool) {
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
@@ -212,7 +221,8 @@ fn init_logging() {
         Err(_) => registry
             .with(
                 fmt.with_filter(tracing_subscriber::filter::filter_fn(move |m| {
-                    let least = if own_target(m.target()) {
+                    let child = children && m.target() == switchboard::transport::LOG_TARGET;
+                    let least = if own_target(m.target()) || child {
                         own_least
                     } else if m.target().starts_with("switchboard_http_client") {
                         // The commands report a failed connection themselves, with advice.
@@ -230,7 +240,7 @@ fn init_logging() {
 fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     ui::set_quiet(cli.quiet);
-    init_logging();
+    init_logging(matches!(cli.command, Command::Dev(_)));
     // A stdio server is one session: a single-threaded runtime avoids cross-thread wake-ups on
     // every frame. Everything else (HTTP with many sessions, the tools) uses the thread pool.
     let threads = match &cli.command {
@@ -283,6 +293,7 @@ fn run() -> anyhow::Result<()> {
         Command::Demo(args) => write_stdout(&rt.block_on(demo::run(&args))?)?,
         Command::Gateway(args) => rt.block_on(gateway::run(args))?,
         Command::Pack(args) => eprint!("{}", rt.block_on(pack::run(args))?),
+        Command::Dev(args) => rt.block_on(dev::run(args))?,
     }
     Ok(())
 }

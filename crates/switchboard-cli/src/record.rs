@@ -52,6 +52,9 @@ pub(crate) struct RecordArgs {
         value_parser = parse_listen
     )]
     listen: Option<std::net::SocketAddr>,
+    /// Serve the live session viewer on ADDR (PORT, or 127.0.0.1:PORT; loopback only).
+    #[arg(long, value_name = "ADDR", value_parser = crate::dev::parse_ui)]
+    ui: Option<std::net::SocketAddr>,
 }
 
 /// The recording file: one JSON line per frame, written and flushed before the frame is
@@ -129,7 +132,12 @@ fn server_command(command: &str) -> tokio::process::Command {
 pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
     match (args.listen, args.server.stdio, args.server.url) {
         (None, Some(cmd), None) => {
-            let rec = Recording::create(&args.output, "stdio")?;
+            let rec = crate::dev::with_ui(
+                Recording::create(&args.output, "stdio")?,
+                args.ui,
+                &args.output,
+            )
+            .await?;
             let mut child = server_command(&cmd)
                 .stdin(std::process::Stdio::piped())
                 .stdout(std::process::Stdio::piped())
@@ -141,7 +149,12 @@ pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
             Ok(status.code().unwrap_or(1))
         }
         (Some(addr), None, Some(url)) => {
-            let rec = Recording::create(&args.output, "http")?;
+            let rec = crate::dev::with_ui(
+                Recording::create(&args.output, "http")?,
+                args.ui,
+                &args.output,
+            )
+            .await?;
             let listener = bind(addr).await?;
             let local = listener.local_addr()?;
             proxy::upstream_url(&url)?;
@@ -153,7 +166,12 @@ pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
             Ok(0)
         }
         (Some(addr), Some(cmd), None) => {
-            let rec = Recording::create(&args.output, "http")?;
+            let rec = crate::dev::with_ui(
+                Recording::create(&args.output, "http")?,
+                args.ui,
+                &args.output,
+            )
+            .await?;
             let listener = bind(addr).await?;
             let local = listener.local_addr()?;
             let config = HttpConfig::for_bind_address(local);
@@ -163,7 +181,12 @@ pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
             Ok(0)
         }
         (None, None, Some(url)) => {
-            let rec = Recording::create(&args.output, "http")?;
+            let rec = crate::dev::with_ui(
+                Recording::create(&args.output, "http")?,
+                args.ui,
+                &args.output,
+            )
+            .await?;
             let transport = HttpClientTransport::connect(&url, HttpClientConfig::default())?;
             let relayed = switchboard::http_client::stdio_bridge(
                 transport,

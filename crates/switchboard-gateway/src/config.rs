@@ -199,6 +199,9 @@ pub struct GatewayConfig {
     /// Serve a `search_tools` tool: a query returns the matching tools' names and schemas (at
     /// most 50 per answer), for clients that cannot hold hundreds of tools.
     pub search_tools: bool,
+    /// Sees every frame of every client session of the gateway's server, both ways (a live
+    /// view of the traffic: `switchboard dev`); `None`: no hook.
+    pub frame_hook: Option<switchboard_jsonrpc::FrameHook>,
 }
 
 impl Default for GatewayConfig {
@@ -212,6 +215,7 @@ impl Default for GatewayConfig {
             page_size: None,
             shared_key: None,
             search_tools: false,
+            frame_hook: None,
         }
     }
 }

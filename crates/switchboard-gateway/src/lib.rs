@@ -88,6 +88,14 @@ pub enum GatewayError {
     /// The gateway's server could not be built.
     #[error(transparent)]
     Server(#[from] ServerError),
+    /// An upstream could not be restarted ([`Gateway::restart`]).
+    #[error("upstream `{name}` was not restarted: {reason}")]
+    Restart {
+        /// The upstream's name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
     /// The audit log cannot be opened.
     #[error("the audit log {path}: {error}")]
     Audit {
@@ -97,6 +105,9 @@ pub enum GatewayError {
         error: std::io::Error,
     },
 }
+
+/// Restarts of one upstream asked for and not yet taken up (each caller waits its turn).
+const RESTARTS_QUEUED: usize = 4;
 
 /// A running gateway: its server (serve it on any transport, as many sessions as wanted) and
 /// one supervising task per upstream. Dropping it stops the upstreams.
@@ -158,6 +169,11 @@ impl Gateway {
         if let Some(key) = config.shared_key {
             builder = builder.shared_key(key);
         }
+        if let Some(hook) = config.frame_hook.clone() {
+            builder = builder.session_config(
+                switchboard_jsonrpc::SessionConfig::default().with_frame_hook(hook),
+            );
+        }
         // The audit log sees every request first (refusals included), then the policy.
         if let Some(path) = &config.audit_log {
             let audit = switchboard_middleware::Audit::to_file(path).map_err(|error| {
@@ -203,12 +219,20 @@ impl Gateway {
             self.limits.clone(),
         ));
         let stop = self.stop.child_token();
+        let (restart, restarts) = tokio::sync::mpsc::channel(RESTARTS_QUEUED);
         self.registry.add(registry::Entry {
             mirror: mirror.clone(),
             stop: stop.clone(),
             config: up.clone(),
+            restart,
         });
-        tokio::spawn(upstream::supervise(up, mirror, self.limits.clone(), stop));
+        tokio::spawn(upstream::supervise(
+            up,
+            mirror,
+            self.limits.clone(),
+            stop,
+            restarts,
+        ));
     }
 
     /// Applies a new configuration without dropping a session: upstreams no longer named are
@@ -247,6 +271,35 @@ impl Gateway {
         }
         tracing::info!(added = ?report.added, removed = ?report.removed, restarted = ?report.restarted, "configuration reloaded");
         Ok(report)
+    }
+
+    /// Restarts upstream `name` in place (a new build of a stdio server, say): a new
+    /// connection is made in the era the current one settled on and listed while the current
+    /// one still serves, then replaces it; the gateway's clients get a `list_changed` for each
+    /// list whose items changed, and nothing else (their sessions go on). An upstream that is
+    /// down is connected at once, without waiting out the backoff. Returns once the new
+    /// connection serves.
+    ///
+    /// # Errors
+    /// No upstream `name`, or the new connection failed (the current one, if up, serves on).
+    pub async fn restart(&self, name: &str) -> Result<(), GatewayError> {
+        let failed = |reason: String| GatewayError::Restart {
+            name: name.to_owned(),
+            reason,
+        };
+        let sender = self
+            .registry
+            .restarter(name)
+            .ok_or_else(|| failed("no such upstream".into()))?;
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        sender
+            .send(reply)
+            .await
+            .map_err(|_| failed("the upstream was stopped".into()))?;
+        answer
+            .await
+            .map_err(|_| failed("the upstream was stopped".into()))?
+            .map_err(failed)
     }
 
     /// The gateway's server: `gateway.server().serve(transport)` for each client.

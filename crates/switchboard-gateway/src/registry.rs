@@ -11,11 +11,16 @@ use crate::config::UpstreamConfig;
 use crate::mirror::{Kind, Mirror};
 use crate::names;
 
+/// Where a restart's outcome is sent: `Ok` once the new session serves, else why not.
+pub(crate) type RestartReply = tokio::sync::oneshot::Sender<Result<(), String>>;
+
 /// One configured upstream: its mirror and the token that stops its supervisor.
 pub(crate) struct Entry {
     pub(crate) mirror: Arc<Mirror>,
     pub(crate) stop: CancellationToken,
     pub(crate) config: UpstreamConfig,
+    /// Asks its supervisor for a restart in place ([`crate::Gateway::restart`]).
+    pub(crate) restart: tokio::sync::mpsc::Sender<RestartReply>,
 }
 
 impl Entry {
@@ -119,6 +124,15 @@ impl Registry {
             .iter()
             .find(|e| e.name() == name)
             .map(|e| e.config.clone())
+    }
+
+    /// Where restarts of upstream `name` are asked for.
+    pub(crate) fn restarter(&self, name: &str) -> Option<tokio::sync::mpsc::Sender<RestartReply>> {
+        let entries = self.entries.read().ok()?;
+        entries
+            .iter()
+            .find(|e| e.name() == name)
+            .map(|e| e.restart.clone())
     }
 
     /// The mirror of upstream `name`.

@@ -9,11 +9,13 @@ use switchboard_types::methods;
 
 use switchboard_client::{CancellationToken, ClientError, ClientSession, Era, ListenEvent};
 use switchboard_types::modern::SubscriptionFilter;
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::config::{Limits, UpstreamConfig};
 use crate::connect::{Attempt, connect};
 use crate::mirror::{Kind, Mirror};
+use crate::registry::RestartReply;
 
 /// Everything the upstream lists, each kind it declares, listed first and then registered
 /// together (so that an upstream's items appear at once); a kind that fails to list is logged
@@ -177,15 +179,54 @@ async fn bring_up(
     Ok(session)
 }
 
+/// A restart in place: a new session of the upstream, in the era `old` settled on, is brought
+/// up and listed while `old` still serves; the listing replaces the old one item by item, so
+/// the gateway's clients get a `list_changed` only for a list that changed. On failure the old
+/// session serves on (its items listed again) and the error is returned.
+async fn swap(
+    config: &UpstreamConfig,
+    mirror: &Mirror,
+    limits: &Limits,
+    old: &ClientSession,
+) -> Result<ClientSession, Attempt> {
+    let era = match old.era() {
+        Era::Modern => switchboard_client::EraMode::Pin(old.protocol_version()),
+        _ => switchboard_client::EraMode::Legacy,
+    };
+    let same_era = config.clone().with_era(era);
+    let session = tokio::time::timeout(limits.connect_timeout, connect(&same_era))
+        .await
+        .map_err(|_| Attempt::TimedOut(limits.connect_timeout))??;
+    // Clients' own sessions were on the old process: new ones are opened as calls need them.
+    mirror.link.affinity.close_all();
+    mirror.link.set(Some(session.clone()));
+    if tokio::time::timeout(limits.connect_timeout, list_all(&session, mirror))
+        .await
+        .is_err()
+    {
+        session.close();
+        mirror.link.set(Some(old.clone()));
+        list_all(old, mirror).await;
+        mirror.link.set_ready(true);
+        return Err(Attempt::TimedOut(limits.connect_timeout));
+    }
+    mirror.renew_subscriptions(&session).await;
+    mirror.link.set_ready(true);
+    Ok(session)
+}
+
 /// Runs one upstream until `stop`: up, watched, down, and up again after the backoff.
 pub(crate) async fn supervise(
     config: UpstreamConfig,
     mirror: Arc<Mirror>,
     limits: Limits,
     stop: CancellationToken,
+    mut restarts: mpsc::Receiver<RestartReply>,
 ) {
     let name = config.name.clone();
     let mut attempt: u32 = 0;
+    // A restart asked for while the upstream was down: answered by the next attempt.
+    let mut waiting: Option<RestartReply> = None;
     loop {
         let started = Instant::now();
         let up = tokio::select! {
@@ -197,8 +238,11 @@ pub(crate) async fn supervise(
             mirror.link.set_ready(true);
         }
         mirror.link.set_attempted();
+        if let Some(reply) = waiting.take() {
+            let _ = reply.send(up.as_ref().map(|_| ()).map_err(ToString::to_string));
+        }
         match up {
-            Ok(session) => {
+            Ok(mut session) => {
                 tracing::info!(
                     upstream = %name,
                     era = ?session.era(),
@@ -208,10 +252,27 @@ pub(crate) async fn supervise(
                     templates = mirror.count(Kind::Templates),
                     "upstream is up"
                 );
-                let stopped = tokio::select! {
-                    () = session.closed() => false,
-                    () = watch(&session, &mirror) => false,
-                    () = stop.cancelled() => true,
+                let stopped = loop {
+                    tokio::select! {
+                        () = session.closed() => break false,
+                        () = watch(&session, &mirror) => break false,
+                        () = stop.cancelled() => break true,
+                        Some(reply) = restarts.recv() => {
+                            let swapped = tokio::select! {
+                                r = swap(&config, &mirror, &limits, &session) => r,
+                                () = stop.cancelled() => break true,
+                            };
+                            let answer = match swapped {
+                                Ok(new) => {
+                                    session.close();
+                                    session = new;
+                                    Ok(())
+                                }
+                                Err(e) => Err(e.to_string()),
+                            };
+                            let _ = reply.send(answer);
+                        }
+                    }
                 };
                 mirror.link.set(None);
                 mirror.link.affinity.close_all();
@@ -236,7 +297,15 @@ pub(crate) async fn supervise(
         tokio::select! {
             () = tokio::time::sleep(delay) => {}
             () = stop.cancelled() => break,
+            Some(reply) = restarts.recv() => {
+                // Asked for a restart while down: no more waiting, the backoff starts over.
+                attempt = 0;
+                waiting = Some(reply);
+            }
         }
+    }
+    if let Some(reply) = waiting {
+        let _ = reply.send(Err("the upstream was stopped".into()));
     }
     mirror.link.set(None);
     mirror.link.set_attempted();

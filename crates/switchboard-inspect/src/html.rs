@@ -58,17 +58,15 @@ fn cut(text: &str, max: usize) -> (&str, bool) {
     (&text[..end], true)
 }
 
-/// The page for a session: `inputs` as read ([`crate::parse_input`]), `reports` the inspector's
-/// for the same frames, `summary` its summary; `title` names the session (e.g. the file name).
-/// At most 5,000 frames (`MAX_HTML_FRAMES`) are embedded, each at most 16 KiB
-/// (`MAX_HTML_FRAME_BYTES`) long;
-/// the frame and violation counts are the whole session's.
-pub fn html_page(
+/// The page's data: the frames (at most [`MAX_HTML_FRAMES`], each cut at
+/// [`MAX_HTML_FRAME_BYTES`]), the links back, the whole session's counts.
+fn session_data(
     title: &str,
     inputs: &[TraceInput],
     reports: &[FrameReport],
     summary: &Summary,
-) -> String {
+    live: bool,
+) -> Value {
     let shown = reports.len().min(MAX_HTML_FRAMES);
     // Which frames each request is answered / followed by (the links back).
     let mut followers: Vec<Vec<usize>> = vec![Vec::new(); shown];
@@ -93,16 +91,70 @@ pub fn html_page(
             v
         })
         .collect();
-    let data = json!({
+    json!({
         "title": title,
+        "live": live,
         "frames_total": summary.frames,
         "violations_total": summary.violations,
         "shown": shown,
         "max_frames": MAX_HTML_FRAMES,
         "max_frame_bytes": MAX_HTML_FRAME_BYTES,
         "frames": frames,
-    });
-    let cut_note = if shown < summary.frames {
+    })
+}
+
+/// The page for a session: `inputs` as read ([`crate::parse_input`]), `reports` the inspector's
+/// for the same frames, `summary` its summary; `title` names the session (e.g. the file name).
+/// At most 5,000 frames (`MAX_HTML_FRAMES`) are embedded, each at most 16 KiB
+/// (`MAX_HTML_FRAME_BYTES`) long;
+/// the frame and violation counts are the whole session's.
+pub fn html_page(
+    title: &str,
+    inputs: &[TraceInput],
+    reports: &[FrameReport],
+    summary: &Summary,
+) -> String {
+    page(
+        title,
+        summary,
+        session_data(title, inputs, reports, summary, false),
+        false,
+    )
+}
+
+/// The live page of a session that is still going on (`switchboard record --ui`, `dev --ui`):
+/// the page [`html_page`] makes for the frames so far, which then asks its own origin for
+/// `session.json` (what [`html_session_json`] returns, served beside it) twice a second and
+/// redraws when the session grew. Its content security policy lets it reach its own origin
+/// and nothing else.
+pub fn html_live_page(
+    title: &str,
+    inputs: &[TraceInput],
+    reports: &[FrameReport],
+    summary: &Summary,
+) -> String {
+    page(
+        title,
+        summary,
+        session_data(title, inputs, reports, summary, true),
+        true,
+    )
+}
+
+/// The session as the live page reads it (`session.json`): the same data the page embeds
+/// (the same bounds: at most 5,000 frames, each at most 16 KiB).
+pub fn html_session_json(
+    title: &str,
+    inputs: &[TraceInput],
+    reports: &[FrameReport],
+    summary: &Summary,
+) -> String {
+    session_data(title, inputs, reports, summary, true).to_string()
+}
+
+fn page(title: &str, summary: &Summary, data: Value, live: bool) -> String {
+    let shown = data["shown"].as_u64().unwrap_or(0);
+    let cut_note = if (shown as usize) < summary.frames {
         format!(
             "<p id=\"cut-note\" data-shown=\"{shown}\" data-total=\"{}\">Showing the first {shown} of {} frames (the viewer embeds at most {MAX_HTML_FRAMES}); the counts are the whole session's.</p>",
             summary.frames, summary.frames
@@ -110,11 +162,13 @@ pub fn html_page(
     } else {
         String::new()
     };
+    let connect = if live { "; connect-src 'self'" } else { "" };
     let fill = |part: &str| {
         part.replace("{{FRAMES}}", &summary.frames.to_string())
             .replace("{{VIOLATIONS}}", &summary.violations.to_string())
             .replace("{{SHOWN}}", &shown.to_string())
             .replace("{{CUT_NOTE}}", &cut_note)
+            .replace("{{CONNECT}}", connect)
             .replace("{{TITLE}}", &html_text(title))
     };
     let (before, after) = TEMPLATE.split_once(DATA_SLOT).unwrap_or((TEMPLATE, ""));

@@ -14,7 +14,7 @@
 //! | `summary` | [`Summary`]: counts, unanswered requests, latency per method, lifecycle share |
 //! | `input` | reads recordings (JSONL), `->`/`<-` transcripts and bare frames: [`parse_input`] |
 //! | [`render`] | the readable table |
-//! | `html` | the session viewer: one self-contained HTML page (`trace --html`, [`html_page`]), its template `viewer/page.html` |
+//! | `html` | the session viewer: one self-contained HTML page (`trace --html`, [`html_page`]), its template `viewer/page.html`; the live page that polls its own origin ([`html_live_page`], [`html_session_json`]) |
 //!
 //! Modules are private but `render`; what a user names is re-exported here.
 //!
@@ -32,6 +32,6 @@ mod tasks;
 mod violation;
 
 pub use annotate::{Direction, FrameReport, Inspector, Kind, Phase, Violation};
-pub use html::html_page;
+pub use html::{html_live_page, html_page, html_session_json};
 pub use input::{InputError, TraceInput, parse_input};
 pub use summary::{Latency, Summary};

@@ -148,3 +148,44 @@ fn a_frame_longer_than_max_html_frame_bytes_is_cut_and_marked() {
     assert!(text.len() <= MAX_HTML_FRAME_BYTES && text.len() >= MAX_HTML_FRAME_BYTES - 1);
     assert_eq!(d["frames"][0]["text_bytes"], long.len() - 4);
 }
+
+#[test]
+fn the_live_page_may_reach_its_own_origin_only_and_the_static_page_nothing() {
+    let inputs = parse_input(SESSION).unwrap();
+    let mut i = Inspector::new();
+    for f in &inputs {
+        i.observe(f.direction, &f.text, f.at_ms);
+    }
+    let csp = |p: &str| {
+        let at = p.find("Content-Security-Policy\" content=\"").unwrap();
+        let rest = &p[at + "Content-Security-Policy\" content=\"".len()..];
+        rest[..rest.find('"').unwrap()].to_owned()
+    };
+    let still = page("s", &inputs, i.reports(), &i.summary());
+    assert!(!csp(&still).contains("connect-src"), "{}", csp(&still));
+    assert_eq!(embedded(&still)["live"], false);
+    let live = switchboard_inspect::html_live_page("s", &inputs, i.reports(), &i.summary());
+    assert!(
+        csp(&live).starts_with("default-src 'none'"),
+        "{}",
+        csp(&live)
+    );
+    assert!(
+        csp(&live).ends_with("; connect-src 'self'"),
+        "{}",
+        csp(&live)
+    );
+    assert_eq!(embedded(&live)["live"], true);
+    assert_eq!(count(&live, "frame-count"), 7);
+    // What the live page polls: the same data.
+    let json: Value = serde_json::from_str(&switchboard_inspect::html_session_json(
+        "s",
+        &inputs,
+        i.reports(),
+        &i.summary(),
+    ))
+    .unwrap();
+    assert_eq!(json, embedded(&live));
+    assert_eq!(json["frames_total"], 7);
+    assert_eq!(json["violations_total"], 1);
+}
