@@ -39,6 +39,10 @@ pub(crate) struct Bound {
     logs: Mutex<std::collections::VecDeque<LoggingMessageNotificationParams>>,
     /// Held while lines are passed on, so that they leave in order.
     sending: tokio::sync::Mutex<()>,
+    /// Set once something follows this session's tool list for its client.
+    followed: std::sync::atomic::AtomicBool,
+    /// The client's resource subscriptions held on this session: gateway URI → subscription.
+    subscriptions: Mutex<HashMap<String, switchboard_client::SubscriptionId>>,
 }
 
 /// Removes a call from [`Bound::calls`] when the call ends.
@@ -109,6 +113,33 @@ impl Bound {
     /// The upstream session, once it is open.
     pub(crate) fn session(&self) -> Option<ClientSession> {
         self.session.get().cloned().flatten()
+    }
+
+    /// The gateway's client session this upstream session is for.
+    pub(crate) fn front(&self) -> &ServerSession {
+        &self.front
+    }
+
+    /// True the first time only: the caller starts following the session's tool list.
+    pub(crate) fn start_following(&self) -> bool {
+        !self
+            .followed
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Records the client's subscription to `gateway_uri` on this session.
+    pub(crate) fn subscribed(&self, gateway_uri: &str, id: switchboard_client::SubscriptionId) {
+        if let Ok(mut s) = self.subscriptions.lock() {
+            s.insert(gateway_uri.to_owned(), id);
+        }
+    }
+
+    /// Takes the client's subscription to `gateway_uri` on this session, if it holds one.
+    pub(crate) fn take_subscription(
+        &self,
+        gateway_uri: &str,
+    ) -> Option<switchboard_client::SubscriptionId> {
+        self.subscriptions.lock().ok()?.remove(gateway_uri)
     }
 }
 
@@ -238,6 +269,8 @@ impl Affinity {
                         next: Default::default(),
                         logs: Mutex::default(),
                         sending: tokio::sync::Mutex::new(()),
+                        followed: Default::default(),
+                        subscriptions: Mutex::default(),
                     });
                     map.insert(key, b.clone());
                     b
@@ -279,6 +312,13 @@ impl Affinity {
             return None;
         }
         Some(bound)
+    }
+
+    /// The open session of the gateway's client session `key` ([`ServerSession::id`]), if it
+    /// has one.
+    pub(crate) fn of(&self, key: u64) -> Option<Arc<Bound>> {
+        let bound = self.bound.lock().ok()?.get(&key).cloned()?;
+        bound.session().is_some().then_some(bound)
     }
 
     /// How many client sessions are open.

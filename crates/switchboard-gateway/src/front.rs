@@ -156,19 +156,21 @@ impl Layer for Front {
             let subscribing = method == methods::RESOURCES_SUBSCRIBE;
             if subscribing || method == methods::RESOURCES_UNSUBSCRIBE {
                 let mirror = owner.and_then(|o| self.registry.mirror(&o.name));
+                // The server's session number: the key of the client's own upstream sessions.
+                let client = call.facts().connection;
                 let answer = next.run(call);
                 return Box::pin(async move {
                     let result = answer.await?;
                     if let Some(mirror) = mirror {
                         if subscribing {
-                            mirror.subscribe(&key).await.map_err(|e| {
+                            mirror.subscribe_for(client, &key).await.map_err(|e| {
                                 ErrorObject::internal(format!(
                                     "upstream `{}` refused the subscription: {e}",
                                     mirror.link.name
                                 ))
                             })?;
                         } else {
-                            mirror.unsubscribe(&key).await;
+                            mirror.unsubscribe_for(client, &key).await;
                         }
                     }
                     Ok(result)
@@ -178,7 +180,89 @@ impl Layer for Front {
         if method == methods::COMPLETION_COMPLETE {
             return self.complete(call);
         }
+        if method == methods::SUBSCRIPTIONS_LISTEN {
+            return self.listen(call, next);
+        }
         next.run(call)
+    }
+}
+
+/// The upstream subscriptions a 2026-07-28 listen stream holds: released (in the background)
+/// when the stream ends, however it ends.
+struct Held(Vec<(Arc<crate::mirror::Mirror>, String)>);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let held = std::mem::take(&mut self.0);
+        if held.is_empty() {
+            return;
+        }
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                for (mirror, uri) in held {
+                    mirror.unsubscribe(&uri).await;
+                }
+            });
+        }
+    }
+}
+
+impl Front {
+    /// `subscriptions/listen` (2026-07-28): each resource URI of the filter that is an
+    /// upstream's (and the caller may use) is subscribed upstream before the stream opens (so
+    /// an update right after the acknowledgement is not missed) and for as long as it is open;
+    /// the upstream's `notifications/resources/updated` then reaches the stream with the
+    /// gateway's URI through the server. List changes need nothing here: the gateway's own
+    /// `list_changed` already reaches every listen stream that asked for it.
+    fn listen(&self, call: Call, next: Next) -> BoxFuture<HandlerResult> {
+        let uris: Vec<String> = call
+            .request
+            .params
+            .as_ref()
+            .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+            .and_then(|p| {
+                p.pointer("/notifications/resourceSubscriptions")
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect()
+                    })
+            })
+            .unwrap_or_default();
+        let policy = self.policy();
+        let mut wanted = Vec::new();
+        for uri in uris {
+            if !self.allows(&policy, call.facts(), Kind::Resources, &uri) {
+                continue;
+            }
+            if let Some(mirror) = self
+                .registry
+                .owner(Kind::Resources, &uri)
+                .and_then(|o| self.registry.mirror(&o.name))
+                && !wanted.iter().any(|(_, u)| u == &uri)
+            {
+                wanted.push((mirror, uri));
+            }
+        }
+        if wanted.is_empty() {
+            return next.run(call);
+        }
+        Box::pin(async move {
+            let mut held = Held(Vec::new());
+            for (mirror, uri) in wanted {
+                match mirror.subscribe(&uri).await {
+                    Ok(()) => held.0.push((mirror, uri)),
+                    Err(e) => {
+                        tracing::warn!(upstream = %mirror.link.name, uri = %uri, error = %e, "a listen stream's resource is not subscribed upstream")
+                    }
+                }
+            }
+            let answer = next.run(call).await;
+            drop(held);
+            answer
+        })
     }
 }
 

@@ -211,7 +211,10 @@ impl Gateway {
 
     /// Starts serving upstream `up` (its supervisor connects in the background).
     fn add_upstream(&self, up: UpstreamConfig) {
-        let link = Arc::new(mirror::Link::new(up.clone()));
+        let link = Arc::new(mirror::Link::new(
+            up.clone(),
+            self.registry.separator.clone(),
+        ));
         let mirror = Arc::new(mirror::Mirror::new(
             link,
             &self.server,

@@ -162,3 +162,44 @@ async fn resource_links_and_embedded_resources_in_a_tool_result_carry_the_gatewa
     let read = client.read_resource("test://up/doc/1").await.expect("read");
     assert_eq!(read.contents[0].uri(), "test://up/doc/1");
 }
+
+/// `[D26-67]`..`[D26-76]` listen: a 2026-07-28 client's `subscriptions/listen` naming a gateway
+/// URI subscribes the upstream for as long as the stream is open; the upstream's update comes
+/// back on the stream with the gateway's URI; the stream's end unsubscribes upstream.
+#[tokio::test]
+async fn a_listen_stream_naming_a_resource_subscribes_the_upstream_while_it_is_open() {
+    let (gateway, sessions, _legacy) = setup().await;
+    let (ours, theirs) = switchboard_jsonrpc::memory::pair();
+    gateway.server().serve(theirs).expect("served");
+    let modern = Client::builder(Implementation::new("front", "1"))
+        .era(EraMode::Auto)
+        .build()
+        .connect(ours)
+        .await
+        .expect("connected");
+    let filter = switchboard_types::modern::SubscriptionFilter {
+        resource_subscriptions: Some(vec!["test://up/doc/1".into()]),
+        ..Default::default()
+    };
+    let mut stream = modern.listen(filter).await.expect("listening");
+    let upstream = sessions.lock().expect("lock")[0].clone();
+    assert!(
+        upstream.is_subscribed("test://doc/1"),
+        "subscribed upstream before the acknowledgement"
+    );
+    modern
+        .call_tool("up_touch", json!({}))
+        .await
+        .expect("a result");
+    match stream.next().await {
+        Some(switchboard_client::ListenEvent::ResourceUpdated(u)) => {
+            assert_eq!(u.uri, "test://up/doc/1")
+        }
+        other => panic!("expected the update, got {other:?}"),
+    }
+    drop(stream);
+    wait::until("unsubscribed upstream when the stream ended", || {
+        !upstream.is_subscribed("test://doc/1")
+    })
+    .await;
+}
