@@ -165,6 +165,13 @@ fn no_call() -> ErrorObject {
     )
 }
 
+/// The key a 2026-07-28 upstream gave the input request being answered: the gateway asks its
+/// own client under the same key, so that the client sees the upstream's names.
+fn input_key(rcx: &switchboard_client::RequestContext) -> Option<String> {
+    rcx.attachment_as::<switchboard_client::InputKey>()
+        .map(|k| k.0.clone())
+}
+
 /// The client the gateway opens an affinity session with: it declares what the gateway's
 /// client declared, and each handler asks that client through a call of its in flight.
 fn client(config: &UpstreamConfig, front: &Context, bound: Weak<Bound>) -> Client {
@@ -180,11 +187,15 @@ fn client(config: &UpstreamConfig, front: &Context, bound: Weak<Bound>) -> Clien
     };
     if caps.sampling.is_some() {
         let current = current.clone();
-        b = b.sampling(move |params, _| {
-            let cx = current();
+        b = b.sampling(move |params, rcx| {
+            let (cx, key) = (current(), input_key(&rcx));
             async move {
                 let cx = cx.ok_or_else(no_call)?;
-                cx.create_message(params).await.map_err(refused)
+                match key {
+                    Some(key) => cx.create_message_as(&key, params).await,
+                    None => cx.create_message(params).await,
+                }
+                .map_err(refused)
             }
         });
     }
@@ -193,22 +204,31 @@ fn client(config: &UpstreamConfig, front: &Context, bound: Weak<Bound>) -> Clien
         let form = e.form.is_some() || !url;
         let current = current.clone();
         b = b
-            .elicitation(move |params, _| {
-                let cx = current();
+            .elicitation(move |params, rcx| {
+                let (cx, key) = (current(), input_key(&rcx));
                 async move {
                     let cx = cx.ok_or_else(no_call)?;
-                    cx.elicit(params).await.map_err(refused)
+                    match key {
+                        Some(key) => cx.elicit_as(&key, params).await,
+                        None => cx.elicit(params).await,
+                    }
+                    .map_err(refused)
                 }
             })
             .elicitation_modes(form, url);
     }
     if caps.roots.is_some() {
         let current = current.clone();
-        b = b.roots_provider(move |_| {
-            let cx = current();
+        b = b.roots_provider(move |rcx| {
+            let (cx, key) = (current(), input_key(&rcx));
             async move {
                 let cx = cx.ok_or_else(no_call)?;
-                cx.list_roots().await.map(|r| r.roots).map_err(refused)
+                match key {
+                    Some(key) => cx.list_roots_as(&key).await,
+                    None => cx.list_roots().await,
+                }
+                .map(|r| r.roots)
+                .map_err(refused)
             }
         });
     }

@@ -29,6 +29,46 @@ fn caller(facts: &Facts) -> Caller<'_> {
     }
 }
 
+/// The gateway's server's name and version.
+pub(crate) fn gateway_info() -> switchboard_types::lifecycle::Implementation {
+    switchboard_types::lifecycle::Implementation::new(
+        "switchboard-gateway",
+        env!("CARGO_PKG_VERSION"),
+    )
+}
+
+/// A result this layer answers itself (the server adds the 2026-07-28 members to its handlers'
+/// results, not to a layer's), in the caller's era: without the upstream's own members
+/// (`resultType`, cache hints, its `serverInfo`), and for a 2026-07-28 caller with
+/// `resultType` and the gateway's `serverInfo`.
+fn answered(facts: &Facts, value: &impl serde::Serialize) -> HandlerResult {
+    use switchboard_types::modern::SERVER_INFO_KEY;
+    let mut value = serde_json::to_value(value)
+        .map_err(|e| ErrorObject::internal(format!("cannot encode the answer: {e}")))?;
+    if let Some(o) = value.as_object_mut() {
+        for k in ["resultType", "cacheScope", "ttlMs"] {
+            o.remove(k);
+        }
+        if let Some(meta) = o.get_mut("_meta").and_then(Value::as_object_mut) {
+            meta.remove(SERVER_INFO_KEY);
+            if meta.is_empty() {
+                o.remove("_meta");
+            }
+        }
+        if facts.protocol_version.is_some_and(|v| v.is_modern()) {
+            o.insert("resultType".into(), Value::String("complete".into()));
+            let meta = o
+                .entry("_meta")
+                .or_insert_with(|| Value::Object(Default::default()));
+            if let Some(meta) = meta.as_object_mut() {
+                let info = serde_json::to_value(gateway_info()).unwrap_or_default();
+                meta.insert(SERVER_INFO_KEY.into(), info);
+            }
+        }
+    }
+    raw(&value)
+}
+
 fn raw(value: &impl serde::Serialize) -> HandlerResult {
     serde_json::value::to_raw_value(value)
         .map_err(|e| ErrorObject::internal(format!("cannot encode the answer: {e}")))
@@ -135,7 +175,7 @@ impl Layer for Front {
                 .owner(Kind::Tools, &name)
                 .and_then(|o| o.unavailable())
             {
-                let result = raw(&CallToolResult::error(text));
+                let result = answered(call.facts(), &CallToolResult::error(text));
                 return Box::pin(async move { result });
             }
             return next.run(call);
@@ -271,7 +311,8 @@ impl Front {
     /// item's upstream with the reference rewritten to the upstream's name or URI; no values
     /// when the upstream does not complete (or the item is no upstream's).
     fn complete(&self, call: Call) -> BoxFuture<HandlerResult> {
-        let none = || raw(&serde_json::json!({"completion": {"values": []}}));
+        let facts = call.facts().clone();
+        let none = move || answered(&facts, &serde_json::json!({"completion": {"values": []}}));
         let Some(mut params) = call
             .request
             .params
@@ -329,9 +370,18 @@ impl Front {
             return Box::pin(async move { none() });
         };
         params["ref"][field] = Value::String(original);
+        // The 2026-07-28 envelope (`io.modelcontextprotocol/*` in `_meta`) is the client's to
+        // the gateway; the gateway's client puts its own on what it sends.
+        if let Some(meta) = params.get_mut("_meta").and_then(Value::as_object_mut) {
+            meta.retain(|k, _| !k.starts_with("io.modelcontextprotocol/"));
+            if meta.is_empty() {
+                params.as_object_mut().map(|p| p.remove("_meta"));
+            }
+        }
         let opts = switchboard_client::RequestOptions::default()
             .with_timeout(self.call_timeout)
             .with_cancel(call.context.cancellation().child_token());
+        let facts = call.facts().clone();
         Box::pin(async move {
             let answer: Value = session
                 .request(methods::COMPLETION_COMPLETE, params, opts)
@@ -344,7 +394,7 @@ impl Front {
                         ErrorObject::internal(format!("upstream `{}` failed: {other}", owner.name))
                     }
                 })?;
-            raw(&answer)
+            answered(&facts, &answer)
         })
     }
 }

@@ -71,7 +71,6 @@ use switchboard_server::{Server, ServerError};
 use switchboard_types::capabilities::{
     PromptsCapability, ResourcesCapability, ServerCapabilities, ToolsCapability,
 };
-use switchboard_types::lifecycle::Implementation;
 
 pub use config::{
     ConfigError, Connector, GatewayConfig, Limits, TokenSource, UpstreamConfig, UpstreamKind,
@@ -158,11 +157,7 @@ impl Gateway {
         };
         let registry = Arc::new(registry::Registry::new(config.separator.clone()));
         let policy = Arc::new(RwLock::new(config.policy.clone()));
-        let mut builder = Server::builder(Implementation::new(
-            "switchboard-gateway",
-            env!("CARGO_PKG_VERSION"),
-        ))
-        .capabilities(caps);
+        let mut builder = Server::builder(front::gateway_info()).capabilities(caps);
         if let Some(n) = config.page_size {
             builder = builder.page_size(n);
         }
