@@ -10,7 +10,10 @@
 //! of the client through one of its calls in flight ([`Context::create_message`],
 //! [`Context::elicit`], [`Context::list_roots`], which speak both eras), and refused when none
 //! is in flight; its log lines go to that client only. No other client ever holds the session,
-//! so no other client can see or answer what it carries. Past `max_affinity_sessions` for one
+//! so no other client can see or answer what it carries. The session serves everything else of
+//! the upstream for its client too (`mirror`: the tools it lists, its resource subscriptions,
+//! the client's own progress token). A 2026-07-28 upstream's input request is asked under its
+//! own key ([`InputKey`](switchboard_client::InputKey)). Past `max_affinity_sessions` for one
 //! upstream, a client's calls share the gateway's session (logged), whose client declares none
 //! of these, so the upstream cannot ask it.
 

@@ -33,7 +33,7 @@
 //! | `policy` | [`Policy`], [`Rule`], [`Effect`]: who may use what |
 //! | `mirror` | one upstream's items on the gateway's server, and the handlers that forward to it |
 //! | `registry` | the configured upstreams (and removed ones): whose is a name or URI, is it up |
-//! | `front` | the gateway's layer: listings filtered, refusals, "down" answers |
+//! | `front` | the gateway's layer: listings filtered, refusals, "down" answers, completion, listen streams' subscriptions |
 //! | `search` | the `search_tools` tool |
 //! | `subscribe` | resource subscriptions forwarded, updates rewritten back |
 //! | `affinity` | clients' own upstream sessions: an upstream's requests and log lines reach the client that caused them |
@@ -49,8 +49,14 @@
 //! Resource subscriptions and `completion/complete` are forwarded with names and URIs rewritten
 //! both ways, as are the URIs of resource links and embedded resources in tool results.
 //!
-//! Not yet: subscriptions through a 2026-07-28 `subscriptions/listen` on the front, tasks, and
-//! pagination beyond the server's own cursors.
+//! A client with upstream sessions of its own is served everything of its upstream from them:
+//! the tools its session lists (and their `list_changed`), its resource subscriptions and
+//! their updates, and its progress token as it sent it. A 2026-07-28 client's
+//! `subscriptions/listen` naming a gateway URI subscribes the upstream while the stream is
+//! open, and an upstream's input requests reach such a client as `input_required` rounds
+//! (under the upstream's own keys when it speaks 2026-07-28).
+//!
+//! Not yet: tasks, and pagination beyond the server's own cursors.
 
 mod affinity;
 mod config;
