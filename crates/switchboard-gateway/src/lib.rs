@@ -5,7 +5,8 @@
 //! [`Server`] for the gateway's clients, both eras from one builder), not a special relay.
 //!
 //! Each upstream (a stdio command, restarted when it exits with a bounded backoff; a Streamable
-//! HTTP URL with an optional bearer token; or a connector of the library user's) is served under
+//! HTTP URL with an optional bearer token or, with the `oauth` feature, the gateway's own
+//! OAuth client credentials; or a connector of the library user's) is served under
 //! its prefix: its tools and prompts as `NAME_tool` (FastMCP's convention; the separator is
 //! configurable, an upstream named `""` is mounted without a prefix), its resources and
 //! resource templates with the name after the URI's scheme (`test://x` of `files` is
@@ -79,7 +80,8 @@ use switchboard_types::capabilities::{
 };
 
 pub use config::{
-    ConfigError, Connector, GatewayConfig, Limits, TokenSource, UpstreamConfig, UpstreamKind,
+    ClientCredentials, ConfigError, Connector, GatewayConfig, Limits, TokenSource, UpstreamConfig,
+    UpstreamKind,
 };
 pub use policy::{Effect, Policy, Rule};
 
