@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use switchboard_client::{Client, ClientSession, EraMode, InputKey, RequestContext};
-use switchboard_gateway::{Gateway, GatewayConfig, UpstreamConfig, UpstreamKind};
+use switchboard_gateway::Gateway;
 use switchboard_server::{Server, ToolError};
 use switchboard_test_support::wait;
 use switchboard_types::ProtocolVersion;
@@ -17,7 +17,7 @@ use switchboard_types::tools::{CallToolResult, Tool};
 
 mod common;
 
-use common::{in_memory, limits, obj, text_of};
+use common::{connect, in_memory, obj, one_upstream, text_of};
 
 fn form(message: &str) -> ElicitRequestParams {
     serde_json::from_value(json!({
@@ -65,24 +65,18 @@ fn asking() -> Server {
 }
 
 fn gateway(upstream_era: EraMode) -> Gateway {
-    let mut config = GatewayConfig::default();
-    config.limits = limits();
-    config.upstreams = vec![
-        UpstreamConfig::new(
-            "up",
-            UpstreamKind::Custom(in_memory(asking(), Arc::default())),
-        )
-        .with_era(upstream_era),
-    ];
-    Gateway::start(config).expect("a gateway")
+    one_upstream(
+        "up",
+        in_memory(asking(), Arc::default()),
+        upstream_era,
+        |_| {},
+    )
 }
 
 /// A 2026-07-28 client that answers each elicitation with its message's first word, recording
 /// the key it was asked under.
 async fn modern_client(gateway: &Gateway, keys: Arc<Mutex<Vec<String>>>) -> ClientSession {
-    let (ours, theirs) = switchboard_jsonrpc::memory::pair();
-    gateway.server().serve(theirs).expect("served");
-    let session = Client::builder(Implementation::new("modern", "1"))
+    let client = Client::builder(Implementation::new("modern", "1"))
         .era(EraMode::Pin(ProtocolVersion::V2026_07_28))
         .elicitation(move |params, cx: RequestContext| {
             let key = cx.attachment_as::<InputKey>().map(|k| k.0.clone());
@@ -101,10 +95,8 @@ async fn modern_client(gateway: &Gateway, keys: Arc<Mutex<Vec<String>>>) -> Clie
                 .expect("a result"))
             }
         })
-        .build()
-        .connect(ours)
-        .await
-        .expect("connected");
+        .build();
+    let session = connect(gateway, client).await;
     assert!(session.protocol_version().is_modern());
     session
 }

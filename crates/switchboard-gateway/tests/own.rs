@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use switchboard_client::{Client, ClientSession, EraMode, RequestOptions};
-use switchboard_gateway::{Connector, Gateway, GatewayConfig, UpstreamConfig, UpstreamKind};
+use switchboard_gateway::{Connector, Gateway};
 use switchboard_server::Server;
 use switchboard_test_support::wait;
 use switchboard_types::RequestId;
@@ -20,7 +20,7 @@ use switchboard_types::tools::{CallToolResult, Tool};
 
 mod common;
 
-use common::{limits, names, obj, read_text, text_of};
+use common::{connect, names, obj, one_upstream, read_text, text_of};
 
 const WATCHED: &str = "test://watched";
 const SERVED_WATCHED: &str = "test://up/watched";
@@ -81,23 +81,16 @@ fn processes() -> Connector {
 }
 
 fn gateway() -> Gateway {
-    let mut config = GatewayConfig::default();
-    config.limits = limits();
-    config.upstreams = vec![
-        UpstreamConfig::new("up", UpstreamKind::Custom(processes())).with_era(EraMode::Legacy),
-    ];
-    Gateway::start(config).expect("a gateway")
+    one_upstream("up", processes(), EraMode::Legacy, |_| {})
 }
 
 /// A client of the gateway; with `roots` it declares roots (and gets sessions of its own).
 async fn client(gateway: &Gateway, roots: bool) -> ClientSession {
-    let (ours, theirs) = switchboard_jsonrpc::memory::pair();
-    gateway.server().serve(theirs).expect("served");
     let mut b = Client::builder(Implementation::new("front", "1")).era(EraMode::Legacy);
     if roots {
         b = b.roots([serde_json::from_value(json!({"uri": "file:///a"})).expect("a root")]);
     }
-    b.build().connect(ours).await.expect("connected")
+    connect(gateway, b.build()).await
 }
 
 async fn tool_names(c: &ClientSession) -> Vec<String> {

@@ -53,6 +53,22 @@ impl Deadline {
     }
 }
 
+/// [`until`] for a test without a runtime (one that polls a child process, say): the calling
+/// thread blocks between two looks.
+///
+/// # Panics
+/// When `condition` does not hold within [`DEADLINE`], naming `what` was awaited.
+pub fn until_blocking(what: &str, mut condition: impl FnMut() -> bool) {
+    let at = std::time::Instant::now() + DEADLINE;
+    while !condition() {
+        assert!(
+            std::time::Instant::now() < at,
+            "still waiting after {DEADLINE:?} for {what}"
+        );
+        std::thread::sleep(POLL);
+    }
+}
+
 /// Polls `condition` until it holds.
 ///
 /// # Panics
