@@ -121,6 +121,16 @@ mod tests {
         until("a condition that never holds", || false).await;
     }
 
+    #[test]
+    fn until_blocking_returns_once_the_condition_holds() {
+        let mut looks = 0;
+        until_blocking("the third look", || {
+            looks += 1;
+            looks == 3
+        });
+        assert_eq!(looks, 3);
+    }
+
     #[tokio::test(start_paused = true)]
     async fn until_returns_once_the_condition_holds() {
         let flag = Arc::new(AtomicBool::new(false));
