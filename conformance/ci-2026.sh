@@ -16,6 +16,10 @@
 #       too (the suite skips every check of a server that declares no skills).
 #       Output per scenario in target/conformance/server-2026/.
 #
+#   conformance/ci-2026.sh url URL
+#       The scored and pending server scenarios (not the extensions') against a server already
+#       listening at URL, judged the same way (interop/gateway-peers.sh: the gateway).
+#
 # The suite is the npm package installed by scripts/install-peers.sh as `conformance-2026`
 # (an alias of @modelcontextprotocol/conformance@0.2.0-alpha.12), or the one under
 # $CONFORMANCE_2026_DIR (a directory holding node_modules/@modelcontextprotocol/conformance).
@@ -47,30 +51,23 @@ suite_js() {
   echo "$js"
 }
 
-server_mode() {
-  local bin="$1" js out log url="" failed=0 ran=0 s scored
-  [ -x "$bin" ] || interop_die "no switchboard binary at $bin (cargo build --bin switchboard)"
-  js="$(suite_js)"
-  interop_use_node22
-  out="target/conformance/server-2026/ci-$(date -u +%Y%m%dT%H%M%S)-$$"
-  mkdir -p "$out"
-  log="$out/serve.log"
-  server_pid=""
-  trap 'if [ -n "$server_pid" ]; then kill "$server_pid" 2> /dev/null || true; wait "$server_pid" 2> /dev/null || true; fi' EXIT
-  trap 'exit 130' INT
-  trap 'exit 143' TERM
-  start_switchboard_http "$bin" "$log" --skills
-  server_pid="$SB_HTTP_PID"
-  url="$SB_HTTP_URL"
-  echo "conformance 2026-07-28: $bin serve --http listening on $url; results in $out"
-
+# scored_scenarios JS OUT: the suite's frozen scored server scenarios into `scored` (there must
+# be SCORED_SERVER_SCENARIOS).
+scored_scenarios() {
+  local js="$1" out="$2"
   node "$js" list --requirements 2026-07-28 > "$out/list.txt" 2>&1 ||
     interop_die "conformance list failed: $(cat "$out/list.txt")"
   mapfile -t scored < <(sed -n '/^Server scenarios/,/^$/p' "$out/list.txt" | sed -n 's/^  - //p')
   [ "${#scored[@]}" = "$SCORED_SERVER_SCENARIOS" ] ||
     interop_die "expected $SCORED_SERVER_SCENARIOS scored server scenarios, the suite listed ${#scored[@]}"
+}
 
-  for s in "${scored[@]}" "${PENDING[@]}" "${EXTENSION[@]}" "${SKILLS[@]}"; do
+# run_scenarios JS URL OUT SCENARIO...: each scenario in its own process against URL, judged
+# (sets `failed` and `ran`; `server_pid`, when set, must stay alive).
+run_scenarios() {
+  local js="$1" url="$2" out="$3" s
+  shift 3
+  for s in "$@"; do
     local rc=0 summary skipped="" version=(--spec-version 2026-07-28)
     case " ${EXTENSION[*]} ${SKILLS[*]} " in *" $s "*) version=() ;; esac
     node "$js" server --url "$url" --scenario "$s" "${version[@]}" -o "$out/$s" > "$out/$s.log" 2>&1 || rc=$?
@@ -107,8 +104,29 @@ server_mode() {
     else
       echo "PASS $s: $summary"
     fi
-    kill -0 "$server_pid" 2> /dev/null || interop_die "the server died during $s (see $log)"
+    [ -z "$server_pid" ] || kill -0 "$server_pid" 2> /dev/null || interop_die "the server died during $s (see $log)"
   done
+}
+
+server_mode() {
+  local bin="$1" js out log url="" failed=0 ran=0 s scored
+  [ -x "$bin" ] || interop_die "no switchboard binary at $bin (cargo build --bin switchboard)"
+  js="$(suite_js)"
+  interop_use_node22
+  out="target/conformance/server-2026/ci-$(date -u +%Y%m%dT%H%M%S)-$$"
+  mkdir -p "$out"
+  log="$out/serve.log"
+  server_pid=""
+  trap 'if [ -n "$server_pid" ]; then kill "$server_pid" 2> /dev/null || true; wait "$server_pid" 2> /dev/null || true; fi' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  start_switchboard_http "$bin" "$log" --skills
+  server_pid="$SB_HTTP_PID"
+  url="$SB_HTTP_URL"
+  echo "conformance 2026-07-28: $bin serve --http listening on $url; results in $out"
+
+  scored_scenarios "$js" "$out"
+  run_scenarios "$js" "$url" "$out" "${scored[@]}" "${PENDING[@]}" "${EXTENSION[@]}" "${SKILLS[@]}"
   if [ "$failed" != 0 ]; then
     echo "FAIL conformance 2026-07-28 server: $failed of $ran scenarios"
     return 1
@@ -116,12 +134,34 @@ server_mode() {
   echo "PASS conformance 2026-07-28 server: $ran of $ran scenarios ($SCORED_SERVER_SCENARIOS scored, ${#EXTENSION[@]} of the tasks extension, ${#SKILLS[@]} of the skills extension with no check skipped), no FAILURE, no WARNING"
 }
 
+# url_mode URL: the scored and pending server scenarios against a server already running at
+# URL (interop/gateway-peers.sh runs them against `switchboard gateway --http`).
+url_mode() {
+  local url="$1" js out log="" failed=0 ran=0 scored server_pid=""
+  js="$(suite_js)"
+  interop_use_node22
+  out="target/conformance/server-2026/url-$(date -u +%Y%m%dT%H%M%S)-$$"
+  mkdir -p "$out"
+  echo "conformance 2026-07-28: $url; results in $out"
+  scored_scenarios "$js" "$out"
+  run_scenarios "$js" "$url" "$out" "${scored[@]}" "${PENDING[@]}"
+  if [ "$failed" != 0 ]; then
+    echo "FAIL conformance 2026-07-28 server at $url: $failed of $ran scenarios"
+    return 1
+  fi
+  echo "PASS conformance 2026-07-28 server at $url: $ran of $ran scenarios ($SCORED_SERVER_SCENARIOS scored, ${#PENDING[@]} pending), no FAILURE, no WARNING"
+}
+
 case "${1:-}" in
+  url)
+    [ $# = 2 ] || interop_die "usage: conformance/ci-2026.sh url URL"
+    url_mode "$2"
+    ;;
   server)
     [ $# = 2 ] || interop_die "usage: conformance/ci-2026.sh server SWITCHBOARD_BIN"
     server_mode "$2"
     ;;
   *)
-    interop_die "usage: conformance/ci-2026.sh server SWITCHBOARD_BIN"
+    interop_die "usage: conformance/ci-2026.sh server SWITCHBOARD_BIN | url URL"
     ;;
 esac

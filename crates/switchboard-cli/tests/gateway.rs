@@ -208,18 +208,10 @@ fn an_http_upstream_is_served_over_http_under_its_prefix() {
             .unwrap();
         (out.status.code(), String::from_utf8(out.stdout).unwrap())
     };
-    let deadline = std::time::Instant::now() + wait::DEADLINE;
-    loop {
+    wait::until_blocking("web is listed", || {
         let (code, out) = call(&["tools/list"]);
-        if code == Some(0) && out.contains("\"web.test_simple_text\"") {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "web never listed: {out}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        code == Some(0) && out.contains("\"web.test_simple_text\"")
+    });
     let (code, out) = call(&["tools/call", "web.test_simple_text"]);
     assert_eq!(code, Some(0), "{out}");
     assert!(
@@ -322,24 +314,18 @@ fn sighup_reloads_the_configuration_and_a_removed_upstream_says_so() {
             .unwrap();
         String::from_utf8(out.stdout).unwrap()
     };
-    let deadline = std::time::Instant::now() + wait::DEADLINE;
-    while !call(&["tools/list"]).contains("\"gone_add\"") {
-        assert!(std::time::Instant::now() < deadline, "gone never listed");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait::until_blocking("gone is listed", || {
+        call(&["tools/list"]).contains("\"gone_add\"")
+    });
     std::fs::write(&config_path, &one).unwrap();
     let status = std::process::Command::new("kill")
         .args(["-HUP", &gateway.child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
-    while call(&["tools/list"]).contains("\"gone_add\"") {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "gone never left the list"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait::until_blocking("gone leaves the list", || {
+        !call(&["tools/list"]).contains("\"gone_add\"")
+    });
     let out = call(&["tools/call", "gone_add", "a=1", "b=2"]);
     assert!(out.contains("upstream `gone` was removed"), "{out}");
     assert!(call(&["tools/list"]).contains("\"sum_add\""));

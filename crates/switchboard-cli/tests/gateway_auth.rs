@@ -226,3 +226,179 @@ tools = ["up_admin_*"]
     assert_eq!(line("mallory", "up_add")["code"], -32602);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Tokens a small authorization server issued to the gateway.
+type Issued = Arc<Mutex<Vec<String>>>;
+
+/// A small authorization server on 127.0.0.1: metadata, and a token endpoint for the
+/// client-credentials grant of client `gateway` with secret `gateway-secret` (basic or post);
+/// each token it issues is `cc-N`, kept in `issued`.
+async fn authorization_server(issued: Issued) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let issuer = format!("http://{}", listener.local_addr().unwrap());
+    let meta = json!({
+        "issuer": issuer,
+        "token_endpoint": format!("{issuer}/token"),
+        "grant_types_supported": ["client_credentials"],
+        "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+        "response_types_supported": ["code"],
+        "code_challenge_methods_supported": ["S256"],
+    })
+    .to_string();
+    let token = move |req: axum::extract::Request| {
+        let issued = issued.clone();
+        async move {
+            let basic = req
+                .headers()
+                .get(http::header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                // base64("gateway:gateway-secret")
+                == Some("Basic Z2F0ZXdheTpnYXRld2F5LXNlY3JldA==");
+            let body = axum::body::to_bytes(req.into_body(), 1 << 16)
+                .await
+                .unwrap();
+            let form: std::collections::HashMap<String, String> =
+                url::form_urlencoded::parse(&body).into_owned().collect();
+            let post = form.get("client_id").map(String::as_str) == Some("gateway")
+                && form.get("client_secret").map(String::as_str) == Some("gateway-secret");
+            let granted = form.get("grant_type").map(String::as_str) == Some("client_credentials");
+            let (status, answer) = if granted && (basic || post) {
+                let mut issued = issued.lock().unwrap();
+                let token = format!("cc-{}", issued.len());
+                issued.push(token.clone());
+                (
+                    200,
+                    json!({"access_token": token, "token_type": "Bearer", "expires_in": 3600}),
+                )
+            } else {
+                (400, json!({"error": "invalid_client"}))
+            };
+            axum::response::Response::builder()
+                .status(status)
+                .header("content-type", "application/json")
+                .body(axum::body::Body::from(answer.to_string()))
+                .unwrap()
+        }
+    };
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/oauth-authorization-server",
+            axum::routing::get(move || {
+                let meta = meta.clone();
+                async move { ([("content-type", "application/json")], meta) }
+            }),
+        )
+        .route("/token", axum::routing::post(token));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    issuer
+}
+
+/// An upstream over Streamable HTTP that is an OAuth resource server accepting only the tokens
+/// `issued` holds, and keeps every Authorization header it is sent.
+async fn protected_upstream(
+    issuer: String,
+    issued: Issued,
+    seen: Arc<Mutex<Vec<String>>>,
+) -> String {
+    use switchboard::auth::resource::{AuthInfo, TokenError, TokenValidator};
+    let server = Server::builder(Implementation::new("up", "1"))
+        .tool(Tool::new("add", json!({"type": "object"})), |_| async {
+            Ok(CallToolResult::text("added"))
+        })
+        .build()
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let local = listener.local_addr().unwrap();
+    let url = format!("http://{local}/mcp");
+    let from = issuer.clone();
+    let validator: Arc<dyn TokenValidator> = Arc::new(move |token: &str| {
+        if issued.lock().unwrap().iter().any(|t| t == token) {
+            Ok(AuthInfo::new("gateway", from.clone(), Default::default()))
+        } else {
+            Err(TokenError::Invalid("not issued to the gateway"))
+        }
+    });
+    let auth = switchboard::http::Authorization::new(&url, vec![issuer], validator).unwrap();
+    let service = StreamableHttpService::new(
+        switchboard::server_http::session_factory(&server),
+        HttpConfig::for_bind_address(local).with_authorization(auth),
+    );
+    let router = service.router().layer(axum::middleware::from_fn(
+        move |req: axum::extract::Request, next: axum::middleware::Next| {
+            let seen = seen.clone();
+            async move {
+                if let Some(v) = req.headers().get(http::header::AUTHORIZATION) {
+                    seen.lock()
+                        .unwrap()
+                        .push(v.to_str().unwrap_or("?").to_owned());
+                }
+                next.run(req).await
+            }
+        },
+    ));
+    tokio::spawn(async move {
+        let _keep = server;
+        axum::serve(listener, router).await
+    });
+    url
+}
+
+/// `[SEC]` an HTTP upstream behind OAuth: the gateway gets its own token with the
+/// client-credentials grant (the secret read from the environment) and calls the upstream with
+/// it; the client's token never reaches the upstream, and the gateway's token never reaches
+/// the client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn au_an_oauth_upstream_is_reached_with_the_gateways_client_credentials_only() {
+    let issuer = TestIssuer::start().await;
+    let issued = Issued::default();
+    let upstream_issuer = authorization_server(issued.clone()).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let up_url = protected_upstream(upstream_issuer, issued.clone(), seen.clone()).await;
+    let dir = std::env::temp_dir().join(format!("switchboard-gateway-cc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let config_path = dir.join("gateway.toml");
+    std::fs::write(
+        &config_path,
+        format!(
+            "[[upstream]]\nname = \"up\"\nurl = \"{up_url}\"\noauth_client_id = \"gateway\"\n\
+             oauth_client_secret_env = \"GATEWAY_UP_SECRET\"\n"
+        ),
+    )
+    .unwrap();
+    let addr = format!("127.0.0.1:{}", common::free_port());
+    let url = format!("http://{addr}/mcp");
+    let mut cmd = common::bin();
+    cmd.env("GATEWAY_UP_SECRET", "gateway-secret")
+        .args(["gateway", config_path.to_str().unwrap(), "--http", &addr])
+        .args(["--auth-issuer", issuer.url()]);
+    let _gateway = tokio::task::block_in_place(|| common::start(cmd, "listening on", url.clone()));
+
+    let alice_token = issuer.token(&issuer.claims("alice", &url, "mcp:basic"));
+    let alice = client(&url, &alice_token).await;
+    let deadline = wait::Deadline::new("the OAuth upstream is listed");
+    while !tool_names(&alice).await.contains(&"up_add".to_owned()) {
+        deadline.tick().await;
+    }
+    let r = alice.call_tool("up_add", json!({})).await.unwrap();
+    assert_eq!(r.content[0].as_text(), Some("added"));
+    let r = serde_json::to_string(&r).unwrap();
+
+    let issued = issued.lock().unwrap().clone();
+    assert!(!issued.is_empty(), "the gateway got a token of its own");
+    let seen = seen.lock().unwrap().clone();
+    assert!(!seen.is_empty());
+    for header in &seen {
+        let token = header.strip_prefix("Bearer ").expect("a bearer token");
+        assert!(
+            issued.iter().any(|t| t == token),
+            "only the gateway's token: {header}"
+        );
+        assert!(!header.contains(alice_token.as_str()));
+    }
+    // Nothing of the gateway's credentials in what the client got.
+    for token in &issued {
+        assert!(!r.contains(token.as_str()));
+    }
+    assert!(!r.contains("gateway-secret"));
+}

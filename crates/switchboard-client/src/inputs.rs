@@ -52,6 +52,22 @@ fn without_elicitation_id(request: &Value) -> Value {
 }
 
 /// Answers the input requests of an input-required result with the installed handlers.
+/// The key of the input request a handler answers, attached to the handler's
+/// [`RequestContext`] when the request came in a 2026-07-28 `input_required` result (read it
+/// with `cx.attachment_as::<InputKey>()`; absent for a 2025 server's request). A gateway
+/// passes it on, so that the input request its own client sees carries the upstream's key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputKey(pub String);
+
+/// The error abandoning a call whose input request `key` (of method `embedded`) was refused.
+fn refusal<'a>(key: &'a str, embedded: &'a str) -> impl Fn(ErrorObject) -> ClientError + 'a {
+    move |error| ClientError::InputRequest {
+        key: echo(key).into_owned(),
+        method: embedded.to_owned(),
+        error: Box::new(error),
+    }
+}
+
 pub(crate) async fn answer_inputs(
     peer: &Peer,
     state: &Arc<ClientState>,
@@ -80,7 +96,10 @@ pub(crate) async fn answer_inputs(
         ));
     }
     let caps = modern_capabilities(&state.capabilities);
-    let mut responses = Map::new();
+    // Every input request is checked first (a refusal asks nothing), then all are answered at
+    // once: a gateway answering through its own client's input requests asks for them all in
+    // one round, as the upstream did.
+    let mut asked = Vec::new();
     for (key, raw) in requests.into_iter().flatten() {
         let raw = &without_elicitation_id(raw);
         let input: InputRequest = match serde_json::from_value(raw.clone()) {
@@ -105,18 +124,15 @@ pub(crate) async fn answer_inputs(
             }
         };
         let embedded = input.method();
-        let refuse = |error: ErrorObject| ClientError::InputRequest {
-            key: echo(key).into_owned(),
-            method: embedded.to_owned(),
-            error: Box::new(error),
-        };
+        let refuse = refusal(key, embedded);
         if !input.allowed_by(&caps) {
             return Err(refuse(missing_capability(
                 format!("{embedded} needs a capability this client did not declare (D26-41)"),
                 &input.required_capability(),
             )));
         }
-        let cx = RequestContext::detached(id.clone(), peer.unrelated(), cancel.clone());
+        let cx = RequestContext::detached(id.clone(), peer.unrelated(), cancel.clone())
+            .with_attachment(Some(Arc::new(InputKey(key.clone()))));
         let state = state.clone();
         // Typed by the catalogue's markers: a new kind of input request does not compile here
         // until it is answered.
@@ -124,9 +140,30 @@ pub(crate) async fn answer_inputs(
             InputRequest::Elicit(params) => Elicit::answer(state, params, cx),
             InputRequest::CreateMessage(params) => CreateMessage::answer(state, params, cx),
             InputRequest::ListRoots(_) => ListRoots::answer(state, RequestParams::default(), cx),
+        };
+        asked.push((key, embedded, answer, None));
+    }
+    std::future::poll_fn(|task| {
+        let mut done = true;
+        for (_, _, answer, out) in &mut asked {
+            if out.is_none() {
+                match answer.as_mut().poll(task) {
+                    std::task::Poll::Ready(r) => *out = Some(r),
+                    std::task::Poll::Pending => done = false,
+                }
+            }
         }
-        .await;
-        let answer = answer.map_err(refuse)?;
+        if done {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await;
+    let mut responses = Map::new();
+    for (key, embedded, _, out) in asked {
+        let Some(answer) = out else { continue };
+        let answer = answer.map_err(refusal(key, embedded))?;
         let value: Value = serde_json::from_str(answer.get()).map_err(RequestError::from)?;
         responses.insert(key.clone(), value);
     }

@@ -74,6 +74,7 @@ pub use client::{Client, ClientBuilder, Negotiated};
 pub use era::{Era, EraMode};
 pub use error::ClientError;
 pub use handlers::HandlerFuture;
+pub use inputs::InputKey;
 pub use listen::{ListenEvent, ListenStream};
 pub use session::ClientSession;
 pub use subscription::{ResourceUpdateCallback, SubscriptionId};

@@ -726,3 +726,72 @@ async fn d26_57_a_header_mismatch_relists_the_tools_once_per_call_then_is_the_er
     assert_eq!(requests(&seen_now, "tools/call").len(), 4);
     assert_eq!(requests(&seen_now, "tools/list").len(), listed_before + 2);
 }
+
+/// `[D26-42]` the input requests of one round are all asked at once (a sampling answer that
+/// waits for the elicitation's does not hold the round up), and each handler is told its
+/// request's key ([`switchboard_client::InputKey`]).
+#[tokio::test]
+async fn the_input_requests_of_one_round_are_answered_at_once_each_with_its_key() {
+    let (a, b) = pair();
+    let mut round = 0;
+    let seen = modern(b, move |f| {
+        round += 1;
+        if round == 1 {
+            result(
+                f,
+                json!({"resultType": "input_required", "inputRequests": {
+                    "first": {"method": "sampling/createMessage", "params": {
+                        "messages": [{"role": "user", "content": {"type": "text", "text": "x"}}],
+                        "maxTokens": 5}},
+                    "second": {"method": "elicitation/create", "params": {
+                        "message": "Name?", "requestedSchema": {"type": "object", "properties": {}}}}}}),
+            )
+        } else {
+            result(f, json!({"resultType": "complete", "content": []}))
+        }
+    });
+    let elicited = Arc::new(tokio::sync::Notify::new());
+    let keys = Arc::new(Mutex::new(Vec::new()));
+    let (k1, k2, told) = (keys.clone(), keys.clone(), elicited.clone());
+    let key = |cx: &switchboard_client::RequestContext| {
+        cx.attachment_as::<switchboard_client::InputKey>()
+            .map(|k| k.0.clone())
+            .unwrap_or_default()
+    };
+    let session = Client::builder(Implementation::new("modern-test", "1"))
+        .sampling(move |_, cx| {
+            k1.lock().unwrap().push(key(&cx));
+            let elicited = elicited.clone();
+            async move {
+                // Answered only once the elicitation was asked: asked one after the other,
+                // this would wait for ever.
+                elicited.notified().await;
+                Ok(
+                    serde_json::from_value(json!({"role": "assistant", "model": "m",
+                    "content": {"type": "text", "text": "y"}}))
+                    .unwrap(),
+                )
+            }
+        })
+        .elicitation(move |_, cx| {
+            k2.lock().unwrap().push(key(&cx));
+            told.notify_one();
+            async { Ok(ElicitResult::new(ElicitAction::Decline)) }
+        })
+        .build()
+        .connect(a)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(30), session.call_tool("t", json!({})))
+        .await
+        .expect("answered at once, not one after the other")
+        .unwrap();
+    let mut keys = keys.lock().unwrap().clone();
+    keys.sort();
+    assert_eq!(keys, ["first", "second"]);
+    let seen = seen.lock().unwrap().clone();
+    let retry = requests(&seen, "tools/call")[1];
+    let responses = retry["params"]["inputResponses"].as_object().unwrap();
+    assert_eq!(responses.len(), 2);
+    assert_eq!(responses["second"], json!({"action": "decline"}));
+}

@@ -10,7 +10,10 @@
 //! of the client through one of its calls in flight ([`Context::create_message`],
 //! [`Context::elicit`], [`Context::list_roots`], which speak both eras), and refused when none
 //! is in flight; its log lines go to that client only. No other client ever holds the session,
-//! so no other client can see or answer what it carries. Past `max_affinity_sessions` for one
+//! so no other client can see or answer what it carries. The session serves everything else of
+//! the upstream for its client too (`mirror`: the tools it lists, its resource subscriptions,
+//! the client's own progress token). A 2026-07-28 upstream's input request is asked under its
+//! own key ([`InputKey`](switchboard_client::InputKey)). Past `max_affinity_sessions` for one
 //! upstream, a client's calls share the gateway's session (logged), whose client declares none
 //! of these, so the upstream cannot ask it.
 
@@ -39,6 +42,10 @@ pub(crate) struct Bound {
     logs: Mutex<std::collections::VecDeque<LoggingMessageNotificationParams>>,
     /// Held while lines are passed on, so that they leave in order.
     sending: tokio::sync::Mutex<()>,
+    /// Set once something follows this session's tool list for its client.
+    followed: std::sync::atomic::AtomicBool,
+    /// The client's resource subscriptions held on this session: gateway URI → subscription.
+    subscriptions: Mutex<HashMap<String, switchboard_client::SubscriptionId>>,
 }
 
 /// Removes a call from [`Bound::calls`] when the call ends.
@@ -110,6 +117,33 @@ impl Bound {
     pub(crate) fn session(&self) -> Option<ClientSession> {
         self.session.get().cloned().flatten()
     }
+
+    /// The gateway's client session this upstream session is for.
+    pub(crate) fn front(&self) -> &ServerSession {
+        &self.front
+    }
+
+    /// True the first time only: the caller starts following the session's tool list.
+    pub(crate) fn start_following(&self) -> bool {
+        !self
+            .followed
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Records the client's subscription to `gateway_uri` on this session.
+    pub(crate) fn subscribed(&self, gateway_uri: &str, id: switchboard_client::SubscriptionId) {
+        if let Ok(mut s) = self.subscriptions.lock() {
+            s.insert(gateway_uri.to_owned(), id);
+        }
+    }
+
+    /// Takes the client's subscription to `gateway_uri` on this session, if it holds one.
+    pub(crate) fn take_subscription(
+        &self,
+        gateway_uri: &str,
+    ) -> Option<switchboard_client::SubscriptionId> {
+        self.subscriptions.lock().ok()?.remove(gateway_uri)
+    }
 }
 
 /// Whether the client of `cx` gets sessions of its own.
@@ -134,6 +168,13 @@ fn no_call() -> ErrorObject {
     )
 }
 
+/// The key a 2026-07-28 upstream gave the input request being answered: the gateway asks its
+/// own client under the same key, so that the client sees the upstream's names.
+fn input_key(rcx: &switchboard_client::RequestContext) -> Option<String> {
+    rcx.attachment_as::<switchboard_client::InputKey>()
+        .map(|k| k.0.clone())
+}
+
 /// The client the gateway opens an affinity session with: it declares what the gateway's
 /// client declared, and each handler asks that client through a call of its in flight.
 fn client(config: &UpstreamConfig, front: &Context, bound: Weak<Bound>) -> Client {
@@ -149,11 +190,15 @@ fn client(config: &UpstreamConfig, front: &Context, bound: Weak<Bound>) -> Clien
     };
     if caps.sampling.is_some() {
         let current = current.clone();
-        b = b.sampling(move |params, _| {
-            let cx = current();
+        b = b.sampling(move |params, rcx| {
+            let (cx, key) = (current(), input_key(&rcx));
             async move {
                 let cx = cx.ok_or_else(no_call)?;
-                cx.create_message(params).await.map_err(refused)
+                match key {
+                    Some(key) => cx.create_message_as(&key, params).await,
+                    None => cx.create_message(params).await,
+                }
+                .map_err(refused)
             }
         });
     }
@@ -162,22 +207,31 @@ fn client(config: &UpstreamConfig, front: &Context, bound: Weak<Bound>) -> Clien
         let form = e.form.is_some() || !url;
         let current = current.clone();
         b = b
-            .elicitation(move |params, _| {
-                let cx = current();
+            .elicitation(move |params, rcx| {
+                let (cx, key) = (current(), input_key(&rcx));
                 async move {
                     let cx = cx.ok_or_else(no_call)?;
-                    cx.elicit(params).await.map_err(refused)
+                    match key {
+                        Some(key) => cx.elicit_as(&key, params).await,
+                        None => cx.elicit(params).await,
+                    }
+                    .map_err(refused)
                 }
             })
             .elicitation_modes(form, url);
     }
     if caps.roots.is_some() {
         let current = current.clone();
-        b = b.roots_provider(move |_| {
-            let cx = current();
+        b = b.roots_provider(move |rcx| {
+            let (cx, key) = (current(), input_key(&rcx));
             async move {
                 let cx = cx.ok_or_else(no_call)?;
-                cx.list_roots().await.map(|r| r.roots).map_err(refused)
+                match key {
+                    Some(key) => cx.list_roots_as(&key).await,
+                    None => cx.list_roots().await,
+                }
+                .map(|r| r.roots)
+                .map_err(refused)
             }
         });
     }
@@ -238,6 +292,8 @@ impl Affinity {
                         next: Default::default(),
                         logs: Mutex::default(),
                         sending: tokio::sync::Mutex::new(()),
+                        followed: Default::default(),
+                        subscriptions: Mutex::default(),
                     });
                     map.insert(key, b.clone());
                     b
@@ -279,6 +335,13 @@ impl Affinity {
             return None;
         }
         Some(bound)
+    }
+
+    /// The open session of the gateway's client session `key` ([`ServerSession::id`]), if it
+    /// has one.
+    pub(crate) fn of(&self, key: u64) -> Option<Arc<Bound>> {
+        let bound = self.bound.lock().ok()?.get(&key).cloned()?;
+        bound.session().is_some().then_some(bound)
     }
 
     /// How many client sessions are open.

@@ -38,6 +38,35 @@ pub enum TokenSource {
     Env(String),
     /// A file (its first line, trimmed).
     File(PathBuf),
+    /// An OAuth 2.1 access token the gateway gets for itself with the client-credentials grant
+    /// (the upstream's authorization server is found from its protected-resource metadata; the
+    /// token is fetched again when the upstream refuses it). Needs the crate's `oauth` feature.
+    ClientCredentials(ClientCredentials),
+}
+
+/// The gateway's own OAuth client registration at an upstream's authorization server, for the
+/// client-credentials grant. The secret is read at each connection and sent only to that
+/// authorization server; the token only to that upstream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClientCredentials {
+    /// The client id registered for the gateway.
+    pub client_id: String,
+    /// Where the client secret is read (an environment variable or a file).
+    pub secret: Box<TokenSource>,
+    /// The scopes asked for (space-separated), if any.
+    pub scope: Option<String>,
+}
+
+impl ClientCredentials {
+    /// Client `client_id` with its secret read from `secret`.
+    pub fn new(client_id: impl Into<String>, secret: TokenSource) -> Self {
+        ClientCredentials {
+            client_id: client_id.into(),
+            secret: Box::new(secret),
+            scope: None,
+        }
+    }
 }
 
 /// How an upstream is reached.
@@ -280,6 +309,14 @@ struct FileUpstream {
     #[serde(default)]
     bearer_token_file: Option<Spanned<String>>,
     #[serde(default)]
+    oauth_client_id: Option<Spanned<String>>,
+    #[serde(default)]
+    oauth_client_secret_env: Option<Spanned<String>>,
+    #[serde(default)]
+    oauth_client_secret_file: Option<Spanned<String>>,
+    #[serde(default)]
+    oauth_scope: Option<Spanned<String>>,
+    #[serde(default)]
     client_sessions: Option<Spanned<String>>,
 }
 
@@ -302,6 +339,10 @@ impl GatewayConfig {
     /// stdio = "notes /srv/notes"           # a command, or:
     /// # url = "https://host/mcp"
     /// # bearer_token_env = "FILES_TOKEN"   # or bearer_token_file = "/run/secrets/files"
+    /// # or OAuth client credentials (the gateway's own registration):
+    /// # oauth_client_id = "gateway"
+    /// # oauth_client_secret_env = "FILES_SECRET"   # or oauth_client_secret_file = "..."
+    /// # oauth_scope = "mcp:tools"                  # optional
     /// era = "auto"                         # or "legacy", or "2026-07-28"
     /// client_sessions = "own"              # or "shared" (see UpstreamConfig::own_sessions)
     /// ```
@@ -384,6 +425,7 @@ impl GatewayConfig {
                         .bearer_token_env
                         .as_ref()
                         .or(up.bearer_token_file.as_ref())
+                        .or(up.oauth_client_id.as_ref())
                     {
                         return Err(invalid(
                             t.span(),
@@ -413,6 +455,60 @@ impl GatewayConfig {
                         (Some(v), None) => Some(TokenSource::Env(v.into_inner())),
                         (None, Some(f)) => Some(TokenSource::File(f.into_inner().into())),
                         (None, None) => None,
+                    };
+                    let secret = match (up.oauth_client_secret_env, up.oauth_client_secret_file) {
+                        (Some(_), Some(f)) => {
+                            return Err(invalid(
+                                f.span(),
+                                "oauth_client_secret_file",
+                                "give oauth_client_secret_env or oauth_client_secret_file, not both"
+                                    .into(),
+                            ));
+                        }
+                        (Some(v), None) => Some((v.span(), TokenSource::Env(v.into_inner()))),
+                        (None, Some(f)) => {
+                            Some((f.span(), TokenSource::File(f.into_inner().into())))
+                        }
+                        (None, None) => None,
+                    };
+                    let token = match (up.oauth_client_id, secret, token) {
+                        (None, None, token) => {
+                            if let Some(scope) = up.oauth_scope {
+                                return Err(invalid(
+                                    scope.span(),
+                                    "oauth_scope",
+                                    "oauth_scope goes with oauth_client_id".into(),
+                                ));
+                            }
+                            token
+                        }
+                        (Some(id), Some((_, secret)), None) => {
+                            let mut cc = ClientCredentials::new(id.into_inner(), secret);
+                            cc.scope = up.oauth_scope.map(Spanned::into_inner);
+                            Some(TokenSource::ClientCredentials(cc))
+                        }
+                        (Some(id), None, _) => {
+                            return Err(invalid(
+                                id.span(),
+                                "oauth_client_id",
+                                "oauth_client_id needs oauth_client_secret_env or oauth_client_secret_file"
+                                    .into(),
+                            ));
+                        }
+                        (None, Some((span, _)), _) => {
+                            return Err(invalid(
+                                span,
+                                "oauth_client_secret_*",
+                                "a client secret goes with oauth_client_id".into(),
+                            ));
+                        }
+                        (Some(id), Some(_), Some(_)) => {
+                            return Err(invalid(
+                                id.span(),
+                                "oauth_client_id",
+                                "give a bearer token or OAuth client credentials, not both".into(),
+                            ));
+                        }
                     };
                     UpstreamKind::Http {
                         url: url.into_inner(),
@@ -778,5 +874,38 @@ tools = ["calc_*"]
         assert_eq!(l.backoff(8), Duration::from_millis(25_600));
         assert_eq!(l.backoff(9), Duration::from_secs(30));
         assert_eq!(l.backoff(u32::MAX), Duration::from_secs(30));
+    }
+
+    #[test]
+    fn an_http_upstream_with_oauth_client_credentials_and_its_mistakes() {
+        let c = GatewayConfig::from_toml(
+            "[[upstream]]\nname = \"web\"\nurl = \"https://host/mcp\"\noauth_client_id = \"gw\"\n\
+             oauth_client_secret_file = \"/run/secrets/gw\"\noauth_scope = \"mcp:tools\"\n",
+        )
+        .expect("a config");
+        let UpstreamKind::Http {
+            token: Some(TokenSource::ClientCredentials(cc)),
+            ..
+        } = &c.upstreams[0].kind
+        else {
+            panic!("client credentials: {:?}", c.upstreams[0].kind);
+        };
+        assert_eq!(cc.client_id, "gw");
+        assert_eq!(*cc.secret, TokenSource::File("/run/secrets/gw".into()));
+        assert_eq!(cc.scope.as_deref(), Some("mcp:tools"));
+        let up = "[[upstream]]\nname = \"web\"\nurl = \"https://host/mcp\"\n";
+        let e = error(&format!("{up}oauth_client_id = \"gw\"\n"));
+        assert!(
+            e.contains("oauth_client_secret_env or oauth_client_secret_file"),
+            "{e}"
+        );
+        let e = error(&format!("{up}oauth_client_secret_env = \"S\"\n"));
+        assert!(e.contains("goes with oauth_client_id"), "{e}");
+        let e = error(&format!(
+            "{up}oauth_client_id = \"gw\"\noauth_client_secret_env = \"S\"\nbearer_token_env = \"T\"\n"
+        ));
+        assert!(e.contains("not both"), "{e}");
+        let e = error("[[upstream]]\nname = \"a\"\nstdio = \"x\"\noauth_client_id = \"gw\"\n");
+        assert!(e.contains("goes with `url`"), "{e}");
     }
 }

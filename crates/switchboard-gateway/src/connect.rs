@@ -34,6 +34,9 @@ fn client(config: &UpstreamConfig) -> Client {
 /// The bearer token from its source (the first line of a file, trimmed).
 fn token(source: &TokenSource) -> Result<String, String> {
     let text = match source {
+        TokenSource::ClientCredentials(_) => {
+            return Err("client credentials are not a bearer token".into());
+        }
         TokenSource::Env(var) => std::env::var(var)
             .map_err(|_| format!("the bearer token's variable {var} is not set"))?,
         TokenSource::File(path) => std::fs::read_to_string(path).map_err(|e| {
@@ -68,7 +71,9 @@ pub(crate) async fn connect_with(
         }
         UpstreamKind::Http { url, token: source } => {
             let mut http = HttpClientConfig::default();
-            if let Some(source) = source {
+            if let Some(TokenSource::ClientCredentials(cc)) = source {
+                http = http.with_auth(oauth::provider(url, cc).map_err(Attempt::Start)?);
+            } else if let Some(source) = source {
                 let value = format!("Bearer {}", token(source).map_err(Attempt::Start)?);
                 let mut value = http::HeaderValue::from_str(&value)
                     .map_err(|_| Attempt::Start("the bearer token is not a header value".into()))?;
@@ -80,5 +85,65 @@ pub(crate) async fn connect_with(
             Ok(client.connect(transport).await?)
         }
         UpstreamKind::Custom(connector) => Ok(connector(client).await?),
+    }
+}
+
+/// The gateway's OAuth client for an upstream (the client-credentials grant).
+#[cfg(feature = "oauth")]
+mod oauth {
+    use std::sync::Arc;
+
+    use switchboard_auth::ScopeSet;
+    use switchboard_auth::client::{GrantFlow, OAuthClient, OAuthConfig, PreRegistered, UrlPolicy};
+    use switchboard_http_client::AuthProvider;
+
+    use crate::config::ClientCredentials;
+
+    /// An auth provider getting the gateway's own token for `url` with `cc`.
+    pub(super) fn provider(
+        url: &str,
+        cc: &ClientCredentials,
+    ) -> Result<Arc<dyn AuthProvider>, String> {
+        let endpoint = url::Url::parse(url).map_err(|e| format!("`{url}`: {e}"))?;
+        // A loopback upstream (a development setup) may use plain http for its authorization
+        // server too; any other is held to https.
+        let loopback = match endpoint.host() {
+            Some(url::Host::Domain(d)) => d == "localhost",
+            Some(url::Host::Ipv4(a)) => a.is_loopback(),
+            Some(url::Host::Ipv6(a)) => a.is_loopback(),
+            None => false,
+        };
+        let policy = if loopback {
+            UrlPolicy::loopback_for_development()
+        } else {
+            UrlPolicy::strict()
+        };
+        let secret = super::token(&cc.secret)
+            .map_err(|e| e.replace("bearer token", "OAuth client secret"))?;
+        let mut config = OAuthConfig::new(endpoint)
+            .with_policy(policy)
+            .with_flow(GrantFlow::ClientCredentials)
+            .with_preregistered(PreRegistered {
+                client_id: cc.client_id.clone(),
+                client_secret: Some(secret),
+                issuer: None,
+            });
+        if let Some(scope) = &cc.scope {
+            config = config.with_scope(ScopeSet::parse(scope));
+        }
+        let client = OAuthClient::headless(config).map_err(|e| e.to_string())?;
+        Ok(Arc::new(client))
+    }
+}
+
+#[cfg(not(feature = "oauth"))]
+mod oauth {
+    use crate::config::ClientCredentials;
+
+    pub(super) fn provider(
+        _: &str,
+        _: &ClientCredentials,
+    ) -> Result<std::sync::Arc<dyn switchboard_http_client::AuthProvider>, String> {
+        Err("OAuth client credentials need switchboard-gateway's `oauth` feature".into())
     }
 }

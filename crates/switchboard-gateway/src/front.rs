@@ -29,6 +29,46 @@ fn caller(facts: &Facts) -> Caller<'_> {
     }
 }
 
+/// The gateway's server's name and version.
+pub(crate) fn gateway_info() -> switchboard_types::lifecycle::Implementation {
+    switchboard_types::lifecycle::Implementation::new(
+        "switchboard-gateway",
+        env!("CARGO_PKG_VERSION"),
+    )
+}
+
+/// A result this layer answers itself (the server adds the 2026-07-28 members to its handlers'
+/// results, not to a layer's), in the caller's era: without the upstream's own members
+/// (`resultType`, cache hints, its `serverInfo`), and for a 2026-07-28 caller with
+/// `resultType` and the gateway's `serverInfo`.
+fn answered(facts: &Facts, value: &impl serde::Serialize) -> HandlerResult {
+    use switchboard_types::modern::SERVER_INFO_KEY;
+    let mut value = serde_json::to_value(value)
+        .map_err(|e| ErrorObject::internal(format!("cannot encode the answer: {e}")))?;
+    if let Some(o) = value.as_object_mut() {
+        for k in ["resultType", "cacheScope", "ttlMs"] {
+            o.remove(k);
+        }
+        if let Some(meta) = o.get_mut("_meta").and_then(Value::as_object_mut) {
+            meta.remove(SERVER_INFO_KEY);
+            if meta.is_empty() {
+                o.remove("_meta");
+            }
+        }
+        if facts.protocol_version.is_some_and(|v| v.is_modern()) {
+            o.insert("resultType".into(), Value::String("complete".into()));
+            let meta = o
+                .entry("_meta")
+                .or_insert_with(|| Value::Object(Default::default()));
+            if let Some(meta) = meta.as_object_mut() {
+                let info = serde_json::to_value(gateway_info()).unwrap_or_default();
+                meta.insert(SERVER_INFO_KEY.into(), info);
+            }
+        }
+    }
+    raw(&value)
+}
+
 fn raw(value: &impl serde::Serialize) -> HandlerResult {
     serde_json::value::to_raw_value(value)
         .map_err(|e| ErrorObject::internal(format!("cannot encode the answer: {e}")))
@@ -135,7 +175,7 @@ impl Layer for Front {
                 .owner(Kind::Tools, &name)
                 .and_then(|o| o.unavailable())
             {
-                let result = raw(&CallToolResult::error(text));
+                let result = answered(call.facts(), &CallToolResult::error(text));
                 return Box::pin(async move { result });
             }
             return next.run(call);
@@ -156,19 +196,21 @@ impl Layer for Front {
             let subscribing = method == methods::RESOURCES_SUBSCRIBE;
             if subscribing || method == methods::RESOURCES_UNSUBSCRIBE {
                 let mirror = owner.and_then(|o| self.registry.mirror(&o.name));
+                // The server's session number: the key of the client's own upstream sessions.
+                let client = call.facts().connection;
                 let answer = next.run(call);
                 return Box::pin(async move {
                     let result = answer.await?;
                     if let Some(mirror) = mirror {
                         if subscribing {
-                            mirror.subscribe(&key).await.map_err(|e| {
+                            mirror.subscribe_for(client, &key).await.map_err(|e| {
                                 ErrorObject::internal(format!(
                                     "upstream `{}` refused the subscription: {e}",
                                     mirror.link.name
                                 ))
                             })?;
                         } else {
-                            mirror.unsubscribe(&key).await;
+                            mirror.unsubscribe_for(client, &key).await;
                         }
                     }
                     Ok(result)
@@ -178,7 +220,89 @@ impl Layer for Front {
         if method == methods::COMPLETION_COMPLETE {
             return self.complete(call);
         }
+        if method == methods::SUBSCRIPTIONS_LISTEN {
+            return self.listen(call, next);
+        }
         next.run(call)
+    }
+}
+
+/// The upstream subscriptions a 2026-07-28 listen stream holds: released (in the background)
+/// when the stream ends, however it ends.
+struct Held(Vec<(Arc<crate::mirror::Mirror>, String)>);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let held = std::mem::take(&mut self.0);
+        if held.is_empty() {
+            return;
+        }
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                for (mirror, uri) in held {
+                    mirror.unsubscribe(&uri).await;
+                }
+            });
+        }
+    }
+}
+
+impl Front {
+    /// `subscriptions/listen` (2026-07-28): each resource URI of the filter that is an
+    /// upstream's (and the caller may use) is subscribed upstream before the stream opens (so
+    /// an update right after the acknowledgement is not missed) and for as long as it is open;
+    /// the upstream's `notifications/resources/updated` then reaches the stream with the
+    /// gateway's URI through the server. List changes need nothing here: the gateway's own
+    /// `list_changed` already reaches every listen stream that asked for it.
+    fn listen(&self, call: Call, next: Next) -> BoxFuture<HandlerResult> {
+        let uris: Vec<String> = call
+            .request
+            .params
+            .as_ref()
+            .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+            .and_then(|p| {
+                p.pointer("/notifications/resourceSubscriptions")
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect()
+                    })
+            })
+            .unwrap_or_default();
+        let policy = self.policy();
+        let mut wanted = Vec::new();
+        for uri in uris {
+            if !self.allows(&policy, call.facts(), Kind::Resources, &uri) {
+                continue;
+            }
+            if let Some(mirror) = self
+                .registry
+                .owner(Kind::Resources, &uri)
+                .and_then(|o| self.registry.mirror(&o.name))
+                && !wanted.iter().any(|(_, u)| u == &uri)
+            {
+                wanted.push((mirror, uri));
+            }
+        }
+        if wanted.is_empty() {
+            return next.run(call);
+        }
+        Box::pin(async move {
+            let mut held = Held(Vec::new());
+            for (mirror, uri) in wanted {
+                match mirror.subscribe(&uri).await {
+                    Ok(()) => held.0.push((mirror, uri)),
+                    Err(e) => {
+                        tracing::warn!(upstream = %mirror.link.name, uri = %uri, error = %e, "a listen stream's resource is not subscribed upstream")
+                    }
+                }
+            }
+            let answer = next.run(call).await;
+            drop(held);
+            answer
+        })
     }
 }
 
@@ -187,7 +311,8 @@ impl Front {
     /// item's upstream with the reference rewritten to the upstream's name or URI; no values
     /// when the upstream does not complete (or the item is no upstream's).
     fn complete(&self, call: Call) -> BoxFuture<HandlerResult> {
-        let none = || raw(&serde_json::json!({"completion": {"values": []}}));
+        let facts = call.facts().clone();
+        let none = move || answered(&facts, &serde_json::json!({"completion": {"values": []}}));
         let Some(mut params) = call
             .request
             .params
@@ -245,9 +370,18 @@ impl Front {
             return Box::pin(async move { none() });
         };
         params["ref"][field] = Value::String(original);
+        // The 2026-07-28 envelope (`io.modelcontextprotocol/*` in `_meta`) is the client's to
+        // the gateway; the gateway's client puts its own on what it sends.
+        if let Some(meta) = params.get_mut("_meta").and_then(Value::as_object_mut) {
+            meta.retain(|k, _| !k.starts_with("io.modelcontextprotocol/"));
+            if meta.is_empty() {
+                params.as_object_mut().map(|p| p.remove("_meta"));
+            }
+        }
         let opts = switchboard_client::RequestOptions::default()
             .with_timeout(self.call_timeout)
             .with_cancel(call.context.cancellation().child_token());
+        let facts = call.facts().clone();
         Box::pin(async move {
             let answer: Value = session
                 .request(methods::COMPLETION_COMPLETE, params, opts)
@@ -260,7 +394,7 @@ impl Front {
                         ErrorObject::internal(format!("upstream `{}` failed: {other}", owner.name))
                     }
                 })?;
-            raw(&answer)
+            answered(&facts, &answer)
         })
     }
 }

@@ -5,7 +5,8 @@
 //! [`Server`] for the gateway's clients, both eras from one builder), not a special relay.
 //!
 //! Each upstream (a stdio command, restarted when it exits with a bounded backoff; a Streamable
-//! HTTP URL with an optional bearer token; or a connector of the library user's) is served under
+//! HTTP URL with an optional bearer token or, with the `oauth` feature, the gateway's own
+//! OAuth client credentials; or a connector of the library user's) is served under
 //! its prefix: its tools and prompts as `NAME_tool` (FastMCP's convention; the separator is
 //! configurable, an upstream named `""` is mounted without a prefix), its resources and
 //! resource templates with the name after the URI's scheme (`test://x` of `files` is
@@ -33,7 +34,7 @@
 //! | `policy` | [`Policy`], [`Rule`], [`Effect`]: who may use what |
 //! | `mirror` | one upstream's items on the gateway's server, and the handlers that forward to it |
 //! | `registry` | the configured upstreams (and removed ones): whose is a name or URI, is it up |
-//! | `front` | the gateway's layer: listings filtered, refusals, "down" answers |
+//! | `front` | the gateway's layer: listings filtered, refusals, "down" answers, completion, listen streams' subscriptions |
 //! | `search` | the `search_tools` tool |
 //! | `subscribe` | resource subscriptions forwarded, updates rewritten back |
 //! | `affinity` | clients' own upstream sessions: an upstream's requests and log lines reach the client that caused them |
@@ -49,8 +50,14 @@
 //! Resource subscriptions and `completion/complete` are forwarded with names and URIs rewritten
 //! both ways, as are the URIs of resource links and embedded resources in tool results.
 //!
-//! Not yet: subscriptions through a 2026-07-28 `subscriptions/listen` on the front, tasks, and
-//! pagination beyond the server's own cursors.
+//! A client with upstream sessions of its own is served everything of its upstream from them:
+//! the tools its session lists (and their `list_changed`), its resource subscriptions and
+//! their updates, and its progress token as it sent it. A 2026-07-28 client's
+//! `subscriptions/listen` naming a gateway URI subscribes the upstream while the stream is
+//! open, and an upstream's input requests reach such a client as `input_required` rounds
+//! (under the upstream's own keys when it speaks 2026-07-28).
+//!
+//! Not yet: tasks, and pagination beyond the server's own cursors.
 
 mod affinity;
 mod config;
@@ -71,10 +78,10 @@ use switchboard_server::{Server, ServerError};
 use switchboard_types::capabilities::{
     PromptsCapability, ResourcesCapability, ServerCapabilities, ToolsCapability,
 };
-use switchboard_types::lifecycle::Implementation;
 
 pub use config::{
-    ConfigError, Connector, GatewayConfig, Limits, TokenSource, UpstreamConfig, UpstreamKind,
+    ClientCredentials, ConfigError, Connector, GatewayConfig, Limits, TokenSource, UpstreamConfig,
+    UpstreamKind,
 };
 pub use policy::{Effect, Policy, Rule};
 
@@ -158,11 +165,7 @@ impl Gateway {
         };
         let registry = Arc::new(registry::Registry::new(config.separator.clone()));
         let policy = Arc::new(RwLock::new(config.policy.clone()));
-        let mut builder = Server::builder(Implementation::new(
-            "switchboard-gateway",
-            env!("CARGO_PKG_VERSION"),
-        ))
-        .capabilities(caps);
+        let mut builder = Server::builder(front::gateway_info()).capabilities(caps);
         if let Some(n) = config.page_size {
             builder = builder.page_size(n);
         }
@@ -211,7 +214,10 @@ impl Gateway {
 
     /// Starts serving upstream `up` (its supervisor connects in the background).
     fn add_upstream(&self, up: UpstreamConfig) {
-        let link = Arc::new(mirror::Link::new(up.clone()));
+        let link = Arc::new(mirror::Link::new(
+            up.clone(),
+            self.registry.separator.clone(),
+        ));
         let mirror = Arc::new(mirror::Mirror::new(
             link,
             &self.server,

@@ -10,16 +10,21 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use switchboard_client::{ClientError, ClientSession, ProgressUpdate, RequestOptions};
+use switchboard_client::{
+    ClientError, ClientSession, Era, ListenEvent, ProgressUpdate, RequestOptions,
+};
 use switchboard_jsonrpc::RequestError;
 use switchboard_server::{
-    PromptGet, ResourceRead, Server, ServerError, ToolCall, ToolError, WeakServer,
+    PromptGet, ResourceRead, Server, ServerError, ServerSession, ToolCall, ToolError, WeakServer,
 };
 use switchboard_types::ErrorObject;
 use switchboard_types::methods;
+use switchboard_types::modern::SubscriptionFilter;
 use switchboard_types::prompts::{GetPromptResult, Prompt};
-use switchboard_types::resources::{ReadResourceResult, Resource, ResourceTemplate};
-use switchboard_types::tools::{CallToolResult, TaskSupport, Tool};
+use switchboard_types::resources::{
+    ReadResourceResult, Resource, ResourceTemplate, ResourceUpdatedNotificationParams,
+};
+use switchboard_types::tools::{CallToolRequestParams, CallToolResult, TaskSupport, Tool};
 
 use crate::affinity::{Affinity, InFlight};
 use crate::config::{Limits, UpstreamConfig};
@@ -31,6 +36,8 @@ pub(crate) struct Link {
     pub(crate) name: String,
     /// How it is reached (for the clients' own sessions).
     config: UpstreamConfig,
+    /// Between the prefix and a name (for the tools of a client's own session).
+    separator: String,
     /// The sessions of their own of the clients that may be asked for input.
     pub(crate) affinity: Arc<Affinity>,
     session: RwLock<Option<ClientSession>>,
@@ -51,10 +58,11 @@ impl std::fmt::Debug for Link {
 }
 
 impl Link {
-    pub(crate) fn new(config: UpstreamConfig) -> Self {
+    pub(crate) fn new(config: UpstreamConfig, separator: String) -> Self {
         Link {
             name: config.name.clone(),
             config,
+            separator,
             affinity: Arc::default(),
             session: RwLock::new(None),
             ready: Default::default(),
@@ -98,8 +106,17 @@ impl Link {
 
     /// The session a forwarded request of `cx` goes on: the client's own (with the guard that
     /// keeps its call in flight) when it gets one, else the shared one; `None` when down.
-    async fn session_for(
-        &self,
+    /// (Boxed: the follower it starts serves tools whose handlers come back here.)
+    fn session_for<'a>(
+        self: &'a Arc<Self>,
+        cx: &'a switchboard_server::Context,
+        limits: &'a Limits,
+    ) -> futures::future::BoxFuture<'a, Option<(ClientSession, Option<InFlight>)>> {
+        Box::pin(self.session_for_inner(cx, limits))
+    }
+
+    async fn session_for_inner(
+        self: &Arc<Self>,
         cx: &switchboard_server::Context,
         limits: &Limits,
     ) -> Option<(ClientSession, Option<InFlight>)> {
@@ -116,7 +133,18 @@ impl Link {
         .ok()
         .flatten();
         match bound.and_then(|b| b.session().map(|s| (s, b))) {
-            Some((session, bound)) => Some((session, Some(bound.enter(cx)))),
+            Some((session, bound)) => {
+                // A 2025 client sees the tools of its own session (the 2026-07-28 era has no
+                // session to hold them: its lists are the gateway's).
+                if !cx.is_modern() && bound.start_following() {
+                    let (link, own, limits) = (self.clone(), session.clone(), limits.clone());
+                    let front = bound.front().clone();
+                    let follow: futures::future::BoxFuture<'static, ()> =
+                        Box::pin(follow_own_tools(link, own, front, limits));
+                    tokio::spawn(follow);
+                }
+                Some((session, Some(bound.enter(cx))))
+            }
             None => Some((shared, None)),
         }
     }
@@ -270,6 +298,57 @@ impl Mirror {
             .await
     }
 
+    /// Client session `client` ([`ServerSession::id`](switchboard_server::ServerSession::id))
+    /// subscribed to `gateway_uri`: on its own upstream session when it holds one (the
+    /// upstream's updates there go to that client only), else on the gateway's.
+    pub(crate) async fn subscribe_for(
+        &self,
+        client: Option<u64>,
+        gateway_uri: &str,
+    ) -> Result<(), ClientError> {
+        let Some(bound) = client.and_then(|c| self.link.affinity.of(c)) else {
+            return self.subscribe(gateway_uri).await;
+        };
+        let (Some(own), Some(original)) = (
+            bound.session(),
+            names::upstream_uri(&self.link.name, gateway_uri),
+        ) else {
+            return self.subscribe(gateway_uri).await;
+        };
+        let front = bound.front().clone();
+        let served = gateway_uri.to_owned();
+        let id = own
+            .subscribe(&original, move |_| {
+                let (front, uri) = (front.clone(), served.clone());
+                tokio::spawn(async move {
+                    let params = ResourceUpdatedNotificationParams::new(uri);
+                    let _ = front
+                        .peer()
+                        .notify(methods::NOTIFICATIONS_RESOURCES_UPDATED, Some(&params))
+                        .await;
+                });
+            })
+            .await?;
+        bound.subscribed(gateway_uri, id);
+        Ok(())
+    }
+
+    /// Client session `client` unsubscribed from `gateway_uri` (on the session it subscribed
+    /// on).
+    pub(crate) async fn unsubscribe_for(&self, client: Option<u64>, gateway_uri: &str) {
+        if let Some(bound) = client.and_then(|c| self.link.affinity.of(c))
+            && let Some(id) = bound.take_subscription(gateway_uri)
+        {
+            if let Some(own) = bound.session()
+                && let Err(e) = own.unsubscribe(id).await
+            {
+                tracing::debug!(uri = %gateway_uri, error = %e, "upstream unsubscribe failed");
+            }
+            return;
+        }
+        self.unsubscribe(gateway_uri).await;
+    }
+
     /// A client unsubscribed from `gateway_uri`.
     pub(crate) async fn unsubscribe(&self, gateway_uri: &str) {
         self.subscriptions
@@ -326,28 +405,11 @@ impl Mirror {
     pub(crate) fn sync_tools(&self, tools: Vec<Tool>) {
         let mut desired = Vec::new();
         for tool in self.bounded(Kind::Tools, tools) {
-            if tool.task_support() == TaskSupport::Required {
-                self.skipped(
-                    Kind::Tools,
-                    &tool.name,
-                    "it runs only as a task (not forwarded yet)",
-                );
-                continue;
+            let key = tool.name.clone();
+            match served_tool(&self.link.name, &self.separator, tool) {
+                Ok(served) => desired.push(served),
+                Err(why) => self.skipped(Kind::Tools, &key, why),
             }
-            let Some(name) = names::prefixed_name(&self.link.name, &self.separator, &tool.name)
-            else {
-                self.skipped(
-                    Kind::Tools,
-                    &tool.name,
-                    "its prefixed name breaks the tool-name rules",
-                );
-                continue;
-            };
-            let original = tool.name.clone();
-            let mut served = tool;
-            served.name = name.clone();
-            served.execution = None;
-            desired.push((name, served, original));
         }
         let Some(server) = self.server.upgrade() else {
             return;
@@ -527,6 +589,158 @@ impl Mirror {
     }
 }
 
+/// A tool as the gateway serves it: its prefixed name, its definition under that name (run
+/// as a plain call), and its upstream name; or why it is left out.
+fn served_tool(
+    upstream: &str,
+    separator: &str,
+    tool: Tool,
+) -> Result<(String, Tool, String), &'static str> {
+    if tool.task_support() == TaskSupport::Required {
+        return Err("it runs only as a task (not forwarded yet)");
+    }
+    let name = names::prefixed_name(upstream, separator, &tool.name)
+        .ok_or("its prefixed name breaks the tool-name rules")?;
+    let original = tool.name.clone();
+    let mut served = tool;
+    served.name = name.clone();
+    served.execution = None;
+    Ok((name, served, original))
+}
+
+/// Follows the tool list of a client's own upstream session while both sessions live: each
+/// tool it lists that the gateway's shared session does not (or lists otherwise) is a tool of
+/// that client's session only ([`ServerSession::add_tool`], which tells that client its list
+/// changed), taken away when the upstream no longer lists it or the own session ends. So a
+/// client whose calls change its upstream's tools (a stdio upstream is one process per
+/// session) sees the change, and no other client does.
+async fn follow_own_tools(
+    link: Arc<Link>,
+    own: ClientSession,
+    front: ServerSession,
+    limits: Limits,
+) {
+    let Some(caps) = own.server_capabilities().tools.clone() else {
+        return;
+    };
+    let follows = caps.list_changed == Some(true);
+    let mut added: HashMap<String, Value> = HashMap::new();
+    let mut listed = own.list_tools().await;
+    let mut listen = None;
+    loop {
+        match listed {
+            Ok(tools) => sync_own_tools(&link, &front, tools, &mut added, &limits).await,
+            Err(e) => {
+                tracing::debug!(upstream = %link.name, error = %e, "a client's own tool list was not read");
+                if !own.is_open() {
+                    break;
+                }
+            }
+        }
+        if !follows {
+            tokio::select! {
+                () = own.closed() => {}
+                () = front.closed() => {}
+            }
+            break;
+        }
+        let changed = async {
+            if own.era() == Era::Legacy {
+                return own.tools_changed().await.ok();
+            }
+            if listen.is_none() {
+                let filter = SubscriptionFilter {
+                    tools_list_changed: Some(true),
+                    ..Default::default()
+                };
+                listen = own.listen(filter).await.ok();
+            }
+            let stream = listen.as_mut()?;
+            while let Some(event) = stream.next().await {
+                if matches!(event, ListenEvent::ToolsListChanged) {
+                    return own.list_tools().await.ok();
+                }
+            }
+            None
+        };
+        listed = tokio::select! {
+            r = changed => match r {
+                Some(tools) => Ok(tools),
+                None => break,
+            },
+            () = front.closed() => break,
+        };
+    }
+    for name in added.keys() {
+        let _ = front.remove_tool(name).await;
+    }
+}
+
+/// Makes the client's session tools those of `tools` that the shared session does not list
+/// as they are.
+async fn sync_own_tools(
+    link: &Arc<Link>,
+    front: &ServerSession,
+    tools: Vec<Tool>,
+    added: &mut HashMap<String, Value>,
+    limits: &Limits,
+) {
+    let shared: HashMap<String, Value> = link
+        .session()
+        .and_then(|s| s.cached_tools())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|t| {
+            (
+                t.name.clone(),
+                serde_json::to_value(&t).unwrap_or(Value::Null),
+            )
+        })
+        .collect();
+    let mut own = HashMap::new();
+    for tool in tools.into_iter().take(limits.max_items) {
+        let def = serde_json::to_value(&tool).unwrap_or(Value::Null);
+        if shared.get(&tool.name) == Some(&def) {
+            continue;
+        }
+        if let Ok((name, served, original)) = served_tool(&link.name, &link.separator, tool) {
+            own.insert(name, (def, served, original));
+        }
+    }
+    let gone: Vec<String> = added
+        .iter()
+        .filter(|(name, def)| own.get(*name).map(|(d, ..)| d) != Some(*def))
+        .map(|(name, _)| name.clone())
+        .collect();
+    for name in gone {
+        added.remove(&name);
+        if !own.contains_key(&name) {
+            let _ = front.remove_tool(&name).await;
+        }
+    }
+    for (name, (def, served, original)) in own {
+        if added.contains_key(&name) {
+            continue;
+        }
+        let (l, lim) = (link.clone(), limits.clone());
+        // Boxed: the handler's future holds `session_for`'s, which starts this follower.
+        let handler = move |call: ToolCall| -> futures::future::BoxFuture<
+            'static,
+            Result<CallToolResult, ToolError>,
+        > {
+            Box::pin(forward_call(l.clone(), original.clone(), call, lim.clone()))
+        };
+        match front.add_tool(served, handler).await {
+            Ok(()) => {
+                added.insert(name, def);
+            }
+            Err(e) => {
+                tracing::warn!(upstream = %link.name, tool = %name, error = %e, "a tool of a client's own session is not served to it")
+            }
+        }
+    }
+}
+
 /// Request options for a forwarded request: the bound, and the client's cancellation passed on
 /// (a cancelled client request cancels the upstream's, which is told `notifications/cancelled`).
 fn options(cx: &switchboard_server::Context, timeout: Duration) -> RequestOptions {
@@ -548,20 +762,42 @@ async fn forward_call(
         return Ok(CallToolResult::error(link.down()));
     };
     let mut opts = options(&cx, limits.call_timeout);
+    let mut params =
+        CallToolRequestParams::new(&name).with_arguments(Value::Object(call.arguments));
     // Progress: the engine's callback is synchronous, so it keeps the latest update in a watch
     // (nothing queues: updates that come faster than the client is told are coalesced into
     // the latest, which carries the later value) and this task reports it on the client's
     // request.
+    // On the client's own session the client's token is passed on as it is (no other client
+    // shares the session, so no token can collide); on the shared one, each request gets a
+    // token of the gateway's session.
     let (tx, mut rx) = tokio::sync::watch::channel::<Option<ProgressUpdate>>(None);
-    if cx.progress_token().is_some() {
-        opts = opts.with_progress(move |u| {
-            tx.send_replace(Some(u));
+    let mut _watch = None;
+    if let Some(token) = cx.progress_token() {
+        let verbatim = in_flight.as_ref().and_then(|_| {
+            let tx = tx.clone();
+            let watch = session.peer().watch_progress(token.clone(), move |u| {
+                tx.send_replace(Some(u));
+            });
+            watch.ok()
         });
+        match verbatim {
+            Some(watch) => {
+                _watch = Some(watch);
+                let mut meta = params.meta.take().unwrap_or_default();
+                meta.0.insert("progressToken".into(), token.to_value());
+                params.meta = Some(meta);
+            }
+            None => {
+                opts = opts.with_progress(move |u| {
+                    tx.send_replace(Some(u));
+                });
+            }
+        }
     } else {
         drop(tx);
     }
-    let arguments = Value::Object(call.arguments);
-    let forwarded = session.call_tool_with(&name, arguments, opts);
+    let forwarded = session.request::<_, CallToolResult>(methods::TOOLS_CALL, params, opts);
     tokio::pin!(forwarded);
     let report = |u: Option<ProgressUpdate>| {
         let cx = &cx;

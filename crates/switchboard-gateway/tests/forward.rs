@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use switchboard_client::{Client, ClientSession, EraMode};
-use switchboard_gateway::{Gateway, GatewayConfig, UpstreamConfig, UpstreamKind};
+use switchboard_gateway::{Gateway, GatewayConfig};
 use switchboard_server::Server;
 use switchboard_test_support::wait;
 use switchboard_types::lifecycle::Implementation;
@@ -16,7 +16,7 @@ use switchboard_types::tools::{CallToolResult, Tool};
 
 mod common;
 
-use common::{in_memory, limits, text_of};
+use common::{connect, in_memory, one_upstream, text_of};
 
 /// An upstream whose `ask` logs a line, asks the client for a sampled message naming `who`,
 /// and answers with what the client said; `elicit` asks for a form; `roots` lists the roots.
@@ -87,10 +87,8 @@ async fn client_of(
     seen: Arc<Mutex<Seen>>,
     hold: Option<Arc<tokio::sync::Notify>>,
 ) -> ClientSession {
-    let (ours, theirs) = switchboard_jsonrpc::memory::pair();
-    gateway.server().serve(theirs).expect("served");
     let sampled = seen.clone();
-    Client::builder(Implementation::new(name, "1"))
+    let client = Client::builder(Implementation::new(name, "1"))
         .era(EraMode::Legacy)
         .sampling(move |params, _| {
             let sampled = sampled.clone();
@@ -126,23 +124,22 @@ async fn client_of(
                 .logs
                 .push(line.data.as_str().unwrap_or_default().to_owned());
         })
-        .build()
-        .connect(ours)
-        .await
-        .expect("connected")
+        .build();
+    connect(gateway, client).await
 }
 
 fn gateway() -> Gateway {
-    let mut config = GatewayConfig::default();
-    config.limits = limits();
-    config.upstreams = vec![
-        UpstreamConfig::new(
-            "up",
-            UpstreamKind::Custom(in_memory(asking(), Arc::default())),
-        )
-        .with_era(EraMode::Legacy),
-    ];
-    Gateway::start(config).expect("a gateway")
+    gateway_with(|_| {})
+}
+
+/// [`gateway`], its configuration changed by `edit` before the start.
+fn gateway_with(edit: impl FnOnce(&mut GatewayConfig)) -> Gateway {
+    one_upstream(
+        "up",
+        in_memory(asking(), Arc::default()),
+        EraMode::Legacy,
+        edit,
+    )
 }
 
 /// `[SEC]` hostile clients: while A's sampling request waits for A, B calls the same tool; each
@@ -220,17 +217,7 @@ async fn elicitation_and_roots_are_asked_of_the_calling_client() {
 /// that client only).
 #[tokio::test]
 async fn past_max_affinity_sessions_a_client_shares_the_gateways_session() {
-    let mut config = GatewayConfig::default();
-    config.limits = limits();
-    config.limits.max_affinity_sessions = 1;
-    config.upstreams = vec![
-        UpstreamConfig::new(
-            "up",
-            UpstreamKind::Custom(in_memory(asking(), Arc::default())),
-        )
-        .with_era(EraMode::Legacy),
-    ];
-    let gateway = Gateway::start(config).expect("a gateway");
+    let gateway = gateway_with(|c| c.limits.max_affinity_sessions = 1);
     wait::until("up", || gateway.is_up("up") == Some(true)).await;
     let a = client_of(&gateway, "A", Arc::default(), None).await;
     let b = client_of(&gateway, "B", Arc::default(), None).await;
@@ -252,17 +239,12 @@ async fn past_max_affinity_sessions_a_client_shares_the_gateways_session() {
 /// anyone (the call fails), and never asks the wrong client.
 #[tokio::test]
 async fn with_shared_client_sessions_the_upstream_asks_no_client() {
-    let mut config = GatewayConfig::default();
-    config.limits = limits();
-    config.upstreams = vec![
-        UpstreamConfig::new(
-            "up",
-            UpstreamKind::Custom(in_memory(asking(), Arc::default())),
-        )
-        .with_era(EraMode::Legacy)
-        .with_own_sessions(false),
-    ];
-    let gateway = Gateway::start(config).expect("a gateway");
+    let gateway = gateway_with(|c| {
+        c.upstreams = std::mem::take(&mut c.upstreams)
+            .into_iter()
+            .map(|u| u.with_own_sessions(false))
+            .collect();
+    });
     gateway.ready().await;
     let seen = Arc::new(Mutex::new(Seen::default()));
     let a = client_of(&gateway, "A", seen.clone(), None).await;

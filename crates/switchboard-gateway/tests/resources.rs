@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use switchboard_client::{Client, ClientSession, EraMode};
-use switchboard_gateway::{Gateway, GatewayConfig, UpstreamConfig, UpstreamKind};
+use switchboard_gateway::Gateway;
 use switchboard_server::{CompletionTarget, Server, ServerSession, prefix_matches};
 use switchboard_test_support::wait;
 use switchboard_types::lifecycle::Implementation;
@@ -15,7 +15,7 @@ use switchboard_types::tools::{CallToolResult, Tool};
 
 mod common;
 
-use common::{in_memory, limits, read_text};
+use common::{connect, in_memory, one_upstream, read_text};
 
 /// An upstream with a subscribable resource (`touch` announces a change of it), a prompt and
 /// a template with completions, and `link`, whose result links and embeds the resource.
@@ -61,25 +61,17 @@ fn docs() -> Server {
 
 async fn setup() -> (Gateway, Arc<Mutex<Vec<ServerSession>>>, ClientSession) {
     let sessions = Arc::new(Mutex::new(Vec::new()));
-    let mut config = GatewayConfig::default();
-    config.limits = limits();
-    config.upstreams = vec![
-        UpstreamConfig::new(
-            "up",
-            UpstreamKind::Custom(in_memory(docs(), sessions.clone())),
-        )
-        .with_era(EraMode::Legacy),
-    ];
-    let gateway = Gateway::start(config).expect("a gateway");
+    let gateway = one_upstream(
+        "up",
+        in_memory(docs(), sessions.clone()),
+        EraMode::Legacy,
+        |_| {},
+    );
     wait::until("up", || gateway.is_up("up") == Some(true)).await;
-    let (ours, theirs) = switchboard_jsonrpc::memory::pair();
-    gateway.server().serve(theirs).expect("served");
     let client = Client::builder(Implementation::new("front", "1"))
         .era(EraMode::Legacy)
-        .build()
-        .connect(ours)
-        .await
-        .expect("connected");
+        .build();
+    let client = connect(&gateway, client).await;
     (gateway, sessions, client)
 }
 
@@ -161,4 +153,41 @@ async fn resource_links_and_embedded_resources_in_a_tool_result_carry_the_gatewa
     // And the link reads through the gateway.
     let read = client.read_resource("test://up/doc/1").await.expect("read");
     assert_eq!(read.contents[0].uri(), "test://up/doc/1");
+}
+
+/// `[D26-67]`..`[D26-76]` listen: a 2026-07-28 client's `subscriptions/listen` naming a gateway
+/// URI subscribes the upstream for as long as the stream is open; the upstream's update comes
+/// back on the stream with the gateway's URI; the stream's end unsubscribes upstream.
+#[tokio::test]
+async fn a_listen_stream_naming_a_resource_subscribes_the_upstream_while_it_is_open() {
+    let (gateway, sessions, _legacy) = setup().await;
+    let modern = Client::builder(Implementation::new("front", "1"))
+        .era(EraMode::Auto)
+        .build();
+    let modern = connect(&gateway, modern).await;
+    let filter = switchboard_types::modern::SubscriptionFilter {
+        resource_subscriptions: Some(vec!["test://up/doc/1".into()]),
+        ..Default::default()
+    };
+    let mut stream = modern.listen(filter).await.expect("listening");
+    let upstream = sessions.lock().expect("lock")[0].clone();
+    assert!(
+        upstream.is_subscribed("test://doc/1"),
+        "subscribed upstream before the acknowledgement"
+    );
+    modern
+        .call_tool("up_touch", json!({}))
+        .await
+        .expect("a result");
+    match stream.next().await {
+        Some(switchboard_client::ListenEvent::ResourceUpdated(u)) => {
+            assert_eq!(u.uri, "test://up/doc/1")
+        }
+        other => panic!("expected the update, got {other:?}"),
+    }
+    drop(stream);
+    wait::until("unsubscribed upstream when the stream ended", || {
+        !upstream.is_subscribed("test://doc/1")
+    })
+    .await;
 }

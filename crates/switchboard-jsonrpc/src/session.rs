@@ -797,6 +797,17 @@ fn on_progress(peer: &Peer, n: &Notification) {
         );
         return;
     };
+    // A watched token is the caller's own choice (a gateway passing a client's token on), so
+    // it keeps its progress even when a request sent later got the same number as its id.
+    if peer
+        .inner
+        .watched
+        .lock()
+        .is_ok_and(|w| w.contains_key(&p.progress_token))
+    {
+        on_watched_progress(peer, p.progress_token, p.progress, p.total, p.message);
+        return;
+    }
     let callback = {
         let Ok(mut pending) = peer.inner.pending.lock() else {
             return;

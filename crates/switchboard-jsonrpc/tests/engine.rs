@@ -820,6 +820,51 @@ async fn a_watched_progress_token_is_delivered_until_the_watch_is_dropped() {
     assert!(client.watch_progress(token, |_| {}).is_ok(), "free again");
 }
 
+/// A watched token that is a number keeps its progress when a request sent later is given
+/// that number as its id (a gateway passing a client's token on cannot choose the ids).
+#[tokio::test]
+async fn a_watched_numeric_token_keeps_its_progress_when_a_later_request_has_that_id() {
+    let (a, mut b) = memory::pair();
+    let client = spawn(
+        a,
+        Arc::new(switchboard_jsonrpc::NullService),
+        SessionConfig::default(),
+    );
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    // The engine numbers its requests from 1: its first request gets the watched number.
+    let _w1 = client
+        .watch_progress(RequestId::int(1), move |u| {
+            s.lock().unwrap().push(u.progress)
+        })
+        .unwrap();
+    let pending = tokio::spawn({
+        let client = client.clone();
+        async move {
+            client
+                .request("echo", None, RequestOptions::default())
+                .await
+        }
+    });
+    let sent = next(&mut b).await;
+    let id = sent["id"].clone();
+    assert_eq!(id, json!(1), "the request has the watched number as its id");
+    b.send_text(format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{id},"progress":5}}}}"#
+    ))
+    .await
+    .unwrap();
+    b.send_text(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#))
+        .await
+        .unwrap();
+    pending.await.unwrap().unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![5.0],
+        "the watch keeps its token"
+    );
+}
+
 #[tokio::test]
 async fn bound_watched_progress_tokens() {
     let (a, _b) = memory::pair();

@@ -53,6 +53,22 @@ impl Deadline {
     }
 }
 
+/// [`until`] for a test without a runtime (one that polls a child process, say): the calling
+/// thread blocks between two looks.
+///
+/// # Panics
+/// When `condition` does not hold within [`DEADLINE`], naming `what` was awaited.
+pub fn until_blocking(what: &str, mut condition: impl FnMut() -> bool) {
+    let at = std::time::Instant::now() + DEADLINE;
+    while !condition() {
+        assert!(
+            std::time::Instant::now() < at,
+            "still waiting after {DEADLINE:?} for {what}"
+        );
+        std::thread::sleep(POLL);
+    }
+}
+
 /// Polls `condition` until it holds.
 ///
 /// # Panics
@@ -103,6 +119,16 @@ mod tests {
     #[should_panic(expected = "still waiting after 20s for a condition that never holds")]
     async fn until_gives_up_at_the_deadline() {
         until("a condition that never holds", || false).await;
+    }
+
+    #[test]
+    fn until_blocking_returns_once_the_condition_holds() {
+        let mut looks = 0;
+        until_blocking("the third look", || {
+            looks += 1;
+            looks == 3
+        });
+        assert_eq!(looks, 3);
     }
 
     #[tokio::test(start_paused = true)]

@@ -166,3 +166,29 @@ pub(crate) fn names(tools: &[Tool]) -> Vec<String> {
     n.sort();
     n
 }
+
+/// A gateway with one upstream `name` reached through `connector` on `era`, with the tests'
+/// short backoff ([`limits`]); `edit` changes the upstream's configuration before the start.
+pub(crate) fn one_upstream(
+    name: &str,
+    connector: Connector,
+    era: EraMode,
+    edit: impl FnOnce(&mut GatewayConfig),
+) -> Gateway {
+    let mut config = GatewayConfig::default();
+    config.limits = limits();
+    config.upstreams =
+        vec![UpstreamConfig::new(name, UpstreamKind::Custom(connector)).with_era(era)];
+    edit(&mut config);
+    Gateway::start(config).expect("a gateway")
+}
+
+/// A client built by `client`, connected to the gateway in memory.
+pub(crate) async fn connect(gateway: &Gateway, client: Client) -> ClientSession {
+    let (ours, theirs) = switchboard_jsonrpc::memory::pair();
+    gateway.server().serve(theirs).expect("served");
+    client
+        .connect(ours)
+        .await
+        .expect("connected to the gateway")
+}
