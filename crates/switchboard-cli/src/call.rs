@@ -4,15 +4,14 @@
 
 use std::time::Duration;
 
-use switchboard::types::catalogue::{self, Arguments, TargetKind};
+use switchboard::types::catalogue;
 use switchboard::types::methods;
 
 use anyhow::Context as _;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use switchboard::client::{Client, ClientError, ClientSession, RequestOptions};
-use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
+use switchboard::http_client::HttpClientConfig;
 use switchboard::telemetry::Telemetry;
-use switchboard::transport::{ChildCommand, ChildTransport};
 use switchboard::types::elicitation::{ElicitAction, ElicitResult};
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::roots::Root;
@@ -74,57 +73,10 @@ pub(crate) struct CallOutcome {
     pub code: i32,
 }
 
-/// Parses `key=value`: the value as JSON when it parses (numbers, booleans, objects), else a string.
-pub(crate) fn parse_pairs(
-    pairs: &[String],
-    json_values: bool,
-) -> anyhow::Result<Map<String, Value>> {
-    let mut out = Map::new();
-    for p in pairs {
-        let (k, v) = p
-            .split_once('=')
-            .with_context(|| format!("argument {p:?} is not key=value"))?;
-        let value = if json_values {
-            serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_owned()))
-        } else {
-            Value::String(v.to_owned())
-        };
-        out.insert(k.to_owned(), value);
-    }
-    Ok(out)
-}
-
+/// The request's params: the target and pairs as the catalogue shapes them, `--params` over them.
 fn params_for(a: &CallArgs) -> anyhow::Result<Value> {
-    // How the method names its target comes from the catalogue: `tools/call NAME k=v` (JSON
-    // argument values), `prompts/get NAME k=v` (string arguments), `resources/read URI`.
-    // The skills extension's methods are no catalogue rows: `skills/get URI` and
-    // `resources/directory/read URI` name their target by URI too.
-    let target = catalogue::request(&a.method)
-        .and_then(|s| s.target)
-        .or_else(|| {
-            [methods::SKILLS_GET, methods::RESOURCES_DIRECTORY_READ]
-                .contains(&a.method.as_str())
-                .then_some(TargetKind::Uri)
-        });
-    let mut params = match (target, &a.target) {
-        (Some(TargetKind::Name(kind)), Some(name)) => {
-            let json_values = kind == Arguments::Json;
-            json!({"name": name, "arguments": parse_pairs(&a.pairs, json_values)?})
-        }
-        (Some(TargetKind::Uri), Some(uri)) => {
-            let mut p = parse_pairs(&a.pairs, true)?;
-            p.insert("uri".into(), Value::String(uri.clone()));
-            Value::Object(p)
-        }
-        (Some(TargetKind::Name(_)), None) => anyhow::bail!("{} needs a name", a.method),
-        (Some(TargetKind::Uri), None) => anyhow::bail!("{} needs a URI", a.method),
-        // A method without a name or URI (`logging/setLevel level=debug`, `resources/list
-        // cursor=C`): clap puts the first pair in `target`, so it is a pair too, never dropped.
-        (None, target) => {
-            let pairs: Vec<String> = target.iter().chain(&a.pairs).cloned().collect();
-            Value::Object(parse_pairs(&pairs, true)?)
-        }
-    };
+    let mut params =
+        switchboard::client::params_from_pairs(&a.method, a.target.as_deref(), &a.pairs)?;
     if let Some(raw) = &a.params {
         let extra: Value = serde_json::from_str(raw).context("--params is not JSON")?;
         let (Value::Object(base), Value::Object(extra)) = (&mut params, extra) else {
@@ -211,29 +163,15 @@ async fn connect(
     if let Some(t) = telemetry {
         builder = builder.layer(t.clone());
     }
-    let client = builder.build();
-    let (name, session) = match (&a.server.stdio, &a.server.url) {
-        (_, Some(url)) => {
-            let mut config = HttpClientConfig::default();
-            if let Some(o) = &oauth {
-                config = config.with_auth(o.clone());
-                if a.oauth.oauth {
-                    // A person authorizes in the browser while the first request waits.
-                    config = config.with_response_timeout(Duration::from_secs(330));
-                }
-            }
-            let t = HttpClientTransport::connect(url, config)
-                .with_context(|| format!("cannot reach `{url}`"))?;
-            (url, client.connect(t).await)
+    let mut config = HttpClientConfig::default();
+    if let Some(o) = &oauth {
+        config = config.with_auth(o.clone());
+        if a.oauth.oauth {
+            // A person authorizes in the browser while the first request waits.
+            config = config.with_response_timeout(Duration::from_secs(330));
         }
-        (Some(cmd), None) => {
-            let command = ChildCommand::new("sh").args(["-c", &format!("exec {cmd}")]);
-            let child =
-                ChildTransport::spawn(command).with_context(|| format!("cannot start `{cmd}`"))?;
-            (cmd, client.connect(child).await)
-        }
-        (None, None) => anyhow::bail!("--stdio or --url is required"),
-    };
+    }
+    let (name, session) = a.server.connect(builder.build(), config).await?;
     match session {
         Ok(s) => Ok((s, oauth)),
         Err(e) => match oauth.as_ref().and_then(|o| o.last_error()) {
@@ -431,50 +369,32 @@ pub(crate) fn parse_era(s: &str) -> Result<switchboard::client::EraMode, String>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use switchboard::types::methods;
-
-    /// `switchboard call --stdio unused METHOD [TARGET] PAIRS...`, parsed as the binary does.
-    fn args(method: &str, target: Option<&str>, pairs: &[&str]) -> CallArgs {
-        let argv = ["switchboard", "call", "--stdio", "unused", method];
-        let argv = argv.into_iter().chain(target).chain(pairs.iter().copied());
-        match <crate::Cli as clap::Parser>::parse_from(argv).command {
-            crate::Command::Call(a) => *a,
-            other => panic!("not a call: {other:?}"),
-        }
-    }
 
     #[test]
-    fn the_first_pair_of_an_untargeted_method_is_kept() {
-        let p = params_for(&args(methods::LOGGING_SET_LEVEL, Some("level=debug"), &[])).unwrap();
-        assert_eq!(p, json!({"level": "debug"}));
-        let p = params_for(&args(methods::RESOURCES_LIST, Some("cursor=c1"), &["x=1"])).unwrap();
-        assert_eq!(p, json!({"cursor": "c1", "x": 1}));
-        assert!(params_for(&args(methods::PING, Some("oops"), &[])).is_err());
+    fn params_merge_over_the_pairs_and_list_members_follow_the_catalogue() {
+        let argv = [
+            "switchboard",
+            "call",
+            "--stdio",
+            "x",
+            methods::TOOLS_CALL,
+            "add",
+            "a=1",
+        ];
+        let crate::Command::Call(a) = <crate::Cli as clap::Parser>::parse_from(argv).command else {
+            panic!("not a call");
+        };
         assert_eq!(
-            params_for(&args(methods::PING, None, &[])).unwrap(),
-            json!({})
+            params_for(&a).unwrap(),
+            json!({"name": "add", "arguments": {"a": 1}})
         );
-    }
-
-    #[test]
-    fn targets_and_list_members_follow_the_catalogue() {
-        let p = params_for(&args(methods::TOOLS_CALL, Some("add"), &["a=1", "s=x"])).unwrap();
-        assert_eq!(p, json!({"name": "add", "arguments": {"a": 1, "s": "x"}}));
-        let p = params_for(&args(methods::PROMPTS_GET, Some("p"), &["n=1"])).unwrap();
+        let a = CallArgs {
+            params: Some(r#"{"name": "sub"}"#.into()),
+            ..*a
+        };
         assert_eq!(
-            p,
-            json!({"name": "p", "arguments": {"n": "1"}}),
-            "prompt arguments are strings"
-        );
-        let p = params_for(&args(methods::RESOURCES_SUBSCRIBE, Some("file:///a"), &[])).unwrap();
-        assert_eq!(p, json!({"uri": "file:///a"}));
-        assert!(
-            params_for(&args(methods::RESOURCES_UNSUBSCRIBE, None, &[])).is_err(),
-            "needs a URI"
-        );
-        assert!(
-            params_for(&args(methods::TOOLS_CALL, None, &[])).is_err(),
-            "needs a name"
+            params_for(&a).unwrap(),
+            json!({"name": "sub", "arguments": {"a": 1}})
         );
         assert_eq!(
             list_key(methods::RESOURCES_TEMPLATES_LIST),

@@ -4,6 +4,7 @@
 
 mod call;
 mod check;
+mod cluster;
 mod demo;
 mod dev;
 mod fuzz;
@@ -11,13 +12,13 @@ mod gateway;
 mod oauth;
 mod pack;
 mod record;
-mod secret;
 mod serve;
 mod skills;
 mod trace;
 mod ui;
 
 use clap::{Parser, Subcommand};
+use switchboard::client::{ClientError, ClientSession};
 
 /// The process's allocator: jemalloc with a background thread, which hands the pages a burst
 /// (of sessions, of large frames) freed back to the operating system within a second or two,
@@ -160,6 +161,34 @@ impl ServerArgs {
         match (&self.url, &self.stdio) {
             (Some(url), _) => switchboard::check::Target::Http(url.clone()),
             (None, cmd) => switchboard::check::Target::Stdio(cmd.clone().unwrap_or_default()),
+        }
+    }
+
+    /// Connects `client` to the server (over Streamable HTTP with `http`, or to the command
+    /// spawned through `sh`); the server's name for messages, and the handshake's outcome.
+    ///
+    /// # Errors
+    /// The URL is refused or the command cannot start.
+    async fn connect(
+        &self,
+        client: switchboard::client::Client,
+        http: switchboard::http_client::HttpClientConfig,
+    ) -> anyhow::Result<(&str, Result<ClientSession, ClientError>)> {
+        use anyhow::Context as _;
+        match (&self.url, self.stdio.as_deref()) {
+            (Some(url), _) => {
+                let t = switchboard::http_client::HttpClientTransport::connect(url, http)
+                    .with_context(|| format!("cannot reach `{url}`"))?;
+                Ok((url, client.connect(t).await))
+            }
+            (None, cmd) => {
+                let cmd = cmd.unwrap_or_default();
+                let command = switchboard::transport::ChildCommand::new("sh")
+                    .args(["-c", &format!("exec {cmd}")]);
+                let child = switchboard::transport::ChildTransport::spawn(command)
+                    .with_context(|| format!("cannot start `{cmd}`"))?;
+                Ok((cmd, client.connect(child).await))
+            }
         }
     }
 }

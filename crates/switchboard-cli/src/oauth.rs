@@ -164,10 +164,10 @@ pub(crate) async fn client(a: &OAuthArgs, url: &str) -> anyhow::Result<Option<Ar
         return Ok(None);
     }
     let endpoint = url::Url::parse(url).with_context(|| format!("`{url}` is not a URL"))?;
-    let policy = if a.oauth_allow_loopback || names_loopback(&endpoint) {
+    let policy = if a.oauth_allow_loopback {
         UrlPolicy::loopback_for_development()
     } else {
-        UrlPolicy::strict()
+        UrlPolicy::for_server(&endpoint)
     };
     let mut config = OAuthConfig::new(endpoint)
         .with_policy(policy)
@@ -201,7 +201,10 @@ pub(crate) async fn client(a: &OAuthArgs, url: &str) -> anyhow::Result<Option<Ar
     // clap lets --client-secret through only with --client-id.
     if let Some(id) = &a.client_id {
         let client_secret = match &a.client_secret_file {
-            Some(file) => Some(crate::secret::read_file("--client-secret-file", file)?),
+            Some(file) => Some(
+                switchboard::http::DeploymentSecret::read_file(file)
+                    .map_err(|e| anyhow::anyhow!("--client-secret-file {}: {e}", file.display()))?,
+            ),
             None => a.client_secret.clone(),
         };
         config = config.with_preregistered(PreRegistered {
@@ -264,20 +267,6 @@ fn private_key(file: &std::path::Path, alg: Option<&str>) -> anyhow::Result<Priv
     Ok(key)
 }
 
-/// Whether `url` names this machine: a loopback IP literal, or `localhost` (RFC 6761 §6.3: it
-/// and its subdomains always resolve to loopback). Other names are not trusted to.
-fn names_loopback(url: &url::Url) -> bool {
-    match url.host() {
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        Some(url::Host::Domain(d)) => {
-            let d = d.trim_end_matches('.').to_ascii_lowercase();
-            d == "localhost" || d.ends_with(".localhost")
-        }
-        None => false,
-    }
-}
-
 /// What to say after an authorization failure, with a hint for the usual causes.
 pub(crate) fn explain(e: &OAuthError) -> String {
     let hint = match e {
@@ -291,34 +280,4 @@ pub(crate) fn explain(e: &OAuthError) -> String {
         _ => "",
     };
     format!("authorization failed: {e}{hint}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::names_loopback;
-
-    #[test]
-    fn a_server_named_on_loopback_implies_loopback_oauth_and_no_other_does() {
-        for u in [
-            "http://127.0.0.1:8080/mcp",
-            "http://127.9.9.9/mcp",
-            "http://[::1]:3000/mcp",
-            "http://localhost:8080/mcp",
-            "http://LocalHost./mcp",
-            "http://api.localhost/mcp",
-        ] {
-            assert!(names_loopback(&url::Url::parse(u).unwrap()), "{u}");
-        }
-        for u in [
-            "https://mcp.example.com/mcp",
-            "http://10.0.0.1/mcp",
-            "http://192.168.1.2/mcp",
-            "http://[fe80::1]/mcp",
-            "http://localhost.example.com/mcp",
-            "http://mylocalhost/mcp",
-            "http://0.0.0.0/mcp",
-        ] {
-            assert!(!names_loopback(&url::Url::parse(u).unwrap()), "{u}");
-        }
-    }
 }

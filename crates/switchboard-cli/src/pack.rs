@@ -6,8 +6,6 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use switchboard::client::Client;
 use switchboard::client::pack::{self, BundleSpec, Description, Location, UserInput};
-use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
-use switchboard::transport::{ChildCommand, ChildTransport};
 use switchboard::types::lifecycle::Implementation;
 
 /// `switchboard pack` arguments.
@@ -61,20 +59,7 @@ pub(crate) async fn run(a: PackArgs) -> anyhow::Result<String> {
         env!("CARGO_PKG_VERSION"),
     ))
     .build();
-    let (name, session) = match (&a.server.stdio, &a.server.url) {
-        (_, Some(url)) => {
-            let t = HttpClientTransport::connect(url, HttpClientConfig::default())
-                .with_context(|| format!("cannot reach `{url}`"))?;
-            (url.clone(), client.connect(t).await)
-        }
-        (Some(cmd), None) => {
-            let command = ChildCommand::new("sh").args(["-c", &format!("exec {cmd}")]);
-            let child =
-                ChildTransport::spawn(command).with_context(|| format!("cannot start `{cmd}`"))?;
-            (cmd.clone(), client.connect(child).await)
-        }
-        (None, None) => anyhow::bail!("--stdio or --url is required"),
-    };
+    let (name, session) = a.server.connect(client, Default::default()).await?;
     let session = session.with_context(|| format!("cannot initialize `{name}`"))?;
     let described = Description::read(&session).await;
     session.close();

@@ -7,11 +7,8 @@
 //! passed, so a refused skill leaves nothing behind. Exit 0 when written, 1 when refused or not
 //! found, 2 when the server cannot be reached.
 
-use anyhow::Context as _;
 use switchboard::client::{Client, ClientSession};
-use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
 use switchboard::skills::Skills;
-use switchboard::transport::{ChildCommand, ChildTransport};
 use switchboard::types::lifecycle::Implementation;
 
 /// `switchboard skills`'s subcommands.
@@ -85,18 +82,5 @@ async fn connect(a: &PullArgs) -> anyhow::Result<ClientSession> {
     ))
     .era(a.era)
     .build();
-    match (&a.server.stdio, &a.server.url) {
-        (_, Some(url)) => {
-            let t = HttpClientTransport::connect(url, HttpClientConfig::default())
-                .with_context(|| format!("cannot reach `{url}`"))?;
-            Ok(client.connect(t).await?)
-        }
-        (Some(cmd), None) => {
-            let command = ChildCommand::new("sh").args(["-c", &format!("exec {cmd}")]);
-            let child =
-                ChildTransport::spawn(command).with_context(|| format!("cannot start `{cmd}`"))?;
-            Ok(client.connect(child).await?)
-        }
-        (None, None) => anyhow::bail!("--stdio or --url is required"),
-    }
+    Ok(a.server.connect(client, Default::default()).await?.1?)
 }

@@ -83,6 +83,7 @@ mod connection;
 #[cfg(feature = "dpop")]
 mod dpop;
 mod events;
+mod node;
 mod sessions;
 #[cfg(feature = "tasks")]
 mod tasks;
@@ -91,5 +92,6 @@ pub use cluster::{RedisCluster, apply};
 pub use connection::{RedisConfig, RedisStore, RedisStoreError};
 #[cfg(feature = "dpop")]
 pub use dpop::RedisReplayStore;
+pub use node::join;
 #[cfg(feature = "tasks")]
 pub use tasks::RedisTaskStore;

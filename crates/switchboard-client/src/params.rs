@@ -1,0 +1,132 @@
+//! [`params_from_pairs`]: a request's params from its target and `key=value` pairs, shaped as
+//! the catalogue says the method names its target (what `switchboard call` sends).
+
+use serde_json::{Map, Value, json};
+use switchboard_types::catalogue::{self, Arguments, TargetKind};
+use switchboard_types::methods;
+
+/// Why [`params_from_pairs`] made no params.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParamsError {
+    /// An argument without `=`.
+    #[error("argument {0:?} is not key=value")]
+    NotAPair(String),
+    /// The method names its target and none was given (`name` or `URI`).
+    #[error("{method} needs a {what}")]
+    NoTarget {
+        /// The method.
+        method: String,
+        /// `name` or `URI`.
+        what: &'static str,
+    },
+}
+
+/// `key=value` pairs as a map: each value as JSON when `json_values` and it parses (numbers,
+/// booleans, objects), else as a string.
+fn pairs_map<'a>(
+    pairs: impl IntoIterator<Item = &'a str>,
+    json_values: bool,
+) -> Result<Map<String, Value>, ParamsError> {
+    let mut out = Map::new();
+    for p in pairs {
+        let (k, v) = p
+            .split_once('=')
+            .ok_or_else(|| ParamsError::NotAPair(p.to_owned()))?;
+        let value = match serde_json::from_str(v) {
+            Ok(v) if json_values => v,
+            _ => Value::String(v.to_owned()),
+        };
+        out.insert(k.to_owned(), value);
+    }
+    Ok(out)
+}
+
+/// The params of `method` naming `target` with the `key=value` `pairs`, as the catalogue says
+/// the method names its target: `tools/call NAME k=v` (`{name, arguments}`, JSON argument
+/// values), `prompts/get NAME k=v` (string arguments), `resources/read URI k=v` (`{uri, k}`;
+/// also the skills extension's `skills/get` and `resources/directory/read`, which are no
+/// catalogue rows). A method without a target (`logging/setLevel level=debug`) takes `target`
+/// as a first pair, never dropped.
+///
+/// # Errors
+/// A pair without `=`, or a method that names its target given none.
+pub fn params_from_pairs(
+    method: &str,
+    target: Option<&str>,
+    pairs: &[String],
+) -> Result<Value, ParamsError> {
+    let kind = catalogue::request(method)
+        .and_then(|s| s.target)
+        .or_else(|| {
+            [methods::SKILLS_GET, methods::RESOURCES_DIRECTORY_READ]
+                .contains(&method)
+                .then_some(TargetKind::Uri)
+        });
+    let pairs_iter = pairs.iter().map(String::as_str);
+    let no_target = |what| ParamsError::NoTarget {
+        method: method.to_owned(),
+        what,
+    };
+    Ok(match (kind, target) {
+        (Some(TargetKind::Name(kind)), Some(name)) => {
+            let arguments = pairs_map(pairs_iter, kind == Arguments::Json)?;
+            json!({"name": name, "arguments": arguments})
+        }
+        (Some(TargetKind::Uri), Some(uri)) => {
+            let mut p = pairs_map(pairs_iter, true)?;
+            p.insert("uri".into(), Value::String(uri.to_owned()));
+            Value::Object(p)
+        }
+        (Some(TargetKind::Name(_)), None) => return Err(no_target("name")),
+        (Some(TargetKind::Uri), None) => return Err(no_target("URI")),
+        (None, target) => Value::Object(pairs_map(target.into_iter().chain(pairs_iter), true)?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn params(method: &str, target: Option<&str>, pairs: &[&str]) -> Result<Value, ParamsError> {
+        let pairs: Vec<String> = pairs.iter().map(|p| (*p).to_owned()).collect();
+        params_from_pairs(method, target, &pairs)
+    }
+
+    #[test]
+    fn the_first_pair_of_an_untargeted_method_is_kept() {
+        let p = params(methods::LOGGING_SET_LEVEL, Some("level=debug"), &[]).unwrap();
+        assert_eq!(p, json!({"level": "debug"}));
+        let p = params(methods::RESOURCES_LIST, Some("cursor=c1"), &["x=1"]).unwrap();
+        assert_eq!(p, json!({"cursor": "c1", "x": 1}));
+        assert!(params(methods::PING, Some("oops"), &[]).is_err());
+        assert_eq!(params(methods::PING, None, &[]).unwrap(), json!({}));
+    }
+
+    #[test]
+    fn targets_follow_the_catalogue() {
+        let p = params(methods::TOOLS_CALL, Some("add"), &["a=1", "s=x"]).unwrap();
+        assert_eq!(p, json!({"name": "add", "arguments": {"a": 1, "s": "x"}}));
+        let p = params(methods::PROMPTS_GET, Some("p"), &["n=1"]).unwrap();
+        assert_eq!(
+            p,
+            json!({"name": "p", "arguments": {"n": "1"}}),
+            "prompt arguments are strings"
+        );
+        let p = params(methods::RESOURCES_SUBSCRIBE, Some("file:///a"), &[]).unwrap();
+        assert_eq!(p, json!({"uri": "file:///a"}));
+        let p = params(methods::SKILLS_GET, Some("skill://a/SKILL.md"), &[]).unwrap();
+        assert_eq!(p, json!({"uri": "skill://a/SKILL.md"}));
+        let err = params(methods::RESOURCES_UNSUBSCRIBE, None, &[]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("{} needs a URI", methods::RESOURCES_UNSUBSCRIBE)
+        );
+        let err = params(methods::TOOLS_CALL, None, &[]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("{} needs a name", methods::TOOLS_CALL)
+        );
+    }
+}
