@@ -7,14 +7,15 @@ use std::time::Duration;
 use switchboard::types::catalogue;
 use switchboard::types::methods;
 
-use anyhow::Context as _;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
+use switchboard::auth::client::OAuthError;
 use switchboard::client::{Client, ClientError, ClientSession, RequestOptions};
 use switchboard::http_client::HttpClientConfig;
 use switchboard::telemetry::Telemetry;
 use switchboard::types::elicitation::{ElicitAction, ElicitResult};
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::roots::Root;
+use switchboard::types::sampling::CreateMessageResult;
 use switchboard::types::{ErrorCode, ErrorObject};
 
 /// `switchboard call`'s flags: what to call and how.
@@ -29,17 +30,17 @@ pub(crate) struct CallArgs {
     /// Arguments as key=value (values parse as JSON when they can).
     pairs: Vec<String>,
     /// Raw params (a JSON object), merged over the rest.
-    #[arg(long)]
-    params: Option<String>,
+    #[arg(long, value_parser = json::<Map<String, Value>>)]
+    params: Option<Map<String, Value>>,
     /// Answer sampling requests with this result (JSON); declined otherwise.
-    #[arg(long)]
-    sampling_response: Option<String>,
+    #[arg(long, value_parser = json::<CreateMessageResult>)]
+    sampling_response: Option<CreateMessageResult>,
     /// Answer elicitation requests with this result (JSON); declined otherwise.
-    #[arg(long)]
-    elicitation_response: Option<String>,
+    #[arg(long, value_parser = json::<ElicitResult>)]
+    elicitation_response: Option<ElicitResult>,
     /// Offer these roots (a JSON array of {uri, name?}); no roots capability otherwise.
-    #[arg(long)]
-    roots: Option<String>,
+    #[arg(long, value_parser = json::<Vec<Root>>)]
+    roots: Option<Vec<Root>>,
     /// With tools/call: run the call as a task. 2025-11-25: the status is shown on stderr as
     /// it changes, then the result is printed as a plain call's; Ctrl-C cancels the task.
     /// 2026-07-28: the tasks extension is declared and the server decides; a task is
@@ -55,7 +56,7 @@ pub(crate) struct CallArgs {
     #[arg(long, value_name = "ERA", default_value = "legacy", value_parser = parse_era)]
     era: switchboard::client::EraMode,
     #[command(flatten)]
-    oauth: crate::oauth::OAuthArgs,
+    oauth: switchboard::auth::client::OAuthFlags,
     /// Export the call's spans over OTLP HTTP/protobuf to the collector at URL (its base:
     /// URL/v1/traces); `env`: where the OTEL_* variables say.
     #[arg(long, value_name = "URL")]
@@ -77,12 +78,8 @@ pub(crate) struct CallOutcome {
 fn params_for(a: &CallArgs) -> anyhow::Result<Value> {
     let mut params =
         switchboard::client::params_from_pairs(&a.method, a.target.as_deref(), &a.pairs)?;
-    if let Some(raw) = &a.params {
-        let extra: Value = serde_json::from_str(raw).context("--params is not JSON")?;
-        let (Value::Object(base), Value::Object(extra)) = (&mut params, extra) else {
-            anyhow::bail!("--params must be a JSON object");
-        };
-        base.extend(extra);
+    if let (Value::Object(base), Some(extra)) = (&mut params, &a.params) {
+        base.extend(extra.clone());
     }
     Ok(params)
 }
@@ -97,21 +94,15 @@ async fn connect(
     telemetry: Option<&Telemetry>,
 ) -> anyhow::Result<(ClientSession, OAuth)> {
     let oauth = match &a.server.url {
-        Some(url) => crate::oauth::client(&a.oauth, url).await?,
+        Some(url) => a.oauth.client(url, |url, opened| {
+            eprintln!("switchboard call: authorize in your browser:\n  {url}");
+            if let Err(e) = opened {
+                eprintln!("switchboard call: could not start the browser ({e}); open the URL above yourself");
+            }
+        }).await?,
         None => None,
     };
-    let sampling: Option<Value> = a
-        .sampling_response
-        .as_deref()
-        .map(serde_json::from_str)
-        .transpose()
-        .context("--sampling-response is not JSON")?;
-    let elicitation: Option<Value> = a
-        .elicitation_response
-        .as_deref()
-        .map(serde_json::from_str)
-        .transpose()
-        .context("--elicitation-response is not JSON")?;
+    let (sampling, elicitation) = (a.sampling_response.clone(), a.elicitation_response.clone());
     let mut builder = Client::builder(Implementation::new(
         "switchboard-call",
         env!("CARGO_PKG_VERSION"),
@@ -124,26 +115,12 @@ async fn connect(
     builder = builder
         .sampling(move |_, _| {
             let canned = sampling.clone();
-            async move {
-                match canned {
-                    Some(v) => serde_json::from_value(v)
-                        .map_err(|e| ErrorObject::internal(format!("--sampling-response: {e}"))),
-                    None => Err(ErrorObject::new(
-                        ErrorCode::USER_REJECTED,
-                        "sampling declined by switchboard call",
-                    )),
-                }
-            }
+            let declined = "sampling declined by switchboard call";
+            async move { canned.ok_or(ErrorObject::new(ErrorCode::USER_REJECTED, declined)) }
         })
         .elicitation(move |_, _| {
             let canned = elicitation.clone();
-            async move {
-                match canned {
-                    Some(v) => serde_json::from_value(v)
-                        .map_err(|e| ErrorObject::internal(format!("--elicitation-response: {e}"))),
-                    None => Ok(ElicitResult::new(ElicitAction::Decline)),
-                }
-            }
+            async move { Ok(canned.unwrap_or(ElicitResult::new(ElicitAction::Decline))) }
         })
         .on_log(|m| {
             eprintln!(
@@ -156,9 +133,7 @@ async fn connect(
             )
         });
     if let Some(roots) = &a.roots {
-        let roots: Vec<Root> =
-            serde_json::from_str(roots).context("--roots must be a JSON array of {uri, name?}")?;
-        builder = builder.roots(roots);
+        builder = builder.roots(roots.clone());
     }
     if let Some(t) = telemetry {
         builder = builder.layer(t.clone());
@@ -171,15 +146,11 @@ async fn connect(
             config = config.with_response_timeout(Duration::from_secs(330));
         }
     }
-    let (name, session) = a.server.connect(builder.build(), config).await?;
-    match session {
+    match a.server.connect(builder.build(), config).await {
         Ok(s) => Ok((s, oauth)),
         Err(e) => match oauth.as_ref().and_then(|o| o.last_error()) {
-            Some(auth) => Err(anyhow::anyhow!(
-                "cannot initialize `{name}`: {e}\n{}",
-                crate::oauth::explain(&auth)
-            )),
-            None => Err(anyhow::anyhow!("cannot initialize `{name}`: {e}")),
+            Some(auth) => Err(anyhow::anyhow!("{e:#}\n{}", explain(&auth))),
+            None => Err(e),
         },
     }
 }
@@ -329,7 +300,7 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
     let auth = oauth
         .as_ref()
         .and_then(|o| o.last_error())
-        .map(|e| format!("switchboard call: {}\n", crate::oauth::explain(&e)))
+        .map(|e| format!("switchboard call: {}\n", explain(&e)))
         .unwrap_or_default();
     match result {
         Ok(v) => CallOutcome {
@@ -350,6 +321,11 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
     }
 }
 
+/// A flag's value as JSON of the type `T` wants.
+fn json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    serde_json::from_str(text).map_err(|e| format!("not the JSON expected: {e}"))
+}
+
 /// `--era`: `legacy`, `auto`, or a modern revision to pin.
 pub(crate) fn parse_era(s: &str) -> Result<switchboard::client::EraMode, String> {
     use switchboard::client::EraMode;
@@ -364,6 +340,21 @@ pub(crate) fn parse_era(s: &str) -> Result<switchboard::client::EraMode, String>
             )),
         },
     }
+}
+
+/// What to say after an authorization failure, with a hint for the usual causes.
+fn explain(e: &OAuthError) -> String {
+    let hint = match e {
+        OAuthError::Refused { .. } => {
+            "; if that address is on this machine (the server was named by another name than \
+             localhost or a loopback IP), add --oauth-allow-loopback"
+        }
+        OAuthError::Registration { .. } => "; register a client with it and give --client-id",
+        OAuthError::UserAgent(_) => "; try --oauth (the browser) instead of --oauth-headless",
+        OAuthError::NoPkce { .. } => "; this authorization server cannot be used safely",
+        _ => "",
+    };
+    format!("authorization failed: {e}{hint}")
 }
 
 #[cfg(test)]

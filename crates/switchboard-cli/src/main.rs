@@ -9,7 +9,6 @@ mod demo;
 mod dev;
 mod fuzz;
 mod gateway;
-mod oauth;
 mod pack;
 mod record;
 mod serve;
@@ -18,7 +17,7 @@ mod trace;
 mod ui;
 
 use clap::{Parser, Subcommand};
-use switchboard::client::{ClientError, ClientSession};
+use switchboard::client::ClientSession;
 
 /// The process's allocator: jemalloc with a background thread, which hands the pages a burst
 /// (of sessions, of large frames) freed back to the operating system within a second or two,
@@ -164,22 +163,22 @@ impl ServerArgs {
         }
     }
 
-    /// Connects `client` to the server (over Streamable HTTP with `http`, or to the command
-    /// spawned through `sh`); the server's name for messages, and the handshake's outcome.
+    /// Connects `client` to the server: over Streamable HTTP with `http`, or to the command
+    /// spawned through `sh`.
     ///
     /// # Errors
-    /// The URL is refused or the command cannot start.
+    /// The URL is refused, the command cannot start, or the handshake fails.
     async fn connect(
         &self,
         client: switchboard::client::Client,
         http: switchboard::http_client::HttpClientConfig,
-    ) -> anyhow::Result<(&str, Result<ClientSession, ClientError>)> {
+    ) -> anyhow::Result<ClientSession> {
         use anyhow::Context as _;
-        match (&self.url, self.stdio.as_deref()) {
+        let (name, session) = match (&self.url, self.stdio.as_deref()) {
             (Some(url), _) => {
                 let t = switchboard::http_client::HttpClientTransport::connect(url, http)
                     .with_context(|| format!("cannot reach `{url}`"))?;
-                Ok((url, client.connect(t).await))
+                (url.as_str(), client.connect(t).await)
             }
             (None, cmd) => {
                 let cmd = cmd.unwrap_or_default();
@@ -187,9 +186,10 @@ impl ServerArgs {
                     .args(["-c", &format!("exec {cmd}")]);
                 let child = switchboard::transport::ChildTransport::spawn(command)
                     .with_context(|| format!("cannot start `{cmd}`"))?;
-                Ok((cmd, client.connect(child).await))
+                (cmd, client.connect(child).await)
             }
-        }
+        };
+        session.with_context(|| format!("cannot initialize `{name}`"))
     }
 }
 

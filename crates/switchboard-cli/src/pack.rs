@@ -59,8 +59,7 @@ pub(crate) async fn run(a: PackArgs) -> anyhow::Result<String> {
         env!("CARGO_PKG_VERSION"),
     ))
     .build();
-    let (name, session) = a.server.connect(client, Default::default()).await?;
-    let session = session.with_context(|| format!("cannot initialize `{name}`"))?;
+    let session = a.server.connect(client, Default::default()).await?;
     let described = Description::read(&session).await;
     session.close();
     let described = described?;

@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use switchboard::http::{HttpConfig, StreamableHttpService};
 use switchboard::jsonrpc::SessionConfig;
 use switchboard::redis::RedisTaskStore;
-use switchboard::skills::{SkillSet, SkillWatch};
+use switchboard::skills::SkillWatch;
 use switchboard::tasks::TaskStore;
 use switchboard::telemetry::Telemetry;
 use switchboard_example_servers::bench::BenchLists;
@@ -90,17 +90,8 @@ pub(crate) struct ServeArgs {
         conflicts_with_all = ["store", "auth_issuer", "stateless", "json_response"]
     )]
     hostile: Option<switchboard_example_servers::hostile::Scenario>,
-    /// With --example bench: register this many further tools (`tool_0` …), each adding
-    /// two numbers as `add` does.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    tools: usize,
-    /// With --example bench: register this many resources (`bench://resource/0` …), each
-    /// a short text.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    resources: usize,
-    /// With --example bench: items per page of tools/list and resources/list (default 100).
-    #[arg(long, value_name = "N", value_parser = positive())]
-    page_size: Option<usize>,
+    #[command(flatten)]
+    lists: BenchLists,
     /// Runtime worker threads (1: a single-threaded runtime). Default: 1 for stdio (one
     /// session), one per core for --http.
     #[arg(long, value_name = "N")]
@@ -121,17 +112,6 @@ pub(crate) struct ServeArgs {
     server_card: bool,
 }
 
-impl ServeArgs {
-    /// The bench example's further tools and resources.
-    fn lists(&self) -> BenchLists {
-        BenchLists {
-            tools: self.tools,
-            resources: self.resources,
-            page_size: self.page_size,
-        }
-    }
-}
-
 /// Builds the example server `args` name, with its tasks kept in `tasks` (`None`: in memory);
 /// the demo server registers `subtract` on SIGUSR1.
 fn build_server(
@@ -139,12 +119,8 @@ fn build_server(
     config: SessionConfig,
     deployment: &Deployment,
 ) -> anyhow::Result<(switchboard::server::Server, Option<SkillWatch>)> {
-    let server = match args.example {
-        Example::Bench => {
-            switchboard_example_servers::bench::bench_server(config, args.lists(), deployment)?
-        }
-        example => switchboard_example_servers::build_deployed(example, config, deployment)?,
-    };
+    let server =
+        switchboard_example_servers::build_deployed(args.example, args.lists, config, deployment)?;
     if args.example == Example::Demo {
         switchboard_example_servers::demo::subtract_on_sigusr1(&server)?;
     }
@@ -157,24 +133,6 @@ fn build_server(
         _ => None,
     };
     Ok((server, watch))
-}
-
-/// The skills `--skills [DIR]` publishes.
-fn skills(args: &ServeArgs) -> anyhow::Result<Option<SkillSet>> {
-    let dir = match &args.skills {
-        None => return Ok(None),
-        Some(None) => {
-            return Ok(Some(
-                switchboard_example_servers::everything_skills::skills(),
-            ));
-        }
-        Some(Some(dir)) => dir,
-    };
-    let set = SkillSet::from_dir(dir).with_context(|| format!("--skills {}", dir.display()))?;
-    for why in set.skipped() {
-        tracing::warn!("skill not served: {why}");
-    }
-    Ok(Some(set))
 }
 
 /// The endpoint's authorization: tokens of `issuer` for `audience`, checked against the
@@ -238,7 +196,7 @@ fn dpop_config(
 /// # Errors
 /// The server cannot be built, the listener cannot bind, or serving fails.
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    if args.example != Example::Bench && args.lists() != BenchLists::default() {
+    if args.example != Example::Bench && args.lists != BenchLists::default() {
         anyhow::bail!("--tools, --resources and --page-size go with --example bench");
     }
     if let Some(scenario) = args.hostile {
@@ -269,7 +227,19 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         tasks: None,
         shared_key: secret.as_ref().map(|s| s.derive("server shared key")),
         layer: telemetry.clone().map(|t| Arc::new(t) as _),
-        skills: skills(&args)?,
+        skills: switchboard_example_servers::everything_skills::from_flag(
+            args.skills.as_ref().map(Option::as_deref),
+        )
+        .with_context(|| {
+            format!(
+                "--skills {}",
+                args.skills
+                    .iter()
+                    .flatten()
+                    .map(|d| d.display().to_string())
+                    .collect::<String>()
+            )
+        })?,
     };
     let Some(addr) = args.http else {
         let (server, _skills_watch) = build_server(&args, config, &deployment)?;

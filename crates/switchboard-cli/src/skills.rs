@@ -82,5 +82,5 @@ async fn connect(a: &PullArgs) -> anyhow::Result<ClientSession> {
     ))
     .era(a.era)
     .build();
-    Ok(a.server.connect(client, Default::default()).await?.1?)
+    a.server.connect(client, Default::default()).await
 }

@@ -1,17 +1,13 @@
 //! The deployment secret: one secret every replica behind a load balancer shares, from which
 //! each use (the server's sealing key, the cluster's relay key, DPoP nonces) derives a key of
-//! its own. Given without the command line (issue 25, finding 15): a file, read bounded in size
-//! with its last line end dropped and a warning when others may read it, or an environment
-//! variable.
+//! its own. Given without the command line (issue 25, finding 15): a file
+//! ([`switchboard_auth::read_secret_file`]), or an environment variable.
 
 use std::fmt;
 use std::io;
 use std::path::Path;
 
 use sha2::{Digest as _, Sha256};
-
-/// The largest secret file read.
-const MAX_SECRET_FILE_BYTES: u64 = 64 * 1024;
 
 /// A deployment secret of at least [`DeploymentSecret::MIN_BYTES`] bytes.
 #[derive(Clone)]
@@ -33,11 +29,11 @@ impl DeploymentSecret {
     /// `None` when neither is given.
     ///
     /// # Errors
-    /// The file cannot be read, is empty or too large ([`DeploymentSecret::read_file`]), or the
+    /// The file cannot be read, is empty or too large ([`switchboard_auth::read_secret_file`]), or the
     /// secret is shorter than [`DeploymentSecret::MIN_BYTES`] (`InvalidInput`).
     pub fn load(file: Option<&Path>) -> io::Result<Option<Self>> {
         let secret = match file {
-            Some(path) => Some(Self::read_file(path)?),
+            Some(path) => Some(switchboard_auth::read_secret_file(path)?),
             None => std::env::var(Self::ENV).ok().filter(|v| !v.is_empty()),
         };
         match secret {
@@ -63,35 +59,6 @@ impl DeploymentSecret {
         h.update(self.0.as_bytes());
         h.finalize().into()
     }
-
-    /// Reads a secret file (any secret, not only this one): at most 64 KiB, its last line end
-    /// dropped; a warning is logged when others on the machine may read it.
-    ///
-    /// # Errors
-    /// The file cannot be read, is larger than 64 KiB, or holds nothing (`InvalidData`).
-    pub fn read_file(path: &Path) -> io::Result<String> {
-        let meta = std::fs::metadata(path)?;
-        let invalid = |why: &str| io::Error::new(io::ErrorKind::InvalidData, why.to_owned());
-        if meta.len() > MAX_SECRET_FILE_BYTES {
-            return Err(invalid(&format!(
-                "larger than {MAX_SECRET_FILE_BYTES} bytes; is it the secret?"
-            )));
-        }
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            if meta.permissions().mode() & 0o077 != 0 {
-                tracing::warn!(file = %path.display(), "others on this machine may read the secret file; chmod 600 it");
-            }
-        }
-        let text = std::fs::read_to_string(path)?;
-        let secret = text.strip_suffix('\n').unwrap_or(&text);
-        let secret = secret.strip_suffix('\r').unwrap_or(secret);
-        if secret.is_empty() {
-            return Err(invalid("is empty"));
-        }
-        Ok(secret.to_owned())
-    }
 }
 
 #[cfg(test)]
@@ -105,11 +72,11 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("s");
         std::fs::write(&f, "hunter2\r\n").unwrap();
-        assert_eq!(DeploymentSecret::read_file(&f).unwrap(), "hunter2");
+        assert_eq!(switchboard_auth::read_secret_file(&f).unwrap(), "hunter2");
         let err = |f: &Path| DeploymentSecret::load(Some(f)).unwrap_err().to_string();
         std::fs::write(&f, "\n").unwrap();
         assert!(err(&f).contains("is empty"));
-        std::fs::write(&f, vec![b'a'; MAX_SECRET_FILE_BYTES as usize + 1]).unwrap();
+        std::fs::write(&f, vec![b'a'; 64 * 1024 + 1]).unwrap();
         assert!(err(&f).contains("larger than"));
         std::fs::write(&f, "short").unwrap();
         assert!(err(&f).contains("at least 32 bytes"));
