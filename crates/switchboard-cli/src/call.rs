@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use switchboard::types::catalogue;
 use switchboard::types::methods;
 
 use serde_json::{Map, Value, json};
@@ -180,40 +179,6 @@ fn progress_bar(p: f64, total: Option<f64>) {
     }
 }
 
-/// The array member of a paginated list result, from the catalogue (`skills/list` included).
-fn list_key(method: &str) -> Option<&'static str> {
-    catalogue::describe(method)
-        .filter(|s| s.is_request())
-        .and_then(|s| s.list_member)
-}
-
-/// Follows `nextCursor` (at most 1000 pages) and returns one result with every item.
-async fn list_all(
-    session: &ClientSession,
-    method: &str,
-    key: &str,
-    params: Value,
-) -> Result<Value, ClientError> {
-    let mut all = Vec::new();
-    let mut params = params;
-    for _ in 0..1000 {
-        let page: Value = session
-            .request(method, params.clone(), RequestOptions::default())
-            .await?;
-        all.extend(
-            page.get(key)
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default(),
-        );
-        match page.get("nextCursor") {
-            Some(c) => params["cursor"] = c.clone(),
-            None => break,
-        }
-    }
-    Ok(json!({ key: all }))
-}
-
 /// `tools/call` as a task: the status on stderr as it changes, then the result as a plain
 /// call's; Ctrl-C cancels the task.
 async fn run_task(
@@ -284,17 +249,15 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
     let modern = session.era() == switchboard::client::Era::Modern;
     let result = if a.task && !modern {
         run_task(&session, a, params).await
-    } else if let Some(key) = list_key(&a.method).filter(|_| params.get("cursor").is_none()) {
-        list_all(&session, &a.method, key, params).await
+    } else if let Some(all) = session.request_all(&a.method, params.clone()).await {
+        all
     } else {
         let opts = RequestOptions::default().with_progress(|u| progress_bar(u.progress, u.total));
         session.request(&a.method, params, opts).await
     };
     session.close();
     session.closed().await;
-    if let Some(t) = telemetry {
-        let _ = tokio::task::spawn_blocking(move || t.shutdown()).await;
-    }
+    crate::serve::flush(telemetry).await;
     // An authorization that failed during the call (a refused step-up, a dead refresh token)
     // is said after the error it caused.
     let auth = oauth
@@ -362,7 +325,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn params_merge_over_the_pairs_and_list_members_follow_the_catalogue() {
+    fn params_merge_over_the_pairs() {
         let argv = [
             "switchboard",
             "call",
@@ -387,10 +350,5 @@ mod tests {
             params_for(&a).unwrap(),
             json!({"name": "sub", "arguments": {"a": 1}})
         );
-        assert_eq!(
-            list_key(methods::RESOURCES_TEMPLATES_LIST),
-            Some("resourceTemplates")
-        );
-        assert_eq!(list_key(methods::TOOLS_CALL), None);
     }
 }

@@ -1,5 +1,6 @@
-//! What `serve --http` and `gateway --http` share: the flags of several nodes behind one load
-//! balancer (`switchboard::redis::join` joins them), and serving until the process is stopped.
+//! What `serve --http` and `gateway --http` share: the issuer of the access tokens, the flags
+//! of several nodes behind one load balancer (`switchboard::redis::join` joins them), and
+//! serving until the process is stopped.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -7,6 +8,45 @@ use std::sync::Arc;
 
 use switchboard::http::{ClusterSecret, DeploymentSecret, HttpConfig, StreamableHttpService};
 use switchboard::redis::{RedisCluster, RedisStore};
+
+/// `--auth-issuer` and `--auth-audience`.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct IssuerArgs {
+    /// With --http: act as an OAuth 2.1 resource server for tokens of this issuer (an
+    /// authorization server publishing RFC 8414 or OpenID metadata with a jwks_uri; https,
+    /// or http on loopback). Every request then needs a bearer token whose audience is this
+    /// server. `serve`: the example's scopes apply (everything: mcp:basic, and mcp:write for
+    /// test_scoped_write). `gateway`: the token's subject and scopes are what the
+    /// configuration's [policy] rules match; client tokens never reach an upstream. Metadata
+    /// at /.well-known/oauth-protected-resource/mcp.
+    #[arg(long, value_name = "ISSUER_URL", requires = "http")]
+    auth_issuer: Option<String>,
+    /// With --auth-issuer: the audience tokens must name, this server's canonical URL
+    /// (default: http://ADDR/mcp with the address served).
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    auth_audience: Option<String>,
+}
+
+impl IssuerArgs {
+    /// With `--auth-issuer`: the endpoint's authorization, tokens checked against the issuer's
+    /// JWKS, with `server`'s declared scopes.
+    pub(crate) fn authorization(
+        &self,
+        server: &switchboard::server::Server,
+        local: SocketAddr,
+    ) -> anyhow::Result<Option<switchboard::http::Authorization>> {
+        let Some(issuer) = &self.auth_issuer else {
+            return Ok(None);
+        };
+        let audience =
+            (self.auth_audience.clone()).unwrap_or_else(|| format!("http://{local}/mcp"));
+        let auth = switchboard::http::Authorization::jwt(&audience, issuer).map_err(|e| {
+            anyhow::anyhow!("--auth-issuer {issuer:?}, --auth-audience {audience:?}: {e}")
+        })?;
+        tracing::info!(issuer = %issuer, audience = %audience, "access tokens required");
+        Ok(Some(auth.with_policy(server.scope_policy().clone())))
+    }
+}
 
 /// `--store`, `--secret-file`, `--advertise` and `--node-id`.
 #[derive(Debug, Clone, clap::Args)]

@@ -27,16 +27,8 @@ pub(crate) struct GatewayArgs {
     /// loopback (or ADDR's own IP); port 0 picks a port.
     #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
     http: Option<std::net::SocketAddr>,
-    /// With --http: act as an OAuth 2.1 resource server for tokens of this issuer (as
-    /// `serve --auth-issuer`): every request needs a bearer token whose audience is this
-    /// gateway; the token's subject and scopes are what the configuration's [policy] rules
-    /// match. Client tokens never reach an upstream.
-    #[arg(long, value_name = "ISSUER_URL", requires = "http")]
-    auth_issuer: Option<String>,
-    /// With --auth-issuer: the audience tokens must name, this gateway's canonical URL
-    /// (default: http://ADDR/mcp with the address served).
-    #[arg(long, value_name = "URL", requires = "auth_issuer")]
-    auth_audience: Option<String>,
+    #[command(flatten)]
+    issuer: crate::cluster::IssuerArgs,
     /// Append one JSON line per client request to FILE (the configuration's `audit_log`,
     /// which this overrides).
     #[arg(long, value_name = "FILE")]
@@ -48,19 +40,16 @@ pub(crate) struct GatewayArgs {
     cluster: crate::cluster::ClusterArgs,
 }
 
-/// Reads the configuration; a mistake names the file, the line and the key.
-fn config(path: &std::path::Path) -> anyhow::Result<GatewayConfig> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the gateway configuration {}", path.display()))?;
-    GatewayConfig::from_toml(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
-}
-
 /// Serves until stdin ends (stdio) or the process is stopped (HTTP).
 ///
 /// # Errors
 /// The configuration is refused, the listener cannot bind, or serving fails.
 pub(crate) async fn run(args: GatewayArgs) -> anyhow::Result<()> {
-    let mut config = config(&args.config)?;
+    // A mistake in the configuration names the file, the line and the key.
+    let shown = args.config.display();
+    let text = std::fs::read_to_string(&args.config)
+        .with_context(|| format!("cannot read the gateway configuration {shown}"))?;
+    let mut config = GatewayConfig::from_toml(&text).with_context(|| shown.to_string())?;
     if let Some(path) = &args.audit {
         config.audit_log = Some(path.clone());
     }
@@ -84,14 +73,8 @@ pub(crate) async fn run(args: GatewayArgs) -> anyhow::Result<()> {
             .cluster
             .join(http_config, local, secret.as_ref())
             .await?;
-        if let Some(issuer) = &args.auth_issuer {
-            let audience = args
-                .auth_audience
-                .clone()
-                .unwrap_or_else(|| format!("http://{local}/mcp"));
-            let auth = crate::serve::authorization(gateway.server(), issuer, &audience)?;
+        if let Some(auth) = args.issuer.authorization(gateway.server(), local)? {
             http_config = http_config.with_authorization(auth);
-            tracing::info!(issuer = %issuer, audience = %audience, "access tokens required");
         }
         let service = StreamableHttpService::new(
             switchboard::server_http::session_factory(gateway.server()),

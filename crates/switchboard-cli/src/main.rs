@@ -211,6 +211,12 @@ fn write_stdout(text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// Prints a command's report on stdout and exits with its code.
+fn exit_with((text, code): (String, i32)) -> anyhow::Result<()> {
+    write_stdout(&text)?;
+    std::process::exit(code)
+}
+
 fn main() {
     // Exit codes: 0 success, 1 a failure found (trace violations, check failures), 2 usage,
     // I/O or connection errors.
@@ -295,18 +301,8 @@ fn run() -> anyhow::Result<()> {
             std::process::exit(outcome.code);
         }
         Command::Record(args) => std::process::exit(rt.block_on(record::run(args))?),
-        Command::Check(args) => {
-            let results = rt.block_on(check::run(&args))?;
-            let (text, code) = check::report(&results, args.json);
-            write_stdout(&text)?;
-            std::process::exit(code);
-        }
-        Command::Fuzz(args) => {
-            let report = rt.block_on(fuzz::run(&args))?;
-            let (text, code) = fuzz::summary(&report, args.json);
-            write_stdout(&text)?;
-            std::process::exit(code);
-        }
+        Command::Check(args) => exit_with(rt.block_on(check::run(&args))?)?,
+        Command::Fuzz(args) => exit_with(rt.block_on(fuzz::run(&args))?)?,
         Command::Trace(args) => std::process::exit(trace::run(&args)?),
         Command::Skills(command) => std::process::exit(rt.block_on(skills::run(&command))),
         Command::Completions { shell } => {

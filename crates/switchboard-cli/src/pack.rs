@@ -79,10 +79,8 @@ pub(crate) async fn run(a: PackArgs) -> anyhow::Result<String> {
     }
     if a.server_json {
         let location = match (&a.server.url, &a.bundle, &a.bundle_url) {
-            (_, Some(bundle), Some(url)) => Location::Bundle {
-                url: url.clone(),
-                sha256: sha256_of(bundle)?,
-            },
+            (_, Some(bundle), Some(url)) => Location::bundle_file(url, bundle)
+                .with_context(|| format!("cannot read `{}`", bundle.display()))?,
             (Some(url), None, None) => Location::Remote(url.clone()),
             _ => anyhow::bail!(
                 "--server-json needs --bundle FILE.mcpb and --bundle-url URL (a bundle), or --url \
@@ -116,14 +114,4 @@ pub(crate) async fn run(a: PackArgs) -> anyhow::Result<String> {
         described.tools.len(),
         described.prompts.len()
     ))
-}
-
-/// The SHA-256 of a bundle already written, as `write_bundle` reports it.
-fn sha256_of(path: &std::path::Path) -> anyhow::Result<String> {
-    use sha2::Digest as _;
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read `{}`", path.display()))?;
-    Ok(sha2::Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
 }

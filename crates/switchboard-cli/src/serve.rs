@@ -50,17 +50,8 @@ pub(crate) struct ServeArgs {
     /// 10000).
     #[arg(long, value_name = "N", requires = "http", value_parser = positive())]
     max_sessions: Option<usize>,
-    /// With --http: act as an OAuth 2.1 resource server for tokens of this issuer (an
-    /// authorization server publishing RFC 8414 or OpenID metadata with a jwks_uri; https,
-    /// or http on loopback). Every request then needs a bearer token whose audience is this
-    /// server; the example's scopes apply (everything: mcp:basic, and mcp:write for
-    /// test_scoped_write). Metadata at /.well-known/oauth-protected-resource/mcp.
-    #[arg(long, value_name = "ISSUER_URL", requires = "http")]
-    auth_issuer: Option<String>,
-    /// With --auth-issuer: the audience tokens must name, this server's canonical URL
-    /// (default: http://ADDR/mcp with the address served).
-    #[arg(long, value_name = "URL", requires = "auth_issuer")]
-    auth_audience: Option<String>,
+    #[command(flatten)]
+    issuer: crate::cluster::IssuerArgs,
     /// With --auth-issuer: require DPoP-bound access tokens (RFC 9449): every request needs
     /// the DPoP scheme and a fresh proof by the token's key, replays refused (across the
     /// nodes with --store), and a bound token sent as a bearer refused. The metadata says
@@ -74,7 +65,7 @@ pub(crate) struct ServeArgs {
     /// With --auth-dpop: the URL clients reach this endpoint at, when a proxy in front
     /// changes it (the proofs' htu; default: the audience).
     #[arg(long, value_name = "URL", requires = "auth_dpop")]
-    auth_public_url: Option<String>,
+    auth_public_url: Option<url::Url>,
     #[command(flatten)]
     cluster: crate::cluster::ClusterArgs,
     /// Which example server to run.
@@ -135,33 +126,6 @@ fn build_server(
     Ok((server, watch))
 }
 
-/// The endpoint's authorization: tokens of `issuer` for `audience`, checked against the
-/// issuer's JWKS, with the example server's declared scopes.
-pub(crate) fn authorization(
-    server: &switchboard::server::Server,
-    issuer: &str,
-    audience: &str,
-) -> anyhow::Result<switchboard::http::Authorization> {
-    use switchboard::auth::resource::{JwtValidator, JwtValidatorConfig, fetchable};
-    let issuer_url = url::Url::parse(issuer)
-        .map_err(|e| anyhow::anyhow!("--auth-issuer {issuer:?} is not a URL ({e}); give the authorization server's issuer, such as https://auth.example.com"))?;
-    if !fetchable(&issuer_url) {
-        anyhow::bail!(
-            "--auth-issuer must be an https URL (http is allowed only for a loopback host such as 127.0.0.1)"
-        );
-    }
-    let audience = switchboard::http::Authorization::canonical_resource(audience)
-        .map_err(|e| anyhow::anyhow!("--auth-audience: {e}"))?;
-    let validator = JwtValidator::new(JwtValidatorConfig::new(issuer, &audience));
-    Ok(switchboard::http::Authorization::new(
-        &audience,
-        vec![issuer.to_owned()],
-        Arc::new(validator),
-    )
-    .map_err(|e| anyhow::anyhow!("--auth-audience: {e}"))?
-    .with_policy(server.scope_policy().clone()))
-}
-
 /// `--auth-dpop`: bound tokens required, replays kept in Redis with `--store`, nonces keyed by
 /// the deployment secret when asked for.
 fn dpop_config(
@@ -172,9 +136,7 @@ fn dpop_config(
     use switchboard::auth::resource::dpop::{DEFAULT_NONCE_STEP, DpopConfig, NonceSource};
     let mut config = DpopConfig::new().required();
     if let Some(url) = &args.auth_public_url {
-        let url = url::Url::parse(url)
-            .map_err(|e| anyhow::anyhow!("--auth-public-url {url:?} is not a URL ({e})"))?;
-        config = config.with_public_url(url);
+        config = config.with_public_url(url.clone());
     }
     if let Some(store) = store {
         config =
@@ -277,19 +239,13 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         Arc::new(RedisTaskStore::new(store.clone(), node, limits)) as Arc<dyn TaskStore>
     });
     let (server, _skills_watch) = build_server(&args, config, &deployment)?;
-    if let Some(issuer) = &args.auth_issuer {
-        let audience = args
-            .auth_audience
-            .clone()
-            .unwrap_or_else(|| format!("http://{local}/mcp"));
-        let mut auth = authorization(&server, issuer, &audience)?;
+    if let Some(mut auth) = args.issuer.authorization(&server, local)? {
         if args.auth_dpop {
             let store = joined.as_ref().map(|(_, store)| store.clone());
             auth = auth.with_dpop(dpop_config(&args, store, secret.as_ref())?);
             tracing::info!("DPoP-bound access tokens required");
         }
         http_config = http_config.with_authorization(auth);
-        tracing::info!(issuer = %issuer, audience = %audience, "access tokens required");
     }
     if let (Some(path), Some(t)) = (&args.metrics, &telemetry) {
         http_config =
@@ -313,7 +269,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
 }
 
 /// Exports what telemetry has batched (the exporters block, so off the runtime's threads).
-async fn flush(telemetry: Option<Telemetry>) {
+pub(crate) async fn flush(telemetry: Option<Telemetry>) {
     if let Some(t) = telemetry {
         let _ = tokio::task::spawn_blocking(move || t.shutdown()).await;
     }

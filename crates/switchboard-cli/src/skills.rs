@@ -36,7 +36,15 @@ pub(crate) struct PullArgs {
 pub(crate) async fn run(command: &SkillsCommand) -> i32 {
     match command {
         SkillsCommand::Pull(a) => {
-            let session = match connect(a).await {
+            let client = Client::builder(Implementation::new(
+                "switchboard-skills",
+                env!("CARGO_PKG_VERSION"),
+            ));
+            let session = match a
+                .server
+                .connect(client.era(a.era).build(), Default::default())
+                .await
+            {
                 Ok(s) => s,
                 Err(e) => {
                     eprintln!("switchboard skills pull: {e:#}");
@@ -73,14 +81,4 @@ async fn pull(
     let skills = Skills::new(session);
     let skill = skills.find(&a.name).await?;
     skills.pull(&skill, &a.dir).await
-}
-
-async fn connect(a: &PullArgs) -> anyhow::Result<ClientSession> {
-    let client = Client::builder(Implementation::new(
-        "switchboard-skills",
-        env!("CARGO_PKG_VERSION"),
-    ))
-    .era(a.era)
-    .build();
-    a.server.connect(client, Default::default()).await
 }

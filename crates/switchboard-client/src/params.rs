@@ -1,9 +1,51 @@
-//! [`params_from_pairs`]: a request's params from its target and `key=value` pairs, shaped as
-//! the catalogue says the method names its target (what `switchboard call` sends).
+//! A request as a command line gives it (what `switchboard call` sends): [`params_from_pairs`],
+//! its params from its target and `key=value` pairs, shaped as the catalogue says the method
+//! names its target; [`ClientSession::request_all`], a list followed to its last page.
 
 use serde_json::{Map, Value, json};
 use switchboard_types::catalogue::{self, Arguments, TargetKind};
 use switchboard_types::methods;
+
+use crate::error::ClientError;
+use crate::session::ClientSession;
+
+/// The most pages [`ClientSession::request_all`] follows.
+const MAX_PAGES: usize = 1000;
+
+impl ClientSession {
+    /// `method` with `params`, followed through `nextCursor` (at most 1000 pages) when the
+    /// catalogue names its list member (`tools/list`: `tools`) and `params` start at the first
+    /// page (no `cursor`): one result whose list member holds every item. `None` for any
+    /// other request.
+    ///
+    /// # Errors
+    /// A page's request error.
+    pub async fn request_all(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Option<Result<Value, ClientError>> {
+        let key = catalogue::request(method).and_then(|s| s.list_member)?;
+        if params.get("cursor").is_some() {
+            return None;
+        }
+        let (mut all, mut params) = (Vec::new(), params);
+        for _ in 0..MAX_PAGES {
+            let options = switchboard_jsonrpc::RequestOptions::default();
+            let page: Value = match self.request(method, params.clone(), options).await {
+                Ok(page) => page,
+                Err(e) => return Some(Err(e)),
+            };
+            let items = page.get(key).and_then(Value::as_array);
+            all.extend(items.into_iter().flatten().cloned());
+            match page.get("nextCursor") {
+                Some(c) => params["cursor"] = c.clone(),
+                None => break,
+            }
+        }
+        Some(Ok(json!({ key: all })))
+    }
+}
 
 /// Why [`params_from_pairs`] made no params.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
