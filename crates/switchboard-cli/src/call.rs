@@ -38,8 +38,8 @@ pub(crate) struct CallArgs {
     #[arg(long, value_parser = json::<ElicitResult>)]
     elicitation_response: Option<ElicitResult>,
     /// Offer these roots (a JSON array of {uri, name?}); no roots capability otherwise.
-    #[arg(long, value_parser = json::<Vec<Root>>)]
-    roots: Option<Vec<Root>>,
+    #[arg(long, value_parser = json::<Roots>)]
+    roots: Option<Roots>,
     /// With tools/call: run the call as a task. 2025-11-25: the status is shown on stderr as
     /// it changes, then the result is printed as a plain call's; Ctrl-C cancels the task.
     /// 2026-07-28: the tasks extension is declared and the server decides; a task is
@@ -61,6 +61,9 @@ pub(crate) struct CallArgs {
     #[arg(long, value_name = "URL")]
     otlp: Option<String>,
 }
+
+/// `--roots` (an alias: clap takes a `Vec` for a list of values).
+type Roots = Vec<Root>;
 
 /// The outcome for the caller: text for stdout or stderr, and the exit code.
 #[derive(Debug)]
@@ -343,7 +346,7 @@ mod tests {
             json!({"name": "add", "arguments": {"a": 1}})
         );
         let a = CallArgs {
-            params: Some(r#"{"name": "sub"}"#.into()),
+            params: Some(json(r#"{"name": "sub"}"#).unwrap()),
             ..*a
         };
         assert_eq!(

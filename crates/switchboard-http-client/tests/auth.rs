@@ -162,7 +162,8 @@ async fn run(modern: bool) {
     tokio::time::timeout(Duration::from_secs(5), session.closed())
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The close's DELETE is the last request: once the server has it, nothing is in flight.
+    support::eventually("the DELETE", || server.count("DELETE") == 1).await;
     assert_eq!(provider.unauthorized.load(Ordering::SeqCst), 1, "one 401");
     assert!(provider.challenges.lock().unwrap()[0].contains("resource_metadata"));
     assert_eq!(provider.step_ups.load(Ordering::SeqCst), 1, "one step-up");
