@@ -22,8 +22,8 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use switchboard::http::{HttpConfig, proxy, stdio_bridge};
 use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
+use switchboard::transport::FrameTap;
 use switchboard::transport::relay_child;
-use switchboard::transport::{FrameTap, Recording};
 
 /// `switchboard record`'s flags: what it was asked to do. `--stdio` and `--url` are the shared
 /// `ServerArgs`, with help that speaks of relaying.
@@ -131,7 +131,8 @@ pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
 
 /// The recording at `path`, private to its owner.
 fn recording(path: &str, transport: &'static str) -> anyhow::Result<Arc<dyn FrameTap>> {
-    Recording::create(path.as_ref(), transport).with_context(|| format!("creating {path}"))
+    switchboard::transport::recording(path.as_ref(), transport)
+        .with_context(|| format!("creating {path}"))
 }
 
 async fn bind(addr: std::net::SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {

@@ -9,7 +9,10 @@ use std::path::Path;
 
 use sha2::{Digest as _, Sha256};
 
-/// A deployment secret of at least [`DeploymentSecret::MIN_BYTES`] bytes.
+/// The shortest deployment secret accepted, in bytes.
+const MIN_BYTES: usize = 32;
+
+/// A deployment secret of at least 32 bytes.
 #[derive(Clone)]
 pub struct DeploymentSecret(String);
 
@@ -20,8 +23,6 @@ impl fmt::Debug for DeploymentSecret {
 }
 
 impl DeploymentSecret {
-    /// The shortest secret accepted, in bytes.
-    pub const MIN_BYTES: usize = 32;
     /// The environment variable holding the secret when no file is given.
     pub const ENV: &'static str = "SWITCHBOARD_SECRET";
 
@@ -30,18 +31,18 @@ impl DeploymentSecret {
     ///
     /// # Errors
     /// The file cannot be read, is empty or too large ([`switchboard_auth::read_secret_file`]), or the
-    /// secret is shorter than [`DeploymentSecret::MIN_BYTES`] (`InvalidInput`).
+    /// secret is shorter than 32 bytes (`InvalidInput`).
     pub fn load(file: Option<&Path>) -> io::Result<Option<Self>> {
         let secret = match file {
             Some(path) => Some(switchboard_auth::read_secret_file(path)?),
             None => std::env::var(Self::ENV).ok().filter(|v| !v.is_empty()),
         };
         match secret {
-            Some(s) if s.len() < Self::MIN_BYTES => Err(io::Error::new(
+            Some(s) if s.len() < MIN_BYTES => Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!(
                     "the deployment secret must be at least {} bytes; make one with `openssl rand -base64 32`",
-                    Self::MIN_BYTES
+                    MIN_BYTES
                 ),
             )),
             other => Ok(other.map(Self)),

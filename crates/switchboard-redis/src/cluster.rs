@@ -1,6 +1,6 @@
 //! [`RedisCluster`], the [`Cluster`]: this node announces itself (its id and the URL the other
 //! nodes reach it at, a key that expires unless renewed) for as long as it runs, and finds the
-//! node serving a session in one round trip; [`apply`] puts a store and a cluster in an
+//! node serving a session in one round trip; `apply` puts a store and a cluster in an
 //! `HttpConfig`.
 
 use std::fmt;
@@ -150,7 +150,11 @@ impl Cluster for RedisCluster {
 /// `config` with `store` as its session and event store and `cluster` as its cluster. Give it
 /// the cluster's secret too ([`HttpConfig::with_cluster_secret`]): without one, the node does
 /// not start.
-pub fn apply(config: HttpConfig, store: &RedisStore, cluster: Arc<RedisCluster>) -> HttpConfig {
+pub(crate) fn apply(
+    config: HttpConfig,
+    store: &RedisStore,
+    cluster: Arc<RedisCluster>,
+) -> HttpConfig {
     config
         .with_session_store(Arc::new(store.clone()))
         .with_event_store(Arc::new(store.clone()))

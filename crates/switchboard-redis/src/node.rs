@@ -12,7 +12,7 @@ use crate::connection::{RedisConfig, RedisStore, RedisStoreError};
 
 /// Joins the cluster sharing the Redis at `url` as the node `node` (random when `None`),
 /// announced at `advertise` (the URL the other nodes reach its endpoint at), and returns
-/// `config` with the store and the cluster in it ([`apply`]) and the requests relayed between
+/// `config` with the store and the cluster in it (its session and event stores, its cluster) and the requests relayed between
 /// nodes authenticated by `relay`, the joined cluster and the store. Records live as long as
 /// `config`'s idle timeout plus a minute; its `max_sessions` bounds them.
 ///

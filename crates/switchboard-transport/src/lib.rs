@@ -40,6 +40,6 @@ mod stdio;
 pub use child::{ChildCommand, ChildHandle, ChildSink, ChildSource, ChildTransport, LOG_TARGET};
 pub use codec::ndjson::{FrameError, NdjsonDecoder};
 pub use codec::sse::{SseError, SseEvent, SseParser};
-pub use recording::Recording;
+pub use recording::recording;
 pub use relay::{FrameTap, TappedFrame, one_line, read_frame, relay_child, relay_lines, tap_body};
 pub use stdio::{StdinReader, StdioSink, StdioSource, StdioTransport, StdoutWriter};

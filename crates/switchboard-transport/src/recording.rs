@@ -1,4 +1,4 @@
-//! [`Recording`]: a [`FrameTap`] writing each frame as a JSON line (what `switchboard record`
+//! [`recording`]: a [`FrameTap`] writing each frame as a JSON line (what `switchboard record`
 //! writes and `switchboard trace` reads).
 
 use std::io::Write;
@@ -8,10 +8,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::relay::{FrameTap, TappedFrame};
 
-/// A recording file: one JSON object per frame, `{ts_ms, direction, transport, session,
+/// The recording file: one JSON object per frame, `{ts_ms, direction, transport, session,
 /// frame}`, written and flushed before the frame is relayed, so that a crash loses nothing
 /// already relayed. A write failure is logged; it never breaks the session.
-pub struct Recording {
+struct Recording {
     file: Mutex<std::io::BufWriter<std::fs::File>>,
     /// `stdio` or `http`: the transport the client side speaks.
     transport: &'static str,
@@ -25,33 +25,32 @@ impl std::fmt::Debug for Recording {
     }
 }
 
-impl Recording {
-    /// Creates (truncates) the recording at `path`, readable by its owner only: it holds
-    /// session ids and whatever the peers said (issue 25, finding 10). `transport` is what
-    /// each line says the client side speaks (`stdio`, `http`).
-    ///
-    /// # Errors
-    /// The file cannot be created or made private.
-    pub fn create(path: &Path, transport: &'static str) -> std::io::Result<Arc<dyn FrameTap>> {
-        let mut opts = std::fs::OpenOptions::new();
-        opts.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            opts.mode(0o600);
-        }
-        let file = opts.open(path)?;
-        // A file that was there already keeps its mode through `open`: narrow it too.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        }
-        Ok(Arc::new(Recording {
-            file: Mutex::new(std::io::BufWriter::new(file)),
-            transport,
-        }))
+/// A tap writing the recording `path` (created or truncated, readable by its owner only: it
+/// holds session ids and whatever the peers said, issue 25, finding 10): one JSON object per
+/// frame, `{ts_ms, direction, transport, session, frame}`, where `transport` says what the
+/// client side speaks (`stdio`, `http`).
+///
+/// # Errors
+/// The file cannot be created or made private.
+pub fn recording(path: &Path, transport: &'static str) -> std::io::Result<Arc<dyn FrameTap>> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        opts.mode(0o600);
     }
+    let file = opts.open(path)?;
+    // A file that was there already keeps its mode through `open`: narrow it too.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(Arc::new(Recording {
+        file: Mutex::new(std::io::BufWriter::new(file)),
+        transport,
+    }))
 }
 
 impl FrameTap for Recording {

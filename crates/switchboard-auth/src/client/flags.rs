@@ -105,7 +105,7 @@ pub struct OAuthFlags {
 
 impl OAuthFlags {
     /// Whether any OAuth flow was asked for.
-    pub fn enabled(&self) -> bool {
+    fn enabled(&self) -> bool {
         self.oauth
             || self.oauth_headless
             || self.oauth_client_credentials

@@ -47,7 +47,7 @@ impl UrlPolicy {
     /// server on this machine (a loopback IP literal, or `localhost` and its subdomains, which
     /// always resolve to loopback, RFC 6761 §6.3), since its metadata and authorization server
     /// are then on this machine too; strict otherwise (other names are not trusted to).
-    pub fn for_server(server: &Url) -> Self {
+    pub(crate) fn for_server(server: &Url) -> Self {
         let loopback = match server.host() {
             Some(Host::Ipv4(ip)) => ip.is_loopback(),
             Some(Host::Ipv6(ip)) => ip.is_loopback(),
