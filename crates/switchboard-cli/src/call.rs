@@ -2,12 +2,13 @@
 //! CLI mode. Prints the JSON result on stdout (exit 0); a JSON-RPC error goes to stderr (exit 1);
 //! a connection failure exits 2.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use switchboard::types::methods;
 
 use serde_json::{Map, Value, json};
-use switchboard::auth::client::OAuthError;
+use switchboard::auth::client::{OAuthClient, OAuthError};
 use switchboard::client::{Client, ClientError, ClientSession, RequestOptions};
 use switchboard::http_client::HttpClientConfig;
 use switchboard::telemetry::Telemetry;
@@ -86,15 +87,12 @@ fn params_for(a: &CallArgs) -> anyhow::Result<Value> {
     Ok(params)
 }
 
-/// The OAuth client of a call, when there is one (for messages about its failures).
-type OAuth = Option<std::sync::Arc<switchboard::auth::client::OAuthClient>>;
-
 /// Connects to the server `a` names. clap lets through exactly one of --stdio and --url, and
 /// the OAuth flows only with --url.
 async fn connect(
     a: &CallArgs,
     telemetry: Option<&Telemetry>,
-) -> anyhow::Result<(ClientSession, OAuth)> {
+) -> anyhow::Result<(ClientSession, Option<Arc<OAuthClient>>)> {
     let oauth = match &a.server.url {
         Some(url) => a.oauth.client(url, |url, opened| {
             eprintln!("switchboard call: authorize in your browser:\n  {url}");
