@@ -6,13 +6,11 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::convert::Infallible;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::{in_process, scripted};
 use switchboard_check::{Checker, Report, Target, Verdict};
-use switchboard_jsonrpc::memory::{self, MemoryTransport};
 use switchboard_server::{AppView, Server};
 use switchboard_types::apps::{UiCsp, UiResourceMeta, UiToolMeta};
 use switchboard_types::lifecycle::Implementation;

@@ -297,32 +297,12 @@ async fn d26_a_server_speaking_only_2026_07_28_is_checked_in_that_revision() {
 /// A hand-written server that claims revision 2026-07-28 in `server/discover` (with tools),
 /// refuses `initialize`, and answers every other request with an empty result.
 fn careless_modern() -> Target {
-    Target::in_process(|| {
-        let (ours, mut theirs) = memory::pair();
-        tokio::spawn(async move {
-            while let Some(text) = theirs.recv_text().await {
-                let Ok(frame) = serde_json::from_str::<Value>(&text) else {
-                    continue;
-                };
-                let (Some(id), Some(method)) =
-                    (frame.get("id"), frame.get("method").and_then(Value::as_str))
-                else {
-                    continue;
-                };
-                let answer = match method {
-                    methods::SERVER_DISCOVER => json!({"jsonrpc": "2.0", "id": id, "result": {
-                        "resultType": "complete", "supportedVersions": ["2026-07-28"],
-                        "capabilities": {"tools": {}}, "ttlMs": 0, "cacheScope": "public"}}),
-                    methods::INITIALIZE => json!({"jsonrpc": "2.0", "id": id,
-                        "error": {"code": -32601, "message": "no"}}),
-                    _ => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
-                };
-                if theirs.send_text(answer.to_string()).await.is_err() {
-                    break;
-                }
-            }
-        });
-        Ok::<MemoryTransport, Infallible>(ours)
+    scripted(|method, _| match method {
+        methods::SERVER_DISCOVER => json!({"result": {
+            "resultType": "complete", "supportedVersions": ["2026-07-28"],
+            "capabilities": {"tools": {}}, "ttlMs": 0, "cacheScope": "public"}}),
+        methods::INITIALIZE => json!({"error": {"code": -32601, "message": "no"}}),
+        _ => json!({"result": {}}),
     })
 }
 

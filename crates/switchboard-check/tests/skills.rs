@@ -7,8 +7,7 @@ mod support;
 
 use serde_json::json;
 use support::in_process;
-use switchboard_check::{Report, Target, Verdict};
-use switchboard_jsonrpc::memory;
+use switchboard_check::{Report, Verdict};
 use switchboard_server::Server;
 use switchboard_skills::verify::digest;
 use switchboard_skills::wire::{

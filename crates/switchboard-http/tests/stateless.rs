@@ -161,10 +161,9 @@ async fn stateless_requests_in_flight_are_bounded_by_max_sessions() {
             .status()
         })
     };
-    wait::until("the slow request holds the only place", || {
-        svc.session_count() == 1
-    })
-    .await;
+    // Kept: the place a stateless request holds is not shown outside the service (the slow
+    // request answers after 400 ms, so 100 ms is well inside).
+    tokio::time::sleep(Duration::from_millis(100)).await;
     let resp = oneshot(
         &svc,
         with_version(None, "2025-11-25", call_body(2, "echo", json!({}))),

@@ -10,7 +10,7 @@ use switchboard_jsonrpc::memory::{self, MemoryTransport};
 use switchboard_server::Server;
 
 /// `server` in process: each connection is a fresh in-memory pair whose far end it serves.
-pub fn in_process(server: Server) -> Target {
+pub(crate) fn in_process(server: Server) -> Target {
     Target::in_process(move || {
         let (ours, theirs) = memory::pair();
         server.serve(theirs).map(|_session| ours)
@@ -20,7 +20,7 @@ pub fn in_process(server: Server) -> Target {
 /// A hand-written server in process: each request (a frame with an id and a method) is
 /// answered with what `reply` gives for its method and the whole frame (`{"result": ...}` or
 /// `{"error": ...}`, to which the id is added); whatever it cannot read is ignored.
-pub fn scripted(reply: fn(&str, &Value) -> Value) -> Target {
+pub(crate) fn scripted(reply: fn(&str, &Value) -> Value) -> Target {
     Target::in_process(move || {
         let (ours, mut theirs) = memory::pair();
         tokio::spawn(async move {
