@@ -4,7 +4,6 @@
 
 use serde_json::{Map, Value, json};
 use switchboard_types::catalogue::{self, Arguments, TargetKind};
-use switchboard_types::methods;
 
 use crate::error::ClientError;
 use crate::session::ClientSession;
@@ -14,7 +13,7 @@ const MAX_PAGES: usize = 1000;
 
 impl ClientSession {
     /// `method` with `params`, followed through `nextCursor` (at most 1000 pages) when the
-    /// catalogue names its list member (`tools/list`: `tools`) and `params` start at the first
+    /// catalogue names its list member (`tools/list`: `tools`; `skills/list`: `skills`) and `params` start at the first
     /// page (no `cursor`): one result whose list member holds every item. `None` for any
     /// other request.
     ///
@@ -25,7 +24,7 @@ impl ClientSession {
         method: &str,
         params: Value,
     ) -> Option<Result<Value, ClientError>> {
-        let key = catalogue::request(method).and_then(|s| s.list_member)?;
+        let key = request(method).and_then(|s| s.list_member)?;
         if params.get("cursor").is_some() {
             return None;
         }
@@ -64,6 +63,11 @@ pub enum ParamsError {
     },
 }
 
+/// The description of the request `method`, core or of a known extension (`skills/list`).
+fn request(method: &str) -> Option<&'static catalogue::MethodSpec> {
+    catalogue::describe(method).filter(|s| s.is_request())
+}
+
 /// `key=value` pairs as a map: each value as JSON when `json_values` and it parses (numbers,
 /// booleans, objects), else as a string.
 fn pairs_map<'a>(
@@ -87,8 +91,8 @@ fn pairs_map<'a>(
 /// The params of `method` naming `target` with the `key=value` `pairs`, as the catalogue says
 /// the method names its target: `tools/call NAME k=v` (`{name, arguments}`, JSON argument
 /// values), `prompts/get NAME k=v` (string arguments), `resources/read URI k=v` (`{uri, k}`;
-/// also the skills extension's `skills/get` and `resources/directory/read`, which are no
-/// catalogue rows). A method without a target (`logging/setLevel level=debug`) takes `target`
+/// also the skills extension's `skills/get` and `resources/directory/read`, described by
+/// `catalogue::EXTENSIONS`). A method without a target (`logging/setLevel level=debug`) takes `target`
 /// as a first pair, never dropped.
 ///
 /// # Errors
@@ -98,13 +102,7 @@ pub fn params_from_pairs(
     target: Option<&str>,
     pairs: &[String],
 ) -> Result<Value, ParamsError> {
-    let kind = catalogue::request(method)
-        .and_then(|s| s.target)
-        .or_else(|| {
-            [methods::SKILLS_GET, methods::RESOURCES_DIRECTORY_READ]
-                .contains(&method)
-                .then_some(TargetKind::Uri)
-        });
+    let kind = request(method).and_then(|s| s.target);
     let pairs_iter = pairs.iter().map(String::as_str);
     let no_target = |what| ParamsError::NoTarget {
         method: method.to_owned(),
@@ -130,6 +128,7 @@ pub fn params_from_pairs(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use switchboard_types::methods;
 
     fn params(method: &str, target: Option<&str>, pairs: &[&str]) -> Result<Value, ParamsError> {
         let pairs: Vec<String> = pairs.iter().map(|p| (*p).to_owned()).collect();
