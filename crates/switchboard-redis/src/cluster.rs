@@ -1,6 +1,6 @@
 //! [`RedisCluster`], the [`Cluster`]: this node announces itself (its id and the URL the other
 //! nodes reach it at, a key that expires unless renewed) for as long as it runs, and finds the
-//! node serving a session in one round trip; `apply` puts a store and a cluster in an
+//! node serving a session in one round trip; [`apply`] puts a store and a cluster in an
 //! `HttpConfig`.
 
 use std::fmt;
@@ -150,7 +150,7 @@ impl Cluster for RedisCluster {
 /// `config` with `store` as its session and event store and `cluster` as its cluster. Give it
 /// the cluster's secret too ([`HttpConfig::with_cluster_secret`]): without one, the node does
 /// not start.
-pub(crate) fn apply(
+pub fn apply(
     config: HttpConfig,
     store: &RedisStore,
     cluster: Arc<RedisCluster>,

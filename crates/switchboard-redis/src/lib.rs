@@ -41,7 +41,7 @@
 //! | `connection` | [`RedisStore`], [`RedisConfig`]: the connection, key names, every command bounded and retried once |
 //! | `sessions` | [`RedisStore`] as the `SessionStore`, with its Lua scripts |
 //! | `events` | [`RedisStore`] as the `EventStore`, with its Lua scripts |
-//! | `cluster` | [`RedisCluster`], the `Cluster`; `apply` (a store and a cluster in an `HttpConfig`) |
+//! | `cluster` | [`RedisCluster`], the `Cluster`; [`apply`] |
 //! | `node` | [`join`]: a node joined to a cluster, its `HttpConfig` keeping sessions in the store |
 //! | `tasks` | (feature `tasks`) `RedisTaskStore` |
 //! | `dpop` | (feature `dpop`) `RedisReplayStore`, with its Lua script |
@@ -89,7 +89,7 @@ mod sessions;
 #[cfg(feature = "tasks")]
 mod tasks;
 
-pub use cluster::RedisCluster;
+pub use cluster::{RedisCluster, apply};
 pub use connection::{RedisConfig, RedisStore, RedisStoreError};
 #[cfg(feature = "dpop")]
 pub use dpop::RedisReplayStore;
