@@ -150,11 +150,7 @@ impl Cluster for RedisCluster {
 /// `config` with `store` as its session and event store and `cluster` as its cluster. Give it
 /// the cluster's secret too ([`HttpConfig::with_cluster_secret`]): without one, the node does
 /// not start.
-pub fn apply(
-    config: HttpConfig,
-    store: &RedisStore,
-    cluster: Arc<RedisCluster>,
-) -> HttpConfig {
+pub fn apply(config: HttpConfig, store: &RedisStore, cluster: Arc<RedisCluster>) -> HttpConfig {
     config
         .with_session_store(Arc::new(store.clone()))
         .with_event_store(Arc::new(store.clone()))
