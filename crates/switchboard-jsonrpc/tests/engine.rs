@@ -51,6 +51,7 @@ impl Service for TestService {
                 "sleep" => {
                     let _flag = DropFlag(dropped);
                     started.fetch_add(1, Ordering::SeqCst);
+                    // Not a wait: the `sleep` method's work takes `ms` (a slow handler).
                     tokio::time::sleep(Duration::from_millis(params["ms"].as_u64().unwrap_or(10)))
                         .await;
                     Ok(to_raw(&json!({"slept": params["ms"]})).unwrap())
