@@ -41,6 +41,40 @@ esac
 step() { echo "== install-peers: $*"; }
 hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
+# npm_folder DIR WHAT OK: the packages of the folder DIR (its own package.json and lockfile),
+# installed with `npm ci` unless its stamp (a hash of the lockfile and of the Node version) matches
+# and the check OK passes; with --check, verified only. WHAT names the pinned package for the
+# messages ("" for the folder's several).
+npm_folder() {
+  local dir="$1" what="$2" ok="$3" stamp hash
+  stamp="$dir/node_modules/.switchboard-stamp"
+  hash="$(hash_of "$dir/package.json" "$dir/package-lock.json" <(node --version))"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$hash" ] && "$ok"; then
+    step "$dir/node_modules${what:+ ($what)}: up to date"
+  elif [ "$CHECK_ONLY" = 1 ]; then
+    interop_die "$dir/node_modules is missing or stale; run scripts/install-peers.sh"
+  else
+    step "$dir/node_modules (npm ci on Node $(node --version)${what:+: $what})"
+    (cd "$dir" && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) ||
+      interop_die "npm ci in $dir/ failed (is the npm registry reachable?)"
+    "$ok" || interop_die "$dir/package-lock.json does not hold ${what:-the versions} pinned in interop/lib.sh"
+    echo "$hash" > "$stamp"
+  fi
+}
+
+# apt_install [--no-install-recommends] PKG...: Debian packages, their services never started
+# (policy-rc.d says no while apt-get runs).
+apt_install() {
+  command -v apt-get > /dev/null || interop_die "${*: -1} is missing and apt-get is not available"
+  local policy=/usr/sbin/policy-rc.d made_policy=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && made_policy=1
+  fi
+  apt-get update -qq > /dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" > /dev/null ||
+    interop_die "apt-get install $* failed"
+  if [ "$made_policy" = 1 ]; then rm -f "$policy"; fi
+}
+
 # ---------------------------------------------------------------- 1. Node 22
 node22_ok() {
   [ -x "$NODE22" ] && [ "$("$NODE22" --version 2>/dev/null)" = "v$NODE22_VERSION" ]
@@ -83,19 +117,7 @@ npm_versions_ok() {
     fi
   done
 }
-NPM_STAMP="$INTEROP_DIR/node_modules/.switchboard-stamp"
-NPM_HASH="$(hash_of interop/package.json interop/package-lock.json <(node --version))"
-if [ -f "$NPM_STAMP" ] && [ "$(cat "$NPM_STAMP")" = "$NPM_HASH" ] && npm_versions_ok; then
-  step "interop/node_modules: up to date"
-elif [ "$CHECK_ONLY" = 1 ]; then
-  interop_die "interop/node_modules is missing or stale; run scripts/install-peers.sh"
-else
-  step "interop/node_modules (npm ci on Node $(node --version))"
-  (cd interop && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) ||
-    interop_die "npm ci in interop/ failed (is the npm registry reachable?)"
-  npm_versions_ok || interop_die "interop/package-lock.json does not hold the versions pinned in interop/lib.sh"
-  echo "$NPM_HASH" > "$NPM_STAMP"
-fi
+npm_folder interop "" npm_versions_ok
 # The conformance CLI must start offline from the local install (npx must not reach a registry).
 (cd interop && npx --no-install --offline conformance --help > /dev/null) ||
   interop_die "'npx conformance --help' failed in interop/ on Node $(node --version)"
@@ -109,19 +131,7 @@ step "conformance $CONFORMANCE_2026_VERSION (conformance-2026): --help runs"
 oauth_ok() {
   [ "$(node -p "require('$INTEROP_DIR/oauth/node_modules/oidc-provider/package.json').version" 2>/dev/null || true)" = "$OIDC_PROVIDER_VERSION" ]
 }
-OAUTH_STAMP="$INTEROP_DIR/oauth/node_modules/.switchboard-stamp"
-OAUTH_HASH="$(hash_of interop/oauth/package.json interop/oauth/package-lock.json <(node --version))"
-if [ -f "$OAUTH_STAMP" ] && [ "$(cat "$OAUTH_STAMP")" = "$OAUTH_HASH" ] && oauth_ok; then
-  step "interop/oauth/node_modules (oidc-provider $OIDC_PROVIDER_VERSION): up to date"
-elif [ "$CHECK_ONLY" = 1 ]; then
-  interop_die "interop/oauth/node_modules is missing or stale; run scripts/install-peers.sh"
-else
-  step "interop/oauth/node_modules (npm ci: oidc-provider $OIDC_PROVIDER_VERSION)"
-  (cd interop/oauth && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) ||
-    interop_die "npm ci in interop/oauth/ failed (is the npm registry reachable?)"
-  oauth_ok || interop_die "interop/oauth/package-lock.json does not hold oidc-provider $OIDC_PROVIDER_VERSION (interop/lib.sh)"
-  echo "$OAUTH_HASH" > "$OAUTH_STAMP"
-fi
+npm_folder interop/oauth "oidc-provider $OIDC_PROVIDER_VERSION" oauth_ok
 
 # ---------------------------------------------------------------- 2c. interop/inspector/node_modules
 # The official MCP Inspector, for its CLI's offline MCP Apps probe (--app-info), in a folder of its
@@ -129,19 +139,7 @@ fi
 inspector_ok() {
   [ "$(node -p "require('$INTEROP_DIR/inspector/node_modules/@modelcontextprotocol/inspector/package.json').version" 2>/dev/null || true)" = "$INSPECTOR_VERSION" ]
 }
-INSPECTOR_STAMP="$INTEROP_DIR/inspector/node_modules/.switchboard-stamp"
-INSPECTOR_HASH="$(hash_of interop/inspector/package.json interop/inspector/package-lock.json <(node --version))"
-if [ -f "$INSPECTOR_STAMP" ] && [ "$(cat "$INSPECTOR_STAMP")" = "$INSPECTOR_HASH" ] && inspector_ok; then
-  step "interop/inspector/node_modules (@modelcontextprotocol/inspector $INSPECTOR_VERSION): up to date"
-elif [ "$CHECK_ONLY" = 1 ]; then
-  interop_die "interop/inspector/node_modules is missing or stale; run scripts/install-peers.sh"
-else
-  step "interop/inspector/node_modules (npm ci: @modelcontextprotocol/inspector $INSPECTOR_VERSION)"
-  (cd interop/inspector && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) ||
-    interop_die "npm ci in interop/inspector/ failed (is the npm registry reachable?)"
-  inspector_ok || interop_die "interop/inspector/package-lock.json does not hold @modelcontextprotocol/inspector $INSPECTOR_VERSION (interop/lib.sh)"
-  echo "$INSPECTOR_HASH" > "$INSPECTOR_STAMP"
-fi
+npm_folder interop/inspector "@modelcontextprotocol/inspector $INSPECTOR_VERSION" inspector_ok
 
 # ---------------------------------------------------------------- 2d. interop/browser/node_modules
 # playwright-core (no browser download: it drives Debian's chromium, step 6), for the MCP Apps
@@ -149,19 +147,7 @@ fi
 browser_ok() {
   [ "$(node -p "require('$INTEROP_DIR/browser/node_modules/playwright-core/package.json').version" 2>/dev/null || true)" = "$PLAYWRIGHT_CORE_VERSION" ]
 }
-BROWSER_STAMP="$INTEROP_DIR/browser/node_modules/.switchboard-stamp"
-BROWSER_HASH="$(hash_of interop/browser/package.json interop/browser/package-lock.json <(node --version))"
-if [ -f "$BROWSER_STAMP" ] && [ "$(cat "$BROWSER_STAMP")" = "$BROWSER_HASH" ] && browser_ok; then
-  step "interop/browser/node_modules (playwright-core $PLAYWRIGHT_CORE_VERSION): up to date"
-elif [ "$CHECK_ONLY" = 1 ]; then
-  interop_die "interop/browser/node_modules is missing or stale; run scripts/install-peers.sh"
-else
-  step "interop/browser/node_modules (npm ci: playwright-core $PLAYWRIGHT_CORE_VERSION)"
-  (cd interop/browser && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) ||
-    interop_die "npm ci in interop/browser/ failed (is the npm registry reachable?)"
-  browser_ok || interop_die "interop/browser/package-lock.json does not hold playwright-core $PLAYWRIGHT_CORE_VERSION (interop/lib.sh)"
-  echo "$BROWSER_HASH" > "$BROWSER_STAMP"
-fi
+npm_folder interop/browser "playwright-core $PLAYWRIGHT_CORE_VERSION" browser_ok
 
 # ---------------------------------------------------------------- 3. Python venv
 py_ok() {
@@ -237,15 +223,7 @@ elif [ "$CHECK_ONLY" = 1 ]; then
   interop_die "redis-server or nginx is missing; run scripts/install-peers.sh (Debian packages)"
 else
   step "redis-server and nginx (Debian, apt-get; services not started)"
-  command -v apt-get > /dev/null || interop_die "redis-server and nginx are missing and apt-get is not available"
-  policy=/usr/sbin/policy-rc.d
-  made_policy=0
-  if [ ! -e "$policy" ]; then
-    printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && made_policy=1
-  fi
-  apt-get update -qq > /dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server nginx > /dev/null ||
-    interop_die "apt-get install redis-server nginx failed"
-  [ "$made_policy" = 1 ] && rm -f "$policy"
+  apt_install redis-server nginx
   command -v redis-server > /dev/null || interop_die "redis-server not found after apt-get"
   NGINX_BIN="$(command -v nginx || echo /usr/sbin/nginx)"
   [ -x "$NGINX_BIN" ] || interop_die "nginx not found after apt-get"
@@ -261,15 +239,7 @@ elif [ "$CHECK_ONLY" = 1 ]; then
   interop_die "prometheus is missing; run scripts/install-peers.sh (Debian package)"
 else
   step "prometheus (Debian, apt-get; service not started)"
-  command -v apt-get > /dev/null || interop_die "prometheus is missing and apt-get is not available"
-  policy=/usr/sbin/policy-rc.d
-  made_policy=0
-  if [ ! -e "$policy" ]; then
-    printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && made_policy=1
-  fi
-  apt-get update -qq > /dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus > /dev/null ||
-    interop_die "apt-get install prometheus failed"
-  [ "$made_policy" = 1 ] && rm -f "$policy"
+  apt_install --no-install-recommends prometheus
   PROMETHEUS_BIN="$(command -v prometheus || echo /usr/bin/prometheus)"
   [ -x "$PROMETHEUS_BIN" ] || interop_die "prometheus not found after apt-get"
 fi
@@ -282,9 +252,7 @@ elif [ "$CHECK_ONLY" = 1 ]; then
   interop_die "chromium is missing; run scripts/install-peers.sh (Debian package)"
 else
   step "chromium (Debian, apt-get)"
-  command -v apt-get > /dev/null || interop_die "chromium is missing and apt-get is not available"
-  apt-get update -qq > /dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium > /dev/null ||
-    interop_die "apt-get install chromium failed"
+  apt_install --no-install-recommends chromium
   [ -x "$CHROMIUM_BIN" ] || interop_die "chromium not found at $CHROMIUM_BIN after apt-get"
 fi
 

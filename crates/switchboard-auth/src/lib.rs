@@ -21,6 +21,7 @@ pub mod dpop;
 mod metadata;
 pub mod resource;
 mod scope;
+mod secret_file;
 
 pub use challenge::{BearerChallenge, Challenge, ChallengeError, parse_challenges};
 pub use metadata::{
@@ -28,3 +29,4 @@ pub use metadata::{
     protected_resource_metadata_path,
 };
 pub use scope::ScopeSet;
+pub use secret_file::read_secret_file;

@@ -53,6 +53,7 @@ async fn endpoint() -> (String, Arc<Mutex<Seen>>) {
                         "exp": exp, "pad": "p".repeat(1 << 20)});
                     return (StatusCode::OK, answer.to_string());
                 } else if body.contains("token=slow") {
+                    // Not a wait: an introspection endpoint slower than the client's timeout (the scenario).
                     tokio::time::sleep(std::time::Duration::from_secs(30)).await;
                     return (StatusCode::OK, json!({"active": true}).to_string());
                 } else {

@@ -3,25 +3,19 @@
 //! exactly those it breaks, and a server without apps gets one skip.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::collections::BTreeMap;
-use std::convert::Infallible;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::{in_process, scripted};
 use switchboard_check::{Checker, Report, Target, Verdict};
-use switchboard_jsonrpc::memory::{self, MemoryTransport};
 use switchboard_server::{AppView, Server};
 use switchboard_types::apps::{UiCsp, UiResourceMeta, UiToolMeta};
 use switchboard_types::lifecycle::Implementation;
 use switchboard_types::methods;
 use switchboard_types::tools::{CallToolResult, Tool};
-
-fn in_process(server: Server) -> Target {
-    Target::in_process(move || {
-        let (ours, theirs) = memory::pair();
-        server.serve(theirs).map(|_session| ours)
-    })
-}
 
 /// Each AP result's verdict, by tag.
 fn apps(report: &Report) -> BTreeMap<&'static str, Verdict> {
@@ -97,59 +91,39 @@ async fn ap_9_a_server_without_apps_gets_one_skip() {
 /// is not ui://, a bad visibility, a view served as text/html with a CSP source that would end
 /// its directive, a view served as JSON, a linked view that does not exist, and no CSP at all.
 fn broken() -> Target {
-    Target::in_process(|| {
-        let (ours, mut theirs) = memory::pair();
-        tokio::spawn(async move {
-            while let Some(text) = theirs.recv_text().await {
-                let Ok(frame) = serde_json::from_str::<Value>(&text) else {
-                    continue;
-                };
-                let (Some(id), Some(method)) =
-                    (frame.get("id"), frame.get("method").and_then(Value::as_str))
-                else {
-                    continue;
-                };
-                let uri = frame.pointer("/params/uri").and_then(Value::as_str);
-                let reply = match (method, uri) {
-                    (methods::INITIALIZE, _) => json!({"result": {"protocolVersion": "2025-11-25",
-                        "capabilities": {"tools": {}, "resources": {}},
-                        "serverInfo": {"name": "broken", "version": "1"}}}),
-                    (methods::TOOLS_LIST, _) => json!({"result": {"tools": [
-                        {"name": "web", "inputSchema": {"type": "object"},
-                            "_meta": {"ui": {"resourceUri": "https://example.com/app"}}},
-                        {"name": "who", "inputSchema": {"type": "object"},
-                            "_meta": {"ui": {"resourceUri": "ui://b/html", "visibility": ["agent"]}}},
-                        {"name": "gone", "inputSchema": {"type": "object"},
-                            "_meta": {"ui": {"resourceUri": "ui://b/gone"}}}
-                    ]}}),
-                    (methods::RESOURCES_LIST, _) => json!({"result": {"resources": [
-                        {"uri": "ui://b/html", "name": "html", "mimeType": "text/html;profile=mcp-app",
-                            "_meta": {"ui": {"csp": {"connectDomains": ["https://a.com; script-src *"]}}}},
-                        {"uri": "ui://b/json", "name": "json"}
-                    ]}}),
-                    (methods::RESOURCES_READ, Some("ui://b/html")) => {
-                        json!({"result": {"contents": [
-                        {"uri": "ui://b/html", "mimeType": "text/html", "text": "<!doctype html><p>x"}]}})
-                    }
-                    (methods::RESOURCES_READ, Some("ui://b/json")) => {
-                        json!({"result": {"contents": [
-                        {"uri": "ui://b/json", "mimeType": "text/html;profile=mcp-app", "text": "{}"}]}})
-                    }
-                    (methods::RESOURCES_READ, _) => {
-                        json!({"error": {"code": -32002, "message": "no"}})
-                    }
-                    (methods::PING, _) => json!({"result": {}}),
-                    _ => json!({"error": {"code": -32601, "message": "no"}}),
-                };
-                let mut answer = reply;
-                answer["jsonrpc"] = json!("2.0");
-                answer["id"] = id.clone();
-                if theirs.send_text(answer.to_string()).await.is_err() {
-                    break;
-                }
+    scripted(|method, frame| {
+        let uri = frame.pointer("/params/uri").and_then(Value::as_str);
+        match (method, uri) {
+            (methods::INITIALIZE, _) => json!({"result": {"protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}, "resources": {}},
+                "serverInfo": {"name": "broken", "version": "1"}}}),
+            (methods::TOOLS_LIST, _) => json!({"result": {"tools": [
+                {"name": "web", "inputSchema": {"type": "object"},
+                    "_meta": {"ui": {"resourceUri": "https://example.com/app"}}},
+                {"name": "who", "inputSchema": {"type": "object"},
+                    "_meta": {"ui": {"resourceUri": "ui://b/html", "visibility": ["agent"]}}},
+                {"name": "gone", "inputSchema": {"type": "object"},
+                    "_meta": {"ui": {"resourceUri": "ui://b/gone"}}}
+            ]}}),
+            (methods::RESOURCES_LIST, _) => json!({"result": {"resources": [
+                {"uri": "ui://b/html", "name": "html", "mimeType": "text/html;profile=mcp-app",
+                    "_meta": {"ui": {"csp": {"connectDomains": ["https://a.com; script-src *"]}}}},
+                {"uri": "ui://b/json", "name": "json"}
+            ]}}),
+            (methods::RESOURCES_READ, Some("ui://b/html")) => {
+                json!({"result": {"contents": [
+                {"uri": "ui://b/html", "mimeType": "text/html", "text": "<!doctype html><p>x"}]}})
             }
-        });
-        Ok::<MemoryTransport, Infallible>(ours)
+            (methods::RESOURCES_READ, Some("ui://b/json")) => {
+                json!({"result": {"contents": [
+                {"uri": "ui://b/json", "mimeType": "text/html;profile=mcp-app", "text": "{}"}]}})
+            }
+            (methods::RESOURCES_READ, _) => {
+                json!({"error": {"code": -32002, "message": "no"}})
+            }
+            (methods::PING, _) => json!({"result": {}}),
+            _ => json!({"error": {"code": -32601, "message": "no"}}),
+        }
     })
 }
 

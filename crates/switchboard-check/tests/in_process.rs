@@ -3,12 +3,15 @@
 //! it breaks, and the errors, the observer and the report forms behave as documented.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::{in_process, scripted};
 use switchboard_check::{CheckError, Checker, Report, Target, Verdict};
 use switchboard_jsonrpc::memory::{self, MemoryTransport};
 use switchboard_server::Server;
@@ -30,14 +33,6 @@ fn our_server() -> Server {
         )
         .build()
         .expect("a valid server")
-}
-
-/// `server` in process: each connection is a fresh in-memory pair whose far end it serves.
-fn in_process(server: Server) -> Target {
-    Target::in_process(move || {
-        let (ours, theirs) = memory::pair();
-        server.serve(theirs).map(|_session| ours)
-    })
 }
 
 fn names(report: &Report, outcome: Verdict) -> BTreeSet<&'static str> {
@@ -100,31 +95,14 @@ async fn our_server_in_process_passes_every_check() {
 /// A hand-written server that answers every request with a result (an `initialize` result for
 /// `initialize`, `{}` otherwise) and ignores whatever it cannot read.
 fn yes_to_everything() -> Target {
-    Target::in_process(|| {
-        let (ours, mut theirs) = memory::pair();
-        tokio::spawn(async move {
-            while let Some(text) = theirs.recv_text().await {
-                let Ok(frame) = serde_json::from_str::<Value>(&text) else {
-                    continue;
-                };
-                let (Some(id), Some(method)) =
-                    (frame.get("id"), frame.get("method").and_then(Value::as_str))
-                else {
-                    continue;
-                };
-                let result = if method == methods::INITIALIZE {
-                    json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                        "serverInfo": {"name": "yes", "version": "1"}})
-                } else {
-                    json!({})
-                };
-                let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
-                if theirs.send_text(answer.to_string()).await.is_err() {
-                    break;
-                }
-            }
-        });
-        Ok::<MemoryTransport, Infallible>(ours)
+    scripted(|method, _| {
+        let result = if method == methods::INITIALIZE {
+            json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "yes", "version": "1"}})
+        } else {
+            json!({})
+        };
+        json!({ "result": result })
     })
 }
 
@@ -319,32 +297,12 @@ async fn d26_a_server_speaking_only_2026_07_28_is_checked_in_that_revision() {
 /// A hand-written server that claims revision 2026-07-28 in `server/discover` (with tools),
 /// refuses `initialize`, and answers every other request with an empty result.
 fn careless_modern() -> Target {
-    Target::in_process(|| {
-        let (ours, mut theirs) = memory::pair();
-        tokio::spawn(async move {
-            while let Some(text) = theirs.recv_text().await {
-                let Ok(frame) = serde_json::from_str::<Value>(&text) else {
-                    continue;
-                };
-                let (Some(id), Some(method)) =
-                    (frame.get("id"), frame.get("method").and_then(Value::as_str))
-                else {
-                    continue;
-                };
-                let answer = match method {
-                    methods::SERVER_DISCOVER => json!({"jsonrpc": "2.0", "id": id, "result": {
-                        "resultType": "complete", "supportedVersions": ["2026-07-28"],
-                        "capabilities": {"tools": {}}, "ttlMs": 0, "cacheScope": "public"}}),
-                    methods::INITIALIZE => json!({"jsonrpc": "2.0", "id": id,
-                        "error": {"code": -32601, "message": "no"}}),
-                    _ => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
-                };
-                if theirs.send_text(answer.to_string()).await.is_err() {
-                    break;
-                }
-            }
-        });
-        Ok::<MemoryTransport, Infallible>(ours)
+    scripted(|method, _| match method {
+        methods::SERVER_DISCOVER => json!({"result": {
+            "resultType": "complete", "supportedVersions": ["2026-07-28"],
+            "capabilities": {"tools": {}}, "ttlMs": 0, "cacheScope": "public"}}),
+        methods::INITIALIZE => json!({"error": {"code": -32601, "message": "no"}}),
+        _ => json!({"result": {}}),
     })
 }
 

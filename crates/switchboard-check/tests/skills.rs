@@ -3,9 +3,11 @@
 //! server without the extension gets none.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use serde_json::json;
-use switchboard_check::{Report, Target, Verdict};
-use switchboard_jsonrpc::memory;
+use support::in_process;
+use switchboard_check::{Report, Verdict};
 use switchboard_server::Server;
 use switchboard_skills::verify::digest;
 use switchboard_skills::wire::{
@@ -17,13 +19,6 @@ use switchboard_types::content::{Resource, ResourceContents, TextResourceContent
 use switchboard_types::resources::ReadResourceResult;
 
 const SKILL_MD: &str = "---\nname: notes\ndescription: Keep notes\n---\nBody\n";
-
-fn in_process(server: Server) -> Target {
-    Target::in_process(move || {
-        let (ours, theirs) = memory::pair();
-        server.serve(theirs).map(|_session| ours)
-    })
-}
 
 fn sk(report: &Report) -> Vec<(&'static str, &'static str, Verdict)> {
     report

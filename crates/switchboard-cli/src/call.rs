@@ -2,20 +2,20 @@
 //! CLI mode. Prints the JSON result on stdout (exit 0); a JSON-RPC error goes to stderr (exit 1);
 //! a connection failure exits 2.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use switchboard::types::catalogue::{self, Arguments, TargetKind};
 use switchboard::types::methods;
 
-use anyhow::Context as _;
 use serde_json::{Map, Value, json};
+use switchboard::auth::client::{OAuthClient, OAuthError};
 use switchboard::client::{Client, ClientError, ClientSession, RequestOptions};
-use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
+use switchboard::http_client::HttpClientConfig;
 use switchboard::telemetry::Telemetry;
-use switchboard::transport::{ChildCommand, ChildTransport};
 use switchboard::types::elicitation::{ElicitAction, ElicitResult};
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::roots::Root;
+use switchboard::types::sampling::CreateMessageResult;
 use switchboard::types::{ErrorCode, ErrorObject};
 
 /// `switchboard call`'s flags: what to call and how.
@@ -30,17 +30,17 @@ pub(crate) struct CallArgs {
     /// Arguments as key=value (values parse as JSON when they can).
     pairs: Vec<String>,
     /// Raw params (a JSON object), merged over the rest.
-    #[arg(long)]
-    params: Option<String>,
+    #[arg(long, value_parser = json::<Map<String, Value>>)]
+    params: Option<Map<String, Value>>,
     /// Answer sampling requests with this result (JSON); declined otherwise.
-    #[arg(long)]
-    sampling_response: Option<String>,
+    #[arg(long, value_parser = json::<CreateMessageResult>)]
+    sampling_response: Option<CreateMessageResult>,
     /// Answer elicitation requests with this result (JSON); declined otherwise.
-    #[arg(long)]
-    elicitation_response: Option<String>,
+    #[arg(long, value_parser = json::<ElicitResult>)]
+    elicitation_response: Option<ElicitResult>,
     /// Offer these roots (a JSON array of {uri, name?}); no roots capability otherwise.
-    #[arg(long)]
-    roots: Option<String>,
+    #[arg(long, value_parser = json::<Roots>)]
+    roots: Option<Roots>,
     /// With tools/call: run the call as a task. 2025-11-25: the status is shown on stderr as
     /// it changes, then the result is printed as a plain call's; Ctrl-C cancels the task.
     /// 2026-07-28: the tasks extension is declared and the server decides; a task is
@@ -56,12 +56,15 @@ pub(crate) struct CallArgs {
     #[arg(long, value_name = "ERA", default_value = "legacy", value_parser = parse_era)]
     era: switchboard::client::EraMode,
     #[command(flatten)]
-    oauth: crate::oauth::OAuthArgs,
+    oauth: switchboard::auth::client::OAuthFlags,
     /// Export the call's spans over OTLP HTTP/protobuf to the collector at URL (its base:
     /// URL/v1/traces); `env`: where the OTEL_* variables say.
     #[arg(long, value_name = "URL")]
     otlp: Option<String>,
 }
+
+/// `--roots` (an alias: clap takes a `Vec` for a list of values).
+type Roots = Vec<Root>;
 
 /// The outcome for the caller: text for stdout or stderr, and the exit code.
 #[derive(Debug)]
@@ -74,92 +77,32 @@ pub(crate) struct CallOutcome {
     pub code: i32,
 }
 
-/// Parses `key=value`: the value as JSON when it parses (numbers, booleans, objects), else a string.
-pub(crate) fn parse_pairs(
-    pairs: &[String],
-    json_values: bool,
-) -> anyhow::Result<Map<String, Value>> {
-    let mut out = Map::new();
-    for p in pairs {
-        let (k, v) = p
-            .split_once('=')
-            .with_context(|| format!("argument {p:?} is not key=value"))?;
-        let value = if json_values {
-            serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_owned()))
-        } else {
-            Value::String(v.to_owned())
-        };
-        out.insert(k.to_owned(), value);
-    }
-    Ok(out)
-}
-
+/// The request's params: the target and pairs as the catalogue shapes them, `--params` over them.
 fn params_for(a: &CallArgs) -> anyhow::Result<Value> {
-    // How the method names its target comes from the catalogue: `tools/call NAME k=v` (JSON
-    // argument values), `prompts/get NAME k=v` (string arguments), `resources/read URI`.
-    // The skills extension's methods are no catalogue rows: `skills/get URI` and
-    // `resources/directory/read URI` name their target by URI too.
-    let target = catalogue::request(&a.method)
-        .and_then(|s| s.target)
-        .or_else(|| {
-            [methods::SKILLS_GET, methods::RESOURCES_DIRECTORY_READ]
-                .contains(&a.method.as_str())
-                .then_some(TargetKind::Uri)
-        });
-    let mut params = match (target, &a.target) {
-        (Some(TargetKind::Name(kind)), Some(name)) => {
-            let json_values = kind == Arguments::Json;
-            json!({"name": name, "arguments": parse_pairs(&a.pairs, json_values)?})
-        }
-        (Some(TargetKind::Uri), Some(uri)) => {
-            let mut p = parse_pairs(&a.pairs, true)?;
-            p.insert("uri".into(), Value::String(uri.clone()));
-            Value::Object(p)
-        }
-        (Some(TargetKind::Name(_)), None) => anyhow::bail!("{} needs a name", a.method),
-        (Some(TargetKind::Uri), None) => anyhow::bail!("{} needs a URI", a.method),
-        // A method without a name or URI (`logging/setLevel level=debug`, `resources/list
-        // cursor=C`): clap puts the first pair in `target`, so it is a pair too, never dropped.
-        (None, target) => {
-            let pairs: Vec<String> = target.iter().chain(&a.pairs).cloned().collect();
-            Value::Object(parse_pairs(&pairs, true)?)
-        }
-    };
-    if let Some(raw) = &a.params {
-        let extra: Value = serde_json::from_str(raw).context("--params is not JSON")?;
-        let (Value::Object(base), Value::Object(extra)) = (&mut params, extra) else {
-            anyhow::bail!("--params must be a JSON object");
-        };
-        base.extend(extra);
+    let mut params =
+        switchboard::client::params_from_pairs(&a.method, a.target.as_deref(), &a.pairs)?;
+    if let (Value::Object(base), Some(extra)) = (&mut params, &a.params) {
+        base.extend(extra.clone());
     }
     Ok(params)
 }
-
-/// The OAuth client of a call, when there is one (for messages about its failures).
-type OAuth = Option<std::sync::Arc<switchboard::auth::client::OAuthClient>>;
 
 /// Connects to the server `a` names. clap lets through exactly one of --stdio and --url, and
 /// the OAuth flows only with --url.
 async fn connect(
     a: &CallArgs,
     telemetry: Option<&Telemetry>,
-) -> anyhow::Result<(ClientSession, OAuth)> {
+) -> anyhow::Result<(ClientSession, Option<Arc<OAuthClient>>)> {
     let oauth = match &a.server.url {
-        Some(url) => crate::oauth::client(&a.oauth, url).await?,
+        Some(url) => a.oauth.client(url, |url, opened| {
+            eprintln!("switchboard call: authorize in your browser:\n  {url}");
+            if let Err(e) = opened {
+                eprintln!("switchboard call: could not start the browser ({e}); open the URL above yourself");
+            }
+        }).await?,
         None => None,
     };
-    let sampling: Option<Value> = a
-        .sampling_response
-        .as_deref()
-        .map(serde_json::from_str)
-        .transpose()
-        .context("--sampling-response is not JSON")?;
-    let elicitation: Option<Value> = a
-        .elicitation_response
-        .as_deref()
-        .map(serde_json::from_str)
-        .transpose()
-        .context("--elicitation-response is not JSON")?;
+    let (sampling, elicitation) = (a.sampling_response.clone(), a.elicitation_response.clone());
     let mut builder = Client::builder(Implementation::new(
         "switchboard-call",
         env!("CARGO_PKG_VERSION"),
@@ -172,26 +115,12 @@ async fn connect(
     builder = builder
         .sampling(move |_, _| {
             let canned = sampling.clone();
-            async move {
-                match canned {
-                    Some(v) => serde_json::from_value(v)
-                        .map_err(|e| ErrorObject::internal(format!("--sampling-response: {e}"))),
-                    None => Err(ErrorObject::new(
-                        ErrorCode::USER_REJECTED,
-                        "sampling declined by switchboard call",
-                    )),
-                }
-            }
+            let declined = "sampling declined by switchboard call";
+            async move { canned.ok_or(ErrorObject::new(ErrorCode::USER_REJECTED, declined)) }
         })
         .elicitation(move |_, _| {
             let canned = elicitation.clone();
-            async move {
-                match canned {
-                    Some(v) => serde_json::from_value(v)
-                        .map_err(|e| ErrorObject::internal(format!("--elicitation-response: {e}"))),
-                    None => Ok(ElicitResult::new(ElicitAction::Decline)),
-                }
-            }
+            async move { Ok(canned.unwrap_or(ElicitResult::new(ElicitAction::Decline))) }
         })
         .on_log(|m| {
             eprintln!(
@@ -204,44 +133,24 @@ async fn connect(
             )
         });
     if let Some(roots) = &a.roots {
-        let roots: Vec<Root> =
-            serde_json::from_str(roots).context("--roots must be a JSON array of {uri, name?}")?;
-        builder = builder.roots(roots);
+        builder = builder.roots(roots.clone());
     }
     if let Some(t) = telemetry {
         builder = builder.layer(t.clone());
     }
-    let client = builder.build();
-    let (name, session) = match (&a.server.stdio, &a.server.url) {
-        (_, Some(url)) => {
-            let mut config = HttpClientConfig::default();
-            if let Some(o) = &oauth {
-                config = config.with_auth(o.clone());
-                if a.oauth.oauth {
-                    // A person authorizes in the browser while the first request waits.
-                    config = config.with_response_timeout(Duration::from_secs(330));
-                }
-            }
-            let t = HttpClientTransport::connect(url, config)
-                .with_context(|| format!("cannot reach `{url}`"))?;
-            (url, client.connect(t).await)
+    let mut config = HttpClientConfig::default();
+    if let Some(o) = &oauth {
+        config = config.with_auth(o.clone());
+        if a.oauth.oauth {
+            // A person authorizes in the browser while the first request waits.
+            config = config.with_response_timeout(Duration::from_secs(330));
         }
-        (Some(cmd), None) => {
-            let command = ChildCommand::new("sh").args(["-c", &format!("exec {cmd}")]);
-            let child =
-                ChildTransport::spawn(command).with_context(|| format!("cannot start `{cmd}`"))?;
-            (cmd, client.connect(child).await)
-        }
-        (None, None) => anyhow::bail!("--stdio or --url is required"),
-    };
-    match session {
+    }
+    match a.server.connect(builder.build(), config).await {
         Ok(s) => Ok((s, oauth)),
         Err(e) => match oauth.as_ref().and_then(|o| o.last_error()) {
-            Some(auth) => Err(anyhow::anyhow!(
-                "cannot initialize `{name}`: {e}\n{}",
-                crate::oauth::explain(&auth)
-            )),
-            None => Err(anyhow::anyhow!("cannot initialize `{name}`: {e}")),
+            Some(auth) => Err(anyhow::anyhow!("{e:#}\n{}", explain(&auth))),
+            None => Err(e),
         },
     }
 }
@@ -269,40 +178,6 @@ fn progress_bar(p: f64, total: Option<f64>) {
         }
         _ => eprint!("\rprogress {p}"),
     }
-}
-
-/// The array member of a paginated list result, from the catalogue (`skills/list` included).
-fn list_key(method: &str) -> Option<&'static str> {
-    catalogue::describe(method)
-        .filter(|s| s.is_request())
-        .and_then(|s| s.list_member)
-}
-
-/// Follows `nextCursor` (at most 1000 pages) and returns one result with every item.
-async fn list_all(
-    session: &ClientSession,
-    method: &str,
-    key: &str,
-    params: Value,
-) -> Result<Value, ClientError> {
-    let mut all = Vec::new();
-    let mut params = params;
-    for _ in 0..1000 {
-        let page: Value = session
-            .request(method, params.clone(), RequestOptions::default())
-            .await?;
-        all.extend(
-            page.get(key)
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default(),
-        );
-        match page.get("nextCursor") {
-            Some(c) => params["cursor"] = c.clone(),
-            None => break,
-        }
-    }
-    Ok(json!({ key: all }))
 }
 
 /// `tools/call` as a task: the status on stderr as it changes, then the result as a plain
@@ -375,23 +250,21 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
     let modern = session.era() == switchboard::client::Era::Modern;
     let result = if a.task && !modern {
         run_task(&session, a, params).await
-    } else if let Some(key) = list_key(&a.method).filter(|_| params.get("cursor").is_none()) {
-        list_all(&session, &a.method, key, params).await
+    } else if let Some(all) = session.request_all(&a.method, params.clone()).await {
+        all
     } else {
         let opts = RequestOptions::default().with_progress(|u| progress_bar(u.progress, u.total));
         session.request(&a.method, params, opts).await
     };
     session.close();
     session.closed().await;
-    if let Some(t) = telemetry {
-        let _ = tokio::task::spawn_blocking(move || t.shutdown()).await;
-    }
+    crate::serve::flush(telemetry).await;
     // An authorization that failed during the call (a refused step-up, a dead refresh token)
     // is said after the error it caused.
     let auth = oauth
         .as_ref()
         .and_then(|o| o.last_error())
-        .map(|e| format!("switchboard call: {}\n", crate::oauth::explain(&e)))
+        .map(|e| format!("switchboard call: {}\n", explain(&e)))
         .unwrap_or_default();
     match result {
         Ok(v) => CallOutcome {
@@ -412,6 +285,11 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
     }
 }
 
+/// A flag's value as JSON of the type `T` wants.
+fn json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    serde_json::from_str(text).map_err(|e| format!("not the JSON expected: {e}"))
+}
+
 /// `--era`: `legacy`, `auto`, or a modern revision to pin.
 pub(crate) fn parse_era(s: &str) -> Result<switchboard::client::EraMode, String> {
     use switchboard::client::EraMode;
@@ -428,58 +306,50 @@ pub(crate) fn parse_era(s: &str) -> Result<switchboard::client::EraMode, String>
     }
 }
 
+/// What to say after an authorization failure, with a hint for the usual causes.
+fn explain(e: &OAuthError) -> String {
+    let hint = match e {
+        OAuthError::Refused { .. } => {
+            "; if that address is on this machine (the server was named by another name than \
+             localhost or a loopback IP), add --oauth-allow-loopback"
+        }
+        OAuthError::Registration { .. } => "; register a client with it and give --client-id",
+        OAuthError::UserAgent(_) => "; try --oauth (the browser) instead of --oauth-headless",
+        OAuthError::NoPkce { .. } => "; this authorization server cannot be used safely",
+        _ => "",
+    };
+    format!("authorization failed: {e}{hint}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use switchboard::types::methods;
-
-    /// `switchboard call --stdio unused METHOD [TARGET] PAIRS...`, parsed as the binary does.
-    fn args(method: &str, target: Option<&str>, pairs: &[&str]) -> CallArgs {
-        let argv = ["switchboard", "call", "--stdio", "unused", method];
-        let argv = argv.into_iter().chain(target).chain(pairs.iter().copied());
-        match <crate::Cli as clap::Parser>::parse_from(argv).command {
-            crate::Command::Call(a) => *a,
-            other => panic!("not a call: {other:?}"),
-        }
-    }
 
     #[test]
-    fn the_first_pair_of_an_untargeted_method_is_kept() {
-        let p = params_for(&args(methods::LOGGING_SET_LEVEL, Some("level=debug"), &[])).unwrap();
-        assert_eq!(p, json!({"level": "debug"}));
-        let p = params_for(&args(methods::RESOURCES_LIST, Some("cursor=c1"), &["x=1"])).unwrap();
-        assert_eq!(p, json!({"cursor": "c1", "x": 1}));
-        assert!(params_for(&args(methods::PING, Some("oops"), &[])).is_err());
+    fn params_merge_over_the_pairs() {
+        let argv = [
+            "switchboard",
+            "call",
+            "--stdio",
+            "x",
+            methods::TOOLS_CALL,
+            "add",
+            "a=1",
+        ];
+        let crate::Command::Call(a) = <crate::Cli as clap::Parser>::parse_from(argv).command else {
+            panic!("not a call");
+        };
         assert_eq!(
-            params_for(&args(methods::PING, None, &[])).unwrap(),
-            json!({})
+            params_for(&a).unwrap(),
+            json!({"name": "add", "arguments": {"a": 1}})
         );
-    }
-
-    #[test]
-    fn targets_and_list_members_follow_the_catalogue() {
-        let p = params_for(&args(methods::TOOLS_CALL, Some("add"), &["a=1", "s=x"])).unwrap();
-        assert_eq!(p, json!({"name": "add", "arguments": {"a": 1, "s": "x"}}));
-        let p = params_for(&args(methods::PROMPTS_GET, Some("p"), &["n=1"])).unwrap();
+        let a = CallArgs {
+            params: Some(json(r#"{"name": "sub"}"#).unwrap()),
+            ..*a
+        };
         assert_eq!(
-            p,
-            json!({"name": "p", "arguments": {"n": "1"}}),
-            "prompt arguments are strings"
+            params_for(&a).unwrap(),
+            json!({"name": "sub", "arguments": {"a": 1}})
         );
-        let p = params_for(&args(methods::RESOURCES_SUBSCRIBE, Some("file:///a"), &[])).unwrap();
-        assert_eq!(p, json!({"uri": "file:///a"}));
-        assert!(
-            params_for(&args(methods::RESOURCES_UNSUBSCRIBE, None, &[])).is_err(),
-            "needs a URI"
-        );
-        assert!(
-            params_for(&args(methods::TOOLS_CALL, None, &[])).is_err(),
-            "needs a name"
-        );
-        assert_eq!(
-            list_key(methods::RESOURCES_TEMPLATES_LIST),
-            Some("resourceTemplates")
-        );
-        assert_eq!(list_key(methods::TOOLS_CALL), None);
     }
 }

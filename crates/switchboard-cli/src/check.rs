@@ -2,7 +2,6 @@
 //! command line, printed a line each with its SPEC-NOTES tag (or as JSON lines). This module adds
 //! only what a terminal needs: the progress line and the colours.
 
-use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -16,7 +15,7 @@ pub(crate) struct CheckArgs {
     server: crate::ServerArgs,
     /// Results as JSON lines ({tag, name, outcome, detail}), then {passed, failed, skipped}.
     #[arg(long)]
-    pub(crate) json: bool,
+    json: bool,
     #[command(flatten)]
     timeout: crate::TimeoutArg,
     /// Run the security probes instead of the conformance checks: DNS rebinding, duplicate
@@ -47,7 +46,7 @@ pub(crate) struct CheckArgs {
 ///
 /// # Errors
 /// The server could not be started or never completed a handshake (exit 2 at the caller).
-pub(crate) async fn run(args: &CheckArgs) -> anyhow::Result<Report> {
+pub(crate) async fn run(args: &CheckArgs) -> anyhow::Result<(String, i32)> {
     let done = Arc::new(AtomicUsize::new(0));
     let counter = done.clone();
     let mut checker = Checker::new(args.server.target())
@@ -73,11 +72,9 @@ pub(crate) async fn run(args: &CheckArgs) -> anyhow::Result<Report> {
         task.abort();
         let _ = task.await;
         // Clear whatever the progress line wrote (nothing when the run was short).
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r\x1b[K");
-        let _ = err.flush();
+        crate::ui::progress_line("");
     }
-    Ok(ran?)
+    Ok(report(&ran?, args.json))
 }
 
 /// Rewrites `checking N/M …` on stderr every 100 ms, from one second on.
@@ -85,28 +82,19 @@ async fn progress(done: Arc<AtomicUsize>, total: usize) {
     tokio::time::sleep(Duration::from_secs(1)).await;
     loop {
         let n = done.load(Ordering::Relaxed);
-        {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[Kchecking {}/{} …", n + 1, total.max(n + 1));
-            let _ = err.flush();
-        }
+        crate::ui::progress_line(&format!("checking {}/{} …", n + 1, total.max(n + 1)));
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-/// Whether results are coloured: stdout is a terminal and `NO_COLOR` is unset or empty.
-fn colour_wanted() -> bool {
-    crate::ui::colour_on_stdout()
 }
 
 /// The report as printed (a line each, then `N passed, M failed[, K skipped]`, or JSON lines)
 /// and the exit code: 0 when nothing failed, 1 otherwise. The words are coloured (green pass,
 /// red FAIL) only when stdout is a terminal and `NO_COLOR` is not set.
-pub(crate) fn report(report: &Report, json: bool) -> (String, i32) {
+fn report(report: &Report, json: bool) -> (String, i32) {
     let text = if json {
         report.to_json_lines()
     } else {
-        report.to_text(colour_wanted())
+        report.to_text(crate::ui::colour_on_stdout())
     };
     (text, i32::from(report.failed() > 0))
 }

@@ -2,7 +2,6 @@
 //! command line. This module prints: each case with problems as soon as it has run (or every
 //! case as a JSON line), a progress line on stderr when that is a terminal, and the summary.
 
-use std::io::Write;
 use std::time::Duration;
 
 use switchboard::check::fuzz::{CaseReport, FuzzReport, Fuzzer};
@@ -21,7 +20,7 @@ pub(crate) struct FuzzArgs {
     /// One JSON object per case ({case, seed, family, outcome, input, problems}), then
     /// {cases, problems, skipped, seed}.
     #[arg(long)]
-    pub(crate) json: bool,
+    json: bool,
     #[command(flatten)]
     timeout: crate::TimeoutArg,
 }
@@ -39,7 +38,7 @@ fn random_seed() -> u64 {
 /// # Errors
 /// The server could not be started or reached, or never completed a handshake (exit 2 at the
 /// caller); stdout could not be written.
-pub(crate) async fn run(args: &FuzzArgs) -> anyhow::Result<FuzzReport> {
+pub(crate) async fn run(args: &FuzzArgs) -> anyhow::Result<(String, i32)> {
     let seed = args.seed.unwrap_or_else(random_seed);
     let fuzzer = Fuzzer::new(args.server.target())
         .with_cases(args.cases)
@@ -54,9 +53,7 @@ pub(crate) async fn run(args: &FuzzArgs) -> anyhow::Result<FuzzReport> {
     let report = fuzzer
         .on_case(move |case: &CaseReport| {
             if progress {
-                let mut err = std::io::stderr().lock();
-                let _ = write!(err, "\r\x1b[Kcase {}/{total} …", case.index + 1);
-                let _ = err.flush();
+                crate::ui::progress_line(&format!("case {}/{total} …", case.index + 1));
             }
             let text = if json {
                 format!("{}\n", case.to_json())
@@ -66,21 +63,21 @@ pub(crate) async fn run(args: &FuzzArgs) -> anyhow::Result<FuzzReport> {
                 case.to_text(&reproduce)
             };
             if progress {
-                eprint!("\r\x1b[K");
+                crate::ui::progress_line("");
             }
             let _ = crate::write_stdout(&text);
         })
         .run()
         .await;
     if progress {
-        eprint!("\r\x1b[K");
+        crate::ui::progress_line("");
     }
-    Ok(report?)
+    Ok(summary(&report?, args.json))
 }
 
 /// The last lines (the skipped cases and `N cases, M problems`, or the JSON summary) and the
 /// exit code: 0 when no problem was found, 1 otherwise.
-pub(crate) fn summary(report: &FuzzReport, json: bool) -> (String, i32) {
+fn summary(report: &FuzzReport, json: bool) -> (String, i32) {
     let text = if json {
         format!("{}\n", report.summary_json())
     } else {

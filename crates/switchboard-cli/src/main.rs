@@ -4,20 +4,20 @@
 
 mod call;
 mod check;
+mod cluster;
 mod demo;
 mod dev;
 mod fuzz;
 mod gateway;
-mod oauth;
 mod pack;
 mod record;
-mod secret;
 mod serve;
 mod skills;
 mod trace;
 mod ui;
 
 use clap::{Parser, Subcommand};
+use switchboard::client::ClientSession;
 
 /// The process's allocator: jemalloc with a background thread, which hands the pages a burst
 /// (of sessions, of large frames) freed back to the operating system within a second or two,
@@ -162,6 +162,35 @@ impl ServerArgs {
             (None, cmd) => switchboard::check::Target::Stdio(cmd.clone().unwrap_or_default()),
         }
     }
+
+    /// Connects `client` to the server: over Streamable HTTP with `http`, or to the command
+    /// spawned through `sh`.
+    ///
+    /// # Errors
+    /// The URL is refused, the command cannot start, or the handshake fails.
+    async fn connect(
+        &self,
+        client: switchboard::client::Client,
+        http: switchboard::http_client::HttpClientConfig,
+    ) -> anyhow::Result<ClientSession> {
+        use anyhow::Context as _;
+        let (name, session) = match (&self.url, self.stdio.as_deref()) {
+            (Some(url), _) => {
+                let t = switchboard::http_client::HttpClientTransport::connect(url, http)
+                    .with_context(|| format!("cannot reach `{url}`"))?;
+                (url.as_str(), client.connect(t).await)
+            }
+            (None, cmd) => {
+                let cmd = cmd.unwrap_or_default();
+                let command = switchboard::transport::ChildCommand::new("sh")
+                    .args(["-c", &format!("exec {cmd}")]);
+                let child = switchboard::transport::ChildTransport::spawn(command)
+                    .with_context(|| format!("cannot start `{cmd}`"))?;
+                (cmd, client.connect(child).await)
+            }
+        };
+        session.with_context(|| format!("cannot initialize `{name}`"))
+    }
 }
 
 /// `--timeout` of `check` and `fuzz`.
@@ -180,6 +209,12 @@ fn write_stdout(text: &str) -> anyhow::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
         other => Ok(other?),
     }
+}
+
+/// Prints a command's report on stdout and exits with its code.
+fn exit_with((text, code): (String, i32)) -> anyhow::Result<()> {
+    write_stdout(&text)?;
+    std::process::exit(code)
 }
 
 fn main() {
@@ -266,18 +301,8 @@ fn run() -> anyhow::Result<()> {
             std::process::exit(outcome.code);
         }
         Command::Record(args) => std::process::exit(rt.block_on(record::run(args))?),
-        Command::Check(args) => {
-            let results = rt.block_on(check::run(&args))?;
-            let (text, code) = check::report(&results, args.json);
-            write_stdout(&text)?;
-            std::process::exit(code);
-        }
-        Command::Fuzz(args) => {
-            let report = rt.block_on(fuzz::run(&args))?;
-            let (text, code) = fuzz::summary(&report, args.json);
-            write_stdout(&text)?;
-            std::process::exit(code);
-        }
+        Command::Check(args) => exit_with(rt.block_on(check::run(&args))?)?,
+        Command::Fuzz(args) => exit_with(rt.block_on(fuzz::run(&args))?)?,
         Command::Trace(args) => std::process::exit(trace::run(&args)?),
         Command::Skills(command) => std::process::exit(rt.block_on(skills::run(&command))),
         Command::Completions { shell } => {

@@ -6,8 +6,6 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use switchboard::client::Client;
 use switchboard::client::pack::{self, BundleSpec, Description, Location, UserInput};
-use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
-use switchboard::transport::{ChildCommand, ChildTransport};
 use switchboard::types::lifecycle::Implementation;
 
 /// `switchboard pack` arguments.
@@ -61,21 +59,7 @@ pub(crate) async fn run(a: PackArgs) -> anyhow::Result<String> {
         env!("CARGO_PKG_VERSION"),
     ))
     .build();
-    let (name, session) = match (&a.server.stdio, &a.server.url) {
-        (_, Some(url)) => {
-            let t = HttpClientTransport::connect(url, HttpClientConfig::default())
-                .with_context(|| format!("cannot reach `{url}`"))?;
-            (url.clone(), client.connect(t).await)
-        }
-        (Some(cmd), None) => {
-            let command = ChildCommand::new("sh").args(["-c", &format!("exec {cmd}")]);
-            let child =
-                ChildTransport::spawn(command).with_context(|| format!("cannot start `{cmd}`"))?;
-            (cmd.clone(), client.connect(child).await)
-        }
-        (None, None) => anyhow::bail!("--stdio or --url is required"),
-    };
-    let session = session.with_context(|| format!("cannot initialize `{name}`"))?;
+    let session = a.server.connect(client, Default::default()).await?;
     let described = Description::read(&session).await;
     session.close();
     let described = described?;
@@ -95,10 +79,8 @@ pub(crate) async fn run(a: PackArgs) -> anyhow::Result<String> {
     }
     if a.server_json {
         let location = match (&a.server.url, &a.bundle, &a.bundle_url) {
-            (_, Some(bundle), Some(url)) => Location::Bundle {
-                url: url.clone(),
-                sha256: sha256_of(bundle)?,
-            },
+            (_, Some(bundle), Some(url)) => Location::bundle_file(url, bundle)
+                .with_context(|| format!("cannot read `{}`", bundle.display()))?,
             (Some(url), None, None) => Location::Remote(url.clone()),
             _ => anyhow::bail!(
                 "--server-json needs --bundle FILE.mcpb and --bundle-url URL (a bundle), or --url \
@@ -132,14 +114,4 @@ pub(crate) async fn run(a: PackArgs) -> anyhow::Result<String> {
         described.tools.len(),
         described.prompts.len()
     ))
-}
-
-/// The SHA-256 of a bundle already written, as `write_bundle` reports it.
-fn sha256_of(path: &std::path::Path) -> anyhow::Result<String> {
-    use sha2::Digest as _;
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read `{}`", path.display()))?;
-    Ok(sha2::Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
 }

@@ -17,16 +17,13 @@
 //! stdio and for the `initialize` request of the HTTP proxy, which travels before the server
 //! issues one.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
 
 use anyhow::Context as _;
-use serde_json::json;
 use switchboard::http::{HttpConfig, proxy, stdio_bridge};
 use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
+use switchboard::transport::FrameTap;
 use switchboard::transport::relay_child;
-use switchboard::transport::{FrameTap, TappedFrame};
 
 /// `switchboard record`'s flags: what it was asked to do. `--stdio` and `--url` are the shared
 /// `ServerArgs`, with help that speaks of relaying.
@@ -57,65 +54,6 @@ pub(crate) struct RecordArgs {
     ui: Option<std::net::SocketAddr>,
 }
 
-/// The recording file: one JSON line per frame, written and flushed before the frame is
-/// relayed, so that a crash loses nothing already relayed. A write failure is logged; it never
-/// breaks the session.
-struct Recording {
-    file: Mutex<std::io::BufWriter<std::fs::File>>,
-    /// `stdio` or `http`: the transport the client side speaks.
-    transport: &'static str,
-}
-
-impl Recording {
-    /// Creates (truncates) the recording file, readable by its owner only: it holds session
-    /// ids and whatever the peers said (issue 25, finding 10).
-    fn create(path: &str, transport: &'static str) -> anyhow::Result<Arc<dyn FrameTap>> {
-        let mut opts = std::fs::OpenOptions::new();
-        opts.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            opts.mode(0o600);
-        }
-        let file = opts
-            .open(path)
-            .with_context(|| format!("creating {path}"))?;
-        // A file that was there already keeps its mode through `open`: narrow it too.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            file.set_permissions(std::fs::Permissions::from_mode(0o600))
-                .with_context(|| format!("making {path} private"))?;
-        }
-        Ok(Arc::new(Recording {
-            file: Mutex::new(std::io::BufWriter::new(file)),
-            transport,
-        }))
-    }
-}
-
-/// Milliseconds since the Unix epoch, with sub-millisecond precision.
-fn now_ms() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64() * 1000.0)
-        .unwrap_or(0.0)
-}
-
-impl FrameTap for Recording {
-    fn frame(&self, f: TappedFrame<'_>) {
-        let mut line = json!({"ts_ms": now_ms(), "direction": f.direction, "transport": self.transport, "session": f.session, "frame": f.text}).to_string();
-        line.push('\n');
-        let written = match self.file.lock() {
-            Ok(mut w) => w.write_all(line.as_bytes()).and_then(|()| w.flush()),
-            Err(_) => Err(std::io::Error::other("the recording's lock is poisoned")),
-        };
-        if let Err(e) = written {
-            tracing::error!(error = %e, "recording failed");
-        }
-    }
-}
-
 /// The command `--stdio CMD` names: `sh -c "exec CMD"`, its stderr passed through.
 fn server_command(command: &str) -> tokio::process::Command {
     let mut c = tokio::process::Command::new("sh");
@@ -132,12 +70,8 @@ fn server_command(command: &str) -> tokio::process::Command {
 pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
     match (args.listen, args.server.stdio, args.server.url) {
         (None, Some(cmd), None) => {
-            let rec = crate::dev::with_ui(
-                Recording::create(&args.output, "stdio")?,
-                args.ui,
-                &args.output,
-            )
-            .await?;
+            let rec = crate::dev::with_ui(recording(&args.output, "stdio")?, args.ui, &args.output)
+                .await?;
             let mut child = server_command(&cmd)
                 .stdin(std::process::Stdio::piped())
                 .stdout(std::process::Stdio::piped())
@@ -149,12 +83,8 @@ pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
             Ok(status.code().unwrap_or(1))
         }
         (Some(addr), None, Some(url)) => {
-            let rec = crate::dev::with_ui(
-                Recording::create(&args.output, "http")?,
-                args.ui,
-                &args.output,
-            )
-            .await?;
+            let rec = crate::dev::with_ui(recording(&args.output, "http")?, args.ui, &args.output)
+                .await?;
             let listener = bind(addr).await?;
             let local = listener.local_addr()?;
             proxy::upstream_url(&url)?;
@@ -166,12 +96,8 @@ pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
             Ok(0)
         }
         (Some(addr), Some(cmd), None) => {
-            let rec = crate::dev::with_ui(
-                Recording::create(&args.output, "http")?,
-                args.ui,
-                &args.output,
-            )
-            .await?;
+            let rec = crate::dev::with_ui(recording(&args.output, "http")?, args.ui, &args.output)
+                .await?;
             let listener = bind(addr).await?;
             let local = listener.local_addr()?;
             let config = HttpConfig::for_bind_address(local);
@@ -181,12 +107,8 @@ pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
             Ok(0)
         }
         (None, None, Some(url)) => {
-            let rec = crate::dev::with_ui(
-                Recording::create(&args.output, "http")?,
-                args.ui,
-                &args.output,
-            )
-            .await?;
+            let rec = crate::dev::with_ui(recording(&args.output, "http")?, args.ui, &args.output)
+                .await?;
             let transport = HttpClientTransport::connect(&url, HttpClientConfig::default())?;
             let relayed = switchboard::http_client::stdio_bridge(
                 transport,
@@ -205,6 +127,12 @@ pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
         }
         _ => anyhow::bail!("give exactly one upstream: --stdio CMD or --url URL"),
     }
+}
+
+/// The recording at `path`, private to its owner.
+fn recording(path: &str, transport: &'static str) -> anyhow::Result<Arc<dyn FrameTap>> {
+    switchboard::transport::recording(path.as_ref(), transport)
+        .with_context(|| format!("creating {path}"))
 }
 
 async fn bind(addr: std::net::SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {

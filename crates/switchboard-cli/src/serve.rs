@@ -1,14 +1,13 @@
 //! `switchboard serve`: an example server (switchboard-example-servers) over stdio or over
 //! Streamable HTTP.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use switchboard::http::{HttpConfig, StreamableHttpService};
 use switchboard::jsonrpc::SessionConfig;
-use switchboard::redis::{RedisCluster, RedisConfig, RedisStore, RedisTaskStore};
-use switchboard::skills::{SkillSet, SkillWatch};
+use switchboard::redis::RedisTaskStore;
+use switchboard::skills::SkillWatch;
 use switchboard::tasks::TaskStore;
 use switchboard::telemetry::Telemetry;
 use switchboard_example_servers::bench::BenchLists;
@@ -41,7 +40,7 @@ pub(crate) struct ServeArgs {
     json_response: bool,
     /// With --http: no sessions. Every POST is served on its own (no Mcp-Session-Id; GET and
     /// DELETE get 405); the client is anonymous, so the server sends it no request.
-    #[arg(long, requires = "http")]
+    #[arg(long, requires = "http", conflicts_with = "store")]
     stateless: bool,
     /// With --http: end a session after this many seconds without a request or an open
     /// stream (default 1800).
@@ -51,17 +50,8 @@ pub(crate) struct ServeArgs {
     /// 10000).
     #[arg(long, value_name = "N", requires = "http", value_parser = positive())]
     max_sessions: Option<usize>,
-    /// With --http: act as an OAuth 2.1 resource server for tokens of this issuer (an
-    /// authorization server publishing RFC 8414 or OpenID metadata with a jwks_uri; https,
-    /// or http on loopback). Every request then needs a bearer token whose audience is this
-    /// server; the example's scopes apply (everything: mcp:basic, and mcp:write for
-    /// test_scoped_write). Metadata at /.well-known/oauth-protected-resource/mcp.
-    #[arg(long, value_name = "ISSUER_URL", requires = "http")]
-    auth_issuer: Option<String>,
-    /// With --auth-issuer: the audience tokens must name, this server's canonical URL
-    /// (default: http://ADDR/mcp with the address served).
-    #[arg(long, value_name = "URL", requires = "auth_issuer")]
-    auth_audience: Option<String>,
+    #[command(flatten)]
+    issuer: crate::cluster::IssuerArgs,
     /// With --auth-issuer: require DPoP-bound access tokens (RFC 9449): every request needs
     /// the DPoP scheme and a fresh proof by the token's key, replays refused (across the
     /// nodes with --store), and a bound token sent as a bearer refused. The metadata says
@@ -75,37 +65,9 @@ pub(crate) struct ServeArgs {
     /// With --auth-dpop: the URL clients reach this endpoint at, when a proxy in front
     /// changes it (the proofs' htu; default: the audience).
     #[arg(long, value_name = "URL", requires = "auth_dpop")]
-    auth_public_url: Option<String>,
-    /// With --http: keep sessions and SSE event history in this Redis
-    /// (redis://[:PASSWORD@]HOST:PORT[/DB]), shared with every other node given the same
-    /// store: behind a load balancer, a session's requests reach the node serving it, and
-    /// another node takes it over if that one dies. Needs the deployment secret
-    /// (--secret-file). A URL carrying a password is better given in SWITCHBOARD_STORE than
-    /// here, where the process list shows it.
-    #[arg(
-        long,
-        value_name = "REDIS_URL",
-        requires = "http",
-        conflicts_with = "stateless",
-        env = "SWITCHBOARD_STORE",
-        hide_env_values = true
-    )]
-    store: Option<String>,
-    /// A file holding the deployment secret (at least 32 bytes; `openssl rand -base64 32`),
-    /// or the secret itself in SWITCHBOARD_SECRET. Every replica behind one load balancer
-    /// must be given the same one: it keys the sealed requestState of 2026-07-28 multi-round
-    /// requests and the pagination cursors, so that a retry or a next page may reach any
-    /// replica, and with --store it authenticates the requests nodes relay to each other.
-    /// Required with --store; without it each process has keys of its own.
-    #[arg(long, value_name = "FILE")]
-    secret_file: Option<PathBuf>,
-    /// With --store: the URL the other nodes reach this node's endpoint at (default:
-    /// http://ADDR/mcp with the address served; give it when binding 0.0.0.0).
-    #[arg(long, value_name = "URL", requires = "store")]
-    advertise: Option<String>,
-    /// With --store: this node's id among the nodes (default: random).
-    #[arg(long, value_name = "ID", requires = "store")]
-    node_id: Option<String>,
+    auth_public_url: Option<url::Url>,
+    #[command(flatten)]
+    cluster: crate::cluster::ClusterArgs,
     /// Which example server to run.
     #[arg(long, value_enum, default_value = "everything")]
     example: Example,
@@ -119,17 +81,8 @@ pub(crate) struct ServeArgs {
         conflicts_with_all = ["store", "auth_issuer", "stateless", "json_response"]
     )]
     hostile: Option<switchboard_example_servers::hostile::Scenario>,
-    /// With --example bench: register this many further tools (`tool_0` …), each adding
-    /// two numbers as `add` does.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    tools: usize,
-    /// With --example bench: register this many resources (`bench://resource/0` …), each
-    /// a short text.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    resources: usize,
-    /// With --example bench: items per page of tools/list and resources/list (default 100).
-    #[arg(long, value_name = "N", value_parser = positive())]
-    page_size: Option<usize>,
+    #[command(flatten)]
+    lists: BenchLists,
     /// Runtime worker threads (1: a single-threaded runtime). Default: 1 for stdio (one
     /// session), one per core for --http.
     #[arg(long, value_name = "N")]
@@ -150,17 +103,6 @@ pub(crate) struct ServeArgs {
     server_card: bool,
 }
 
-impl ServeArgs {
-    /// The bench example's further tools and resources.
-    fn lists(&self) -> BenchLists {
-        BenchLists {
-            tools: self.tools,
-            resources: self.resources,
-            page_size: self.page_size,
-        }
-    }
-}
-
 /// Builds the example server `args` name, with its tasks kept in `tasks` (`None`: in memory);
 /// the demo server registers `subtract` on SIGUSR1.
 fn build_server(
@@ -168,12 +110,8 @@ fn build_server(
     config: SessionConfig,
     deployment: &Deployment,
 ) -> anyhow::Result<(switchboard::server::Server, Option<SkillWatch>)> {
-    let server = match args.example {
-        Example::Bench => {
-            switchboard_example_servers::bench::bench_server(config, args.lists(), deployment)?
-        }
-        example => switchboard_example_servers::build_deployed(example, config, deployment)?,
-    };
+    let server =
+        switchboard_example_servers::build_deployed(args.example, args.lists, config, deployment)?;
     if args.example == Example::Demo {
         switchboard_example_servers::demo::subtract_on_sigusr1(&server)?;
     }
@@ -188,120 +126,17 @@ fn build_server(
     Ok((server, watch))
 }
 
-/// The skills `--skills [DIR]` publishes.
-fn skills(args: &ServeArgs) -> anyhow::Result<Option<SkillSet>> {
-    let dir = match &args.skills {
-        None => return Ok(None),
-        Some(None) => {
-            return Ok(Some(
-                switchboard_example_servers::everything_skills::skills(),
-            ));
-        }
-        Some(Some(dir)) => dir,
-    };
-    let set = SkillSet::from_dir(dir).with_context(|| format!("--skills {}", dir.display()))?;
-    for why in set.skipped() {
-        tracing::warn!("skill not served: {why}");
-    }
-    Ok(Some(set))
-}
-
-/// This node, serving at `local`, joined to the cluster sharing the Redis at `url`: records
-/// live as long as the idle timeout, plus the reaper's period and a margin; --max-sessions
-/// bounds them.
-async fn join_cluster(
-    args: &ServeArgs,
-    url: &str,
-    local: std::net::SocketAddr,
-) -> anyhow::Result<(Arc<RedisCluster>, RedisStore)> {
-    join(
-        url,
-        local,
-        args.advertise.clone(),
-        args.node_id.clone(),
-        args.idle_timeout,
-        args.max_sessions,
-    )
-    .await
-}
-
-/// Joins the cluster sharing the Redis at `url` as the node serving at `local` (advertised at
-/// `advertise`, default http://LOCAL/mcp); records live as long as the idle timeout (the HTTP
-/// server's default when `None`) plus a margin; `max_sessions` bounds them. Shared by `serve`
-/// and `gateway`.
-pub(crate) async fn join(
-    url: &str,
-    local: std::net::SocketAddr,
-    advertise: Option<String>,
-    node_id: Option<String>,
-    idle_timeout: Option<std::time::Duration>,
-    max_sessions: Option<usize>,
-) -> anyhow::Result<(Arc<RedisCluster>, RedisStore)> {
-    if local.ip().is_unspecified() && advertise.is_none() {
-        anyhow::bail!(
-            "--store with --http {local}: give --advertise URL, the address the other nodes reach this one at"
-        );
-    }
-    let advertise = advertise.unwrap_or_else(|| format!("http://{local}/mcp"));
-    // The HTTP server's defaults where no flag is given.
-    let defaults = HttpConfig::default();
-    let idle = idle_timeout.or(defaults.idle_timeout).unwrap_or_default();
-    let redis = RedisConfig {
-        session_ttl: idle + std::time::Duration::from_secs(60),
-        max_sessions: max_sessions.unwrap_or(defaults.max_sessions),
-        ..RedisConfig::default()
-    };
-    let store = RedisStore::connect(url, redis).await.map_err(|e| {
-        anyhow::anyhow!(
-            "--store: {e}; check that Redis runs there and that the URL carries its password"
-        )
-    })?;
-    let cluster = RedisCluster::join(store.clone(), node_id, &advertise)
-        .await
-        .map_err(|e| anyhow::anyhow!("--store: {e}"))?;
-    Ok((cluster, store))
-}
-
-/// The endpoint's authorization: tokens of `issuer` for `audience`, checked against the
-/// issuer's JWKS, with the example server's declared scopes.
-pub(crate) fn authorization(
-    server: &switchboard::server::Server,
-    issuer: &str,
-    audience: &str,
-) -> anyhow::Result<switchboard::http::Authorization> {
-    use switchboard::auth::resource::{JwtValidator, JwtValidatorConfig, fetchable};
-    let issuer_url = url::Url::parse(issuer)
-        .map_err(|e| anyhow::anyhow!("--auth-issuer {issuer:?} is not a URL ({e}); give the authorization server's issuer, such as https://auth.example.com"))?;
-    if !fetchable(&issuer_url) {
-        anyhow::bail!(
-            "--auth-issuer must be an https URL (http is allowed only for a loopback host such as 127.0.0.1)"
-        );
-    }
-    let audience = switchboard::http::Authorization::canonical_resource(audience)
-        .map_err(|e| anyhow::anyhow!("--auth-audience: {e}"))?;
-    let validator = JwtValidator::new(JwtValidatorConfig::new(issuer, &audience));
-    Ok(switchboard::http::Authorization::new(
-        &audience,
-        vec![issuer.to_owned()],
-        Arc::new(validator),
-    )
-    .map_err(|e| anyhow::anyhow!("--auth-audience: {e}"))?
-    .with_policy(server.scope_policy().clone()))
-}
-
 /// `--auth-dpop`: bound tokens required, replays kept in Redis with `--store`, nonces keyed by
 /// the deployment secret when asked for.
 fn dpop_config(
     args: &ServeArgs,
     store: Option<switchboard::redis::RedisStore>,
-    secret: Option<&str>,
+    secret: Option<&switchboard::http::DeploymentSecret>,
 ) -> anyhow::Result<switchboard::auth::resource::dpop::DpopConfig> {
     use switchboard::auth::resource::dpop::{DEFAULT_NONCE_STEP, DpopConfig, NonceSource};
     let mut config = DpopConfig::new().required();
     if let Some(url) = &args.auth_public_url {
-        let url = url::Url::parse(url)
-            .map_err(|e| anyhow::anyhow!("--auth-public-url {url:?} is not a URL ({e})"))?;
-        config = config.with_public_url(url);
+        config = config.with_public_url(url.clone());
     }
     if let Some(store) = store {
         config =
@@ -309,9 +144,7 @@ fn dpop_config(
     }
     if args.auth_dpop_nonce {
         let nonces = match secret {
-            Some(s) => {
-                NonceSource::new(crate::secret::derive(s, "dpop nonces"), DEFAULT_NONCE_STEP)
-            }
+            Some(s) => NonceSource::new(s.derive("dpop nonces"), DEFAULT_NONCE_STEP),
             None => NonceSource::random(DEFAULT_NONCE_STEP)
                 .map_err(|e| anyhow::anyhow!("DPoP nonces: {e}"))?,
         };
@@ -325,7 +158,7 @@ fn dpop_config(
 /// # Errors
 /// The server cannot be built, the listener cannot bind, or serving fails.
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    if args.example != Example::Bench && args.lists() != BenchLists::default() {
+    if args.example != Example::Bench && args.lists != BenchLists::default() {
         anyhow::bail!("--tools, --resources and --page-size go with --example bench");
     }
     if let Some(scenario) = args.hostile {
@@ -351,141 +184,92 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         args.metrics.is_some(),
         transport,
     )?;
-    let secret = crate::secret::deployment_secret(args.secret_file.as_deref())?;
-    if args.store.is_some() && secret.is_none() {
-        anyhow::bail!(
-            "--store needs the deployment secret every node shares: --secret-file FILE, or the \
-             secret in {} (at least 32 bytes; make one with `openssl rand -base64 32`)",
-            crate::secret::DEPLOYMENT_SECRET_ENV
-        );
-    }
+    let secret = args.cluster.secret()?;
     let mut deployment = Deployment {
         tasks: None,
-        shared_key: secret
-            .as_deref()
-            .map(|s| crate::secret::derive(s, "server shared key")),
+        shared_key: secret.as_ref().map(|s| s.derive("server shared key")),
         layer: telemetry.clone().map(|t| Arc::new(t) as _),
-        skills: skills(&args)?,
+        skills: switchboard_example_servers::everything_skills::from_flag(
+            args.skills.as_ref().map(Option::as_deref),
+        )
+        .with_context(|| {
+            format!(
+                "--skills {}",
+                args.skills
+                    .iter()
+                    .flatten()
+                    .map(|d| d.display().to_string())
+                    .collect::<String>()
+            )
+        })?,
     };
-    if let Some(addr) = args.http {
-        let listener = tokio::net::TcpListener::bind(addr).await?;
-        let local = listener.local_addr()?;
-        // Joined before the server is built: its tasks are kept in the cluster's store.
-        let cluster = match &args.store {
-            Some(url) => Some(join_cluster(&args, url, local).await?),
-            None => None,
-        };
-        let tasks = cluster.as_ref().map(|(joined, store)| {
-            let node = switchboard::http::Cluster::node_id(joined.as_ref());
-            let limits = switchboard::tasks::TaskLimits::default();
-            Arc::new(RedisTaskStore::new(store.clone(), node, limits)) as Arc<dyn TaskStore>
-        });
-        deployment.tasks = tasks;
+    let Some(addr) = args.http else {
         let (server, _skills_watch) = build_server(&args, config, &deployment)?;
-        // The body bound stays within the engine's frame bound.
-        let http_config = HttpConfig::for_bind_address(local);
-        let max_body_bytes = args.max_frame_bytes.min(http_config.max_body_bytes);
-        let mut http_config = http_config
-            .with_json_response(args.json_response)
-            .with_stateless(args.stateless)
-            .with_max_body_bytes(max_body_bytes);
-        if let Some(t) = args.idle_timeout {
-            http_config = http_config.with_idle_timeout(Some(t));
-        }
-        if let Some(n) = args.max_sessions {
-            http_config = http_config.with_max_sessions(n);
-        }
-        if let Some(issuer) = &args.auth_issuer {
-            let audience = args
-                .auth_audience
-                .clone()
-                .unwrap_or_else(|| format!("http://{local}/mcp"));
-            let mut auth = authorization(&server, issuer, &audience)?;
-            if args.auth_dpop {
-                let store = cluster.as_ref().map(|(_, store)| store.clone());
-                auth = auth.with_dpop(dpop_config(&args, store, secret.as_deref())?);
-                tracing::info!("DPoP-bound access tokens required");
-            }
-            http_config = http_config.with_authorization(auth);
-            tracing::info!(issuer = %issuer, audience = %audience, "access tokens required");
-        }
-        if let Some((joined, store)) = &cluster {
-            http_config = switchboard::redis::apply(http_config, store, joined.clone());
-            // Checked above: --store comes with the deployment secret.
-            let secret = secret.as_deref().unwrap_or_default();
-            let relay = switchboard::http::ClusterSecret::new(crate::secret::derive(
-                secret,
-                "cluster relay",
-            ))
-            .context("the cluster secret")?;
-            http_config = http_config.with_cluster_secret(relay);
-            tracing::info!(node = %switchboard::http::Cluster::node_id(joined.as_ref()), "sessions and tasks kept in Redis");
-        }
-        if let (Some(path), Some(t)) = (&args.metrics, &telemetry) {
-            http_config = http_config.with_metrics(
-                path,
-                Telemetry::PROMETHEUS_CONTENT_TYPE,
-                t.metrics_page(),
-            );
-        }
-        if args.server_card {
-            let card_of = server.clone();
-            let url = format!("http://{local}/mcp");
-            http_config = http_config
-                .with_server_card(std::sync::Arc::new(move || card_of.server_card(Some(&url))));
-        }
-        let service = StreamableHttpService::new(
-            switchboard::server_http::session_factory(&server),
-            http_config,
-        );
-        crate::ui::announce(&format!("listening on http://{local}/mcp"));
-        let stop = async {
-            let _ = tokio::signal::ctrl_c().await;
-        };
-        #[cfg(unix)]
-        let stop = async {
-            let mut term =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-            tokio::select! {
-                () = stop => {}
-                _ = term.recv() => {}
-            }
-            Ok::<(), std::io::Error>(())
-        };
-        match &cluster {
-            // A node leaving on purpose withdraws its announcement, so that the others take
-            // its sessions over at once.
-            Some((cluster, store)) => {
-                tokio::select! {
-                    served = switchboard::http::serve(listener, service) => served?,
-                    _ = stop => {
-                        cluster.leave().await;
-                        tracing::info!(round_trips = store.round_trips(), "left the cluster; Redis round trips made");
-                    }
-                }
-            }
-            // With telemetry, a stop ends serving so that what is batched is exported.
-            None if telemetry.is_some() => tokio::select! {
-                served = switchboard::http::serve(listener, service) => served?,
-                _ = stop => {}
-            },
-            None => switchboard::http::serve(listener, service).await?,
-        }
+        let transport = switchboard::transport::StdioTransport::stdio()
+            .with_max_frame_bytes(args.max_frame_bytes);
+        let session = server.serve(transport)?;
+        tracing::info!(example = args.example.name(), "serving on stdio");
+        session.closed().await;
         flush(telemetry).await;
         return Ok(());
+    };
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    // The body bound stays within the engine's frame bound.
+    let http_config = HttpConfig::for_bind_address(local);
+    let max_body_bytes = args.max_frame_bytes.min(http_config.max_body_bytes);
+    let mut http_config = http_config
+        .with_max_body_bytes(max_body_bytes)
+        .with_json_response(args.json_response)
+        .with_stateless(args.stateless);
+    if let Some(t) = args.idle_timeout {
+        http_config = http_config.with_idle_timeout(Some(t));
     }
+    if let Some(n) = args.max_sessions {
+        http_config = http_config.with_max_sessions(n);
+    }
+    // Joined before the server is built: its tasks are kept in the cluster's store.
+    let (mut http_config, joined) = args
+        .cluster
+        .join(http_config, local, secret.as_ref())
+        .await?;
+    deployment.tasks = joined.as_ref().map(|(cluster, store)| {
+        let node = switchboard::http::Cluster::node_id(cluster.as_ref());
+        let limits = switchboard::tasks::TaskLimits::default();
+        Arc::new(RedisTaskStore::new(store.clone(), node, limits)) as Arc<dyn TaskStore>
+    });
     let (server, _skills_watch) = build_server(&args, config, &deployment)?;
-    let transport =
-        switchboard::transport::StdioTransport::stdio().with_max_frame_bytes(args.max_frame_bytes);
-    let session = server.serve(transport)?;
-    tracing::info!(example = args.example.name(), "serving on stdio");
-    session.closed().await;
+    if let Some(mut auth) = args.issuer.authorization(&server, local)? {
+        if args.auth_dpop {
+            let store = joined.as_ref().map(|(_, store)| store.clone());
+            auth = auth.with_dpop(dpop_config(&args, store, secret.as_ref())?);
+            tracing::info!("DPoP-bound access tokens required");
+        }
+        http_config = http_config.with_authorization(auth);
+    }
+    if let (Some(path), Some(t)) = (&args.metrics, &telemetry) {
+        http_config =
+            http_config.with_metrics(path, Telemetry::PROMETHEUS_CONTENT_TYPE, t.metrics_page());
+    }
+    if args.server_card {
+        let card_of = server.clone();
+        let url = format!("http://{local}/mcp");
+        http_config =
+            http_config.with_server_card(Arc::new(move || card_of.server_card(Some(&url))));
+    }
+    let service = StreamableHttpService::new(
+        switchboard::server_http::session_factory(&server),
+        http_config,
+    );
+    crate::ui::announce(&format!("listening on http://{local}/mcp"));
+    crate::cluster::serve_until_stopped(listener, service, &joined).await?;
+    // What telemetry batched is exported once serving stops.
     flush(telemetry).await;
     Ok(())
 }
 
 /// Exports what telemetry has batched (the exporters block, so off the runtime's threads).
-async fn flush(telemetry: Option<Telemetry>) {
+pub(crate) async fn flush(telemetry: Option<Telemetry>) {
     if let Some(t) = telemetry {
         let _ = tokio::task::spawn_blocking(move || t.shutdown()).await;
     }

@@ -7,11 +7,8 @@
 //! passed, so a refused skill leaves nothing behind. Exit 0 when written, 1 when refused or not
 //! found, 2 when the server cannot be reached.
 
-use anyhow::Context as _;
 use switchboard::client::{Client, ClientSession};
-use switchboard::http_client::{HttpClientConfig, HttpClientTransport};
 use switchboard::skills::Skills;
-use switchboard::transport::{ChildCommand, ChildTransport};
 use switchboard::types::lifecycle::Implementation;
 
 /// `switchboard skills`'s subcommands.
@@ -39,7 +36,15 @@ pub(crate) struct PullArgs {
 pub(crate) async fn run(command: &SkillsCommand) -> i32 {
     match command {
         SkillsCommand::Pull(a) => {
-            let session = match connect(a).await {
+            let client = Client::builder(Implementation::new(
+                "switchboard-skills",
+                env!("CARGO_PKG_VERSION"),
+            ));
+            let session = match a
+                .server
+                .connect(client.era(a.era).build(), Default::default())
+                .await
+            {
                 Ok(s) => s,
                 Err(e) => {
                     eprintln!("switchboard skills pull: {e:#}");
@@ -76,27 +81,4 @@ async fn pull(
     let skills = Skills::new(session);
     let skill = skills.find(&a.name).await?;
     skills.pull(&skill, &a.dir).await
-}
-
-async fn connect(a: &PullArgs) -> anyhow::Result<ClientSession> {
-    let client = Client::builder(Implementation::new(
-        "switchboard-skills",
-        env!("CARGO_PKG_VERSION"),
-    ))
-    .era(a.era)
-    .build();
-    match (&a.server.stdio, &a.server.url) {
-        (_, Some(url)) => {
-            let t = HttpClientTransport::connect(url, HttpClientConfig::default())
-                .with_context(|| format!("cannot reach `{url}`"))?;
-            Ok(client.connect(t).await?)
-        }
-        (Some(cmd), None) => {
-            let command = ChildCommand::new("sh").args(["-c", &format!("exec {cmd}")]);
-            let child =
-                ChildTransport::spawn(command).with_context(|| format!("cannot start `{cmd}`"))?;
-            Ok(client.connect(child).await?)
-        }
-        (None, None) => anyhow::bail!("--stdio or --url is required"),
-    }
 }

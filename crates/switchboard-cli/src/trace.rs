@@ -1,7 +1,5 @@
 //! `switchboard trace FILE`: the inspector (switchboard-inspect) over a recorded session.
 
-use std::io::Read;
-
 use anyhow::Context as _;
 use switchboard::inspect::{Inspector, html_page, parse_input, render};
 
@@ -25,14 +23,11 @@ pub(crate) struct TraceArgs {
 /// The file cannot be read (exit 2 at the caller) or parsed.
 pub(crate) fn run(args: &TraceArgs) -> anyhow::Result<i32> {
     let (file, json) = (&args.file, args.json);
-    let mut text = String::new();
-    if file == "-" {
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("reading standard input")?;
+    let text = if file == "-" {
+        std::io::read_to_string(std::io::stdin()).context("reading standard input")?
     } else {
-        text = std::fs::read_to_string(file).with_context(|| format!("reading {file}"))?;
-    }
+        std::fs::read_to_string(file).with_context(|| format!("reading {file}"))?
+    };
     let frames = parse_input(&text).with_context(|| format!("parsing {file}"))?;
     let mut inspector = Inspector::new();
     for f in &frames {

@@ -37,6 +37,14 @@ pub(crate) fn colour_on_stderr() -> bool {
     !no_color() && std::io::stderr().is_terminal()
 }
 
+/// Rewrites the progress line on stderr with `text` (`""` clears it).
+pub(crate) fn progress_line(text: &str) {
+    use std::io::Write as _;
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "\r\x1b[K{text}");
+    let _ = err.flush();
+}
+
 /// Says where a server listens: an INFO log line, or with `--quiet` the bare line (the address
 /// is what the user needs, not chatter).
 pub(crate) fn announce(line: &str) {

@@ -354,6 +354,20 @@ fn call_prints_the_result_and_exits_0() {
 }
 
 #[test]
+fn call_follows_a_list_to_its_last_page() {
+    let server = format!(
+        "{} serve --example bench --tools 250 --page-size 100",
+        env!("CARGO_BIN_EXE_switchboard")
+    );
+    let (code, out, err) = common::run(&["call", "--stdio", &server, "tools/list"]);
+    assert_eq!(code, Some(0), "{err}");
+    let all: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+    // add, blob and 250 more, over three pages of 100.
+    assert_eq!(all["tools"].as_array().map(Vec::len), Some(252), "{all}");
+    assert!(all.get("nextCursor").is_none(), "{all}");
+}
+
+#[test]
 fn call_puts_a_json_rpc_error_on_stderr_and_exits_1() {
     let (code, out, err) = call(&["resources/read", "test://nope"]);
     assert_eq!((code, out.as_str()), (Some(1), ""));

@@ -180,6 +180,7 @@ fn a_client_that_falls_for_it_is_a_finding() {
             "never noted: {}",
             report(&base)
         );
+        // The poll interval of a bounded wait (synchronous code: no async wait::until).
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }

@@ -58,6 +58,7 @@ mod listing;
 mod modern_task;
 #[cfg(feature = "pack")]
 pub mod pack;
+mod params;
 mod probe;
 mod router;
 mod serve_task;
@@ -76,6 +77,7 @@ pub use error::ClientError;
 pub use handlers::HandlerFuture;
 pub use inputs::InputKey;
 pub use listen::{ListenEvent, ListenStream};
+pub use params::{ParamsError, params_from_pairs};
 pub use session::ClientSession;
 pub use subscription::{ResourceUpdateCallback, SubscriptionId};
 pub use switchboard_jsonrpc::{ProgressUpdate, ProgressWatch, RequestContext, RequestOptions};

@@ -487,6 +487,19 @@ pub enum Location {
     Remote(String),
 }
 
+impl Location {
+    /// The bundle at `path` (made by [`write_bundle`]), downloaded from `url`: its SHA-256 as
+    /// [`Written`] reports it.
+    ///
+    /// # Errors
+    /// The bundle cannot be read.
+    pub fn bundle_file(url: &str, path: &std::path::Path) -> Result<Location, PackError> {
+        let sha256 = hex(&Sha256::digest(std::fs::read(path)?));
+        let url = url.to_owned();
+        Ok(Location::Bundle { url, sha256 })
+    }
+}
+
 /// The registry's `server.json` for the server: `name` is the registry name (reverse DNS, one
 /// `/`: `io.github.user/weather`); the description is cut to the registry's 100 characters; a
 /// bundle's `user_args` and `user_env` become its positional arguments and environment

@@ -14,14 +14,21 @@ use crate::add::arith;
 /// The largest answer `blob` writes: 16 MiB, the default frame bound.
 pub const MAX_BLOB_BYTES: u64 = 16 << 20;
 
-/// What the bench server registers besides `add` and `blob`.
+/// What the bench server registers besides `add` and `blob` (with feature `clap`, the flags of
+/// `switchboard serve --example bench`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct BenchLists {
-    /// Further tools `tool_0` … `tool_{N-1}`, each adding two numbers as `add` does.
+    /// With --example bench: register this many further tools (`tool_0` …), each adding
+    /// two numbers as `add` does.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = 0))]
     pub tools: usize,
-    /// Resources `bench://resource/0` … `bench://resource/{N-1}`, each a short text.
+    /// With --example bench: register this many resources (`bench://resource/0` …), each
+    /// a short text.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = 0))]
     pub resources: usize,
-    /// Items per page of `tools/list` and `resources/list` (`None`: the server's default).
+    /// With --example bench: items per page of tools/list and resources/list (default 100).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u32).range(1..), |n| n as usize)))]
     pub page_size: Option<usize>,
 }
 

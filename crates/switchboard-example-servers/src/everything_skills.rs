@@ -6,6 +6,26 @@
 
 use switchboard::skills::{SkillSet, SkillSource};
 
+/// The skills `switchboard serve --skills [DIR]` publishes: none without the flag, these
+/// example skills with no `DIR`, else the folder `DIR` (a skill it cannot serve is logged and
+/// left out).
+///
+/// # Errors
+/// The folder cannot be read.
+pub fn from_flag(dir: Option<Option<&std::path::Path>>) -> std::io::Result<Option<SkillSet>> {
+    let Some(dir) = dir else {
+        return Ok(None);
+    };
+    let Some(dir) = dir else {
+        return Ok(Some(skills()));
+    };
+    let set = SkillSet::from_dir(dir)?;
+    for why in set.skipped() {
+        tracing::warn!("skill not served: {why}");
+    }
+    Ok(Some(set))
+}
+
 /// The skills the everything server publishes.
 pub fn skills() -> SkillSet {
     SkillSet::new()

@@ -63,7 +63,12 @@ impl Example {
 /// # Errors
 /// A registration error (none with these fixed definitions).
 pub fn build(example: Example, config: SessionConfig) -> Result<Server, ServerError> {
-    build_deployed(example, config, &Deployment::default())
+    build_deployed(
+        example,
+        bench::BenchLists::default(),
+        config,
+        &Deployment::default(),
+    )
 }
 
 /// What a deployment gives an example server beyond its engine configuration: where its tasks
@@ -113,19 +118,21 @@ impl Deployment {
     }
 }
 
-/// Builds an example server for `deployment` (its task store and shared key).
+/// Builds an example server for `deployment` (its task store and shared key); `lists` are the
+/// bench example's further tools and resources (ignored by the others).
 ///
 /// # Errors
 /// A registration error (none with these fixed definitions).
 pub fn build_deployed(
     example: Example,
+    lists: bench::BenchLists,
     config: SessionConfig,
     deployment: &Deployment,
 ) -> Result<Server, ServerError> {
     match example {
         Example::Everything => everything::everything_server_deployed(config, deployment),
         Example::Add => add::add_server(config, deployment),
-        Example::Bench => bench::bench_server(config, bench::BenchLists::default(), deployment),
+        Example::Bench => bench::bench_server(config, lists, deployment),
         Example::Demo => demo::demo_server(config, deployment),
     }
 }

@@ -70,6 +70,7 @@ mod registry;
 mod search;
 mod subscribe;
 mod upstream;
+mod watch;
 
 use std::sync::{Arc, RwLock};
 
@@ -84,6 +85,7 @@ pub use config::{
     UpstreamKind,
 };
 pub use policy::{Effect, Policy, Rule};
+pub use watch::reload_on_change;
 
 /// Why a gateway did not start.
 #[derive(Debug, thiserror::Error)]

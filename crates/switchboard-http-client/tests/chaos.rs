@@ -73,6 +73,7 @@ async fn a_get_stream_dropped_before_its_priming_event_is_opened_again() {
         gets.iter().all(|g| g.last_event_id.is_none()),
         "no event id to resume from: a fresh GET: {gets:?}"
     );
+    // Kept: the reopened GET is seen, but not when the server has attached it to the session.
     tokio::time::sleep(Duration::from_millis(200)).await;
     support::late_tool_is_announced(&server, session, "on the reopened stream").await;
 }
@@ -93,6 +94,7 @@ async fn a_server_restarted_mid_stream_expires_the_session_and_a_new_one_works()
         first.seen().iter().filter(|s| s.method == "POST").count() >= 3
     })
     .await;
+    // Kept: the slow call's SSE stream must be open on the server before it goes away (not observable).
     tokio::time::sleep(Duration::from_millis(100)).await;
     // The restart: the process goes (every session and stream with it), a new one binds the
     // same port with no sessions.

@@ -82,6 +82,7 @@ async fn callers_that_give_up_free_the_post_slot_and_the_next_call_is_answered()
         s.call_tool_with("stall", json!({}), RequestOptions::default().with_cancel(t))
             .await
     });
+    // Not a wait: the call stays outstanding past the give-up time (the scenario).
     tokio::time::sleep(GIVE_UP).await;
     token.cancel();
     let e = tokio::time::timeout(WAIT, call)

@@ -96,6 +96,7 @@ async fn d26_57_a_modern_session_sends_the_mirrored_headers_and_no_session() {
     tokio::time::timeout(Duration::from_secs(5), session.closed())
         .await
         .unwrap();
+    // A silence check: no GET and no DELETE may follow the close (no event to wait for).
     tokio::time::sleep(Duration::from_millis(100)).await;
     let seen = server.seen();
     assert!(
@@ -208,8 +209,14 @@ async fn d26_77_cancelling_a_modern_request_closes_its_stream_and_posts_nothing(
         .unwrap();
     let cancel = CancellationToken::new();
     let c = cancel.clone();
+    let seen = server.seen.clone();
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // The call hangs once the server has it (its stream open): cancelled then.
+        support::eventually("the call reached the server", || {
+            let seen = seen.lock().unwrap();
+            seen.iter().any(|r| body(r)["params"]["name"] == "slow")
+        })
+        .await;
         c.cancel();
     });
     let e = session
@@ -221,6 +228,7 @@ async fn d26_77_cancelling_a_modern_request_closes_its_stream_and_posts_nothing(
         .await
         .unwrap_err();
     assert!(e.code().is_none(), "a local cancellation: {e}");
+    // A silence check: no cancellation may be posted in this time (no event to wait for).
     tokio::time::sleep(Duration::from_millis(200)).await;
     let cancels = server
         .seen()

@@ -196,6 +196,7 @@ async fn sec_sh_8_a_session_ended_by_the_server_is_a_fatal_error_that_says_so() 
     assert!(!reason.contains(&sid), "{reason}");
     assert!(live.seen().iter().all(|s| s.method != "DELETE"));
     let sent = live.seen().len();
+    // A silence check: nothing more may be sent in this time (no event to wait for).
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(live.seen().len(), sent, "{:?}", live.seen());
 }
@@ -365,6 +366,7 @@ async fn without_a_get_stream_405_is_fine() {
         live.seen().iter().any(|s| s.method == "GET")
     })
     .await;
+    // A silence check: the refused GET must not be retried in this time (no event to wait for).
     tokio::time::sleep(Duration::from_millis(100)).await;
     let r = session.call_tool("echo", json!({"c": 3})).await.unwrap();
     assert_eq!(text(&r), r#"{"c":3}"#);

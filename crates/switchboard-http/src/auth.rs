@@ -35,6 +35,11 @@ pub enum AuthorizationError {
     /// No authorization server was named (`[AU-2]`).
     #[error("at least one authorization server must be named")]
     NoAuthorizationServer,
+    /// The issuer is not an https URL (http only for a loopback host such as 127.0.0.1).
+    #[error(
+        "the issuer must be an https URL (http only for a loopback host such as 127.0.0.1), such as https://auth.example.com: {0}"
+    )]
+    BadIssuer(String),
 }
 
 /// Authorization on the endpoint (SPEC-NOTES §7): this server as an OAuth 2.1 resource server.
@@ -126,6 +131,23 @@ impl Authorization {
             #[cfg(feature = "dpop")]
             dpop: None,
         })
+    }
+
+    /// Tokens of the authorization server `issuer` (RFC 8414 or OpenID metadata with a
+    /// `jwks_uri`), JWTs checked against its JWKS, for the audience `resource` (made
+    /// canonical); feature `dpop`, which brings switchboard-auth's validators.
+    ///
+    /// # Errors
+    /// [`AuthorizationError::BadIssuer`], [`AuthorizationError::BadResource`].
+    #[cfg(feature = "dpop")]
+    pub fn jwt(resource: &str, issuer: &str) -> Result<Self, AuthorizationError> {
+        use switchboard_auth::resource::{JwtValidator, JwtValidatorConfig, fetchable};
+        if !url::Url::parse(issuer).is_ok_and(|u| fetchable(&u)) {
+            return Err(AuthorizationError::BadIssuer(issuer.to_owned()));
+        }
+        let resource = Self::canonical_resource(resource)?;
+        let validator = JwtValidator::new(JwtValidatorConfig::new(issuer, &resource));
+        Self::new(&resource, vec![issuer.to_owned()], Arc::new(validator))
     }
 
     /// The canonical form of a resource URI (lower-case scheme and host, no trailing slash on a

@@ -74,6 +74,7 @@ pub mod proxy;
 mod relay;
 mod reply;
 mod routing;
+mod secret;
 mod security;
 mod server;
 mod session;
@@ -89,6 +90,7 @@ pub use event_store::{
     BadEventId, EventId, EventStore, EventStoreError, InMemoryEventStore, StoreFuture, StoredEvent,
 };
 pub use listener::ConnectionLimits;
+pub use secret::DeploymentSecret;
 pub use server::{
     SessionFactory, SessionStartError, StreamableHttpService, serve, serve_with_shutdown,
 };

@@ -703,6 +703,7 @@ impl Service for Late {
     fn call(&self, _req: RpcRequest, _cx: RequestContext) -> BoxFuture<HandlerResult> {
         let after = self.after;
         Box::pin(async move {
+            // Not a wait: the handler answers late on purpose (the delay is the scenario).
             tokio::time::sleep(after).await;
             Err(switchboard_types::ErrorObject::new(
                 switchboard_types::ErrorCode::INVALID_PARAMS,

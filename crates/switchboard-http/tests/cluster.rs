@@ -371,6 +371,7 @@ async fn requests_relayed_by_another_node_keep_a_session_from_idling_out() {
     let sid = wire_session(a.addr).await;
     // Every request goes through b, for twice the idle timeout: a sees them all.
     for i in 0..8 {
+        // Not a wait: the requests are spread over twice the idle timeout (time passing is the scenario).
         tokio::time::sleep(Duration::from_millis(200)).await;
         let resp = send(
             b.addr,

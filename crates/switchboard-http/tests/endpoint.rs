@@ -6,6 +6,7 @@ mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
+use switchboard_test_support::wait;
 
 use axum::body::Body;
 use http::{Request, StatusCode};
@@ -572,21 +573,17 @@ async fn idle_sessions_are_reaped_and_free_their_memory() {
     assert!(store.event_count() > 0);
     // The reaper ends them after 150 ms idle (it looks every 37 ms); waited for, not slept on,
     // so that a stalled machine cannot fail the test.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while svc.session_count() > 0 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(svc.session_count(), 0, "the reaper ended idle sessions");
+    wait::until("the reaper ended idle sessions", || {
+        svc.session_count() == 0
+    })
+    .await;
     assert_eq!(store.session_count(), 0);
     assert_eq!(store.event_count(), 0);
     // The engine sessions are closed too (the server's own map shrinks).
-    for _ in 0..50 {
-        if server.session_count() == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(server.session_count(), 0);
+    wait::until("the engine sessions are closed", || {
+        server.session_count() == 0
+    })
+    .await;
     let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
     let resp = oneshot(&svc, post(Some(&ids[0]), body)).await;
     assert_eq!(resp.status(), StatusCode::NOT_FOUND);

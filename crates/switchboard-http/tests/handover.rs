@@ -40,6 +40,7 @@ impl Service for StandIn {
         let wait = req.method == "wait";
         Box::pin(async move {
             if wait {
+                // Not a wait: a request that outlasts the test (a call still running at the handover).
                 tokio::time::sleep(Duration::from_secs(30)).await;
             }
             Ok(to_raw(&json!({})).unwrap())

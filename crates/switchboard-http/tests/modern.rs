@@ -6,6 +6,7 @@
 mod support;
 
 use std::time::Duration;
+use switchboard_test_support::wait;
 
 use axum::body::Body;
 use http::{Request, StatusCode};
@@ -259,12 +260,10 @@ async fn d26_71_d26_77_a_listen_streams_until_the_client_goes_away() {
     );
     assert_eq!(server.listen_stream_count(), 1);
     drop(events);
-    for _ in 0..200 {
-        if server.listen_stream_count() == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait::until("the listen stream is forgotten", || {
+        server.listen_stream_count() == 0
+    })
+    .await;
     assert_eq!(
         server.listen_stream_count(),
         0,

@@ -234,6 +234,7 @@ mod proxy {
                     }
                     let body = match get("x-mode").as_str() {
                         "slow" => {
+                            // Not a wait: a slow upstream (its answer takes 600 ms).
                             tokio::time::sleep(std::time::Duration::from_millis(600)).await;
                             "{}".to_owned()
                         }
@@ -390,6 +391,8 @@ mod proxy {
                     .status()
             }
         });
+        // Kept: nothing outside the relay shows the slow request holding its place (the
+        // upstream answers it 600 ms later, so 200 ms is well inside).
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         let busy = send(addr, request(addr, &me, &[])).await;
         assert_eq!(busy.status(), 503);

@@ -6,6 +6,7 @@ mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
+use switchboard_test_support::wait;
 
 use axum::body::Body;
 use http::{Request, StatusCode};
@@ -35,16 +36,6 @@ async fn messages(resp: http::Response<Body>) -> Vec<Value> {
         .filter(|e| e.data.as_deref().is_some_and(|d| !d.is_empty()))
         .map(|e| e.json())
         .collect()
-}
-
-async fn wait_until(what: &str, mut ok: impl FnMut() -> bool) {
-    for _ in 0..200 {
-        if ok() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting until {what}");
 }
 
 #[tokio::test]
@@ -91,7 +82,7 @@ async fn stateless_mode_serves_each_post_on_its_own_without_session_ids() {
     assert_eq!(msgs[0]["result"]["isError"], true, "{msgs:?}");
     // Nothing outlives its POST.
     assert_eq!(svc.session_count(), 0);
-    wait_until("every per-request session ended", || {
+    wait::until("every per-request session ended", || {
         server.session_count() == 0
     })
     .await;
@@ -170,6 +161,8 @@ async fn stateless_requests_in_flight_are_bounded_by_max_sessions() {
             .status()
         })
     };
+    // Kept: the place a stateless request holds is not shown outside the service (the slow
+    // request answers after 400 ms, so 100 ms is well inside).
     tokio::time::sleep(Duration::from_millis(100)).await;
     let resp = oneshot(
         &svc,
@@ -327,6 +320,8 @@ async fn a_cancelled_request_in_json_mode_ends_its_post_with_202() {
             (status, body.len())
         })
     };
+    // Kept: the service shows no request in flight inside a session (a cancellation that
+    // came first would be for an unknown request, and the 5 s bound below would fail).
     tokio::time::sleep(Duration::from_millis(100)).await;
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 4}})

@@ -27,6 +27,7 @@ fn server() -> Server {
                 .with_task_support(TaskSupport::Optional),
             |call| async move {
                 let ms = ms_arg(&call, 0);
+                // Not a wait: the tool's work takes `ms` (a slow handler).
                 tokio::time::sleep(Duration::from_millis(ms)).await;
                 let params =
                     CreateMessageRequestParams::new(vec![SamplingMessage::user_text("hi?")], 10);

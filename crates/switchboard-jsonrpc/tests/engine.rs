@@ -51,6 +51,7 @@ impl Service for TestService {
                 "sleep" => {
                     let _flag = DropFlag(dropped);
                     started.fetch_add(1, Ordering::SeqCst);
+                    // Not a wait: the `sleep` method's work takes `ms` (a slow handler).
                     tokio::time::sleep(Duration::from_millis(params["ms"].as_u64().unwrap_or(10)))
                         .await;
                     Ok(to_raw(&json!({"slept": params["ms"]})).unwrap())
@@ -69,6 +70,7 @@ impl Service for TestService {
                     }
                     let late = cx.clone();
                     tokio::spawn(async move {
+                        // Not a wait: a report made after the answer (the delay is the scenario).
                         tokio::time::sleep(Duration::from_millis(30)).await;
                         if let Err(e) = late.report_progress(ProgressUpdate::new(3.0)).await {
                             perr.lock().unwrap().push(e);
@@ -81,6 +83,7 @@ impl Service for TestService {
                     assert!(cx.keep_progress().await);
                     let work = cx.clone();
                     tokio::spawn(async move {
+                        // Not a wait: work that outlives the answer (the delay is the scenario).
                         tokio::time::sleep(Duration::from_millis(20)).await;
                         work.report_progress(ProgressUpdate::new(1.0))
                             .await
@@ -405,6 +408,7 @@ async fn ut_8_initialize_is_never_cancelled() {
     impl Service for SlowInit {
         fn call(&self, _r: Request, _cx: RequestContext) -> BoxFuture<HandlerResult> {
             Box::pin(async {
+                // Not a wait: a slow initialize (its work takes 100 ms).
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 Ok(to_raw(&json!({"ok": 1})).unwrap())
             })
@@ -903,6 +907,7 @@ async fn progress_resets_timeout_up_to_a_hard_maximum() {
     let token = req["params"]["_meta"]["progressToken"].clone();
     assert_eq!(token, req["id"], "the progress token is added to _meta");
     for i in 1..=4 {
+        // Not a wait: progress paced across the timeout it resets (the pacing is the scenario).
         tokio::time::sleep(Duration::from_millis(60)).await;
         b.send_text(json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":i}}).to_string())
             .await

@@ -36,6 +36,7 @@ impl Service for Hostile {
             }
             "panic_now" => panic!("synchronous handler bug"),
             "slow" => Box::pin(async {
+                // Not a wait: a slow handler (its work takes 20 ms).
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 Ok(to_raw(&json!({})).unwrap())
             }),

@@ -205,6 +205,7 @@ fn leaves_no_orphans() {
             Instant::now() < deadline,
             "the server's child {pid} still runs ({state:?})"
         );
+        // The poll interval of a bounded wait (synchronous code: no async wait::until).
         std::thread::sleep(Duration::from_millis(50));
     }
 }

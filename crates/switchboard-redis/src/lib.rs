@@ -16,11 +16,11 @@
 //!   one round trip.
 //!
 //! ```text
-//! let store = RedisStore::connect("redis://127.0.0.1:6379/0", RedisConfig::default()).await?;
-//! let cluster = RedisCluster::join(store.clone(), None, "http://10.0.0.5:8080/mcp").await?;
 //! let secret = ClusterSecret::new(secret_bytes).context("32 bytes at least")?; // the same on every node
-//! let config = switchboard_redis::apply(HttpConfig::for_bind_address(addr), &store, cluster)
-//!     .with_cluster_secret(secret);
+//! let (config, cluster, store) = switchboard_redis::join(
+//!     "redis://127.0.0.1:6379/0", "http://10.0.0.5:8080/mcp", None,
+//!     HttpConfig::for_bind_address(addr), secret,
+//! ).await?;
 //! ```
 //!
 //! Every node needs the same [`ClusterSecret`](switchboard_http::ClusterSecret): the
@@ -42,6 +42,7 @@
 //! | `sessions` | [`RedisStore`] as the `SessionStore`, with its Lua scripts |
 //! | `events` | [`RedisStore`] as the `EventStore`, with its Lua scripts |
 //! | `cluster` | [`RedisCluster`], the `Cluster`; [`apply`] |
+//! | `node` | [`join`]: a node joined to a cluster, its `HttpConfig` keeping sessions in the store |
 //! | `tasks` | (feature `tasks`) `RedisTaskStore` |
 //! | `dpop` | (feature `dpop`) `RedisReplayStore`, with its Lua script |
 //!
@@ -83,6 +84,7 @@ mod connection;
 #[cfg(feature = "dpop")]
 mod dpop;
 mod events;
+mod node;
 mod sessions;
 #[cfg(feature = "tasks")]
 mod tasks;
@@ -91,5 +93,6 @@ pub use cluster::{RedisCluster, apply};
 pub use connection::{RedisConfig, RedisStore, RedisStoreError};
 #[cfg(feature = "dpop")]
 pub use dpop::RedisReplayStore;
+pub use node::join;
 #[cfg(feature = "tasks")]
 pub use tasks::RedisTaskStore;

@@ -90,7 +90,10 @@ async fn start(
         )
         .await
         .unwrap();
-        config = switchboard_redis::apply(config, &store, joined)
+        config = config
+            .with_session_store(Arc::new(store.clone()))
+            .with_event_store(Arc::new(store.clone()))
+            .with_cluster(joined)
             .with_cluster_secret(ClusterSecret::new([7_u8; 32]).unwrap());
     }
     let me = name.clone();

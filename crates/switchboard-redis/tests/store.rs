@@ -113,6 +113,7 @@ async fn records_expire_unless_kept_alive() {
     s.create(record("dropped", None)).await.unwrap();
     s.append("kept", event(1, 1, "x")).await.unwrap();
     for _ in 0..4 {
+        // Not a wait: keep-alives spread past the TTL (time passing is the scenario).
         tokio::time::sleep(Duration::from_millis(300)).await;
         s.keep_alive(&[Arc::from("kept")]).await;
     }
@@ -265,6 +266,7 @@ async fn nodes_find_each_other_and_a_silent_node_is_an_orphan() {
         }
     );
     // The announcement is renewed while the node runs (three times its life here).
+    // Not a wait: the node runs three announcement lives (time passing is the scenario).
     tokio::time::sleep(Duration::from_millis(2700)).await;
     assert!(matches!(
         n2.locate("s").await.unwrap(),

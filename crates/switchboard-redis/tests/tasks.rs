@@ -192,6 +192,7 @@ async fn a_result_finished_on_one_node_reaches_a_waiter_on_another() {
         let owner = owner.clone();
         async move { n2.result(&owner, &id).await }
     });
+    // Kept: the other node's waiter subscribes inside Redis, which shows no subscriber to wait for.
     tokio::time::sleep(Duration::from_millis(300)).await;
     n1.finish(&task.task_id, result(r#"{"ok":true}"#), false)
         .await

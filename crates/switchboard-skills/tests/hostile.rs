@@ -20,8 +20,39 @@ const FORMS: &str = "Supporting content.\n";
 const URI: &str = "skill://pdf-processing/SKILL.md";
 const FORMS_URI: &str = "skill://pdf-processing/references/FORMS.md";
 
-/// A scripted server in the legacy era: `skills/list` answers `entry`, `resources/read` answers
-/// `files[uri]`; every URI read is recorded.
+/// A scripted server in the legacy era, in process: each request (a frame with an id) is
+/// answered with the result `answer` gives for its method and the whole frame.
+fn scripted(
+    mut answer: impl FnMut(&str, &Value) -> Value + Send + 'static,
+) -> switchboard_jsonrpc::memory::MemoryTransport {
+    let (ours, mut theirs) = pair();
+    tokio::spawn(async move {
+        while let Some(text) = theirs.recv_text().await {
+            let f: Value = serde_json::from_str(&text).unwrap();
+            let Some(id) = f.get("id").cloned() else {
+                continue;
+            };
+            let result = answer(f["method"].as_str().unwrap_or_default(), &f);
+            let reply = json!({"jsonrpc": "2.0", "id": id, "result": result});
+            if theirs.send_text(reply.to_string()).await.is_err() {
+                return;
+            }
+        }
+    });
+    ours
+}
+
+/// The `initialize` result of a server named `name`, declaring the skills extension or not.
+fn initialized(name: &str, skills: bool) -> Value {
+    let mut caps = json!({"resources": {}});
+    if skills {
+        caps["extensions"] = json!({"io.modelcontextprotocol/skills": {}});
+    }
+    json!({"protocolVersion": "2025-11-25", "serverInfo": {"name": name, "version": "1"}, "capabilities": caps})
+}
+
+/// A scripted server: `skills/list` answers `entry`, `resources/read` answers `files[uri]`;
+/// every URI read is recorded.
 fn server(
     entry: Value,
     files: Vec<(&'static str, String)>,
@@ -29,39 +60,26 @@ fn server(
     switchboard_jsonrpc::memory::MemoryTransport,
     Arc<Mutex<Vec<String>>>,
 ) {
-    let (ours, mut theirs) = pair();
     let reads: Arc<Mutex<Vec<String>>> = Arc::default();
     let log = reads.clone();
-    tokio::spawn(async move {
-        while let Some(text) = theirs.recv_text().await {
-            let f: Value = serde_json::from_str(&text).unwrap();
-            let Some(id) = f.get("id").cloned() else {
-                continue;
-            };
-            let method = f["method"].as_str().unwrap_or_default();
-            let result = if method == methods::INITIALIZE {
-                json!({"protocolVersion": "2025-11-25", "serverInfo": {"name": "liar", "version": "1"},
-                    "capabilities": {"resources": {}, "extensions": {"io.modelcontextprotocol/skills": {}}}})
-            } else if method == methods::SKILLS_LIST {
-                json!({"skills": [entry.clone()], "ttlMs": 0, "cacheScope": "private"})
-            } else if method == methods::SKILLS_GET {
-                json!({"skill": entry.clone(), "ttlMs": 0, "cacheScope": "private"})
-            } else if method == methods::RESOURCES_READ {
-                let uri = f["params"]["uri"].as_str().unwrap().to_owned();
-                log.lock().unwrap().push(uri.clone());
-                let text = files
-                    .iter()
-                    .find(|(u, _)| *u == uri)
-                    .map(|(_, t)| t.clone())
-                    .unwrap_or_default();
-                json!({"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]})
-            } else {
-                json!({})
-            };
-            let reply = json!({"jsonrpc": "2.0", "id": id, "result": result});
-            if theirs.send_text(reply.to_string()).await.is_err() {
-                return;
-            }
+    let ours = scripted(move |method, f| {
+        if method == methods::INITIALIZE {
+            initialized("liar", true)
+        } else if method == methods::SKILLS_LIST {
+            json!({"skills": [entry.clone()], "ttlMs": 0, "cacheScope": "private"})
+        } else if method == methods::SKILLS_GET {
+            json!({"skill": entry.clone(), "ttlMs": 0, "cacheScope": "private"})
+        } else if method == methods::RESOURCES_READ {
+            let uri = f["params"]["uri"].as_str().unwrap().to_owned();
+            log.lock().unwrap().push(uri.clone());
+            let text = files
+                .iter()
+                .find(|(u, _)| *u == uri)
+                .map(|(_, t)| t.clone())
+                .unwrap_or_default();
+            json!({"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]})
+        } else {
+            json!({})
         }
     });
     (ours, reads)
@@ -256,23 +274,7 @@ async fn sk_5_an_oversized_or_dynamic_manifest_is_refused_before_any_read() {
 
 #[tokio::test]
 async fn sk_1_a_server_without_the_extension_is_not_asked() {
-    let (ours, mut theirs) = pair();
-    tokio::spawn(async move {
-        while let Some(text) = theirs.recv_text().await {
-            let f: Value = serde_json::from_str(&text).unwrap();
-            let Some(id) = f.get("id").cloned() else {
-                continue;
-            };
-            let result = json!({"protocolVersion": "2025-11-25", "serverInfo": {"name": "plain", "version": "1"}, "capabilities": {"resources": {}}});
-            if theirs
-                .send_text(json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string())
-                .await
-                .is_err()
-            {
-                return;
-            }
-        }
-    });
+    let ours = scripted(|_, _| initialized("plain", false));
     let session = connect(ours).await;
     assert!(matches!(
         Skills::new(&session).list().await,
@@ -308,29 +310,14 @@ async fn sk_9_listing_getting_and_finding_read_no_file() {
 
 #[tokio::test]
 async fn a_listing_that_never_ends_is_cut_at_max_list_pages() {
-    let (ours, mut theirs) = pair();
     let pages = Arc::new(Mutex::new(0usize));
     let seen = pages.clone();
-    tokio::spawn(async move {
-        while let Some(text) = theirs.recv_text().await {
-            let f: Value = serde_json::from_str(&text).unwrap();
-            let Some(id) = f.get("id").cloned() else {
-                continue;
-            };
-            let result = if f["method"] == methods::INITIALIZE {
-                json!({"protocolVersion": "2025-11-25", "serverInfo": {"name": "endless", "version": "1"},
-                    "capabilities": {"resources": {}, "extensions": {"io.modelcontextprotocol/skills": {}}}})
-            } else {
-                *seen.lock().unwrap() += 1;
-                json!({"skills": [], "nextCursor": "again"})
-            };
-            if theirs
-                .send_text(json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string())
-                .await
-                .is_err()
-            {
-                return;
-            }
+    let ours = scripted(move |method, _| {
+        if method == methods::INITIALIZE {
+            initialized("endless", true)
+        } else {
+            *seen.lock().unwrap() += 1;
+            json!({"skills": [], "nextCursor": "again"})
         }
     });
     let session = connect(ours).await;

@@ -32,6 +32,7 @@ mod child;
 pub mod codec;
 pub mod headers;
 mod reader;
+mod recording;
 mod relay;
 mod stdio;
 
@@ -39,5 +40,6 @@ mod stdio;
 pub use child::{ChildCommand, ChildHandle, ChildSink, ChildSource, ChildTransport, LOG_TARGET};
 pub use codec::ndjson::{FrameError, NdjsonDecoder};
 pub use codec::sse::{SseError, SseEvent, SseParser};
+pub use recording::recording;
 pub use relay::{FrameTap, TappedFrame, one_line, read_frame, relay_child, relay_lines, tap_body};
 pub use stdio::{StdinReader, StdioSink, StdioSource, StdioTransport, StdoutWriter};

@@ -88,6 +88,7 @@ async fn client_sends_nothing_but_initialize_and_ping_before_the_handshake() {
     // Play a server that never answers initialize: the client must not send anything else.
     let first = b.recv_text().await.unwrap();
     assert!(first.contains("\"initialize\""));
+    // A silence check: the client must send nothing more in this time (no event to wait for).
     tokio::time::sleep(Duration::from_millis(50)).await;
     connecting.abort();
     let outbound: Vec<_> = rec

@@ -123,6 +123,7 @@ async fn progress_resets_the_timeout() {
     let token = req["params"]["_meta"]["progressToken"].clone();
     let started = Instant::now();
     for i in 1..=10 {
+        // Not a wait: progress paced across the timeout it resets (the pacing is the scenario).
         tokio::time::sleep(Duration::from_millis(100)).await;
         progress(&mut fake, &token, f64::from(i), None).await;
     }
@@ -148,6 +149,7 @@ async fn the_hard_maximum_applies_despite_progress() {
     let token = req["params"]["_meta"]["progressToken"].clone();
     let mut cancelled = None;
     for i in 1..=20 {
+        // Not a wait: progress paced across the timeout (the pacing is the scenario).
         tokio::time::sleep(Duration::from_millis(100)).await;
         if call.is_finished() {
             break;

@@ -26,6 +26,7 @@ fn builder(open: Arc<Notify>, entered: Arc<AtomicUsize>) -> ServerBuilder {
             Ok(CallToolResult::text("fast"))
         })
         .tool(Tool::new("slow", any()), |_| async {
+            // Not a wait: a call that outlasts the test (a slow handler).
             tokio::time::sleep(Duration::from_secs(60)).await;
             Ok(CallToolResult::text("slow"))
         })
@@ -84,6 +85,7 @@ async fn sf_9_a_tool_timeout_ends_that_tool_only_with_an_is_error_result() {
 async fn a_timeout_on_another_method_is_an_internal_error_with_its_reason() {
     let s = Server::builder(Implementation::new("mw", "1"))
         .prompt(switchboard::types::prompts::Prompt::new("p"), |_| async {
+            // Not a wait: a call that outlasts the test (a slow handler).
             tokio::time::sleep(Duration::from_secs(60)).await;
             Ok(switchboard::types::prompts::GetPromptResult::new(vec![]))
         })

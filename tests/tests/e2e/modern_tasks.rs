@@ -53,10 +53,12 @@ fn server() -> Server {
         })
         .tool(task("slow", TaskSupport::Optional), |call| slow(call, 0))
         .tool(task("tool_error", TaskSupport::Required), |_| async {
+            // Not a wait: the task's work takes 10 ms (a slow handler).
             tokio::time::sleep(Duration::from_millis(10)).await;
             Err(ToolError::new("it failed"))
         })
         .tool(task("rpc_error", TaskSupport::Optional), |_| async {
+            // Not a wait: the task's work takes 10 ms (a slow handler).
             tokio::time::sleep(Duration::from_millis(10)).await;
             Err(ToolError::Rpc(ErrorObject::internal("broken")))
         })

@@ -496,6 +496,7 @@ async fn sec_el_2_el_14_the_client_never_fetches_an_elicitation_url() {
         .request(json!(1), "elicitation/create", url_request(&url))
         .await;
     assert_eq!(r["result"]["action"], "decline", "{r}");
+    // A silence check: nobody may fetch the URL in this time (there is no event to wait for).
     tokio::time::sleep(Duration::from_millis(200)).await;
     // The host got the whole URL, unchanged, to show before any consent; nobody fetched it.
     assert_eq!(*got.lock().unwrap(), [url]);

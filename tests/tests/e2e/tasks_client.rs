@@ -82,6 +82,7 @@ fn client() -> ClientBuilder {
     switchboard::client::Client::builder(Implementation::new("reverse-client", "1"))
         .era(switchboard::client::EraMode::Legacy)
         .sampling(|_, _| async {
+            // Not a wait: a slow sampling handler (its work takes 80 ms).
             tokio::time::sleep(Duration::from_millis(80)).await;
             Ok(CreateMessageResult::new(
                 "m1",
@@ -486,6 +487,7 @@ mod raw_server {
             .await;
         assert_eq!(r["result"]["task"]["ttl"], 100, "TK-12: {r}");
         let id = r["result"]["task"]["taskId"].clone();
+        // Not a wait: the task outlives its 100 ms TTL (time passing is the scenario).
         tokio::time::sleep(Duration::from_millis(300)).await;
         let g = f
             .request(json!(2), "tasks/get", json!({"taskId": id}))

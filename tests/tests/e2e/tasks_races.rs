@@ -48,10 +48,12 @@ fn server(limits: Option<TaskLimits>, late: Arc<Mutex<Vec<ProgressError>>>) -> S
                 async move {
                     let e = |e: ProgressError| ToolError::new(e.to_string());
                     call.cx.progress(1.0, Some(2.0), None).await.map_err(e)?;
+                    // Not a wait: the tool's work between two reports (the scenario).
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     call.cx.progress(2.0, Some(2.0), None).await.map_err(e)?;
                     let cx = call.cx.clone();
                     tokio::spawn(async move {
+                        // Not a wait: a report made after the task ended (the scenario).
                         tokio::time::sleep(Duration::from_millis(150)).await;
                         if let Err(e) = cx.progress(3.0, None, None).await {
                             late.lock().unwrap().push(e);
@@ -244,6 +246,7 @@ async fn tk_12_tasks_expire_after_their_ttl_even_while_a_result_waits() {
         .request(json!(3), "tasks/result", json!({"taskId": waiting}))
         .await;
     assert_eq!(res["error"]["code"], -32602, "expired while waiting: {res}");
+    // Not a wait: the task outlives its TTL (time passing is the scenario).
     tokio::time::sleep(Duration::from_millis(350)).await;
     let g = c
         .request(json!(4), "tasks/get", json!({"taskId": id}))

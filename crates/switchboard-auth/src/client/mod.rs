@@ -30,6 +30,8 @@ mod dpop;
 mod error;
 mod exchange;
 mod fetch;
+#[cfg(feature = "clap")]
+mod flags;
 mod pkce;
 mod policy;
 mod registration;
@@ -58,6 +60,8 @@ pub use error::OAuthError;
 pub use exchange::{
     ExchangedToken, MAX_EXCHANGE_TARGETS, TOKEN_EXCHANGE_GRANT, TokenExchange, token_types,
 };
+#[cfg(feature = "clap")]
+pub use flags::OAuthFlags;
 pub use policy::{AddressRange, RefusedAddress, UrlPolicy};
 pub use registration::PreRegistered;
 pub use store::{

@@ -43,6 +43,27 @@ impl UrlPolicy {
         }
     }
 
+    /// The policy for the MCP server at `server`: loopback allowed when the user named a
+    /// server on this machine (a loopback IP literal, or `localhost` and its subdomains, which
+    /// always resolve to loopback, RFC 6761 §6.3), since its metadata and authorization server
+    /// are then on this machine too; strict otherwise (other names are not trusted to).
+    pub(crate) fn for_server(server: &Url) -> Self {
+        let loopback = match server.host() {
+            Some(Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(Host::Ipv6(ip)) => ip.is_loopback(),
+            Some(Host::Domain(d)) => {
+                let d = d.trim_end_matches('.').to_ascii_lowercase();
+                d == "localhost" || d.ends_with(".localhost")
+            }
+            None => false,
+        };
+        if loopback {
+            Self::loopback_for_development()
+        } else {
+            Self::strict()
+        }
+    }
+
     /// Checks a URL before any request to it: scheme, user info, and the host when it is an
     /// IP literal or `localhost`. Other host names are checked when resolved.
     ///
@@ -295,6 +316,36 @@ impl GuardedResolver {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn a_server_named_on_loopback_implies_loopback_oauth_and_no_other_does() {
+        for u in [
+            "http://127.0.0.1:8080/mcp",
+            "http://127.9.9.9/mcp",
+            "http://[::1]:3000/mcp",
+            "http://localhost:8080/mcp",
+            "http://LocalHost./mcp",
+            "http://api.localhost/mcp",
+        ] {
+            let policy = UrlPolicy::for_server(&Url::parse(u).unwrap());
+            assert_eq!(policy, UrlPolicy::loopback_for_development(), "{u}");
+        }
+        for u in [
+            "https://mcp.example.com/mcp",
+            "http://10.0.0.1/mcp",
+            "http://192.168.1.2/mcp",
+            "http://[fe80::1]/mcp",
+            "http://localhost.example.com/mcp",
+            "http://mylocalhost/mcp",
+            "http://0.0.0.0/mcp",
+        ] {
+            assert_eq!(
+                UrlPolicy::for_server(&Url::parse(u).unwrap()),
+                UrlPolicy::strict(),
+                "{u}"
+            );
+        }
+    }
 
     fn check(policy: UrlPolicy, url: &str) -> Result<(), String> {
         policy

@@ -13,7 +13,7 @@
 //! [`Example`](crate::Example) and connect a client to it.
 //!
 //! The modules depend one way: `server` ← `host` ← `child`, `part_one` / `part_two`, and all on
-//! `trace`.
+//! `trace`; `transcript` plays both parts on a host and renders them.
 
 mod child;
 mod host;
@@ -21,6 +21,7 @@ pub mod part_one;
 pub mod part_two;
 mod server;
 mod trace;
+mod transcript;
 
 pub use child::{Child, ChildProcess};
 pub use host::{Host, HostedServer, InMemory};
@@ -28,6 +29,7 @@ pub use host::{Host, HostedServer, InMemory};
 pub use server::subtract_on_sigusr1;
 pub use server::{add_subtract, demo_server, subtract_tool};
 pub use trace::{DemoError, TraceFrame};
+pub use transcript::transcript;
 
 /// The title of step `n` (1-based, numbered across both parts), if there is one.
 pub fn step_title(n: usize) -> Option<&'static str> {

@@ -196,6 +196,7 @@ async fn bind(addr: Option<SocketAddr>) -> TcpListener {
                     tokio::time::Instant::now() < deadline,
                     "rebinding {addr}: {e}"
                 );
+                // The poll interval of a bounded wait (rebinding the port, which has no event).
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }

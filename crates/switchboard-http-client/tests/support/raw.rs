@@ -179,6 +179,7 @@ async fn connection(
     record.lock().unwrap().push(req.clone());
     let reply = handler(&req);
     for (delay, bytes) in reply.steps {
+        // Not a wait: the scripted reply's own pacing (the delay is the scenario).
         tokio::time::sleep(delay).await;
         if stream.write_all(&bytes).await.is_err() {
             return;

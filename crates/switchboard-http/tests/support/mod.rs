@@ -32,6 +32,7 @@ pub fn test_server() -> Server {
                 .with_description("closes its SSE stream, then answers (SEP-1699)"),
             |call| async move {
                 let closed = call.cx.close_stream();
+                // Not a wait: the tool answers after a pause, once its stream is closed (the scenario).
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 Ok(CallToolResult::text(format!("closed={closed}")))
             },
