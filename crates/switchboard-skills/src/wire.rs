@@ -246,7 +246,11 @@ mod tests {
         let rows = [
             (ListSkills::NAME, Some("skills"), "ListSkillsResult"),
             (GetSkill::NAME, None, "GetSkillResult"),
-            (ReadDirectory::NAME, Some("resources"), "ReadDirectoryResult"),
+            (
+                ReadDirectory::NAME,
+                Some("resources"),
+                "ReadDirectoryResult",
+            ),
         ];
         for (name, list, result) in rows {
             let spec = catalogue::describe(name).unwrap();

@@ -466,7 +466,10 @@ async fn sk_10_pull_writes_the_verified_skill_and_refuses_an_existing_directory(
     std::os::unix::fs::symlink(out.join("elsewhere"), &planted).unwrap();
     let through = skills.pull(&refunds, &planted).await.unwrap_err();
     assert!(matches!(through, switchboard_skills::SkillError::Exists(_)));
-    assert!(!out.join("elsewhere").exists(), "nothing written through the link");
+    assert!(
+        !out.join("elsewhere").exists(),
+        "nothing written through the link"
+    );
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 2);
 }
 

@@ -859,11 +859,17 @@ pub static EXTENSIONS: &[MethodSpec] = &[
         .target(TargetKind::Uri)
         .result("GetSkillResult")
         .of(SKILLS_EXTENSION),
-    spec(m::RESOURCES_DIRECTORY_READ, R, Sender::Client, P::Skills, None)
-        .target(TargetKind::Uri)
-        .list("resources")
-        .result("ReadDirectoryResult")
-        .of(SKILLS_EXTENSION),
+    spec(
+        m::RESOURCES_DIRECTORY_READ,
+        R,
+        Sender::Client,
+        P::Skills,
+        None,
+    )
+    .target(TargetKind::Uri)
+    .list("resources")
+    .result("ReadDirectoryResult")
+    .of(SKILLS_EXTENSION),
 ];
 
 /// The catalogue entry for `method`; `None` for a method no revision up to 2026-07-28 defines
@@ -928,7 +934,10 @@ mod tests {
         for name in known {
             assert!(describe(name).is_some(), "{name}: no description");
         }
-        assert_eq!(describe(m::SKILLS_LIST).map(|s| s.primitive), Some(P::Skills));
+        assert_eq!(
+            describe(m::SKILLS_LIST).map(|s| s.primitive),
+            Some(P::Skills)
+        );
         assert_eq!(describe(m::TOOLS_CALL), find(m::TOOLS_CALL));
         assert!(describe("acme/echo").is_none());
     }

@@ -163,6 +163,9 @@ mod tests {
         assert!(!is_known("tools/Call"));
         assert!(is_request(SERVER_DISCOVER));
         assert!(!is_known(TASKS_UPDATE), "an extension method");
-        assert!(!is_known(SKILLS_GET), "an extension method (catalogue::EXTENSIONS)");
+        assert!(
+            !is_known(SKILLS_GET),
+            "an extension method (catalogue::EXTENSIONS)"
+        );
     }
 }
