@@ -16,6 +16,10 @@ use switchboard::transport::{FrameTap, TappedFrame};
 /// The most frames the view holds (the viewer page's own bound); the next one starts it over.
 pub const MAX_LIVE_FRAMES: usize = 5_000;
 
+/// The most frame bytes the view holds: past it, as past [`MAX_LIVE_FRAMES`], it starts over
+/// (a frame larger than this alone is held alone; the transport's frame bound caps it).
+pub(crate) const MAX_LIVE_BYTES: usize = 32 * 1024 * 1024;
+
 /// Frames as they pass, annotated; see the module documentation.
 pub struct LiveView {
     title: String,
@@ -28,6 +32,8 @@ pub struct LiveView {
 struct State {
     inspector: Inspector,
     inputs: Vec<TraceInput>,
+    /// The bytes of `inputs`' frames.
+    bytes: usize,
     /// Frames before the current view (it started over that many frames in).
     before: usize,
 }
@@ -58,7 +64,9 @@ impl LiveView {
             return;
         };
         let at_ms = self.started.elapsed().as_secs_f64() * 1000.0;
-        if s.inputs.len() >= MAX_LIVE_FRAMES {
+        let full = s.inputs.len() >= MAX_LIVE_FRAMES
+            || (!s.inputs.is_empty() && s.bytes + text.len() > MAX_LIVE_BYTES);
+        if full {
             let before = s.before + s.inputs.len();
             *s = State {
                 before,
@@ -66,10 +74,11 @@ impl LiveView {
             };
             if self.print {
                 eprintln!(
-                    "(the live view holds {MAX_LIVE_FRAMES} frames: it starts over at frame {before})"
+                    "(the live view holds {MAX_LIVE_FRAMES} frames or {MAX_LIVE_BYTES} bytes: it starts over at frame {before})"
                 );
             }
         }
+        s.bytes += text.len();
         s.inputs.push(TraceInput {
             direction,
             text: text.to_owned(),
@@ -239,5 +248,26 @@ mod tests {
         let over: serde_json::Value = serde_json::from_str(&view.session_json()).unwrap();
         assert_eq!(over["frames_total"], 1);
         assert_eq!(over["frames"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn past_max_live_bytes_the_view_starts_over() {
+        let view = LiveView::new("t", false);
+        // Four frames of a quarter of the bound each fill it exactly; the fifth starts over.
+        let pad = "x".repeat(MAX_LIVE_BYTES / 4 - 200);
+        let frame = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"data":"{pad}"}}}}"#
+        );
+        let frame = format!("{frame}{}", " ".repeat(MAX_LIVE_BYTES / 4 - frame.len()));
+        assert_eq!(frame.len() * 4, MAX_LIVE_BYTES);
+        for _ in 0..4 {
+            view.observe(Direction::ServerToClient, &frame);
+        }
+        let full: serde_json::Value = serde_json::from_str(&view.session_json()).unwrap();
+        assert_eq!(full["frames_total"], 4, "at the bound: all held");
+        view.observe(Direction::ServerToClient, &frame);
+        let over: serde_json::Value = serde_json::from_str(&view.session_json()).unwrap();
+        assert_eq!(over["frames_total"], 1, "past it: started over");
+        assert_eq!(view.frames(), 5);
     }
 }
