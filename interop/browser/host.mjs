@@ -19,6 +19,7 @@ import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import { createInterface } from "node:readline";
 import { chromium } from "playwright-core";
+import { checks } from "./checks.mjs";
 
 const [notesBin, notesDir] = process.argv.slice(2);
 if (!notesBin || !notesDir) {
@@ -31,17 +32,7 @@ const VIEW = "ui://notes/list";
 const APP_MIME = "text/html;profile=mcp-app";
 const UI = "io.modelcontextprotocol/ui";
 
-let passed = 0;
-let failed = 0;
-const check = (name, problems) => {
-  if (problems.length === 0) {
-    passed += 1;
-    console.log(`PASS ${name}`);
-  } else {
-    failed += 1;
-    console.log(`FAIL ${name}: ${problems.join("; ")}`);
-  }
-};
+const { check, finish } = checks();
 
 // ---------------------------------------------------------------- the MCP client (stdio)
 const child = spawn(notesBin, [notesDir], { stdio: ["pipe", "pipe", "inherit"] });
@@ -206,6 +197,4 @@ try {
 } finally {
   child.kill();
 }
-if (passed + failed === 0) check("harness", ["no check ran"]);
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();

@@ -14,6 +14,7 @@
 
 import { appendFileSync } from "node:fs";
 import { chromium } from "playwright-core";
+import { checks } from "./checks.mjs";
 
 const [viewerUrl, fifo] = process.argv.slice(2);
 if (!viewerUrl || !fifo) {
@@ -24,17 +25,7 @@ const origin = new URL(viewerUrl).origin;
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const WAIT_MS = 20_000;
 
-let passed = 0;
-let failed = 0;
-const check = (name, problems) => {
-  if (problems.length === 0) {
-    passed += 1;
-    console.log(`PASS ${name}`);
-  } else {
-    failed += 1;
-    console.log(`FAIL ${name}: ${problems.join("; ")}`);
-  }
-};
+const { check, finish } = checks();
 
 const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
 try {
@@ -97,5 +88,4 @@ try {
 } finally {
   await browser.close();
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 && passed > 0 ? 0 : 1);
+finish();

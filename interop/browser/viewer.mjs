@@ -16,6 +16,7 @@
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { chromium } from "playwright-core";
+import { checks } from "./checks.mjs";
 
 const [pagePath, framesArg, violationsArg] = process.argv.slice(2);
 if (!pagePath || framesArg === undefined || violationsArg === undefined) {
@@ -28,17 +29,7 @@ const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const WAIT_MS = 20_000;
 const html = readFileSync(pagePath);
 
-let passed = 0;
-let failed = 0;
-const check = (name, problems) => {
-  if (problems.length === 0) {
-    passed += 1;
-    console.log(`PASS ${name}`);
-  } else {
-    failed += 1;
-    console.log(`FAIL ${name}: ${problems.join("; ")}`);
-  }
-};
+const { check, finish } = checks();
 
 const served = [];
 const server = createServer((req, res) => {
@@ -146,5 +137,4 @@ try {
   await browser.close();
   server.close();
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 && passed > 0 ? 0 : 1);
+finish();
