@@ -237,7 +237,11 @@ mod tests {
     #[test]
     fn past_max_live_frames_the_view_starts_over() {
         let view = LiveView::new("t", false);
-        let ping = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let ping = format!(
+            r#"{{"jsonrpc":"2.0","method":"{}"}}"#,
+            switchboard::types::methods::NOTIFICATIONS_INITIALIZED
+        );
+        let ping = ping.as_str();
         for _ in 0..MAX_LIVE_FRAMES {
             view.observe(Direction::ClientToServer, ping);
         }
@@ -256,7 +260,8 @@ mod tests {
         // Four frames of a quarter of the bound each fill it exactly; the fifth starts over.
         let pad = "x".repeat(MAX_LIVE_BYTES / 4 - 200);
         let frame = format!(
-            r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"data":"{pad}"}}}}"#
+            r#"{{"jsonrpc":"2.0","method":"{}","params":{{"data":"{pad}"}}}}"#,
+            switchboard::types::methods::NOTIFICATIONS_MESSAGE
         );
         let frame = format!("{frame}{}", " ".repeat(MAX_LIVE_BYTES / 4 - frame.len()));
         assert_eq!(frame.len() * 4, MAX_LIVE_BYTES);
