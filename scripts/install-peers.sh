@@ -150,6 +150,16 @@ browser_ok() {
 npm_folder interop/browser "playwright-core $PLAYWRIGHT_CORE_VERSION" browser_ok
 
 # ---------------------------------------------------------------- 3. Python venv
+# Installs a hash-locked requirements file into the venv: from the wheels kept in .tools/wheels
+# when they are all there (a later rebuild of the venv needs no network), else downloaded first.
+pip_requirements() {
+  local req="$1" pip=("$VENV_PY" -m pip --quiet --disable-pip-version-check)
+  "${pip[@]}" install --no-index --find-links "$WHEELS_DIR" --require-hashes -r "$req" 2> /dev/null && return 0
+  "${pip[@]}" download --require-hashes -d "$WHEELS_DIR" -r "$req" ||
+    interop_die "pip download -r $req failed (is PyPI reachable?)"
+  "${pip[@]}" install --no-index --find-links "$WHEELS_DIR" --require-hashes -r "$req" ||
+    interop_die "pip install -r $req from $WHEELS_DIR failed"
+}
 py_ok() {
   [ -x "$VENV_PY" ] &&
     [ "$("$VENV_PY" -c 'import importlib.metadata as m, mcp; print(m.version("mcp"))' 2>/dev/null)" = "$PY_MCP_VERSION" ]
@@ -170,16 +180,7 @@ else
     interop_die "mcp $PY_MCP_VERSION needs Python >= 3.10; python3 is $(python3 --version 2>&1)"
   rm -rf "$VENV_DIR"
   python3 -m venv "$VENV_DIR" || interop_die "python3 -m venv failed"
-  # Wheels are kept in .tools/wheels so that a later rebuild of the venv needs no network.
-  if ! "$VENV_PY" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$WHEELS_DIR" \
-    --require-hashes -r interop/requirements.txt 2> /dev/null; then
-    "$VENV_PY" -m pip download --quiet --disable-pip-version-check --require-hashes -d "$WHEELS_DIR" \
-      -r interop/requirements.txt ||
-      interop_die "pip download -r interop/requirements.txt failed (is PyPI reachable?)"
-    "$VENV_PY" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$WHEELS_DIR" \
-      --require-hashes -r interop/requirements.txt ||
-      interop_die "pip install -r interop/requirements.txt from $WHEELS_DIR failed"
-  fi
+  pip_requirements interop/requirements.txt
   py_ok || interop_die "mcp $PY_MCP_VERSION does not import from $VENV_DIR"
   echo "$PY_HASH" > "$PY_STAMP"
 fi
@@ -200,15 +201,7 @@ elif [ "$CHECK_ONLY" = 1 ]; then
   interop_die "the OpenTelemetry Python packages are missing or stale in $VENV_DIR; run scripts/install-peers.sh"
 else
   step "OpenTelemetry Python packages -> $VENV_DIR (hash-locked, interop/requirements-otel.txt)"
-  if ! "$VENV_PY" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$WHEELS_DIR" \
-    --require-hashes -r interop/requirements-otel.txt 2> /dev/null; then
-    "$VENV_PY" -m pip download --quiet --disable-pip-version-check --require-hashes -d "$WHEELS_DIR" \
-      -r interop/requirements-otel.txt ||
-      interop_die "pip download -r interop/requirements-otel.txt failed (is PyPI reachable?)"
-    "$VENV_PY" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$WHEELS_DIR" \
-      --require-hashes -r interop/requirements-otel.txt ||
-      interop_die "pip install -r interop/requirements-otel.txt from $WHEELS_DIR failed"
-  fi
+  pip_requirements interop/requirements-otel.txt
   otel_ok || interop_die "the OpenTelemetry Python packages $PY_OTEL_VERSION do not import from $VENV_DIR"
   echo "$OTEL_HASH" > "$OTEL_STAMP"
 fi
