@@ -12,7 +12,7 @@ use switchboard_jsonrpc::{
 };
 use switchboard_types::{ErrorObject, RawJson, methods};
 
-use crate::metrics::{Finished, Outcome, method_label};
+use crate::metrics::{Finished, Outcome, method_index, method_label};
 use crate::{Inner, MAX_TARGET_CHARS, Telemetry};
 
 /// What a request names, for the span.
@@ -21,7 +21,7 @@ struct Describe<'a> {
     target: Option<&'a str>,
     id: Option<String>,
     session: Option<&'a str>,
-    version: Option<&'a str>,
+    version: Option<&'static str>,
 }
 
 fn cut(s: &str) -> Cow<'_, str> {
@@ -32,18 +32,30 @@ fn cut(s: &str) -> Cow<'_, str> {
 }
 
 impl Describe<'_> {
-    fn name(&self) -> String {
+    /// The method as a span attribute value: the catalogue's own string when it is a method
+    /// the catalogue knows (no copy), else the method as sent.
+    fn method_value(&self) -> opentelemetry::Value {
+        match method_label(self.method) {
+            crate::metrics::OTHER => self.method.to_owned().into(),
+            known => known.into(),
+        }
+    }
+
+    fn name(&self) -> Cow<'static, str> {
         match (self.target, self.method) {
             (Some(t), methods::TOOLS_CALL | methods::PROMPTS_GET) => {
-                format!("{} {}", self.method, cut(t))
+                Cow::Owned(format!("{} {}", self.method, cut(t)))
             }
-            _ => self.method.to_owned(),
+            _ => match method_label(self.method) {
+                crate::metrics::OTHER => Cow::Owned(self.method.to_owned()),
+                known => Cow::Borrowed(known),
+            },
         }
     }
 
     fn attributes(&self, transport: Option<&'static str>) -> Vec<KeyValue> {
-        let mut a = Vec::with_capacity(7);
-        a.push(KeyValue::new("mcp.method.name", self.method.to_owned()));
+        let mut a = Vec::with_capacity(8);
+        a.push(KeyValue::new("mcp.method.name", self.method_value()));
         if let Some(id) = &self.id {
             a.push(KeyValue::new("jsonrpc.request.id", id.clone()));
         }
@@ -51,7 +63,7 @@ impl Describe<'_> {
             a.push(KeyValue::new("mcp.session.id", s.to_owned()));
         }
         if let Some(v) = self.version {
-            a.push(KeyValue::new("mcp.protocol.version", v.to_owned()));
+            a.push(KeyValue::new("mcp.protocol.version", v));
         }
         if let Some(t) = self.target {
             let t = cut(t).into_owned();
@@ -174,7 +186,8 @@ struct Pending {
     cx: Context,
     side: &'static str,
     handled: bool,
-    method: &'static str,
+    /// A [`method_index`].
+    method: usize,
     tool: Option<String>,
     start: Instant,
     done: bool,
@@ -189,7 +202,7 @@ impl Pending {
         method: &str,
         tool: Option<String>,
     ) -> Self {
-        let method = method_label(method);
+        let method = method_index(method);
         if let Some(m) = &inner.instruments {
             m.started(side, method);
         }

@@ -20,11 +20,14 @@
 //! [`DEFAULT_MAX_TOOL_LABELS`] (or the configured number of) names have been admitted, `other`
 //! after that.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use opentelemetry::KeyValue;
-use opentelemetry::metrics::{Counter, Histogram, Meter, UpDownCounter};
+use opentelemetry::metrics::{
+    AsyncInstrument, Histogram, Meter, ObservableCounter, ObservableUpDownCounter, UpDownCounter,
+};
 use switchboard_types::catalogue;
 
 /// The default bound on distinct tool names as labels.
@@ -41,9 +44,20 @@ pub const DURATION_BUCKETS: [f64; 14] = [
 
 /// The method as a label: itself when the catalogue knows it, `other` when not.
 pub fn method_label(method: &str) -> &'static str {
-    catalogue::request(method)
-        .or_else(|| catalogue::notification(method))
-        .map_or(OTHER, |s| s.name)
+    method_name(method_index(method))
+}
+
+/// The method's place in the catalogue; `CATALOGUE.len()` (`other`) when it is not there.
+pub(crate) fn method_index(method: &str) -> usize {
+    catalogue::CATALOGUE
+        .iter()
+        .position(|s| s.name == method)
+        .unwrap_or(catalogue::CATALOGUE.len())
+}
+
+/// The label of a [`method_index`].
+pub(crate) fn method_name(index: usize) -> &'static str {
+    catalogue::CATALOGUE.get(index).map_or(OTHER, |s| s.name)
 }
 
 /// The tool names admitted as labels, at most `max`.
@@ -94,7 +108,7 @@ impl LabelSet {
 }
 
 /// How a request ended, for the `switchboard.outcome` label.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Outcome {
     /// Answered with a result.
     Ok,
@@ -118,22 +132,147 @@ impl Outcome {
     }
 }
 
+/// Most distinct sides (`switchboard.side` values) counted apart in the atomic cells; the
+/// sides past them share the last cell's counts (a layer serves one or two sides in practice).
+const MAX_SIDES: usize = 4;
+
+/// `switchboard.requests`' key: side, method index, outcome, tool label.
+type RequestKey = (u8, u8, Outcome, Option<Arc<str>>);
+
+/// The counts the observable instruments read when metrics are collected: in flight by side
+/// and method, bytes by side and direction (relaxed atomic adds), requests finished by side,
+/// method, outcome and tool (one small map under a lock). On the hot path this replaces an
+/// attribute-set lookup in the SDK per measurement and reader.
+#[derive(Debug)]
+struct Cells {
+    sides: [OnceLock<&'static str>; MAX_SIDES],
+    /// `[side][method index]`: requests in flight, and whether the cell was ever used.
+    in_flight: Vec<Vec<(AtomicI64, AtomicBool)>>,
+    /// `[side][receive, transmit]`.
+    bytes: [[AtomicU64; 2]; MAX_SIDES],
+    /// Bounded: sides × methods × outcomes × (admitted tool labels + `other` + none).
+    requests: Mutex<HashMap<RequestKey, u64>>,
+}
+
+impl Cells {
+    fn new() -> Self {
+        let methods = catalogue::CATALOGUE.len() + 1;
+        let in_flight = (0..MAX_SIDES)
+            .map(|_| {
+                (0..methods)
+                    .map(|_| (AtomicI64::new(0), AtomicBool::new(false)))
+                    .collect()
+            })
+            .collect();
+        Cells {
+            sides: Default::default(),
+            in_flight,
+            bytes: Default::default(),
+            requests: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn side(&self, side: &'static str) -> usize {
+        for (i, slot) in self.sides.iter().enumerate() {
+            match slot.get() {
+                Some(s) if *s == side => return i,
+                Some(_) => continue,
+                None => {
+                    if *slot.get_or_init(|| side) == side {
+                        return i;
+                    }
+                }
+            }
+        }
+        MAX_SIDES - 1
+    }
+
+    fn in_flight(&self, side: usize, method: usize, delta: i64) {
+        let cell = &self.in_flight[side][method];
+        cell.1.store(true, Ordering::Relaxed);
+        cell.0.fetch_add(delta, Ordering::Relaxed);
+    }
+
+    fn observe_in_flight(&self, o: &dyn AsyncInstrument<i64>) {
+        for (side, cells) in self.sides.iter().zip(&self.in_flight) {
+            let Some(side) = side.get() else { continue };
+            for (method, (n, used)) in cells.iter().enumerate() {
+                if used.load(Ordering::Relaxed) {
+                    o.observe(
+                        n.load(Ordering::Relaxed),
+                        &[
+                            KeyValue::new("switchboard.side", *side),
+                            KeyValue::new("mcp.method.name", method_name(method)),
+                        ],
+                    );
+                }
+            }
+        }
+    }
+
+    fn observe_bytes(&self, o: &dyn AsyncInstrument<u64>) {
+        for (side, cells) in self.sides.iter().zip(&self.bytes) {
+            let Some(side) = side.get() else { continue };
+            for (direction, n) in ["receive", "transmit"].into_iter().zip(cells) {
+                let n = n.load(Ordering::Relaxed);
+                if n > 0 {
+                    o.observe(
+                        n,
+                        &[
+                            KeyValue::new("switchboard.side", *side),
+                            KeyValue::new("network.io.direction", direction),
+                        ],
+                    );
+                }
+            }
+        }
+    }
+
+    fn observe_requests(&self, o: &dyn AsyncInstrument<u64>) {
+        let Ok(requests) = self.requests.lock() else {
+            return;
+        };
+        for ((side, method, outcome, tool), n) in requests.iter() {
+            let Some(side) = self.sides[usize::from(*side)].get() else {
+                continue;
+            };
+            let mut attrs = Vec::with_capacity(4);
+            attrs.push(KeyValue::new(
+                "mcp.method.name",
+                method_name(usize::from(*method)),
+            ));
+            if let Some(tool) = tool {
+                attrs.push(KeyValue::new(
+                    "gen_ai.tool.name",
+                    opentelemetry::StringValue::from(tool.clone()),
+                ));
+            }
+            attrs.push(KeyValue::new("switchboard.side", *side));
+            attrs.push(KeyValue::new("switchboard.outcome", outcome.as_str()));
+            o.observe(*n, &attrs);
+        }
+    }
+}
+
 /// The instruments, made once per [`crate::Telemetry`].
 #[derive(Debug)]
 pub(crate) struct Instruments {
     server_duration: Histogram<f64>,
     client_duration: Histogram<f64>,
-    requests: Counter<u64>,
-    in_flight: UpDownCounter<i64>,
     sessions: UpDownCounter<i64>,
-    bytes: Counter<u64>,
+    cells: Arc<Cells>,
+    /// Registered with the meter; kept so that they live as long as the instruments.
+    _requests: ObservableCounter<u64>,
+    _in_flight: ObservableUpDownCounter<i64>,
+    _bytes: ObservableCounter<u64>,
 }
 
 /// What one finished request records.
 pub(crate) struct Finished<'a> {
     pub(crate) side: &'static str,
     pub(crate) handled: bool,
-    pub(crate) method: &'static str,
+    /// A [`method_index`].
+    pub(crate) method: usize,
     pub(crate) tool: Option<Arc<str>>,
     pub(crate) outcome: Outcome,
     pub(crate) error_type: Option<&'a str>,
@@ -142,7 +281,10 @@ pub(crate) struct Finished<'a> {
 
 impl Instruments {
     pub(crate) fn new(meter: &Meter) -> Self {
+        let cells = Arc::new(Cells::new());
+        let (c1, c2, c3) = (cells.clone(), cells.clone(), cells.clone());
         Instruments {
+            cells,
             server_duration: meter
                 .f64_histogram("mcp.server.operation.duration")
                 .with_unit("s")
@@ -155,68 +297,61 @@ impl Instruments {
                 .with_description("MCP request duration as observed on the sender, from the time it was sent until the response was received.")
                 .with_boundaries(DURATION_BUCKETS.to_vec())
                 .build(),
-            requests: meter
-                .u64_counter("switchboard.requests")
+            _requests: meter
+                .u64_observable_counter("switchboard.requests")
                 .with_unit("{request}")
                 .with_description("MCP requests finished, by side, method, tool and outcome.")
+                .with_callback(move |o| c3.observe_requests(o))
                 .build(),
-            in_flight: meter
-                .i64_up_down_counter("switchboard.requests.in_flight")
+            _in_flight: meter
+                .i64_observable_up_down_counter("switchboard.requests.in_flight")
                 .with_unit("{request}")
                 .with_description("MCP requests being handled or awaited now.")
+                .with_callback(move |o| c1.observe_in_flight(o))
                 .build(),
             sessions: meter
                 .i64_up_down_counter("switchboard.sessions.open")
                 .with_unit("{session}")
                 .with_description("Engine sessions open now (a connection, a 2025 session, or one 2026-07-28 exchange).")
                 .build(),
-            bytes: meter
-                .u64_counter("switchboard.transport.bytes")
+            _bytes: meter
+                .u64_observable_counter("switchboard.transport.bytes")
                 .with_unit("By")
                 .with_description("Bytes of MCP frames received and sent.")
+                .with_callback(move |o| c2.observe_bytes(o))
                 .build(),
         }
     }
 
-    pub(crate) fn started(&self, side: &'static str, method: &'static str) {
-        self.in_flight.add(
-            1,
-            &[
-                KeyValue::new("switchboard.side", side),
-                KeyValue::new("mcp.method.name", method),
-            ],
-        );
+    pub(crate) fn started(&self, side: &'static str, method: usize) {
+        self.cells.in_flight(self.cells.side(side), method, 1);
     }
 
     pub(crate) fn finished(&self, f: Finished<'_>) {
-        self.in_flight.add(
-            -1,
-            &[
-                KeyValue::new("switchboard.side", f.side),
-                KeyValue::new("mcp.method.name", f.method),
-            ],
-        );
-        let mut attrs = Vec::with_capacity(4);
-        attrs.push(KeyValue::new("mcp.method.name", f.method));
+        let side = self.cells.side(f.side);
+        self.cells.in_flight(side, f.method, -1);
+        let mut attrs = Vec::with_capacity(3);
+        attrs.push(KeyValue::new("mcp.method.name", method_name(f.method)));
         if let Some(tool) = &f.tool {
             attrs.push(KeyValue::new(
                 "gen_ai.tool.name",
                 opentelemetry::StringValue::from(tool.clone()),
             ));
         }
-        let mut duration_attrs = attrs.clone();
         if let Some(e) = f.error_type {
-            duration_attrs.push(KeyValue::new("error.type", e.to_owned()));
+            attrs.push(KeyValue::new("error.type", e.to_owned()));
         }
         let hist = if f.handled {
             &self.server_duration
         } else {
             &self.client_duration
         };
-        hist.record(f.seconds, &duration_attrs);
-        attrs.push(KeyValue::new("switchboard.side", f.side));
-        attrs.push(KeyValue::new("switchboard.outcome", f.outcome.as_str()));
-        self.requests.add(1, &attrs);
+        hist.record(f.seconds, &attrs);
+        // Side and method fit in a byte: MAX_SIDES and the catalogue (checked in the tests).
+        let key = (side as u8, f.method as u8, f.outcome, f.tool);
+        if let Ok(mut requests) = self.cells.requests.lock() {
+            *requests.entry(key).or_insert(0) += 1;
+        }
     }
 
     pub(crate) fn session(&self, side: &'static str, delta: i64) {
@@ -225,13 +360,29 @@ impl Instruments {
     }
 
     pub(crate) fn bytes(&self, side: &'static str, inbound: bool, n: usize) {
-        let direction = if inbound { "receive" } else { "transmit" };
-        self.bytes.add(
-            n as u64,
-            &[
-                KeyValue::new("switchboard.side", side),
-                KeyValue::new("network.io.direction", direction),
-            ],
-        );
+        let cell = &self.cells.bytes[self.cells.side(side)][usize::from(!inbound)];
+        cell.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_side_and_a_method_index_fit_the_request_key() {
+        assert!(MAX_SIDES <= usize::from(u8::MAX));
+        assert!(catalogue::CATALOGUE.len() < usize::from(u8::MAX));
+        assert_eq!(method_name(method_index("tools/call")), "tools/call");
+        assert_eq!(method_name(method_index("x/unknown")), OTHER);
+    }
+
+    #[test]
+    fn past_max_sides_the_sides_share_the_last_cell() {
+        let cells = Cells::new();
+        let names: [&'static str; MAX_SIDES + 2] = ["a", "b", "c", "d", "e", "f"];
+        let slots: Vec<usize> = names.iter().map(|s| cells.side(s)).collect();
+        assert_eq!(slots, [0, 1, 2, 3, 3, 3]);
+        assert_eq!(cells.side("b"), 1, "a side keeps its cell");
     }
 }
