@@ -124,6 +124,18 @@ def peers(a: argparse.Namespace) -> list[Peer]:
     # Prometheus endpoint served (scraped by nobody; its counters are kept all the same).
     otel = ["--otlp", a.otlp_sink.url]
     sb_otel_http = sb_http + otel + ["--metrics"]
+    # The same server built without the `otel` feature (`bench/run.sh --full` only): against the
+    # plain "switchboard" row (built with it, telemetry off), what having telemetry in the binary
+    # costs.
+    no_otel = a.switchboard_no_otel
+    without_otel = [
+        Peer(
+            "switchboard (built without otel)",
+            stdio=f"{no_otel} serve --example add --stdio",
+            http={"stateful": [no_otel, "serve", "--example", "add", "--http", "{addr}"]},
+            note={"stateful": "no-default-features"},
+        )
+    ] if no_otel else []
     return [
         Peer(
             "switchboard",
@@ -154,6 +166,7 @@ def peers(a: argparse.Namespace) -> list[Peer]:
             http={"stateful": sb_otel_http, "json": sb_otel_http + ["--json-response"]},
             note={"stateful": "OTLP export + /metrics", "json": "OTLP export + /metrics"},
         ),
+        *without_otel,
         Peer(
             "switchboard (--threads 1)",
             http={
@@ -834,6 +847,11 @@ def main() -> int:
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--out")
     ap.add_argument("--switchboard", default=os.environ.get("BENCH_SWITCHBOARD"))
+    ap.add_argument(
+        "--switchboard-no-otel",
+        default=os.environ.get("BENCH_SWITCHBOARD_NO_OTEL"),
+        help="the CLI built without its otel feature",
+    )
     ap.add_argument("--load", default=os.environ.get("BENCH_LOAD"))
     ap.add_argument("--client", default=os.environ.get("BENCH_CLIENT"), help="our client bench program (bench_client)")
     ap.add_argument("--peers-bin", default=os.environ.get("BENCH_PEERS_BIN"))

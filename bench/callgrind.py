@@ -2,11 +2,15 @@
 """Instructions per `tools/call add` on stdio, measured with callgrind (see docs/PERF-NOTES.md).
 
     bench/callgrind.py BINARY [--era 2025|2026] [--mode piped|one] [--calls N] [--keep DIR]
+                       [--server-arg ARG ...]
 
 Runs `BINARY serve --example add` under `valgrind --tool=callgrind` twice, with 200 and with
 200 + N calls, and prints (Ir(200 + N) - Ir(200)) / N: start-up, the handshake and shutdown
 cancel out. `piped` writes every frame at once; `one` writes a frame and waits for its answer
 before the next. `--keep DIR` keeps the callgrind output files for `callgrind_annotate`.
+`--server-arg ARG` (repeatable) adds ARG to the server's command line, e.g. `--server-arg=--otlp
+--server-arg=http://127.0.0.1:4318` for telemetry on (every thread's instructions count, the
+exporter's too).
 """
 import argparse
 import os
@@ -35,9 +39,9 @@ def frames(era, calls):
     return out
 
 
-def run(binary, era, mode, calls, outfile, extra):
+def run(binary, era, mode, calls, outfile, extra, server_args=()):
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={outfile}"] + extra + \
-        [binary, "serve", "--example", "add"]
+        [binary, "serve", "--example", "add", *server_args]
     lines = frames(era, calls)
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, env={**os.environ, "RUST_LOG": "off"})
@@ -74,10 +78,11 @@ def main():
     ap.add_argument("--mode", default="piped", choices=["piped", "one"])
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--keep")
+    ap.add_argument("--server-arg", action="append", default=[])
     a = ap.parse_args()
     d = a.keep or tempfile.mkdtemp(prefix="cg-")
-    base = run(a.binary, a.era, a.mode, 200, os.path.join(d, "cg.base"), [])
-    full = run(a.binary, a.era, a.mode, 200 + a.calls, os.path.join(d, "cg.full"), [])
+    base = run(a.binary, a.era, a.mode, 200, os.path.join(d, "cg.base"), [], a.server_arg)
+    full = run(a.binary, a.era, a.mode, 200 + a.calls, os.path.join(d, "cg.full"), [], a.server_arg)
     print(f"{a.era} {a.mode}: {(full - base) / a.calls:,.0f} instructions per call")
     if not a.keep:
         for f in os.listdir(d):

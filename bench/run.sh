@@ -40,6 +40,17 @@ done
 
 target="${CARGO_TARGET_DIR:-$PWD/target}"
 peers_target="$PWD/bench/peers/target"
+# --full: the CLI without its `otel` feature first, copied aside; the default build below puts
+# the usual binary back in place (cargo keeps both sets of artefacts). Not in --smoke: without
+# `otel` reqwest loses its blocking client, so most of the workspace builds again (12 minutes
+# in release on 2 cores), too long for CI's smoke run; its rows then say so.
+no_otel=""
+if [ "$mode" = full ]; then
+  echo "== bench: building switchboard without its otel feature (dist)" >&2
+  cargo build --profile dist --locked -p switchboard-cli --no-default-features --features jemalloc
+  no_otel="$target/dist/switchboard-no-otel"
+  cp "$target/dist/switchboard" "$no_otel"
+fi
 if [ "$mode" = full ]; then
   echo "== bench: building switchboard and switchboard-load (the dist profile: thin LTO, one codegen unit)" >&2
   cargo build --profile dist --locked -p switchboard-cli -p switchboard-load
@@ -72,7 +83,11 @@ Command: \`bench/run.sh --$mode\`."
 
 # Paths go through the environment, so that the runner's command line names no server.
 export BENCH_SWITCHBOARD="$bin/switchboard" BENCH_LOAD="$bin/switchboard-load" BENCH_PEERS_BIN="$peers_bin"
-export BENCH_CLIENT="$bin/examples/bench_client"
+export BENCH_CLIENT="$bin/examples/bench_client" BENCH_SWITCHBOARD_NO_OTEL="$no_otel"
+# The two builds must differ, or the "built without otel" rows measure the default build twice.
+if [ -n "$no_otel" ] && cmp -s "$no_otel" "$bin/switchboard"; then
+  interop_die "switchboard built without otel is the same file as the default build"
+fi
 export BENCH_NODE="$NODE22" BENCH_PYTHON="$VENV_PY" BENCH_TS_V2_MODULES="$ts_v2_modules"
 args=(--header "$header")
 [ "$mode" = smoke ] && args+=(--smoke)

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use switchboard::types::methods;
 
+use crate::otel::Telemetry;
 use serde_json::{Map, Value, json};
 use switchboard::auth::client::{OAuthClient, OAuthError};
 use switchboard::client::{Client, ClientError, ClientSession, RequestOptions};
 use switchboard::http_client::HttpClientConfig;
-use switchboard::telemetry::Telemetry;
 use switchboard::types::elicitation::{ElicitAction, ElicitResult};
 use switchboard::types::lifecycle::Implementation;
 use switchboard::types::roots::Root;

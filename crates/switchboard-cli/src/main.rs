@@ -9,6 +9,7 @@ mod demo;
 mod dev;
 mod fuzz;
 mod gateway;
+mod otel;
 mod pack;
 mod record;
 mod serve;

@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
+use crate::otel::Telemetry;
 use anyhow::Context as _;
 use switchboard::http::{HttpConfig, StreamableHttpService};
 use switchboard::jsonrpc::SessionConfig;
 use switchboard::redis::RedisTaskStore;
 use switchboard::skills::SkillWatch;
 use switchboard::tasks::TaskStore;
-use switchboard::telemetry::Telemetry;
 use switchboard_example_servers::bench::BenchLists;
 use switchboard_example_servers::{Deployment, Example};
 
