@@ -127,6 +127,8 @@ pub async fn run(
         UpstreamKind::Stdio(config.command.clone()),
     )];
     gw.frame_hook = live.as_ref().map(LiveView::server_hook);
+    // The host sees the server it develops, not the gateway.
+    gw.pass_server_info = true;
     let gateway = Arc::new(Gateway::start(gw)?);
     gateway.ready().await;
     let watcher = watch::Watcher::new(config.watch.clone(), config.poll, config.debounce);
