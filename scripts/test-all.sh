@@ -72,6 +72,9 @@ echo "== interop: switchboard pack makes the notes example an MCPB bundle; the o
 cargo build --locked -p switchboard-examples --bin notes
 ./interop/pack-peers.sh target/debug/switchboard target/debug/notes
 
+echo "== interop: issue 31's walk with the real cargo: cargo new, switchboard as a path dependency (the README's server, one tool), switchboard dev -- cargo run with one host connection: the user's serverInfo, a second tool added to the source rebuilt and restarted in place (list_changed on the same connection, the new tool listed and called), a source that does not compile shows rustc's error and the previous build keeps serving; then the built binary packed (mcpb validate, mcpb info) and its server.json valid against the registry schema (the project reuses the workspace's lock file, dev profile and target directory)"
+./interop/dev-walk.sh target/debug/switchboard
+
 echo "== interop: our client in revision 2026-07-28 (typed calls, input-required rounds, Mcp-Param headers) against the Python and TypeScript v2 SDK servers over Streamable HTTP and stdio"
 cargo build --locked --bin switchboard-modern-interop
 ./interop/our-client-2026.sh target/debug/switchboard-modern-interop
