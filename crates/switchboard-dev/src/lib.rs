@@ -32,7 +32,7 @@ use std::time::Duration;
 
 use switchboard::gateway::{Gateway, GatewayConfig, GatewayError, UpstreamConfig, UpstreamKind};
 
-pub use live::{LiveView, MAX_LIVE_FRAMES};
+pub use live::{LiveView, MAX_LIVE_FRAMES, parse_viewer_addr};
 
 /// What `dev` runs and watches.
 #[derive(Debug, Clone)]
