@@ -127,6 +127,50 @@ else
   fail "mcpb info reads the bundle" "$out"
 fi
 
+# One bundle for three platforms: this machine's build and, as stand-ins for the darwin and
+# win32 builds (mcpb validates the manifest; nothing here runs them), copies of it under their
+# names. The manifest names the three platforms and starts each one's binary; unpacked by mcpb,
+# this platform's binary, started as the manifest's override for linux says, answers.
+mkdir -p "$WORK/darwin" "$WORK/win32" "$WORK/multi" "$WORK/multi-unpacked"
+cp "$SERVER" "$WORK/darwin/walk-server"
+cp "$SERVER" "$WORK/win32/walk-server.exe"
+MULTI="$WORK/walk-server-multi.mcpb"
+if timeout 60 "$BIN" pack --stdio "$SERVER" --author "The dev walk" --platform "darwin=$WORK/darwin/walk-server" \
+  --platform "win32=$WORK/win32/walk-server.exe" -o "$MULTI" 2> "$WORK/pack.err"; then
+  pass "switchboard pack --platform wrote a bundle for three platforms: $(tail -1 "$WORK/pack.err")"
+else
+  fail "switchboard pack --platform" "$(cat "$WORK/pack.err")"
+fi
+python3 - "$MULTI" "$WORK/multi" << 'EOF'
+import sys, zipfile
+zipfile.ZipFile(sys.argv[1]).extract("manifest.json", sys.argv[2])
+EOF
+if out="$(mcpb validate "$WORK/multi/manifest.json" 2>&1)"; then
+  pass "mcpb validate accepts the three-platform manifest ($(echo "$out" | tail -1))"
+else
+  fail "mcpb validate accepts the three-platform manifest" "$out"
+fi
+if ! out="$(mcpb unpack "$MULTI" "$WORK/multi-unpacked" 2>&1)"; then
+  fail "mcpb unpack unpacks the three-platform bundle" "$out"
+elif cmd="$(python3 - "$WORK/multi-unpacked" 2>&1 << 'EOF'
+import json, os, sys
+root = sys.argv[1]
+m = json.load(open(root + "/manifest.json"))
+assert sorted(m["compatibility"]["platforms"]) == ["darwin", "linux", "win32"], m["compatibility"]
+over = m["server"]["mcp_config"]["platform_overrides"]
+want = {"linux": "server/linux/walk-server", "darwin": "server/darwin/walk-server",
+        "win32": "server/win32/walk-server.exe"}
+for p, path in want.items():
+    assert over[p]["command"] == "${__dirname}/" + path, over
+    assert os.path.isfile(os.path.join(root, path)), path
+print(over["linux"]["command"].replace("${__dirname}", root))
+EOF
+)" && out="$(timeout 60 "$BIN" call --stdio "$cmd" tools/list 2>&1)" && echo "$out" | grep -q '"mul"'; then
+  pass "the three-platform bundle names each platform's binary, and linux's, unpacked by mcpb, answers tools/list"
+else
+  fail "the three-platform bundle names each platform's binary and linux's answers" "${out:-$cmd}"
+fi
+
 # The registry's server.json for that bundle, checked against the registry's schema.
 if timeout 60 "$BIN" pack --stdio "$SERVER" --server-json --registry-name io.github.example/walk-server \
   --bundle "$BUNDLE" --bundle-url https://example.com/releases/v0.1.0/walk-server.mcpb \
