@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use switchboard::client::Client;
-use switchboard::client::pack::{self, BundleSpec, Description, Location, UserInput};
+use switchboard::client::pack::{
+    self, BundleSpec, Description, Location, PlatformBinary, UserInput,
+};
 use switchboard::types::lifecycle::Implementation;
 
 /// `switchboard pack` arguments.
@@ -19,6 +21,10 @@ pub(crate) struct PackArgs {
     /// The server binary put in the bundle; by default the first word of --stdio.
     #[arg(long, value_name = "PATH")]
     binary: Option<PathBuf>,
+    /// The server binary built for another platform, packed beside this one's (repeatable):
+    /// PLATFORM=PATH, PLATFORM darwin, win32 or linux.
+    #[arg(long = "platform", value_name = "PLATFORM=PATH")]
+    platforms: Vec<PlatformBinary>,
     /// An argument the bundled server is always started with (repeatable, in order).
     #[arg(long = "arg", value_name = "VALUE", allow_hyphen_values = true)]
     args: Vec<String>,
@@ -76,6 +82,7 @@ pub(crate) async fn run(a: PackArgs) -> anyhow::Result<String> {
         spec.author = a.author.clone();
         spec.description = a.description.clone();
         spec.repository = a.repository.clone();
+        spec.platforms = a.platforms.clone();
     }
     if a.server_json {
         let location = match (&a.server.url, &a.bundle, &a.bundle_url) {

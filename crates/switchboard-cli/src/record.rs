@@ -50,7 +50,7 @@ pub(crate) struct RecordArgs {
     )]
     listen: Option<std::net::SocketAddr>,
     /// Serve the live session viewer on ADDR (PORT, or 127.0.0.1:PORT; loopback only).
-    #[arg(long, value_name = "ADDR", value_parser = crate::dev::parse_ui)]
+    #[arg(long, value_name = "ADDR", value_parser = switchboard_dev::parse_viewer_addr)]
     ui: Option<std::net::SocketAddr>,
 }
 

@@ -139,6 +139,8 @@ async fn a_good_build_restarts_the_server_in_place_and_the_host_is_told_a_bad_on
     std::fs::write(dir.join("build.sh"), "exit 0\n").unwrap();
     touch(&dir, 1);
     let d = dev(&dir).await;
+    // The host sees the server it develops, not the gateway in front of it.
+    assert_eq!(d.host.negotiated().server_info.name, "switchboard-bench");
     let before = names(&d.host.list_tools().await.expect("tools"));
     assert!(before.contains(&"tool_0".to_owned()) && !before.contains(&"tool_1".to_owned()));
     wait::until("dev watches", || seen(&d.stderr, "dev: serving")).await;

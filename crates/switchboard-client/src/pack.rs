@@ -215,6 +215,42 @@ impl UserInput {
     }
 }
 
+/// The platforms a bundle can name (MCPB's `compatibility.platforms`).
+const PLATFORMS: [&str; 3] = ["darwin", "win32", "linux"];
+
+/// The server binary built for another platform, packed beside this platform's
+/// ([`BundleSpec::platforms`]); written `PLATFORM=PATH`, PLATFORM one of `darwin`, `win32`,
+/// `linux`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PlatformBinary {
+    /// The platform, in MCPB's words.
+    pub platform: String,
+    /// The binary built for it.
+    pub binary: PathBuf,
+}
+
+impl std::str::FromStr for PlatformBinary {
+    type Err = PackError;
+
+    fn from_str(s: &str) -> Result<Self, PackError> {
+        let (platform, path) = s.split_once('=').ok_or_else(|| {
+            PackError::Invalid(format!(
+                "`{s}` is not PLATFORM=PATH (PLATFORM darwin, win32 or linux)"
+            ))
+        })?;
+        if !PLATFORMS.contains(&platform) || path.is_empty() {
+            return Err(PackError::Invalid(format!(
+                "`{s}`: the platform is one of darwin, win32, linux, followed by =PATH"
+            )));
+        }
+        Ok(PlatformBinary {
+            platform: platform.to_owned(),
+            binary: PathBuf::from(path),
+        })
+    }
+}
+
 /// How the bundled server is started, and what the bundle says of it beyond what the server
 /// lists.
 #[derive(Debug, Clone)]
@@ -235,8 +271,14 @@ pub struct BundleSpec {
     pub description: Option<String>,
     /// The source repository URL.
     pub repository: Option<String>,
-    /// The largest binary packed (default [`DEFAULT_MAX_BINARY_BYTES`]).
+    /// The largest binary packed, each (default [`DEFAULT_MAX_BINARY_BYTES`]).
     pub max_binary_bytes: u64,
+    /// Binaries built for other platforms. Empty: the bundle holds `binary` as `server/NAME`
+    /// for this platform alone. Otherwise each binary is `server/PLATFORM/NAME` (`binary`
+    /// under this platform's name), the manifest names every platform in
+    /// `compatibility.platforms` and starts each one's binary through
+    /// `mcp_config.platform_overrides`.
+    pub platforms: Vec<PlatformBinary>,
 }
 
 impl BundleSpec {
@@ -251,15 +293,46 @@ impl BundleSpec {
             description: None,
             repository: None,
             max_binary_bytes: DEFAULT_MAX_BINARY_BYTES,
+            platforms: Vec::new(),
         }
     }
 
-    fn binary_name(&self) -> Result<String, PackError> {
-        self.binary
-            .file_name()
-            .and_then(|n| n.to_str())
-            .map(str::to_owned)
-            .ok_or_else(|| PackError::Invalid(format!("`{}` names no file", self.binary.display())))
+    /// Every binary packed and its path in the bundle, this platform's first; with
+    /// `platforms`, at most one per platform.
+    fn packed(&self) -> Result<Vec<(Option<String>, PathBuf, String)>, PackError> {
+        let name = |b: &Path| {
+            b.file_name()
+                .and_then(|n| n.to_str())
+                .map(str::to_owned)
+                .ok_or_else(|| PackError::Invalid(format!("`{}` names no file", b.display())))
+        };
+        if self.platforms.is_empty() {
+            let entry = format!("server/{}", name(&self.binary)?);
+            return Ok(vec![(None, self.binary.clone(), entry)]);
+        }
+        let this = this_platform().ok_or_else(|| {
+            PackError::Invalid("this platform is not one MCPB names (darwin, win32, linux)".into())
+        })?;
+        let mut out = vec![(Some(this.to_owned()), self.binary.clone())];
+        for p in &self.platforms {
+            if out
+                .iter()
+                .any(|(q, _)| q.as_deref() == Some(p.platform.as_str()))
+            {
+                return Err(PackError::Invalid(format!(
+                    "two binaries for {} (this machine's is `{}`)",
+                    p.platform,
+                    self.binary.display()
+                )));
+            }
+            out.push((Some(p.platform.clone()), p.binary.clone()));
+        }
+        out.into_iter()
+            .map(|(p, b)| {
+                let entry = format!("server/{}/{}", p.as_deref().unwrap_or_default(), name(&b)?);
+                Ok((p, b, entry))
+            })
+            .collect()
     }
 }
 
@@ -278,7 +351,8 @@ fn this_platform() -> Option<&'static str> {
 pub fn manifest(desc: &Description, spec: &BundleSpec) -> Result<Value, PackError> {
     desc.check_count()?;
     let info = &desc.server_info;
-    let binary = spec.binary_name()?;
+    let packed = spec.packed()?;
+    let entry = packed[0].2.clone();
     let mut args: Vec<Value> = spec.args.iter().map(|a| json!(a)).collect();
     let mut user_config = Map::new();
     for input in &spec.user_args {
@@ -303,9 +377,19 @@ pub fn manifest(desc: &Description, spec: &BundleSpec) -> Result<Value, PackErro
         );
     }
     let mut mcp_config = json!({
-        "command": format!("${{__dirname}}/server/{binary}"),
+        "command": format!("${{__dirname}}/{entry}"),
         "args": args,
     });
+    if packed.len() > 1 {
+        let overrides: Map<String, Value> = packed
+            .iter()
+            .filter_map(|(p, _, entry)| {
+                let command = json!({ "command": format!("${{__dirname}}/{entry}") });
+                p.clone().map(|p| (p, command))
+            })
+            .collect();
+        mcp_config["platform_overrides"] = Value::Object(overrides);
+    }
     if !env.is_empty() {
         mcp_config["env"] = Value::Object(env);
     }
@@ -317,7 +401,7 @@ pub fn manifest(desc: &Description, spec: &BundleSpec) -> Result<Value, PackErro
         "author": { "name": spec.author.clone().unwrap_or_else(|| info.name.clone()) },
         "server": {
             "type": "binary",
-            "entry_point": format!("server/{binary}"),
+            "entry_point": entry,
             "mcp_config": mcp_config,
         },
         "tools": desc.tools.iter().map(|t| {
@@ -341,8 +425,12 @@ pub fn manifest(desc: &Description, spec: &BundleSpec) -> Result<Value, PackErro
     if let Some(url) = &spec.repository {
         m["repository"] = json!({ "type": "git", "url": url });
     }
-    if let Some(p) = this_platform() {
-        m["compatibility"] = json!({ "platforms": [p] });
+    let platforms: Vec<&str> = match packed.as_slice() {
+        [(None, _, _)] => this_platform().into_iter().collect(),
+        _ => packed.iter().filter_map(|(p, _, _)| p.as_deref()).collect(),
+    };
+    if !platforms.is_empty() {
+        m["compatibility"] = json!({ "platforms": platforms });
     }
     if !user_config.is_empty() {
         m["user_config"] = Value::Object(user_config);
@@ -402,16 +490,18 @@ pub fn write_bundle(
     out: &Path,
 ) -> Result<Written, PackError> {
     let manifest = manifest(desc, spec)?;
-    let bytes = std::fs::metadata(&spec.binary)
-        .map_err(|e| std::io::Error::new(e.kind(), format!("`{}`: {e}", spec.binary.display())))?
-        .len();
-    if bytes > spec.max_binary_bytes {
-        return Err(PackError::BinaryTooLarge {
-            bytes,
-            max: spec.max_binary_bytes,
-        });
+    let packed = spec.packed()?;
+    for (_, binary, _) in &packed {
+        let bytes = std::fs::metadata(binary)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("`{}`: {e}", binary.display())))?
+            .len();
+        if bytes > spec.max_binary_bytes {
+            return Err(PackError::BinaryTooLarge {
+                bytes,
+                max: spec.max_binary_bytes,
+            });
+        }
     }
-    let binary = std::fs::read(&spec.binary)?;
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let text = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated)
@@ -420,9 +510,10 @@ pub fn write_bundle(
     let manifest_text = serde_json::to_string_pretty(&manifest).map_err(std::io::Error::other)?;
     zip.start_file("manifest.json", text).map_err(zip_error)?;
     zip.write_all(manifest_text.as_bytes())?;
-    zip.start_file(format!("server/{}", spec.binary_name()?), exe)
-        .map_err(zip_error)?;
-    zip.write_all(&binary)?;
+    for (_, binary, entry) in &packed {
+        zip.start_file(entry.as_str(), exe).map_err(zip_error)?;
+        zip.write_all(&std::fs::read(binary)?)?;
+    }
     let written = zip.finish().map_err(zip_error)?.into_inner();
     replace_file(out, &written)
         .map_err(|e| std::io::Error::new(e.kind(), format!("`{}`: {e}", out.display())))?;
@@ -681,6 +772,51 @@ mod tests {
         assert_eq!(m["prompts"][0]["text"], "Summarize");
         assert_eq!(m["display_name"], "Notes");
         assert_eq!(m["description"], "Notes (MCP server)");
+    }
+
+    #[test]
+    fn platform_binaries_parse_and_the_manifest_starts_each_platforms_own() {
+        let win: PlatformBinary = "win32=/tmp/win/notes.exe".parse().expect("parses");
+        assert_eq!(
+            (win.platform.as_str(), win.binary.as_path()),
+            ("win32", Path::new("/tmp/win/notes.exe"))
+        );
+        assert!("beos=/tmp/notes".parse::<PlatformBinary>().is_err());
+        assert!("/tmp/notes".parse::<PlatformBinary>().is_err());
+        assert!("linux=".parse::<PlatformBinary>().is_err());
+
+        let Some(this) = this_platform() else { return };
+        let others: Vec<&str> = PLATFORMS.into_iter().filter(|p| *p != this).collect();
+        let mut spec = BundleSpec::new("/tmp/bin/notes");
+        spec.args = vec!["--quiet".into()];
+        spec.platforms = others
+            .iter()
+            .map(|p| format!("{p}=/tmp/{p}/notes-{p}").parse().expect("parses"))
+            .collect();
+        let m = manifest(&described(1), &spec).expect("manifest");
+        let mut all = vec![this];
+        all.extend(&others);
+        assert_eq!(m["compatibility"]["platforms"], json!(all));
+        assert_eq!(m["server"]["entry_point"], format!("server/{this}/notes"));
+        let config = &m["server"]["mcp_config"];
+        assert_eq!(
+            config["command"],
+            format!("${{__dirname}}/server/{this}/notes")
+        );
+        assert_eq!(config["args"], json!(["--quiet"]), "one args list for all");
+        for p in &others {
+            assert_eq!(
+                config["platform_overrides"][p],
+                json!({ "command": format!("${{__dirname}}/server/{p}/notes-{p}") })
+            );
+        }
+        // A platform named twice (this machine's again) is refused.
+        spec.platforms
+            .push(format!("{this}=/tmp/again").parse().expect("parses"));
+        assert!(matches!(
+            manifest(&described(1), &spec),
+            Err(PackError::Invalid(e)) if e.contains("two binaries")
+        ));
     }
 
     #[test]

@@ -32,7 +32,7 @@ use std::time::Duration;
 
 use switchboard::gateway::{Gateway, GatewayConfig, GatewayError, UpstreamConfig, UpstreamKind};
 
-pub use live::{LiveView, MAX_LIVE_FRAMES};
+pub use live::{LiveView, MAX_LIVE_FRAMES, parse_viewer_addr};
 
 /// What `dev` runs and watches.
 #[derive(Debug, Clone)]
@@ -127,6 +127,8 @@ pub async fn run(
         UpstreamKind::Stdio(config.command.clone()),
     )];
     gw.frame_hook = live.as_ref().map(LiveView::server_hook);
+    // The host sees the server it develops, not the gateway.
+    gw.pass_server_info = true;
     let gateway = Arc::new(Gateway::start(gw)?);
     gateway.ready().await;
     let watcher = watch::Watcher::new(config.watch.clone(), config.poll, config.debounce);

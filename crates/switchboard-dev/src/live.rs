@@ -183,6 +183,66 @@ impl LiveView {
             .route("/session.json", axum::routing::get(json));
         axum::serve(listener, app).await
     }
+
+    /// Listens on `addr` (a loopback address: [`parse_viewer_addr`]) and serves the live page
+    /// there in the background ([`LiveView::serve`]); returns the address bound (port 0 picks
+    /// one).
+    ///
+    /// # Errors
+    /// `addr` is not a loopback address, or cannot be listened on.
+    pub async fn spawn_viewer(self: &Arc<Self>, addr: SocketAddr) -> std::io::Result<SocketAddr> {
+        if !addr.ip().is_loopback() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "the live viewer serves the session on a loopback address only (127.0.0.1:PORT), not {addr}"
+                ),
+            ));
+        }
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
+        let local = listener.local_addr()?;
+        let view = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = view.serve(listener).await {
+                tracing::error!(error = %e, "the live viewer stopped");
+            }
+        });
+        Ok(local)
+    }
+
+    /// A frame tap that shows each frame to `tap`, then to this view (a recording watched
+    /// live: `switchboard record --ui`).
+    pub fn tee(self: &Arc<Self>, tap: Arc<dyn FrameTap>) -> Arc<dyn FrameTap> {
+        let view = self.clone();
+        Arc::new(move |f: TappedFrame<'_>| {
+            tap.frame(f);
+            view.frame(f);
+        })
+    }
+}
+
+/// Parses where the live viewer listens: a bare `PORT` (or `:PORT`) on 127.0.0.1, or a
+/// loopback `IP:PORT` (what `switchboard dev --ui` and `record --ui` take).
+///
+/// # Errors
+/// Neither form, or an address that is not loopback (the viewer shows the session to this
+/// machine only).
+pub fn parse_viewer_addr(s: &str) -> Result<SocketAddr, String> {
+    let port = s.strip_prefix(':').unwrap_or(s);
+    let addr = match port.parse::<u16>() {
+        Ok(port) => SocketAddr::from(([127, 0, 0, 1], port)),
+        Err(_) => s
+            .parse()
+            .map_err(|_| format!("{s:?} is neither IP:PORT nor PORT"))?,
+    };
+    if !addr.ip().is_loopback() {
+        return Err(format!(
+            "{addr} is not a loopback address: the viewer shows the session to this machine only"
+        ));
+    }
+    Ok(addr)
 }
 
 /// Whether `Host` names the loopback address served.
@@ -233,6 +293,49 @@ impl FrameTap for LiveView {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_viewer_listens_on_loopback_only() {
+        assert_eq!(
+            parse_viewer_addr("8081").unwrap().to_string(),
+            "127.0.0.1:8081"
+        );
+        assert_eq!(parse_viewer_addr("[::1]:0").unwrap().to_string(), "[::1]:0");
+        assert!(
+            parse_viewer_addr("0.0.0.0:8081")
+                .unwrap_err()
+                .contains("not a loopback")
+        );
+        assert!(parse_viewer_addr("host:1").is_err());
+    }
+
+    #[tokio::test]
+    async fn the_viewer_is_spawned_on_loopback_only_and_a_tee_feeds_both() {
+        let view = LiveView::new("t", false);
+        let err = view
+            .spawn_viewer("0.0.0.0:0".parse().unwrap())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("loopback address only"), "{err}");
+        let local = view
+            .spawn_viewer("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        assert!(local.ip().is_loopback() && local.port() != 0);
+
+        let other = LiveView::new("other", false);
+        let tee = view.tee(other.clone());
+        let ping = format!(
+            r#"{{"jsonrpc":"2.0","method":"{}"}}"#,
+            switchboard::types::methods::NOTIFICATIONS_INITIALIZED
+        );
+        tee.frame(TappedFrame {
+            direction: Direction::ClientToServer,
+            session: None,
+            text: &ping,
+        });
+        assert_eq!((view.frames(), other.frames()), (1, 1));
+    }
 
     #[test]
     fn past_max_live_frames_the_view_starts_over() {

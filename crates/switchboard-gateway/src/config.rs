@@ -231,6 +231,11 @@ pub struct GatewayConfig {
     /// Sees every frame of every client session of the gateway's server, both ways (a live
     /// view of the traffic: `switchboard dev`); `None`: no hook.
     pub frame_hook: Option<switchboard_jsonrpc::FrameHook>,
+    /// Answer `initialize` and `server/discover` with the one upstream's `serverInfo` and
+    /// `instructions` (those of the session it is connected to when the client arrives)
+    /// instead of the gateway's: a gateway standing in for one server (`switchboard dev`).
+    /// With no upstream connected, or more than one, the gateway's own. Default `false`.
+    pub pass_server_info: bool,
 }
 
 impl Default for GatewayConfig {
@@ -245,6 +250,7 @@ impl Default for GatewayConfig {
             shared_key: None,
             search_tools: false,
             frame_hook: None,
+            pass_server_info: false,
         }
     }
 }

@@ -405,3 +405,60 @@ fn refused(key: &str) -> BoxFuture<HandlerResult> {
     let e = ErrorObject::invalid_params(format!("{key} is not available to this caller"));
     Box::pin(async move { Err(e) })
 }
+
+/// With [`GatewayConfig::pass_server_info`](crate::GatewayConfig::pass_server_info): the
+/// answer to `initialize` and `server/discover` names the one upstream's server (its
+/// `serverInfo` and `instructions`, as its current session declared them) instead of the
+/// gateway, so that a host sees the server behind it (`switchboard dev`). With no upstream
+/// connected, or more than one, the answer is left as it is.
+pub(crate) struct PassServerInfo {
+    pub(crate) registry: Arc<Registry>,
+}
+
+impl PassServerInfo {
+    /// The methods whose answers name the server.
+    pub(crate) fn scope() -> switchboard_jsonrpc::Scope {
+        switchboard_jsonrpc::Scope::Methods(vec![
+            methods::INITIALIZE.into(),
+            methods::SERVER_DISCOVER.into(),
+        ])
+    }
+}
+
+impl Layer for PassServerInfo {
+    fn handle(&self, call: Call, next: Next) -> BoxFuture<HandlerResult> {
+        let registry = self.registry.clone();
+        let answer = next.run(call);
+        Box::pin(async move {
+            let result = answer.await?;
+            let mirrors = registry.mirrors();
+            let [only] = mirrors.as_slice() else {
+                return Ok(result);
+            };
+            let Some(session) = only.link.session() else {
+                return Ok(result);
+            };
+            let upstream = session.negotiated();
+            let Ok(mut value) = serde_json::from_str::<Value>(result.get()) else {
+                return Ok(result);
+            };
+            let Some(o) = value.as_object_mut() else {
+                return Ok(result);
+            };
+            let info = serde_json::to_value(&upstream.server_info).unwrap_or_default();
+            if o.contains_key("serverInfo") {
+                o.insert("serverInfo".into(), info.clone());
+            }
+            if let Some(meta) = o.get_mut("_meta").and_then(Value::as_object_mut)
+                && meta.contains_key(switchboard_types::modern::SERVER_INFO_KEY)
+            {
+                meta.insert(switchboard_types::modern::SERVER_INFO_KEY.into(), info);
+            }
+            match &upstream.instructions {
+                Some(text) => o.insert("instructions".into(), Value::String(text.clone())),
+                None => o.remove("instructions"),
+            };
+            raw(&value)
+        })
+    }
+}

@@ -194,6 +194,14 @@ impl Gateway {
             policy: policy.clone(),
             call_timeout: config.limits.call_timeout,
         });
+        if config.pass_server_info {
+            builder = builder.layer_for(
+                front::PassServerInfo::scope(),
+                front::PassServerInfo {
+                    registry: registry.clone(),
+                },
+            );
+        }
         if config.search_tools {
             let (registry, policy) = (registry.clone(), policy.clone());
             builder = builder.tool(search::definition(), move |call| {

@@ -20,7 +20,8 @@ use common::*;
 
 /// Build `n` of an upstream: `add`, and from build 2 on `mul` too; the same prompt throughout.
 fn build(n: usize) -> Server {
-    let mut b = Server::builder(Implementation::new("dev", "1"))
+    let mut b = Server::builder(Implementation::new("dev", format!("0.{n}.0")))
+        .instructions(format!("the dev server, build {n}"))
         .tool(Tool::new("add", obj()), move |_| async move {
             Ok(CallToolResult::text(format!("build {n}")))
         })
@@ -60,8 +61,17 @@ fn builds(count: Arc<AtomicUsize>, broken: Arc<AtomicUsize>) -> Connector {
 type Sent = Arc<Mutex<Vec<String>>>;
 
 fn gateway(count: Arc<AtomicUsize>, broken: Arc<AtomicUsize>) -> (Gateway, Sent) {
+    gateway_with(count, broken, false)
+}
+
+fn gateway_with(
+    count: Arc<AtomicUsize>,
+    broken: Arc<AtomicUsize>,
+    pass_server_info: bool,
+) -> (Gateway, Sent) {
     let sent: Sent = Arc::default();
     let mut config = GatewayConfig::default();
+    config.pass_server_info = pass_server_info;
     config.limits = limits();
     config.upstreams = vec![UpstreamConfig::new(
         "",
@@ -165,5 +175,55 @@ async fn more_restarts_at_once_than_are_queued_wait_their_turn_and_all_happen() 
         count.load(Ordering::SeqCst),
         7,
         "the first build and six restarts"
+    );
+}
+
+#[tokio::test]
+async fn a_gateway_standing_in_for_one_server_answers_the_handshake_with_its_server_info_and_instructions()
+ {
+    // Without the option: the gateway's own name, and no instructions.
+    let (gateway, _) = gateway(Arc::default(), Arc::default());
+    gateway.ready().await;
+    let client = front(&gateway, EraMode::Legacy).await;
+    assert_eq!(client.negotiated().server_info.name, "switchboard-gateway");
+    assert_eq!(client.negotiated().instructions, None);
+
+    // With it, in both eras: the upstream's, as its current session declared them.
+    let count = Arc::new(AtomicUsize::new(0));
+    let (gateway, _) = gateway_with(count.clone(), Arc::default(), true);
+    gateway.ready().await;
+    for era in [
+        EraMode::Legacy,
+        EraMode::Pin(switchboard_types::ProtocolVersion::V2026_07_28),
+    ] {
+        let client = front(&gateway, era).await;
+        let n = client.negotiated();
+        assert_eq!(
+            (n.server_info.name.as_str(), n.server_info.version.as_str()),
+            ("dev", "0.1.0"),
+            "{era:?}"
+        );
+        assert_eq!(
+            n.instructions.as_deref(),
+            Some("the dev server, build 1"),
+            "{era:?}"
+        );
+    }
+
+    // The session open across a restart keeps its handshake; a client arriving after it is
+    // told of build 2.
+    let before = front(&gateway, EraMode::Legacy).await;
+    gateway.restart("").await.expect("restarted");
+    assert_eq!(count.load(Ordering::SeqCst), 2);
+    assert_eq!(before.negotiated().server_info.version, "0.1.0");
+    assert_eq!(
+        names(&before.list_tools().await.expect("the same session lists")),
+        ["add", "mul"]
+    );
+    let after = front(&gateway, EraMode::Legacy).await;
+    assert_eq!(after.negotiated().server_info.version, "0.2.0");
+    assert_eq!(
+        after.negotiated().instructions.as_deref(),
+        Some("the dev server, build 2")
     );
 }
