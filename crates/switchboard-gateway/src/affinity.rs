@@ -183,7 +183,8 @@ fn client(config: &UpstreamConfig, front: &Context, bound: Weak<Bound>) -> Clien
         "switchboard-gateway",
         env!("CARGO_PKG_VERSION"),
     ))
-    .era(config.era);
+    .era(config.era)
+    .tasks_extension();
     let current = {
         let bound = bound.clone();
         move || bound.upgrade().and_then(|b| b.current())

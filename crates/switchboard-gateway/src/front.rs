@@ -148,6 +148,9 @@ impl Front {
 impl Layer for Front {
     fn handle(&self, call: Call, next: Next) -> BoxFuture<HandlerResult> {
         let method = call.method().to_owned();
+        if method == methods::INITIALIZE || method == methods::SERVER_DISCOVER {
+            return self.offer(call, next);
+        }
         if let Some((kind, field, key)) = listed(&method) {
             let facts = call.facts().clone();
             let registry = self.registry.clone();
@@ -224,6 +227,32 @@ impl Layer for Front {
             return self.listen(call, next);
         }
         next.run(call)
+    }
+}
+
+impl Front {
+    /// `initialize` and `server/discover`: tasks are offered only while an upstream up offers
+    /// them (`tasks`).
+    fn offer(&self, call: Call, next: Next) -> BoxFuture<HandlerResult> {
+        let registry = self.registry.clone();
+        let answer = next.run(call);
+        Box::pin(async move {
+            let result = answer.await?;
+            let offered = registry.mirrors().iter().any(|m| {
+                m.link.is_ready()
+                    && m.link
+                        .session()
+                        .is_some_and(|s| crate::tasks::offered(s.server_capabilities()))
+            });
+            if offered {
+                return Ok(result);
+            }
+            let Ok(mut value) = serde_json::from_str::<Value>(result.get()) else {
+                return Ok(result);
+            };
+            crate::tasks::hide_offer(&mut value);
+            raw(&value)
+        })
     }
 }
 
