@@ -11,8 +11,10 @@
 //! [`Context::elicit`], [`Context::list_roots`], which speak both eras), and refused when none
 //! is in flight; its log lines go to that client only. No other client ever holds the session,
 //! so no other client can see or answer what it carries. The session serves everything else of
-//! the upstream for its client too (`mirror`: the tools it lists, its resource subscriptions,
-//! the client's own progress token). A 2026-07-28 upstream's input request is asked under its
+//! the upstream for its client too (`mirror`: the tools it lists, its `prompts/get` and
+//! `resources/read`, each in flight like a call so that what the upstream asks during it
+//! reaches that client, its resource subscriptions, the client's own progress token; `front`:
+//! its `completion/complete` once the session is open, which a layer cannot open). A 2026-07-28 upstream's input request is asked under its
 //! own key ([`InputKey`](switchboard_client::InputKey)). Past `max_affinity_sessions` for one
 //! upstream, a client's calls share the gateway's session (logged), whose client declares none
 //! of these, so the upstream cannot ask it.

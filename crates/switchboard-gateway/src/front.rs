@@ -377,11 +377,16 @@ impl Front {
         if let Some(text) = owner.unavailable() {
             return Box::pin(async move { Err(ErrorObject::internal(text)) });
         }
-        let Some(session) = self
-            .registry
-            .mirror(&owner.name)
-            .and_then(|m| m.link.session())
-        else {
+        // On the client's own upstream session when it holds one (what the upstream asks
+        // while completing then reaches that client, through one of its calls in flight, and
+        // never another), else on the gateway's, whose client the upstream cannot ask.
+        let mirror = self.registry.mirror(&owner.name);
+        let own = call
+            .facts()
+            .connection
+            .and_then(|c| mirror.as_ref()?.link.affinity.of(c))
+            .and_then(|b| b.session());
+        let Some(session) = own.or_else(|| mirror.and_then(|m| m.link.session())) else {
             return Box::pin(async move { none() });
         };
         if session.server_capabilities().completions.is_none() {
