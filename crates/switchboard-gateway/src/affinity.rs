@@ -48,6 +48,10 @@ pub(crate) struct Bound {
     followed: std::sync::atomic::AtomicBool,
     /// The client's resource subscriptions held on this session: gateway URI → subscription.
     subscriptions: Mutex<HashMap<String, switchboard_client::SubscriptionId>>,
+    /// How many of the client's requests are in flight here: a session outlives its client's
+    /// until they end (a 2026-07-28 exchange ends when its call becomes a task, whose work
+    /// goes on here).
+    in_flight: tokio::sync::watch::Sender<usize>,
 }
 
 /// Removes a call from [`Bound::calls`] when the call ends.
@@ -69,6 +73,9 @@ impl Drop for InFlight {
         if let Ok(mut calls) = self.bound.calls.lock() {
             calls.retain(|(id, _)| *id != self.id);
         }
+        self.bound
+            .in_flight
+            .send_modify(|n| *n = n.saturating_sub(1));
     }
 }
 
@@ -84,6 +91,7 @@ impl Bound {
     /// Registers `cx` as in flight until the guard drops.
     pub(crate) fn enter(self: &Arc<Self>, cx: &Context) -> InFlight {
         let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.in_flight.send_modify(|n| *n += 1);
         if let Ok(mut calls) = self.calls.lock() {
             calls.push((id, cx.clone()));
         }
@@ -297,6 +305,7 @@ impl Affinity {
                         sending: tokio::sync::Mutex::new(()),
                         followed: Default::default(),
                         subscriptions: Mutex::default(),
+                        in_flight: tokio::sync::watch::Sender::new(0),
                     });
                     map.insert(key, b.clone());
                     b
@@ -309,12 +318,18 @@ impl Affinity {
                 let client = client(config, cx, Arc::downgrade(&bound));
                 match crate::connect::connect_with(config, client).await {
                     Ok(session) => {
-                        // Closed with the client's session; forgotten when either ends.
+                        // Closed with the client's session once none of its requests is in
+                        // flight here; forgotten when either ends.
                         let (me, front, up) =
                             (self.clone(), cx.session().clone(), session.clone());
+                        let mut in_flight = bound.in_flight.subscribe();
                         tokio::spawn(async move {
+                            let ended = async {
+                                front.closed().await;
+                                let _ = in_flight.wait_for(|n| *n == 0).await;
+                            };
                             tokio::select! {
-                                () = front.closed() => {}
+                                () = ended => {}
                                 () = up.closed() => {}
                             }
                             up.close();

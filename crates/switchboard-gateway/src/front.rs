@@ -239,10 +239,7 @@ impl Front {
         Box::pin(async move {
             let result = answer.await?;
             let offered = registry.mirrors().iter().any(|m| {
-                m.link.is_ready()
-                    && m.link
-                        .session()
-                        .is_some_and(|s| crate::tasks::offered(s.server_capabilities()))
+                m.link.is_ready() && m.link.session().is_some_and(|s| crate::tasks::served(&s))
             });
             if offered {
                 return Ok(result);

@@ -60,10 +60,11 @@
 //!
 //! Tasks, both eras (`tasks`): a client's task-augmented call (2025-11-25) or a 2026-07-28 call
 //! that becomes a task under the tasks extension is a task of the gateway's server, under an
-//! id it mints and the client's owner, run on the upstream as the upstream's own task when it
-//! offers tasks (cancelled there when the gateway's is); `tasks/*` are the gateway's server's,
-//! and its status notifications go to the client that created the task. Tasks are offered
-//! only while an upstream up offers them.
+//! id it mints and the client's owner, run on a 2025 upstream that offers tasks as the
+//! upstream's own task (cancelled there when the gateway's is); `tasks/*` are the gateway's
+//! server's, and its status notifications go to the client that created the task. Tasks are
+//! offered only while such an upstream is up; a 2026-07-28 upstream's tasks are followed by the
+//! gateway's client within a plain call.
 //!
 //! Not yet: pagination beyond the server's own cursors.
 

@@ -607,9 +607,9 @@ fn served_tool(
     let original = tool.name.clone();
     let mut served = tool;
     served.name = name.clone();
-    served.execution = None;
-    if let Some(support) = support {
-        served = served.with_task_support(support);
+    // Its `execution` as the upstream declared it when the gateway serves the upstream's tasks.
+    if support.is_none() {
+        served.execution = None;
     }
     Ok((name, served, original))
 }
@@ -822,7 +822,13 @@ async fn forward_call(
     }
     let forwarded: futures::future::BoxFuture<'_, Result<CallToolResult, ClientError>> =
         if let Some(on_progress) = task_progress {
-            let cancel = cx.cancellation().clone();
+            // A 2026-07-28 request's cancellation ends with its exchange, which ends when the
+            // call becomes a task: the task's end is its work being dropped (`tasks/cancel`).
+            let cancel = if cx.is_modern() {
+                switchboard_client::CancellationToken::new()
+            } else {
+                cx.cancellation().clone()
+            };
             // The wait is the task's: no call timeout (an upstream that goes away ends it).
             let opts = RequestOptions::default()
                 .without_timeout()

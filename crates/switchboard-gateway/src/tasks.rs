@@ -11,10 +11,11 @@
 //! is followed by the gateway's client (it declares the extension). Input the upstream's task
 //! asks for reaches the creating client through the gateway's task (`input_required`).
 //!
-//! The gateway's capabilities offer tasks only as far as its upstreams do: without an upstream
-//! up that offers them, `initialize` and `server/discover` are answered without them, and a
-//! tool is served with the `execution.taskSupport` its upstream declared only when that
-//! upstream offers tasks.
+//! The gateway's capabilities offer tasks only as far as its upstreams do: without a 2025
+//! upstream up that offers them, `initialize` and `server/discover` are answered without them,
+//! and a tool is served with the `execution.taskSupport` its upstream declared only when that
+//! upstream offers tasks. A 2026-07-28 upstream's tasks are followed by the gateway's client
+//! within a plain call (see [`served_support`] for why).
 
 use serde_json::Value;
 use switchboard_client::{ClientError, ClientSession, Era, ProgressUpdate, RequestOptions};
@@ -36,18 +37,21 @@ pub(crate) fn offered(caps: &ServerCapabilities) -> bool {
 }
 
 /// The task support the gateway serves `tool` with, given the upstream session it comes
-/// from: `None` when the upstream offers no tasks (the tool is served without `execution`);
-/// what the tool declares on a 2025 upstream; `optional` on a 2026-07-28 one (whose tools
-/// declare nothing: the server decides which calls become tasks, `[D26-130]`).
+/// from: what the tool declares on a 2025 upstream that offers tasks; `None` otherwise (the
+/// tool is served without `execution`). A 2026-07-28 upstream's tools declare nothing (the
+/// server decides which calls become tasks, `[D26-130]`), and the gateway's server would make
+/// every call of a tool it serves as task-capable a task as soon as it waits for the upstream,
+/// a plain call included; so such a tool is served as a plain one, and the task the upstream
+/// makes of a call is followed by the gateway's client to its result.
 pub(crate) fn served_support(session: Option<&ClientSession>, tool: &Tool) -> Option<TaskSupport> {
     let session = session?;
-    if !offered(session.server_capabilities()) {
-        return None;
-    }
-    Some(match session.era() {
-        Era::Modern => TaskSupport::Optional,
-        _ => tool.task_support(),
-    })
+    (session.era() == Era::Legacy && offered(session.server_capabilities()))
+        .then(|| tool.task_support())
+}
+
+/// Whether the gateway serves the tasks of upstream `session`'s tools (see [`served_support`]).
+pub(crate) fn served(session: &ClientSession) -> bool {
+    session.era() == Era::Legacy && offered(session.server_capabilities())
 }
 
 /// The task support tool `name` (its upstream name) is served with, from upstream `session`'s

@@ -340,22 +340,49 @@ async fn a_2026_call_through_the_gateway_becomes_a_task_run_as_the_upstreams() {
     assert_eq!(text_of(&r), "a: done (task: true)");
 }
 
-/// The same, with both upstreams on 2026-07-28: the gateway's client follows the upstream's
-/// own task.
+/// `[D26-130]` `[D26-135]`: a 2026-07-28 upstream's tools declare no task support, so the
+/// gateway serves them as plain tools (and offers no tasks for them), and the task the
+/// upstream makes of a call is followed by the gateway's client: a plain call through the
+/// gateway gets the result of the upstream's task, from a client of either era.
 #[tokio::test]
-async fn a_2026_call_through_the_gateway_to_a_2026_upstream_is_followed_to_its_result() {
-    let (gateway, a, _b) = gateway(EraMode::Pin(
+async fn a_2026_upstreams_task_is_followed_within_a_plain_call_through_the_gateway() {
+    let (gateway, a, b) = gateway(EraMode::Pin(
         switchboard_types::ProtocolVersion::V2026_07_28,
     ))
     .await;
     let (c, _) = client(&gateway).await;
-    let t = c
-        .start_tool_task("a_work", json!({}), None)
-        .await
-        .expect("a task");
+    assert!(!c.server_capabilities().supports_task_tool_calls());
+    let tools = c.list_tools().await.expect("tools");
+    assert!(
+        tools
+            .iter()
+            .all(|t| t.task_support() == TaskSupport::Forbidden)
+    );
+    assert!(c.start_tool_task("a_work", json!({}), None).await.is_err());
+    let call = tokio::spawn({
+        let c = c.clone();
+        async move { c.call_tool("a_work", json!({})).await }
+    });
     a.release.notify_one();
-    let r = c.tool_task_result(&t.task_id).await.expect("result");
+    let r = call.await.expect("joined").expect("called");
     assert_eq!(text_of(&r), "a: done (task: true)");
+    let modern = common::connect(
+        &gateway,
+        Client::builder(Implementation::new("front", "1"))
+            .era(EraMode::Pin(
+                switchboard_types::ProtocolVersion::V2026_07_28,
+            ))
+            .tasks_extension()
+            .build(),
+    )
+    .await;
+    let call = tokio::spawn({
+        let m = modern.clone();
+        async move { m.call_tool("b_work", json!({})).await }
+    });
+    b.release.notify_one();
+    let r = call.await.expect("joined").expect("called");
+    assert_eq!(text_of(&r), "b: done (task: true)");
 }
 
 /// `[TK-13]` `[SEC]`: an upstream task that asks for input reaches the client that created the
@@ -405,4 +432,38 @@ async fn an_upstream_tasks_input_request_reaches_the_client_that_created_the_tas
     let s = statuses.lock().expect("lock").clone();
     assert!(s.contains(&("mine", TaskStatus::InputRequired)), "{s:?}");
     assert!(s.iter().all(|(who, _)| *who == "mine"), "{s:?}");
+}
+
+/// `[D26-130]` `[D26-138]`: a 2026-07-28 client's call through the gateway becomes the
+/// gateway's task while the upstream's task asks that client for input: the upstream session
+/// of the client's own outlives the request's exchange (which ends when the call becomes a
+/// task) until the task ends, the task is `input_required` until the client answers with
+/// `tasks/update`, and the result carries its answer.
+#[tokio::test]
+async fn a_2026_clients_task_through_the_gateway_asks_it_for_input_on_its_own_session() {
+    let (gateway, _a, _b) = gateway(EraMode::Legacy).await;
+    let asked = Arc::new(Mutex::new(0));
+    let n = asked.clone();
+    let c = common::connect(
+        &gateway,
+        Client::builder(Implementation::new("front", "1"))
+            .era(EraMode::Pin(
+                switchboard_types::ProtocolVersion::V2026_07_28,
+            ))
+            .tasks_extension()
+            .elicitation(move |_, _| {
+                *n.lock().expect("lock") += 1;
+                async move {
+                    Ok(serde_json::from_value(
+                        json!({"action": "accept", "content": {"name": "modern"}}),
+                    )
+                    .expect("a result"))
+                }
+            })
+            .build(),
+    )
+    .await;
+    let r = c.call_tool("a_ask", json!({})).await.expect("called");
+    assert_eq!(text_of(&r), "hello modern");
+    assert_eq!(*asked.lock().expect("lock"), 1);
 }
