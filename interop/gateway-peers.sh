@@ -26,6 +26,14 @@
 # 5. The 2026-07-28 suite's tasks extension scenarios against the gateway fronting our
 #    everything server on 2025-11-25 (whose tools declare their task support): a client's task
 #    is the gateway's, run as the upstream's task (below says which scenario fails, and why).
+#
+# Not here: issue 27's third upstream, "the Python SDK everything server on 2026-07-28". On
+# 2026-12-05 PyPI's `mcp` is 2.3.0 (the latest release; pre-releases 2.0.0a1 to 2.0.0rc1 are
+# older): it speaks 2026-07-28 (`mcp_types.version.KNOWN_PROTOCOL_VERSIONS` ends with it; the
+# low-level `Server` answers `server/discover`, `MCPServer` serves both eras) but its wheel
+# ships no everything server (`python -m mcp.server` is an empty `Server("mcp")` on stdio, and
+# no module of the distribution's RECORD is one). interop/py_everything_server.py is ours,
+# written with that SDK, so it is not counted as the SDK's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="$(cd "$(dirname "${1:?usage: interop/gateway-peers.sh path/to/switchboard}")" && pwd)/$(basename "$1")"
