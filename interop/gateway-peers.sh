@@ -187,8 +187,8 @@ echo "== gateway interop: conformance 2026-07-28 (server, scored and pending) ag
 ./conformance/ci-2026.sh url "$GW_URL" || status=1
 
 # 5. The tasks extension through the gateway. The upstream speaks 2025-11-25: a 2026-07-28
-#    upstream's tools declare no task support, so the gateway serves them as plain tools and
-#    follows the upstream's tasks within the call (crates/switchboard-gateway/src/tasks.rs).
+#    upstream's tools declare no task support, so the gateway serves and calls them as plain
+#    tools (crates/switchboard-gateway/src/tasks.rs).
 #    Expected to fail, and nothing else: tasks-mrtr-composition (input-required rounds before
 #    the task is made, then a task on the final round): the gateway's server makes the call
 #    its task as soon as the handler waits for the upstream, before the upstream asks for

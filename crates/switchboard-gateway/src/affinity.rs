@@ -193,8 +193,7 @@ fn client(config: &UpstreamConfig, front: &Context, bound: Weak<Bound>) -> Clien
         "switchboard-gateway",
         env!("CARGO_PKG_VERSION"),
     ))
-    .era(config.era)
-    .tasks_extension();
+    .era(config.era);
     let current = {
         let bound = bound.clone();
         move || bound.upgrade().and_then(|b| b.current())

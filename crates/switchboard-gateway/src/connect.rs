@@ -21,15 +21,13 @@ pub(crate) enum Attempt {
 }
 
 /// The gateway's shared client for one upstream: it serves none of the upstream's requests
-/// (those reach a client through its own upstream session, `affinity`), so it declares none;
-/// it declares the 2026-07-28 tasks extension, whose tasks it follows (`tasks`).
+/// (those reach a client through its own upstream session, `affinity`), so it declares none.
 fn client(config: &UpstreamConfig) -> Client {
     Client::builder(Implementation::new(
         "switchboard-gateway",
         env!("CARGO_PKG_VERSION"),
     ))
     .era(config.era)
-    .tasks_extension()
     .build()
 }
 

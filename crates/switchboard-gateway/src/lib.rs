@@ -63,8 +63,7 @@
 //! id it mints and the client's owner, run on a 2025 upstream that offers tasks as the
 //! upstream's own task (cancelled there when the gateway's is); `tasks/*` are the gateway's
 //! server's, and its status notifications go to the client that created the task. Tasks are
-//! offered only while such an upstream is up; a 2026-07-28 upstream's tasks are followed by the
-//! gateway's client within a plain call.
+//! offered only while such an upstream is up; a 2026-07-28 upstream's tools are called plainly.
 //!
 //! Not yet: pagination beyond the server's own cursors.
 

@@ -6,16 +6,15 @@
 //! 2026-07-28 `tasks/update`) are answered by that server, and its `notifications/tasks/status`
 //! go to the client that created the task. The task's work is the forwarded call, run on the
 //! upstream as a task of the gateway's session there when the upstream offers tasks for the
-//! tool: a 2025 upstream's task is started, its result collected with `tasks/result`, and
-//! cancelled when the gateway's task is (or its work is dropped); a 2026-07-28 upstream's task
-//! is followed by the gateway's client (it declares the extension). Input the upstream's task
+//! tool (a 2025 upstream's): the task is started, its result collected with `tasks/result`,
+//! and cancelled when the gateway's task is (or its work is dropped). Input the upstream's task
 //! asks for reaches the creating client through the gateway's task (`input_required`).
 //!
 //! The gateway's capabilities offer tasks only as far as its upstreams do: without a 2025
 //! upstream up that offers them, `initialize` and `server/discover` are answered without them,
 //! and a tool is served with the `execution.taskSupport` its upstream declared only when that
-//! upstream offers tasks. A 2026-07-28 upstream's tasks are followed by the gateway's client
-//! within a plain call (see [`served_support`] for why).
+//! upstream offers tasks. A 2026-07-28 upstream's tools are called plainly (see
+//! [`served_support`] for why).
 
 use serde_json::Value;
 use switchboard_client::{ClientError, ClientSession, Era, ProgressUpdate, RequestOptions};
@@ -41,8 +40,10 @@ pub(crate) fn offered(caps: &ServerCapabilities) -> bool {
 /// tool is served without `execution`). A 2026-07-28 upstream's tools declare nothing (the
 /// server decides which calls become tasks, `[D26-130]`), and the gateway's server would make
 /// every call of a tool it serves as task-capable a task as soon as it waits for the upstream,
-/// a plain call included; so such a tool is served as a plain one, and the task the upstream
-/// makes of a call is followed by the gateway's client to its result.
+/// a plain call included; so such a tool is served as a plain one. The gateway's client does
+/// not declare the tasks extension either (the upstream would then make a task of a plain call
+/// that waits, whose progress the polling client no longer hears): the call is a plain one,
+/// with its progress, and a tool the upstream runs only as a task is refused by it (-32021).
 pub(crate) fn served_support(session: Option<&ClientSession>, tool: &Tool) -> Option<TaskSupport> {
     let session = session?;
     (session.era() == Era::Legacy && offered(session.server_capabilities()))
@@ -91,10 +92,9 @@ impl Drop for Running {
 /// Runs `tools/call` of `params` on upstream `session` as a task of the gateway's session
 /// there, and returns the tool's result. On a 2025 upstream: the task is started (its progress
 /// to `on_progress` while it runs), its result collected with `tasks/result` (which waits until
-/// it ends), and it is cancelled upstream when `cancel` fires or this future is dropped. On a
-/// 2026-07-28 upstream the call is sent as any other: the gateway's client declares the tasks
-/// extension and follows the task the upstream makes of it (its cancellation sends
-/// `tasks/cancel`).
+/// it ends), and it is cancelled upstream when `cancel` fires or this future is dropped. (A
+/// 2026-07-28 upstream's tools are never called as tasks, [`served_support`]: such a call is
+/// sent as any other.)
 pub(crate) async fn call(
     session: ClientSession,
     params: CallToolRequestParams,
