@@ -20,6 +20,12 @@
 #       The scored and pending server scenarios (not the extensions') against a server already
 #       listening at URL, judged the same way (interop/gateway-peers.sh: the gateway).
 #
+#   conformance/ci-2026.sh tasks-url URL [EXPECTED_FAILING_SCENARIO...]
+#       The tasks extension's scenarios against a server already listening at URL (the gateway
+#       fronting a server with tasks), judged the same way, except that each scenario named
+#       after URL must fail: one that passes fails the run, so the list is
+#       looked at again.
+#
 # The suite is the npm package installed by scripts/install-peers.sh as `conformance-2026`
 # (an alias of @modelcontextprotocol/conformance@0.2.0-alpha.12), or the one under
 # $CONFORMANCE_2026_DIR (a directory holding node_modules/@modelcontextprotocol/conformance).
@@ -152,7 +158,46 @@ url_mode() {
   echo "PASS conformance 2026-07-28 server at $url: $ran of $ran scenarios ($SCORED_SERVER_SCENARIOS scored, ${#PENDING[@]} pending), no FAILURE, no WARNING"
 }
 
+# tasks_url_mode URL EXPECTED_FAILING...: the tasks extension's scenarios against URL.
+tasks_url_mode() {
+  local url="$1" js out log="" failed=0 ran=0 server_pid="" s e expected
+  shift
+  expected=("$@")
+  js="$(suite_js)"
+  interop_use_node22
+  out="target/conformance/server-2026/tasks-url-$(date -u +%Y%m%dT%H%M%S)-$$"
+  mkdir -p "$out"
+  echo "conformance 2026-07-28, the tasks extension: $url; results in $out"
+  local run=() wrong=0
+  for s in "${EXTENSION[@]}"; do
+    case " ${expected[*]} " in *" $s "*) ;; *) run+=("$s") ;; esac
+  done
+  run_scenarios "$js" "$url" "$out" "${run[@]}"
+  for e in "${expected[@]}"; do
+    case " ${EXTENSION[*]} " in *" $e "*) ;; *) interop_die "$e is not a scenario of the tasks extension" ;; esac
+    local before="$failed"
+    run_scenarios "$js" "$url" "$out" "$e"
+    if [ "$failed" = "$before" ]; then
+      echo "FAIL $e passed but is listed as failing: look again, then update the list"
+      wrong=1
+    else
+      failed="$before"
+      echo "  (expected: $e is listed as failing)"
+    fi
+  done
+  if [ "$failed" != 0 ] || [ "$wrong" != 0 ]; then
+    echo "FAIL conformance 2026-07-28 tasks extension at $url: $failed unexpected failures of $ran scenarios"
+    return 1
+  fi
+  echo "PASS conformance 2026-07-28 tasks extension at $url: $((ran - ${#expected[@]})) of $ran scenarios pass, the ${#expected[@]} listed fail as expected; the others with no FAILURE, no WARNING"
+}
+
 case "${1:-}" in
+  tasks-url)
+    [ $# -ge 2 ] || interop_die "usage: conformance/ci-2026.sh tasks-url URL [EXPECTED_FAILING_SCENARIO...]"
+    shift
+    tasks_url_mode "$@"
+    ;;
   url)
     [ $# = 2 ] || interop_die "usage: conformance/ci-2026.sh url URL"
     url_mode "$2"
@@ -162,6 +207,6 @@ case "${1:-}" in
     server_mode "$2"
     ;;
   *)
-    interop_die "usage: conformance/ci-2026.sh server SWITCHBOARD_BIN | url URL"
+    interop_die "usage: conformance/ci-2026.sh server SWITCHBOARD_BIN | url URL | tasks-url URL [EXPECTED_FAILING_SCENARIO...]"
     ;;
 esac

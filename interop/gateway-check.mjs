@@ -4,8 +4,8 @@
 // gateway under its prefix (names `PREFIX_name`, URIs `scheme://PREFIX/rest`), exactly and
 // nothing else; a no-argument tool called through the gateway answers what it answers directly;
 // a resource read through its gateway URI has the direct contents (with the gateway's URI).
-// Tasks are not forwarded yet: a tool that runs only as a task (`execution.taskSupport`
-// "required") is left out of the gateway's list, and `execution` is left out of the others.
+// Both upstreams speak 2025-11-25 and offer tasks, so each tool keeps its `execution` (its task
+// support) through the gateway, task-only tools included.
 //
 //   node interop/gateway-check.mjs GATEWAY_URL PREFIX=DIRECT_URL [PREFIX=DIRECT_URL ...]
 //       each DIRECT_URL a Streamable HTTP endpoint, or `stdio:` + a shell command
@@ -60,11 +60,10 @@ async function checkUpstream(gw, lists, prefix, directTarget) {
       ['resources', 'listResources', 'resources', 'uri', (u) => gatewayUri(prefix, u)],
       ['resources', 'listResourceTemplates', 'resourceTemplates', 'uriTemplate', (u) => gatewayUri(prefix, u)],
     ];
-    const taskOnly = (t) => t.execution?.taskSupport === 'required';
-    const directTools = (caps.tools ? await all(direct, 'listTools', 'tools') : []).filter((t) => !taskOnly(t));
+    const directTools = caps.tools ? await all(direct, 'listTools', 'tools') : [];
     for (const [cap, method, key, field, map] of kinds) {
       if (!caps[cap]) continue;
-      const want = (await all(direct, method, key)).filter((x) => !taskOnly(x)).map((x) => map(x[field])).sort();
+      const want = (await all(direct, method, key)).map((x) => map(x[field])).sort();
       const got = lists[key].map((x) => x[field]).filter((v) => v.startsWith(`${prefix}_`) || v.includes(`://${prefix}/`) || v.startsWith(`${prefix}:`) ).sort();
       if (same(got, want) && want.length > 0) pass(`${prefix}: ${key} listed under the prefix (${want.length})`);
       else fail(`${prefix}: ${key} listed under the prefix`, `expected ${J(want)}, got ${J(got)}`);
@@ -73,8 +72,7 @@ async function checkUpstream(gw, lists, prefix, directTarget) {
     for (const t of directTools) {
       const g = lists.tools.find((x) => x.name === `${prefix}_${t.name}`);
       if (!g) continue;
-      const { execution: _, ...upstream } = t;
-      if (!same({ ...g, name: t.name }, upstream)) {
+      if (!same({ ...g, name: t.name }, t)) {
         fail(`${prefix}: tool ${t.name} definition`, `direct ${J(t)}, gateway ${J(g)}`);
         return;
       }

@@ -23,6 +23,17 @@
 # 4. The 2026-07-28 suite's scored and pending server scenarios against the gateway fronting our
 #    everything server on 2026-07-28 (below says why that era), judged as ci-2026.sh judges
 #    `serve`.
+# 5. The 2026-07-28 suite's tasks extension scenarios against the gateway fronting our
+#    everything server on 2025-11-25 (whose tools declare their task support): a client's task
+#    is the gateway's, run as the upstream's task (below says which scenario fails, and why).
+#
+# Not here: issue 27's third upstream, "the Python SDK everything server on 2026-07-28". On
+# 2026-12-05 PyPI's `mcp` is 2.3.0 (the latest release; pre-releases 2.0.0a1 to 2.0.0rc1 are
+# older): it speaks 2026-07-28 (`mcp_types.version.KNOWN_PROTOCOL_VERSIONS` ends with it; the
+# low-level `Server` answers `server/discover`, `MCPServer` serves both eras) but its wheel
+# ships no everything server (`python -m mcp.server` is an empty `Server("mcp")` on stdio, and
+# no module of the distribution's RECORD is one). interop/py_everything_server.py is ours,
+# written with that SDK, so it is not counted as the SDK's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="$(cd "$(dirname "${1:?usage: interop/gateway-peers.sh path/to/switchboard}")" && pwd)/$(basename "$1")"
@@ -163,8 +174,8 @@ tail -n 3 "$out/suite.log"
 #    2026-07-28 because three checks need what only that era's upstream gives: -32021 for a
 #    capability the client lacks (a 2025 upstream answers with an isError result, which the
 #    gateway cannot tell from any other), and the input requests' own keys (`user_name`: a 2025
-#    upstream's elicitation/create has none, the gateway names it). The tasks and skills
-#    extensions' scenarios are not run: the gateway serves neither yet.
+#    upstream's elicitation/create has none, the gateway names it). The skills extension's
+#    scenarios are not run: the gateway does not serve it yet; the tasks extension's are, in 5.
 cat > "$WORK/conformance-2026.toml" << EOF
 [[upstream]]
 name = ""
@@ -174,6 +185,23 @@ EOF
 start_gateway "$WORK/conformance-2026.toml"
 echo "== gateway interop: conformance 2026-07-28 (server, scored and pending) against switchboard gateway --http fronting our everything server on 2026-07-28 (prefix \"\")"
 ./conformance/ci-2026.sh url "$GW_URL" || status=1
+
+# 5. The tasks extension through the gateway. The upstream speaks 2025-11-25: a 2026-07-28
+#    upstream's tools declare no task support, so the gateway serves and calls them as plain
+#    tools (crates/switchboard-gateway/src/tasks.rs).
+#    Expected to fail, and nothing else: tasks-mrtr-composition (input-required rounds before
+#    the task is made, then a task on the final round): the gateway's server makes the call
+#    its task as soon as the handler waits for the upstream, before the upstream asks for
+#    input, so round 1 is a task instead of an input-required result.
+cat > "$WORK/conformance-tasks.toml" << EOF
+[[upstream]]
+name = ""
+stdio = "$BIN serve --example everything"
+era = "legacy"
+EOF
+start_gateway "$WORK/conformance-tasks.toml"
+echo "== gateway interop: conformance 2026-07-28, the tasks extension, against switchboard gateway --http fronting our everything server on 2025-11-25 (prefix \"\")"
+./conformance/ci-2026.sh tasks-url "$GW_URL" tasks-mrtr-composition || status=1
 
 [ "$status" = 0 ] && echo "gateway interop: passed" || echo "gateway interop: FAILED"
 exit "$status"

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The official Python SDK client through `switchboard gateway`, against each upstream spoken to
 directly: the checks of gateway-check.mjs (each upstream's tools, prompts, resources and
-templates listed under its prefix exactly; definitions unchanged but for the name and the
-`execution` the gateway leaves out, task-only tools left out; a call and a read through the
-gateway equal to the direct ones).
+templates listed under its prefix exactly; definitions unchanged but for the name, their
+`execution` (task support) included: both upstreams speak 2025-11-25 and offer tasks; a call and
+a read through the gateway equal to the direct ones).
 
     .tools/venv/bin/python interop/gateway_check.py GATEWAY_URL PREFIX=DIRECT [PREFIX=DIRECT ...]
         each DIRECT a Streamable HTTP endpoint, or `stdio:` + a shell command
@@ -90,11 +90,7 @@ def caps_of(client: Client) -> dict:
 async def check_upstream(gw: Client, lists: dict, prefix: str, target: str) -> None:
     async with connect(target) as direct:
         caps = caps_of(direct)
-
-        def task_only(x: dict) -> bool:
-            return (x.get("execution") or {}).get("taskSupport") == "required"
-
-        direct_tools = [t for t in (await all_items(direct, "tools") if "tools" in caps else []) if not task_only(t)]
+        direct_tools = await all_items(direct, "tools") if "tools" in caps else []
         for cap, kind, field in (
             ("tools", "tools", "name"),
             ("prompts", "prompts", "name"),
@@ -117,8 +113,7 @@ async def check_upstream(gw: Client, lists: dict, prefix: str, target: str) -> N
         by_name = {t["name"]: t for t in lists["tools"]}
         for t in direct_tools:
             g = by_name.get(f"{prefix}_{t['name']}")
-            upstream = {k: v for k, v in t.items() if k != "execution"}
-            if g is not None and {**g, "name": t["name"]} != upstream:
+            if g is not None and {**g, "name": t["name"]} != t:
                 bad(f"{prefix}: tool {t['name']} definition", f"direct {J(t)}, gateway {J(g)}")
                 break
         else:

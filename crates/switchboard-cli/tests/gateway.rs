@@ -331,3 +331,62 @@ fn sighup_reloads_the_configuration_and_a_removed_upstream_says_so() {
     assert!(call(&["tools/list"]).contains("\"sum_add\""));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `[D26-130]` `[D26-138]` tasks through the gateway over Streamable HTTP: a 2026-07-28
+/// client's call of the everything server's `test_task_elicitation` (a 2025-11-25 upstream)
+/// becomes the gateway's task, run as the upstream's task, which asks this client for a name.
+/// Over HTTP each 2026-07-28 request is an exchange of its own that ends when the call becomes
+/// a task: the client's own upstream session, and the upstream's task, live on until the task
+/// ends, and the task is not cancelled with the exchange.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_clients_task_asks_it_for_input_through_the_gateway_over_http() {
+    let dir = scratch("tasks");
+    let config_path = dir.join("gateway.toml");
+    let everything = format!(
+        "{} serve --example everything",
+        env!("CARGO_BIN_EXE_switchboard")
+    );
+    std::fs::write(
+        &config_path,
+        format!("[[upstream]]\nname = \"sb\"\nstdio = \"{everything}\"\nera = \"legacy\"\n"),
+    )
+    .unwrap();
+    let addr = format!("127.0.0.1:{}", common::free_port());
+    let mut cmd = bin();
+    cmd.args(["gateway", config_path.to_str().unwrap(), "--http", &addr]);
+    let gateway = common::start(cmd, "listening on", format!("http://{addr}/mcp"));
+    let transport = switchboard::http_client::HttpClientTransport::connect(
+        &gateway.url,
+        switchboard::http_client::HttpClientConfig::default(),
+    )
+    .unwrap();
+    let client = Client::builder(Implementation::new("tasks-test", "1"))
+        .era(EraMode::Pin(
+            switchboard::types::ProtocolVersion::V2026_07_28,
+        ))
+        .tasks_extension()
+        .elicitation(|_, _| async {
+            Ok(
+                serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
+                    .unwrap(),
+            )
+        })
+        .build()
+        .connect(transport)
+        .await
+        .expect("connected to the gateway");
+    let deadline = wait::Deadline::new("sb is listed");
+    while !client
+        .list_tools()
+        .await
+        .is_ok_and(|t| has(&t, "sb_test_task_elicitation"))
+    {
+        deadline.tick().await;
+    }
+    let r = client
+        .call_tool("sb_test_task_elicitation", json!({}))
+        .await
+        .expect("a result");
+    assert_eq!(text_of(&r), "hello Ada");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -11,8 +11,10 @@
 //! [`Context::elicit`], [`Context::list_roots`], which speak both eras), and refused when none
 //! is in flight; its log lines go to that client only. No other client ever holds the session,
 //! so no other client can see or answer what it carries. The session serves everything else of
-//! the upstream for its client too (`mirror`: the tools it lists, its resource subscriptions,
-//! the client's own progress token). A 2026-07-28 upstream's input request is asked under its
+//! the upstream for its client too (`mirror`: the tools it lists, its `prompts/get` and
+//! `resources/read`, each in flight like a call so that what the upstream asks during it
+//! reaches that client, its resource subscriptions, the client's own progress token; `front`:
+//! its `completion/complete` once the session is open, which a layer cannot open). A 2026-07-28 upstream's input request is asked under its
 //! own key ([`InputKey`](switchboard_client::InputKey)). Past `max_affinity_sessions` for one
 //! upstream, a client's calls share the gateway's session (logged), whose client declares none
 //! of these, so the upstream cannot ask it.
@@ -46,6 +48,10 @@ pub(crate) struct Bound {
     followed: std::sync::atomic::AtomicBool,
     /// The client's resource subscriptions held on this session: gateway URI → subscription.
     subscriptions: Mutex<HashMap<String, switchboard_client::SubscriptionId>>,
+    /// How many of the client's requests are in flight here: a session outlives its client's
+    /// until they end (a 2026-07-28 exchange ends when its call becomes a task, whose work
+    /// goes on here).
+    in_flight: tokio::sync::watch::Sender<usize>,
 }
 
 /// Removes a call from [`Bound::calls`] when the call ends.
@@ -67,6 +73,9 @@ impl Drop for InFlight {
         if let Ok(mut calls) = self.bound.calls.lock() {
             calls.retain(|(id, _)| *id != self.id);
         }
+        self.bound
+            .in_flight
+            .send_modify(|n| *n = n.saturating_sub(1));
     }
 }
 
@@ -82,6 +91,7 @@ impl Bound {
     /// Registers `cx` as in flight until the guard drops.
     pub(crate) fn enter(self: &Arc<Self>, cx: &Context) -> InFlight {
         let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.in_flight.send_modify(|n| *n += 1);
         if let Ok(mut calls) = self.calls.lock() {
             calls.push((id, cx.clone()));
         }
@@ -294,6 +304,7 @@ impl Affinity {
                         sending: tokio::sync::Mutex::new(()),
                         followed: Default::default(),
                         subscriptions: Mutex::default(),
+                        in_flight: tokio::sync::watch::Sender::new(0),
                     });
                     map.insert(key, b.clone());
                     b
@@ -306,12 +317,18 @@ impl Affinity {
                 let client = client(config, cx, Arc::downgrade(&bound));
                 match crate::connect::connect_with(config, client).await {
                     Ok(session) => {
-                        // Closed with the client's session; forgotten when either ends.
+                        // Closed with the client's session once none of its requests is in
+                        // flight here; forgotten when either ends.
                         let (me, front, up) =
                             (self.clone(), cx.session().clone(), session.clone());
+                        let mut in_flight = bound.in_flight.subscribe();
                         tokio::spawn(async move {
+                            let ended = async {
+                                front.closed().await;
+                                let _ = in_flight.wait_for(|n| *n == 0).await;
+                            };
                             tokio::select! {
-                                () = front.closed() => {}
+                                () = ended => {}
                                 () = up.closed() => {}
                             }
                             up.close();

@@ -20,8 +20,8 @@ pub(crate) enum Attempt {
     TimedOut(std::time::Duration),
 }
 
-/// The gateway's client for one upstream: it serves none of the upstream's requests (sampling,
-/// elicitation and roots are not forwarded in this version), so it declares none.
+/// The gateway's shared client for one upstream: it serves none of the upstream's requests
+/// (those reach a client through its own upstream session, `affinity`), so it declares none.
 fn client(config: &UpstreamConfig) -> Client {
     Client::builder(Implementation::new(
         "switchboard-gateway",

@@ -148,6 +148,9 @@ impl Front {
 impl Layer for Front {
     fn handle(&self, call: Call, next: Next) -> BoxFuture<HandlerResult> {
         let method = call.method().to_owned();
+        if method == methods::INITIALIZE || method == methods::SERVER_DISCOVER {
+            return self.offer(call, next);
+        }
         if let Some((kind, field, key)) = listed(&method) {
             let facts = call.facts().clone();
             let registry = self.registry.clone();
@@ -224,6 +227,29 @@ impl Layer for Front {
             return self.listen(call, next);
         }
         next.run(call)
+    }
+}
+
+impl Front {
+    /// `initialize` and `server/discover`: tasks are offered only while an upstream up offers
+    /// them (`tasks`).
+    fn offer(&self, call: Call, next: Next) -> BoxFuture<HandlerResult> {
+        let registry = self.registry.clone();
+        let answer = next.run(call);
+        Box::pin(async move {
+            let result = answer.await?;
+            let offered = registry.mirrors().iter().any(|m| {
+                m.link.is_ready() && m.link.session().is_some_and(|s| crate::tasks::served(&s))
+            });
+            if offered {
+                return Ok(result);
+            }
+            let Ok(mut value) = serde_json::from_str::<Value>(result.get()) else {
+                return Ok(result);
+            };
+            crate::tasks::hide_offer(&mut value);
+            raw(&value)
+        })
     }
 }
 
@@ -348,11 +374,16 @@ impl Front {
         if let Some(text) = owner.unavailable() {
             return Box::pin(async move { Err(ErrorObject::internal(text)) });
         }
-        let Some(session) = self
-            .registry
-            .mirror(&owner.name)
-            .and_then(|m| m.link.session())
-        else {
+        // On the client's own upstream session when it holds one (what the upstream asks
+        // while completing then reaches that client, through one of its calls in flight, and
+        // never another), else on the gateway's, whose client the upstream cannot ask.
+        let mirror = self.registry.mirror(&owner.name);
+        let own = call
+            .facts()
+            .connection
+            .and_then(|c| mirror.as_ref()?.link.affinity.of(c))
+            .and_then(|b| b.session());
+        let Some(session) = own.or_else(|| mirror.and_then(|m| m.link.session())) else {
             return Box::pin(async move { none() });
         };
         if session.server_capabilities().completions.is_none() {

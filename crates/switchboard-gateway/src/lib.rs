@@ -38,10 +38,11 @@
 //! | `search` | the `search_tools` tool |
 //! | `subscribe` | resource subscriptions forwarded, updates rewritten back |
 //! | `affinity` | clients' own upstream sessions: an upstream's requests and log lines reach the client that caused them |
+//! | `tasks` | a gateway task's work run as the upstream's task; tasks offered only as far as the upstreams offer them |
 //! | `connect` | reaching an upstream: the gateway's client over stdio, Streamable HTTP (its bearer token) or a connector |
 //! | `upstream` | one upstream's life: connect, list, follow changes, restart with backoff |
 //!
-//! Modules depend one way: `names` ← `policy` ← `config` ← `connect` ← `affinity` ← `mirror` ←
+//! Modules depend one way: `names` ← `policy` ← `config` ← `connect` ← `affinity`, `tasks` ← `mirror` ←
 //! `registry` ← `front`, `search`, `upstream` ← the crate root.
 //!
 //! An upstream's sampling, elicitation and roots requests and log lines during a client's call
@@ -57,7 +58,14 @@
 //! open, and an upstream's input requests reach such a client as `input_required` rounds
 //! (under the upstream's own keys when it speaks 2026-07-28).
 //!
-//! Not yet: tasks, and pagination beyond the server's own cursors.
+//! Tasks, both eras (`tasks`): a client's task-augmented call (2025-11-25) or a 2026-07-28 call
+//! that becomes a task under the tasks extension is a task of the gateway's server, under an
+//! id it mints and the client's owner, run on a 2025 upstream that offers tasks as the
+//! upstream's own task (cancelled there when the gateway's is); `tasks/*` are the gateway's
+//! server's, and its status notifications go to the client that created the task. Tasks are
+//! offered only while such an upstream is up; a 2026-07-28 upstream's tools are called plainly.
+//!
+//! Not yet: pagination beyond the server's own cursors.
 
 mod affinity;
 mod config;
@@ -69,6 +77,7 @@ mod policy;
 mod registry;
 mod search;
 mod subscribe;
+mod tasks;
 mod upstream;
 mod watch;
 
@@ -77,7 +86,8 @@ use std::sync::{Arc, RwLock};
 use switchboard_client::CancellationToken;
 use switchboard_server::{Server, ServerError};
 use switchboard_types::capabilities::{
-    PromptsCapability, ResourcesCapability, ServerCapabilities, ToolsCapability,
+    PromptsCapability, ResourcesCapability, ServerCapabilities, ServerTaskRequests,
+    ServerTasksCapability, ToolsCapability, ToolsTaskRequests,
 };
 
 pub use config::{
@@ -163,6 +173,20 @@ impl Gateway {
             completions: Some(Default::default()),
             // Upstreams' log lines reach the client whose call caused them (`affinity`).
             logging: Some(Default::default()),
+            // Tools run as the gateway's tasks (`tasks`); offered only while an upstream up
+            // offers them (the front layer takes the offer out otherwise).
+            tasks: Some(ServerTasksCapability {
+                list: Some(Default::default()),
+                cancel: Some(Default::default()),
+                requests: Some(ServerTaskRequests {
+                    tools: Some(ToolsTaskRequests {
+                        call: Some(Default::default()),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
             ..Default::default()
         };
         let registry = Arc::new(registry::Registry::new(config.separator.clone()));

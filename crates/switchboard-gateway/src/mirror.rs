@@ -404,9 +404,10 @@ impl Mirror {
     /// ones removed (each change announced by the server).
     pub(crate) fn sync_tools(&self, tools: Vec<Tool>) {
         let mut desired = Vec::new();
+        let session = self.link.session();
         for tool in self.bounded(Kind::Tools, tools) {
             let key = tool.name.clone();
-            match served_tool(&self.link.name, &self.separator, tool) {
+            match served_tool(&self.link.name, &self.separator, tool, session.as_ref()) {
                 Ok(served) => desired.push(served),
                 Err(why) => self.skipped(Kind::Tools, &key, why),
             }
@@ -595,16 +596,21 @@ fn served_tool(
     upstream: &str,
     separator: &str,
     tool: Tool,
+    tasks: Option<&ClientSession>,
 ) -> Result<(String, Tool, String), &'static str> {
-    if tool.task_support() == TaskSupport::Required {
-        return Err("it runs only as a task (not forwarded yet)");
+    let support = crate::tasks::served_support(tasks, &tool);
+    if support.is_none() && tool.task_support() == TaskSupport::Required {
+        return Err("it runs only as a task, and its upstream does not offer tasks");
     }
     let name = names::prefixed_name(upstream, separator, &tool.name)
         .ok_or("its prefixed name breaks the tool-name rules")?;
     let original = tool.name.clone();
     let mut served = tool;
     served.name = name.clone();
-    served.execution = None;
+    // Its `execution` as the upstream declared it when the gateway serves the upstream's tasks.
+    if support.is_none() {
+        served.execution = None;
+    }
     Ok((name, served, original))
 }
 
@@ -698,12 +704,15 @@ async fn sync_own_tools(
         })
         .collect();
     let mut own = HashMap::new();
+    let shared_session = link.session();
     for tool in tools.into_iter().take(limits.max_items) {
         let def = serde_json::to_value(&tool).unwrap_or(Value::Null);
         if shared.get(&tool.name) == Some(&def) {
             continue;
         }
-        if let Ok((name, served, original)) = served_tool(&link.name, &link.separator, tool) {
+        if let Ok((name, served, original)) =
+            served_tool(&link.name, &link.separator, tool, shared_session.as_ref())
+        {
             own.insert(name, (def, served, original));
         }
     }
@@ -764,6 +773,11 @@ async fn forward_call(
     let mut opts = options(&cx, limits.call_timeout);
     let mut params =
         CallToolRequestParams::new(&name).with_arguments(Value::Object(call.arguments));
+    // A task of the gateway's (the client asked for one, or the tool requires one) runs on the
+    // upstream as a task of its own when the upstream offers tasks for the tool (`tasks`).
+    let support = crate::tasks::support_of(&link.session().unwrap_or(session.clone()), &name);
+    let as_task = support != TaskSupport::Forbidden
+        && (support == TaskSupport::Required || cx.run_as_task().await);
     // Progress: the engine's callback is synchronous, so it keeps the latest update in a watch
     // (nothing queues: updates that come faster than the client is told are coalesced into
     // the latest, which carries the later value) and this task reports it on the client's
@@ -773,7 +787,16 @@ async fn forward_call(
     // token of the gateway's session.
     let (tx, mut rx) = tokio::sync::watch::channel::<Option<ProgressUpdate>>(None);
     let mut _watch = None;
-    if let Some(token) = cx.progress_token() {
+    let task_progress = as_task.then(|| {
+        let tx = tx.clone();
+        move |u| {
+            tx.send_replace(Some(u));
+        }
+    });
+    if as_task {
+        // The upstream task's progress, under a token of the gateway's session there, for
+        // the task's whole life (the gateway's task keeps its client's token as long).
+    } else if let Some(token) = cx.progress_token() {
         let verbatim = in_flight.as_ref().and_then(|_| {
             let tx = tx.clone();
             let watch = session.peer().watch_progress(token.clone(), move |u| {
@@ -797,7 +820,29 @@ async fn forward_call(
     } else {
         drop(tx);
     }
-    let forwarded = session.request::<_, CallToolResult>(methods::TOOLS_CALL, params, opts);
+    let forwarded: futures::future::BoxFuture<'_, Result<CallToolResult, ClientError>> =
+        if let Some(on_progress) = task_progress {
+            // A 2026-07-28 request's cancellation ends with its exchange, which ends when the
+            // call becomes a task: the task's end is its work being dropped (`tasks/cancel`).
+            let cancel = if cx.is_modern() {
+                switchboard_client::CancellationToken::new()
+            } else {
+                cx.cancellation().clone()
+            };
+            // The wait is the task's: no call timeout (an upstream that goes away ends it).
+            let opts = RequestOptions::default()
+                .without_timeout()
+                .with_cancel(cancel.child_token());
+            Box::pin(crate::tasks::call(
+                session.clone(),
+                params,
+                opts,
+                cancel,
+                on_progress,
+            ))
+        } else {
+            Box::pin(session.request::<_, CallToolResult>(methods::TOOLS_CALL, params, opts))
+        };
     tokio::pin!(forwarded);
     let report = |u: Option<ProgressUpdate>| {
         let cx = &cx;

@@ -11,6 +11,8 @@ use switchboard_server::Server;
 use switchboard_test_support::wait;
 use switchboard_types::lifecycle::Implementation;
 use switchboard_types::logging::LoggingLevel;
+use switchboard_types::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
+use switchboard_types::resources::ResourceTemplate;
 use switchboard_types::sampling::CreateMessageResult;
 use switchboard_types::tools::{CallToolResult, Tool};
 
@@ -66,9 +68,52 @@ fn asking() -> Server {
                 .map_err(|e| switchboard_server::ToolError::new(e.to_string()))?;
             Ok(CallToolResult::text(r.roots[0].uri.clone()))
         })
+        .prompt(
+            {
+                let mut p = Prompt::new("ask");
+                p.arguments = Some(vec![PromptArgument::new("who")]);
+                p
+            },
+            |get| async move {
+                let who = get.arguments.get("who").cloned().unwrap_or_default();
+                let text = sample(&get.cx, &who)
+                    .await
+                    .map_err(switchboard_types::ErrorObject::internal)?;
+                let m: PromptMessage = serde_json::from_value(
+                    json!({"role": "user", "content": {"type": "text", "text": text}}),
+                )
+                .expect("a message");
+                Ok(GetPromptResult::new(vec![m]))
+            },
+        )
+        .resource_template(
+            ResourceTemplate::new("test://ask/{who}", "ask"),
+            |read| async move {
+                let who = read.vars.get("who").cloned().unwrap_or_default();
+                let text = sample(&read.cx, &who)
+                    .await
+                    .map_err(switchboard_types::ErrorObject::internal)?;
+                Ok(common::read_text(&read.uri, text))
+            },
+        )
         .enable_logging()
         .build()
         .expect("a server")
+}
+
+/// Asks the client of `cx` for a sampled message naming `who`; returns its text.
+async fn sample(cx: &switchboard_server::Context, who: &str) -> Result<String, String> {
+    let params = serde_json::from_value(json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": format!("for {who}")}}],
+        "maxTokens": 10
+    }))
+    .expect("params");
+    let r = cx.create_message(params).await.map_err(|e| e.to_string())?;
+    let r = serde_json::to_value(r).expect("a result");
+    Ok(r.pointer("/content/text")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned())
 }
 
 /// What one client of the gateway saw.
@@ -255,4 +300,53 @@ async fn with_shared_client_sessions_the_upstream_asks_no_client() {
     assert!(failed);
     assert!(seen.lock().expect("lock").sampled.is_empty());
     assert_eq!(gateway.own_sessions("up"), Some(0));
+}
+
+/// `[SEC]` hostile clients, for prompts and resources: a `prompts/get` or `resources/read` goes
+/// through the client's own upstream session, so the sampling it causes upstream is asked of
+/// that client alone, while another client's get or read of the same item is asked of that one.
+#[tokio::test]
+async fn a_get_or_read_asks_only_the_client_that_made_it() {
+    let gateway = gateway();
+    wait::until("up", || gateway.is_up("up") == Some(true)).await;
+    let (seen_a, seen_b) = (
+        Arc::new(Mutex::new(Seen::default())),
+        Arc::new(Mutex::new(Seen::default())),
+    );
+    let hold = Arc::new(tokio::sync::Notify::new());
+    let a = client_of(&gateway, "A", seen_a.clone(), Some(hold.clone())).await;
+    let b = client_of(&gateway, "B", seen_b.clone(), None).await;
+    let a_get = tokio::spawn({
+        let a = a.clone();
+        async move { a.get_prompt("up_ask", [("who", "A")]).await }
+    });
+    wait::until("A is asked", || {
+        seen_a.lock().expect("lock").sampled.len() == 1
+    })
+    .await;
+    // A's request waits at A; B's get and read are asked of B alone.
+    let r = b
+        .get_prompt("up_ask", [("who", "B")])
+        .await
+        .expect("B's prompt");
+    assert_eq!(text_of(&r), "sampled by B");
+    let r = b.read_resource("test://up/ask/B").await.expect("B's read");
+    assert_eq!(text_of(&r), "sampled by B");
+    hold.notify_one();
+    let r = a_get.await.expect("joined").expect("A's prompt");
+    assert_eq!(text_of(&r), "sampled by A");
+    let a_read = tokio::spawn({
+        let a = a.clone();
+        async move { a.read_resource("test://up/ask/A").await }
+    });
+    wait::until("A is asked again", || {
+        seen_a.lock().expect("lock").sampled.len() == 2
+    })
+    .await;
+    hold.notify_one();
+    let r = a_read.await.expect("joined").expect("A's read");
+    assert_eq!(text_of(&r), "sampled by A");
+    assert_eq!(seen_a.lock().expect("lock").sampled, ["for A", "for A"]);
+    assert_eq!(seen_b.lock().expect("lock").sampled, ["for B", "for B"]);
+    assert_eq!(gateway.own_sessions("up"), Some(2));
 }

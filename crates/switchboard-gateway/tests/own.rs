@@ -11,10 +11,12 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use switchboard_client::{Client, ClientSession, EraMode, RequestOptions};
 use switchboard_gateway::{Connector, Gateway};
+use switchboard_server::CompletionTarget;
 use switchboard_server::Server;
 use switchboard_test_support::wait;
 use switchboard_types::RequestId;
 use switchboard_types::lifecycle::Implementation;
+use switchboard_types::prompts::{GetPromptResult, Prompt, PromptArgument};
 use switchboard_types::resources::Resource;
 use switchboard_types::tools::{CallToolResult, Tool};
 
@@ -29,8 +31,16 @@ const SERVED_WATCHED: &str = "test://up/watched";
 /// the calling session (announced with `list_changed`), `trigger` announces an update of
 /// `test://watched` and says how many subscribers it reached, `token` reports progress and
 /// answers with the progress token it was given.
-fn process() -> Server {
+fn process(n: usize) -> Server {
+    let mut prompt = Prompt::new("p");
+    prompt.arguments = Some(vec![PromptArgument::new("x")]);
     Server::builder(Implementation::new("process", "1"))
+        .prompt(prompt, |_| async { Ok(GetPromptResult::new(Vec::new())) })
+        .completion(
+            CompletionTarget::Prompt("p".into()),
+            "x",
+            Arc::new(move |_| vec![format!("process {n}")]),
+        )
         .tool(Tool::new("add_dynamic", obj()), |call| async move {
             call.cx
                 .session()
@@ -68,11 +78,15 @@ fn process() -> Server {
 }
 
 /// A connector that starts a new [`process`] for each session.
+/// (Processes are numbered from 0 in the order they start: the gateway's shared session is
+/// process 0.)
 fn processes() -> Connector {
-    Arc::new(|client: Client| {
+    let started = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    Arc::new(move |client: Client| {
+        let n = started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Box::pin(async move {
             let (ours, theirs) = switchboard_jsonrpc::memory::pair();
-            process()
+            process(n)
                 .serve(theirs)
                 .map_err(|e| switchboard_client::ClientError::Handshake(e.to_string()))?;
             client.connect(ours).await
@@ -223,4 +237,33 @@ async fn a_clients_progress_token_is_passed_on_as_it_is_on_its_own_session_only(
     );
     assert!(!seen.is_empty());
     assert_eq!(updates, 1, "B's progress came back");
+}
+
+/// The completion values `c` gets for argument `x` of prompt `up_p`.
+async fn completed(c: &ClientSession) -> Value {
+    let r: Value = c
+        .request(
+            switchboard_types::methods::COMPLETION_COMPLETE,
+            json!({"ref": {"type": "ref/prompt", "name": "up_p"}, "argument": {"name": "x", "value": ""}}),
+            RequestOptions::default(),
+        )
+        .await
+        .expect("completed");
+    r["completion"]["values"].clone()
+}
+
+/// `[CP]` completion, `[SEC]` per-client upstream sessions: a client that holds an upstream
+/// session of its own completes on it (what the upstream asks meanwhile can reach only that
+/// client); another client completes on the gateway's shared session.
+#[tokio::test]
+async fn a_clients_completion_goes_through_its_own_upstream_session() {
+    let gateway = gateway();
+    wait::until("up", || gateway.is_up("up") == Some(true)).await;
+    let (a, b) = (client(&gateway, true).await, client(&gateway, false).await);
+    // Before A's first call it has no session of its own: the shared one (process 0) answers.
+    assert_eq!(completed(&a).await, json!(["process 0"]));
+    a.call_tool("up_trigger", json!({})).await.expect("called");
+    assert_eq!(gateway.own_sessions("up"), Some(1));
+    assert_eq!(completed(&a).await, json!(["process 1"]));
+    assert_eq!(completed(&b).await, json!(["process 0"]));
 }

@@ -1,0 +1,189 @@
+//! Tasks through the gateway, both eras. The gateway's own server runs a client's task (a
+//! 2025-11-25 task-augmented `tools/call`, or a 2026-07-28 call that becomes a task under the
+//! tasks extension): the task and its id are the gateway's, kept in its server's task store
+//! under the client's owner, so two upstreams' task ids never meet and a client never names
+//! another client's task; `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` (and the
+//! 2026-07-28 `tasks/update`) are answered by that server, and its `notifications/tasks/status`
+//! go to the client that created the task. The task's work is the forwarded call, run on the
+//! upstream as a task of the gateway's session there when the upstream offers tasks for the
+//! tool (a 2025 upstream's): the task is started, its result collected with `tasks/result`,
+//! and cancelled when the gateway's task is (or its work is dropped). Input the upstream's task
+//! asks for reaches the creating client through the gateway's task (`input_required`).
+//!
+//! The gateway's capabilities offer tasks only as far as its upstreams do: without a 2025
+//! upstream up that offers them, `initialize` and `server/discover` are answered without them,
+//! and a tool is served with the `execution.taskSupport` its upstream declared only when that
+//! upstream offers tasks. A 2026-07-28 upstream's tools are called plainly (see
+//! [`served_support`] for why).
+
+use serde_json::Value;
+use switchboard_client::{ClientError, ClientSession, Era, ProgressUpdate, RequestOptions};
+use switchboard_types::capabilities::ServerCapabilities;
+use switchboard_types::meta::RELATED_TASK_KEY;
+use switchboard_types::methods;
+use switchboard_types::modern::TASKS_EXTENSION;
+use switchboard_types::tools::{CallToolRequestParams, CallToolResult, TaskSupport, Tool};
+
+/// Whether a server with `caps` runs tools as tasks: the 2025 `tasks.requests.tools.call`, or
+/// the 2026-07-28 tasks extension in its discover capabilities.
+pub(crate) fn offered(caps: &ServerCapabilities) -> bool {
+    caps.supports_task_tool_calls()
+        || caps
+            .extra
+            .get("extensions")
+            .and_then(|e| e.get(TASKS_EXTENSION))
+            .is_some_and(Value::is_object)
+}
+
+/// The task support the gateway serves `tool` with, given the upstream session it comes
+/// from: what the tool declares on a 2025 upstream that offers tasks; `None` otherwise (the
+/// tool is served without `execution`). A 2026-07-28 upstream's tools declare nothing (the
+/// server decides which calls become tasks, `[D26-130]`), and the gateway's server would make
+/// every call of a tool it serves as task-capable a task as soon as it waits for the upstream,
+/// a plain call included; so such a tool is served as a plain one. The gateway's client does
+/// not declare the tasks extension either (the upstream would then make a task of a plain call
+/// that waits, whose progress the polling client no longer hears): the call is a plain one,
+/// with its progress, and a tool the upstream runs only as a task is refused by it (-32021).
+pub(crate) fn served_support(session: Option<&ClientSession>, tool: &Tool) -> Option<TaskSupport> {
+    let session = session?;
+    (session.era() == Era::Legacy && offered(session.server_capabilities()))
+        .then(|| tool.task_support())
+}
+
+/// Whether the gateway serves the tasks of upstream `session`'s tools (see [`served_support`]).
+pub(crate) fn served(session: &ClientSession) -> bool {
+    session.era() == Era::Legacy && offered(session.server_capabilities())
+}
+
+/// The task support tool `name` (its upstream name) is served with, from upstream `session`'s
+/// cached list.
+pub(crate) fn support_of(session: &ClientSession, name: &str) -> TaskSupport {
+    session
+        .cached_tools()
+        .and_then(|tools| tools.into_iter().find(|t| t.name == name))
+        .and_then(|t| served_support(Some(session), &t))
+        .unwrap_or(TaskSupport::Forbidden)
+}
+
+/// Cancels the upstream's task unless it ended: the gateway's task was cancelled (its work
+/// dropped) or the client's request was.
+struct Running {
+    session: ClientSession,
+    id: String,
+    ended: bool,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        let (session, id) = (self.session.clone(), std::mem::take(&mut self.id));
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                if let Err(e) = session.cancel_task(&id).await {
+                    tracing::debug!(task = %id, error = %e, "the upstream's task was not cancelled");
+                }
+            });
+        }
+    }
+}
+
+/// Runs `tools/call` of `params` on upstream `session` as a task of the gateway's session
+/// there, and returns the tool's result. On a 2025 upstream: the task is started (its progress
+/// to `on_progress` while it runs), its result collected with `tasks/result` (which waits until
+/// it ends), and it is cancelled upstream when `cancel` fires or this future is dropped. (A
+/// 2026-07-28 upstream's tools are never called as tasks, [`served_support`]: such a call is
+/// sent as any other.)
+pub(crate) async fn call(
+    session: ClientSession,
+    params: CallToolRequestParams,
+    opts: RequestOptions,
+    cancel: switchboard_client::CancellationToken,
+    on_progress: impl Fn(ProgressUpdate) + Send + Sync + 'static,
+) -> Result<CallToolResult, ClientError> {
+    if session.era() == Era::Modern {
+        return session
+            .request::<_, CallToolResult>(methods::TOOLS_CALL, params, opts)
+            .await;
+    }
+    let arguments = params
+        .arguments
+        .map_or(Value::Object(Default::default()), Value::Object);
+    let ttl = params.task.as_ref().and_then(|t| t.ttl);
+    let (task, _watch) = session
+        .start_tool_task_with_progress(&params.name, arguments, ttl, on_progress)
+        .await?;
+    let mut running = Running {
+        session: session.clone(),
+        id: task.task_id.clone(),
+        ended: false,
+    };
+    let result = tokio::select! {
+        r = session.tool_task_result(&task.task_id) => r,
+        () = cancel.cancelled() => return Err(ClientError::TaskCancelled(
+            format!("the gateway's task running {} was cancelled", params.name),
+        )),
+    };
+    running.ended = true;
+    result.map(without_related_task)
+}
+
+/// A result without the upstream's related-task `_meta` (its task id is the upstream's; the
+/// gateway's server tags what it answers with its own).
+fn without_related_task(mut result: CallToolResult) -> CallToolResult {
+    if let Some(meta) = result.meta.as_mut() {
+        meta.0.remove(RELATED_TASK_KEY);
+        if meta.0.is_empty() {
+            result.meta = None;
+        }
+    }
+    result
+}
+
+/// Takes the offer of tasks out of an `initialize` or `server/discover` result (`tasks`, and
+/// the tasks extension), for a gateway none of whose upstreams up offers them.
+pub(crate) fn hide_offer(result: &mut Value) {
+    let Some(caps) = result
+        .get_mut("capabilities")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    caps.remove("tasks");
+    if let Some(ext) = caps.get_mut("extensions").and_then(Value::as_object_mut) {
+        ext.remove(TASKS_EXTENSION);
+        if ext.is_empty() {
+            caps.remove("extensions");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_offer_of_tasks_is_taken_out_of_both_eras_capabilities() {
+        let mut legacy = json!({"capabilities": {"tools": {}, "tasks": {"list": {}}}});
+        hide_offer(&mut legacy);
+        assert_eq!(legacy, json!({"capabilities": {"tools": {}}}));
+        let mut modern = json!({"capabilities": {"extensions": {TASKS_EXTENSION: {}, "x": {}}}});
+        hide_offer(&mut modern);
+        assert_eq!(modern, json!({"capabilities": {"extensions": {"x": {}}}}));
+    }
+
+    #[test]
+    fn both_eras_offers_of_tasks_are_seen() {
+        let none = ServerCapabilities::default();
+        assert!(!offered(&none));
+        let modern: ServerCapabilities =
+            serde_json::from_value(json!({"extensions": {TASKS_EXTENSION: {}}})).expect("caps");
+        assert!(offered(&modern));
+        let legacy: ServerCapabilities =
+            serde_json::from_value(json!({"tasks": {"requests": {"tools": {"call": {}}}}}))
+                .expect("caps");
+        assert!(offered(&legacy));
+    }
+}

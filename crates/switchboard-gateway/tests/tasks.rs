@@ -1,0 +1,468 @@
+//! Tasks through the gateway, both eras: a client's task is the gateway's (its id minted by the
+//! gateway's server, owned by the client's session), run on the upstream as a task of the
+//! gateway's session there; `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` are the
+//! gateway's, a cancel reaches the upstream's task, and the status notifications go to the
+//! client that created the task. The gateway offers tasks only as far as its upstreams do.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use switchboard_client::{Client, ClientSession, EraMode};
+use switchboard_gateway::{Gateway, GatewayConfig, UpstreamConfig, UpstreamKind};
+use switchboard_server::{Server, ToolError};
+use switchboard_test_support::wait;
+use switchboard_types::catalogue::TaskStatus as TaskStatusChanged;
+use switchboard_types::lifecycle::Implementation;
+use switchboard_types::meta::RELATED_TASK_KEY;
+use switchboard_types::tasks::TaskStatus;
+use switchboard_types::tools::{CallToolResult, TaskSupport, Tool};
+
+mod common;
+
+use common::{in_memory, limits, obj, text_of};
+
+/// What the tests hold of an upstream: the gate its `work` tool waits on, and whether its
+/// `hang` tool's work was dropped (the upstream's task cancelled).
+#[derive(Clone, Default)]
+struct Upstream {
+    release: Arc<tokio::sync::Notify>,
+    dropped: Arc<AtomicBool>,
+}
+
+/// Sets its flag when dropped (the work holding it was stopped).
+struct OnDrop(Arc<AtomicBool>);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// An upstream whose `work` (tasks optional) waits for the test's release and says whether it
+/// ran as the upstream's task, and whose `hang` waits until stopped; `plain` forbids tasks.
+fn tasked(tag: &'static str, up: &Upstream) -> Server {
+    let (release, dropped) = (up.release.clone(), up.dropped.clone());
+    Server::builder(Implementation::new(tag, "1"))
+        .tool(
+            Tool::new("work", obj()).with_task_support(TaskSupport::Optional),
+            move |call| {
+                let release = release.clone();
+                async move {
+                    let as_task = call.cx.run_as_task().await;
+                    release.notified().await;
+                    Ok(CallToolResult::text(format!("{tag}: done (task: {as_task})")))
+                }
+            },
+        )
+        .tool(
+            Tool::new("hang", obj()).with_task_support(TaskSupport::Optional),
+            move |call| {
+                let guard = OnDrop(dropped.clone());
+                async move {
+                    let _guard = guard;
+                    call.cx.cancellation().cancelled().await;
+                    Err(ToolError::new("cancelled"))
+                }
+            },
+        )
+        .tool(
+            Tool::new("ask", obj()).with_task_support(TaskSupport::Optional),
+            |call| async move {
+                let params: switchboard_types::elicitation::ElicitRequestParams =
+                    serde_json::from_value(json!({
+                        "mode": "form",
+                        "message": "your name?",
+                        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+                    }))
+                    .expect("params");
+                let r = call
+                    .cx
+                    .elicit(params)
+                    .await
+                    .map_err(|e| ToolError::new(e.to_string()))?;
+                let r = serde_json::to_value(r).expect("a result");
+                let name = r.pointer("/content/name").and_then(serde_json::Value::as_str);
+                Ok(CallToolResult::text(format!("hello {}", name.unwrap_or("?"))))
+            },
+        )
+        .tool(Tool::new("plain", obj()), move |_| async move {
+            Ok(CallToolResult::text(format!("{tag}: plain")))
+        })
+        .enable_tasks()
+        .build()
+        .expect("a server")
+}
+
+/// A server with no tasks at all.
+fn untasked() -> Server {
+    Server::builder(Implementation::new("plain", "1"))
+        .tool(Tool::new("echo", obj()), |_| async {
+            Ok(CallToolResult::text("echo"))
+        })
+        .build()
+        .expect("a server")
+}
+
+/// A gateway in front of upstreams `a` and `b` (both offering tasks) on `era`.
+async fn gateway(era: EraMode) -> (Gateway, Upstream, Upstream) {
+    let (a, b) = (Upstream::default(), Upstream::default());
+    let mut config = GatewayConfig::default();
+    config.limits = limits();
+    config.upstreams = vec![
+        UpstreamConfig::new(
+            "a",
+            UpstreamKind::Custom(in_memory(tasked("a", &a), Arc::default())),
+        )
+        .with_era(era),
+        UpstreamConfig::new(
+            "b",
+            UpstreamKind::Custom(in_memory(tasked("b", &b), Arc::default())),
+        )
+        .with_era(era),
+    ];
+    let gateway = Gateway::start(config).expect("a gateway");
+    gateway.ready().await;
+    assert_eq!(gateway.is_up("a"), Some(true));
+    assert_eq!(gateway.is_up("b"), Some(true));
+    (gateway, a, b)
+}
+
+/// A 2025-11-25 client of the gateway that records the task status notifications it gets.
+async fn client(gateway: &Gateway) -> (ClientSession, Arc<Mutex<Vec<(String, TaskStatus)>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let c = Client::builder(Implementation::new("front", "1"))
+        .era(EraMode::Legacy)
+        .notification::<TaskStatusChanged, _>(move |p, _| {
+            s.lock()
+                .expect("lock")
+                .push((p.task.task_id.clone(), p.task.status));
+        })
+        .build();
+    let session = common::connect(gateway, c).await;
+    session.list_tools().await.expect("tools");
+    (session, seen)
+}
+
+fn related_task(result: &CallToolResult) -> Option<String> {
+    let meta = serde_json::to_value(result.meta.as_ref()?).ok()?;
+    meta.get(RELATED_TASK_KEY)?
+        .get("taskId")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// `[TK-7]` `[TK-15]` `[TK-16]` `[TK-23]`: a task-augmented call through the gateway is the
+/// gateway's task, run as the upstream's own task; two upstreams' tasks get the gateway's
+/// distinct ids, are listed for their client, their results come from the right upstream
+/// tagged with the gateway's id, and the client that created each is told it completed.
+#[tokio::test]
+async fn a_task_through_the_gateway_runs_as_the_upstreams_task_under_the_gateways_id() {
+    let (gateway, a, b) = gateway(EraMode::Legacy).await;
+    let (c, statuses) = client(&gateway).await;
+    let ta = c
+        .start_tool_task("a_work", json!({}), None)
+        .await
+        .expect("a task");
+    let tb = c
+        .start_tool_task("b_work", json!({}), None)
+        .await
+        .expect("a task");
+    assert_eq!(ta.status, TaskStatus::Working);
+    assert_ne!(ta.task_id, tb.task_id);
+    let mut listed: Vec<String> = c
+        .list_tasks()
+        .await
+        .expect("listed")
+        .into_iter()
+        .map(|t| t.task_id)
+        .collect();
+    listed.sort();
+    let mut ids = vec![ta.task_id.clone(), tb.task_id.clone()];
+    ids.sort();
+    assert_eq!(listed, ids);
+    assert_eq!(
+        c.get_task(&ta.task_id).await.expect("got").status,
+        TaskStatus::Working
+    );
+    a.release.notify_one();
+    b.release.notify_one();
+    let ra = c.tool_task_result(&ta.task_id).await.expect("a's result");
+    let rb = c.tool_task_result(&tb.task_id).await.expect("b's result");
+    assert_eq!(text_of(&ra), "a: done (task: true)");
+    assert_eq!(text_of(&rb), "b: done (task: true)");
+    assert_eq!(related_task(&ra), Some(ta.task_id.clone()));
+    assert_eq!(related_task(&rb), Some(tb.task_id.clone()));
+    wait::until("both completions are notified", || {
+        let s = statuses.lock().expect("lock");
+        [&ta.task_id, &tb.task_id]
+            .iter()
+            .all(|id| s.contains(&((*id).clone(), TaskStatus::Completed)))
+    })
+    .await;
+}
+
+/// `[TK-23]` `[SEC]`: another client of the gateway cannot get, collect, cancel or list a
+/// client's task, and is not told of it.
+#[tokio::test]
+async fn another_client_cannot_reach_a_clients_task_through_the_gateway() {
+    let (gateway, a, _b) = gateway(EraMode::Legacy).await;
+    let (mine, _) = client(&gateway).await;
+    let (other, heard) = client(&gateway).await;
+    let t = mine
+        .start_tool_task("a_work", json!({}), None)
+        .await
+        .expect("a task");
+    assert!(other.get_task(&t.task_id).await.is_err());
+    assert!(other.cancel_task(&t.task_id).await.is_err());
+    assert!(other.list_tasks().await.expect("listed").is_empty());
+    a.release.notify_one();
+    let r = mine.tool_task_result(&t.task_id).await.expect("result");
+    assert_eq!(text_of(&r), "a: done (task: true)");
+    assert!(other.tool_task_result(&t.task_id).await.is_err());
+    assert!(heard.lock().expect("lock").is_empty());
+}
+
+/// `[TK-14]`: a client's `tasks/cancel` of its gateway task cancels the upstream's task (its
+/// work stops there), and the task is `cancelled`.
+#[tokio::test]
+async fn cancelling_the_gateways_task_cancels_the_upstreams() {
+    let (gateway, a, _b) = gateway(EraMode::Legacy).await;
+    let (c, _) = client(&gateway).await;
+    let t = c
+        .start_tool_task("a_hang", json!({}), None)
+        .await
+        .expect("a task");
+    let cancelled = c.cancel_task(&t.task_id).await.expect("cancelled");
+    assert_eq!(cancelled.status, TaskStatus::Cancelled);
+    wait::until("the upstream's task stops", || {
+        a.dropped.load(Ordering::SeqCst)
+    })
+    .await;
+    assert_eq!(
+        c.get_task(&t.task_id).await.expect("got").status,
+        TaskStatus::Cancelled
+    );
+}
+
+/// The served tools keep the task support their upstream declared when the upstream offers
+/// tasks, and a tool that forbids them is refused as a task.
+#[tokio::test]
+async fn tools_keep_their_upstreams_task_support_when_it_offers_tasks() {
+    let (gateway, _a, _b) = gateway(EraMode::Legacy).await;
+    let (c, _) = client(&gateway).await;
+    assert!(c.server_capabilities().supports_task_tool_calls());
+    let tools = c.list_tools().await.expect("tools");
+    let support = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.name == name)
+            .map(Tool::task_support)
+    };
+    assert_eq!(support("a_work"), Some(TaskSupport::Optional));
+    assert_eq!(support("a_plain"), Some(TaskSupport::Forbidden));
+    assert!(c.start_tool_task("a_plain", json!({}), None).await.is_err());
+    let r = c.call_tool("a_plain", json!({})).await.expect("called");
+    assert_eq!(text_of(&r), "a: plain");
+}
+
+/// The gateway offers tasks only as far as its upstreams do: in front of an upstream without
+/// tasks, neither `initialize` nor `server/discover` offers them.
+#[tokio::test]
+async fn a_gateway_whose_upstreams_offer_no_tasks_offers_none_in_either_era() {
+    let mut config = GatewayConfig::default();
+    config.limits = limits();
+    config.upstreams = vec![UpstreamConfig::new(
+        "p",
+        UpstreamKind::Custom(in_memory(untasked(), Arc::default())),
+    )];
+    let gateway = Gateway::start(config).expect("a gateway");
+    gateway.ready().await;
+    assert_eq!(gateway.is_up("p"), Some(true));
+    let legacy = common::front(&gateway, EraMode::Legacy).await;
+    assert!(legacy.server_capabilities().tasks.is_none());
+    let modern = common::front(
+        &gateway,
+        EraMode::Pin(switchboard_types::ProtocolVersion::V2026_07_28),
+    )
+    .await;
+    let caps = serde_json::to_value(modern.server_capabilities()).expect("json");
+    assert!(caps.get("tasks").is_none(), "{caps}");
+    assert!(
+        caps.pointer("/extensions/io.modelcontextprotocol~1tasks")
+            .is_none(),
+        "{caps}"
+    );
+    // In front of upstreams that offer them, both eras are offered tasks.
+    let (gateway, _a, _b) = gateway_with_tasks().await;
+    let modern = common::front(
+        &gateway,
+        EraMode::Pin(switchboard_types::ProtocolVersion::V2026_07_28),
+    )
+    .await;
+    let caps = serde_json::to_value(modern.server_capabilities()).expect("json");
+    assert!(
+        caps.pointer("/extensions/io.modelcontextprotocol~1tasks")
+            .is_some(),
+        "{caps}"
+    );
+}
+
+async fn gateway_with_tasks() -> (Gateway, Upstream, Upstream) {
+    gateway(EraMode::Legacy).await
+}
+
+/// `[D26-130]` `[D26-135]`: a 2026-07-28 client declaring the tasks extension calls a tool
+/// through the gateway; the call becomes the gateway's task, run as the 2025 upstream's task,
+/// and the client, following it, gets the upstream's result.
+#[tokio::test]
+async fn a_2026_call_through_the_gateway_becomes_a_task_run_as_the_upstreams() {
+    let (gateway, a, _b) = gateway(EraMode::Legacy).await;
+    let c = common::connect(
+        &gateway,
+        Client::builder(Implementation::new("front", "1"))
+            .era(EraMode::Pin(
+                switchboard_types::ProtocolVersion::V2026_07_28,
+            ))
+            .tasks_extension()
+            .build(),
+    )
+    .await;
+    c.list_tools().await.expect("tools");
+    let call = tokio::spawn({
+        let c = c.clone();
+        async move { c.call_tool("a_work", json!({})).await }
+    });
+    // Released until the call ends (a release before the upstream waits is kept by `Notify`).
+    a.release.notify_one();
+    let r = call.await.expect("joined").expect("called");
+    assert_eq!(text_of(&r), "a: done (task: true)");
+}
+
+/// `[D26-130]`: a 2026-07-28 upstream's tools declare no task support, so the gateway serves
+/// them as plain tools (and offers no tasks for them), and calls them plainly (its client does
+/// not declare the tasks extension, so the upstream runs no task), from a client of either era.
+#[tokio::test]
+async fn a_2026_upstreams_tools_are_served_and_called_as_plain_tools() {
+    let (gateway, a, b) = gateway(EraMode::Pin(
+        switchboard_types::ProtocolVersion::V2026_07_28,
+    ))
+    .await;
+    let (c, _) = client(&gateway).await;
+    assert!(!c.server_capabilities().supports_task_tool_calls());
+    let tools = c.list_tools().await.expect("tools");
+    assert!(
+        tools
+            .iter()
+            .all(|t| t.task_support() == TaskSupport::Forbidden)
+    );
+    assert!(c.start_tool_task("a_work", json!({}), None).await.is_err());
+    let call = tokio::spawn({
+        let c = c.clone();
+        async move { c.call_tool("a_work", json!({})).await }
+    });
+    a.release.notify_one();
+    let r = call.await.expect("joined").expect("called");
+    assert_eq!(text_of(&r), "a: done (task: false)");
+    let modern = common::connect(
+        &gateway,
+        Client::builder(Implementation::new("front", "1"))
+            .era(EraMode::Pin(
+                switchboard_types::ProtocolVersion::V2026_07_28,
+            ))
+            .tasks_extension()
+            .build(),
+    )
+    .await;
+    let call = tokio::spawn({
+        let m = modern.clone();
+        async move { m.call_tool("b_work", json!({})).await }
+    });
+    b.release.notify_one();
+    let r = call.await.expect("joined").expect("called");
+    assert_eq!(text_of(&r), "b: done (task: false)");
+}
+
+/// `[TK-13]` `[SEC]`: an upstream task that asks for input reaches the client that created the
+/// gateway's task (and no other), through that task: the client is told the task waits for
+/// input, answers, and the result carries its answer.
+#[tokio::test]
+async fn an_upstream_tasks_input_request_reaches_the_client_that_created_the_task() {
+    let (gateway, _a, _b) = gateway(EraMode::Legacy).await;
+    let elicited = Arc::new(Mutex::new(Vec::new()));
+    let statuses = Arc::new(Mutex::new(Vec::new()));
+    let make = |name: &'static str| {
+        let (e, s) = (elicited.clone(), statuses.clone());
+        Client::builder(Implementation::new(name, "1"))
+            .era(EraMode::Legacy)
+            .elicitation(move |_, _| {
+                e.lock().expect("lock").push(name);
+                async move {
+                    Ok(serde_json::from_value(
+                        json!({"action": "accept", "content": {"name": name}}),
+                    )
+                    .expect("a result"))
+                }
+            })
+            .notification::<TaskStatusChanged, _>(move |p, _| {
+                s.lock().expect("lock").push((name, p.task.status));
+            })
+            .build()
+    };
+    let mine = common::connect(&gateway, make("mine")).await;
+    let other = common::connect(&gateway, make("other")).await;
+    mine.list_tools().await.expect("tools");
+    other.list_tools().await.expect("tools");
+    let t = mine
+        .start_tool_task("a_ask", json!({}), None)
+        .await
+        .expect("a task");
+    let r = mine.tool_task_result(&t.task_id).await.expect("result");
+    assert_eq!(text_of(&r), "hello mine");
+    assert_eq!(*elicited.lock().expect("lock"), ["mine"]);
+    wait::until("the completion is notified", || {
+        statuses
+            .lock()
+            .expect("lock")
+            .contains(&("mine", TaskStatus::Completed))
+    })
+    .await;
+    let s = statuses.lock().expect("lock").clone();
+    assert!(s.contains(&("mine", TaskStatus::InputRequired)), "{s:?}");
+    assert!(s.iter().all(|(who, _)| *who == "mine"), "{s:?}");
+}
+
+/// `[D26-130]` `[D26-138]`: a 2026-07-28 client's call through the gateway becomes the
+/// gateway's task while the upstream's task asks that client for input: the upstream session
+/// of the client's own outlives the request's exchange (which ends when the call becomes a
+/// task) until the task ends, the task is `input_required` until the client answers with
+/// `tasks/update`, and the result carries its answer.
+#[tokio::test]
+async fn a_2026_clients_task_through_the_gateway_asks_it_for_input_on_its_own_session() {
+    let (gateway, _a, _b) = gateway(EraMode::Legacy).await;
+    let asked = Arc::new(Mutex::new(0));
+    let n = asked.clone();
+    let c = common::connect(
+        &gateway,
+        Client::builder(Implementation::new("front", "1"))
+            .era(EraMode::Pin(
+                switchboard_types::ProtocolVersion::V2026_07_28,
+            ))
+            .tasks_extension()
+            .elicitation(move |_, _| {
+                *n.lock().expect("lock") += 1;
+                async move {
+                    Ok(serde_json::from_value(
+                        json!({"action": "accept", "content": {"name": "modern"}}),
+                    )
+                    .expect("a result"))
+                }
+            })
+            .build(),
+    )
+    .await;
+    let r = c.call_tool("a_ask", json!({})).await.expect("called");
+    assert_eq!(text_of(&r), "hello modern");
+    assert_eq!(*asked.lock().expect("lock"), 1);
+}
