@@ -864,6 +864,12 @@ def main() -> int:
     )
     ap.add_argument("--header", default="", help="text put above the tables")
     ap.add_argument(
+        "--peers",
+        default="",
+        help="run only the servers of these names (comma-separated, as the tables name them), "
+        "e.g. the switchboard rows alone while the other peers are not built",
+    )
+    ap.add_argument(
         "--only",
         default=",".join(GROUPS),
         help=f"the groups of rows to run, comma-separated, from {', '.join(GROUPS)} (default: all)",
@@ -886,6 +892,13 @@ def main() -> int:
         a.list_tools, a.list_resources, a.lists, a.min_lists = 1000, 10000, 100, 10
     a.otlp_sink = OtlpSink()
     ps = peers(a)
+    if a.peers:
+        wanted = [w.strip() for w in a.peers.split(",") if w.strip()]
+        unknown = [w for w in wanted if w not in {p.name for p in ps}]
+        if unknown:
+            print(f"bench: ERROR: --peers names no server called {', '.join(unknown)}", file=sys.stderr)
+            return 2
+        ps = [p for p in ps if p.name in wanted]
     problems: list[str] = []
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="switchboard-bench-") as tmp:
