@@ -97,10 +97,11 @@ pub(crate) struct ServeArgs {
     /// Serve the metrics as Prometheus text at GET PATH (default /metrics) beside /mcp.
     #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "/metrics", requires = "http")]
     metrics: Option<String>,
-    /// Serve a server card (SEP-2127, experimental) at /mcp/server-card and the catalog at
-    /// /.well-known/mcp/catalog.json, made from the server's own metadata; public, no token.
-    #[arg(long, requires = "http")]
-    server_card: bool,
+    /// Serve a server card (SEP-2127, experimental) named NAME (reverse DNS and one `/`;
+    /// default io.github.switchboard-mcp/EXAMPLE) at /mcp/server-card, and an AI Catalog naming
+    /// it at /.well-known/ai-catalog.json; made from the server's own metadata; public, no token.
+    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "", requires = "http")]
+    server_card: Option<String>,
 }
 
 /// Builds the example server `args` name, with its tasks kept in `tasks` (`None`: in memory);
@@ -169,6 +170,14 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             None => Ok(switchboard_example_servers::hostile::serve_stdio(scenario).await?),
         };
     }
+    let card_name = match args.server_card.as_deref() {
+        None => None,
+        Some("") => Some(format!("io.github.switchboard-mcp/{}", args.example.name())),
+        Some(given) if switchboard::server::is_server_card_name(given) => Some(given.to_owned()),
+        Some(given) => anyhow::bail!(
+            "--server-card {given:?}: a card name is reverse DNS and one `/`, e.g. io.github.you/notes"
+        ),
+    };
     let config = SessionConfig::default().with_max_frame_bytes(args.max_frame_bytes);
     if args
         .metrics
@@ -251,11 +260,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         http_config =
             http_config.with_metrics(path, Telemetry::PROMETHEUS_CONTENT_TYPE, t.metrics_page());
     }
-    if args.server_card {
-        let card_of = server.clone();
-        let url = format!("http://{local}/mcp");
-        http_config =
-            http_config.with_server_card(Arc::new(move || card_of.server_card(Some(&url))));
+    if let Some(name) = card_name {
+        let (card_of, url) = (server.clone(), format!("http://{local}/mcp"));
+        http_config = http_config.with_server_card(Arc::new(move || {
+            card_of.server_card_named(&name, Some(&url))
+        }));
     }
     let service = StreamableHttpService::new(
         switchboard::server_http::session_factory(&server),

@@ -100,6 +100,27 @@ fn serve_http_prints_listening_on_to_stderr_by_default() {
     assert!(out.stdout.is_empty(), "nothing on stdout");
 }
 
+/// `serve --server-card NAME` refuses a name that is not reverse DNS with one `/` (exit 2, the
+/// rule said), before anything is served.
+#[test]
+fn serve_refuses_a_server_card_name_the_schema_would_refuse() {
+    let out = bin()
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--server-card",
+            "no-slash",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("reverse DNS and one `/`"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
+
 fn trace_stdin(input: &str, extra: &[&str]) -> (Option<i32>, String) {
     let mut child = bin()
         .args(["trace", "-"])

@@ -77,7 +77,7 @@ pub(crate) const DEFAULT_MAX_CONCURRENT_REPLAYS: usize = 64;
 /// | `cluster_secret` | none | the secret the nodes of a cluster share ([`HttpConfig::with_cluster_secret`]); a node of a cluster needs one |
 /// | `authorization` | off | OAuth 2.1 resource server: protected-resource metadata, bearer tokens on every request, scopes ([`crate::Authorization`]) |
 /// | `connection` | [`ConnectionLimits`] | per connection: 1024 connections, 10 s headers, 60 s keep-alive, 30 s body (408), 30 s write |
-/// | `server_card` | off | a server card at `<endpoint>/server-card` and the catalog at `/.well-known/mcp/catalog.json` ([`HttpConfig::with_server_card`]) |
+/// | `server_card` | off | a server card at `<endpoint>/server-card` and the AI Catalog naming it at `/.well-known/ai-catalog.json` and `/.well-known/mcp/catalog.json` ([`HttpConfig::with_server_card`]) |
 /// | `metrics` | off | a metrics page (e.g. Prometheus text) at its own path beside the endpoint ([`HttpConfig::with_metrics`]) |
 ///
 /// The event store's own bounds (events and bytes per stream, per session, in all) are those of
@@ -531,10 +531,11 @@ impl HttpConfig {
     }
 
     /// Serves a server card (SEP-2127, an experimental extension; off by default): `GET
-    /// <endpoint>/server-card` answers `render()`'s JSON, and `GET /.well-known/mcp/catalog.json`
-    /// a catalog naming that card, both with `Access-Control-Allow-Origin: *` (a card is public
-    /// metadata, read by browser clients before they connect). Neither asks for a session or a
-    /// token: serve a card only when everything in it is for everyone.
+    /// <endpoint>/server-card` answers `render()`'s JSON as `application/mcp-server-card+json`,
+    /// and `GET /.well-known/ai-catalog.json` (also `/.well-known/mcp/catalog.json`) an AI
+    /// Catalog whose one entry names that card, all with `Access-Control-Allow-Origin: *` (a
+    /// card is public metadata, read by browser clients before they connect). Neither asks for
+    /// a session or a token: serve a card only when everything in it is for everyone.
     pub fn with_server_card(mut self, render: ServerCardRender) -> Self {
         self.server_card = Some(render);
         self

@@ -73,7 +73,7 @@ pub mod typed;
 mod uri_template;
 
 pub use apps::{AppError, AppView};
-pub use card::SERVER_CARD_SCHEMA;
+pub use card::{SERVER_CARD_SCHEMA, is_server_card_name};
 pub use client_task::ClientTask;
 pub use completion::{CompletionProvider, CompletionQuery, CompletionTarget, prefix_matches};
 pub use context::{

@@ -653,18 +653,33 @@ where
     result
 }
 
-/// The server card at `<endpoint>/server-card` and the catalog naming it at
-/// `/.well-known/mcp/catalog.json` ([`crate::HttpConfig::with_server_card`]).
+/// A server card's media type (SEP-2127).
+const SERVER_CARD_CONTENT_TYPE: &str = "application/mcp-server-card+json";
+/// An AI Catalog's media type.
+const AI_CATALOG_CONTENT_TYPE: &str = "application/ai-catalog+json";
+
+/// A card name (`io.github.user/weather`) as an AI Catalog identifier
+/// (`urn:air:user.github.io:mcp:weather`: the namespace's domain the right way round).
+fn catalog_identifier(name: &str) -> String {
+    let (ns, n) = name.split_once('/').unwrap_or(("local", name));
+    let publisher: Vec<&str> = ns.split('.').rev().collect();
+    format!("urn:air:{}:mcp:{n}", publisher.join("."))
+}
+
+/// The server card at `<endpoint>/server-card` (`application/mcp-server-card+json`) and the AI
+/// Catalog naming it (`application/ai-catalog+json`) at `/.well-known/ai-catalog.json`, where
+/// SEP-2127's draft has hosts publish one, and at `/.well-known/mcp/catalog.json`
+/// ([`crate::HttpConfig::with_server_card`]).
 fn card_routes(
     router: axum::Router,
     endpoint: &str,
     render: crate::config::ServerCardRender,
 ) -> axum::Router {
-    fn json(value: &serde_json::Value) -> axum::response::Response {
+    fn public(content_type: &'static str, value: &serde_json::Value) -> axum::response::Response {
         use axum::response::IntoResponse as _;
         (
             [
-                (http::header::CONTENT_TYPE, "application/json"),
+                (http::header::CONTENT_TYPE, content_type),
                 (http::header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
                 (http::header::ACCESS_CONTROL_ALLOW_METHODS, "GET"),
                 (http::header::ACCESS_CONTROL_ALLOW_HEADERS, "Content-Type"),
@@ -675,32 +690,48 @@ fn card_routes(
     }
     let card_path = format!("{}/server-card", endpoint.trim_end_matches('/'));
     let card = render.clone();
-    let catalog_entry = card_path.clone();
+    let catalog_path = card_path.clone();
+    let catalog = move || {
+        let card = render();
+        // The card's URL: beside the endpoint its remote names, else its path on this host.
+        let url = card["remotes"][0]["url"].as_str().map_or_else(
+            || catalog_path.clone(),
+            |u| format!("{}/server-card", u.trim_end_matches('/')),
+        );
+        let name = card["name"].as_str().unwrap_or_default();
+        public(
+            AI_CATALOG_CONTENT_TYPE,
+            &serde_json::json!({
+                "specVersion": "1.0",
+                "entries": [{
+                    "identifier": catalog_identifier(name),
+                    "type": SERVER_CARD_CONTENT_TYPE,
+                    "url": url,
+                }],
+            }),
+        )
+    };
+    let again = catalog.clone();
     router
         .route(
             &card_path,
             axum::routing::get(move || {
                 let card = card.clone();
-                async move { json(&card()) }
+                async move { public(SERVER_CARD_CONTENT_TYPE, &card()) }
+            }),
+        )
+        .route(
+            "/.well-known/ai-catalog.json",
+            axum::routing::get(move || {
+                let catalog = catalog.clone();
+                async move { catalog() }
             }),
         )
         .route(
             "/.well-known/mcp/catalog.json",
             axum::routing::get(move || {
-                let render = render.clone();
-                let url = catalog_entry.clone();
-                async move {
-                    let card = render();
-                    let mut entry = serde_json::json!({
-                        "name": card["name"],
-                        "version": card["version"],
-                        "url": url,
-                    });
-                    if let Some(d) = card.get("description") {
-                        entry["description"] = d.clone();
-                    }
-                    json(&serde_json::json!({ "servers": [entry] }))
-                }
+                let catalog = again.clone();
+                async move { catalog() }
             }),
         )
 }
