@@ -43,7 +43,7 @@ peers_target="$PWD/bench/peers/target"
 # --full: the CLI without its `otel` feature first, copied aside; the default build below puts
 # the usual binary back in place (cargo keeps both sets of artefacts). Not in --smoke: without
 # `otel` reqwest loses its blocking client, so most of the workspace builds again (12 minutes
-# in release on 2 cores), too long for CI's smoke run; its rows then say so.
+# in release on 2 cores), too long for CI's smoke run: those rows are left out there.
 no_otel=""
 if [ "$mode" = full ]; then
   echo "== bench: building switchboard without its otel feature (dist)" >&2
