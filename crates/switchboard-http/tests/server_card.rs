@@ -150,6 +150,13 @@ fn a_card_name_and_a_description_within_the_schema_come_from_any_metadata() {
     assert_valid(&card);
     assert_eq!(card["name"], "local/my-server-");
     assert_eq!(card["description"], "MCP server my server! 0.1.0");
+    // A serverInfo name past the schema's 200 characters still makes a valid card name.
+    let long = Server::builder(Implementation::new("n".repeat(300), "0.1.0"))
+        .build()
+        .unwrap();
+    let card = long.server_card(None);
+    assert_valid(&card);
+    assert!(card["name"].as_str().unwrap().len() <= 200);
     let named = bare.server_card_named("com.example/weather", None);
     assert_valid(&named);
     assert_eq!(named["name"], "com.example/weather");
