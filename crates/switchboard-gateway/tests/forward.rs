@@ -43,22 +43,8 @@ fn asking() -> Server {
             ))
         })
         .tool(Tool::new("elicit", json!({"type": "object"})), |call| async move {
-            let params: switchboard_types::elicitation::ElicitRequestParams =
-                serde_json::from_value(json!({
-                    "mode": "form",
-                    "message": "your name?",
-                    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
-                }))
-                .expect("params");
-            let r = call
-                .cx
-                .elicit(params)
-                .await
-                .map_err(|e| switchboard_server::ToolError::new(e.to_string()))?;
-            let r = serde_json::to_value(r).expect("a result");
-            Ok(CallToolResult::text(
-                r.pointer("/content/name").and_then(Value::as_str).unwrap_or_default(),
-            ))
+            let name = common::elicit_name(&call.cx).await?;
+            Ok(CallToolResult::text(name.unwrap_or_default()))
         })
         .tool(Tool::new("roots", json!({"type": "object"})), |call| async move {
             let r = call

@@ -51,7 +51,9 @@ fn tasked(tag: &'static str, up: &Upstream) -> Server {
                 async move {
                     let as_task = call.cx.run_as_task().await;
                     release.notified().await;
-                    Ok(CallToolResult::text(format!("{tag}: done (task: {as_task})")))
+                    Ok(CallToolResult::text(format!(
+                        "{tag}: done (task: {as_task})"
+                    )))
                 }
             },
         )
@@ -69,21 +71,11 @@ fn tasked(tag: &'static str, up: &Upstream) -> Server {
         .tool(
             Tool::new("ask", obj()).with_task_support(TaskSupport::Optional),
             |call| async move {
-                let params: switchboard_types::elicitation::ElicitRequestParams =
-                    serde_json::from_value(json!({
-                        "mode": "form",
-                        "message": "your name?",
-                        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
-                    }))
-                    .expect("params");
-                let r = call
-                    .cx
-                    .elicit(params)
-                    .await
-                    .map_err(|e| ToolError::new(e.to_string()))?;
-                let r = serde_json::to_value(r).expect("a result");
-                let name = r.pointer("/content/name").and_then(serde_json::Value::as_str);
-                Ok(CallToolResult::text(format!("hello {}", name.unwrap_or("?"))))
+                let name = common::elicit_name(&call.cx).await?;
+                Ok(CallToolResult::text(format!(
+                    "hello {}",
+                    name.as_deref().unwrap_or("?")
+                )))
             },
         )
         .tool(Tool::new("plain", obj()), move |_| async move {

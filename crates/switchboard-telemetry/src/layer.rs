@@ -12,12 +12,14 @@ use switchboard_jsonrpc::{
 };
 use switchboard_types::{ErrorObject, RawJson, methods};
 
-use crate::metrics::{Finished, Outcome, method_index, method_label};
+use crate::metrics::{Finished, OTHER, Outcome, method_index, method_name};
 use crate::{Inner, MAX_TARGET_CHARS, Telemetry};
 
 /// What a request names, for the span.
 struct Describe<'a> {
     method: &'a str,
+    /// The method's catalogue label (`other` when the catalogue does not know it).
+    label: &'static str,
     target: Option<&'a str>,
     id: Option<String>,
     session: Option<&'a str>,
@@ -35,8 +37,8 @@ impl Describe<'_> {
     /// The method as a span attribute value: the catalogue's own string when it is a method
     /// the catalogue knows (no copy), else the method as sent.
     fn method_value(&self) -> opentelemetry::Value {
-        match method_label(self.method) {
-            crate::metrics::OTHER => self.method.to_owned().into(),
+        match self.label {
+            OTHER => self.method.to_owned().into(),
             known => known.into(),
         }
     }
@@ -46,8 +48,8 @@ impl Describe<'_> {
             (Some(t), methods::TOOLS_CALL | methods::PROMPTS_GET) => {
                 Cow::Owned(format!("{} {}", self.method, cut(t)))
             }
-            _ => match method_label(self.method) {
-                crate::metrics::OTHER => Cow::Owned(self.method.to_owned()),
+            _ => match self.label {
+                OTHER => Cow::Owned(self.method.to_owned()),
                 known => Cow::Borrowed(known),
             },
         }
@@ -199,10 +201,9 @@ impl Pending {
         cx: Context,
         side: &'static str,
         handled: bool,
-        method: &str,
+        method: usize,
         tool: Option<String>,
     ) -> Self {
-        let method = method_index(method);
         if let Some(m) = &inner.instruments {
             m.started(side, method);
         }
@@ -285,6 +286,8 @@ fn request_id(id: &switchboard_types::RequestId) -> String {
 
 impl Layer for Telemetry {
     fn handle(&self, call: Call, next: Next) -> BoxFuture<HandlerResult> {
+        // The catalogue is searched once a request: the span's label and the metrics' index.
+        let method = method_index(call.method());
         let facts = call.facts();
         let side = facts.side;
         let version = facts.protocol_version.map(|v| v.as_str());
@@ -296,6 +299,7 @@ impl Layer for Telemetry {
                 .unwrap_or_else(Context::current);
             let d = Describe {
                 method: call.method(),
+                label: method_name(method),
                 target: call.target(),
                 id: Some(request_id(&call.request.id)),
                 session: facts.session_id.as_deref(),
@@ -306,14 +310,7 @@ impl Layer for Telemetry {
             Context::current()
         };
         let tool_call = call.method() == methods::TOOLS_CALL;
-        let mut pending = Pending::new(
-            self.inner.clone(),
-            cx.clone(),
-            side,
-            true,
-            call.method(),
-            tool,
-        );
+        let mut pending = Pending::new(self.inner.clone(), cx.clone(), side, true, method, tool);
         // The role runs inside the span's context: its synchronous part now, the rest as the
         // future is polled (so the requests a handler sends are the span's children).
         let fut = {
@@ -332,6 +329,7 @@ impl Layer for Telemetry {
     }
 
     fn send(&self, mut call: Outgoing, next: SendNext) -> BoxFuture<Result<RawJson, RequestError>> {
+        let method = method_index(&call.method);
         let facts = call.facts();
         let side = facts.side;
         let target = call.target();
@@ -341,6 +339,7 @@ impl Layer for Telemetry {
         let cx = if self.inner.tracer.is_some() {
             let d = Describe {
                 method: &call.method,
+                label: method_name(method),
                 target: target.as_deref(),
                 id: None,
                 session: facts.session_id.as_deref(),
@@ -364,14 +363,7 @@ impl Layer for Telemetry {
             Context::current()
         };
         let tool_call = call.method == methods::TOOLS_CALL;
-        let mut pending = Pending::new(
-            self.inner.clone(),
-            cx.clone(),
-            side,
-            false,
-            &call.method,
-            tool,
-        );
+        let mut pending = Pending::new(self.inner.clone(), cx.clone(), side, false, method, tool);
         let fut = next.run(call);
         Box::pin(async move {
             let result = fut.await;

@@ -17,6 +17,28 @@ use switchboard_types::prompts::{GetPromptResult, Prompt, PromptMessage};
 use switchboard_types::resources::{ReadResourceResult, Resource, ResourceTemplate};
 use switchboard_types::tools::{CallToolResult, Tool};
 
+/// An upstream tool's elicitation through the gateway: asks the client "your name?" (a form
+/// with one string field) and returns the name it gave, if any.
+pub(crate) async fn elicit_name(
+    cx: &switchboard_server::Context,
+) -> Result<Option<String>, ToolError> {
+    let params: switchboard_types::elicitation::ElicitRequestParams =
+        serde_json::from_value(json!({
+            "mode": "form",
+            "message": "your name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+        }))
+        .expect("params");
+    let r = cx
+        .elicit(params)
+        .await
+        .map_err(|e| ToolError::new(e.to_string()))?;
+    let r = serde_json::to_value(r).expect("a result");
+    Ok(r.pointer("/content/name")
+        .and_then(Value::as_str)
+        .map(str::to_owned))
+}
+
 pub(crate) fn obj() -> Value {
     json!({"type": "object"})
 }
