@@ -33,7 +33,6 @@ interop_use_node22
 "$VENV_PY" -c "import jsonschema" || interop_die "the venv has no jsonschema (a dependency of mcp); run scripts/install-peers.sh"
 SCHEMA="$REPO/crates/switchboard-client/tests/registry/server.schema.json"
 [ -f "$SCHEMA" ] || interop_die "no registry schema at $SCHEMA"
-mcpb() { node "$MCPB_JS" "$@"; }
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
 case "$CARGO_TARGET_DIR" in /*) ;; *) CARGO_TARGET_DIR="$REPO/$CARGO_TARGET_DIR" ;; esac
@@ -100,16 +99,7 @@ else
   cat "$WORK/pack.err" >&2
   interop_die "switchboard pack failed"
 fi
-mkdir -p "$WORK/manifest"
-python3 - "$BUNDLE" "$WORK/manifest" << 'EOF'
-import sys, zipfile
-zipfile.ZipFile(sys.argv[1]).extract("manifest.json", sys.argv[2])
-EOF
-if out="$(mcpb validate "$WORK/manifest/manifest.json" 2>&1)"; then
-  pass "mcpb validate accepts the manifest ($(echo "$out" | tail -1))"
-else
-  fail "mcpb validate accepts the manifest" "$out"
-fi
+interop_mcpb_check "$BUNDLE" "$WORK/manifest"
 if python3 - "$WORK/manifest/manifest.json" << 'EOF'; then
 import json, sys
 m = json.load(open(sys.argv[1]))
@@ -120,11 +110,6 @@ EOF
   pass "the manifest names walk-server 0.1.0 and its tools add and mul"
 else
   fail "the manifest names walk-server 0.1.0 and its tools add and mul" "see above"
-fi
-if out="$(mcpb info "$BUNDLE" 2>&1)" && echo "$out" | grep -q "walk-server.mcpb"; then
-  pass "mcpb info reads the bundle ($(echo "$out" | grep -m1 Size))"
-else
-  fail "mcpb info reads the bundle" "$out"
 fi
 
 # One bundle for three platforms: this machine's build and, as stand-ins for the darwin and

@@ -161,6 +161,30 @@ sys.exit(0 if ok else 1)
   return "$ok"
 }
 
+# The official MCPB CLI (interop_use_node22 first).
+mcpb() { node "$MCPB_JS" "$@"; }
+
+# Checks BUNDLE with the official MCPB CLI: its manifest.json, extracted into DIR, passes
+# `mcpb validate`, and `mcpb info` reads the bundle; a PASS or FAIL line each (pass and fail
+# below).
+#   interop_mcpb_check BUNDLE DIR
+interop_mcpb_check() {
+  local bundle="$1" dir="$2" out
+  mkdir -p "$dir"
+  python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("manifest.json", sys.argv[2])' \
+    "$bundle" "$dir"
+  if out="$(mcpb validate "$dir/manifest.json" 2>&1)"; then
+    pass "mcpb validate accepts the manifest ($(echo "$out" | tail -1))"
+  else
+    fail "mcpb validate accepts the manifest" "$out"
+  fi
+  if out="$(mcpb info "$bundle" 2>&1)" && echo "$out" | grep -q "$(basename "$bundle")"; then
+    pass "mcpb info reads the bundle ($(echo "$out" | grep -m1 Size))"
+  else
+    fail "mcpb info reads the bundle" "$out"
+  fi
+}
+
 # Check counters for the scripts that print `PASS name` / `FAIL name: why` and end with
 # `N passed, M failed`.
 passed=0

@@ -20,7 +20,6 @@ NOTES="${2:?usage: interop/pack-peers.sh path/to/switchboard path/to/notes}"
 [ -x "$NOTES" ] || interop_die "no notes binary at $NOTES (cargo build -p switchboard-examples --bin notes)"
 interop_use_node22
 [ -f "$MCPB_JS" ] || interop_die "the MCPB CLI is not installed at $MCPB_JS; run scripts/install-peers.sh"
-mcpb() { node "$MCPB_JS" "$@"; }
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/notes-dir" "$WORK/unpacked" "$WORK/run-dir" "$WORK/manifest"
@@ -33,15 +32,7 @@ if ! timeout 60 "$BIN" pack --stdio "$NOTES $WORK/notes-dir" --user-arg notes_di
 fi
 pass "switchboard pack wrote the notes bundle: $(tail -1 "$WORK/pack.err")"
 
-python3 - "$BUNDLE" "$WORK/manifest" << 'EOF'
-import sys, zipfile
-zipfile.ZipFile(sys.argv[1]).extract("manifest.json", sys.argv[2])
-EOF
-if out="$(mcpb validate "$WORK/manifest/manifest.json" 2>&1)"; then
-  pass "mcpb validate accepts the manifest ($(echo "$out" | tail -1))"
-else
-  fail "mcpb validate accepts the manifest" "$out"
-fi
+interop_mcpb_check "$BUNDLE" "$WORK/manifest"
 python3 - "$WORK/manifest/manifest.json" "$WORK/no-author.json" << 'EOF'
 import json, sys
 m = json.load(open(sys.argv[1]))
@@ -54,11 +45,6 @@ else
   pass "mcpb validate refuses a manifest without author"
 fi
 
-if out="$(mcpb info "$BUNDLE" 2>&1)" && echo "$out" | grep -q "notes.mcpb"; then
-  pass "mcpb info reads the bundle ($(echo "$out" | grep -m1 Size))"
-else
-  fail "mcpb info reads the bundle" "$out"
-fi
 
 if ! out="$(mcpb unpack "$BUNDLE" "$WORK/unpacked" 2>&1)"; then
   fail "mcpb unpack unpacks the bundle" "$out"

@@ -9,11 +9,10 @@ use switchboard::types::methods;
 
 use crate::otel::Telemetry;
 use serde_json::{Map, Value, json};
-use switchboard::auth::client::{OAuthClient, OAuthError};
-use switchboard::client::{Client, ClientError, ClientSession, RequestOptions};
+use switchboard::auth::client::{OAuthClient, OAuthFlags};
+use switchboard::client::{ClientError, ClientSession, RequestOptions};
 use switchboard::http_client::HttpClientConfig;
 use switchboard::types::elicitation::{ElicitAction, ElicitResult};
-use switchboard::types::lifecycle::Implementation;
 use switchboard::types::roots::Root;
 use switchboard::types::sampling::CreateMessageResult;
 use switchboard::types::{ErrorCode, ErrorObject};
@@ -50,13 +49,10 @@ pub(crate) struct CallArgs {
     /// With --task: the retention to ask for, in milliseconds.
     #[arg(long, value_name = "MS", requires = "task")]
     ttl: Option<u64>,
-    /// Which era to speak: `legacy` (the 2025 handshake; the default, as a probe changes
-    /// what an inspected server sees and some old stdio servers stall on one), `auto`
-    /// (probe with server/discover, fall back to initialize), or `2026-07-28` (modern only).
-    #[arg(long, value_name = "ERA", default_value = "legacy", value_parser = parse_era)]
-    era: switchboard::client::EraMode,
     #[command(flatten)]
-    oauth: switchboard::auth::client::OAuthFlags,
+    era: crate::EraArg,
+    #[command(flatten)]
+    oauth: OAuthFlags,
     /// Export the call's spans over OTLP HTTP/protobuf to the collector at URL (its base:
     /// URL/v1/traces); `env`: where the OTEL_* variables say.
     #[arg(long, value_name = "URL")]
@@ -103,11 +99,7 @@ async fn connect(
         None => None,
     };
     let (sampling, elicitation) = (a.sampling_response.clone(), a.elicitation_response.clone());
-    let mut builder = Client::builder(Implementation::new(
-        "switchboard-call",
-        env!("CARGO_PKG_VERSION"),
-    ))
-    .era(a.era);
+    let mut builder = crate::client("switchboard-call").era(a.era.era);
     if a.task {
         // 2026-07-28: the tasks extension, declared; a task result is followed to its end.
         builder = builder.tasks_extension();
@@ -122,16 +114,7 @@ async fn connect(
             let canned = elicitation.clone();
             async move { Ok(canned.unwrap_or(ElicitResult::new(ElicitAction::Decline))) }
         })
-        .on_log(|m| {
-            eprintln!(
-                "[{}] {}",
-                serde_json::to_value(m.level)
-                    .unwrap_or_default()
-                    .as_str()
-                    .unwrap_or("log"),
-                m.data
-            )
-        });
+        .on_log(|m| eprintln!("[{}] {}", m.level.as_str(), m.data));
     if let Some(roots) = &a.roots {
         builder = builder.roots(roots.clone());
     }
@@ -149,7 +132,7 @@ async fn connect(
     match a.server.connect(builder.build(), config).await {
         Ok(s) => Ok((s, oauth)),
         Err(e) => match oauth.as_ref().and_then(|o| o.last_error()) {
-            Some(auth) => Err(anyhow::anyhow!("{e:#}\n{}", explain(&auth))),
+            Some(auth) => Err(anyhow::anyhow!("{e:#}\n{}", OAuthFlags::explain(&auth))),
             None => Err(e),
         },
     }
@@ -159,24 +142,16 @@ fn progress_bar(p: f64, total: Option<f64>) {
     if crate::ui::quiet() {
         return;
     }
-    if !crate::ui::progress_on_stderr() {
+    let of = total.map(|t| format!("/{t}")).unwrap_or_default();
+    match total.filter(|t| *t > 0.0) {
         // Not a terminal (a log, a script): one plain line per notification.
-        match total {
-            Some(t) => eprintln!("progress {p}/{t}"),
-            None => eprintln!("progress {p}"),
-        }
-        return;
-    }
-    match total {
-        Some(t) if t > 0.0 => {
+        _ if !crate::ui::progress_on_stderr() => eprintln!("progress {p}{of}"),
+        Some(t) => {
             let filled = ((p / t).clamp(0.0, 1.0) * 30.0) as usize;
-            eprint!(
-                "\r[{}{}] {p}/{t}",
-                "#".repeat(filled),
-                " ".repeat(30 - filled)
-            );
+            let bar = format!("{}{}", "#".repeat(filled), " ".repeat(30 - filled));
+            eprint!("\r[{bar}] {p}{of}");
         }
-        _ => eprint!("\rprogress {p}"),
+        None => eprint!("\rprogress {p}{of}"),
     }
 }
 
@@ -198,28 +173,23 @@ async fn run_task(
     let _ = session.list_tools().await;
     let t = session.start_tool_task(&name, arguments, a.ttl).await?;
     eprintln!("task {}: {}", t.task_id, t.status);
-    let mut last = t.status;
-    loop {
-        let every = Duration::from_millis(t.poll_interval.unwrap_or(1_000).clamp(50, 30_000));
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {
-                let c = session.cancel_task(&t.task_id).await?;
-                eprintln!("task {}: {}", c.task_id, c.status);
-                return Err(ClientError::TaskRefused("cancelled by Ctrl-C".into()));
-            }
-            _ = tokio::time::sleep(every) => {}
-        }
-        let now = session.get_task(&t.task_id).await?;
-        if now.status != last {
+    // Polled until it ends or asks for input, then its result (tasks/result carries the input
+    // requests); Ctrl-C cancels it.
+    let result = async {
+        let now = session.wait_task(&t.task_id).await?;
+        if now.status != t.status {
             eprintln!("task {}: {}", now.task_id, now.status);
-            last = now.status;
         }
-        if now.status.is_terminal() {
-            break;
+        session.tool_task_result(&t.task_id).await
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {
+            let c = session.cancel_task(&t.task_id).await?;
+            eprintln!("task {}: {}", c.task_id, c.status);
+            Err(ClientError::TaskRefused("cancelled by Ctrl-C".into()))
         }
+        r = result => serde_json::to_value(r?).map_err(|e| ClientError::Handshake(e.to_string())),
     }
-    let r = session.tool_task_result(&t.task_id).await?;
-    serde_json::to_value(r).map_err(|e| ClientError::Handshake(e.to_string()))
 }
 
 /// Runs one call.
@@ -264,7 +234,7 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
     let auth = oauth
         .as_ref()
         .and_then(|o| o.last_error())
-        .map(|e| format!("switchboard call: {}\n", explain(&e)))
+        .map(|e| format!("switchboard call: {}\n", OAuthFlags::explain(&e)))
         .unwrap_or_default();
     match result {
         Ok(v) => CallOutcome {
@@ -288,37 +258,6 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
 /// A flag's value as JSON of the type `T` wants.
 fn json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
     serde_json::from_str(text).map_err(|e| format!("not the JSON expected: {e}"))
-}
-
-/// `--era`: `legacy`, `auto`, or a modern revision to pin.
-pub(crate) fn parse_era(s: &str) -> Result<switchboard::client::EraMode, String> {
-    use switchboard::client::EraMode;
-    use switchboard::types::ProtocolVersion;
-    match s {
-        "legacy" => Ok(EraMode::Legacy),
-        "auto" => Ok(EraMode::Auto),
-        other => match ProtocolVersion::parse(other) {
-            Some(v) if v.is_modern() => Ok(EraMode::Pin(v)),
-            _ => Err(format!(
-                "{other:?} is not an era: use legacy, auto or 2026-07-28"
-            )),
-        },
-    }
-}
-
-/// What to say after an authorization failure, with a hint for the usual causes.
-fn explain(e: &OAuthError) -> String {
-    let hint = match e {
-        OAuthError::Refused { .. } => {
-            "; if that address is on this machine (the server was named by another name than \
-             localhost or a loopback IP), add --oauth-allow-loopback"
-        }
-        OAuthError::Registration { .. } => "; register a client with it and give --client-id",
-        OAuthError::UserAgent(_) => "; try --oauth (the browser) instead of --oauth-headless",
-        OAuthError::NoPkce { .. } => "; this authorization server cannot be used safely",
-        _ => "",
-    };
-    format!("authorization failed: {e}{hint}")
 }
 
 #[cfg(test)]

@@ -145,13 +145,18 @@ impl ClusterArgs {
     }
 }
 
-/// Serves `service` on `listener` until Ctrl-C or SIGTERM; a node of a cluster then leaves it
-/// on purpose (withdrawing its announcement, so that the others take its sessions over at once).
+/// Serves `server` over Streamable HTTP with `config` on `listener` (announced with `line`)
+/// until Ctrl-C or SIGTERM; a node of a cluster then leaves it on purpose (withdrawing its
+/// announcement, so that the others take its sessions over at once).
 pub(crate) async fn serve_until_stopped(
     listener: tokio::net::TcpListener,
-    service: StreamableHttpService,
+    (server, config): (&switchboard::server::Server, HttpConfig),
     joined: &Joined,
+    line: &str,
 ) -> anyhow::Result<()> {
+    let factory = switchboard::server_http::session_factory(server);
+    let service = StreamableHttpService::new(factory, config);
+    crate::ui::announce(line);
     let stop = async {
         #[cfg(unix)]
         if let Ok(mut term) =

@@ -25,12 +25,10 @@ pub(crate) struct FuzzArgs {
     timeout: crate::TimeoutArg,
 }
 
-/// A seed from the clock and the process id, for a run given none.
+/// A seed for a run given none: the standard library's randomly keyed hasher, from the OS.
 fn random_seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    (nanos ^ (u64::from(std::process::id()) << 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    use std::hash::BuildHasher as _;
+    std::collections::hash_map::RandomState::new().hash_one(std::process::id())
 }
 
 /// Runs the cases, printing as they go; returns the report (the caller prints the last lines).

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use switchboard::gateway::{Gateway, GatewayConfig};
-use switchboard::http::{HttpConfig, StreamableHttpService};
+use switchboard::http::HttpConfig;
 
 /// `switchboard gateway`'s flags.
 #[derive(Debug, Clone, clap::Args)]
@@ -76,14 +76,9 @@ pub(crate) async fn run(args: GatewayArgs) -> anyhow::Result<()> {
         if let Some(auth) = args.issuer.authorization(gateway.server(), local)? {
             http_config = http_config.with_authorization(auth);
         }
-        let service = StreamableHttpService::new(
-            switchboard::server_http::session_factory(gateway.server()),
-            http_config,
-        );
-        crate::ui::announce(&format!(
-            "gateway to {upstreams} upstream(s) listening on http://{local}/mcp"
-        ));
-        crate::cluster::serve_until_stopped(listener, service, &joined).await?;
+        let line = format!("gateway to {upstreams} upstream(s) listening on http://{local}/mcp");
+        let served = (gateway.server(), http_config);
+        crate::cluster::serve_until_stopped(listener, served, &joined, &line).await?;
     } else {
         let transport = switchboard::transport::StdioTransport::stdio();
         let session = gateway.server().serve(transport)?;

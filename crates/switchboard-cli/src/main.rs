@@ -194,6 +194,22 @@ impl ServerArgs {
     }
 }
 
+/// A client named `name`, at this binary's version.
+fn client(name: &str) -> switchboard::client::ClientBuilder {
+    let info = switchboard::types::lifecycle::Implementation::new(name, env!("CARGO_PKG_VERSION"));
+    switchboard::client::Client::builder(info)
+}
+
+/// `--era` of `call` and `skills pull`.
+#[derive(Debug, Clone, clap::Args)]
+struct EraArg {
+    /// Which era to speak: `legacy` (the 2025 handshake; the default, as a probe changes
+    /// what an inspected server sees and some old stdio servers stall on one), `auto`
+    /// (probe with server/discover, fall back to initialize), or `2026-07-28` (modern only).
+    #[arg(long, value_name = "ERA", default_value = "legacy")]
+    era: switchboard::client::EraMode,
+}
+
 /// `--timeout` of `check` and `fuzz`.
 #[derive(Debug, Clone, clap::Args)]
 struct TimeoutArg {

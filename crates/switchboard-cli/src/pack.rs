@@ -4,11 +4,9 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use switchboard::client::Client;
 use switchboard::client::pack::{
     self, BundleSpec, Description, Location, PlatformBinary, UserInput,
 };
-use switchboard::types::lifecycle::Implementation;
 
 /// `switchboard pack` arguments.
 #[derive(Debug, clap::Args)]
@@ -60,11 +58,7 @@ pub(crate) struct PackArgs {
 
 /// Runs `pack`; the summary line is for stderr.
 pub(crate) async fn run(a: PackArgs) -> anyhow::Result<String> {
-    let client = Client::builder(Implementation::new(
-        "switchboard-pack",
-        env!("CARGO_PKG_VERSION"),
-    ))
-    .build();
+    let client = crate::client("switchboard-pack").build();
     let session = a.server.connect(client, Default::default()).await?;
     let described = Description::read(&session).await;
     session.close();
@@ -99,8 +93,7 @@ pub(crate) async fn run(a: PackArgs) -> anyhow::Result<String> {
             .clone()
             .unwrap_or_else(|| format!("io.github.unknown/{}", described.server_info.name));
         let doc = pack::server_json(&described, &registry_name, spec.as_ref(), &location)?;
-        std::fs::write(&a.output, serde_json::to_string_pretty(&doc)? + "\n")
-            .with_context(|| format!("cannot write `{}`", a.output.display()))?;
+        pack::write_server_json(&doc, &a.output)?;
         return Ok(format!(
             "wrote {} ({registry_name} {})\n",
             a.output.display(),

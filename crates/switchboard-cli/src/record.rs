@@ -68,10 +68,14 @@ fn server_command(command: &str) -> tokio::process::Command {
 /// Usage errors (no upstream, or both), a server that cannot start, a listener that cannot bind,
 /// a recording that cannot be created.
 pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
+    // clap lets through exactly one of --stdio and --url: every mode below is reachable.
+    let kind = match (args.listen, &args.server.url) {
+        (None, None) => "stdio",
+        _ => "http",
+    };
+    let rec = crate::dev::with_ui(recording(&args.output, kind)?, args.ui, &args.output).await?;
     match (args.listen, args.server.stdio, args.server.url) {
         (None, Some(cmd), None) => {
-            let rec = crate::dev::with_ui(recording(&args.output, "stdio")?, args.ui, &args.output)
-                .await?;
             let mut child = server_command(&cmd)
                 .stdin(std::process::Stdio::piped())
                 .stdout(std::process::Stdio::piped())
@@ -83,8 +87,6 @@ pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
             Ok(status.code().unwrap_or(1))
         }
         (Some(addr), None, Some(url)) => {
-            let rec = crate::dev::with_ui(recording(&args.output, "http")?, args.ui, &args.output)
-                .await?;
             let listener = bind(addr).await?;
             let local = listener.local_addr()?;
             proxy::upstream_url(&url)?;
@@ -96,8 +98,6 @@ pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
             Ok(0)
         }
         (Some(addr), Some(cmd), None) => {
-            let rec = crate::dev::with_ui(recording(&args.output, "http")?, args.ui, &args.output)
-                .await?;
             let listener = bind(addr).await?;
             let local = listener.local_addr()?;
             let config = HttpConfig::for_bind_address(local);
@@ -107,8 +107,6 @@ pub(crate) async fn run(args: RecordArgs) -> anyhow::Result<i32> {
             Ok(0)
         }
         (None, None, Some(url)) => {
-            let rec = crate::dev::with_ui(recording(&args.output, "http")?, args.ui, &args.output)
-                .await?;
             let transport = HttpClientTransport::connect(&url, HttpClientConfig::default())?;
             let relayed = switchboard::http_client::stdio_bridge(
                 transport,

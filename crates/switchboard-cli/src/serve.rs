@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::otel::Telemetry;
 use anyhow::Context as _;
-use switchboard::http::{HttpConfig, StreamableHttpService};
+use switchboard::http::HttpConfig;
 use switchboard::jsonrpc::SessionConfig;
 use switchboard::redis::RedisTaskStore;
 use switchboard::skills::SkillWatch;
@@ -52,20 +52,8 @@ pub(crate) struct ServeArgs {
     max_sessions: Option<usize>,
     #[command(flatten)]
     issuer: crate::cluster::IssuerArgs,
-    /// With --auth-issuer: require DPoP-bound access tokens (RFC 9449): every request needs
-    /// the DPoP scheme and a fresh proof by the token's key, replays refused (across the
-    /// nodes with --store), and a bound token sent as a bearer refused. The metadata says
-    /// dpop_bound_access_tokens_required.
-    #[arg(long, requires = "auth_issuer")]
-    auth_dpop: bool,
-    /// With --auth-dpop: ask for server nonces in the proofs (keyed by the deployment secret
-    /// when there is one, so every node accepts another's).
-    #[arg(long, requires = "auth_dpop")]
-    auth_dpop_nonce: bool,
-    /// With --auth-dpop: the URL clients reach this endpoint at, when a proxy in front
-    /// changes it (the proofs' htu; default: the audience).
-    #[arg(long, value_name = "URL", requires = "auth_dpop")]
-    auth_public_url: Option<url::Url>,
+    #[command(flatten)]
+    dpop: switchboard::auth::resource::dpop::DpopFlags,
     #[command(flatten)]
     cluster: crate::cluster::ClusterArgs,
     /// Which example server to run.
@@ -127,33 +115,6 @@ fn build_server(
     Ok((server, watch))
 }
 
-/// `--auth-dpop`: bound tokens required, replays kept in Redis with `--store`, nonces keyed by
-/// the deployment secret when asked for.
-fn dpop_config(
-    args: &ServeArgs,
-    store: Option<switchboard::redis::RedisStore>,
-    secret: Option<&switchboard::http::DeploymentSecret>,
-) -> anyhow::Result<switchboard::auth::resource::dpop::DpopConfig> {
-    use switchboard::auth::resource::dpop::{DEFAULT_NONCE_STEP, DpopConfig, NonceSource};
-    let mut config = DpopConfig::new().required();
-    if let Some(url) = &args.auth_public_url {
-        config = config.with_public_url(url.clone());
-    }
-    if let Some(store) = store {
-        config =
-            config.with_replay_store(Arc::new(switchboard::redis::RedisReplayStore::new(store)));
-    }
-    if args.auth_dpop_nonce {
-        let nonces = match secret {
-            Some(s) => NonceSource::new(s.derive("dpop nonces"), DEFAULT_NONCE_STEP),
-            None => NonceSource::random(DEFAULT_NONCE_STEP)
-                .map_err(|e| anyhow::anyhow!("DPoP nonces: {e}"))?,
-        };
-        config = config.with_nonces(nonces);
-    }
-    Ok(config)
-}
-
 /// Serves until stdin ends (stdio) or the process is stopped (HTTP).
 ///
 /// # Errors
@@ -200,17 +161,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         layer: telemetry.clone().map(|t| Arc::new(t) as _),
         skills: switchboard_example_servers::everything_skills::from_flag(
             args.skills.as_ref().map(Option::as_deref),
-        )
-        .with_context(|| {
-            format!(
-                "--skills {}",
-                args.skills
-                    .iter()
-                    .flatten()
-                    .map(|d| d.display().to_string())
-                    .collect::<String>()
-            )
-        })?,
+        )?,
     };
     let Some(addr) = args.http else {
         let (server, _skills_watch) = build_server(&args, config, &deployment)?;
@@ -249,9 +200,13 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     });
     let (server, _skills_watch) = build_server(&args, config, &deployment)?;
     if let Some(mut auth) = args.issuer.authorization(&server, local)? {
-        if args.auth_dpop {
-            let store = joined.as_ref().map(|(_, store)| store.clone());
-            auth = auth.with_dpop(dpop_config(&args, store, secret.as_ref())?);
+        // Proofs seen are kept in the cluster's store; nonces keyed by the deployment secret.
+        let replay = joined.as_ref().map(|(_, store)| {
+            Arc::new(switchboard::redis::RedisReplayStore::new(store.clone())) as _
+        });
+        let nonce_key = secret.as_ref().map(|s| s.derive("dpop nonces"));
+        if let Some(dpop) = args.dpop.config(replay, nonce_key)? {
+            auth = auth.with_dpop(dpop);
             tracing::info!("DPoP-bound access tokens required");
         }
         http_config = http_config.with_authorization(auth);
@@ -266,12 +221,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             card_of.server_card_named(&name, Some(&url))
         }));
     }
-    let service = StreamableHttpService::new(
-        switchboard::server_http::session_factory(&server),
-        http_config,
-    );
-    crate::ui::announce(&format!("listening on http://{local}/mcp"));
-    crate::cluster::serve_until_stopped(listener, service, &joined).await?;
+    let line = format!("listening on http://{local}/mcp");
+    crate::cluster::serve_until_stopped(listener, (&server, http_config), &joined, &line).await?;
     // What telemetry batched is exported once serving stops.
     flush(telemetry).await;
     Ok(())

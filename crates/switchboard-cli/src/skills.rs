@@ -7,9 +7,8 @@
 //! passed, so a refused skill leaves nothing behind. Exit 0 when written, 1 when refused or not
 //! found, 2 when the server cannot be reached.
 
-use switchboard::client::{Client, ClientSession};
+use switchboard::client::ClientSession;
 use switchboard::skills::Skills;
-use switchboard::types::lifecycle::Implementation;
 
 /// `switchboard skills`'s subcommands.
 #[derive(Debug, Clone, clap::Subcommand)]
@@ -27,49 +26,35 @@ pub(crate) struct PullArgs {
     name: String,
     /// The directory to create (it must not exist).
     dir: std::path::PathBuf,
-    /// Which era to speak: `legacy` (the default), `auto` or `2026-07-28`.
-    #[arg(long, value_name = "ERA", default_value = "legacy", value_parser = crate::call::parse_era)]
-    era: switchboard::client::EraMode,
+    #[command(flatten)]
+    era: crate::EraArg,
 }
 
 /// Runs the subcommand; the exit code.
 pub(crate) async fn run(command: &SkillsCommand) -> i32 {
-    match command {
-        SkillsCommand::Pull(a) => {
-            let client = Client::builder(Implementation::new(
-                "switchboard-skills",
-                env!("CARGO_PKG_VERSION"),
-            ));
-            let session = match a
-                .server
-                .connect(client.era(a.era).build(), Default::default())
-                .await
-            {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("switchboard skills pull: {e:#}");
-                    return 2;
-                }
-            };
-            let code = match pull(&session, a).await {
-                Ok(written) => {
-                    for path in &written {
-                        println!("{}", a.dir.join(path).display());
-                    }
-                    eprintln!(
-                        "switchboard skills pull: {} files verified and written to {}",
-                        written.len(),
-                        a.dir.display()
-                    );
-                    0
-                }
-                Err(e) => {
-                    eprintln!("switchboard skills pull: {e}; nothing written");
-                    1
-                }
-            };
-            session.close();
-            code
+    let SkillsCommand::Pull(a) = command;
+    let client = crate::client("switchboard-skills").era(a.era.era).build();
+    let session = match a.server.connect(client, Default::default()).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("switchboard skills pull: {e:#}");
+            return 2;
+        }
+    };
+    let pulled = pull(&session, a).await;
+    session.close();
+    match pulled {
+        Ok(written) => {
+            for path in &written {
+                println!("{}", a.dir.join(path).display());
+            }
+            let (n, dir) = (written.len(), a.dir.display());
+            eprintln!("switchboard skills pull: {n} files verified and written to {dir}");
+            0
+        }
+        Err(e) => {
+            eprintln!("switchboard skills pull: {e}; nothing written");
+            1
         }
     }
 }

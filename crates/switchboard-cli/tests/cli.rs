@@ -569,6 +569,26 @@ fn call_task_shows_the_status_then_prints_the_result() {
 }
 
 #[test]
+fn tk_call_task_that_asks_for_input_is_answered_through_tasks_result() {
+    // The task is input_required while it waits for the elicitation; tasks/result carries the
+    // request to the client, whose canned answer finishes it.
+    let answer = r#"{"action": "accept", "content": {"name": "Ada"}}"#;
+    let args = ["tools/call", "test_task_elicitation", "--task"];
+    let (code, out, err) = call(&[&args[..], &["--elicitation-response", answer]].concat());
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+    assert_eq!(v["content"][0]["text"], "hello Ada", "{out}");
+    let task = v["_meta"]["io.modelcontextprotocol/related-task"]["taskId"]
+        .as_str()
+        .expect("related task");
+    assert!(err.contains(&format!("task {task}: working")), "{err}");
+    assert!(
+        err.contains(&format!("task {task}: input_required")),
+        "{err}"
+    );
+}
+
+#[test]
 fn d26_call_task_in_2026_07_28_declares_the_tasks_extension_and_follows_the_task() {
     let server = format!("{} serve", env!("CARGO_BIN_EXE_switchboard"));
     let call = |task: bool| {

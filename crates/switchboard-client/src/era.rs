@@ -24,6 +24,34 @@ pub enum EraMode {
     Pin(ProtocolVersion),
 }
 
+/// `auto`, `legacy`, or a modern revision to pin (`2026-07-28`): how a configuration file or a
+/// command line names an [`EraMode`].
+impl std::str::FromStr for EraMode {
+    type Err = ParseEraModeError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "auto" => Ok(Self::Auto),
+            "legacy" => Ok(Self::Legacy),
+            other => match ProtocolVersion::parse(other) {
+                Some(v) if v.is_modern() => Ok(Self::Pin(v)),
+                _ => Err(ParseEraModeError(other.to_owned())),
+            },
+        }
+    }
+}
+
+/// A text that names no [`EraMode`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not an era: auto, legacy, or {modern}", modern = modern_revisions())]
+pub struct ParseEraModeError(String);
+
+/// The modern revisions, comma-separated, for the error's message.
+fn modern_revisions() -> String {
+    let names: Vec<&str> = ProtocolVersion::MODERN.iter().map(|v| v.as_str()).collect();
+    names.join(", ")
+}
+
 /// The era a connection settled on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -37,3 +65,26 @@ pub enum Era {
 /// The default bound on waiting for the answer to the `server/discover` probe in
 /// [`EraMode::Auto`] before falling back to `initialize`.
 pub(crate) const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_era_mode_is_named_auto_legacy_or_a_modern_revision() {
+        assert_eq!("auto".parse(), Ok(EraMode::Auto));
+        assert_eq!("legacy".parse(), Ok(EraMode::Legacy));
+        assert_eq!(
+            "2026-07-28".parse(),
+            Ok(EraMode::Pin(ProtocolVersion::V2026_07_28))
+        );
+        // A 2025 revision is not pinnable: it has no server/discover.
+        for bad in ["2025-11-25", "modern", "", "AUTO"] {
+            let e = bad.parse::<EraMode>().unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("{bad:?} is not an era: auto, legacy, or 2026-07-28")
+            );
+        }
+    }
+}

@@ -72,7 +72,7 @@ mod validation;
 pub use apps::UiResource;
 pub use cache::ListKind;
 pub use client::{Client, ClientBuilder, Negotiated};
-pub use era::{Era, EraMode};
+pub use era::{Era, EraMode, ParseEraModeError};
 pub use error::ClientError;
 pub use handlers::HandlerFuture;
 pub use inputs::InputKey;

@@ -523,6 +523,16 @@ pub fn write_bundle(
     })
 }
 
+/// Writes a [`server_json`] document to `out` (pretty-printed, a final newline) the way
+/// [`write_bundle`] writes a bundle: atomically, a symlink planted at `out` replaced, never
+/// written through.
+pub fn write_server_json(doc: &Value, out: &Path) -> Result<(), PackError> {
+    let text = serde_json::to_string_pretty(doc).map_err(std::io::Error::other)? + "\n";
+    replace_file(out, text.as_bytes())
+        .map_err(|e| std::io::Error::new(e.kind(), format!("`{}`: {e}", out.display())))?;
+    Ok(())
+}
+
 /// Writes `bytes` to `out` atomically: into a new file beside it (created, never opened through
 /// a link), synced, then renamed over `out`. A failure leaves `out` as it was, and a symlink
 /// planted at `out` is replaced, never written through.
@@ -880,6 +890,21 @@ mod tests {
         write_bundle(&described(1), &BundleSpec::new(&bin), &out).expect("packed");
         assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "keep me");
         assert!(!std::fs::symlink_metadata(&out).expect("out").is_symlink());
+        // The registry's server.json the same way.
+        let doc_out = dir.join("server.json");
+        std::os::unix::fs::symlink(&victim, &doc_out).expect("symlink");
+        let loc = Location::Remote("https://example.com/mcp".into());
+        let doc = server_json(&described(1), "io.github.user/notes", None, &loc).expect("doc");
+        write_server_json(&doc, &doc_out).expect("written");
+        assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "keep me");
+        assert!(
+            !std::fs::symlink_metadata(&doc_out)
+                .expect("out")
+                .is_symlink()
+        );
+        let back: Value =
+            serde_json::from_str(&std::fs::read_to_string(&doc_out).expect("read")).expect("json");
+        assert_eq!(back, doc);
         // A failed write (the output's folder is missing) leaves no temporary file behind.
         let missing = dir.join("no-such-dir").join("b.mcpb");
         assert!(write_bundle(&described(1), &BundleSpec::new(&bin), &missing).is_err());

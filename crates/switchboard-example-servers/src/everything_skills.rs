@@ -11,7 +11,7 @@ use switchboard::skills::{SkillSet, SkillSource};
 /// left out).
 ///
 /// # Errors
-/// The folder cannot be read.
+/// The folder cannot be read (the message names it as `--skills DIR`).
 pub fn from_flag(dir: Option<Option<&std::path::Path>>) -> std::io::Result<Option<SkillSet>> {
     let Some(dir) = dir else {
         return Ok(None);
@@ -19,7 +19,8 @@ pub fn from_flag(dir: Option<Option<&std::path::Path>>) -> std::io::Result<Optio
     let Some(dir) = dir else {
         return Ok(Some(skills()));
     };
-    let set = SkillSet::from_dir(dir)?;
+    let set = SkillSet::from_dir(dir)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("--skills {}: {e}", dir.display())))?;
     for why in set.skipped() {
         tracing::warn!("skill not served: {why}");
     }

@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde::Deserialize;
-use switchboard_client::{Client, ClientError, ClientSession, EraMode};
-use switchboard_types::ProtocolVersion;
+use switchboard_client::{Client, ClientError, ClientSession, EraMode, ParseEraModeError};
 use toml::Spanned;
 
 use crate::policy::{MAX_POLICY_RULES, Policy};
@@ -540,7 +539,8 @@ impl GatewayConfig {
             };
             let era = match &up.era {
                 None => EraMode::Auto,
-                Some(e) => parse_era(e.get_ref()).map_err(|m| invalid(e.span(), "era", m))?,
+                Some(e) => (e.get_ref().parse())
+                    .map_err(|m: ParseEraModeError| invalid(e.span(), "era", m.to_string()))?,
             };
             if config.upstreams.iter().any(|u| u.name == name) {
                 return Err(invalid(
@@ -632,25 +632,6 @@ pub(crate) fn same_upstream(a: &UpstreamConfig, b: &UpstreamConfig) -> bool {
     kind && a.name == b.name && a.era == b.era && a.own_sessions == b.own_sessions
 }
 
-/// `auto`, `legacy`, or a modern revision (`2026-07-28`).
-fn parse_era(text: &str) -> Result<EraMode, String> {
-    match text {
-        "auto" => Ok(EraMode::Auto),
-        "legacy" => Ok(EraMode::Legacy),
-        other => match ProtocolVersion::MODERN.iter().find(|v| v.as_str() == other) {
-            Some(v) => Ok(EraMode::Pin(*v)),
-            None => Err(format!(
-                "{other:?} is not an era: auto, legacy, or {}",
-                ProtocolVersion::MODERN
-                    .iter()
-                    .map(|v| v.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-        },
-    }
-}
-
 /// An upstream name: at most 64 characters of the tool-name alphabet (`A-Z a-z 0-9 _ - .`);
 /// empty mounts without a prefix.
 pub(crate) fn check_name(name: &str) -> Result<(), String> {
@@ -681,6 +662,7 @@ fn check_separator(sep: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use switchboard_types::ProtocolVersion;
 
     fn error(text: &str) -> String {
         GatewayConfig::from_toml(text)

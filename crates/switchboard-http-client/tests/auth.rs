@@ -68,17 +68,6 @@ fn body(r: &RawRequest) -> Value {
     serde_json::from_str(&r.body).unwrap_or(Value::Null)
 }
 
-fn reply(status: &str, extra: &str, text: &str) -> Reply {
-    Reply::close(
-        format!(
-            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\n\
-             connection: close\r\n\r\n{text}",
-            text.len()
-        )
-        .into_bytes(),
-    )
-}
-
 const CHALLENGE: &str = "www-authenticate: Bearer resource_metadata=\"http://x/.well-known/oauth-protected-resource/mcp\"\r\n";
 
 /// A 2025 server (or a modern one) that wants token `t1` on everything, and `t2` or better
@@ -91,14 +80,14 @@ fn server(modern: bool) -> impl Fn(&RawRequest) -> Reply + Send + Sync + 'static
             .and_then(|g| g.parse().ok())
             .unwrap_or(0);
         if generation < 1 {
-            return reply("401 Unauthorized", CHALLENGE, "");
+            return Reply::json("401 Unauthorized", CHALLENGE, "");
         }
         let b = body(r);
         if r.method == "GET" {
-            return reply("405 Method Not Allowed", "", "");
+            return Reply::json("405 Method Not Allowed", "", "");
         }
         if r.method == "DELETE" {
-            return reply("200 OK", "", "");
+            return Reply::json("200 OK", "", "");
         }
         let id = b["id"].clone();
         let result = match b["method"].as_str() {
@@ -108,7 +97,7 @@ fn server(modern: bool) -> impl Fn(&RawRequest) -> Reply + Send + Sync + 'static
             Some("server/discover") => {
                 let e =
                     json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no"}});
-                return reply("200 OK", "", &e.to_string());
+                return Reply::json("200 OK", "", &e.to_string());
             }
             Some("initialize") => {
                 json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
@@ -118,14 +107,14 @@ fn server(modern: bool) -> impl Fn(&RawRequest) -> Reply + Send + Sync + 'static
                 json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]})
             }
             Some("tools/call") if generation < 2 => {
-                return reply(
+                return Reply::json(
                     "403 Forbidden",
                     "www-authenticate: Bearer error=\"insufficient_scope\", scope=\"mcp:write\"\r\n",
                     "",
                 );
             }
             Some("tools/call") => json!({"content": []}),
-            _ => return reply("202 Accepted", "", ""),
+            _ => return Reply::json("202 Accepted", "", ""),
         };
         let extra = if modern {
             ""
@@ -133,7 +122,7 @@ fn server(modern: bool) -> impl Fn(&RawRequest) -> Reply + Send + Sync + 'static
             "mcp-session-id: s-1\r\n"
         };
         let text = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
-        reply("200 OK", extra, &text)
+        Reply::json("200 OK", extra, &text)
     }
 }
 

@@ -56,17 +56,6 @@ impl AuthProvider for Proving {
     }
 }
 
-fn reply(status: &str, extra: &str, text: &str) -> Reply {
-    Reply::close(
-        format!(
-            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\n\
-             connection: close\r\n\r\n{text}",
-            text.len()
-        )
-        .into_bytes(),
-    )
-}
-
 const NONCE_CHALLENGE: &str =
     "www-authenticate: DPoP error=\"use_dpop_nonce\"\r\ndpop-nonce: n-1\r\n";
 
@@ -76,27 +65,27 @@ fn server(rotate: bool) -> impl Fn(&RawRequest) -> Reply + Send + Sync + 'static
     move |r: &RawRequest| {
         let proof = r.header("dpop").unwrap_or("");
         if r.header("authorization") != Some("DPoP bound") || proof.is_empty() {
-            return reply("401 Unauthorized", "www-authenticate: DPoP\r\n", "");
+            return Reply::json("401 Unauthorized", "www-authenticate: DPoP\r\n", "");
         }
         if rotate || !proof.ends_with("|n-1") {
-            return reply("401 Unauthorized", NONCE_CHALLENGE, "");
+            return Reply::json("401 Unauthorized", NONCE_CHALLENGE, "");
         }
         let b: Value = serde_json::from_str(&r.body).unwrap_or(Value::Null);
         match (r.method.as_str(), b["method"].as_str()) {
-            ("GET", _) => reply("405 Method Not Allowed", "", ""),
-            ("DELETE", _) => reply("200 OK", "", ""),
+            ("GET", _) => Reply::json("405 Method Not Allowed", "", ""),
+            ("DELETE", _) => Reply::json("200 OK", "", ""),
             (_, Some("initialize")) => {
                 let result = json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
                     "serverInfo": {"name": "s", "version": "1"}});
                 let text = json!({"jsonrpc": "2.0", "id": b["id"], "result": result}).to_string();
-                reply("200 OK", "mcp-session-id: s-1\r\n", &text)
+                Reply::json("200 OK", "mcp-session-id: s-1\r\n", &text)
             }
             (_, Some("tools/list")) => {
                 let result = json!({"tools": []});
                 let text = json!({"jsonrpc": "2.0", "id": b["id"], "result": result}).to_string();
-                reply("200 OK", "", &text)
+                Reply::json("200 OK", "", &text)
             }
-            _ => reply("202 Accepted", "", ""),
+            _ => Reply::json("202 Accepted", "", ""),
         }
     }
 }
@@ -164,7 +153,7 @@ async fn dpop_a_followed_redirect_gets_a_proof_made_for_its_target() {
     let inner = server(false);
     let server = raw(move |r: &RawRequest| {
         if r.path == "/old" {
-            return reply("307 Temporary Redirect", "location: /mcp\r\n", "");
+            return Reply::json("307 Temporary Redirect", "location: /mcp\r\n", "");
         }
         inner(r)
     })

@@ -28,17 +28,6 @@ fn issuer() -> String {
         .expect("SWITCHBOARD_OAUTH_ISSUER is not set: run interop/oauth/e2e.sh")
 }
 
-fn reply(status: &str, extra: &str, text: &str) -> Reply {
-    Reply::close(
-        format!(
-            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\n\
-             connection: close\r\n\r\n{text}",
-            text.len()
-        )
-        .into_bytes(),
-    )
-}
-
 /// The claims and header of a JWT, unverified (the resource server's validator checks
 /// signatures; here we look at what the authorization server issued).
 fn jwt_parts(token: &str) -> (Value, Value) {
@@ -65,7 +54,7 @@ async fn resource_server(issuer: String) -> support::raw::RawServer {
         if r.path == "/.well-known/oauth-protected-resource/mcp" {
             let prm = json!({"resource": resource, "authorization_servers": [issuer],
                 "scopes_supported": ["mcp:basic"], "bearer_methods_supported": ["header"]});
-            return reply("200 OK", "", &prm.to_string());
+            return Reply::json("200 OK", "", &prm.to_string());
         }
         let challenge = format!(
             "www-authenticate: Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\", scope=\"mcp:basic\"\r\n"
@@ -74,16 +63,16 @@ async fn resource_server(issuer: String) -> support::raw::RawServer {
             .header("authorization")
             .and_then(|a| a.strip_prefix("Bearer "))
         else {
-            return reply("401 Unauthorized", &challenge, "");
+            return Reply::json("401 Unauthorized", &challenge, "");
         };
         let (_, claims) = jwt_parts(token);
         if claims["aud"] != resource.as_str() {
-            return reply("401 Unauthorized", &challenge, "");
+            return Reply::json("401 Unauthorized", &challenge, "");
         }
         let scopes = claims["scope"].as_str().unwrap_or("").to_owned();
         let b: Value = serde_json::from_str(&r.body).unwrap_or(Value::Null);
         if r.method != "POST" {
-            return reply("405 Method Not Allowed", "", "");
+            return Reply::json("405 Method Not Allowed", "", "");
         }
         let id = b["id"].clone();
         let result = match b["method"].as_str() {
@@ -93,17 +82,17 @@ async fn resource_server(issuer: String) -> support::raw::RawServer {
                 json!({"tools": [{"name": "write", "inputSchema": {"type": "object"}}]})
             }
             Some("tools/call") if !scopes.split(' ').any(|s| s == "mcp:write") => {
-                return reply(
+                return Reply::json(
                     "403 Forbidden",
                     "www-authenticate: Bearer error=\"insufficient_scope\", scope=\"mcp:write\"\r\n",
                     "",
                 );
             }
             Some("tools/call") => json!({"content": [{"type": "text", "text": "written"}]}),
-            _ => return reply("202 Accepted", "", ""),
+            _ => return Reply::json("202 Accepted", "", ""),
         };
         let text = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
-        reply("200 OK", "", &text)
+        Reply::json("200 OK", "", &text)
     })
 }
 

@@ -369,7 +369,7 @@ mod proxy {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_proxy_bounds_bodies_answers_and_requests_at_once() {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let (upstream, _) = echo_upstream().await;
+        let (upstream, hits) = echo_upstream().await;
         let addr = start_proxy(upstream, |a| {
             proxy::ProxyConfig::for_bind_address(a)
                 .with_max_concurrent(1)
@@ -391,9 +391,11 @@ mod proxy {
                     .status()
             }
         });
-        // Kept: nothing outside the relay shows the slow request holding its place (the
-        // upstream answers it 600 ms later, so 200 ms is well inside).
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        // It holds its place once it reaches the upstream (which answers it 600 ms later).
+        switchboard_test_support::wait::until("the slow request reached the upstream", || {
+            hits.load(std::sync::atomic::Ordering::SeqCst) == 1
+        })
+        .await;
         let busy = send(addr, request(addr, &me, &[])).await;
         assert_eq!(busy.status(), 503);
         assert_eq!(busy.headers()["retry-after"], "1");

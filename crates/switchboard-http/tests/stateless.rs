@@ -5,6 +5,7 @@
 mod support;
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use switchboard_test_support::wait;
 
@@ -143,8 +144,9 @@ async fn stateless_json_mode_and_the_refusals_that_apply() {
 
 #[tokio::test]
 async fn stateless_requests_in_flight_are_bounded_by_max_sessions() {
+    let (server, started) = test_server_counting_held();
     let svc = service_for(
-        &test_server(),
+        &server,
         HttpConfig::default()
             .with_stateless(true)
             .with_json_response(true)
@@ -155,15 +157,17 @@ async fn stateless_requests_in_flight_are_bounded_by_max_sessions() {
         tokio::spawn(async move {
             oneshot(
                 &svc,
-                with_version(None, "2025-11-25", call_body(1, "slow", json!({"ms": 400}))),
+                with_version(None, "2025-11-25", call_body(1, "held", json!({"ms": 400}))),
             )
             .await
             .status()
         })
     };
-    // Kept: the place a stateless request holds is not shown outside the service (the slow
-    // request answers after 400 ms, so 100 ms is well inside).
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // In its handler, the slow request holds its place (it answers 400 ms later).
+    wait::until("the slow request is in its handler", || {
+        started.load(Ordering::SeqCst) == 1
+    })
+    .await;
     let resp = oneshot(
         &svc,
         with_version(None, "2025-11-25", call_body(2, "echo", json!({}))),
@@ -297,10 +301,8 @@ async fn a_cancelled_request_releases_its_sse_stream_at_once() {
 
 #[tokio::test]
 async fn a_cancelled_request_in_json_mode_ends_its_post_with_202() {
-    let svc = service_for(
-        &test_server(),
-        HttpConfig::default().with_json_response(true),
-    );
+    let (server, started) = test_server_counting_held();
+    let svc = service_for(&server, HttpConfig::default().with_json_response(true));
     let sid = open_session(&svc, "2025-11-25").await;
     let waiting = {
         let svc = svc.clone();
@@ -311,7 +313,7 @@ async fn a_cancelled_request_in_json_mode_ends_its_post_with_202() {
                 with_version(
                     Some(&sid),
                     "2025-11-25",
-                    call_body(4, "slow", json!({"ms": 30000})),
+                    call_body(4, "held", json!({"ms": 30000})),
                 ),
             )
             .await;
@@ -320,9 +322,12 @@ async fn a_cancelled_request_in_json_mode_ends_its_post_with_202() {
             (status, body.len())
         })
     };
-    // Kept: the service shows no request in flight inside a session (a cancellation that
-    // came first would be for an unknown request, and the 5 s bound below would fail).
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The request is in its handler before it is cancelled (a cancellation that came first
+    // would be for an unknown request, and the 5 s bound below would fail).
+    wait::until("the request is in its handler", || {
+        started.load(Ordering::SeqCst) == 1
+    })
+    .await;
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 4}})
     .to_string();

@@ -184,16 +184,25 @@ async fn task_bounds_are_crossed_in_count_and_bytes() {
 async fn a_result_finished_on_one_node_reaches_a_waiter_on_another() {
     let redis = RedisServer::start();
     let (_c1, n1) = tasks(&redis, "n1", TaskLimits::default()).await;
-    let (_c2, n2) = tasks(&redis, "n2", TaskLimits::default()).await;
+    let (_c2, _) = tasks(&redis, "n2", TaskLimits::default()).await;
+    // n2's store on a connection of its own: its round trips are the waiter's reads alone.
+    let own = RedisStore::connect(&redis.url(), RedisConfig::default())
+        .await
+        .unwrap();
+    let n2 = RedisTaskStore::new(own.clone(), "n2", TaskLimits::default());
     let owner = Owner::new("session-key-s");
     let task = n1.create(&owner, None).await.unwrap();
     let id = task.task_id.clone();
+    let before = own.round_trips();
     let waiter = tokio::spawn({
         let owner = owner.clone();
         async move { n2.result(&owner, &id).await }
     });
-    // Kept: the other node's waiter subscribes inside Redis, which shows no subscriber to wait for.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The waiter has read the task unfinished (twice: it is polling) before n1 finishes it.
+    switchboard_test_support::wait::until("the waiter on n2 is polling", || {
+        own.round_trips() >= before + 2
+    })
+    .await;
     n1.finish(&task.task_id, result(r#"{"ok":true}"#), false)
         .await
         .unwrap();

@@ -112,6 +112,23 @@ impl OAuthFlags {
             || self.oauth_workload_identity.is_some()
     }
 
+    /// What to tell the user after `error`: `authorization failed: ...`, with the flag to try
+    /// for the usual causes (a loopback authorization server refused, no registration, no
+    /// browser, no PKCE).
+    pub fn explain(error: &OAuthError) -> String {
+        let hint = match error {
+            OAuthError::Refused { .. } => {
+                "; if that address is on this machine (the server was named by another name \
+                 than localhost or a loopback IP), add --oauth-allow-loopback"
+            }
+            OAuthError::Registration { .. } => "; register a client with it and give --client-id",
+            OAuthError::UserAgent(_) => "; try --oauth (the browser) instead of --oauth-headless",
+            OAuthError::NoPkce { .. } => "; this authorization server cannot be used safely",
+            _ => "",
+        };
+        format!("authorization failed: {error}{hint}")
+    }
+
     /// The OAuth client for the MCP server at `url`, or `None` when no flow was asked for;
     /// `on_open` hears where the browser was sent (`--oauth`) and whether it started.
     ///
@@ -261,4 +278,25 @@ fn private_key(file: &Path, alg: Option<&str>) -> Result<PrivateKeyJwt, OAuthErr
     key.assertion("switchboard", "https://issuer.invalid")
         .map_err(|e| OAuthError::Config(format!("--private-key {shown}: {e}")))?;
     Ok(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_explained_failure_names_the_flag_to_try_for_the_usual_causes() {
+        let refused = OAuthError::Refused {
+            url: "http://auth.test/".into(),
+            why: "a loopback address".into(),
+        };
+        let text = OAuthFlags::explain(&refused);
+        assert!(text.starts_with("authorization failed: refused to fetch http://auth.test/"));
+        assert!(text.ends_with("add --oauth-allow-loopback"), "{text}");
+        let other = OAuthError::Discovery("no metadata".into());
+        assert_eq!(
+            OAuthFlags::explain(&other),
+            "authorization failed: authorization discovery failed: no metadata"
+        );
+    }
 }

@@ -444,6 +444,58 @@ impl DpopVerifier {
     }
 }
 
+/// A resource server's DPoP flags on the command line (`switchboard serve --auth-dpop`), as
+/// clap arguments (feature `clap`); they require the command's `--auth-issuer` argument.
+#[cfg(feature = "clap")]
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct DpopFlags {
+    /// With --auth-issuer: require DPoP-bound access tokens (RFC 9449): every request needs
+    /// the DPoP scheme and a fresh proof by the token's key, replays refused (across the
+    /// nodes with --store), and a bound token sent as a bearer refused. The metadata says
+    /// dpop_bound_access_tokens_required.
+    #[arg(long, requires = "auth_issuer")]
+    pub auth_dpop: bool,
+    /// With --auth-dpop: ask for server nonces in the proofs (keyed by the deployment secret
+    /// when there is one, so every node accepts another's).
+    #[arg(long, requires = "auth_dpop")]
+    pub auth_dpop_nonce: bool,
+    /// With --auth-dpop: the URL clients reach this endpoint at, when a proxy in front
+    /// changes it (the proofs' htu; default: the audience).
+    #[arg(long, value_name = "URL", requires = "auth_dpop")]
+    pub auth_public_url: Option<Url>,
+}
+
+#[cfg(feature = "clap")]
+impl DpopFlags {
+    /// With `--auth-dpop`, the configuration: bound tokens required, seen proofs kept in
+    /// `replay` (in memory when `None`), and with `--auth-dpop-nonce` nonces keyed by
+    /// `nonce_key` (one every node shares) or by a random key; `None` without `--auth-dpop`.
+    ///
+    /// # Errors
+    /// No random nonce key could be made.
+    pub fn config(
+        &self,
+        replay: Option<Arc<dyn ReplayStore>>,
+        nonce_key: Option<[u8; 32]>,
+    ) -> Result<Option<DpopConfig>, ReplayError> {
+        if !self.auth_dpop {
+            return Ok(None);
+        }
+        let mut config = DpopConfig::new().required();
+        config.public_url.clone_from(&self.auth_public_url);
+        if let Some(store) = replay {
+            config = config.with_replay_store(store);
+        }
+        if self.auth_dpop_nonce {
+            config = config.with_nonces(match nonce_key {
+                Some(key) => NonceSource::new(key, DEFAULT_NONCE_STEP),
+                None => NonceSource::random(DEFAULT_NONCE_STEP)?,
+            });
+        }
+        Ok(Some(config))
+    }
+}
+
 /// The `cnf.jkt` of a token's claims (RFC 9449 §6.1), if it is bound.
 pub fn bound_jkt(claims: &serde_json::Map<String, Value>) -> Option<&str> {
     claims.get("cnf")?.get("jkt")?.as_str()

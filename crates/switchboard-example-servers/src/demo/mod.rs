@@ -29,7 +29,7 @@ pub use host::{Host, HostedServer, InMemory};
 pub use server::subtract_on_sigusr1;
 pub use server::{add_subtract, demo_server, subtract_tool};
 pub use trace::{DemoError, TraceFrame};
-pub use transcript::transcript;
+pub use transcript::{Wire, play, transcript};
 
 /// The title of step `n` (1-based, numbered across both parts), if there is one.
 pub fn step_title(n: usize) -> Option<&'static str> {

@@ -72,3 +72,47 @@ fn render(frames: &[TraceFrame]) -> String {
     ));
     out
 }
+
+/// Where `switchboard demo` runs the servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Wire {
+    /// Both ends in this process, over an in-memory pair (JSON text, serialized and parsed).
+    #[default]
+    Memory,
+    /// The server is this binary, spawned as `switchboard serve --example NAME` on stdio.
+    Stdio,
+    /// The server is this binary, spawned as `switchboard serve --example NAME --http
+    /// 127.0.0.1:0`; the client speaks Streamable HTTP to it.
+    Http,
+}
+
+impl Wire {
+    /// How the demo's heading names this wire.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Wire::Memory => "in memory",
+            Wire::Stdio => "over stdio (each server is `switchboard serve` in a child process)",
+            Wire::Http => {
+                "over Streamable HTTP on 127.0.0.1 (each server is `switchboard serve --http` in a child process)"
+            }
+        }
+    }
+}
+
+/// [`transcript`] on `wire`: in memory, or with each server this very executable (the
+/// `switchboard` binary) in a child process ([`ChildProcess`](super::ChildProcess)).
+///
+/// # Errors
+/// This executable's path is unknown, or a part failed ([`DemoError`]).
+pub async fn play(wire: Wire, raw: bool) -> Result<String, DemoError> {
+    match wire {
+        Wire::Memory => transcript(&super::InMemory, wire.describe(), raw).await,
+        Wire::Stdio | Wire::Http => {
+            let exe = std::env::current_exe()
+                .map_err(|e| DemoError::Unexpected(format!("own executable: {e}")))?;
+            let host = super::ChildProcess::new(exe, wire == Wire::Http);
+            transcript(&host, wire.describe(), raw).await
+        }
+    }
+}

@@ -52,6 +52,16 @@ impl Reply {
         }
     }
 
+    /// An HTTP/1.1 answer of `status` (`"200 OK"`) with a JSON body `text` and the header lines
+    /// `extra` (each ending in `\r\n`), then closes.
+    pub fn json(status: &str, extra: &str, text: &str) -> Reply {
+        Reply::close(format!(
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\n\
+             connection: close\r\n\r\n{text}",
+            text.len()
+        ))
+    }
+
     /// Writes `bytes` and keeps the connection open, writing nothing more.
     pub fn hang(bytes: impl Into<Vec<u8>>) -> Reply {
         Reply {

@@ -3,6 +3,8 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -26,19 +28,39 @@ pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 /// [`switchboard_test_support::server::tool_server`], and `reconnect` (closes its own SSE stream,
 /// then answers).
 pub fn test_server() -> Server {
-    tool_server("http-test")
+    test_server_builder().build().unwrap()
+}
+
+/// [`test_server`] with one tool more, `held`: it counts each call as it starts, then sleeps
+/// `ms` (100 when absent). A test waits for the count instead of sleeping while a request gets
+/// into its handler.
+pub fn test_server_counting_held() -> (Server, Arc<AtomicUsize>) {
+    let started = Arc::new(AtomicUsize::new(0));
+    let count = started.clone();
+    let server = test_server_builder()
         .tool(
-            Tool::new("reconnect", json!({"type": "object"}))
-                .with_description("closes its SSE stream, then answers (SEP-1699)"),
-            |call| async move {
-                let closed = call.cx.close_stream();
-                // Not a wait: the tool answers after a pause, once its stream is closed (the scenario).
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                Ok(CallToolResult::text(format!("closed={closed}")))
+            Tool::new("held", json!({"type": "object"})).with_description("counted, then slow"),
+            move |call| {
+                count.fetch_add(1, Ordering::SeqCst);
+                switchboard_test_support::server::slow(call, 100)
             },
         )
         .build()
-        .unwrap()
+        .unwrap();
+    (server, started)
+}
+
+fn test_server_builder() -> switchboard_server::ServerBuilder {
+    tool_server("http-test").tool(
+        Tool::new("reconnect", json!({"type": "object"}))
+            .with_description("closes its SSE stream, then answers (SEP-1699)"),
+        |call| async move {
+            let closed = call.cx.close_stream();
+            // Not a wait: the tool answers after a pause, once its stream is closed (the scenario).
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            Ok(CallToolResult::text(format!("closed={closed}")))
+        },
+    )
 }
 
 /// A service over `server` with `config`.
