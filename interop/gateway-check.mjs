@@ -10,6 +10,8 @@
 //   node interop/gateway-check.mjs GATEWAY_URL PREFIX=DIRECT_URL [PREFIX=DIRECT_URL ...]
 //       each DIRECT_URL a Streamable HTTP endpoint, or `stdio:` + a shell command
 //
+// With GATEWAY_BEARER set, the gateway (only) is sent `Authorization: Bearer $GATEWAY_BEARER`.
+//
 // Prints one line per check (`PASS name` / `FAIL name: ...`), then `N passed, M failed`.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -23,11 +25,12 @@ const fail = (n, why) => { failed++; console.log(`FAIL ${n}: ${why}`); };
 const J = (v) => JSON.stringify(v);
 const same = (a, b) => J(a) === J(b);
 
-async function connect(target) {
+async function connect(target, bearer) {
   const client = new Client({ name: 'gateway-check', version: '1' }, { capabilities: {} });
+  const requestInit = bearer ? { headers: { Authorization: `Bearer ${bearer}` } } : undefined;
   const transport = target.startsWith('stdio:')
     ? new StdioClientTransport({ command: 'sh', args: ['-c', `exec ${target.slice(6)}`], stderr: 'ignore' })
-    : new StreamableHTTPClientTransport(new URL(target));
+    : new StreamableHTTPClientTransport(new URL(target), { requestInit });
   await client.connect(transport);
   return client;
 }
@@ -65,7 +68,8 @@ async function checkUpstream(gw, lists, prefix, directTarget) {
       if (!caps[cap]) continue;
       const want = (await all(direct, method, key)).map((x) => map(x[field])).sort();
       const got = lists[key].map((x) => x[field]).filter((v) => v.startsWith(`${prefix}_`) || v.includes(`://${prefix}/`) || v.startsWith(`${prefix}:`) ).sort();
-      if (same(got, want) && want.length > 0) pass(`${prefix}: ${key} listed under the prefix (${want.length})`);
+      // Tools there must be; a server may declare prompts or resources and have none.
+      if (same(got, want) && (want.length > 0 || key !== 'tools')) pass(`${prefix}: ${key} listed under the prefix (${want.length})`);
       else fail(`${prefix}: ${key} listed under the prefix`, `expected ${J(want)}, got ${J(got)}`);
     }
     // Definitions pass through unchanged but for the name.
@@ -80,15 +84,15 @@ async function checkUpstream(gw, lists, prefix, directTarget) {
     if (directTools.length) pass(`${prefix}: every tool's definition is the upstream's but for its name`);
     // A tool without required arguments, called both ways.
     const simple = directTools.find((t) => !(t.inputSchema?.required?.length) && /simple_text|^echo$|get-tiny|get_tiny|printEnv|get-env/.test(t.name))
-      ?? directTools.find((t) => t.name === 'echo');
+      ?? directTools.find((t) => t.name === 'echo') ?? directTools.find((t) => t.name === 'add');
     if (simple) {
-      const args = simple.name === 'echo' ? { message: 'through the gateway' } : {};
+      const args = { echo: { message: 'through the gateway' }, add: { a: 2, b: 3 } }[simple.name] ?? {};
       const a = await direct.callTool({ name: simple.name, arguments: args });
       const b = await gw.callTool({ name: `${prefix}_${simple.name}`, arguments: args });
       if (same(a.content, b.content) && !b.isError) pass(`${prefix}: tools/call ${prefix}_${simple.name} answers as ${simple.name} does directly`);
       else fail(`${prefix}: tools/call ${prefix}_${simple.name}`, `direct ${J(a)}, gateway ${J(b)}`);
     } else {
-      fail(`${prefix}: tools/call`, `no argument-free tool found among ${J(directTools.map((t) => t.name))}`);
+      fail(`${prefix}: tools/call`, `no argument-free tool (nor echo, nor add) found among ${J(directTools.map((t) => t.name))}`);
     }
     // A resource read both ways.
     if (caps.resources) {
@@ -114,7 +118,7 @@ async function main() {
     console.error('usage: gateway-check.mjs GATEWAY_URL PREFIX=DIRECT ...');
     process.exit(2);
   }
-  const gw = await connect(gatewayUrl);
+  const gw = await connect(gatewayUrl, process.env.GATEWAY_BEARER);
   try {
     const caps = gw.getServerCapabilities() ?? {};
     const lists = {

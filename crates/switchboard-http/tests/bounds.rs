@@ -401,9 +401,13 @@ async fn unread_get(addr: SocketAddr, sid: &str) -> TcpStream {
         "GET /mcp HTTP/1.1\r\nhost: {addr}\r\naccept: text/event-stream\r\nmcp-session-id: {sid}\r\n\r\n"
     );
     tcp.write_all(head.as_bytes()).await.unwrap();
-    // Kept: reading even the answer's head here keeps the write-timeout test's connection open
-    // (not understood yet); the stream is given 100 ms to open instead.
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The stream is open once its answer's head arrives: waited for with `peek`, which leaves
+    // the bytes in the (small) receive buffer, as a client that reads nothing would.
+    let mut first = [0u8; 1];
+    tokio::time::timeout(Duration::from_secs(5), tcp.peek(&mut first))
+        .await
+        .expect("the GET stream's answer within 5 s")
+        .unwrap();
     tcp
 }
 
@@ -451,8 +455,8 @@ async fn a_client_that_reads_nothing_is_disconnected_at_the_write_timeout() {
     flood(&peer).await;
     // Past the write timeout the server has closed the connection: reading now finds its end
     // (the stream itself would never end, and the keep-alive timeout is 60 s).
-    // Kept: this is the client reading nothing for 3 s (six write timeouts: a loaded machine
-    // may run the server's blocked write late); reading sooner would unblock the writes.
+    // Not a wait: the client reads nothing for 3 s (six write timeouts: a loaded machine may
+    // run the server's blocked write late); reading sooner would unblock the writes.
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert!(
         closed_within(&mut reader, Duration::from_secs(5))
