@@ -836,6 +836,7 @@ async fn forward_call(
             Box::pin(crate::tasks::call(
                 session.clone(),
                 params,
+                cx.task_ttl(),
                 opts,
                 cancel,
                 on_progress,

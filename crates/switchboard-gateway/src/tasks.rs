@@ -90,14 +90,16 @@ impl Drop for Running {
 }
 
 /// Runs `tools/call` of `params` on upstream `session` as a task of the gateway's session
-/// there, and returns the tool's result. On a 2025 upstream: the task is started (its progress
-/// to `on_progress` while it runs), its result collected with `tasks/result` (which waits until
+/// there, and returns the tool's result. On a 2025 upstream: the task is started with the time
+/// to live the client asked for the gateway's task (`ttl`, `[TK-12]`: the upstream may keep
+/// it shorter) and its progress to `on_progress` while it runs; its result collected with `tasks/result` (which waits until
 /// it ends), and it is cancelled upstream when `cancel` fires or this future is dropped. (A
 /// 2026-07-28 upstream's tools are never called as tasks, [`served_support`]: such a call is
 /// sent as any other.)
 pub(crate) async fn call(
     session: ClientSession,
     params: CallToolRequestParams,
+    ttl: Option<u64>,
     opts: RequestOptions,
     cancel: switchboard_client::CancellationToken,
     on_progress: impl Fn(ProgressUpdate) + Send + Sync + 'static,
@@ -110,7 +112,6 @@ pub(crate) async fn call(
     let arguments = params
         .arguments
         .map_or(Value::Object(Default::default()), Value::Object);
-    let ttl = params.task.as_ref().and_then(|t| t.ttl);
     let (task, _watch) = session
         .start_tool_task_with_progress(&params.name, arguments, ttl, on_progress)
         .await?;

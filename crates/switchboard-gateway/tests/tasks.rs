@@ -78,6 +78,15 @@ fn tasked(tag: &'static str, up: &Upstream) -> Server {
                 )))
             },
         )
+        .tool(
+            Tool::new("ttl", obj()).with_task_support(TaskSupport::Optional),
+            move |call| async move {
+                Ok(CallToolResult::text(format!(
+                    "{tag}: ttl {:?}",
+                    call.cx.task_ttl()
+                )))
+            },
+        )
         .tool(Tool::new("plain", obj()), move |_| async move {
             Ok(CallToolResult::text(format!("{tag}: plain")))
         })
@@ -193,6 +202,27 @@ async fn a_task_through_the_gateway_runs_as_the_upstreams_task_under_the_gateway
             .all(|id| s.contains(&((*id).clone(), TaskStatus::Completed)))
     })
     .await;
+}
+
+/// `[TK-12]`: the time to live a client asks for its task reaches the upstream's task, which
+/// the gateway's runs as (and the gateway's task keeps it too).
+#[tokio::test]
+async fn tk_12_the_ttl_a_client_asks_for_reaches_the_upstreams_task() {
+    let (gateway, _a, _b) = gateway(EraMode::Legacy).await;
+    let (c, _) = client(&gateway).await;
+    let t = c
+        .start_tool_task("a_ttl", json!({}), Some(120_000))
+        .await
+        .expect("a task");
+    assert_eq!(t.ttl, Some(120_000));
+    let r = c.tool_task_result(&t.task_id).await.expect("result");
+    assert_eq!(text_of(&r), "a: ttl Some(120000)");
+    let t = c
+        .start_tool_task("b_ttl", json!({}), None)
+        .await
+        .expect("a task");
+    let r = c.tool_task_result(&t.task_id).await.expect("result");
+    assert_eq!(text_of(&r), "b: ttl None");
 }
 
 /// `[TK-23]` `[SEC]`: another client of the gateway cannot get, collect, cancel or list a

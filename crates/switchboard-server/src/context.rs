@@ -210,6 +210,29 @@ impl Context {
         }
     }
 
+    /// Keeps this tool call from becoming a task when its handler waits: from now on only
+    /// [`run_as_task`](Self::run_as_task) makes it one, and returns whether it still may. For a
+    /// handler whose waits are not yet the task's work: one that forwards the call elsewhere
+    /// and learns only later whether what it waits for asks the client for input first (each
+    /// ask an input-required round, `[D26-34]`) or runs on (then it calls `run_as_task`).
+    /// A call of a tool that requires a task and ends without `run_as_task` is still answered
+    /// with a task, already ended. In 2026-07-28 only (the tasks extension); in a 2025-era
+    /// session the client decided before the handler ran, and this only reports whether it
+    /// asked for a task.
+    pub fn defer_task(&self) -> bool {
+        match &self.modern {
+            Some(call) => crate::modern::tasks::defer(call),
+            None => self.task.is_some(),
+        }
+    }
+
+    /// The time to live the client asked for the task this call runs as (`task.ttl` of a
+    /// 2025-11-25 task-augmented `tools/call`, in milliseconds); `None` when it asked for none
+    /// or the call runs as no such task (a 2026-07-28 client asks for no time to live).
+    pub fn task_ttl(&self) -> Option<u64> {
+        self.task.as_ref().and_then(|t| t.ttl)
+    }
+
     /// Whether this request belongs to the modern era (2026-07-28).
     pub fn is_modern(&self) -> bool {
         self.modern.is_some()

@@ -68,6 +68,8 @@ impl fmt::Debug for Tasks {
 #[derive(Clone)]
 pub(crate) struct TaskLink {
     pub(crate) id: String,
+    /// The time to live the client asked for.
+    pub(crate) ttl: Option<u64>,
     pub(crate) tasks: Arc<Tasks>,
 }
 
@@ -157,6 +159,7 @@ impl Tasks {
         let peer = rc.peer().unrelated();
         let run = work(TaskLink {
             id: id.clone(),
+            ttl,
             tasks: self.clone(),
         });
         let tasks = self.clone();

@@ -4,6 +4,7 @@
 //! streams told of task changes). The extension's behaviour is [`super::tasks`].
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Map, Value};
@@ -32,12 +33,21 @@ pub(crate) struct TaskSlot {
     pub(crate) running: OnceLock<Arc<Running>>,
     /// Whose task it would be ([`owner_of`] the request); [`MODERN_OWNER`] when unset.
     pub(crate) owner: OnceLock<Owner>,
+    /// Set by [`Context::defer_task`](crate::Context::defer_task): the handler's waits do not
+    /// make the call a task, only [`Context::run_as_task`](crate::Context::run_as_task) does.
+    pub(crate) deferred: AtomicBool,
 }
 
 impl TaskSlot {
     /// Whether the request would become a task if its handler waits now.
     pub(crate) fn may_start(&self) -> bool {
         self.plan.get().is_some() && self.running.get().is_none()
+    }
+
+    /// Whether the request becomes a task if its handler waits now (it may start, and its
+    /// handler did not defer that to `run_as_task`).
+    pub(crate) fn starts_on_wait(&self) -> bool {
+        self.may_start() && !self.deferred.load(Ordering::Acquire)
     }
 
     /// Whether the request runs as a task now.

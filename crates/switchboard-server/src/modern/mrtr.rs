@@ -212,7 +212,7 @@ impl<F: Future> Future for Suspendable<F> {
         // Every ask made during this poll is recorded now (a join of several asks records all).
         match self.call.outcome() {
             Some(stopped) => Poll::Ready(Err(stopped)),
-            None if self.call.task.may_start() => Poll::Ready(Err(Stopped::Working)),
+            None if self.call.task.starts_on_wait() => Poll::Ready(Err(Stopped::Working)),
             None => Poll::Pending,
         }
     }

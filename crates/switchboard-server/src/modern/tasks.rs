@@ -6,7 +6,9 @@
 //! `execution.taskSupport` is `optional` or `required`, from a request whose own
 //! `clientCapabilities` declare the extension, runs in the foreground like any modern request
 //! and becomes a task the first time its handler waits for something other than client input
-//! (a sleep, IO, [`Context::run_as_task`](crate::Context::run_as_task)). A call that finishes
+//! (a sleep, IO, [`Context::run_as_task`](crate::Context::run_as_task)), or, when the handler
+//! deferred that ([`Context::defer_task`](crate::Context::defer_task)), only where it calls
+//! `run_as_task` (a forwarded call, say, whose waits are for another server). A call that finishes
 //! at once is answered directly (the spec's immediate-result shortcut), except for a tool that
 //! requires a task, whose result is then kept in a task that is already `completed`. Input the
 //! handler asks for *before* that point is a multi round-trip round (`input_required` result,
@@ -260,8 +262,19 @@ impl Future for YieldOnce {
     }
 }
 
+/// [`Context::defer_task`](crate::Context::defer_task) for a modern request.
+pub(crate) fn defer(call: &ModernCall) -> bool {
+    call.task
+        .deferred
+        .store(true, std::sync::atomic::Ordering::Release);
+    call.task.may_start()
+}
+
 /// [`Context::run_as_task`](crate::Context::run_as_task) for a modern request.
 pub(crate) async fn start_here(call: &ModernCall) -> bool {
+    call.task
+        .deferred
+        .store(false, std::sync::atomic::Ordering::Release);
     if call.task.may_start() {
         YieldOnce(false).await;
     }
@@ -462,6 +475,88 @@ mod tests {
     use switchboard_tasks::{InMemoryTaskStore, TaskLimits};
     use switchboard_types::Implementation;
     use switchboard_types::tools::{CallToolResult, Tool};
+
+    /// `[D26-34]` `[D26-130]` composition with multi round-trip requests
+    /// (`tasks-mrtr-composition`): a handler that deferred the task waits (as a call forwarded
+    /// elsewhere does) and stays the request's, so its ask is an input-required round, not a
+    /// task; on the next round it has its answer and becomes a task where it says so.
+    #[tokio::test]
+    async fn d26_34_a_deferred_call_asks_in_rounds_then_becomes_a_task_where_it_says() {
+        let server = crate::Server::builder(Implementation::new("deferred", "1"))
+            .tool(
+                Tool::new("greet_later", serde_json::json!({"type": "object"}))
+                    .with_task_support(TaskSupport::Required),
+                |call| async move {
+                    assert!(call.cx.defer_task(), "the call may become a task");
+                    // A wait that is not the task's work yet.
+                    tokio::task::yield_now().await;
+                    let name = call
+                        .cx
+                        .list_roots_as("who")
+                        .await
+                        .map_err(|e| crate::ToolError::new(e.to_string()))?;
+                    assert!(call.cx.run_as_task().await, "a task from here");
+                    Ok(CallToolResult::text(format!("{} roots", name.roots.len())))
+                },
+            )
+            .build()
+            .unwrap();
+        let (ours, mut theirs) = switchboard_jsonrpc::memory::pair();
+        server.serve(ours).unwrap();
+        let call = |id: u32, extra: Value| {
+            let mut params = serde_json::json!({"name": "greet_later", "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {"roots": {}, "extensions": {TASKS_EXTENSION: {}}}}});
+            if let (Value::Object(p), Value::Object(e)) = (&mut params, extra) {
+                p.extend(e);
+            }
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": methods::TOOLS_CALL, "params": params})
+                .to_string()
+        };
+        theirs
+            .send_text(call(1, serde_json::json!({})))
+            .await
+            .unwrap();
+        let first: Value = serde_json::from_str(&theirs.recv_text().await.unwrap()).unwrap();
+        assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+        assert!(first["result"].get("taskId").is_none(), "{first}");
+        assert!(
+            first["result"]["inputRequests"].get("who").is_some(),
+            "{first}"
+        );
+        let mut again =
+            serde_json::json!({"inputResponses": {"who": {"roots": [{"uri": "file:///a"}]}}});
+        if let Some(state) = first["result"].get("requestState") {
+            again["requestState"] = state.clone();
+        }
+        theirs.send_text(call(2, again)).await.unwrap();
+        let second: Value = serde_json::from_str(&theirs.recv_text().await.unwrap()).unwrap();
+        assert_eq!(second["result"]["resultType"], "task", "{second}");
+        assert!(second["result"].get("requestState").is_none(), "{second}");
+        let id = second["result"]["taskId"].as_str().unwrap().to_owned();
+        let get = |n: u32| {
+            serde_json::json!({"jsonrpc": "2.0", "id": n, "method": methods::TASKS_GET,
+                "params": {"taskId": id, "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}}})
+            .to_string()
+        };
+        let mut n = 3;
+        let done = loop {
+            theirs.send_text(get(n)).await.unwrap();
+            let got: Value = serde_json::from_str(&theirs.recv_text().await.unwrap()).unwrap();
+            if got["result"]["status"] == "completed" {
+                break got;
+            }
+            assert_eq!(got["result"]["status"], "working", "{got}");
+            n += 1;
+            tokio::task::yield_now().await;
+        };
+        assert_eq!(
+            done["result"]["result"]["content"][0]["text"], "1 roots",
+            "{done}"
+        );
+    }
 
     #[tokio::test]
     async fn the_modern_owner_is_bounded_like_any_requestor() {
