@@ -55,6 +55,10 @@ pub(crate) const DEFAULT_MAX_INPUT_ROUNDS: usize = 10;
 
 /// Re-lists the tools into the cache, as a -32020 to a modern `tools/call` asks. The listing is
 /// `listing`'s, above this module: the caller hands it down.
+/// Told the id of the task a `tools/call` became (a handle's
+/// [`with_tasks_extension`](crate::ClientSession::with_tasks_extension)).
+pub(crate) type TaskStarted = Arc<dyn Fn(&str) + Send + Sync>;
+
 pub(crate) type Relist =
     for<'a> fn(
         &'a Peer,
@@ -65,7 +69,9 @@ pub(crate) type Relist =
 /// returns the final result. `log_level` overrides the session-wide level of a modern request
 /// (`Some(None)`: no log lines). `relist`: how a modern `tools/call` refreshes the tool list
 /// after -32020 before trying once more (`None`: the error is returned; only `tools/call` uses
-/// it).
+/// it). `tasks`: this handle declares the tasks extension and is told of each task a call
+/// becomes ([`ClientSession::with_tasks_extension`](crate::ClientSession::with_tasks_extension)).
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn call(
     peer: &Peer,
     state: &Arc<ClientState>,
@@ -74,8 +80,9 @@ pub(crate) async fn call(
     opts: RequestOptions,
     log_level: Option<Option<LoggingLevel>>,
     relist: Option<Relist>,
+    tasks: Option<&TaskStarted>,
 ) -> Result<RawJson, ClientError> {
-    let Some(envelope) = state.envelope(log_level) else {
+    let Some(envelope) = state.envelope(log_level, tasks.is_some()) else {
         return Ok(peer.request(method, params, opts).await?);
     };
     let base: Map<String, Value> = match &params {
@@ -175,7 +182,13 @@ pub(crate) async fn call(
             }
             // The tasks extension: only `tools/call` makes tasks (`[D26-131]`), and only for a
             // client that declared the extension.
-            ResultType::Task if method == methods::TOOLS_CALL && state.options.tasks_extension => {
+            ResultType::Task
+                if method == methods::TOOLS_CALL
+                    && (state.options.tasks_extension || tasks.is_some()) =>
+            {
+                if let (Some(started), Some(Value::String(id))) = (tasks, result.get("taskId")) {
+                    started(id);
+                }
                 return modern_task::drive(peer, state, result, &meta, &version, &opts).await;
             }
             other => {

@@ -128,6 +128,7 @@ pub(crate) async fn list_page<T: Listed>(
         RequestOptions::default(),
         None,
         None,
+        None,
     )
     .await?;
     let mut page: T::Page = parse_result(method, &raw)?;

@@ -81,6 +81,7 @@ pub(crate) async fn probe(
             opts,
             None,
             None,
+            None,
         )
         .await;
         let legacy = |why: String| {

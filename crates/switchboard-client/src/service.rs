@@ -207,7 +207,11 @@ impl Service for ClientService {
             // The tasks extension of 2026-07-28 names methods that 2025 had as core ones:
             // a client that declared the extension sends them in the modern era.
             Phase::Ready
-                if self.state.options.tasks_extension
+                if (self.state.options.tasks_extension
+                    || self
+                        .state
+                        .handle_tasks
+                        .load(std::sync::atomic::Ordering::Acquire))
                     && version.is_some_and(|v| v.is_modern())
                     && switchboard_types::methods::TASKS_EXTENSION_METHODS.contains(&method) =>
             {

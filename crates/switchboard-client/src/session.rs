@@ -85,6 +85,9 @@ pub struct ClientSession {
     negotiated: Negotiated,
     /// This handle's log level for modern requests (`None`: the session-wide one).
     log_level: Option<Option<LoggingLevel>>,
+    /// Set when this handle declares the tasks extension on its own: told each task a call
+    /// becomes.
+    tasks: Option<exchange::TaskStarted>,
 }
 
 impl fmt::Debug for ClientSession {
@@ -113,6 +116,7 @@ impl ClientSession {
             state,
             negotiated,
             log_level: None,
+            tasks: None,
         }
     }
 
@@ -138,6 +142,27 @@ impl ClientSession {
     pub fn with_log_level(&self, level: Option<LoggingLevel>) -> ClientSession {
         ClientSession {
             log_level: Some(level),
+            ..self.clone()
+        }
+    }
+
+    /// A handle to the same session whose requests declare the tasks extension of 2026-07-28
+    /// (`io.modelcontextprotocol/tasks`) whether or not the client was built with
+    /// [`ClientBuilder::tasks_extension`](crate::ClientBuilder::tasks_extension): the server may
+    /// then answer this handle's `tools/call` with a task, which the call follows to its end as
+    /// such a client's would. `started` is called with the task's id once the server answered
+    /// with it, before it is followed (a relay that must become a task itself then, say). On a
+    /// legacy connection nothing changes (2025 tasks are asked for with
+    /// [`start_tool_task`](ClientSession::start_tool_task)).
+    pub fn with_tasks_extension(
+        &self,
+        started: impl Fn(&str) + Send + Sync + 'static,
+    ) -> ClientSession {
+        self.state
+            .handle_tasks
+            .store(true, std::sync::atomic::Ordering::Release);
+        ClientSession {
+            tasks: Some(Arc::new(started)),
             ..self.clone()
         }
     }
@@ -211,6 +236,7 @@ impl ClientSession {
             opts,
             self.log_level,
             Some(relist_tools),
+            self.tasks.as_ref(),
         )
         .await
         .map_err(|e| self.noted(e))?;
@@ -232,6 +258,7 @@ impl ClientSession {
             opts,
             self.log_level,
             Some(relist_tools),
+            self.tasks.as_ref(),
         )
         .await
         .map_err(|e| self.noted(e))?;
@@ -742,6 +769,7 @@ impl ClientSession {
                     Some(params),
                     opts,
                     log_level,
+                    None,
                     None,
                 )
                 .await;

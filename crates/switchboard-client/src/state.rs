@@ -74,6 +74,10 @@ pub(crate) struct ClientState {
     pub(crate) listens: Listens,
     roots: Mutex<Vec<Root>>,
     elicitations: Mutex<PendingElicitations>,
+    /// Set once a handle declares the tasks extension on its own
+    /// ([`ClientSession::with_tasks_extension`](crate::ClientSession::with_tasks_extension)):
+    /// the extension's methods may then be sent.
+    pub(crate) handle_tasks: std::sync::atomic::AtomicBool,
 }
 
 impl ClientState {
@@ -108,6 +112,7 @@ impl ClientState {
             listens,
             roots: Mutex::new(roots),
             elicitations: Mutex::new(PendingElicitations::default()),
+            handle_tasks: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -138,11 +143,12 @@ impl ClientState {
     pub(crate) fn envelope(
         &self,
         log_level: Option<Option<LoggingLevel>>,
+        tasks: bool,
     ) -> Option<RequestEnvelope> {
         let s = self.shared.lock().ok()?;
         let version = s.modern_version.clone()?;
         let mut caps = modern_capabilities(&self.capabilities);
-        if self.options.tasks_extension {
+        if self.options.tasks_extension || tasks {
             let extensions = caps
                 .extra
                 .entry("extensions")

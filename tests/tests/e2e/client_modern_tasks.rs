@@ -94,6 +94,50 @@ async fn d26_131_a_task_result_is_followed_to_the_tools_result() {
     assert!(validate_session(&rec.frames(), "2026-07-28") > 10);
 }
 
+/// `[D26-130]` `[D26-131]`: one handle of a client built without the extension declares it on
+/// its own requests: the server's task is followed to the tool's result, and the handle is told
+/// the task's id before; the session's other handles still declare nothing.
+#[tokio::test]
+async fn d26_130_one_handle_declares_the_extension_and_is_told_of_its_tasks() {
+    let (c, rec) = connect(false).await;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let s = seen.clone();
+    let h = c.with_tasks_extension(move |id| s.lock().unwrap().push(id.to_owned()));
+    let r = h
+        .call_tool("test_task_slow", json!({"ms": 50}))
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "slept 50 ms");
+    let ids = seen.lock().unwrap().clone();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    let polled = rec.frames().iter().any(|(f, t)| {
+        let v: Value = serde_json::from_str(t).unwrap();
+        *f == Flow::Outbound && v["method"] == methods::TASKS_GET && v["params"]["taskId"] == ids[0]
+    });
+    assert!(polled, "the task told of is the one followed");
+    let r = c
+        .call_tool("test_task_slow", json!({"ms": 10}))
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "slept 10 ms");
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    let calls: Vec<Value> = rec
+        .frames()
+        .iter()
+        .filter(|(f, _)| *f == Flow::Outbound)
+        .filter_map(|(_, t)| serde_json::from_str::<Value>(t).ok())
+        .filter(|v| v["method"] == methods::TOOLS_CALL)
+        .collect();
+    let declared = |v: &Value| {
+        v["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"]
+            .get("io.modelcontextprotocol/tasks")
+            .is_some()
+    };
+    assert_eq!(calls.len(), 2);
+    assert!(declared(&calls[0]) && !declared(&calls[1]), "{calls:?}");
+    assert!(validate_session(&rec.frames(), "2026-07-28") > 4);
+}
+
 #[tokio::test]
 async fn d26_138_task_input_requests_are_answered_with_tasks_update() {
     let (c, rec) = connect(true).await;
