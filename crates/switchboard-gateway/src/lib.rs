@@ -60,10 +60,13 @@
 //!
 //! Tasks, both eras (`tasks`): a client's task-augmented call (2025-11-25) or a 2026-07-28 call
 //! that becomes a task under the tasks extension is a task of the gateway's server, under an
-//! id it mints and the client's owner, run on a 2025 upstream that offers tasks as the
+//! id it mints and the client's owner, run on an upstream that offers tasks as the
 //! upstream's own task (cancelled there when the gateway's is); `tasks/*` are the gateway's
-//! server's, and its status notifications go to the client that created the task. Tasks are
-//! offered only while such an upstream is up; a 2026-07-28 upstream's tools are called plainly.
+//! server's, and its status notifications go to the client that created the task. A
+//! 2026-07-28 upstream that offers the tasks extension decides which calls become tasks: the
+//! gateway's call becomes its task when the upstream's does, input the upstream asks for
+//! before are the client's input-required rounds. Tasks are offered only while an upstream
+//! that offers them is up.
 //!
 //! Not yet: pagination beyond the server's own cursors.
 

@@ -607,9 +607,12 @@ fn served_tool(
     let original = tool.name.clone();
     let mut served = tool;
     served.name = name.clone();
-    // Its `execution` as the upstream declared it when the gateway serves the upstream's tasks.
-    if support.is_none() {
-        served.execution = None;
+    // Its `execution` as the upstream declared it when the gateway serves the upstream's tasks
+    // (a 2026-07-28 upstream's tools declare none: `tasks::served_support`).
+    match support {
+        None => served.execution = None,
+        Some(s) if s != served.task_support() => served = served.with_task_support(s),
+        Some(_) => {}
     }
     Ok((name, served, original))
 }
@@ -767,6 +770,13 @@ async fn forward_call(
     limits: Limits,
 ) -> Result<CallToolResult, ToolError> {
     let cx = call.cx;
+    // A 2026-07-28 upstream decides whether the call becomes a task (`tasks::call_modern`):
+    // until it answers with one, the gateway's call is not a task (its waits, from the first,
+    // are for the upstream, whose asks for input are the client's input-required rounds).
+    let deferred = link
+        .session()
+        .is_some_and(|s| s.era() == switchboard_client::Era::Modern)
+        && cx.defer_task();
     let Some((session, in_flight)) = link.session_for(&cx, &limits).await else {
         return Ok(CallToolResult::error(link.down()));
     };
@@ -776,8 +786,14 @@ async fn forward_call(
     // A task of the gateway's (the client asked for one, or the tool requires one) runs on the
     // upstream as a task of its own when the upstream offers tasks for the tool (`tasks`).
     let support = crate::tasks::support_of(&link.session().unwrap_or(session.clone()), &name);
+    let modern_up = session.era() == switchboard_client::Era::Modern;
     let as_task = support != TaskSupport::Forbidden
-        && (support == TaskSupport::Required || cx.run_as_task().await);
+        && if modern_up {
+            deferred
+        } else {
+            support == TaskSupport::Required || cx.run_as_task().await
+        };
+    let upstream_task = as_task && !modern_up;
     // Progress: the engine's callback is synchronous, so it keeps the latest update in a watch
     // (nothing queues: updates that come faster than the client is told are coalesced into
     // the latest, which carries the later value) and this task reports it on the client's
@@ -787,13 +803,13 @@ async fn forward_call(
     // token of the gateway's session.
     let (tx, mut rx) = tokio::sync::watch::channel::<Option<ProgressUpdate>>(None);
     let mut _watch = None;
-    let task_progress = as_task.then(|| {
+    let task_progress = upstream_task.then(|| {
         let tx = tx.clone();
         move |u| {
             tx.send_replace(Some(u));
         }
     });
-    if as_task {
+    if upstream_task {
         // The upstream task's progress, under a token of the gateway's session there, for
         // the task's whole life (the gateway's task keeps its client's token as long).
     } else if let Some(token) = cx.progress_token() {
@@ -820,8 +836,21 @@ async fn forward_call(
     } else {
         drop(tx);
     }
+    let mut started = None;
+    let mut _stop = None;
     let forwarded: futures::future::BoxFuture<'_, Result<CallToolResult, ClientError>> =
-        if let Some(on_progress) = task_progress {
+        if as_task && modern_up {
+            let (call, on_task, stop) = crate::tasks::call_modern(&session, params, opts);
+            started = Some(on_task);
+            _stop = Some(stop);
+            Box::pin(async move {
+                call.await.unwrap_or_else(|e| {
+                    Err(ClientError::Request(RequestError::ConnectionLost(format!(
+                        "the forwarded call ended: {e}"
+                    ))))
+                })
+            })
+        } else if let Some(on_progress) = task_progress {
             // A 2026-07-28 request's cancellation ends with its exchange, which ends when the
             // call becomes a task: the task's end is its work being dropped (`tasks/cancel`).
             let cancel = if cx.is_modern() {
@@ -853,12 +882,26 @@ async fn forward_call(
             }
         }
     };
+    let became_task = async {
+        match started.as_mut() {
+            Some(rx) => rx.await.is_ok(),
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(became_task);
+    let mut is_task = false;
     let result = loop {
         tokio::select! {
             biased;
             Ok(()) = rx.changed() => {
                 let latest = rx.borrow_and_update().clone();
                 report(latest).await;
+            }
+            true = &mut became_task, if !is_task => {
+                // The upstream made the call its task: so does the gateway (the rest of this
+                // handler is the gateway's task's work).
+                is_task = true;
+                cx.run_as_task().await;
             }
             r = &mut forwarded => break r,
         }

@@ -10,11 +10,17 @@
 //! and cancelled when the gateway's task is (or its work is dropped). Input the upstream's task
 //! asks for reaches the creating client through the gateway's task (`input_required`).
 //!
-//! The gateway's capabilities offer tasks only as far as its upstreams do: without a 2025
-//! upstream up that offers them, `initialize` and `server/discover` are answered without them,
-//! and a tool is served with the `execution.taskSupport` its upstream declared only when that
-//! upstream offers tasks. A 2026-07-28 upstream's tools are called plainly (see
-//! [`served_support`] for why).
+//! A 2026-07-28 upstream decides which calls become tasks (`[D26-130]`), and the gateway
+//! follows it: a call that may become the gateway's task is sent with the tasks extension
+//! declared, and becomes the gateway's task only when the upstream answers it with one (the
+//! handler defers its task until then, `Context::defer_task`), so input the upstream asks for
+//! before are the client's input-required rounds, then a task (SEP-2663's composition with
+//! multi round-trip requests); the upstream's task is followed by the gateway's client.
+//!
+//! The gateway's capabilities offer tasks only as far as its upstreams do: without an upstream
+//! up that offers them (a 2025 upstream's `tasks`, a 2026-07-28 upstream's extension),
+//! `initialize` and `server/discover` are answered without them, and a tool is served with
+//! task support only when its upstream offers tasks ([`served_support`]).
 
 use serde_json::Value;
 use switchboard_client::{ClientError, ClientSession, Era, ProgressUpdate, RequestOptions};
@@ -36,23 +42,28 @@ pub(crate) fn offered(caps: &ServerCapabilities) -> bool {
 }
 
 /// The task support the gateway serves `tool` with, given the upstream session it comes
-/// from: what the tool declares on a 2025 upstream that offers tasks; `None` otherwise (the
-/// tool is served without `execution`). A 2026-07-28 upstream's tools declare nothing (the
-/// server decides which calls become tasks, `[D26-130]`), and the gateway's server would make
-/// every call of a tool it serves as task-capable a task as soon as it waits for the upstream,
-/// a plain call included; so such a tool is served as a plain one. The gateway's client does
-/// not declare the tasks extension either (the upstream would then make a task of a plain call
-/// that waits, whose progress the polling client no longer hears): the call is a plain one,
-/// with its progress, and a tool the upstream runs only as a task is refused by it (-32021).
+/// from (`None`: served without `execution`, as a plain tool), when the upstream offers tasks:
+/// on a 2025 upstream, what the tool declares; on a 2026-07-28 upstream, whose tools declare
+/// nothing (the server decides which calls become tasks, `[D26-130]`), `optional`: a call that
+/// may become the gateway's task is sent with the tasks extension declared and becomes the
+/// gateway's task when, and only when, the upstream answers it with one (see
+/// [`call_modern`]), so a plain call stays plain, with its progress, and input the upstream
+/// asks for before are the client's input-required rounds.
 pub(crate) fn served_support(session: Option<&ClientSession>, tool: &Tool) -> Option<TaskSupport> {
     let session = session?;
-    (session.era() == Era::Legacy && offered(session.server_capabilities()))
-        .then(|| tool.task_support())
+    if !offered(session.server_capabilities()) {
+        return None;
+    }
+    Some(if session.era() == Era::Modern {
+        TaskSupport::Optional
+    } else {
+        tool.task_support()
+    })
 }
 
 /// Whether the gateway serves the tasks of upstream `session`'s tools (see [`served_support`]).
 pub(crate) fn served(session: &ClientSession) -> bool {
-    session.era() == Era::Legacy && offered(session.server_capabilities())
+    offered(session.server_capabilities())
 }
 
 /// The task support tool `name` (its upstream name) is served with, from upstream `session`'s
@@ -89,13 +100,13 @@ impl Drop for Running {
     }
 }
 
-/// Runs `tools/call` of `params` on upstream `session` as a task of the gateway's session
-/// there, and returns the tool's result. On a 2025 upstream: the task is started with the time
-/// to live the client asked for the gateway's task (`ttl`, `[TK-12]`: the upstream may keep
-/// it shorter) and its progress to `on_progress` while it runs; its result collected with `tasks/result` (which waits until
-/// it ends), and it is cancelled upstream when `cancel` fires or this future is dropped. (A
-/// 2026-07-28 upstream's tools are never called as tasks, [`served_support`]: such a call is
-/// sent as any other.)
+/// Runs `tools/call` of `params` on 2025 upstream `session` as a task of the gateway's
+/// session there, and returns the tool's result: the task is started with the time to live the
+/// client asked for the gateway's task (`ttl`, `[TK-12]`: the upstream may keep it shorter)
+/// and its progress goes to `on_progress` while it runs; its result is collected with
+/// `tasks/result` (which waits until it ends), and it is cancelled upstream when `cancel`
+/// fires or this future is dropped. (A 2026-07-28 upstream's calls go through
+/// [`call_modern`]; one that comes here is sent as any other.)
 pub(crate) async fn call(
     session: ClientSession,
     params: CallToolRequestParams,
@@ -140,6 +151,53 @@ fn without_related_task(mut result: CallToolResult) -> CallToolResult {
         }
     }
     result
+}
+
+/// A `tools/call` on a 2026-07-28 upstream for a call of the gateway's that may become a task
+/// (the gateway's client asked for one, or its 2026-07-28 request declared the tasks extension
+/// and the handler deferred the task, `Context::defer_task`). It is sent on a handle of
+/// `session` that declares the extension, so the upstream decides (`[D26-130]`): its
+/// input-required rounds are answered by the gateway's client handlers (the client's own
+/// rounds, while the gateway's call is not a task), and when it answers with a task the
+/// returned receiver fires (the gateway's call becomes its task then, `Context::run_as_task`)
+/// and the gateway's client follows that task to its end, its input requests answered the
+/// same way (the gateway's task asks its client). The call runs on a task of its own that the
+/// returned guard cancels when dropped (the gateway's task cancelled, its work dropped): the
+/// upstream's task is then cancelled with `tasks/cancel` (`[D26-140]`).
+pub(crate) fn call_modern(
+    session: &ClientSession,
+    params: CallToolRequestParams,
+    opts: RequestOptions,
+) -> (
+    tokio::task::JoinHandle<Result<CallToolResult, ClientError>>,
+    tokio::sync::oneshot::Receiver<()>,
+    StopOnDrop,
+) {
+    let stop = switchboard_client::CancellationToken::new();
+    let (tx, started) = tokio::sync::oneshot::channel();
+    let tx = std::sync::Mutex::new(Some(tx));
+    let handle = session.with_tasks_extension(move |_| {
+        if let Some(tx) = tx.lock().ok().and_then(|mut t| t.take()) {
+            let _ = tx.send(());
+        }
+    });
+    let opts = opts.without_timeout().with_cancel(stop.clone());
+    let call = tokio::spawn(async move {
+        handle
+            .request::<_, CallToolResult>(methods::TOOLS_CALL, params, opts)
+            .await
+            .map(without_related_task)
+    });
+    (call, started, StopOnDrop(stop))
+}
+
+/// Cancels its token when dropped ([`call_modern`]'s guard).
+pub(crate) struct StopOnDrop(switchboard_client::CancellationToken);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
 }
 
 /// Takes the offer of tasks out of an `initialize` or `server/discover` result (`tasks`, and

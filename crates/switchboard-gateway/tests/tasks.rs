@@ -79,6 +79,26 @@ fn tasked(tag: &'static str, up: &Upstream) -> Server {
             },
         )
         .tool(
+            Tool::new("greet", obj()).with_task_support(TaskSupport::Required),
+            |call| async move {
+                let params: switchboard_types::elicitation::ElicitRequestParams =
+                    serde_json::from_value(json!({
+                        "mode": "form", "message": "your name?",
+                        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+                    }))
+                    .expect("params");
+                let r = call
+                    .cx
+                    .elicit_as("user_name", params)
+                    .await
+                    .map_err(|e| ToolError::new(e.to_string()))?;
+                let as_task = call.cx.run_as_task().await;
+                let r = serde_json::to_value(r).expect("a result");
+                let name = r.pointer("/content/name").and_then(|v| v.as_str()).unwrap_or("?");
+                Ok(CallToolResult::text(format!("Hello, {name}! (task: {as_task})")))
+            },
+        )
+        .tool(
             Tool::new("ttl", obj()).with_task_support(TaskSupport::Optional),
             move |call| async move {
                 Ok(CallToolResult::text(format!(
@@ -362,24 +382,84 @@ async fn a_2026_call_through_the_gateway_becomes_a_task_run_as_the_upstreams() {
     assert_eq!(text_of(&r), "a: done (task: true)");
 }
 
-/// `[D26-130]`: a 2026-07-28 upstream's tools declare no task support, so the gateway serves
-/// them as plain tools (and offers no tasks for them), and calls them plainly (its client does
-/// not declare the tasks extension, so the upstream runs no task), from a client of either era.
+/// The `resultType`s of the results a client's session received, in order, recorded by its
+/// frame hook.
+type Seen = Arc<Mutex<Vec<serde_json::Value>>>;
+
+/// A 2026-07-28 client of the gateway declaring the tasks extension, answering an elicitation
+/// with the name "Alice", whose received results are recorded.
+async fn modern_client(gateway: &Gateway) -> (ClientSession, Seen) {
+    let seen: Seen = Arc::default();
+    let hook = {
+        let seen = seen.clone();
+        switchboard_jsonrpc::FrameHook::new(move |e| {
+            if e.direction == switchboard_jsonrpc::Flow::Inbound
+                && let Ok(v) = serde_json::from_str::<serde_json::Value>(e.text)
+                && v.get("result").is_some()
+            {
+                seen.lock().expect("lock").push(v["result"].clone());
+            }
+        })
+    };
+    let c = common::connect(
+        gateway,
+        Client::builder(Implementation::new("front", "1"))
+            .era(EraMode::Pin(
+                switchboard_types::ProtocolVersion::V2026_07_28,
+            ))
+            .tasks_extension()
+            .session_config(switchboard_jsonrpc::SessionConfig::default().with_frame_hook(hook))
+            .elicitation(|_, _| async {
+                Ok(serde_json::from_value(
+                    json!({"action": "accept", "content": {"name": "Alice"}}),
+                )
+                .expect("a result"))
+            })
+            .build(),
+    )
+    .await;
+    c.list_tools().await.expect("tools");
+    (c, seen)
+}
+
+/// The `resultType`s of the `tools/call` answers among `seen`: `input_required`, `task`, or
+/// `complete` for the tool's result itself (not the results of `tasks/get`).
+fn call_rounds(seen: &Seen) -> Vec<String> {
+    seen.lock()
+        .expect("lock")
+        .iter()
+        .filter(|r| {
+            r.get("content").is_some()
+                || r.get("inputRequests").is_some()
+                || r.get("resultType") == Some(&json!("task"))
+        })
+        .filter_map(|r| {
+            r.get("resultType")
+                .and_then(|t| t.as_str())
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+/// `[D26-130]` `[D26-131]`: a 2026-07-28 upstream decides which calls become tasks, and the
+/// gateway follows it: its tools are served as supporting tasks (they declare nothing there);
+/// a 2025 client's plain call stays plain upstream, its task is the upstream's task too; a
+/// 2026-07-28 client's call becomes the gateway's task when the upstream answers with one, and
+/// a call the upstream answers at once is answered at once.
 #[tokio::test]
-async fn a_2026_upstreams_tools_are_served_and_called_as_plain_tools() {
+async fn d26_130_a_2026_upstream_decides_which_calls_through_the_gateway_become_tasks() {
     let (gateway, a, b) = gateway(EraMode::Pin(
         switchboard_types::ProtocolVersion::V2026_07_28,
     ))
     .await;
     let (c, _) = client(&gateway).await;
-    assert!(!c.server_capabilities().supports_task_tool_calls());
+    assert!(c.server_capabilities().supports_task_tool_calls());
     let tools = c.list_tools().await.expect("tools");
     assert!(
         tools
             .iter()
-            .all(|t| t.task_support() == TaskSupport::Forbidden)
+            .all(|t| t.task_support() == TaskSupport::Optional)
     );
-    assert!(c.start_tool_task("a_work", json!({}), None).await.is_err());
     let call = tokio::spawn({
         let c = c.clone();
         async move { c.call_tool("a_work", json!({})).await }
@@ -387,23 +467,60 @@ async fn a_2026_upstreams_tools_are_served_and_called_as_plain_tools() {
     a.release.notify_one();
     let r = call.await.expect("joined").expect("called");
     assert_eq!(text_of(&r), "a: done (task: false)");
-    let modern = common::connect(
-        &gateway,
-        Client::builder(Implementation::new("front", "1"))
-            .era(EraMode::Pin(
-                switchboard_types::ProtocolVersion::V2026_07_28,
-            ))
-            .tasks_extension()
-            .build(),
-    )
-    .await;
+    let t = c
+        .start_tool_task("a_work", json!({}), None)
+        .await
+        .expect("a task");
+    a.release.notify_one();
+    let r = c.tool_task_result(&t.task_id).await.expect("result");
+    assert_eq!(text_of(&r), "a: done (task: true)");
+    let (m, seen) = modern_client(&gateway).await;
     let call = tokio::spawn({
-        let m = modern.clone();
+        let m = m.clone();
         async move { m.call_tool("b_work", json!({})).await }
     });
     b.release.notify_one();
     let r = call.await.expect("joined").expect("called");
-    assert_eq!(text_of(&r), "b: done (task: false)");
+    assert_eq!(text_of(&r), "b: done (task: true)");
+    assert_eq!(call_rounds(&seen), ["task"]);
+    seen.lock().expect("lock").clear();
+    let r = m.call_tool("b_plain", json!({})).await.expect("called");
+    assert_eq!(text_of(&r), "b: plain");
+    assert_eq!(call_rounds(&seen), ["complete"]);
+}
+
+/// `[D26-34]` `[D26-130]` SEP-2663's composition with multi round-trip requests
+/// (`tasks-mrtr-composition`) through the gateway: the 2026-07-28 upstream's tool asks for
+/// input first, then becomes a task; the gateway's call is not a task while the upstream asks
+/// (round 1 is the client's input-required round, under the upstream's key, with no task id),
+/// and becomes the gateway's task on the round where the upstream's call becomes one, whose
+/// result carries the answer.
+#[tokio::test]
+async fn d26_34_input_rounds_then_a_task_from_a_2026_upstream_through_the_gateway() {
+    let (gateway, _a, _b) = gateway(EraMode::Pin(
+        switchboard_types::ProtocolVersion::V2026_07_28,
+    ))
+    .await;
+    let (m, seen) = modern_client(&gateway).await;
+    let r = m.call_tool("a_greet", json!({})).await.expect("called");
+    assert_eq!(text_of(&r), "Hello, Alice! (task: true)");
+    assert_eq!(call_rounds(&seen), ["input_required", "task"]);
+    let results = seen.lock().expect("lock").clone();
+    let round1 = results
+        .iter()
+        .find(|r| r.get("resultType") == Some(&json!("input_required")))
+        .expect("round 1");
+    assert!(
+        round1["inputRequests"].get("user_name").is_some(),
+        "{round1}"
+    );
+    assert!(round1.get("taskId").is_none(), "{round1}");
+    let created = results
+        .iter()
+        .find(|r| r.get("resultType") == Some(&json!("task")))
+        .expect("round 2");
+    assert!(created.get("taskId").is_some(), "{created}");
+    assert!(created.get("requestState").is_none(), "{created}");
 }
 
 /// `[TK-13]` `[SEC]`: an upstream task that asks for input reaches the client that created the
