@@ -605,3 +605,39 @@ async fn a_2026_clients_task_through_the_gateway_asks_it_for_input_on_its_own_se
     assert_eq!(text_of(&r), "hello modern");
     assert_eq!(*asked.lock().expect("lock"), 1);
 }
+
+/// `[D26-140]`: a 2026-07-28 client's cancel of the gateway's task (`tasks/cancel`) stops the
+/// gateway's work, and with it the 2026-07-28 upstream's task, cancelled there with
+/// `tasks/cancel`: its work stops.
+#[tokio::test]
+async fn d26_140_cancelling_the_gateways_task_cancels_the_2026_upstreams_task() {
+    let (gateway, _a, b) = gateway(EraMode::Pin(
+        switchboard_types::ProtocolVersion::V2026_07_28,
+    ))
+    .await;
+    let (m, seen) = modern_client(&gateway).await;
+    let cancel = switchboard_client::CancellationToken::new();
+    let call = tokio::spawn({
+        let (m, cancel) = (m.clone(), cancel.clone());
+        async move {
+            m.request::<_, CallToolResult>(
+                switchboard_types::methods::TOOLS_CALL,
+                json!({"name": "b_hang"}),
+                switchboard_client::RequestOptions::default().with_cancel(cancel),
+            )
+            .await
+        }
+    });
+    wait::until("the gateway's call is a task", || {
+        call_rounds(&seen) == ["task"]
+    })
+    .await;
+    assert!(!b.dropped.load(Ordering::SeqCst));
+    cancel.cancel();
+    let r = call.await.expect("joined");
+    assert!(r.is_err(), "{r:?}");
+    wait::until("the upstream's task stops", || {
+        b.dropped.load(Ordering::SeqCst)
+    })
+    .await;
+}
