@@ -24,8 +24,10 @@
 #    everything server on 2026-07-28 (below says why that era), judged as ci-2026.sh judges
 #    `serve`.
 # 5. The 2026-07-28 suite's tasks extension scenarios against the gateway fronting our
-#    everything server on 2025-11-25 (whose tools declare their task support): a client's task
-#    is the gateway's, run as the upstream's task (below says which scenario fails, and why).
+#    everything server on 2026-07-28: every one passes.
+# 6. The same against the gateway fronting our everything server on 2025-11-25 (whose tools
+#    declare their task support): a client's task is the gateway's, run as the upstream's task
+#    (below says which scenario fails, and why).
 #
 # Not here: issue 27's third upstream, "the Python SDK everything server on 2026-07-28". On
 # 2026-12-05 PyPI's `mcp` is 2.3.0 (the latest release; pre-releases 2.0.0a1 to 2.0.0rc1 are
@@ -186,20 +188,38 @@ start_gateway "$WORK/conformance-2026.toml"
 echo "== gateway interop: conformance 2026-07-28 (server, scored and pending) against switchboard gateway --http fronting our everything server on 2026-07-28 (prefix \"\")"
 ./conformance/ci-2026.sh url "$GW_URL" || status=1
 
-# 5. The tasks extension through the gateway. The upstream speaks 2025-11-25: a 2026-07-28
-#    upstream's tools declare no task support, so the gateway serves and calls them as plain
-#    tools (crates/switchboard-gateway/src/tasks.rs).
-#    Expected to fail, and nothing else: tasks-mrtr-composition (input-required rounds before
-#    the task is made, then a task on the final round): the gateway's server makes the call
-#    its task as soon as the handler waits for the upstream, before the upstream asks for
-#    input, so round 1 is a task instead of an input-required result.
+# 5. The tasks extension through the gateway fronting our everything server on 2026-07-28: the
+#    upstream decides which calls become tasks and the gateway follows it (its call becomes the
+#    gateway's task when the upstream answers with one; input asked for before are the client's
+#    input-required rounds: crates/switchboard-gateway/src/tasks.rs). All ten pass,
+#    tasks-mrtr-composition included.
 cat > "$WORK/conformance-tasks.toml" << EOF
+[[upstream]]
+name = ""
+stdio = "$BIN serve --example everything"
+era = "2026-07-28"
+EOF
+start_gateway "$WORK/conformance-tasks.toml"
+echo "== gateway interop: conformance 2026-07-28, the tasks extension, against switchboard gateway --http fronting our everything server on 2026-07-28 (prefix \"\")"
+./conformance/ci-2026.sh tasks-url "$GW_URL" || status=1
+
+# 6. The same scenarios through the gateway fronting our everything server on 2025-11-25 (whose
+#    tools declare their task support): a 2026-07-28 client's task is the gateway's, run as the
+#    upstream's 2025 task.
+#    Expected to fail, and nothing else: tasks-mrtr-composition (input-required rounds before
+#    the task is made, then a task on the final round). A 2025 upstream runs a task-required
+#    tool only as a task, created before the tool runs, and nothing on the 2025 wire says
+#    whether that task will ask for input before its work or never (slow_compute asks nothing
+#    and must be a task at once, tasks-lifecycle): so the gateway's call becomes its task as
+#    soon as it waits for the upstream, and round 1 is a task instead of an input-required
+#    result. Guessing by time would make the answer depend on the machine's speed.
+cat > "$WORK/conformance-tasks-2025.toml" << EOF
 [[upstream]]
 name = ""
 stdio = "$BIN serve --example everything"
 era = "legacy"
 EOF
-start_gateway "$WORK/conformance-tasks.toml"
+start_gateway "$WORK/conformance-tasks-2025.toml"
 echo "== gateway interop: conformance 2026-07-28, the tasks extension, against switchboard gateway --http fronting our everything server on 2025-11-25 (prefix \"\")"
 ./conformance/ci-2026.sh tasks-url "$GW_URL" tasks-mrtr-composition || status=1
 

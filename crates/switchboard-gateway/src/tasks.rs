@@ -15,7 +15,10 @@
 //! declared, and becomes the gateway's task only when the upstream answers it with one (the
 //! handler defers its task until then, `Context::defer_task`), so input the upstream asks for
 //! before are the client's input-required rounds, then a task (SEP-2663's composition with
-//! multi round-trip requests); the upstream's task is followed by the gateway's client.
+//! multi round-trip requests); the upstream's task is followed by the gateway's client. A 2025
+//! upstream cannot compose so: it creates the task before its tool runs, and nothing on its
+//! wire says whether the task will ask for input before its work or never, so a 2026-07-28
+//! client's call of such a tool becomes the gateway's task as soon as it waits for the upstream.
 //!
 //! The gateway's capabilities offer tasks only as far as its upstreams do: without an upstream
 //! up that offers them (a 2025 upstream's `tasks`, a 2026-07-28 upstream's extension),
