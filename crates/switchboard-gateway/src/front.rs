@@ -376,7 +376,13 @@ impl Front {
         }
         // On the client's own upstream session when it holds one (what the upstream asks
         // while completing then reaches that client, through one of its calls in flight, and
-        // never another), else on the gateway's, whose client the upstream cannot ask.
+        // never another), else on the gateway's, whose client the upstream cannot ask. A
+        // completion does not open one (a layer has no `Context` to open it with): for a
+        // 2026-07-28 client that is no loss, since a completion may not ask the client for
+        // input in that revision (`[D26-34]`: only `tools/call`, `prompts/get` and
+        // `resources/read` may), so nothing the upstream asks while completing could reach the
+        // client on any session, and over HTTP each of its requests is an exchange of its own,
+        // so no own session outlives the call that opened it.
         let mirror = self.registry.mirror(&owner.name);
         let own = call
             .facts()
