@@ -838,6 +838,8 @@ async fn forward_call(
     }
     let mut started = None;
     let mut _stop = None;
+    // The upstream task's status messages, shown on the gateway's task (`[TK-20]`).
+    let (message_tx, mut message_rx) = tokio::sync::watch::channel::<Option<String>>(None);
     let forwarded: futures::future::BoxFuture<'_, Result<CallToolResult, ClientError>> =
         if as_task && modern_up {
             let (call, on_task, stop) = crate::tasks::call_modern(&session, params, opts);
@@ -869,6 +871,9 @@ async fn forward_call(
                 opts,
                 cancel,
                 on_progress,
+                move |m| {
+                    message_tx.send_replace(m);
+                },
             ))
         } else {
             Box::pin(session.request::<_, CallToolResult>(methods::TOOLS_CALL, params, opts))
@@ -896,6 +901,10 @@ async fn forward_call(
             Ok(()) = rx.changed() => {
                 let latest = rx.borrow_and_update().clone();
                 report(latest).await;
+            }
+            Ok(()) = message_rx.changed() => {
+                let message = message_rx.borrow_and_update().clone();
+                cx.set_task_message(message.as_deref()).await;
             }
             true = &mut became_task, if !is_task => {
                 // The upstream made the call its task: so does the gateway (the rest of this

@@ -106,7 +106,8 @@ impl Drop for Running {
 /// Runs `tools/call` of `params` on 2025 upstream `session` as a task of the gateway's
 /// session there, and returns the tool's result: the task is started with the time to live the
 /// client asked for the gateway's task (`ttl`, `[TK-12]`: the upstream may keep it shorter)
-/// and its progress goes to `on_progress` while it runs; its result is collected with
+/// and its progress goes to `on_progress` while it runs, its status messages to `on_message`
+/// (polled); its result is collected with
 /// `tasks/result` (which waits until it ends), and it is cancelled upstream when `cancel`
 /// fires or this future is dropped. (A 2026-07-28 upstream's calls go through
 /// [`call_modern`]; one that comes here is sent as any other.)
@@ -117,6 +118,7 @@ pub(crate) async fn call(
     opts: RequestOptions,
     cancel: switchboard_client::CancellationToken,
     on_progress: impl Fn(ProgressUpdate) + Send + Sync + 'static,
+    on_message: impl Fn(Option<String>),
 ) -> Result<CallToolResult, ClientError> {
     if session.era() == Era::Modern {
         return session
@@ -139,9 +141,41 @@ pub(crate) async fn call(
         () = cancel.cancelled() => return Err(ClientError::TaskCancelled(
             format!("the gateway's task running {} was cancelled", params.name),
         )),
+        never = follow_message(&session, task.clone(), on_message) => match never {},
     };
     running.ended = true;
     result.map(without_related_task)
+}
+
+/// Polls the upstream's `task` (`tasks/get` every `pollInterval` it asks for, kept within
+/// 50 ms and 30 s) while `tasks/result` waits, and tells `on_message` each new status message
+/// (`[TK-20]`), for the gateway's task to show. Never ends: it stops polling once the task is
+/// terminal or cannot be read.
+async fn follow_message(
+    session: &ClientSession,
+    mut task: switchboard_types::tasks::Task,
+    on_message: impl Fn(Option<String>),
+) -> std::convert::Infallible {
+    let mut shown = None;
+    loop {
+        if task.status_message != shown {
+            shown.clone_from(&task.status_message);
+            on_message(shown.clone());
+        }
+        if task.status.is_terminal() {
+            break;
+        }
+        let every = std::time::Duration::from_millis(task.poll_interval.unwrap_or(1_000)).clamp(
+            std::time::Duration::from_millis(50),
+            std::time::Duration::from_secs(30),
+        );
+        tokio::time::sleep(every).await;
+        match session.get_task(&task.task_id).await {
+            Ok(t) => task = t,
+            Err(_) => break,
+        }
+    }
+    std::future::pending().await
 }
 
 /// A result without the upstream's related-task `_meta` (its task id is the upstream's; the

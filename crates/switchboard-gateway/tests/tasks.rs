@@ -98,6 +98,17 @@ fn tasked(tag: &'static str, up: &Upstream) -> Server {
                 Ok(CallToolResult::text(format!("Hello, {name}! (task: {as_task})")))
             },
         )
+        .tool(Tool::new("report", obj()).with_task_support(TaskSupport::Optional), {
+            let release = up.release.clone();
+            move |call| {
+                let release = release.clone();
+                async move {
+                    let kept = call.cx.set_task_message(Some("halfway")).await;
+                    release.notified().await;
+                    Ok(CallToolResult::text(format!("{tag}: reported (kept: {kept})")))
+                }
+            }
+        })
         .tool(
             Tool::new("ttl", obj()).with_task_support(TaskSupport::Optional),
             move |call| async move {
@@ -111,6 +122,10 @@ fn tasked(tag: &'static str, up: &Upstream) -> Server {
             Ok(CallToolResult::text(format!("{tag}: plain")))
         })
         .enable_tasks()
+        // Polled often (the gateway follows an upstream task's status message by polling).
+        .task_store(Arc::new(switchboard_client::InMemoryTaskStore::new(
+            switchboard_client::TaskLimits::default().with_poll_interval(50),
+        )))
         .build()
         .expect("a server")
 }
@@ -243,6 +258,30 @@ async fn tk_12_the_ttl_a_client_asks_for_reaches_the_upstreams_task() {
         .expect("a task");
     let r = c.tool_task_result(&t.task_id).await.expect("result");
     assert_eq!(text_of(&r), "b: ttl None");
+}
+
+/// `[TK-20]`: the status message an upstream's task shows (`statusMessage`) is the gateway's
+/// task's too, while it runs.
+#[tokio::test]
+async fn tk_20_an_upstream_tasks_status_message_is_the_gateways_tasks() {
+    let (gateway, a, _b) = gateway(EraMode::Legacy).await;
+    let (c, _) = client(&gateway).await;
+    let t = c
+        .start_tool_task("a_report", json!({}), None)
+        .await
+        .expect("a task");
+    let deadline = wait::Deadline::new("the gateway's task shows the upstream's message");
+    loop {
+        let got = c.get_task(&t.task_id).await.expect("got");
+        if got.status_message.as_deref() == Some("halfway") {
+            assert_eq!(got.status, TaskStatus::Working);
+            break;
+        }
+        deadline.tick().await;
+    }
+    a.release.notify_one();
+    let r = c.tool_task_result(&t.task_id).await.expect("result");
+    assert_eq!(text_of(&r), "a: reported (kept: true)");
 }
 
 /// `[TK-23]` `[SEC]`: another client of the gateway cannot get, collect, cancel or list a

@@ -79,6 +79,16 @@ if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'm', ARGV[2]) else redis.call(
 return {'ok', redis.call('HGETALL', KEYS[1])}
 ";
 
+/// ARGV: message ('' for none), now.
+const SET_MESSAGE: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'none', {}} end
+local s = redis.call('HGET', KEYS[1], 's')
+if s ~= 'working' and s ~= 'input_required' then return {'terminal:' .. s, {}} end
+redis.call('HSET', KEYS[1], 'u', ARGV[2])
+if ARGV[1] ~= '' then redis.call('HSET', KEYS[1], 'm', ARGV[1]) else redis.call('HDEL', KEYS[1], 'm') end
+return {'ok', redis.call('HGETALL', KEYS[1])}
+";
+
 /// ARGV: outcome kind (r, e), outcome text, status (completed, failed), now.
 const FINISH: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'none', {}} end
@@ -322,6 +332,23 @@ impl TaskStore for RedisTaskStore {
                 }
                 other => other,
             })
+        })
+    }
+
+    fn set_message<'a>(
+        &'a self,
+        id: &'a str,
+        message: Option<String>,
+    ) -> StoreFuture<'a, Result<Task, TaskError>> {
+        Box::pin(async move {
+            let (word, fields): (String, Vec<(String, String)>) = Script::new(SET_MESSAGE)
+                .key(self.task_key(id))
+                .arg(message.unwrap_or_default())
+                .arg(Self::now())
+                .run(&self.store)
+                .await
+                .map_err(|e| backend(&e))?;
+            answer(&word, fields)
         })
     }
 

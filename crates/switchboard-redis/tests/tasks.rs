@@ -246,3 +246,28 @@ async fn a_task_whose_node_is_gone_reads_failed_saying_so() {
         "a key names a task id: {keys}"
     );
 }
+
+/// `[TK-20]`: a running task's status message changes on its own (its status kept); a
+/// finished task's does not.
+#[tokio::test]
+async fn tk20_a_running_tasks_message_changes_alone() {
+    let redis = RedisServer::start();
+    let (_cluster, t) = tasks(&redis, "n1", TaskLimits::default()).await;
+    let alice = Owner::new("session-key-alice");
+    let task = t.create(&alice, None).await.unwrap();
+    let m = t
+        .set_message(&task.task_id, Some("halfway".into()))
+        .await
+        .unwrap();
+    assert_eq!(m.status, TaskStatus::Working);
+    assert_eq!(m.status_message.as_deref(), Some("halfway"));
+    let got = t.get(&alice, &task.task_id).await.unwrap();
+    assert_eq!(got.status_message.as_deref(), Some("halfway"));
+    t.finish(&task.task_id, result("{}"), false).await.unwrap();
+    assert_eq!(
+        t.set_message(&task.task_id, None).await.unwrap_err(),
+        TaskError::Terminal {
+            status: TaskStatus::Completed
+        }
+    );
+}

@@ -233,6 +233,20 @@ impl Context {
         self.task.as_ref().and_then(|t| t.ttl)
     }
 
+    /// Sets the status message of the task this call runs as (`statusMessage`, what its work
+    /// is doing), its status unchanged, and tells the client (a 2025 session's status
+    /// notification, a 2026-07-28 listen stream's `notifications/tasks`). Returns whether it
+    /// was kept: `false` when the call runs as no task (yet), the task ended, or the task store
+    /// keeps no message apart from a status.
+    pub async fn set_task_message(&self, message: Option<&str>) -> bool {
+        let message = message.map(str::to_owned);
+        match (&self.modern, &self.task) {
+            (Some(call), _) => crate::modern::tasks::set_message(call, message).await,
+            (None, Some(link)) => link.set_message(self.request.peer(), message).await,
+            (None, None) => false,
+        }
+    }
+
     /// Whether this request belongs to the modern era (2026-07-28).
     pub fn is_modern(&self) -> bool {
         self.modern.is_some()

@@ -198,6 +198,21 @@ impl TaskLink {
         self.tasks.towards_client(&self.id, fallback)
     }
 
+    /// Sets the task's status message (its status unchanged) and tells the client
+    /// (`notifications/tasks/status`); whether the store kept it.
+    pub(crate) async fn set_message(&self, fallback: &Peer, message: Option<String>) -> bool {
+        match self.tasks.store.set_message(&self.id, message).await {
+            Ok(t) => {
+                notify_status(&self.towards_client(fallback).unrelated(), t).await;
+                true
+            }
+            Err(e) => {
+                tracing::debug!(task = %self.id, error = %e, "task status message not kept");
+                false
+            }
+        }
+    }
+
     /// Sends a request to the client on behalf of the task: the task is `input_required` while
     /// the client answers, and the request carries the task's id (`[TK-13]`). The call that
     /// created the task was answered long ago, so the request goes with an open `tasks/result`

@@ -268,6 +268,18 @@ impl InMemoryTaskStore {
         Ok(e.task.clone())
     }
 
+    fn set_message_now(&self, id: &str, message: Option<String>) -> Result<Task, TaskError> {
+        let mut inner = self.lock();
+        inner.sweep(Instant::now());
+        let e = inner.tasks.get_mut(id).ok_or(TaskError::NotFound)?;
+        let status = e.task.status;
+        if status.is_terminal() {
+            return Err(TaskError::Terminal { status });
+        }
+        touch(&mut e.task, status, message);
+        Ok(e.task.clone())
+    }
+
     fn finish_now(&self, id: &str, outcome: Outcome, failed: bool) -> Result<Task, TaskError> {
         let mut inner = self.lock();
         inner.sweep(Instant::now());
@@ -406,6 +418,14 @@ impl TaskStore for InMemoryTaskStore {
         message: Option<String>,
     ) -> StoreFuture<'a, Result<Task, TaskError>> {
         Box::pin(std::future::ready(self.set_status_now(id, status, message)))
+    }
+
+    fn set_message<'a>(
+        &'a self,
+        id: &'a str,
+        message: Option<String>,
+    ) -> StoreFuture<'a, Result<Task, TaskError>> {
+        Box::pin(std::future::ready(self.set_message_now(id, message)))
     }
 
     fn finish<'a>(

@@ -176,6 +176,25 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
         message: Option<String>,
     ) -> StoreFuture<'a, Result<Task, TaskError>>;
 
+    /// Sets the status message of task `id`, a task still running (`working` or
+    /// `input_required`), its status unchanged: what its work says it is doing (`[TK-20]`: the
+    /// `statusMessage` of `tasks/get` and of the status notifications). The default keeps
+    /// nothing and answers [`TaskError::Backend`]: a store that cannot keep a message apart from
+    /// a status change says so.
+    ///
+    /// # Errors
+    /// [`TaskError::NotFound`]; [`TaskError::Terminal`] for a task that finished.
+    fn set_message<'a>(
+        &'a self,
+        id: &'a str,
+        message: Option<String>,
+    ) -> StoreFuture<'a, Result<Task, TaskError>> {
+        let _ = (id, message);
+        Box::pin(std::future::ready(Err(TaskError::Backend(
+            "this task store keeps no status message apart from a status".into(),
+        ))))
+    }
+
     /// Records what the work ended with: `completed` for a result, `failed` for an error or
     /// a tool result with `isError` (`failed` is then asked for explicitly). A task already
     /// cancelled stays cancelled and the outcome is dropped (`[TK-19]`).

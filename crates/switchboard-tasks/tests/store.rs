@@ -352,3 +352,38 @@ async fn a_thousand_concurrent_tasks_lose_nothing() {
     }
     assert_eq!(s.len(), 1_000);
 }
+
+/// `[TK-20]`: a running task's status message changes on its own (its status kept, its
+/// `lastUpdatedAt` moved); a finished task's does not.
+#[tokio::test]
+async fn tk_20_a_running_tasks_message_changes_alone_and_a_finished_ones_does_not() {
+    let s = InMemoryTaskStore::default();
+    let t = s.create(&alice(), None).await.unwrap();
+    let id = t.task_id.as_str();
+    let m = s.set_message(id, Some("halfway".into())).await.unwrap();
+    assert_eq!(m.status, TaskStatus::Working);
+    assert_eq!(m.status_message.as_deref(), Some("halfway"));
+    assert_eq!(
+        s.get(&alice(), id).await.unwrap().status_message.as_deref(),
+        Some("halfway")
+    );
+    s.set_status(id, TaskStatus::InputRequired, Some("asking".into()))
+        .await
+        .unwrap();
+    let m = s.set_message(id, None).await.unwrap();
+    assert_eq!(m.status, TaskStatus::InputRequired);
+    assert_eq!(m.status_message, None);
+    s.finish(id, Outcome::Result(raw("{}")), false)
+        .await
+        .unwrap();
+    assert_eq!(
+        s.set_message(id, Some("late".into())).await.unwrap_err(),
+        TaskError::Terminal {
+            status: TaskStatus::Completed
+        }
+    );
+    assert!(matches!(
+        s.set_message("no-such-task", None).await,
+        Err(TaskError::NotFound)
+    ));
+}

@@ -262,6 +262,24 @@ impl Future for YieldOnce {
     }
 }
 
+/// [`Context::set_task_message`](crate::Context::set_task_message) for a modern request.
+pub(crate) async fn set_message(call: &ModernCall, message: Option<String>) -> bool {
+    let Some(running) = call.task.running() else {
+        return false;
+    };
+    let server = &running.server;
+    match server.store.set_message(&running.id, message).await {
+        Ok(_) => {
+            publish(server, &running.owner, &running.id).await;
+            true
+        }
+        Err(e) => {
+            tracing::debug!(task = %running.id, error = %e, "task status message not kept");
+            false
+        }
+    }
+}
+
 /// [`Context::defer_task`](crate::Context::defer_task) for a modern request.
 pub(crate) fn defer(call: &ModernCall) -> bool {
     call.task
@@ -556,6 +574,50 @@ mod tests {
             done["result"]["result"]["content"][0]["text"], "1 roots",
             "{done}"
         );
+    }
+
+    /// `[D26-135]`: the status message a running task's handler sets shows on `tasks/get`,
+    /// with its status unchanged; before the call is a task there is none to set.
+    #[tokio::test]
+    async fn d26_135_a_tasks_status_message_is_set_by_its_handler() {
+        let server = crate::Server::builder(Implementation::new("messages", "1"))
+            .tool(
+                Tool::new("report", serde_json::json!({"type": "object"}))
+                    .with_task_support(TaskSupport::Optional),
+                |call| async move {
+                    assert!(!call.cx.set_task_message(Some("too early")).await);
+                    assert!(call.cx.run_as_task().await);
+                    assert!(call.cx.set_task_message(Some("halfway")).await);
+                    std::future::pending::<()>().await;
+                    Ok(CallToolResult::text("never"))
+                },
+            )
+            .build()
+            .unwrap();
+        let (ours, mut theirs) = switchboard_jsonrpc::memory::pair();
+        server.serve(ours).unwrap();
+        let meta = serde_json::json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS_EXTENSION: {}}}});
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": methods::TOOLS_CALL,
+            "params": {"name": "report", "_meta": meta}});
+        theirs.send_text(call.to_string()).await.unwrap();
+        let created: Value = serde_json::from_str(&theirs.recv_text().await.unwrap()).unwrap();
+        let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+        let mut n = 2;
+        loop {
+            let get = serde_json::json!({"jsonrpc": "2.0", "id": n, "method": methods::TASKS_GET,
+                "params": {"taskId": id, "_meta": meta}});
+            theirs.send_text(get.to_string()).await.unwrap();
+            let got: Value = serde_json::from_str(&theirs.recv_text().await.unwrap()).unwrap();
+            assert_eq!(got["result"]["status"], "working", "{got}");
+            if got["result"]["statusMessage"] == "halfway" {
+                break;
+            }
+            n += 1;
+            assert!(n < 10_000, "the status message never showed");
+            tokio::task::yield_now().await;
+        }
     }
 
     #[tokio::test]
