@@ -28,7 +28,7 @@ cargo-semver-checks): `--write-baseline FILE` records every counted item's decla
 counted method's signature, with the workspace version; `--baseline FILE` exits 1 when an item
 or method of the baseline was removed or changed while the version in the workspace Cargo.toml
 is still the baseline's. Additions are free; so are lines added to the declaration of a
-`#[non_exhaustive]` item (a field, a variant). After a version bump, write the baseline again.
+`#[non_exhaustive]` item (a field, a variant), and provided methods added to a trait. After a version bump, write the baseline again.
 """
 
 import argparse
@@ -240,6 +240,23 @@ def workspace_version():
     return re.search(r'^version\s*=\s*"([^"]+)"', section, re.M).group(1)
 
 
+def gained_provided(old, new):
+    """Whether trait declaration `new` is `old` with provided methods added (each with a default
+    body, under rustdoc's `// Provided methods`): a minor change in Cargo's SemVer reference
+    ("adding a defaulted trait item"), since every implementor still builds."""
+    def marker(lines):
+        """Where rustdoc's `// Provided method(s)` line is, if anywhere."""
+        return next((i for i, l in enumerate(lines) if l.startswith("// Provided method")), None)
+
+    cut, ocut = marker(new), marker(old)
+    if cut is None or not (old and old[0].startswith("pub trait")):
+        return False
+    if ocut is not None:
+        rest = iter(new[cut + 1:])
+        return new[:cut] == old[:ocut] and all(line in rest for line in old[ocut + 1:])
+    return new[:cut] == old[:-1] and new[-1] == old[-1]
+
+
 def semver_breaks(baseline, api):
     """What of `baseline` is gone or changed in `api`, when the version was not bumped."""
     if baseline.get("version") != workspace_version():
@@ -252,7 +269,7 @@ def semver_breaks(baseline, api):
         elif new != old:
             # A #[non_exhaustive] item may gain lines (fields, variants): only lost ones count.
             grown = "#[non_exhaustive]" in " ".join(old) and set(old) <= set(new)
-            if not grown:
+            if not grown and not gained_provided(old, new):
                 broken.append(f"changed: {key}: {' '.join(old)[:200]}")
     for key, old in baseline["methods"].items():
         new = api["methods"].get(key)
@@ -268,6 +285,7 @@ def self_test():
     v = workspace_version()
     old = {"version": v,
            "items": {"k::A (struct)": ["#[non_exhaustive]pub struct A {", "pub a: u8,", "}"],
+                     "k::T (trait)": ["pub trait T {", "// Required methods", "fn a(&self);", "}"],
                      "k::B (struct)": ["pub struct B {", "pub b: u8,", "}"],
                      "k::f (fn)": ["pub fn f()"]},
            "methods": {"k::A (struct)::new": ["pub fn new() -> A"]}}
@@ -289,6 +307,15 @@ def self_test():
         ("a method's signature changed",
          {"items": same["items"], "methods": {"k::A (struct)::new": ["pub fn new(x: u8) -> A"]}}, 1),
         ("a method removed", {"items": same["items"], "methods": {}}, 1),
+        ("a provided method added to a trait",
+         {"items": {**same["items"], "k::T (trait)": ["pub trait T {", "// Required methods",
+                                                      "fn a(&self);", "// Provided method",
+                                                      "fn b(&self) { ... }", "}"]},
+          "methods": same["methods"]}, 0),
+        ("a required method added to a trait",
+         {"items": {**same["items"], "k::T (trait)": ["pub trait T {", "// Required methods",
+                                                      "fn a(&self);", "fn c(&self);", "}"]},
+          "methods": same["methods"]}, 1),
     ]
     failures = [f"{name}: {len(semver_breaks(old, api))} breaks, want {want}"
                 for name, api, want in cases if len(semver_breaks(old, api)) != want]
