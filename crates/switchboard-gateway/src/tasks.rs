@@ -148,7 +148,7 @@ pub(crate) async fn call(
 }
 
 /// Polls the upstream's `task` (`tasks/get` every `pollInterval` it asks for, kept within
-/// 50 ms and 30 s) while `tasks/result` waits, and tells `on_message` each new status message
+/// the requestors' bounds, [`poll_every`](switchboard_tasks::serve::poll_every)) while `tasks/result` waits, and tells `on_message` each new status message
 /// (`[TK-20]`), for the gateway's task to show. Never ends: it stops polling once the task is
 /// terminal or cannot be read.
 async fn follow_message(
@@ -165,11 +165,7 @@ async fn follow_message(
         if task.status.is_terminal() {
             break;
         }
-        let every = std::time::Duration::from_millis(task.poll_interval.unwrap_or(1_000)).clamp(
-            std::time::Duration::from_millis(50),
-            std::time::Duration::from_secs(30),
-        );
-        tokio::time::sleep(every).await;
+        tokio::time::sleep(switchboard_tasks::serve::poll_every(&task)).await;
         match session.get_task(&task.task_id).await {
             Ok(t) => task = t,
             Err(_) => break,
