@@ -11,6 +11,8 @@
 //       each DIRECT_URL a Streamable HTTP endpoint, or `stdio:` + a shell command
 //
 // With GATEWAY_BEARER set, the gateway (only) is sent `Authorization: Bearer $GATEWAY_BEARER`.
+// GATEWAY_MODERN names (comma-separated) the prefixes whose upstream the gateway speaks to on
+// 2026-07-28: their tools' `execution` is the gateway's (`optional`, or none), the rest compared.
 //
 // Prints one line per check (`PASS name` / `FAIL name: ...`), then `N passed, M failed`.
 
@@ -73,9 +75,21 @@ async function checkUpstream(gw, lists, prefix, directTarget) {
       else fail(`${prefix}: ${key} listed under the prefix`, `expected ${J(want)}, got ${J(got)}`);
     }
     // Definitions pass through unchanged but for the name.
-    for (const t of directTools) {
-      const g = lists.tools.find((x) => x.name === `${prefix}_${t.name}`);
+    const modern = (process.env.GATEWAY_MODERN ?? '').split(',').includes(prefix);
+    for (let t of directTools) {
+      let g = lists.tools.find((x) => x.name === `${prefix}_${t.name}`);
       if (!g) continue;
+      if (modern) {
+        // A 2026-07-28 upstream decides per call which calls become tasks: the gateway serves
+        // its tools as `optional` when it offers tasks, and the rest is compared.
+        const { execution, ...rest } = g;
+        if (execution !== undefined && !same(execution, { taskSupport: 'optional' })) {
+          fail(`${prefix}: tool ${t.name} execution`, `gateway ${J(g)}`);
+          return;
+        }
+        const { execution: _direct, ...plain } = t;
+        [g, t] = [rest, plain];
+      }
       if (!same({ ...g, name: t.name }, t)) {
         fail(`${prefix}: tool ${t.name} definition`, `direct ${J(t)}, gateway ${J(g)}`);
         return;

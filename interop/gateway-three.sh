@@ -104,17 +104,19 @@ TOKEN="$(curl -s -u switchboard-machine:switchboard-machine-secret "$ISSUER/toke
 
 UPSTREAMS=("sb=stdio:$BIN serve --example everything" "se=$SE_HTTP_URL" "py=$PY_HTTP_URL")
 echo "== TypeScript SDK $SDK_VERSION (gateway-check.mjs) with the token"
-if GATEWAY_BEARER="$TOKEN" node "$INTEROP_DIR/gateway-check.mjs" "$GW_URL" "${UPSTREAMS[@]}" > "$WORK/ts.out" 2>&1; then
+if GATEWAY_MODERN=sb,py GATEWAY_BEARER="$TOKEN" node "$INTEROP_DIR/gateway-check.mjs" "$GW_URL" "${UPSTREAMS[@]}" > "$WORK/ts.out" 2>&1; then
+  sed 's/^/  /' "$WORK/ts.out"
   pass "the TypeScript SDK client: $(tail -1 "$WORK/ts.out")"
 else
-  cat "$WORK/ts.out"
+  sed 's/^/  /' "$WORK/ts.out"
   fail "the TypeScript SDK client" "$(tail -1 "$WORK/ts.out")"
 fi
 echo "== Python SDK mcp $PY_MCP_VERSION (gateway_check.py) with the token"
-if GATEWAY_BEARER="$TOKEN" "$VENV_PY" "$INTEROP_DIR/gateway_check.py" "$GW_URL" "${UPSTREAMS[@]}" > "$WORK/py.out" 2>&1; then
+if GATEWAY_MODERN=sb,py GATEWAY_BEARER="$TOKEN" "$VENV_PY" "$INTEROP_DIR/gateway_check.py" "$GW_URL" "${UPSTREAMS[@]}" > "$WORK/py.out" 2>&1; then
+  sed 's/^/  /' "$WORK/py.out"
   pass "the Python SDK client: $(tail -1 "$WORK/py.out")"
 else
-  cat "$WORK/py.out"
+  sed 's/^/  /' "$WORK/py.out"
   fail "the Python SDK client" "$(tail -1 "$WORK/py.out")"
 fi
 # The upstreams' own checks must have run: three prefixes, each with its listings.

@@ -9,6 +9,8 @@ a read through the gateway equal to the direct ones).
         each DIRECT a Streamable HTTP endpoint, or `stdio:` + a shell command
 
 With GATEWAY_BEARER set, the gateway (only) is sent `Authorization: Bearer $GATEWAY_BEARER`.
+GATEWAY_MODERN names (comma-separated) the prefixes whose upstream the gateway speaks to on
+2026-07-28: their tools' `execution` is the gateway's (`optional`, or none), the rest compared.
 
 Prints one line per check (`PASS name` / `FAIL name: ...`), then `N passed, M failed`.
 """
@@ -119,8 +121,17 @@ async def check_upstream(gw: Client, lists: dict, prefix: str, target: str) -> N
             else:
                 bad(f"{prefix}: {kind} listed under the prefix", f"expected {J(want)}, got {J(got)}")
         by_name = {t["name"]: t for t in lists["tools"]}
+        modern = prefix in os.environ.get("GATEWAY_MODERN", "").split(",")
         for t in direct_tools:
             g = by_name.get(f"{prefix}_{t['name']}")
+            if g is not None and modern:
+                # A 2026-07-28 upstream decides per call which calls become tasks: the gateway
+                # serves its tools as `optional` when it offers tasks, and compares the rest.
+                if g.get("execution", {"taskSupport": "optional"}) != {"taskSupport": "optional"}:
+                    bad(f"{prefix}: tool {t['name']} execution", f"gateway {J(g)}")
+                    break
+                g = {k: v for k, v in g.items() if k != "execution"}
+                t = {k: v for k, v in t.items() if k != "execution"}
             if g is not None and {**g, "name": t["name"]} != t:
                 bad(f"{prefix}: tool {t['name']} definition", f"direct {J(t)}, gateway {J(g)}")
                 break

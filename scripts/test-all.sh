@@ -101,6 +101,9 @@ cargo build --locked --bin switchboard --bin switchboard-conformance-client
 echo "== interop: switchboard gateway between the official SDKs and real servers: the TypeScript and Python SDK clients walk the everything contract through it (failures exactly the expected, justified list), the TypeScript SDK client sees our everything server (stdio) and server-everything (Streamable HTTP) each under its prefix, and the conformance suite (--suite all) passes against it"
 ./interop/gateway-peers.sh target/debug/switchboard
 
+echo "== interop: issue 27's ten-line gateway: our everything server (stdio, 2026-07-28), the official TypeScript server-everything (Streamable HTTP, 2025-11-25) and a Python SDK server (Streamable HTTP, pinned to 2026-07-28) behind one endpoint authenticated by a real authorization server (oidc-provider): 401 without a token; with a client-credentials token the official TypeScript and Python SDK clients see each upstream's listings under its prefix and a call and a read answered as the upstream does"
+./interop/gateway-three.sh target/debug/switchboard
+
 echo "== conformance 2026-07-28: the official suite 0.2.0-alpha.12 (server mode, --spec-version 2026-07-28) against switchboard serve --http --skills: the 37 scored scenarios and the pending ones, then the tasks and skills extensions' (no spec version), no FAILURE, no WARNING, no skipped skills check"
 ./conformance/ci-2026.sh server target/debug/switchboard
 
