@@ -203,11 +203,7 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
         Ok(p) => p,
         Err(e) => return fail(2, crate::ui::with_hint(format!("switchboard call: {e:#}"))),
     };
-    let transport = if a.server.url.is_some() {
-        "tcp"
-    } else {
-        "pipe"
-    };
+    let transport = a.server.url.as_ref().map_or("pipe", |_| "tcp");
     let telemetry =
         match Telemetry::from_flags("switchboard-call", a.otlp.as_deref(), false, transport) {
             Ok(t) => t,

@@ -26,7 +26,7 @@ pub(crate) struct GatewayArgs {
     /// Serve Streamable HTTP on ADDR instead (endpoint /mcp); Host and Origin must name
     /// loopback (or ADDR's own IP); port 0 picks a port.
     #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
-    http: Option<std::net::SocketAddr>,
+    pub(crate) http: Option<std::net::SocketAddr>,
     #[command(flatten)]
     issuer: crate::cluster::IssuerArgs,
     /// Append one JSON line per client request to FILE (the configuration's `audit_log`,

@@ -294,11 +294,13 @@ fn run() -> anyhow::Result<()> {
     ui::set_quiet(cli.quiet);
     init_logging(matches!(cli.command, Command::Dev(_)));
     // A stdio server is one session: a single-threaded runtime avoids cross-thread wake-ups on
-    // every frame. Everything else (HTTP with many sessions, the tools) uses the thread pool.
+    // every frame (a gateway's too: its upstreams' frames are relayed on the same thread).
+    // Everything else (HTTP with many sessions, the tools) uses the thread pool.
     let threads = match &cli.command {
         Command::Serve(args) => args
             .threads
             .unwrap_or(if args.http.is_none() { 1 } else { 0 }),
+        Command::Gateway(args) if args.http.is_none() => 1,
         _ => 0,
     };
     let mut rt = match threads {
