@@ -16,6 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll, Waker};
 
@@ -56,6 +57,9 @@ pub(crate) struct ModernCall {
     pub(crate) round: Mutex<InputRound>,
     /// Whether and how the request may become a task (the tasks extension).
     pub(crate) task: super::hub::TaskSlot,
+    /// Set when the handler's result was written with the members this revision adds
+    /// ([`super::finish::ResultMembers::written`]): the front door does not add them again.
+    pub(crate) written: AtomicBool,
 }
 
 /// What an ask found.
@@ -84,6 +88,7 @@ impl ModernCall {
                 ..InputRound::default()
             }),
             task: super::hub::TaskSlot::default(),
+            written: AtomicBool::new(false),
         }
     }
 

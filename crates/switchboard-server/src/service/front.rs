@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use serde_json::{Map, Value};
 use switchboard_jsonrpc::{BoxFuture, HandlerResult, RequestContext};
@@ -153,6 +154,7 @@ impl ServerService {
                         return answer;
                     }
                     match outcome {
+                        Ok(raw) if call.written.load(Ordering::Relaxed) => Ok(raw),
                         Ok(raw) => server.finish(&method, raw.get()),
                         Err(e) => Err(e),
                     }
