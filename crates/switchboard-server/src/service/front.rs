@@ -190,7 +190,7 @@ impl ServerService {
         // 1. The envelope, read with the few other members the front door needs in one pass.
         let params = match &req.params {
             None => return Err(wire::EnvelopeError::NoParams.to_error_object()),
-            Some(p) => FrontParams::read(p.get()).ok_or_else(|| params_not_object(&req.method))?,
+            Some(p) => FrontParams::read(p).ok_or_else(|| params_not_object(&req.method))?,
         };
         let envelope = match server.envelopes.read(params.meta) {
             Ok(e) => e,
