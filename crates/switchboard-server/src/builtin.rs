@@ -171,11 +171,7 @@ impl ServerService {
             .get_shared(name))
     }
 
-    fn call_tool(
-        &self,
-        params: CallParams,
-        cx: RequestContext,
-    ) -> BoxFuture<HandlerResult> {
+    fn call_tool(&self, params: CallParams, cx: RequestContext) -> BoxFuture<HandlerResult> {
         let tool = match self.find_tool(&params.name) {
             Ok(Some(t)) => t,
             Ok(None) => return ready(Err(tool::unknown_tool(&params.name))),
@@ -256,8 +252,13 @@ impl ServerService {
             let Some((call, members)) = modern else {
                 return ok(&result.for_legacy());
             };
-            if let Some(text) = members.written(methods::TOOLS_CALL, &result) {
-                call.written.store(true, std::sync::atomic::Ordering::Relaxed);
+            if let Some(text) = members.written(
+                methods::TOOLS_CALL,
+                &result,
+                crate::modern::finish::plain(&result),
+            ) {
+                call.written
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
                 return Ok(text);
             }
             ok(&result)

@@ -17,6 +17,7 @@ use switchboard_jsonrpc::HandlerResult;
 use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::methods;
 use switchboard_types::modern::{CacheHints, ResultType, SERVER_INFO_KEY};
+use switchboard_types::tools::CallToolResult;
 use switchboard_types::{ErrorObject, Implementation};
 
 /// The `resultType` member of a complete result, as written when a handler did not set one.
@@ -113,7 +114,18 @@ impl ResultMembers {
     /// checked as the splice checks a result: when they read back to the same bytes, with no
     /// key twice and neither of those two keys, `result`'s own text is one the splice takes and
     /// the splice would have written exactly this.
-    pub(crate) fn written<T: Serialize>(&self, method: &str, result: &T) -> Option<Box<RawValue>> {
+    ///
+    /// `plain` says that `result` writes no key twice and neither of the two members (a
+    /// `CallToolResult` of text blocks with no `_meta`, annotations or unknown members, say):
+    /// reading its text into a map and writing it back then gives the same bytes (serde_json
+    /// writes strings, numbers and literals the one way it reads them back), so the check is
+    /// not needed.
+    pub(crate) fn written<T: Serialize>(
+        &self,
+        method: &str,
+        result: &T,
+        plain: bool,
+    ) -> Option<Box<RawValue>> {
         if switchboard_types::catalogue::is_cacheable(method) || method == methods::TOOLS_LIST {
             return None;
         }
@@ -124,6 +136,9 @@ impl ResultMembers {
             meta,
         })
         .ok()?;
+        if plain {
+            return Some(text);
+        }
         // The result's own members, up to where the two added ones start.
         let head = text.get().strip_suffix(self.written_tail.as_str())?;
         let own = Splice::read_head(head)?;
@@ -199,6 +214,19 @@ impl ResultMembers {
         out.push('}');
         out
     }
+}
+
+/// Whether `result` writes no key twice and neither `resultType` nor `_meta`: no `_meta` or
+/// unknown members of its own, and text blocks only, without annotations, `_meta` or unknown
+/// members (its structured content is a JSON value, whose objects have each key once). See
+/// [`ResultMembers::written`].
+pub(crate) fn plain(result: &CallToolResult) -> bool {
+    result.meta.is_none()
+        && result.extra.is_empty()
+        && result.content.iter().all(|block| {
+            matches!(block, switchboard_types::content::ContentBlock::Text(t)
+                if t.annotations.is_none() && t.meta.is_none() && t.extra.is_empty())
+        })
 }
 
 /// A result followed by `resultType` complete and the server's `_meta` (see
@@ -458,7 +486,6 @@ mod tests {
     /// written that way at all.
     #[test]
     fn a_result_written_with_the_members_is_the_finished_result() {
-        use switchboard_types::tools::CallToolResult;
         let m = members();
         let structured = |v: Value| {
             let mut r = CallToolResult::text("x");
@@ -485,6 +512,11 @@ mod tests {
             (nested_twice, false),
             (CallToolResult::default(), true),
             (CallToolResult::error("no \"quotes\"\n"), false),
+            (CallToolResult::text("é\u{1}\t\\/<>"), false),
+            (
+                structured(serde_json::json!({"f": 1.5, "g": [1e300, -0.0, 2.5e-8], "s": "\n"})),
+                false,
+            ),
             (structured(serde_json::json!({"n": [1, -2]})), true),
             (structured(serde_json::json!({"f": 1.5})), false),
             (with_meta, false),
@@ -497,14 +529,20 @@ mod tests {
         for (result, expected) in results {
             let own = to_raw(&result).unwrap();
             let finished = m.finish(methods::TOOLS_CALL, own.get()).unwrap();
-            let written = m.written(methods::TOOLS_CALL, &result);
+            let written = m.written(methods::TOOLS_CALL, &result, false);
             assert_eq!(written.is_some(), expected, "{own}");
             if let Some(w) = written {
                 assert_eq!(w.get(), finished.get(), "{own}");
             }
+            // What the tool call vouches for is written without the check, and is the same.
+            if plain(&result) {
+                let w = m.written(methods::TOOLS_CALL, &result, true).unwrap();
+                assert_eq!(w.get(), finished.get(), "{own}");
+            }
             // Methods whose results carry more members are finished the general way.
             for method in [methods::TOOLS_LIST, methods::RESOURCES_READ] {
-                assert!(m.written(method, &result).is_none());
+                assert!(m.written(method, &result, false).is_none());
+                assert!(m.written(method, &result, true).is_none());
             }
         }
     }

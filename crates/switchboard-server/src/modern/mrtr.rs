@@ -37,7 +37,7 @@ pub(crate) struct InputRound {
     /// Inputs asked for and not answered, by key.
     asked: BTreeMap<String, InputRequest>,
     /// Capabilities an ask needed that the request did not declare.
-    missing: Option<ClientCapabilities>,
+    missing: Option<Box<ClientCapabilities>>,
     /// How many inputs of each method were asked without a key, for the generated keys.
     unnamed: BTreeMap<&'static str, usize>,
     /// The waker of the request's front door, woken when an ask is recorded.
@@ -108,7 +108,7 @@ impl ModernCall {
         };
         if !request.allowed_by(self.capabilities()) {
             let needed = request.required_capability();
-            round.missing.get_or_insert(needed);
+            round.missing.get_or_insert_with(|| Box::new(needed));
             wake(&mut round);
             return Asked::Suspend;
         }
@@ -140,7 +140,7 @@ impl ModernCall {
     pub(crate) fn outcome(&self) -> Option<Stopped> {
         let mut round = self.round.lock().ok()?;
         if let Some(missing) = round.missing.take() {
-            return Some(Stopped::MissingCapability(Box::new(missing)));
+            return Some(Stopped::MissingCapability(missing));
         }
         if round.asked.is_empty() {
             return None;

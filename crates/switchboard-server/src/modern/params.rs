@@ -105,6 +105,12 @@ pub(crate) fn as_str(text: &str) -> Option<Cow<'_, str>> {
     if !text.starts_with('"') {
         return None;
     }
+    // A string without an escape is its text between the quotes.
+    if let Some(inner) = text[1..].strip_suffix('"')
+        && !inner.contains(['\\', '"'])
+    {
+        return Some(Cow::Borrowed(inner));
+    }
     match serde_json::from_str::<&str>(text) {
         Ok(s) => Some(Cow::Borrowed(s)),
         // A string with escapes cannot be borrowed.
@@ -246,7 +252,10 @@ fn skip_value(b: &[u8], mut i: usize) -> Option<usize> {
             }
         }
         _ => {
-            while !matches!(b.get(i), None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')) {
+            while !matches!(
+                b.get(i),
+                None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            ) {
                 i += 1;
             }
             Some(i)
