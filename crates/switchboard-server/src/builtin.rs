@@ -19,7 +19,7 @@ use switchboard_types::resources::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
     SubscribeRequestParams,
 };
-use switchboard_types::tools::{CallToolRequestParams, CallToolResult, Tool};
+use switchboard_types::tools::{CallToolResult, Tool};
 use switchboard_types::{ErrorCode, ErrorObject, Feature, Request};
 
 use switchboard_types::catalogue::{
@@ -171,11 +171,7 @@ impl ServerService {
             .get_shared(name))
     }
 
-    fn call_tool(
-        &self,
-        params: CallToolRequestParams,
-        cx: RequestContext,
-    ) -> BoxFuture<HandlerResult> {
+    fn call_tool(&self, params: CallParams, cx: RequestContext) -> BoxFuture<HandlerResult> {
         let tool = match self.find_tool(&params.name) {
             Ok(Some(t)) => t,
             Ok(None) => return ready(Err(tool::unknown_tool(&params.name))),
@@ -246,10 +242,26 @@ impl ServerService {
         if run_as_task {
             return self.start_task(tool, call, ttl);
         }
-        let legacy = self.modern.is_none();
+        // 2026-07-28: the result written with the members this revision adds, when it can be.
+        let modern = self
+            .modern
+            .as_ref()
+            .map(|c| (c.clone(), self.server.results.clone()));
         Box::pin(async move {
             let result = run_checked(&tool, call).await?;
-            ok(&if legacy { result.for_legacy() } else { result })
+            let Some((call, members)) = modern else {
+                return ok(&result.for_legacy());
+            };
+            if let Some(text) = members.written(
+                methods::TOOLS_CALL,
+                &result,
+                crate::modern::finish::plain(&result),
+            ) {
+                call.written
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                return Ok(text);
+            }
+            ok(&result)
         })
     }
 
@@ -605,7 +617,7 @@ pub(crate) fn builtin_requests() -> Vec<(&'static str, Builtin<ServerService>)> 
         )
         .unparsed::<Ping>(|_, _, _| ready(Ok(empty_object())))
         .request::<ListTools>(|s, p, _, _| ready(s.list_tools(&p)))
-        .request::<CallTool>(|s, p, _, cx| s.call_tool(p, cx))
+        .request_as::<CallTool, CallParams>(|s, p, _, cx| s.call_tool(p, cx))
         .request::<ListResources>(|s, p, _, _| ready(s.list_resources(&p)))
         .request::<ListResourceTemplates>(|s, p, _, _| ready(s.list_templates(&p)))
         .request::<ReadResource>(|s, p, _, cx| s.read_resource(p, cx))
@@ -637,6 +649,171 @@ struct ToolsPage<'a> {
     next_cursor: Option<String>,
 }
 
+/// The params of `tools/call` as the server reads them (see [`read::CallToolRequestParams`]).
+pub(crate) use read::CallToolRequestParams as CallParams;
+
+mod read {
+    use super::checked;
+    use crate::router::ReadAs;
+    use switchboard_types::catalogue::CallTool;
+
+    /// `switchboard_types::tools::CallToolRequestParams` with its checks and errors (the same
+    /// members, types and name, which serde's errors quote), but `_meta` only checked, not
+    /// built: the call does not read it (the engine takes a progress token from the text, the
+    /// modern front door its envelope), and in 2026-07-28 every request carries one.
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub(crate) struct CallToolRequestParams {
+        pub(crate) name: String,
+        #[serde(default)]
+        pub(crate) arguments: Option<switchboard_types::JsonObject>,
+        #[serde(default)]
+        pub(crate) task: Option<switchboard_types::tasks::TaskMetadata>,
+        #[serde(rename = "_meta", default)]
+        _meta: Option<checked::Object>,
+        #[serde(flatten)]
+        _extra: switchboard_types::JsonObject,
+    }
+
+    impl ReadAs<CallTool> for CallToolRequestParams {}
+}
+
+/// JSON read as `serde_json` reads it into a `Map<String, Value>` or a `Value`, with the same
+/// checks (escapes, number ranges) and errors, keeping nothing.
+mod checked {
+    use std::fmt;
+
+    use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+
+    /// The key by which `serde_json` marks a raw value inside a map; `Value` reads a map that
+    /// starts with it as the JSON text its value holds.
+    const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+    /// What a `Map<String, Value>` reads.
+    pub(crate) struct Object;
+
+    /// What a `Value` reads.
+    struct Any;
+
+    /// A key of a map (a `String`), compared with [`RAW_VALUE_TOKEN`].
+    struct Key(bool);
+
+    impl<'de> de::Deserialize<'de> for Object {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Object;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a map")
+                }
+                fn visit_unit<E: de::Error>(self) -> Result<Object, E> {
+                    Ok(Object)
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Object, A::Error> {
+                    while map.next_entry::<Key, Any>()?.is_some() {}
+                    Ok(Object)
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+
+    impl<'de> de::Deserialize<'de> for Key {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl Visitor<'_> for V {
+                type Value = Key;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a string key")
+                }
+                fn visit_str<E: de::Error>(self, s: &str) -> Result<Key, E> {
+                    Ok(Key(s == RAW_VALUE_TOKEN))
+                }
+            }
+            d.deserialize_str(V)
+        }
+    }
+
+    impl<'de> de::Deserialize<'de> for Any {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(AnyVisitor)
+        }
+    }
+
+    /// The text of a raw value, as `serde_json` reads it (a string).
+    struct RawText(String);
+
+    impl<'de> de::Deserialize<'de> for RawText {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl Visitor<'_> for V {
+                type Value = RawText;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("raw value")
+                }
+                fn visit_str<E: de::Error>(self, s: &str) -> Result<RawText, E> {
+                    Ok(RawText(s.to_owned()))
+                }
+            }
+            d.deserialize_str(V)
+        }
+    }
+
+    struct AnyVisitor;
+
+    impl<'de> Visitor<'de> for AnyVisitor {
+        type Value = Any;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any valid JSON value")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Any, E> {
+            Ok(Any)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Any, E> {
+            Ok(Any)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Any, E> {
+            Ok(Any)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Any, E> {
+            Ok(Any)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Any, E> {
+            Ok(Any)
+        }
+        fn visit_none<E>(self) -> Result<Any, E> {
+            Ok(Any)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Any, D::Error> {
+            de::Deserialize::deserialize(d)
+        }
+        fn visit_unit<E>(self) -> Result<Any, E> {
+            Ok(Any)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Any, A::Error> {
+            while seq.next_element::<Any>()?.is_some() {}
+            Ok(Any)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Any, A::Error> {
+            // As `Value` reads a map: one that starts with the raw-value key is the JSON text
+            // its value holds, read as a value (and nothing after it).
+            match map.next_key::<Key>()? {
+                None => Ok(Any),
+                Some(Key(true)) => {
+                    let RawText(text) = map.next_value()?;
+                    serde_json::from_str::<serde_json::Value>(&text).map_err(de::Error::custom)?;
+                    Ok(Any)
+                }
+                Some(Key(false)) => {
+                    map.next_value::<Any>()?;
+                    while map.next_entry::<Key, Any>()?.is_some() {}
+                    Ok(Any)
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -656,6 +833,58 @@ mod tests {
         // polls `tasks/get`; an application that wants the push routes it.
         TaskStatusChanged::NAME,
     ];
+
+    /// `tools/call` params read as the server reads them take and refuse what
+    /// `CallToolRequestParams` does, with the same errors, and give the same members.
+    #[test]
+    fn call_params_read_as_call_tool_request_params() {
+        use switchboard_types::tools::CallToolRequestParams;
+        let texts = [
+            r#"{"name":"add","arguments":{"a":1,"b":2}}"#,
+            r#"{"name":"add","arguments":{"a":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}"#,
+            r#"{"name":"add","_meta":null}"#,
+            r#"{"name":"add","_meta":{}}"#,
+            r#"{"name":"add","_meta":5}"#,
+            r#"{"name":"add","_meta":[]}"#,
+            r#"{"name":"add","_meta":"x"}"#,
+            r#"{"name":"add","_meta":{"a":[1,2.5,-3,true,null,{"b":"\u0041"}]}}"#,
+            r#"{"name":"add","_meta":{"a":1e400}}"#,
+            r#"{"name":"add","_meta":{"a":"\ud800"}}"#,
+            r#"{"name":"add","_meta":{"\ud800":1}}"#,
+            r#"{"name":"add","_meta":{"a":1,"a":2}}"#,
+            r#"{"name":"add","_meta":{},"_meta":{}}"#,
+            r#"{"name":"add","_meta":{"$serde_json::private::RawValue":1}}"#,
+            r#"{"name":"add","_meta":{"a":{"$serde_json::private::RawValue":"[1,2]"}}}"#,
+            r#"{"name":"add","_meta":{"a":{"$serde_json::private::RawValue":"[1,"}}}"#,
+            r#"{"name":"add","_meta":{"a":{"$serde_json::private::RawValue":7}}}"#,
+            r#"{"name":"add","_meta":{"a":{"$serde_json::private::RawValue":"1","b":2}}}"#,
+            r#"{"name":"add","_meta":{"a":{"b":1,"$serde_json::private::RawValue":"1"}}}"#,
+            r#"{"name":"add","task":{"ttl":5},"x":{"y":[1]}}"#,
+            r#"{"name":"add","task":{"ttl":-5}}"#,
+            r#"{"name":"add","x":1e400}"#,
+            r#"{"arguments":{}}"#,
+            r#"{"name":7}"#,
+            r#"{"name":"add","arguments":[]}"#,
+            r#"{"name":"add","name":"b"}"#,
+            r#"[]"#,
+            r#"["add"]"#,
+            r#"null"#,
+            r#"{"name":"add","_meta":{"a":1}"#,
+        ];
+        for text in texts {
+            let ours = serde_json::from_str::<CallParams>(text);
+            let theirs = serde_json::from_str::<CallToolRequestParams>(text);
+            match (ours, theirs) {
+                (Ok(o), Ok(t)) => {
+                    assert_eq!(o.name, t.name, "{text}");
+                    assert_eq!(o.arguments, t.arguments, "{text}");
+                    assert_eq!(o.task, t.task, "{text}");
+                }
+                (Err(o), Err(t)) => assert_eq!(o.to_string(), t.to_string(), "{text}"),
+                (o, t) => panic!("{text}: {:?} against {:?}", o.is_ok(), t.is_ok()),
+            }
+        }
+    }
 
     /// Walks the catalogue against the server's route table: every request or notification a
     /// server receives (sender client or either, in any revision) is routed by the server or

@@ -60,6 +60,20 @@ impl<S: 'static> Builtins<S> {
         self
     }
 
+    /// Routes `M` to `f`, its params read as `P`: `M::Params`' members with its checks and
+    /// errors, less what the route does not use (see [`ReadAs`]).
+    pub(crate) fn request_as<M: RequestMethod, P: ReadAs<M> + 'static>(
+        mut self,
+        f: fn(&S, P, Request, RequestContext) -> BoxFuture<HandlerResult>,
+    ) -> Self {
+        let route: Builtin<S> = Arc::new(move |s, req, cx| match params_as::<M, P>(&req) {
+            Ok(p) => f(s, p, req, cx),
+            Err(e) => ready(Err(e)),
+        });
+        self.routes.push((M::NAME, route));
+        self
+    }
+
     /// Routes `M` to `f`, which takes no params and never parses them (`ping`,
     /// `server/discover`: whatever comes is ignored).
     pub(crate) fn unparsed<M: RequestMethod>(
@@ -85,11 +99,25 @@ pub(crate) fn ready(r: HandlerResult) -> BoxFuture<HandlerResult> {
 /// Absent params are read as `{}` for a paginated list (its params are all optional) and as
 /// `null` otherwise (its params are required, and their absence is reported as such).
 pub(crate) fn params<M: RequestMethod>(req: &Request) -> Result<M::Params, ErrorObject> {
-    let absent = match M::SPEC.and_then(|s| s.list_member) {
+    parse_as(req, absent::<M>())
+}
+
+/// What absent params of `M` are read as (see [`params`]).
+fn absent<M: RequestMethod>() -> &'static str {
+    match M::SPEC.and_then(|s| s.list_member) {
         Some(_) => "{}",
         None => "null",
-    };
-    parse_as(req, absent)
+    }
+}
+
+/// A reader of the params of catalogue request `M` that a route uses in place of `M::Params`:
+/// it takes and refuses exactly the texts `M::Params` does, with the same errors, and keeps
+/// less (a member the route never reads is checked, not built).
+pub(crate) trait ReadAs<M: RequestMethod>: DeserializeOwned {}
+
+/// The params of `M` read as `P` (as [`params`] reads them as `M::Params`).
+fn params_as<M: RequestMethod, P: ReadAs<M>>(req: &Request) -> Result<P, ErrorObject> {
+    parse_as(req, absent::<M>())
 }
 
 /// Parses required params; a failure is -32602 naming what is wrong.

@@ -10,11 +10,14 @@
 //! the members are spliced into the text instead ([`Splice`]), which gives the same answer
 //! without building and writing a JSON tree per request. Any other text takes the general way.
 
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use switchboard_jsonrpc::HandlerResult;
 use switchboard_types::jsonrpc::to_raw;
 use switchboard_types::methods;
 use switchboard_types::modern::{CacheHints, ResultType, SERVER_INFO_KEY};
+use switchboard_types::tools::CallToolResult;
 use switchboard_types::{ErrorObject, Implementation};
 
 /// The `resultType` member of a complete result, as written when a handler did not set one.
@@ -37,6 +40,10 @@ pub(crate) struct ResultMembers {
     server_info_text: Vec<(String, String)>,
     /// The `_meta` member of a result that has none, as JSON text.
     meta_text: String,
+    /// The value of that member (`None` if it cannot be read back, which cannot happen).
+    meta_value: Option<Box<RawValue>>,
+    /// How [`ResultMembers::written`] ends a result: `resultType` complete, `_meta`, the brace.
+    written_tail: String,
     /// The `ttlMs` member, as JSON text.
     ttl_text: String,
     /// The `cacheScope` member, as JSON text (`None` if it cannot be written).
@@ -59,11 +66,15 @@ impl ResultMembers {
             .collect();
         let inner: Vec<&str> = server_info_text.iter().map(|(_, t)| t.as_str()).collect();
         let meta_text = format!("\"_meta\":{{{}}}", inner.join(","));
+        let meta_value = RawValue::from_string(format!("{{{}}}", inner.join(","))).ok();
+        let written_tail = format!("{RESULT_TYPE_COMPLETE},{meta_text}}}");
         let cache_scope = serde_json::to_value(cache.cache_scope).ok();
         ResultMembers {
             server_info,
             server_info_text,
             meta_text,
+            meta_value,
+            written_tail,
             ttl_text: format!("\"ttlMs\":{}", cache.ttl_ms),
             cache_scope_text: cache_scope
                 .as_ref()
@@ -91,6 +102,47 @@ impl ResultMembers {
                 .map_err(|e| ErrorObject::internal(e.to_string()));
         }
         self.rewritten(method, raw)
+    }
+
+    /// `result` written with the members this revision adds to a result of a method without
+    /// caching hints, as [`ResultMembers::finish`] would write them into `result`'s own text;
+    /// `None` when it cannot be told in one pass that they would (the caller then writes the
+    /// result and finishes it).
+    ///
+    /// The members go last, after `result`'s own: what the splice does when the result has
+    /// neither `resultType` nor `_meta`. The result's own members in the text written are then
+    /// checked as the splice checks a result: when they read back to the same bytes, with no
+    /// key twice and neither of those two keys, `result`'s own text is one the splice takes and
+    /// the splice would have written exactly this.
+    ///
+    /// `plain` says that `result` writes no key twice and neither of the two members (a
+    /// `CallToolResult` of text blocks with no `_meta`, annotations or unknown members, say):
+    /// reading its text into a map and writing it back then gives the same bytes (serde_json
+    /// writes strings, numbers and literals the one way it reads them back), so the check is
+    /// not needed.
+    pub(crate) fn written<T: Serialize>(
+        &self,
+        method: &str,
+        result: &T,
+        plain: bool,
+    ) -> Option<Box<RawValue>> {
+        if switchboard_types::catalogue::is_cacheable(method) || method == methods::TOOLS_LIST {
+            return None;
+        }
+        let meta = self.meta_value.as_deref()?;
+        let text = to_raw(&Completed {
+            result,
+            result_type: ResultType::Complete.as_str(),
+            meta,
+        })
+        .ok()?;
+        if plain {
+            return Some(text);
+        }
+        // The result's own members, up to where the two added ones start.
+        let head = text.get().strip_suffix(self.written_tail.as_str())?;
+        let own = Splice::read_head(head)?;
+        (!own.has("resultType") && own.meta.is_none()).then_some(text)
     }
 
     /// The general way: the result read as a JSON object, edited, written back.
@@ -164,6 +216,31 @@ impl ResultMembers {
     }
 }
 
+/// Whether `result` writes no key twice and neither `resultType` nor `_meta`: no `_meta` or
+/// unknown members of its own, and text blocks only, without annotations, `_meta` or unknown
+/// members (its structured content is a JSON value, whose objects have each key once). See
+/// [`ResultMembers::written`].
+pub(crate) fn plain(result: &CallToolResult) -> bool {
+    result.meta.is_none()
+        && result.extra.is_empty()
+        && result.content.iter().all(|block| {
+            matches!(block, switchboard_types::content::ContentBlock::Text(t)
+                if t.annotations.is_none() && t.meta.is_none() && t.extra.is_empty())
+        })
+}
+
+/// A result followed by `resultType` complete and the server's `_meta` (see
+/// [`ResultMembers::written`]).
+#[derive(Serialize)]
+struct Completed<'a, T> {
+    #[serde(flatten)]
+    result: &'a T,
+    #[serde(rename = "resultType")]
+    result_type: &'a str,
+    #[serde(rename = "_meta")]
+    meta: &'a RawValue,
+}
+
 /// `"key":value` as compact JSON text.
 fn member_text(key: &str, value: &Value) -> Option<String> {
     let key = serde_json::to_string(key).ok()?;
@@ -216,8 +293,26 @@ impl<'a> Splice<'a> {
     /// whitespace between tokens, no escape in any string, integers only and in their shortest
     /// form, no key twice in an object. `None` for anything else.
     fn read(text: &'a str) -> Option<Splice<'a>> {
+        if !text.ends_with('}') {
+            return None;
+        }
+        Self::scan(text, false)
+    }
+
+    /// Reads `head` as [`Splice::read`] reads a text, `head` being the start of one up to a
+    /// place where a member may begin (after the opening brace or a comma).
+    fn read_head(head: &'a str) -> Option<Splice<'a>> {
+        if !(head.ends_with(',') || head == "{") {
+            return None;
+        }
+        Self::scan(head, true)
+    }
+
+    /// The reading of [`Splice::read`] and [`Splice::read_head`]: with `open_end`, the text may
+    /// end inside the object (and must).
+    fn scan(text: &'a str, open_end: bool) -> Option<Splice<'a>> {
         let b = text.as_bytes();
-        if b.first() != Some(&b'{') || b.last() != Some(&b'}') || b.contains(&b'\\') {
+        if b.first() != Some(&b'{') || b.contains(&b'\\') {
             return None;
         }
         let mut open: Vec<Open> = Vec::new();
@@ -248,7 +343,7 @@ impl<'a> Splice<'a> {
                     }
                     if open.is_empty() {
                         // The object must end the text.
-                        return (i + 1 == b.len()).then(|| Splice {
+                        return (i + 1 == b.len() && !open_end).then(|| Splice {
                             top_keys: keys[closed.keys_from..].to_vec(),
                             meta,
                         });
@@ -306,7 +401,13 @@ impl<'a> Splice<'a> {
                 _ => return None,
             }
         }
-        None
+        match open.as_slice() {
+            [top] if open_end && top.object => Some(Splice {
+                top_keys: keys[top.keys_from..].to_vec(),
+                meta,
+            }),
+            _ => None,
+        }
     }
 }
 
@@ -377,6 +478,71 @@ mod tests {
                 methods::TOOLS_LIST,
             ] {
                 same(&m, method, raw);
+            }
+        }
+    }
+
+    /// A result written with the members is what finishing its own text gives, or is not
+    /// written that way at all.
+    #[test]
+    fn a_result_written_with_the_members_is_the_finished_result() {
+        let m = members();
+        let structured = |v: Value| {
+            let mut r = CallToolResult::text("x");
+            r.structured_content = Some(v);
+            r
+        };
+        let extra = |k: &str, v: Value| {
+            let mut r = CallToolResult::text("3");
+            r.extra.insert(k.into(), v);
+            r
+        };
+        let mut with_meta = CallToolResult::text("3");
+        with_meta.meta = Some(switchboard_types::Meta(
+            serde_json::from_str(r#"{"k":1}"#).unwrap(),
+        ));
+        let mut nested = serde_json::to_value(CallToolResult::text("3")).unwrap();
+        nested["content"][0]["x"] = Value::from(1);
+        let mut nested_twice = CallToolResult::text("3");
+        if let switchboard_types::content::ContentBlock::Text(t) = &mut nested_twice.content[0] {
+            t.extra.insert("text".into(), Value::from(1));
+        }
+        let results = [
+            (CallToolResult::text("3"), true),
+            (nested_twice, false),
+            (CallToolResult::default(), true),
+            (CallToolResult::error("no \"quotes\"\n"), false),
+            (CallToolResult::text("é\u{1}\t\\/<>"), false),
+            (
+                structured(serde_json::json!({"f": 1.5, "g": [1e300, -0.0, 2.5e-8], "s": "\n"})),
+                false,
+            ),
+            (structured(serde_json::json!({"n": [1, -2]})), true),
+            (structured(serde_json::json!({"f": 1.5})), false),
+            (with_meta, false),
+            (extra("resultType", Value::from("input_required")), false),
+            (extra("_meta", serde_json::json!({"a": 1})), false),
+            (extra("content", Value::from(1)), false),
+            (extra("other", Value::from(1)), true),
+            (serde_json::from_value(nested).unwrap(), true),
+        ];
+        for (result, expected) in results {
+            let own = to_raw(&result).unwrap();
+            let finished = m.finish(methods::TOOLS_CALL, own.get()).unwrap();
+            let written = m.written(methods::TOOLS_CALL, &result, false);
+            assert_eq!(written.is_some(), expected, "{own}");
+            if let Some(w) = written {
+                assert_eq!(w.get(), finished.get(), "{own}");
+            }
+            // What the tool call vouches for is written without the check, and is the same.
+            if plain(&result) {
+                let w = m.written(methods::TOOLS_CALL, &result, true).unwrap();
+                assert_eq!(w.get(), finished.get(), "{own}");
+            }
+            // Methods whose results carry more members are finished the general way.
+            for method in [methods::TOOLS_LIST, methods::RESOURCES_READ] {
+                assert!(m.written(method, &result, false).is_none());
+                assert!(m.written(method, &result, true).is_none());
             }
         }
     }

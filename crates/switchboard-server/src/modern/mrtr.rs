@@ -16,6 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll, Waker};
 
@@ -36,7 +37,7 @@ pub(crate) struct InputRound {
     /// Inputs asked for and not answered, by key.
     asked: BTreeMap<String, InputRequest>,
     /// Capabilities an ask needed that the request did not declare.
-    missing: Option<ClientCapabilities>,
+    missing: Option<Box<ClientCapabilities>>,
     /// How many inputs of each method were asked without a key, for the generated keys.
     unnamed: BTreeMap<&'static str, usize>,
     /// The waker of the request's front door, woken when an ask is recorded.
@@ -56,6 +57,9 @@ pub(crate) struct ModernCall {
     pub(crate) round: Mutex<InputRound>,
     /// Whether and how the request may become a task (the tasks extension).
     pub(crate) task: super::hub::TaskSlot,
+    /// Set when the handler's result was written with the members this revision adds
+    /// ([`super::finish::ResultMembers::written`]): the front door does not add them again.
+    pub(crate) written: AtomicBool,
 }
 
 /// What an ask found.
@@ -84,6 +88,7 @@ impl ModernCall {
                 ..InputRound::default()
             }),
             task: super::hub::TaskSlot::default(),
+            written: AtomicBool::new(false),
         }
     }
 
@@ -103,7 +108,7 @@ impl ModernCall {
         };
         if !request.allowed_by(self.capabilities()) {
             let needed = request.required_capability();
-            round.missing.get_or_insert(needed);
+            round.missing.get_or_insert_with(|| Box::new(needed));
             wake(&mut round);
             return Asked::Suspend;
         }
@@ -135,7 +140,7 @@ impl ModernCall {
     pub(crate) fn outcome(&self) -> Option<Stopped> {
         let mut round = self.round.lock().ok()?;
         if let Some(missing) = round.missing.take() {
-            return Some(Stopped::MissingCapability(Box::new(missing)));
+            return Some(Stopped::MissingCapability(missing));
         }
         if round.asked.is_empty() {
             return None;

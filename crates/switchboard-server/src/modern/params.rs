@@ -23,32 +23,55 @@ const MAX_CACHED_META_BYTES: usize = 1024;
 #[derive(Debug, Default)]
 pub(crate) struct FrontParams<'a> {
     /// `_meta`: the envelope.
-    pub(crate) meta: Option<&'a RawValue>,
+    pub(crate) meta: Option<&'a str>,
     /// `name`: what `tools/call` and `prompts/get` name.
-    pub(crate) name: Option<&'a RawValue>,
+    pub(crate) name: Option<&'a str>,
     /// `uri`: what `resources/read` names.
-    pub(crate) uri: Option<&'a RawValue>,
+    pub(crate) uri: Option<&'a str>,
     /// `taskId`: what the tasks extension's methods name.
-    pub(crate) task_id: Option<&'a RawValue>,
+    pub(crate) task_id: Option<&'a str>,
     /// `protocolVersion`: what a 2025 client's `initialize` offers.
-    pub(crate) protocol_version: Option<&'a RawValue>,
+    pub(crate) protocol_version: Option<&'a str>,
     /// `requestState`: the sealed state of an earlier round.
-    pub(crate) request_state: Option<&'a RawValue>,
+    pub(crate) request_state: Option<&'a str>,
     /// `inputResponses`: this round's answers.
-    pub(crate) input_responses: Option<&'a RawValue>,
+    pub(crate) input_responses: Option<&'a str>,
 }
 
 impl<'a> FrontParams<'a> {
-    /// Reads the params text `text`; `None` when it is not a JSON object.
-    pub(crate) fn read(text: &'a str) -> Option<Self> {
+    /// Reads the params `params`; `None` when they are not a JSON object.
+    pub(crate) fn read(params: &'a RawValue) -> Option<Self> {
+        let text = params.get();
+        match scan(text) {
+            Scanned::Params(p) => Some(p),
+            Scanned::NotObject => None,
+            Scanned::Escaped => Self::parse(text),
+        }
+    }
+
+    /// Reads `text` with `serde_json`, for what [`scan`] leaves to it.
+    fn parse(text: &'a str) -> Option<Self> {
         let mut de = serde_json::Deserializer::from_str(text);
         let params = (&mut de).deserialize_map(FrontVisitor).ok()?;
         de.end().ok()?;
         Some(params)
     }
 
+    fn slot(&mut self, key: &str) -> Option<&mut Option<&'a str>> {
+        Some(match key {
+            "_meta" => &mut self.meta,
+            "name" => &mut self.name,
+            "uri" => &mut self.uri,
+            "taskId" => &mut self.task_id,
+            "protocolVersion" => &mut self.protocol_version,
+            "requestState" => &mut self.request_state,
+            "inputResponses" => &mut self.input_responses,
+            _ => return None,
+        })
+    }
+
     /// The member `key` of the params (one of those read) as raw text.
-    pub(crate) fn member(&self, key: &str) -> Option<&'a RawValue> {
+    pub(crate) fn member(&self, key: &str) -> Option<&'a str> {
         match key {
             "_meta" => self.meta,
             "name" => self.name,
@@ -77,11 +100,16 @@ impl<'a> FrontParams<'a> {
     }
 }
 
-/// A raw JSON value when it is a string.
-pub(crate) fn as_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    let text = raw.get();
+/// The text of a JSON value when it is a string.
+pub(crate) fn as_str(text: &str) -> Option<Cow<'_, str>> {
     if !text.starts_with('"') {
         return None;
+    }
+    // A string without an escape is its text between the quotes.
+    if let Some(inner) = text[1..].strip_suffix('"')
+        && !inner.contains(['\\', '"'])
+    {
+        return Some(Cow::Borrowed(inner));
     }
     match serde_json::from_str::<&str>(text) {
         Ok(s) => Some(Cow::Borrowed(s)),
@@ -90,12 +118,12 @@ pub(crate) fn as_str(raw: &RawValue) -> Option<Cow<'_, str>> {
     }
 }
 
-/// A raw JSON value when it is an object.
-pub(crate) fn as_object(raw: &RawValue) -> Option<Map<String, Value>> {
-    if !raw.get().starts_with('{') {
+/// The text of a JSON value when it is an object.
+pub(crate) fn as_object(text: &str) -> Option<Map<String, Value>> {
+    if !text.starts_with('{') {
         return None;
     }
-    serde_json::from_str(raw.get()).ok()
+    serde_json::from_str(text).ok()
 }
 
 /// The envelope read last, by the text of its `_meta`. A client sends the same `_meta` with
@@ -110,25 +138,128 @@ impl EnvelopeCache {
     ///
     /// # Errors
     /// As [`RequestEnvelope::from_meta`]; `NoMeta` when `meta` is absent or not an object.
-    pub(crate) fn read(
-        &self,
-        meta: Option<&RawValue>,
-    ) -> Result<Arc<RequestEnvelope>, EnvelopeError> {
+    pub(crate) fn read(&self, meta: Option<&str>) -> Result<Arc<RequestEnvelope>, EnvelopeError> {
         let meta = meta.ok_or(EnvelopeError::NoMeta)?;
         if let Ok(last) = self.0.try_lock()
             && let Some((text, envelope)) = last.as_ref()
-            && **text == *meta.get()
+            && **text == *meta
         {
             return Ok(envelope.clone());
         }
         let map = as_object(meta).ok_or(EnvelopeError::NoMeta)?;
         let envelope = Arc::new(RequestEnvelope::from_meta(&map)?);
-        if meta.get().len() <= MAX_CACHED_META_BYTES
+        if meta.len() <= MAX_CACHED_META_BYTES
             && let Ok(mut last) = self.0.try_lock()
         {
-            *last = Some((meta.get().into(), envelope.clone()));
+            *last = Some((meta.into(), envelope.clone()));
         }
         Ok(envelope)
+    }
+}
+
+/// What [`scan`] found.
+enum Scanned<'a> {
+    Params(FrontParams<'a>),
+    NotObject,
+    /// A key with an escape (or text the scan does not expect): read it with `serde_json`.
+    Escaped,
+}
+
+/// Reads the members of `text`, the text of a JSON value (valid JSON: a `RawValue`'s), in one
+/// pass that only looks for where each member starts and ends. Keys are compared as written,
+/// so a key with an escape is left to `serde_json`.
+fn scan(text: &str) -> Scanned<'_> {
+    let b = text.as_bytes();
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return Scanned::NotObject;
+    }
+    i += 1;
+    let mut p = FrontParams::default();
+    loop {
+        i = skip_ws(b, i);
+        match b.get(i) {
+            Some(b'}') => return Scanned::Params(p),
+            Some(b',') => i += 1,
+            Some(b'"') => {
+                let Some(len) = b[i + 1..].iter().position(|&c| c == b'"' || c == b'\\') else {
+                    return Scanned::Escaped;
+                };
+                if b[i + 1 + len] != b'"' {
+                    return Scanned::Escaped;
+                }
+                let key = &text[i + 1..i + 1 + len];
+                i = skip_ws(b, i + len + 2);
+                if b.get(i) != Some(&b':') {
+                    return Scanned::Escaped;
+                }
+                let start = skip_ws(b, i + 1);
+                let Some(end) = skip_value(b, start) else {
+                    return Scanned::Escaped;
+                };
+                if let Some(slot) = p.slot(key) {
+                    // A key given twice counts with its last value, as in a map.
+                    *slot = Some(&text[start..end]);
+                }
+                i = end;
+            }
+            _ => return Scanned::Escaped,
+        }
+    }
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        i += 1;
+    }
+    i
+}
+
+/// Where the string starting at `b[i]` (a quote) ends, past its closing quote.
+fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
+    i += 1;
+    loop {
+        match b.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+}
+
+/// Where the value starting at `b[i]` ends.
+fn skip_value(b: &[u8], mut i: usize) -> Option<usize> {
+    match b.get(i)? {
+        b'"' => skip_string(b, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            loop {
+                match b.get(i)? {
+                    b'"' => {
+                        i = skip_string(b, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            while !matches!(
+                b.get(i),
+                None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            ) {
+                i += 1;
+            }
+            Some(i)
+        }
     }
 }
 
@@ -201,7 +332,7 @@ impl<'de> Visitor<'de> for FrontVisitor {
                 }
             };
             // A key given twice counts with its last value, as in a map.
-            *slot = Some(map.next_value::<&'de RawValue>()?);
+            *slot = Some(map.next_value::<&'de RawValue>()?.get());
         }
         Ok(p)
     }
@@ -223,9 +354,24 @@ mod tests {
             r#"{"name":null,"uri":"u"}"#,
             r#"{ "taskId" : "t" , "protocolVersion" : "2025-11-25" }"#,
             r#"{}"#,
+            r#"{"a":"}","name":"x","b":"{["}"#,
+            r#"{"a":[{"b":"]\"}"},[]],"name":"x","uri":{"c":{"d":[1,{"e":"\\"}]}}}"#,
+            r#"{"_meta":{"x":"\"","y":[true,false,null]},"name" : "n" }"#,
+            "{\n\t\"x\" :\r -1.5e3 ,\n \"name\":true , \"uri\": 12 }",
+            r#"{"x":{},"y":[],"name":[],"taskId":{},"requestState":-0}"#,
+            r#"{"name":"a\u0041","uri":"\"q\""}"#,
+            r#"{"nam":"a","namee":"b","Name":"c","_meta":"m"}"#,
         ];
         for text in texts {
-            let p = FrontParams::read(text).unwrap();
+            let raw: &RawValue = serde_json::from_str(text).unwrap();
+            let p = FrontParams::read(raw).unwrap();
+            let parsed = FrontParams::parse(text).unwrap();
+            // Only a key with an escape is left to serde_json.
+            assert_eq!(
+                matches!(scan(text), Scanned::Params(_)),
+                !text.contains(r"n\u0061me"),
+                "{text}"
+            );
             let map: Map<String, Value> = serde_json::from_str(text).unwrap();
             for key in [
                 "_meta",
@@ -236,9 +382,10 @@ mod tests {
                 "requestState",
                 "inputResponses",
             ] {
+                assert_eq!(p.member(key), parsed.member(key), "{text} {key}");
                 let ours = p
                     .member(key)
-                    .map(|r| serde_json::from_str::<Value>(r.get()).unwrap());
+                    .map(|r| serde_json::from_str::<Value>(r).unwrap());
                 assert_eq!(ours.as_ref(), map.get(key), "{text} {key}");
                 assert_eq!(
                     p.str_member(key).as_deref(),
@@ -253,8 +400,10 @@ mod tests {
                 .unwrap_or_default();
             assert_eq!(p.target(), target, "{text}");
         }
-        assert!(FrontParams::read("[1]").is_none());
-        assert!(FrontParams::read("[]").is_none());
+        for text in ["[1]", "[]", "1", "\"s\"", "null"] {
+            let raw: &RawValue = serde_json::from_str(text).unwrap();
+            assert!(FrontParams::read(raw).is_none());
+        }
     }
 
     /// The cache gives what reading gives, errors included, whatever came before.
@@ -272,12 +421,12 @@ mod tests {
         for _ in 0..2 {
             for meta in metas.iter().chain(metas.iter().rev()) {
                 let raw: &RawValue = serde_json::from_str(meta).unwrap();
-                let direct = match as_object(raw) {
+                let direct = match as_object(raw.get()) {
                     Some(m) => RequestEnvelope::from_meta(&m),
                     None => Err(EnvelopeError::NoMeta),
                 };
                 assert_eq!(
-                    cache.read(Some(raw)).map(|e| (*e).clone()),
+                    cache.read(Some(raw.get())).map(|e| (*e).clone()),
                     direct,
                     "{meta}"
                 );

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use serde_json::{Map, Value};
 use switchboard_jsonrpc::{BoxFuture, HandlerResult, RequestContext};
@@ -153,6 +154,7 @@ impl ServerService {
                         return answer;
                     }
                     match outcome {
+                        Ok(raw) if call.written.load(Ordering::Relaxed) => Ok(raw),
                         Ok(raw) => server.finish(&method, raw.get()),
                         Err(e) => Err(e),
                     }
@@ -188,7 +190,7 @@ impl ServerService {
         // 1. The envelope, read with the few other members the front door needs in one pass.
         let params = match &req.params {
             None => return Err(wire::EnvelopeError::NoParams.to_error_object()),
-            Some(p) => FrontParams::read(p.get()).ok_or_else(|| params_not_object(&req.method))?,
+            Some(p) => FrontParams::read(p).ok_or_else(|| params_not_object(&req.method))?,
         };
         let envelope = match server.envelopes.read(params.meta) {
             Ok(e) => e,
