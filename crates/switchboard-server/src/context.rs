@@ -11,10 +11,15 @@ use switchboard_jsonrpc::{
     ProgressError, ProgressUpdate, RequestContext, RequestError, RequestOptions,
 };
 use switchboard_types::elicitation::{ElicitRequestParams, ElicitResult};
+use switchboard_types::error::clip;
 use switchboard_types::logging::LoggingLevel;
 use switchboard_types::roots::ListRootsResult;
 use switchboard_types::sampling::{CreateMessageRequestParams, CreateMessageResult};
 use switchboard_types::{ErrorCode, ErrorObject, Feature, RequestId};
+
+/// The most bytes of a task's status message [`Context::set_task_message`] keeps (a gateway
+/// relays its upstreams' messages there): longer ones are cut, with an ellipsis.
+pub(crate) const MAX_TASK_MESSAGE_BYTES: usize = 1024;
 use tokio_util::sync::CancellationToken;
 
 use crate::announce::{Audience, send_resource_updated};
@@ -238,8 +243,11 @@ impl Context {
     /// notification, a 2026-07-28 listen stream's `notifications/tasks`). Returns whether it
     /// was kept: `false` when the call runs as no task (yet), the task ended, or the task store
     /// keeps no message apart from a status.
+    ///
+    /// A message over 1 KiB is kept cut to it, at a character boundary, with an ellipsis (a
+    /// gateway relays its upstreams' messages here).
     pub async fn set_task_message(&self, message: Option<&str>) -> bool {
-        let message = message.map(str::to_owned);
+        let message = message.map(|m| clip(m, MAX_TASK_MESSAGE_BYTES).into_owned());
         match (&self.modern, &self.task) {
             (Some(call), _) => crate::modern::tasks::set_message(call, message).await,
             (None, Some(link)) => link.set_message(self.request.peer(), message).await,

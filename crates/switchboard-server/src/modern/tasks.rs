@@ -576,18 +576,17 @@ mod tests {
         );
     }
 
-    /// `[D26-135]`: the status message a running task's handler sets shows on `tasks/get`,
-    /// with its status unchanged; before the call is a task there is none to set.
-    #[tokio::test]
-    async fn d26_135_a_tasks_status_message_is_set_by_its_handler() {
+    /// The status message a running task's handler sets to `message`, as `tasks/get` shows it
+    /// (its status unchanged; before the call is a task there is none to set).
+    async fn shown_status_message(message: &'static str) -> Value {
         let server = crate::Server::builder(Implementation::new("messages", "1"))
             .tool(
                 Tool::new("report", serde_json::json!({"type": "object"}))
                     .with_task_support(TaskSupport::Optional),
-                |call| async move {
+                move |call| async move {
                     assert!(!call.cx.set_task_message(Some("too early")).await);
                     assert!(call.cx.run_as_task().await);
-                    assert!(call.cx.set_task_message(Some("halfway")).await);
+                    assert!(call.cx.set_task_message(Some(message)).await);
                     std::future::pending::<()>().await;
                     Ok(CallToolResult::text("never"))
                 },
@@ -611,13 +610,43 @@ mod tests {
             theirs.send_text(get.to_string()).await.unwrap();
             let got: Value = serde_json::from_str(&theirs.recv_text().await.unwrap()).unwrap();
             assert_eq!(got["result"]["status"], "working", "{got}");
-            if got["result"]["statusMessage"] == "halfway" {
-                break;
+            if !got["result"]["statusMessage"].is_null() {
+                return got["result"]["statusMessage"].clone();
             }
             n += 1;
             assert!(n < 10_000, "the status message never showed");
             tokio::task::yield_now().await;
         }
+    }
+
+    /// `[D26-135]`: the status message a running task's handler sets shows on `tasks/get`,
+    /// with its status unchanged; before the call is a task there is none to set.
+    #[tokio::test]
+    async fn d26_135_a_tasks_status_message_is_set_by_its_handler() {
+        assert_eq!(shown_status_message("halfway").await, "halfway");
+    }
+
+    /// A status message is bounded by bytes: one over `MAX_TASK_MESSAGE_BYTES` (a gateway relays
+    /// an upstream's) is kept cut at a character boundary, with an ellipsis.
+    #[tokio::test]
+    async fn a_tasks_status_message_over_its_byte_bound_is_cut() {
+        let long: &'static str = "é".repeat(crate::context::MAX_TASK_MESSAGE_BYTES).leak();
+        let shown = shown_status_message(long).await;
+        let shown = shown.as_str().unwrap();
+        assert!(
+            shown.len() <= crate::context::MAX_TASK_MESSAGE_BYTES + 3,
+            "{}",
+            shown.len()
+        );
+        assert!(
+            shown.len() > crate::context::MAX_TASK_MESSAGE_BYTES - 4,
+            "{}",
+            shown.len()
+        );
+        assert!(shown.ends_with('\u{2026}'));
+        // Exactly at the bound: kept whole.
+        let at: &'static str = "a".repeat(crate::context::MAX_TASK_MESSAGE_BYTES).leak();
+        assert_eq!(shown_status_message(at).await, at);
     }
 
     #[tokio::test]
