@@ -150,7 +150,8 @@ impl ClusterArgs {
 /// announcement, so that the others take its sessions over at once).
 pub(crate) async fn serve_until_stopped(
     listener: tokio::net::TcpListener,
-    (server, config): (&switchboard::server::Server, HttpConfig),
+    server: &switchboard::server::Server,
+    config: HttpConfig,
     joined: &Joined,
     line: &str,
 ) -> anyhow::Result<()> {

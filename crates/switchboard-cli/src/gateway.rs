@@ -77,8 +77,8 @@ pub(crate) async fn run(args: GatewayArgs) -> anyhow::Result<()> {
             http_config = http_config.with_authorization(auth);
         }
         let line = format!("gateway to {upstreams} upstream(s) listening on http://{local}/mcp");
-        let served = (gateway.server(), http_config);
-        crate::cluster::serve_until_stopped(listener, served, &joined, &line).await?;
+        let server = gateway.server();
+        crate::cluster::serve_until_stopped(listener, server, http_config, &joined, &line).await?;
     } else {
         let transport = switchboard::transport::StdioTransport::stdio();
         let session = gateway.server().serve(transport)?;

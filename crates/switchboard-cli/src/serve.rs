@@ -222,7 +222,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }));
     }
     let line = format!("listening on http://{local}/mcp");
-    crate::cluster::serve_until_stopped(listener, (&server, http_config), &joined, &line).await?;
+    crate::cluster::serve_until_stopped(listener, &server, http_config, &joined, &line).await?;
     // What telemetry batched is exported once serving stops.
     flush(telemetry).await;
     Ok(())

@@ -20,7 +20,7 @@ use switchboard_types::modern::{EnvelopeError, RequestEnvelope};
 const MAX_CACHED_META_BYTES: usize = 1024;
 
 /// The members of a request's params the front door reads, each as raw JSON text.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct FrontParams<'a> {
     /// `_meta`: the envelope.
     pub(crate) meta: Option<&'a str>,
@@ -57,31 +57,24 @@ impl<'a> FrontParams<'a> {
         Some(params)
     }
 
-    fn slot(&mut self, key: &str) -> Option<&mut Option<&'a str>> {
+    /// Where member `key` is kept; `None` for a member not read.
+    fn slot(&mut self, key: Key) -> Option<&mut Option<&'a str>> {
         Some(match key {
-            "_meta" => &mut self.meta,
-            "name" => &mut self.name,
-            "uri" => &mut self.uri,
-            "taskId" => &mut self.task_id,
-            "protocolVersion" => &mut self.protocol_version,
-            "requestState" => &mut self.request_state,
-            "inputResponses" => &mut self.input_responses,
-            _ => return None,
+            Key::Meta => &mut self.meta,
+            Key::Name => &mut self.name,
+            Key::Uri => &mut self.uri,
+            Key::TaskId => &mut self.task_id,
+            Key::ProtocolVersion => &mut self.protocol_version,
+            Key::RequestState => &mut self.request_state,
+            Key::InputResponses => &mut self.input_responses,
+            Key::Other => return None,
         })
     }
 
     /// The member `key` of the params (one of those read) as raw text.
     pub(crate) fn member(&self, key: &str) -> Option<&'a str> {
-        match key {
-            "_meta" => self.meta,
-            "name" => self.name,
-            "uri" => self.uri,
-            "taskId" => self.task_id,
-            "protocolVersion" => self.protocol_version,
-            "requestState" => self.request_state,
-            "inputResponses" => self.input_responses,
-            _ => None,
-        }
+        let mut members = *self;
+        members.slot(Key::of(key)).and_then(|slot| *slot)
     }
 
     /// The member `key` when it is a string (as `Value::as_str` reads it).
@@ -197,7 +190,7 @@ fn scan(text: &str) -> Scanned<'_> {
                 let Some(end) = skip_value(b, start) else {
                     return Scanned::Escaped;
                 };
-                if let Some(slot) = p.slot(key) {
+                if let Some(slot) = p.slot(Key::of(key)) {
                     // A key given twice counts with its last value, as in a map.
                     *slot = Some(&text[start..end]);
                 }
@@ -318,21 +311,13 @@ impl<'de> Visitor<'de> for FrontVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FrontParams<'de>, A::Error> {
         let mut p = FrontParams::default();
         while let Some(key) = map.next_key::<Key>()? {
-            let slot = match key {
-                Key::Meta => &mut p.meta,
-                Key::Name => &mut p.name,
-                Key::Uri => &mut p.uri,
-                Key::TaskId => &mut p.task_id,
-                Key::ProtocolVersion => &mut p.protocol_version,
-                Key::RequestState => &mut p.request_state,
-                Key::InputResponses => &mut p.input_responses,
-                Key::Other => {
+            match p.slot(key) {
+                // A key given twice counts with its last value, as in a map.
+                Some(slot) => *slot = Some(map.next_value::<&'de RawValue>()?.get()),
+                None => {
                     map.next_value::<IgnoredAny>()?;
-                    continue;
                 }
-            };
-            // A key given twice counts with its last value, as in a map.
-            *slot = Some(map.next_value::<&'de RawValue>()?.get());
+            }
         }
         Ok(p)
     }
