@@ -12,14 +12,13 @@ use switchboard_jsonrpc::{
 };
 use switchboard_types::elicitation::{ElicitRequestParams, ElicitResult};
 use switchboard_types::error::clip;
+
+use crate::modern::tasks::MAX_TASK_MESSAGE_BYTES;
 use switchboard_types::logging::LoggingLevel;
 use switchboard_types::roots::ListRootsResult;
 use switchboard_types::sampling::{CreateMessageRequestParams, CreateMessageResult};
 use switchboard_types::{ErrorCode, ErrorObject, Feature, RequestId};
 
-/// The most bytes of a task's status message [`Context::set_task_message`] keeps (a gateway
-/// relays its upstreams' messages there): longer ones are cut, with an ellipsis.
-pub(crate) const MAX_TASK_MESSAGE_BYTES: usize = 1024;
 use tokio_util::sync::CancellationToken;
 
 use crate::announce::{Audience, send_resource_updated};

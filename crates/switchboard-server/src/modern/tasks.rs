@@ -262,6 +262,11 @@ impl Future for YieldOnce {
     }
 }
 
+/// The most bytes of a task's status message
+/// [`Context::set_task_message`](crate::Context::set_task_message) keeps (a gateway relays its
+/// upstreams' messages there): longer ones are cut, with an ellipsis.
+pub(crate) const MAX_TASK_MESSAGE_BYTES: usize = 1024;
+
 /// [`Context::set_task_message`](crate::Context::set_task_message) for a modern request.
 pub(crate) async fn set_message(call: &ModernCall, message: Option<String>) -> bool {
     let Some(running) = call.task.running() else {
@@ -630,22 +635,14 @@ mod tests {
     /// an upstream's) is kept cut at a character boundary, with an ellipsis.
     #[tokio::test]
     async fn a_tasks_status_message_over_its_byte_bound_is_cut() {
-        let long: &'static str = "é".repeat(crate::context::MAX_TASK_MESSAGE_BYTES).leak();
+        let long: &'static str = "é".repeat(MAX_TASK_MESSAGE_BYTES).leak();
         let shown = shown_status_message(long).await;
         let shown = shown.as_str().unwrap();
-        assert!(
-            shown.len() <= crate::context::MAX_TASK_MESSAGE_BYTES + 3,
-            "{}",
-            shown.len()
-        );
-        assert!(
-            shown.len() > crate::context::MAX_TASK_MESSAGE_BYTES - 4,
-            "{}",
-            shown.len()
-        );
+        assert!(shown.len() <= MAX_TASK_MESSAGE_BYTES + 3, "{}", shown.len());
+        assert!(shown.len() > MAX_TASK_MESSAGE_BYTES - 4, "{}", shown.len());
         assert!(shown.ends_with('\u{2026}'));
         // Exactly at the bound: kept whole.
-        let at: &'static str = "a".repeat(crate::context::MAX_TASK_MESSAGE_BYTES).leak();
+        let at: &'static str = "a".repeat(MAX_TASK_MESSAGE_BYTES).leak();
         assert_eq!(shown_status_message(at).await, at);
     }
 
