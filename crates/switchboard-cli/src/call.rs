@@ -12,9 +12,11 @@ use serde_json::{Map, Value, json};
 use switchboard::auth::client::{OAuthClient, OAuthFlags};
 use switchboard::client::{ClientError, ClientSession, RequestOptions};
 use switchboard::http_client::HttpClientConfig;
+use switchboard::types::catalogue::TaskStatus as TaskStatusChanged;
 use switchboard::types::elicitation::{ElicitAction, ElicitResult};
 use switchboard::types::roots::Root;
 use switchboard::types::sampling::CreateMessageResult;
+use switchboard::types::tasks::TaskStatus;
 use switchboard::types::{ErrorCode, ErrorObject};
 
 /// `switchboard call`'s flags: what to call and how.
@@ -88,6 +90,7 @@ fn params_for(a: &CallArgs) -> anyhow::Result<Value> {
 async fn connect(
     a: &CallArgs,
     telemetry: Option<&Telemetry>,
+    shown: &Shown,
 ) -> anyhow::Result<(ClientSession, Option<Arc<OAuthClient>>)> {
     let oauth = match &a.server.url {
         Some(url) => a.oauth.client(url, |url, opened| {
@@ -102,7 +105,14 @@ async fn connect(
     let mut builder = crate::client("switchboard-call").era(a.era.era);
     if a.task {
         // 2026-07-28: the tasks extension, declared; a task result is followed to its end.
-        builder = builder.tasks_extension();
+        // 2025-11-25: each status the server tells (in frame order, so input_required shows
+        // before the request it waits on is answered) is shown once.
+        let shown = shown.clone();
+        builder = builder
+            .tasks_extension()
+            .notification::<TaskStatusChanged, _>(move |p, _| {
+                show(&shown, &p.task.task_id, p.task.status);
+            });
     }
     builder = builder
         .sampling(move |_, _| {
@@ -155,12 +165,25 @@ fn progress_bar(p: f64, total: Option<f64>) {
     }
 }
 
+/// The task status last shown on stderr.
+type Shown = Arc<std::sync::Mutex<Option<(String, TaskStatus)>>>;
+
+/// Shows `id`'s status unless it is the one shown last.
+fn show(shown: &Shown, id: &str, status: TaskStatus) {
+    let mut last = shown.lock().unwrap_or_else(|p| p.into_inner());
+    if last.as_ref() != Some(&(id.to_owned(), status)) {
+        eprintln!("task {id}: {status}");
+        *last = Some((id.to_owned(), status));
+    }
+}
+
 /// `tools/call` as a task: the status on stderr as it changes, then the result as a plain
 /// call's; Ctrl-C cancels the task.
 async fn run_task(
     session: &ClientSession,
     a: &CallArgs,
     params: Value,
+    shown: &Shown,
 ) -> Result<Value, ClientError> {
     if a.method != methods::TOOLS_CALL {
         return Err(ClientError::TaskRefused(format!(
@@ -172,14 +195,12 @@ async fn run_task(
     let arguments = params.get("arguments").cloned().unwrap_or(json!({}));
     let _ = session.list_tools().await;
     let t = session.start_tool_task(&name, arguments, a.ttl).await?;
-    eprintln!("task {}: {}", t.task_id, t.status);
+    show(shown, &t.task_id, t.status);
     // Polled until it ends or asks for input, then its result (tasks/result carries the input
     // requests); Ctrl-C cancels it.
     let result = async {
         let now = session.wait_task(&t.task_id).await?;
-        if now.status != t.status {
-            eprintln!("task {}: {}", now.task_id, now.status);
-        }
+        show(shown, &now.task_id, now.status);
         session.tool_task_result(&t.task_id).await
     };
     tokio::select! {
@@ -209,13 +230,14 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
             Ok(t) => t,
             Err(e) => return fail(2, format!("switchboard call: {e}\n")),
         };
-    let (session, oauth) = match connect(a, telemetry.as_ref()).await {
+    let shown = Shown::default();
+    let (session, oauth) = match connect(a, telemetry.as_ref(), &shown).await {
         Ok(s) => s,
         Err(e) => return fail(2, crate::ui::with_hint(format!("switchboard call: {e:#}"))),
     };
     let modern = session.era() == switchboard::client::Era::Modern;
     let result = if a.task && !modern {
-        run_task(&session, a, params).await
+        run_task(&session, a, params, &shown).await
     } else if let Some(all) = session.request_all(&a.method, params.clone()).await {
         all
     } else {
@@ -254,37 +276,4 @@ pub(crate) async fn run(a: &CallArgs) -> CallOutcome {
 /// A flag's value as JSON of the type `T` wants.
 fn json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
     serde_json::from_str(text).map_err(|e| format!("not the JSON expected: {e}"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn params_merge_over_the_pairs() {
-        let argv = [
-            "switchboard",
-            "call",
-            "--stdio",
-            "x",
-            methods::TOOLS_CALL,
-            "add",
-            "a=1",
-        ];
-        let crate::Command::Call(a) = <crate::Cli as clap::Parser>::parse_from(argv).command else {
-            panic!("not a call");
-        };
-        assert_eq!(
-            params_for(&a).unwrap(),
-            json!({"name": "add", "arguments": {"a": 1}})
-        );
-        let a = CallArgs {
-            params: Some(json(r#"{"name": "sub"}"#).unwrap()),
-            ..*a
-        };
-        assert_eq!(
-            params_for(&a).unwrap(),
-            json!({"name": "sub", "arguments": {"a": 1}})
-        );
-    }
 }

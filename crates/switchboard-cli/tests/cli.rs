@@ -366,6 +366,17 @@ fn call_prints_the_result_and_exits_0() {
         v["structuredContent"],
         serde_json::json!({"sum": 7, "product": 10})
     );
+    // --params merges over the target and the pairs: the name replaced, the arguments kept.
+    let merged = [
+        "tools/call",
+        "nothing",
+        "a=2",
+        "b=5",
+        "--params",
+        r#"{"name": "test_structured_output"}"#,
+    ];
+    let (code, again, err) = call(&merged);
+    assert_eq!((code, again.as_str()), (Some(0), out.as_str()), "{err}");
     let (code, out, _) = call(&["resources/read", "test://static-text"]);
     assert_eq!(code, Some(0));
     assert!(out.contains("This is the content of the static text resource."));
