@@ -306,7 +306,7 @@ CLIENT_ROWS = [
 ONE_PAGE = 100_000
 
 # The groups of rows `--only` picks from.
-GROUPS = ("calls", "large", "lists", "clients", "sessions", "cold-start", "gateway")
+GROUPS = ("calls", "large", "lists", "clients", "sessions", "cold-start", "gateway", "auth")
 
 
 @dataclass
@@ -708,6 +708,75 @@ def gateway_table(a: argparse.Namespace, res: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+AUTH_ROWS = ("Streamable HTTP (stateful), K=1", "Streamable HTTP (stateful), K=32 sessions")
+AUTH_KINDS = ("no authorization", "bearer token", "DPoP-bound token")
+
+
+def run_auth(a: argparse.Namespace, logdir: Path, problems: list[str]) -> dict:
+    """A call made with a bearer token against one made with a DPoP-bound token (RFC 9449), and
+    against no authorization: `serve --example add --http` with `--auth-issuer` (and
+    `--auth-dpop`) naming a test issuer on 127.0.0.1 (the `bench_auth` example of
+    switchboard-test-support, which also mints the token and one proof for each request:
+    switchboard-load sends each once). A server per row and round, so that its replay store
+    starts empty. results[row][kind] = reports, one per round."""
+    sb = a.switchboard
+    issuer = subprocess.Popen([a.auth_issuer], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    out: dict[str, dict[str, list[dict]]] = {r: {k: [] for k in AUTH_KINDS} for r in AUTH_ROWS}
+    try:
+        iss = (issuer.stdout.readline() if issuer.stdout else "").strip()
+        if not iss.startswith("http://127.0.0.1:"):
+            raise BenchError(f"bench_auth did not print its issuer URL (got {iss!r})")
+        for rnd in range(a.rounds):
+            print(f"-- auth, round {rnd + 1}/{a.rounds}", file=sys.stderr, flush=True)
+            for row, k in zip(AUTH_ROWS, (1, 32)):
+                n = a.http_calls
+                for kind in AUTH_KINDS:
+                    flags = {"no authorization": [], "bearer token": ["--auth-issuer", iss],
+                             "DPoP-bound token": ["--auth-issuer", iss, "--auth-dpop"]}[kind]
+                    server = Server("switchboard", [sb, "serve", "--example", "add", "--http", "{addr}", *flags], logdir, a.start_timeout)
+                    try:
+                        creds: list[str] = []
+                        if flags:
+                            # Calls, the warm-up (at most 1,000), initialize and initialized of
+                            # each session, a few spare; a DELETE for each session.
+                            posts = n + min(n // 10, 1000) + 2 * k + 10
+                            assert issuer.stdin and issuer.stdout
+                            issuer.stdin.write(f"{server.url} {posts} {k} {logdir}\n")
+                            issuer.stdin.flush()
+                            said = issuer.stdout.readline().strip()
+                            if said != "ok":
+                                raise BenchError(f"bench_auth: {said or 'no answer'}")
+                            if kind == "bearer token":
+                                creds = ["--bearer", (logdir / "bearer").read_text().strip()]
+                            else:
+                                creds = ["--dpop-proofs", str(logdir / "dpop")]
+                        r = load(a, ["--url", server.url, "--pid", str(server.pid), "-n", str(n), "-k", str(k), *creds], a.max_seconds)
+                        check(r, f"auth {row} / {kind}", problems)
+                        out[row][kind].append(r)
+                    finally:
+                        server.stop()
+                    print(f"   auth {row:<42} {kind:<18} {r.get('calls_per_sec') or 0:>10.1f}/s", file=sys.stderr, flush=True)
+    finally:
+        issuer.kill()
+        issuer.wait()
+    return out
+
+
+def auth_table(a: argparse.Namespace, res: dict) -> str:
+    rounds = "1 round" if a.rounds == 1 else f"median of {a.rounds} rounds"
+    lines = [f"### Authorization: `tools/call add` with a bearer token against a DPoP-bound token (`serve --auth-issuer`, `--auth-dpop`), {rounds}", ""]
+    lines.append("| Configuration | Credentials | calls/s | × bearer | p50 µs | p99 µs | server CPU µs/call |")
+    lines.append("|---|---|--:|--:|--:|--:|--:|")
+    for row in AUTH_ROWS:
+        base = med(res.get(row, {}).get("bearer token", []), "calls_per_sec")
+        for kind in AUTH_KINDS:
+            rs = res.get(row, {}).get(kind, [])
+            c = med(rs, "calls_per_sec")
+            ratio = f"{c / base:.2f}" if c and base else "–"
+            lines.append(f"| {row} | {kind} | {fmt(c)} | {ratio} | {fmt(med(rs, 'p50_us'))} | {fmt(med(rs, 'p99_us'))} | {fmt(med(rs, 'cpu_us_per_call'), 1)} |")
+    return "\n".join(lines) + "\n"
+
+
 def med(rs: list[dict], key: str) -> float | None:
     vals = [r[key] for r in rs if r.get(key) is not None]
     return statistics.median(vals) if vals else None
@@ -855,6 +924,7 @@ def main() -> int:
     ap.add_argument("--load", default=os.environ.get("BENCH_LOAD"))
     ap.add_argument("--client", default=os.environ.get("BENCH_CLIENT"), help="our client bench program (bench_client)")
     ap.add_argument("--peers-bin", default=os.environ.get("BENCH_PEERS_BIN"))
+    ap.add_argument("--auth-issuer", default=os.environ.get("BENCH_AUTH_ISSUER"), help="the bench_auth example (auth rows)")
     ap.add_argument("--node", default=os.environ.get("BENCH_NODE"))
     ap.add_argument("--python", default=os.environ.get("BENCH_PYTHON"))
     ap.add_argument(
@@ -878,7 +948,7 @@ def main() -> int:
     a.only = set(filter(None, a.only.split(",")))
     if not a.only or a.only - set(GROUPS):
         ap.error(f"--only takes groups from {', '.join(GROUPS)}")
-    for k in ("switchboard", "load", "peers_bin", "node", "python") + (("client",) if "clients" in a.only else ()):
+    for k in ("switchboard", "load", "peers_bin", "node", "python") + (("client",) if "clients" in a.only else ()) + (("auth_issuer",) if "auth" in a.only else ()):
         if not getattr(a, k):
             ap.error(f"--{k.replace('_', '-')} (or BENCH_{k.upper()}) is required")
     if a.smoke:
@@ -907,7 +977,7 @@ def main() -> int:
             calls = run_calls(a, ps, logdir, problems) if "calls" in a.only else {}
             large, lists = run_bench_rows(a, ps, logdir, problems)
             client_results = run_clients(a, logdir, problems) if "clients" in a.only else {}
-            sess, cold, gateway = {}, {}, {}
+            sess, cold, gateway, auth = {}, {}, {}, {}
             if "sessions" in a.only:
                 print("-- sessions", file=sys.stderr, flush=True)
                 sess = run_sessions(a, ps, logdir, problems)
@@ -916,6 +986,8 @@ def main() -> int:
                 cold = run_cold(a, ps, problems)
             if "gateway" in a.only:
                 gateway = run_gateway(a, logdir, problems)
+            if "auth" in a.only:
+                auth = run_auth(a, logdir, problems)
         except BenchError as e:
             print(f"bench: ERROR: {e}", file=sys.stderr)
             return 1
@@ -938,6 +1010,8 @@ def main() -> int:
             problems.append("the telemetry-on rows exported no spans to the OTLP sink")
     if "gateway" in a.only:
         md += "\n" + gateway_table(a, gateway)
+    if "auth" in a.only:
+        md += "\n" + auth_table(a, auth)
     skipped = [f"{p.name}: {p.note[m]}" for p in ps for m, v in p.http.items() if v is None]
     skipped += [f"{p.name} ({MODERN} rows): {p.unsupported}" for p in ps if p.unsupported]
     # Only the calls rows include the 2026-07-28 ones.
@@ -949,7 +1023,7 @@ def main() -> int:
     print(md)
     if a.out:
         Path(a.out).write_text(md)
-        raw = {"calls": calls, "large_answers": large, "lists": lists, "clients": client_results, "sessions": sess, "cold_start": cold, "gateway": gateway}
+        raw = {"calls": calls, "large_answers": large, "lists": lists, "clients": client_results, "sessions": sess, "cold_start": cold, "gateway": gateway, "auth": auth}
         Path(a.out).with_suffix(".json").write_text(json.dumps(raw, indent=1) + "\n")
     for s in skipped:
         print(f"bench: NOTE: not run: {s}", file=sys.stderr)

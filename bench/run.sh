@@ -55,6 +55,7 @@ if [ "$mode" = full ]; then
   echo "== bench: building switchboard and switchboard-load (the dist profile: thin LTO, one codegen unit)" >&2
   cargo build --profile dist --locked -p switchboard-cli -p switchboard-load
   cargo build --profile dist --locked -p switchboard --example bench_client
+  cargo build --profile dist --locked -p switchboard-test-support --features oauth --example bench_auth
   echo "== bench: building the peers (release, bench/peers)" >&2
   cargo build --release --locked --manifest-path bench/peers/Cargo.toml --target-dir "$peers_target"
   bin="$target/dist"
@@ -63,6 +64,7 @@ else
   echo "== bench: building switchboard and switchboard-load (debug)" >&2
   cargo build --locked -p switchboard-cli -p switchboard-load
   cargo build --locked -p switchboard --example bench_client
+  cargo build --locked -p switchboard-test-support --features oauth --example bench_auth
   echo "== bench: building the peers (dev profile, bench/peers)" >&2
   cargo build --locked --manifest-path bench/peers/Cargo.toml --target-dir "$peers_target"
   bin="$target/debug"
@@ -84,6 +86,7 @@ Command: \`bench/run.sh --$mode\`."
 # Paths go through the environment, so that the runner's command line names no server.
 export BENCH_SWITCHBOARD="$bin/switchboard" BENCH_LOAD="$bin/switchboard-load" BENCH_PEERS_BIN="$peers_bin"
 export BENCH_CLIENT="$bin/examples/bench_client" BENCH_SWITCHBOARD_NO_OTEL="$no_otel"
+export BENCH_AUTH_ISSUER="$bin/examples/bench_auth"
 # The two builds must differ, or the "built without otel" rows measure the default build twice.
 if [ -n "$no_otel" ] && cmp -s "$no_otel" "$bin/switchboard"; then
   interop_die "switchboard built without otel is the same file as the default build"

@@ -11,11 +11,11 @@
 //! server's RSS read at intervals: the server must reap them.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use anyhow::{Context as _, anyhow, bail};
 use bytes::Bytes;
-use http::header::{ACCEPT, CONTENT_TYPE, HOST};
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST};
 use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Incoming as Body;
@@ -34,15 +34,102 @@ const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
 const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
+const DPOP_HEADER: HeaderName = HeaderName::from_static("dpop");
 /// The largest body read while looking for an answer.
 const MAX_BODY: usize = 64 << 20;
 
-/// Where to connect and what to put in the request line and `Host`.
+/// Where to connect and what to put in the request line and `Host`, and the credentials every
+/// request carries.
 #[derive(Debug)]
 struct Endpoint {
     addr: String,
     host: HeaderValue,
     path: Uri,
+    auth: Option<Arc<Auth>>,
+}
+
+/// What each request carries for a server that requires authorization (calls mode).
+#[derive(Debug)]
+pub(crate) enum Auth {
+    /// `Authorization: Bearer <token>` on every request.
+    Bearer(HeaderValue),
+    /// `Authorization: DPoP <token>` on every request, with the next unused proof for its
+    /// method as `DPoP`: a server refuses a proof it has seen, so each is sent once, in order.
+    Dpop {
+        authorization: HeaderValue,
+        post: Proofs,
+        delete: Proofs,
+    },
+}
+
+/// One method's DPoP proofs, and how many are used.
+#[derive(Debug, Default)]
+pub(crate) struct Proofs {
+    proofs: Vec<HeaderValue>,
+    next: AtomicUsize,
+}
+
+impl Proofs {
+    fn next(&self, method: &Method) -> anyhow::Result<HeaderValue> {
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        self.proofs.get(i).cloned().with_context(|| {
+            let n = self.proofs.len();
+            format!("the run needs more than the {n} DPoP proofs given for {method}")
+        })
+    }
+}
+
+impl Auth {
+    /// `--bearer TOKEN`.
+    pub(crate) fn bearer(token: &str) -> anyhow::Result<Self> {
+        Ok(Self::Bearer(HeaderValue::from_str(&format!(
+            "Bearer {token}"
+        ))?))
+    }
+
+    /// `--dpop-proofs FILE`: the bound token on the first line, then one proof a line, for a
+    /// `POST`, or after `DELETE ` for a `DELETE`.
+    pub(crate) fn dpop(text: &str) -> anyhow::Result<Self> {
+        let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+        let token = lines.next().context("the proofs file is empty")?;
+        let (mut post, mut delete) = (Proofs::default(), Proofs::default());
+        for line in lines {
+            let (list, proof) = match line.strip_prefix("DELETE ") {
+                Some(proof) => (&mut delete.proofs, proof),
+                None => (&mut post.proofs, line),
+            };
+            list.push(
+                HeaderValue::from_str(proof.trim()).context("a proof is not a header value")?,
+            );
+        }
+        Ok(Self::Dpop {
+            authorization: HeaderValue::from_str(&format!("DPoP {token}"))?,
+            post,
+            delete,
+        })
+    }
+
+    /// The headers of the next request with `method`.
+    fn headers(&self, method: &Method) -> anyhow::Result<[Option<(HeaderName, HeaderValue)>; 2]> {
+        Ok(match self {
+            Self::Bearer(v) => [Some((AUTHORIZATION, v.clone())), None],
+            Self::Dpop {
+                authorization,
+                post,
+                delete,
+            } => {
+                let proofs = if method == Method::DELETE {
+                    delete
+                } else {
+                    post
+                };
+                [
+                    Some((AUTHORIZATION, authorization.clone())),
+                    Some((DPOP_HEADER, proofs.next(method)?)),
+                ]
+            }
+        })
+    }
 }
 
 impl Endpoint {
@@ -57,6 +144,7 @@ impl Endpoint {
             addr: format!("{}:{port}", auth.host()),
             host: HeaderValue::from_str(auth.as_str())?,
             path: uri.path_and_query().map_or("/", |p| p.as_str()).parse()?,
+            auth: None,
         })
     }
 }
@@ -120,6 +208,10 @@ impl Conn {
         session: Option<&Session>,
         body: Bytes,
     ) -> anyhow::Result<Response<Body>> {
+        let auth = match &self.ep.auth {
+            Some(auth) => auth.headers(&method)?,
+            None => [None, None],
+        };
         let mut req = Request::builder()
             .method(method)
             .uri(self.ep.path.clone())
@@ -129,6 +221,9 @@ impl Conn {
                 HeaderValue::from_static("application/json, text/event-stream"),
             )
             .header(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        for (name, value) in auth.into_iter().flatten() {
+            req = req.header(name, value);
+        }
         if let Some(s) = session {
             if let Some(id) = &s.id {
                 req = req.header(SESSION_HEADER, id.clone());
@@ -451,7 +546,10 @@ pub(crate) async fn run_calls(plan: &CallPlan, deadline: Instant) -> anyhow::Res
     let Target::Http(url) = &plan.target else {
         bail!("not an HTTP target")
     };
-    let ep = Arc::new(Endpoint::parse(url)?);
+    let ep = Arc::new(Endpoint {
+        auth: plan.auth.clone(),
+        ..Endpoint::parse(url)?
+    });
     let mut conns = connect_all(&ep, plan.k, deadline).await?;
     let era = plan.template.era();
     let modern = match era {

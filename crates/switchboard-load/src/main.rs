@@ -119,6 +119,19 @@ struct Cli {
     /// Churn mode: sessions opened per second, in all.
     #[arg(long, value_name = "R", default_value_t = 100.0)]
     rate: f64,
+    /// HTTP calls mode: send `Authorization: Bearer TOKEN` with every request.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        requires = "url",
+        conflicts_with = "dpop_proofs"
+    )]
+    bearer: Option<String>,
+    /// HTTP calls mode: a DPoP-bound token on the first line of FILE, then one proof a line
+    /// (each `POST` to the URL, each `jti` new): every request sends `Authorization: DPoP
+    /// TOKEN` and the next proof. The run fails when the proofs run out.
+    #[arg(long, value_name = "FILE", requires = "url")]
+    dpop_proofs: Option<std::path::PathBuf>,
     /// Runtime threads for the generator (1: a single-threaded runtime, leaving the other cores
     /// to the server).
     #[arg(long, default_value_t = 1)]
@@ -174,6 +187,8 @@ pub(crate) struct CallPlan {
     pub(crate) pid: Option<u32>,
     /// How often to read the server's RSS, if at all.
     pub(crate) rss_every: Option<Duration>,
+    /// HTTP: the credentials each request carries.
+    pub(crate) auth: Option<std::sync::Arc<http::Auth>>,
 }
 
 /// A sessions or churn run, validated.
@@ -193,6 +208,31 @@ pub(crate) struct SessionPlan {
 
 /// The most calls or sessions one run accepts (latencies and send times are kept per call).
 const MAX_COUNT: u64 = 50_000_000;
+
+/// The largest `--dpop-proofs` file: 64 MiB (about 100,000 proofs).
+const MAX_PROOFS_FILE_BYTES: u64 = 64 << 20;
+
+/// `--bearer` or `--dpop-proofs`, read.
+fn auth(cli: &Cli) -> anyhow::Result<Option<http::Auth>> {
+    if let Some(token) = &cli.bearer {
+        return http::Auth::bearer(token).map(Some);
+    }
+    let Some(path) = &cli.dpop_proofs else {
+        return Ok(None);
+    };
+    let named = || format!("--dpop-proofs {}", path.display());
+    let file = std::fs::File::open(path).with_context(named)?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut std::io::Read::take(file, MAX_PROOFS_FILE_BYTES + 1),
+        &mut text,
+    )
+    .with_context(named)?;
+    if text.len() as u64 > MAX_PROOFS_FILE_BYTES {
+        bail!("{} is over {MAX_PROOFS_FILE_BYTES} bytes", named());
+    }
+    http::Auth::dpop(&text).with_context(named).map(Some)
+}
 
 /// The largest `--pad-bytes`: 16 MiB, the default frame bound of a Switchboard server.
 const MAX_PAD_BYTES: usize = 16 << 20;
@@ -296,6 +336,9 @@ async fn run(cli: &Cli, deadline: Instant) -> anyhow::Result<Report> {
             cli.protocol
         );
     }
+    if (cli.bearer.is_some() || cli.dpop_proofs.is_some()) && cli.mode != Mode::Calls {
+        bail!("--bearer and --dpop-proofs apply to the calls mode");
+    }
     match cli.mode {
         Mode::Calls => {
             let n = cli.n.unwrap_or(10_000);
@@ -327,6 +370,7 @@ async fn run(cli: &Cli, deadline: Instant) -> anyhow::Result<Report> {
                 one_session: cli.one_session,
                 pid: cli.pid,
                 rss_every: cli.rss_every_ms.map(Duration::from_millis),
+                auth: auth(cli)?.map(std::sync::Arc::new),
             };
             match plan.target {
                 Target::Stdio(_) => stdio::run_calls(&plan, deadline).await,

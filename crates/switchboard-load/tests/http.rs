@@ -36,7 +36,12 @@ struct State {
     modern: AtomicU64,
     /// 2026-07-28: every call with an even id gets an `input_required` result.
     input_required: bool,
+    /// Every request's method, `Authorization` and `DPoP` headers.
+    credentials: Mutex<Vec<Credentials>>,
 }
+
+/// A request's method, `Authorization` and `DPoP` headers.
+type Credentials = (Method, Option<String>, Option<String>);
 
 /// Serves on an ephemeral port until the test ends; returns the URL and the state.
 async fn serve(sse: bool) -> (String, Arc<State>) {
@@ -87,6 +92,11 @@ async fn handle(
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned)
     };
+    st.credentials.lock().unwrap().push((
+        parts.method.clone(),
+        header("authorization"),
+        header("dpop"),
+    ));
     let session = header("mcp-session-id");
     let known = session
         .as_ref()
@@ -529,4 +539,75 @@ async fn input_required_results_count_as_errors() {
         let (code, _, err) = load(&all).await;
         assert_eq!(code, 2, "{args:?}: {err}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bearer_and_dpop_credentials_go_with_every_request_each_proof_once() {
+    let (url, st) = serve(false).await;
+    let args = [
+        "--url", &url, "-n", "40", "--warmup", "4", "-k", "2", "--json",
+    ];
+    let (code, r, err) = load(&[&args[..], &["--bearer", "tok"]].concat()).await;
+    assert_eq!((code, &r["errors"]), (0, &json!(0)), "{err} {r}");
+    let seen = std::mem::take(&mut *st.credentials.lock().unwrap());
+    // Two initialize, two initialized, 44 calls, two DELETE.
+    assert_eq!(seen.len(), 50);
+    assert!(
+        seen.iter()
+            .all(|(_, a, d)| a.as_deref() == Some("Bearer tok") && d.is_none())
+    );
+
+    let dir = std::env::temp_dir().join(format!("load-dpop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("proofs");
+    let mut text = "bound-token\n".to_owned();
+    for i in 0..60 {
+        text.push_str(&format!("p{i}\n"));
+    }
+    text.push_str("DELETE d0\nDELETE d1\n");
+    std::fs::write(&file, text).unwrap();
+    let proofs = ["--dpop-proofs", file.to_str().unwrap()];
+    let (code, r, err) = load(&[&args[..], &proofs].concat()).await;
+    assert_eq!((code, &r["errors"]), (0, &json!(0)), "{err} {r}");
+    let seen = std::mem::take(&mut *st.credentials.lock().unwrap());
+    assert_eq!(seen.len(), 50);
+    assert!(
+        seen.iter()
+            .all(|(_, a, _)| a.as_deref() == Some("DPoP bound-token"))
+    );
+    let mut posts: Vec<String> = seen
+        .iter()
+        .filter(|(m, ..)| m == Method::POST)
+        .map(|(_, _, d)| d.clone().unwrap())
+        .collect();
+    posts.sort_by_key(|p| p[1..].parse::<u32>().unwrap());
+    let first_48: Vec<String> = (0..48).map(|i| format!("p{i}")).collect();
+    assert_eq!(posts, first_48, "each POST proof once, in the file's order");
+    let mut deletes: Vec<_> = seen
+        .iter()
+        .filter(|(m, ..)| m == Method::DELETE)
+        .map(|(_, _, d)| d.clone().unwrap())
+        .collect();
+    deletes.sort();
+    assert_eq!(deletes, ["d0", "d1"]);
+
+    // Too few proofs: the calls past them fail, and the report says why.
+    std::fs::write(&file, "bound-token\np0\np1\np2\np3\np4\np5\np6\np7\n").unwrap();
+    let (_, r, err) = load(&[&args[..], &proofs].concat()).await;
+    assert!(r["errors"].as_u64().unwrap() > 0, "{err} {r}");
+    assert!(
+        r.to_string()
+            .contains("more than the 8 DPoP proofs given for POST"),
+        "{r}"
+    );
+
+    // A file past the bound (64 MiB) is refused before anything is sent.
+    let big = std::fs::File::create(&file).unwrap();
+    big.set_len((64 << 20) + 1).unwrap();
+    let before = st.credentials.lock().unwrap().len();
+    let (code, _, err) = load(&[&args[..], &proofs].concat()).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is over 67108864 bytes"), "{err}");
+    assert_eq!(st.credentials.lock().unwrap().len(), before);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
