@@ -58,9 +58,23 @@ pub(crate) fn mcp_headers(headers: &HeaderMap) -> Vec<(String, Option<String>)> 
 /// version, capability and malformed-request errors and for invalid params, 404 for an unknown
 /// method, 200 otherwise.
 pub(crate) fn status_for(answer: &str) -> StatusCode {
-    let code = serde_json::from_str::<serde_json::Value>(answer)
+    /// The one member read: `error.code` (the rest is skipped unparsed into values).
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        error: Option<Code>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: i64,
+    }
+    // A frame without the word holds no error member: most answers are results, and this
+    // spares them a second parse.
+    if !answer.contains("\"error\"") {
+        return StatusCode::OK;
+    }
+    let code = serde_json::from_str::<Answer>(answer)
         .ok()
-        .and_then(|v| v.pointer("/error/code").and_then(serde_json::Value::as_i64));
+        .and_then(|a| a.error.map(|e| e.code));
     match code.map(ErrorCode) {
         Some(ErrorCode::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
         Some(
@@ -125,6 +139,16 @@ mod tests {
             status_for(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
             StatusCode::OK
         );
+        // Results that name the word are still results.
+        for result in [
+            r#"{"jsonrpc":"2.0","id":"error","result":{"error":{"code":-32601}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"\"error\": -32601"}]}}"#,
+        ] {
+            assert_eq!(status_for(result), StatusCode::OK, "{result}");
+        }
+        // The error member after the id, whatever the id says.
+        let named = r#"{"jsonrpc":"2.0","id":"result","error":{"code":-32601,"message":"m"}}"#;
+        assert_eq!(status_for(named), StatusCode::NOT_FOUND);
     }
 
     #[test]
