@@ -471,3 +471,23 @@ async fn a_token_from_the_future_or_living_too_long_is_refused() {
             .is_ok()
     );
 }
+
+/// A verified token is remembered (one signature check for a client that sends it with every
+/// request), but never past its expiry: the remembered one is refused as the fresh check would.
+#[tokio::test]
+async fn a_remembered_token_is_refused_once_it_expires() {
+    let issuer = TestIssuer::start().await;
+    let v =
+        JwtValidator::new(JwtValidatorConfig::new(issuer.url(), AUD).with_leeway(Duration::ZERO));
+    let mut claims = issuer.claims("alice", AUD, "mcp:basic");
+    claims["exp"] = json!(now() + 2);
+    let token = issuer.token(&claims);
+    assert!(v.validate(&token).await.is_ok());
+    assert!(v.validate(&token).await.is_ok());
+    let deadline = Deadline::new("the remembered token expires");
+    while v.validate(&token).await.is_ok() {
+        deadline.tick().await;
+    }
+    assert_eq!(invalid(v.validate(&token).await), "expired");
+    assert!(now() >= 2 + claims["exp"].as_u64().unwrap() - 2);
+}

@@ -22,7 +22,15 @@
 //!   future, both with a small leeway, and the token names a subject: `sub`, or for a token
 //!   without one the client it was issued to (`client_id`, else `azp`; see
 //!   [`super::subject_of`]).
+//!
+//! A token that passed is remembered (at most [`JwtValidatorConfig::max_verified_tokens`], by
+//! count and by bytes, the oldest forgotten first), so that a client sending the same token with
+//! every request pays for its signature once: the token is taken again, without a new check of
+//! its signature or claims, while it has not expired (the same leeway), the issuer's keys have
+//! not been fetched again since (a fetch may have dropped the key that signed it) and are not
+//! old enough to be fetched again.
 
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex as SyncMutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -84,6 +92,11 @@ pub struct JwtValidatorConfig {
     /// token without `iat`, `exp` minus now. A longer-lived token is refused, so that a stolen
     /// one is not good for months because its issuer was generous.
     pub max_token_lifetime: Duration,
+    /// The most tokens remembered as verified (default 4,096; 0 checks every token afresh).
+    pub max_verified_tokens: usize,
+    /// The most bytes the remembered tokens take, counted as three times each token's length
+    /// (the token, its claims, what was read from them) plus 256 (default 8 MiB).
+    pub max_verified_bytes: usize,
 }
 
 impl JwtValidatorConfig {
@@ -102,6 +115,8 @@ impl JwtValidatorConfig {
             min_refresh_interval: Duration::from_secs(10),
             max_key_age: Duration::from_secs(3600),
             max_token_lifetime: Duration::from_secs(24 * 3600),
+            max_verified_tokens: 4096,
+            max_verified_bytes: 8 << 20,
         }
     }
 
@@ -146,6 +161,21 @@ impl JwtValidatorConfig {
         self.max_token_lifetime = lifetime;
         self
     }
+
+    /// Sets how many verified tokens are remembered, by count and by bytes (see the module
+    /// docs; `0` checks every token afresh).
+    pub fn with_verified_tokens(mut self, count: usize, bytes: usize) -> Self {
+        self.max_verified_tokens = count;
+        self.max_verified_bytes = bytes;
+        self
+    }
+}
+
+/// Seconds since the Unix epoch.
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 fn is_hmac(a: Algorithm) -> bool {
@@ -166,6 +196,72 @@ struct Cache {
     keys: Arc<Vec<Key>>,
     fetched_at: Option<Instant>,
     last_attempt: Option<Instant>,
+    /// Counts the fetches that stored keys: a token verified under an older set is checked again.
+    generation: u64,
+}
+
+/// Tokens that passed lately (see the module docs), oldest first in `order`.
+#[derive(Default)]
+struct Verified {
+    map: HashMap<Arc<str>, Remembered>,
+    order: VecDeque<Arc<str>>,
+    bytes: usize,
+}
+
+/// What a token that passed gave, under which key set, and what it counts for the bound.
+struct Remembered {
+    info: AuthInfo,
+    generation: u64,
+    bytes: usize,
+}
+
+impl Verified {
+    /// The info of `token` if it passed under key set `generation` and has not expired by `now`
+    /// (seconds since the epoch) with `leeway`; an expired or outdated entry is forgotten.
+    fn get(&mut self, token: &str, generation: u64, now: u64, leeway: u64) -> Option<AuthInfo> {
+        let r = self.map.get(token)?;
+        let live = r.generation == generation
+            && r.info
+                .expires_at
+                .is_some_and(|exp| now < exp.saturating_add(leeway));
+        if live {
+            return Some(r.info.clone());
+        }
+        if let Some(r) = self.map.remove(token) {
+            self.bytes -= r.bytes;
+            self.order.retain(|t| &**t != token);
+        }
+        None
+    }
+
+    /// Remembers `token`, forgetting the oldest past `max` entries or `max_bytes`.
+    fn put(&mut self, token: &str, info: &AuthInfo, generation: u64, max: usize, max_bytes: usize) {
+        let bytes = token.len().saturating_mul(3).saturating_add(256);
+        let unbounded = info.expires_at.is_none();
+        if max == 0 || bytes > max_bytes || unbounded || self.map.contains_key(token) {
+            return;
+        }
+        while self.map.len() >= max || self.bytes + bytes > max_bytes {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(r) = self.map.remove(&old) {
+                self.bytes -= r.bytes;
+            }
+        }
+        let key: Arc<str> = Arc::from(token);
+        self.order.push_back(key.clone());
+        self.bytes += bytes;
+        let info = info.clone();
+        self.map.insert(
+            key,
+            Remembered {
+                info,
+                generation,
+                bytes,
+            },
+        );
+    }
 }
 
 /// Validates RFC 9068 JWT access tokens against the issuer's JWKS (see the module docs).
@@ -177,6 +273,8 @@ pub struct JwtValidator {
     /// Held while fetching, so that one fetch runs at a time; only callers that need its
     /// answer wait on it.
     fetching: Mutex<()>,
+    /// Tokens that passed lately, under a short lock of their own.
+    verified: SyncMutex<Verified>,
 }
 
 /// What a caller of [`JwtValidator::keys_for`] saw in the cache.
@@ -206,6 +304,7 @@ impl JwtValidator {
             client,
             cache: SyncMutex::new(Cache::default()),
             fetching: Mutex::new(()),
+            verified: SyncMutex::new(Verified::default()),
         }
     }
 
@@ -251,6 +350,35 @@ impl JwtValidator {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(TokenError::Invalid("token too long"));
         }
+        // Old keys are fetched again before use, remembered tokens or not.
+        let (generation, young) = {
+            let cache = self.cache();
+            let age = cache.fetched_at.map(|t| t.elapsed());
+            (
+                cache.generation,
+                age.is_some_and(|a| a < self.config.max_key_age),
+            )
+        };
+        let (now, leeway) = (unix_now(), self.config.leeway.as_secs());
+        if young && let Some(info) = self.verified().get(token, generation, now, leeway) {
+            return Ok(info);
+        }
+        let info = self.verify(token).await?;
+        let (max, max_bytes) = (
+            self.config.max_verified_tokens,
+            self.config.max_verified_bytes,
+        );
+        self.verified()
+            .put(token, &info, generation, max, max_bytes);
+        Ok(info)
+    }
+
+    fn verified(&self) -> std::sync::MutexGuard<'_, Verified> {
+        self.verified.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Checks `token` in full: header, key, signature, claims.
+    async fn verify(&self, token: &str) -> Result<AuthInfo, TokenError> {
         let header = jsonwebtoken::decode_header(token)
             .map_err(|_| TokenError::Invalid("not a signed JWT with a known algorithm"))?;
         if is_hmac(header.alg) || !self.config.algorithms.contains(&header.alg) {
@@ -308,9 +436,7 @@ impl JwtValidator {
     /// `iat` (when present) is a number not in the future, and the lifetime the token claims
     /// is within [`JwtValidatorConfig::max_token_lifetime`] (`exp` was checked already).
     fn check_times(&self, claims: &Map<String, Value>) -> Result<(), TokenError> {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
+        let now = unix_now();
         let leeway = self.config.leeway.as_secs();
         let iat = match claims.get("iat") {
             None => None,
@@ -429,6 +555,7 @@ impl JwtValidator {
         let mut cache = self.cache();
         cache.keys = Arc::new(keys);
         cache.fetched_at = Some(Instant::now());
+        cache.generation += 1;
         Ok(count)
     }
 
@@ -565,4 +692,86 @@ fn info_of(claims: Map<String, Value>) -> Result<AuthInfo, TokenError> {
         expires_at: claims.get("exp").and_then(Value::as_u64),
         claims,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn info(exp: u64) -> AuthInfo {
+        AuthInfo {
+            expires_at: Some(exp),
+            ..AuthInfo::new("alice", "http://issuer", crate::scope::ScopeSet::default())
+        }
+    }
+
+    #[test]
+    fn remembered_tokens_are_bounded_by_count_and_by_bytes_oldest_first() {
+        let mut v = Verified::default();
+        for t in ["a", "b", "c"] {
+            v.put(t, &info(100), 1, 2, 1 << 20);
+        }
+        assert_eq!(v.map.len(), 2, "the count bound");
+        assert!(v.get("a", 1, 50, 0).is_none(), "the oldest went first");
+        assert!(v.get("b", 1, 50, 0).is_some() && v.get("c", 1, 50, 0).is_some());
+        // By bytes: three times the token plus 256 each; the budget holds two of 100 bytes.
+        let (long1, long2, long3) = ("x".repeat(100), "y".repeat(100), "z".repeat(100));
+        let mut v = Verified::default();
+        for t in [&long1, &long2, &long3] {
+            v.put(t, &info(100), 1, 100, 2 * 556);
+        }
+        assert_eq!((v.map.len(), v.bytes), (2, 2 * 556));
+        assert!(v.get(&long1, 1, 50, 0).is_none());
+        // One token larger than the whole budget is not remembered; nor with a bound of 0.
+        v.put(&"w".repeat(1000), &info(100), 1, 100, 2 * 556);
+        v.put("q", &info(100), 1, 0, 1 << 20);
+        assert_eq!(v.map.len(), 2);
+        assert_eq!(v.order.len(), 2);
+    }
+
+    #[test]
+    fn a_remembered_token_lapses_at_its_expiry_and_with_the_key_set() {
+        let mut v = Verified::default();
+        v.put("t", &info(100), 1, 10, 1 << 20);
+        assert!(v.get("t", 1, 99, 0).is_some());
+        assert!(v.get("t", 1, 100, 5).is_some(), "within the leeway");
+        assert!(v.get("t", 1, 100, 0).is_none(), "expired");
+        assert_eq!(
+            (v.map.len(), v.bytes, v.order.len()),
+            (0, 0, 0),
+            "and forgotten"
+        );
+        v.put("t", &info(100), 1, 10, 1 << 20);
+        assert!(
+            v.get("t", 2, 50, 0).is_none(),
+            "the keys were fetched again since"
+        );
+        assert!(v.map.is_empty());
+        // A token without an expiry is never remembered.
+        let mut open = info(0);
+        open.expires_at = None;
+        v.put("n", &open, 1, 10, 1 << 20);
+        assert!(v.map.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_remembered_token_is_taken_without_its_signature_checked_again() {
+        // No issuer is reachable at this address: only the remembered entry can make it pass.
+        let v = JwtValidator::new(JwtValidatorConfig::new("http://127.0.0.1:1", "aud"));
+        let far = unix_now() + 600;
+        v.cache().fetched_at = Some(Instant::now());
+        v.verified()
+            .put("not-even-a-jwt", &info(far), 0, 10, 1 << 20);
+        assert_eq!(v.check("not-even-a-jwt").await.unwrap().subject, "alice");
+        assert!(v.check("another-token").await.is_err());
+        // Keys old enough to be fetched again: checked afresh (and refused here).
+        v.cache().fetched_at = Instant::now().checked_sub(Duration::from_secs(7200));
+        assert!(v.check("not-even-a-jwt").await.is_err());
+        // Once the keys are fetched (the generation moves on), it is checked afresh.
+        v.cache().fetched_at = Some(Instant::now());
+        assert!(v.check("not-even-a-jwt").await.is_ok());
+        v.cache().generation = 1;
+        assert!(v.check("not-even-a-jwt").await.is_err());
+    }
 }
