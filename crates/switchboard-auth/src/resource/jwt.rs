@@ -28,7 +28,9 @@
 //! every request pays for its signature once: the token is taken again, without a new check of
 //! its signature or claims, while it has not expired (the same leeway), the issuer's keys have
 //! not been fetched again since (a fetch may have dropped the key that signed it) and are not
-//! old enough to be fetched again.
+//! old enough to be fetched again. Each request's token is still validated before the request
+//! is processed (`[AU-20]`): the signature of that exact text was verified, and the checks that
+//! can change with time (`exp`, the keys) are made again.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex as SyncMutex, PoisonError};
