@@ -163,14 +163,6 @@ impl JwtValidatorConfig {
         self.max_token_lifetime = lifetime;
         self
     }
-
-    /// Sets how many verified tokens are remembered, by count and by bytes (see the module
-    /// docs; `0` checks every token afresh).
-    pub fn with_verified_tokens(mut self, count: usize, bytes: usize) -> Self {
-        self.max_verified_tokens = count;
-        self.max_verified_bytes = bytes;
-        self
-    }
 }
 
 /// Seconds since the Unix epoch.
