@@ -107,8 +107,21 @@ pub enum EventStoreError {
 /// stream that `after` belongs to (`[HT-17]`). A replay asks for a page at a time (`limit`
 /// events), the next page once the previous one is written to the client, so an
 /// implementation should find the first event after `after` without reading the whole stream.
+///
+/// The server stores an event before it hands it to the client (and the requests of a stream
+/// before the client learns of it). A store may return from [`EventStore::append`] and
+/// [`EventStore::keep_requests`] once the write is ordered ahead of every later call on the same
+/// store, before its backend confirms it: [`EventStore::replay_after`],
+/// [`EventStore::kept_requests`] and [`EventStore::remove_session`] then see it (a remote store
+/// queues its writes on one ordered connection and makes its reads wait for the writes queued
+/// before them). A store shared by several nodes documents when another node sees a write
+/// (`switchboard-redis`: once the node that made it has left the cluster, or Redis has run it).
 pub trait EventStore: Send + Sync + 'static {
     /// Records one event of `session`. Events of one stream arrive mostly in `seq` order.
+    ///
+    /// # Errors
+    /// The store's backend failed (a store that returns before its backend confirms reports
+    /// a later failure itself).
     fn append<'a>(
         &'a self,
         session: &'a str,

@@ -88,6 +88,9 @@ impl RedisCluster {
     /// next request instead of after the announcement expires).
     pub async fn leave(&self) {
         self.heartbeat.abort();
+        // The events this node queued reach Redis before another node may take its sessions
+        // over (the announcement goes last, on the same connection).
+        self.store.flush().await;
         let r: Result<i64, _> = redis::cmd("DEL")
             .arg(self.store.key(&["node", &self.node]))
             .run(&self.store)

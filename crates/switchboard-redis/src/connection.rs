@@ -5,12 +5,13 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use redis::AsyncConnectionConfig;
 use redis::aio::ConnectionManager;
 use sha2::{Digest, Sha256};
+
+use crate::writer::{self, Link, Queue, Write, bounded, retryable};
 
 /// The default key prefix.
 pub(crate) const DEFAULT_PREFIX: &str = "switchboard";
@@ -105,9 +106,17 @@ pub struct RedisStore {
 }
 
 struct Inner {
-    conn: ConnectionManager,
+    link: Arc<Link>,
     config: RedisConfig,
-    round_trips: AtomicU64,
+    /// The event writes, sent in order by one task (`writer`).
+    writes: Arc<Queue>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // The writer sends what is queued, then ends.
+        self.writes.close();
+    }
 }
 
 impl fmt::Debug for RedisStore {
@@ -177,13 +186,39 @@ impl RedisStore {
             .get_connection_manager_with_config(manager)
             .await
             .map_err(unreachable)?;
+        let link = Arc::new(Link::new(conn, config.response_timeout));
+        let writes = Arc::new(Queue::new(
+            writer::QUEUE_MAX_BYTES,
+            writer::BATCH_MAX_WRITES,
+            writer::BATCH_MAX_BYTES,
+        ));
+        tokio::spawn(writer::send(writes.clone(), link.clone()));
         Ok(RedisStore {
             inner: Arc::new(Inner {
-                conn,
+                link,
                 config,
-                round_trips: AtomicU64::new(0),
+                writes,
             }),
         })
+    }
+
+    /// Waits until Redis has answered every event write this store queued so far (they are
+    /// queued and sent in order, and a call appending an event returns once it is queued:
+    /// [`EventStore::append`](switchboard_http::EventStore::append)). Bounded by three response
+    /// timeouts and a second.
+    pub async fn flush(&self) {
+        let limit = writer::settle_limit(self.inner.config.response_timeout);
+        if tokio::time::timeout(limit, self.inner.writes.settled())
+            .await
+            .is_err()
+        {
+            tracing::warn!("Redis did not answer the queued event writes in time");
+        }
+    }
+
+    /// Queues one event write (see [`RedisStore::flush`]).
+    pub(crate) async fn queue(&self, w: Write) {
+        self.inner.writes.push(w).await;
     }
 
     /// The configuration.
@@ -193,7 +228,7 @@ impl RedisStore {
 
     /// How many round trips to Redis this store made so far.
     pub fn round_trips(&self) -> u64 {
-        self.inner.round_trips.load(Ordering::Relaxed)
+        self.inner.link.round_trips()
     }
 
     pub(crate) fn key(&self, parts: &[&str]) -> String {
@@ -206,36 +241,11 @@ impl RedisStore {
     }
 
     pub(crate) fn conn(&self) -> ConnectionManager {
-        self.inner.round_trips.fetch_add(1, Ordering::Relaxed);
-        self.inner.conn.clone()
+        self.inner.link.conn()
     }
 
     pub(crate) fn ttl_ms(&self) -> u64 {
         millis(self.inner.config.session_ttl)
-    }
-}
-
-/// Whether a failed command may succeed on a new connection (Redis restarted, the connection
-/// broke): the multiplexed connection reconnects after such a failure, and the command is
-/// sent once more. A command that timed out is not sent again: Redis may have run it (a script
-/// that appends must not append twice), and the caller's wait is bounded by one timeout.
-fn retryable(e: &redis::RedisError) -> bool {
-    !e.is_timeout() && (e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal())
-}
-
-/// Bounds one attempt by the configured response timeout, whatever the connection is doing
-/// (waiting for an answer, or reconnecting while Redis does not answer).
-async fn bounded<T>(
-    store: &RedisStore,
-    attempt: impl std::future::Future<Output = redis::RedisResult<T>>,
-) -> redis::RedisResult<T> {
-    let limit = store.inner.config.response_timeout;
-    match tokio::time::timeout(limit, attempt).await {
-        Ok(r) => r,
-        Err(_) => Err(redis::RedisError::from(std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            format!("no answer from Redis within {limit:?} (response_timeout)"),
-        ))),
     }
 }
 
@@ -247,8 +257,10 @@ pub(crate) trait Run {
 
 impl Run for redis::ScriptInvocation<'_> {
     async fn run<T: redis::FromRedisValue>(&self, store: &RedisStore) -> redis::RedisResult<T> {
-        match bounded(store, self.invoke_async(&mut store.conn())).await {
-            Err(e) if retryable(&e) => bounded(store, self.invoke_async(&mut store.conn())).await,
+        match bounded(&store.inner.link, self.invoke_async(&mut store.conn())).await {
+            Err(e) if retryable(&e) => {
+                bounded(&store.inner.link, self.invoke_async(&mut store.conn())).await
+            }
             r => r,
         }
     }
@@ -256,8 +268,10 @@ impl Run for redis::ScriptInvocation<'_> {
 
 impl Run for redis::Cmd {
     async fn run<T: redis::FromRedisValue>(&self, store: &RedisStore) -> redis::RedisResult<T> {
-        match bounded(store, self.query_async(&mut store.conn())).await {
-            Err(e) if retryable(&e) => bounded(store, self.query_async(&mut store.conn())).await,
+        match bounded(&store.inner.link, self.query_async(&mut store.conn())).await {
+            Err(e) if retryable(&e) => {
+                bounded(&store.inner.link, self.query_async(&mut store.conn())).await
+            }
             r => r,
         }
     }

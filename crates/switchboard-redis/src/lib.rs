@@ -38,7 +38,8 @@
 //! # Layout
 //! | module | role |
 //! |---|---|
-//! | `connection` | [`RedisStore`], [`RedisConfig`]: the connection, key names, every command bounded and retried once |
+//! | `writer` | the connection shared with the ordered writer's task: event writes queued, sent as pipelines, one at a time; every command bounded and retried once |
+//! | `connection` | [`RedisStore`], [`RedisConfig`]: the connection, key names |
 //! | `sessions` | [`RedisStore`] as the `SessionStore`, with its Lua scripts |
 //! | `events` | [`RedisStore`] as the `EventStore`, with its Lua scripts |
 //! | `cluster` | [`RedisCluster`], the `Cluster`; [`apply`] |
@@ -46,7 +47,8 @@
 //! | `tasks` | (feature `tasks`) `RedisTaskStore` |
 //! | `dpop` | (feature `dpop`) `RedisReplayStore`, with its Lua script |
 //!
-//! Modules depend one way: `sessions`, `events`, `cluster`, `tasks`, `dpop` → `connection`.
+//! Modules depend one way: `sessions`, `events`, `cluster`, `tasks`, `dpop` → `connection` →
+//! `writer`.
 //!
 //! # Keys
 //! Every key starts with [`RedisConfig::prefix`]. A session id is a secret (it is the only
@@ -59,6 +61,7 @@
 //! | `P:sessions` | sorted set | every `H`, scored by its expiry (for the session bound) |
 //! | `P:e:H:N` | sorted set | stream `N`'s events, scored by sequence, member `seq:data` |
 //! | `P:es:H` | hash | bytes kept per stream of the session, and `_total` |
+//! | `P:eo:H` | sorted set | the session's streams, padded to 20 digits, one score (oldest first) |
 //! | `P:node:ID` | string | a live node's endpoint URL (expires unless renewed) |
 //! | `P:dpop` | sorted set | (feature `dpop`) the DPoP proofs seen (a hash of key and `jti`), scored by the end of their window |
 //!
@@ -69,9 +72,11 @@
 //! (the idle reaper's [`SessionStore::keep_alive`](switchboard_http::SessionStore::keep_alive)): a store outlives no session.
 //!
 //! # Round trips
-//! One per session created, per SSE event stored, per replayed page, per request naming a
-//! session this node does not hold ([`Cluster::locate`](switchboard_http::Cluster::locate)), and one per reaper round for all
-//! the sessions a node serves. [`RedisStore::round_trips`] counts them.
+//! One per session created, per replayed page, per request naming a session this node does
+//! not hold and has not located in the last two seconds ([`Cluster::locate`](switchboard_http::Cluster::locate)), and one per reaper round for all
+//! the sessions a node serves. The SSE events stored (and the requests kept with a stream)
+//! share one: the writes queued while one pipeline is out go as the next (at most 128 writes
+//! and 1 MiB), and the call waits for none. [`RedisStore::round_trips`] counts them.
 //!
 //! # Security
 //! [`RedisStore::connect`] pings the server before it returns: a node that cannot
@@ -88,6 +93,7 @@ mod node;
 mod sessions;
 #[cfg(feature = "tasks")]
 mod tasks;
+mod writer;
 
 pub use cluster::{RedisCluster, apply};
 pub use connection::{RedisConfig, RedisStore, RedisStoreError};

@@ -200,6 +200,7 @@ for i = 4, #ARGV do
     alive = alive + 1
   end
   local es = ARGV[3] .. ':es:' .. h
+  redis.call('PEXPIRE', ARGV[3] .. ':eo:' .. h, ARGV[1])
   if redis.call('PEXPIRE', es, ARGV[1]) == 1 then
     for _, s in ipairs(redis.call('HKEYS', es)) do
       if s ~= '_total' then redis.call('PEXPIRE', ARGV[3] .. ':e:' .. h .. ':' .. s, ARGV[1]) end

@@ -355,3 +355,110 @@ async fn a_command_redis_does_not_answer_fails_after_the_response_timeout() {
     };
     assert_eq!(loaded, Some(record("a", Some("{}"))));
 }
+
+/// Issue 30: the events a node appends are queued on its ordered writer and the call returns
+/// at once; concurrent appends share pipelines (at most 128 writes each), a read through the
+/// same store waits for the writes queued before it, and once the node has left the cluster
+/// another node replays every event it appended.
+#[tokio::test]
+async fn queued_events_share_round_trips_and_are_replayed_by_the_other_node_once_it_left() {
+    let redis = RedisServer::start();
+    let a = store(&redis, RedisConfig::default()).await;
+    let b = store(&redis, RedisConfig::default()).await;
+    let node_a = RedisCluster::join(a.clone(), Some("a".into()), "http://127.0.0.1:1/mcp")
+        .await
+        .unwrap();
+    a.flush().await;
+    let before = a.round_trips();
+    // 200 appends, one session, one stream: more than one pipeline's 128. Each returns once
+    // queued, so they go in a few pipelines, not one round trip each.
+    for seq in 1..=200u64 {
+        a.append("s", event(1, seq, &format!("e{seq}")))
+            .await
+            .unwrap();
+    }
+    // Read through the same store at once: it waits for the writes queued before it.
+    let page = a.replay_after("s", EventId::new(1, 0), 300).await.unwrap();
+    let seqs: Vec<u64> = page.iter().map(|e| e.id.seq).collect();
+    assert_eq!(seqs, (1..=200).collect::<Vec<_>>());
+    let trips = a.round_trips() - before;
+    // Two pipelines at least (the count bound), and far fewer than one per event (the read
+    // is one more).
+    assert!(
+        (3..=12).contains(&trips),
+        "{trips} round trips for 200 events and a read"
+    );
+    // More appends, then the node leaves: the other node finds them all.
+    for seq in 201..=210 {
+        a.append("s", event(1, seq, "late")).await.unwrap();
+    }
+    node_a.leave().await;
+    let page = b
+        .replay_after("s", EventId::new(1, 200), 300)
+        .await
+        .unwrap();
+    assert_eq!(
+        page.iter().map(|e| e.id.seq).collect::<Vec<_>>(),
+        (201..=210).collect::<Vec<_>>()
+    );
+    // The requests kept with a stream are ordered the same way.
+    a.keep_requests("s", 2, r#"{"jsonrpc":"2.0","id":1}"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        a.kept_requests("s", 2).await.unwrap().as_deref(),
+        Some(r#"{"jsonrpc":"2.0","id":1}"#)
+    );
+}
+
+/// The streams bound evicts the session's oldest stream through its order set (no scan of
+/// every stream), and a session whose order set is missing (written before it existed) still
+/// loses its oldest stream.
+#[tokio::test]
+async fn the_streams_bound_evicts_the_oldest_stream_with_or_without_the_order_set() {
+    let redis = RedisServer::start();
+    let config = RedisConfig {
+        streams_per_session: 256,
+        ..RedisConfig::default()
+    };
+    let s = store(&redis, config).await;
+    for stream in 1..=300u64 {
+        s.append("s", event(stream, 1, "x")).await.unwrap();
+    }
+    assert!(s.replay_after("s", EventId::new(44, 0), 10).await.is_err());
+    assert!(s.replay_after("s", EventId::new(45, 0), 10).await.is_ok());
+    assert!(s.replay_after("s", EventId::new(300, 0), 10).await.is_ok());
+    // Numbers past 2^53 keep their order (compared as padded text, not as Lua numbers).
+    let small = RedisConfig {
+        streams_per_session: 2,
+        ..RedisConfig::default()
+    };
+    let t = store(&redis, small).await;
+    let huge = u64::MAX - 1;
+    t.append("t", event(huge, 1, "a")).await.unwrap();
+    t.append("t", event(9_007_199_254_740_993, 1, "b"))
+        .await
+        .unwrap();
+    t.append("t", event(u64::MAX, 1, "c")).await.unwrap();
+    assert!(
+        t.replay_after("t", EventId::new(9_007_199_254_740_993, 0), 10)
+            .await
+            .is_err()
+    );
+    assert!(t.replay_after("t", EventId::new(huge, 0), 10).await.is_ok());
+    // Without the order set, the scan finds the oldest.
+    t.append("u", event(5, 1, "a")).await.unwrap();
+    t.append("u", event(6, 1, "b")).await.unwrap();
+    t.flush().await;
+    let keys = redis.raw(&["KEYS", "switchboard:eo:*"]);
+    for key in keys
+        .split_whitespace()
+        .filter(|k| k.starts_with("switchboard:eo:"))
+    {
+        redis.raw(&["DEL", key]);
+    }
+    t.append("u", event(7, 1, "c")).await.unwrap();
+    assert!(t.replay_after("u", EventId::new(5, 0), 10).await.is_err());
+    assert!(t.replay_after("u", EventId::new(6, 0), 10).await.is_ok());
+    assert!(t.replay_after("u", EventId::new(7, 0), 10).await.is_ok());
+}
