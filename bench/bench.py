@@ -635,13 +635,15 @@ def run_gateway(a: argparse.Namespace, logdir: Path, problems: list[str]) -> dic
     gateway's one stdio upstream (the gateway spawned by switchboard-load); HTTP: one
     `serve --http` server, called directly and through `gateway --http` fronting it. Then a
     gateway in front of 50 stdio upstreams of 20 tools each (`serve --example bench --tools 18`:
-    `add`, `blob` and 18 more): its 1,000-tool list and a call of the last upstream's `add`."""
+    `add`, `blob` and 18 more) and its `search_tools`: its 1,001-tool list, a search and a call
+    of the last upstream's `add`. The stdio and HTTP rows run at one call in flight and at
+    GATEWAY_K in flight (throughput)."""
     sb = a.switchboard
     direct_stdio = f"{sb} serve --example add --stdio"
     one = logdir / "gateway-one.toml"
     one.write_text(f'[[upstream]]\nname = "calc"\nstdio = "{direct_stdio}"\nera = "legacy"\n')
     many = logdir / "gateway-many.toml"
-    many.write_text("".join(
+    many.write_text("search_tools = true\n" + "".join(
         f'[[upstream]]\nname = "u{i}"\nstdio = "{sb} serve --example bench --tools {GATEWAY_TOOLS - 2} --stdio"\nera = "legacy"\n'
         for i in range(GATEWAY_UPSTREAMS)
     ))
@@ -649,33 +651,39 @@ def run_gateway(a: argparse.Namespace, logdir: Path, problems: list[str]) -> dic
     for rnd in range(a.rounds):
         print(f"-- gateway, round {rnd + 1}/{a.rounds}", file=sys.stderr, flush=True)
         n = a.calls
-        for label, target, extra in (
-            ("direct", direct_stdio, []),
-            ("gateway", f"{sb} gateway {one} --stdio", ["--tool", "calc_add"]),
-        ):
-            r = load(a, ["--stdio", target, "-n", str(n), "-k", "1", *extra], a.max_seconds)
-            check(r, f"gateway stdio / {label}", problems)
-            out["stdio, k=1"][0 if label == "direct" else 1].append(r)
+        for k in (1, GATEWAY_K):
+            for label, target, extra in (
+                ("direct", direct_stdio, []),
+                ("gateway", f"{sb} gateway {one} --stdio", ["--tool", "calc_add"]),
+            ):
+                r = load(a, ["--stdio", target, "-n", str(n), "-k", str(k), *extra], a.max_seconds)
+                check(r, f"gateway stdio k={k} / {label}", problems)
+                out[f"stdio, k={k}"][0 if label == "direct" else 1].append(r)
         upstream = Server("switchboard", [sb, "serve", "--example", "add", "--http", "{addr}"], logdir, a.start_timeout)
         try:
             http = logdir / "gateway-http.toml"
             http.write_text(f'[[upstream]]\nname = "calc"\nurl = "{upstream.url}"\nera = "legacy"\n')
             gw = Server("switchboard gateway", [sb, "gateway", str(http), "--http", "{addr}"], logdir, a.start_timeout)
             try:
-                for i, (url, pid, extra) in enumerate(((upstream.url, upstream.pid, []), (gw.url, gw.pid, ["--tool", "calc_add"]))):
-                    r = load(a, ["--url", url, "--pid", str(pid), "-n", str(a.http_calls), "-k", "1", *extra], a.max_seconds)
-                    check(r, f"gateway http / {'direct' if i == 0 else 'gateway'}", problems)
-                    out["Streamable HTTP (stateful), k=1"][i].append(r)
+                for k in (1, GATEWAY_K):
+                    for i, (url, pid, extra) in enumerate(((upstream.url, upstream.pid, []), (gw.url, gw.pid, ["--tool", "calc_add"]))):
+                        r = load(a, ["--url", url, "--pid", str(pid), "-n", str(a.http_calls), "-k", str(k), *extra], a.max_seconds)
+                        check(r, f"gateway http k={k} / {'direct' if i == 0 else 'gateway'}", problems)
+                        out[f"Streamable HTTP (stateful), k={k}"][i].append(r)
             finally:
                 gw.stop()
         finally:
             upstream.stop()
         big = Server("switchboard gateway", [sb, "gateway", str(many), "--http", "{addr}"], logdir, a.start_timeout * 2)
         try:
-            expect = GATEWAY_UPSTREAMS * GATEWAY_TOOLS
+            # Every upstream's tools and the gateway's own `search_tools`.
+            expect = GATEWAY_UPSTREAMS * GATEWAY_TOOLS + 1
             r = load(a, ["--url", big.url, "--mode", "list", "--list", "tools", "--expect-items", str(expect), "-n", str(max(a.min_lists, a.lists))], a.max_seconds)
             check(r, "gateway 50 upstreams / tools/list", problems)
-            out[f"{GATEWAY_UPSTREAMS} upstreams × {GATEWAY_TOOLS} tools: tools/list ({expect} tools)"][1].append(r)
+            out[GATEWAY_LIST_ROW][1].append(r)
+            r = load(a, ["--url", big.url, "-n", str(a.http_calls), "-k", "1", "--tool", "search_tools", "--arguments", json.dumps({"query": GATEWAY_QUERY})], a.max_seconds)
+            check(r, "gateway 50 upstreams / search_tools", problems)
+            out[GATEWAY_SEARCH_ROW][1].append(r)
             r = load(a, ["--url", big.url, "-n", str(a.http_calls), "-k", "1", "--tool", f"u{GATEWAY_UPSTREAMS - 1}_add"], a.max_seconds)
             check(r, "gateway 50 upstreams / tools/call", problems)
             out[f"{GATEWAY_UPSTREAMS} upstreams × {GATEWAY_TOOLS} tools: tools/call (HTTP, k=1)"][1].append(r)
@@ -687,10 +695,20 @@ def run_gateway(a: argparse.Namespace, logdir: Path, problems: list[str]) -> dic
     return out
 
 
+# The in-flight count of the throughput rows (issue 30: at least 0.7× the direct call's).
+GATEWAY_K = 32
+# The search of the 50 × 20 rows: the words of the last upstream's `add` and its 18 `tool_N`
+# ("add two numbers"), 19 of the 1,000 tools, every one of which is looked at.
+GATEWAY_QUERY = f"u{GATEWAY_UPSTREAMS - 1}_ numbers"
+GATEWAY_LIST_ROW = f"{GATEWAY_UPSTREAMS} upstreams × {GATEWAY_TOOLS} tools: tools/list ({GATEWAY_UPSTREAMS * GATEWAY_TOOLS} tools + search_tools)"
+GATEWAY_SEARCH_ROW = f"{GATEWAY_UPSTREAMS} upstreams × {GATEWAY_TOOLS} tools: search_tools (HTTP, k=1, 19 found)"
 GATEWAY_ROWS = (
     "stdio, k=1",
+    f"stdio, k={GATEWAY_K}",
     "Streamable HTTP (stateful), k=1",
-    f"{GATEWAY_UPSTREAMS} upstreams × {GATEWAY_TOOLS} tools: tools/list ({GATEWAY_UPSTREAMS * GATEWAY_TOOLS} tools)",
+    f"Streamable HTTP (stateful), k={GATEWAY_K}",
+    GATEWAY_LIST_ROW,
+    GATEWAY_SEARCH_ROW,
     f"{GATEWAY_UPSTREAMS} upstreams × {GATEWAY_TOOLS} tools: tools/call (HTTP, k=1)",
 )
 

@@ -10,7 +10,9 @@ cancel out. `piped` writes every frame at once; `one` writes a frame and waits f
 before the next. `--keep DIR` keeps the callgrind output files for `callgrind_annotate`.
 `--server-arg ARG` (repeatable) adds ARG to the server's command line, e.g. `--server-arg=--otlp
 --server-arg=http://127.0.0.1:4318` for telemetry on (every thread's instructions count, the
-exporter's too).
+exporter's too). `--gateway` measures `BINARY gateway CONFIG --stdio` instead, CONFIG naming one
+stdio upstream `calc` (`BINARY serve --example add --stdio`, not measured: valgrind does not
+follow children), called as `calc_add`: the gateway's own instructions per forwarded call.
 """
 import argparse
 import os
@@ -24,7 +26,7 @@ ENVELOPE = ('"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
             '"io.modelcontextprotocol/clientCapabilities":{}}')
 
 
-def frames(era, calls):
+def frames(era, calls, tool="add"):
     out = []
     if era == "2025":
         out.append('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
@@ -34,15 +36,16 @@ def frames(era, calls):
     else:
         meta = "," + ENVELOPE
     for i in range(1, calls + 1):
-        out.append('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add",'
-                   '"arguments":{"a":1,"b":2}%s}}' % (i, meta))
+        out.append('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s",'
+                   '"arguments":{"a":1,"b":2}%s}}' % (i, tool, meta))
     return out
 
 
-def run(binary, era, mode, calls, outfile, extra, server_args=()):
+def run(binary, era, mode, calls, outfile, extra, server_args=(), gateway=None):
+    served = ["gateway", gateway, "--stdio"] if gateway else ["serve", "--example", "add"]
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={outfile}"] + extra + \
-        [binary, "serve", "--example", "add", *server_args]
-    lines = frames(era, calls)
+        [binary, *served, *server_args]
+    lines = frames(era, calls, "calc_add" if gateway else "add")
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, env={**os.environ, "RUST_LOG": "off"})
     if mode == "piped":
@@ -60,7 +63,9 @@ def run(binary, era, mode, calls, outfile, extra, server_args=()):
             p.stdin.write((line + "\n").encode())
             p.stdin.flush()
             if '"id"' in line:
-                p.stdout.readline()
+                # The answer, past any notification the server sends first.
+                while b'"method"' in (p.stdout.readline() or b'"id"'):
+                    pass
         p.stdin.close()
         p.stdout.read()
     err = p.stderr.read().decode()
@@ -79,11 +84,18 @@ def main():
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--keep")
     ap.add_argument("--server-arg", action="append", default=[])
+    ap.add_argument("--gateway", action="store_true")
     a = ap.parse_args()
     d = a.keep or tempfile.mkdtemp(prefix="cg-")
-    base = run(a.binary, a.era, a.mode, 200, os.path.join(d, "cg.base"), [], a.server_arg)
-    full = run(a.binary, a.era, a.mode, 200 + a.calls, os.path.join(d, "cg.full"), [], a.server_arg)
-    print(f"{a.era} {a.mode}: {(full - base) / a.calls:,.0f} instructions per call")
+    gateway = None
+    if a.gateway:
+        gateway = os.path.join(d, "gateway.toml")
+        with open(gateway, "w") as f:
+            f.write(f'[[upstream]]\nname = "calc"\nstdio = "{a.binary} serve --example add --stdio"\nera = "legacy"\n')
+    base = run(a.binary, a.era, a.mode, 200, os.path.join(d, "cg.base"), [], a.server_arg, gateway)
+    full = run(a.binary, a.era, a.mode, 200 + a.calls, os.path.join(d, "cg.full"), [], a.server_arg, gateway)
+    what = "gateway " if a.gateway else ""
+    print(f"{what}{a.era} {a.mode}: {(full - base) / a.calls:,.0f} instructions per call")
     if not a.keep:
         for f in os.listdir(d):
             os.remove(os.path.join(d, f))

@@ -82,7 +82,9 @@ pub struct Negotiated {
 pub struct ClientSession {
     peer: Peer,
     state: Arc<ClientState>,
-    negotiated: Negotiated,
+    /// Shared by the handle's clones: a clone costs reference counts, not a copy of the
+    /// server's capabilities and identity (a gateway clones its upstream's session per call).
+    negotiated: Arc<Negotiated>,
     /// This handle's log level for modern requests (`None`: the session-wide one).
     log_level: Option<Option<LoggingLevel>>,
     /// Set when this handle declares the tasks extension on its own: told each task a call
@@ -114,7 +116,7 @@ impl ClientSession {
         ClientSession {
             peer,
             state,
-            negotiated,
+            negotiated: Arc::new(negotiated),
             log_level: None,
             tasks: None,
         }

@@ -106,24 +106,36 @@ impl Link {
 
     /// The session a forwarded request of `cx` goes on: the client's own (with the guard that
     /// keeps its call in flight) when it gets one, else the shared one; `None` when down.
-    /// (Boxed: the follower it starts serves tools whose handlers come back here.)
-    fn session_for<'a>(
-        self: &'a Arc<Self>,
-        cx: &'a switchboard_server::Context,
-        limits: &'a Limits,
-    ) -> futures::future::BoxFuture<'a, Option<(ClientSession, Option<InFlight>)>> {
-        Box::pin(self.session_for_inner(cx, limits))
-    }
-
-    async fn session_for_inner(
+    async fn session_for(
         self: &Arc<Self>,
         cx: &switchboard_server::Context,
         limits: &Limits,
     ) -> Option<(ClientSession, Option<InFlight>)> {
         let shared = self.session()?;
         if !self.config.own_sessions || !crate::affinity::wants_own_session(cx) {
+            // The common case, decided at once: nothing boxed, nothing awaited.
             return Some((shared, None));
         }
+        self.own_session(shared, cx, limits).await
+    }
+
+    /// [`Link::session_for`] for a client that gets a session of its own. (Boxed: the follower
+    /// it starts serves tools whose handlers come back here.)
+    fn own_session<'a>(
+        self: &'a Arc<Self>,
+        shared: ClientSession,
+        cx: &'a switchboard_server::Context,
+        limits: &'a Limits,
+    ) -> futures::future::BoxFuture<'a, Option<(ClientSession, Option<InFlight>)>> {
+        Box::pin(self.own_session_inner(shared, cx, limits))
+    }
+
+    async fn own_session_inner(
+        self: &Arc<Self>,
+        shared: ClientSession,
+        cx: &switchboard_server::Context,
+        limits: &Limits,
+    ) -> Option<(ClientSession, Option<InFlight>)> {
         let bound = tokio::time::timeout(
             limits.connect_timeout,
             self.affinity
@@ -785,7 +797,10 @@ async fn forward_call(
         CallToolRequestParams::new(&name).with_arguments(Value::Object(call.arguments));
     // A task of the gateway's (the client asked for one, or the tool requires one) runs on the
     // upstream as a task of its own when the upstream offers tasks for the tool (`tasks`).
-    let support = crate::tasks::support_of(&link.session().unwrap_or(session.clone()), &name);
+    let support = match link.session() {
+        Some(shared) => crate::tasks::support_of(&shared, &name),
+        None => crate::tasks::support_of(&session, &name),
+    };
     let modern_up = session.era() == switchboard_client::Era::Modern;
     let as_task = support != TaskSupport::Forbidden
         && if modern_up {
@@ -924,7 +939,7 @@ async fn forward_call(
         in_flight.flush().await;
     }
     match result {
-        Ok(r) => Ok(with_gateway_uris(&link.name, neutral(r))),
+        Ok(r) => Ok(with_gateway_uris(&link.name, neutral_call(r))),
         Err(ClientError::Request(RequestError::Rejected(obj))) => Err(ToolError::Rpc(obj)),
         Err(e) => {
             tracing::warn!(upstream = %link.name, tool = %name, error = %e, "forwarded call failed");
@@ -998,34 +1013,49 @@ async fn forward_read(
 }
 
 /// A tool result with the URIs of its resource links and embedded resources rewritten to the
-/// gateway's (so that a client can read them through the gateway).
-fn with_gateway_uris(upstream: &str, result: CallToolResult) -> CallToolResult {
+/// gateway's (so that a client can read them through the gateway). In place, on the typed
+/// result (a call's hot path: no JSON value built).
+fn with_gateway_uris(upstream: &str, mut result: CallToolResult) -> CallToolResult {
+    use switchboard_types::ContentBlock;
+    use switchboard_types::content::ResourceContents;
     if upstream.is_empty() {
         return result;
     }
-    let Ok(mut value) = serde_json::to_value(&result) else {
-        return result;
+    let rewrite = |uri: &mut String| {
+        if let Some(served) = names::prefixed_uri(upstream, uri) {
+            *uri = served;
+        }
     };
-    let mut changed = false;
-    if let Some(blocks) = value.get_mut("content").and_then(Value::as_array_mut) {
-        for block in blocks {
-            let slot = match block.get("type").and_then(Value::as_str) {
-                Some("resource_link") => block.get_mut("uri"),
-                Some("resource") => block.get_mut("resource").and_then(|r| r.get_mut("uri")),
-                _ => None,
-            };
-            if let Some(slot) = slot
-                && let Some(uri) = slot.as_str().and_then(|u| names::prefixed_uri(upstream, u))
-            {
-                *slot = Value::String(uri);
-                changed = true;
-            }
+    for block in &mut result.content {
+        match block {
+            ContentBlock::ResourceLink(link) => rewrite(&mut link.resource.uri),
+            ContentBlock::Resource(embedded) => match &mut embedded.resource {
+                ResourceContents::Text(t) => rewrite(&mut t.uri),
+                ResourceContents::Blob(b) => rewrite(&mut b.uri),
+            },
+            // (A block of either type that does not parse as one fails the whole result: an
+            // unknown block is never a link or a resource.)
+            _ => {}
         }
     }
-    if !changed {
-        return result;
+    result
+}
+
+/// [`neutral`] for a tool result, in place on the typed result (a call's hot path): the
+/// upstream's own members are among its unknown ones, its `serverInfo` in its `_meta`.
+fn neutral_call(mut result: CallToolResult) -> CallToolResult {
+    let mut changed = false;
+    for key in UPSTREAM_ONLY {
+        changed |= result.extra.remove(key).is_some();
     }
-    serde_json::from_value(value).unwrap_or(result)
+    if let Some(meta) = result.meta.as_mut() {
+        changed |= meta.0.remove(UPSTREAM_META).is_some();
+    }
+    // As `neutral`: a `_meta` left empty goes when anything was taken out.
+    if changed && result.meta.as_ref().is_some_and(|m| m.0.is_empty()) {
+        result.meta = None;
+    }
+    result
 }
 
 /// Members of a 2026-07-28 result that are the upstream's own answer to the gateway's client,
@@ -1076,5 +1106,65 @@ mod tests {
             v,
             json!({"contents": [{"uri": "test://x", "text": "x"}], "_meta": {"keep": 1}})
         );
+    }
+
+    /// The rewrite of the URIs as it was, on the result's JSON: the typed one must agree.
+    fn uris_on_json(upstream: &str, result: &CallToolResult) -> Value {
+        let mut value = serde_json::to_value(result).expect("json");
+        if let Some(blocks) = value.get_mut("content").and_then(Value::as_array_mut) {
+            for block in blocks {
+                let slot = match block.get("type").and_then(Value::as_str) {
+                    Some("resource_link") => block.get_mut("uri"),
+                    Some("resource") => block.get_mut("resource").and_then(|r| r.get_mut("uri")),
+                    _ => None,
+                };
+                if let Some(slot) = slot
+                    && let Some(uri) = slot.as_str().and_then(|u| names::prefixed_uri(upstream, u))
+                {
+                    *slot = Value::String(uri);
+                }
+            }
+        }
+        value
+    }
+
+    #[test]
+    fn a_tool_result_is_rewritten_in_place_as_on_its_json() {
+        let results = [
+            json!({"content": [{"type": "text", "text": "3"}]}),
+            json!({"content": [{"type": "text", "text": "3"}], "_meta": {}}),
+            json!({"content": [], "isError": false, "structuredContent": {"sum": 3}, "other": 1}),
+            json!({
+                "content": [
+                    {"type": "resource_link", "uri": "test://a", "name": "a"},
+                    {"type": "resource", "resource": {"uri": "file:///b", "text": "b"}},
+                    {"type": "resource", "resource": {"uri": "test://c", "blob": "AA=="}},
+                    {"type": "resource_link", "uri": "no-scheme", "name": "d"},
+                    {"type": "later", "uri": "test://f"}
+                ],
+                "cacheScope": "private", "ttlMs": 0, "resultType": "complete",
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "up", "version": "1"}}
+            }),
+            json!({
+                "content": [],
+                "resultType": "complete",
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "up", "version": "1"}, "keep": 1}
+            }),
+        ];
+        for (i, raw) in results.into_iter().enumerate() {
+            let r: CallToolResult = serde_json::from_value(raw).expect("a result");
+            let expected = uris_on_json("files", &neutral(r.clone()));
+            let typed = serde_json::to_value(with_gateway_uris("files", neutral_call(r.clone())))
+                .expect("json");
+            assert_eq!(typed, expected, "result {i}");
+            // Mounted without a prefix: only the upstream's own members go.
+            let bare =
+                serde_json::to_value(with_gateway_uris("", neutral_call(r.clone()))).expect("json");
+            assert_eq!(
+                bare,
+                serde_json::to_value(neutral(r)).expect("json"),
+                "result {i}"
+            );
+        }
     }
 }

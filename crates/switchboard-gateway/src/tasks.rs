@@ -72,6 +72,11 @@ pub(crate) fn served(session: &ClientSession) -> bool {
 /// The task support tool `name` (its upstream name) is served with, from upstream `session`'s
 /// cached list.
 pub(crate) fn support_of(session: &ClientSession, name: &str) -> TaskSupport {
+    // Without tasks offered no tool is served with them: the cached list (cloned whole when
+    // read) is not looked at.
+    if !served(session) {
+        return TaskSupport::Forbidden;
+    }
     session
         .cached_tools()
         .and_then(|tools| tools.into_iter().find(|t| t.name == name))
