@@ -345,9 +345,9 @@ def pad_args(pad: int) -> list[str]:
     return ["--pad-bytes", str(pad)] if pad else []
 
 
-def load(a: argparse.Namespace, args: list[str], max_seconds: float) -> dict:
+def load(a: argparse.Namespace, args: list[str], max_seconds: float, env: dict | None = None) -> dict:
     cmd = [a.load, "--json", "--max-seconds", str(max_seconds), *args]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=max_seconds + 60)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=max_seconds + 60, env=env)
     if p.returncode == 2 or not p.stdout.strip():
         raise BenchError(f"switchboard-load failed (exit {p.returncode}): {' '.join(cmd)}\n{p.stderr.strip()}")
     r = json.loads(p.stdout)
@@ -754,6 +754,7 @@ def run_auth(a: argparse.Namespace, logdir: Path, problems: list[str]) -> dict:
                     server = Server("switchboard", [sb, "serve", "--example", "add", "--http", "{addr}", *flags], logdir, a.start_timeout)
                     try:
                         creds: list[str] = []
+                        env = dict(os.environ)
                         if flags:
                             # Calls, the warm-up (at most 1,000), initialize and initialized of
                             # each session, a few spare; a DELETE for each session.
@@ -765,10 +766,11 @@ def run_auth(a: argparse.Namespace, logdir: Path, problems: list[str]) -> dict:
                             if said != "ok":
                                 raise BenchError(f"bench_auth: {said or 'no answer'}")
                             if kind == "bearer token":
-                                creds = ["--bearer", (logdir / "bearer").read_text().strip()]
+                                # The token in the environment, not on a command line.
+                                env["SWITCHBOARD_LOAD_BEARER"] = (logdir / "bearer").read_text().strip()
                             else:
                                 creds = ["--dpop-proofs", str(logdir / "dpop")]
-                        r = load(a, ["--url", server.url, "--pid", str(server.pid), "-n", str(n), "-k", str(k), *creds], a.max_seconds)
+                        r = load(a, ["--url", server.url, "--pid", str(server.pid), "-n", str(n), "-k", str(k), *creds], a.max_seconds, env)
                         check(r, f"auth {row} / {kind}", problems)
                         out[row][kind].append(r)
                     finally:

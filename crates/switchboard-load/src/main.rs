@@ -119,10 +119,13 @@ struct Cli {
     /// Churn mode: sessions opened per second, in all.
     #[arg(long, value_name = "R", default_value_t = 100.0)]
     rate: f64,
-    /// HTTP calls mode: send `Authorization: Bearer TOKEN` with every request.
+    /// HTTP calls mode: send `Authorization: Bearer TOKEN` with every request (better given
+    /// in the environment than on the command line, where other users can read it).
     #[arg(
         long,
         value_name = "TOKEN",
+        env = "SWITCHBOARD_LOAD_BEARER",
+        hide_env_values = true,
         requires = "url",
         conflicts_with = "dpop_proofs"
     )]

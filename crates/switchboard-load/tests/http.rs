@@ -549,9 +549,22 @@ async fn bearer_and_dpop_credentials_go_with_every_request_each_proof_once() {
     ];
     let (code, r, err) = load(&[&args[..], &["--bearer", "tok"]].concat()).await;
     assert_eq!((code, &r["errors"]), (0, &json!(0)), "{err} {r}");
+    // The same token from the environment, where no other user can read it.
+    let out = tokio::process::Command::new(LOAD)
+        .args(args)
+        .env("SWITCHBOARD_LOAD_BEARER", "tok")
+        .output()
+        .await
+        .unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (out.status.code(), &r["errors"]),
+        (Some(0), &json!(0)),
+        "{r}"
+    );
     let seen = std::mem::take(&mut *st.credentials.lock().unwrap());
-    // Two initialize, two initialized, 44 calls, two DELETE.
-    assert_eq!(seen.len(), 50);
+    // Twice: two initialize, two initialized, 44 calls, two DELETE.
+    assert_eq!(seen.len(), 100);
     assert!(
         seen.iter()
             .all(|(_, a, d)| a.as_deref() == Some("Bearer tok") && d.is_none())
