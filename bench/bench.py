@@ -567,7 +567,7 @@ def run_clients(a: argparse.Namespace, logdir: Path, problems: list[str]) -> dic
 
 
 def clients_table(a: argparse.Namespace, results: dict) -> str:
-    rounds = "1 round" if a.rounds == 1 else f"median of {a.rounds} rounds"
+    rounds = rounds_label(a)
     lines = [
         f"### Clients: `tools/call add` from each client SDK, K in flight on one session, against the limits, {rounds}",
         "",
@@ -714,7 +714,7 @@ GATEWAY_ROWS = (
 
 
 def gateway_table(a: argparse.Namespace, res: dict) -> str:
-    rounds = "1 round" if a.rounds == 1 else f"median of {a.rounds} rounds"
+    rounds = rounds_label(a)
     lines = [f"### `switchboard gateway` against the server it fronts (`tools/call add`), {rounds}", ""]
     lines.append("| Configuration | direct /s | through the gateway /s | gateway ÷ direct | p50 µs direct | p50 µs gateway |")
     lines.append("|---|--:|--:|--:|--:|--:|")
@@ -783,7 +783,7 @@ def run_auth(a: argparse.Namespace, logdir: Path, problems: list[str]) -> dict:
 
 
 def auth_table(a: argparse.Namespace, res: dict) -> str:
-    rounds = "1 round" if a.rounds == 1 else f"median of {a.rounds} rounds"
+    rounds = rounds_label(a)
     lines = [f"### Authorization: `tools/call add` with a bearer token against a DPoP-bound token (`serve --auth-issuer`, `--auth-dpop`), {rounds}", ""]
     lines.append("| Configuration | Credentials | calls/s | × bearer | p50 µs | p99 µs | server CPU µs/call |")
     lines.append("|---|---|--:|--:|--:|--:|--:|")
@@ -795,6 +795,11 @@ def auth_table(a: argparse.Namespace, res: dict) -> str:
             ratio = f"{c / base:.2f}" if c and base else "–"
             lines.append(f"| {row} | {kind} | {fmt(c)} | {ratio} | {fmt(med(rs, 'p50_us'))} | {fmt(med(rs, 'p99_us'))} | {fmt(med(rs, 'cpu_us_per_call'), 1)} |")
     return "\n".join(lines) + "\n"
+
+
+def rounds_label(a: argparse.Namespace) -> str:
+    """How a table's figures were made: one round, or the median of several."""
+    return "1 round" if a.rounds == 1 else f"median of {a.rounds} rounds"
 
 
 def med(rs: list[dict], key: str) -> float | None:
@@ -810,7 +815,7 @@ def fmt(v: float | None, digits: int = 0) -> str:
 
 def calls_table(a: argparse.Namespace, ps: list[Peer], calls: dict) -> str:
     lines = []
-    rounds = "1 round" if a.rounds == 1 else f"median of {a.rounds} rounds"
+    rounds = rounds_label(a)
     lines.append(f"### Calls: `tools/call add`, {rounds}")
     lines.append("")
     lines.append("| Configuration | Server | calls/s | × Switchboard | p50 µs | p99 µs | server CPU µs/call |")
@@ -867,7 +872,7 @@ def bench_rows(ps: list[Peer], rows: list[tuple], results: dict, unit: str, scal
 
 
 def bench_tables(a: argparse.Namespace, ps: list[Peer], large: dict, lists: dict) -> str:
-    rounds = "1 round" if a.rounds == 1 else f"median of {a.rounds} rounds"
+    rounds = rounds_label(a)
     lines = []
     if "large" in a.only:
         lines.append(f"### Large answers: `tools/call blob` answering 1 MiB of text, {rounds}")
