@@ -38,7 +38,8 @@
 //! # Layout
 //! | module | role |
 //! |---|---|
-//! | `writer` | the connection shared with the ordered writer's task: event writes queued, sent as pipelines, one at a time; every command bounded and retried once |
+//! | `writer` | the connection shared with the ordered writer's task: event writes queued, sent as pipelines, one at a time, each one run of the batch script; every command bounded and retried once |
+//! | `batch` | the batch script: a pipeline's event writes (append, keep requests) in one `EVALSHA` |
 //! | `connection` | [`RedisStore`], [`RedisConfig`]: the connection, key names |
 //! | `sessions` | [`RedisStore`] as the `SessionStore`, with its Lua scripts |
 //! | `events` | [`RedisStore`] as the `EventStore`, with its Lua scripts |
@@ -48,7 +49,7 @@
 //! | `dpop` | (feature `dpop`) `RedisReplayStore`, with its Lua script |
 //!
 //! Modules depend one way: `sessions`, `events`, `cluster`, `tasks`, `dpop` → `connection` →
-//! `writer`.
+//! `writer` → `batch` (and `events` → `batch`, for its operations' names).
 //!
 //! # Keys
 //! Every key starts with [`RedisConfig::prefix`]. A session id is a secret (it is the only
@@ -76,7 +77,7 @@
 //! not hold and has not located in the last two seconds ([`Cluster::locate`](switchboard_http::Cluster::locate)), and one per reaper round for all
 //! the sessions a node serves. The SSE events stored (and the requests kept with a stream)
 //! share one: the writes queued while one pipeline is out go as the next (at most 128 writes
-//! and 1 MiB), and the call waits for none. [`RedisStore::round_trips`] counts them.
+//! and 1 MiB, one run of one script), and the call waits for none. [`RedisStore::round_trips`] counts them.
 //!
 //! # Security
 //! [`RedisStore::connect`] pings the server before it returns: a node that cannot
@@ -84,6 +85,7 @@
 //! start. Credentials go in the URL (`redis://:PASSWORD@host:port/db`, or
 //! `redis://USER:PASSWORD@…` with ACLs) and are never logged.
 
+mod batch;
 mod cluster;
 mod connection;
 #[cfg(feature = "dpop")]

@@ -1,8 +1,9 @@
 //! The store's ordered writer: the event writes of every session of this node (an event on its
 //! way to the client, the requests kept with a stream) go into one queue, and one task sends
-//! what has gathered there as one pipeline, then waits for its replies before sending the next.
-//! Concurrent calls share a round trip, and a caller waits for room in the queue, never for
-//! Redis.
+//! what has gathered there as one pipeline, then waits for its reply before sending the next.
+//! A pipeline is one `EVALSHA` of the batch script (`batch`), which runs its writes in queue
+//! order. Concurrent calls share a round trip and a script invocation, and a caller waits for
+//! room in the queue, never for Redis.
 //!
 //! # The guarantee kept
 //! A write queued here before the client is told of it (the event, the stream it belongs to)
@@ -14,17 +15,18 @@
 //! (`RedisCluster::leave`), nothing is lost; a node that dies loses what it had queued and Redis
 //! had not run yet, the few milliseconds before its death, as a write that failed was lost
 //! before (the event then still went to the client, with a warning). A write Redis refuses is
-//! logged, at most once a second.
+//! logged, at most once a second; the writes after it in its batch still run.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
-use redis::Script;
 use redis::aio::ConnectionManager;
 use tokio::sync::{Notify, Semaphore, watch};
+
+use crate::batch::WRITES;
 
 /// The connection, shared with the writer's task.
 pub(crate) struct Link {
@@ -87,32 +89,53 @@ pub(crate) const QUEUE_MAX_BYTES: usize = 16 * 1024 * 1024;
 /// What a write costs beyond its data in the bounds above.
 pub(crate) const WRITE_OVERHEAD_BYTES: usize = 64;
 
-/// One write: a script run by its hash (loaded again when Redis has forgotten it).
+/// One write: an operation of the batch script (`batch`), its keys and its arguments. The
+/// writes of one pipeline go as one `EVALSHA` of that script, in queue order.
 pub(crate) struct Write {
-    pub(crate) cmd: redis::Cmd,
-    pub(crate) script: &'static LazyLock<Script>,
+    op: &'static str,
+    keys: Vec<String>,
+    args: Vec<Vec<u8>>,
     /// Its cost in the bounds: data bytes plus [`WRITE_OVERHEAD_BYTES`].
     pub(crate) bytes: usize,
 }
 
 impl Write {
-    /// `EVALSHA` of `script` with `keys`; the arguments are added by the caller.
-    pub(crate) fn script(
-        script: &'static LazyLock<Script>,
-        keys: &[&str],
-        data_bytes: usize,
-    ) -> Write {
-        let mut cmd = redis::cmd("EVALSHA");
-        cmd.arg(script.get_hash()).arg(keys.len());
-        for k in keys {
-            cmd.arg(*k);
-        }
+    /// Operation `op` of the batch script on `keys`; the arguments are added by the caller
+    /// ([`Write::arg`]).
+    pub(crate) fn new(op: &'static str, keys: &[&str], data_bytes: usize) -> Write {
         Write {
-            cmd,
-            script,
+            op,
+            keys: keys.iter().map(|k| (*k).to_owned()).collect(),
+            args: Vec::new(),
             bytes: data_bytes.saturating_add(WRITE_OVERHEAD_BYTES),
         }
     }
+
+    /// Adds an argument (one or more, as `redis` writes `a`).
+    pub(crate) fn arg<T: redis::ToRedisArgs>(&mut self, a: T) -> &mut Write {
+        self.args.extend(a.to_redis_args());
+        self
+    }
+}
+
+/// The batch script's command for `batch`: its keys in order, then per write its operation,
+/// its counts of keys and arguments, its arguments.
+fn pack(batch: &[Write]) -> redis::Cmd {
+    let mut cmd = redis::cmd("EVALSHA");
+    cmd.arg(WRITES.get_hash())
+        .arg(batch.iter().map(|w| w.keys.len()).sum::<usize>());
+    for w in batch {
+        for k in &w.keys {
+            cmd.arg(k.as_str());
+        }
+    }
+    for w in batch {
+        cmd.arg(w.op).arg(w.keys.len()).arg(w.args.len());
+        for a in &w.args {
+            cmd.arg(&a[..]);
+        }
+    }
+    cmd
 }
 
 struct State {
@@ -240,77 +263,67 @@ pub(crate) async fn send(queue: Arc<Queue>, link: Arc<Link>) {
             queue.work.notified().await;
             continue;
         }
-        let mut batch = batch;
-        run(&queue, &link, &mut batch).await;
+        run(&queue, &link, &batch).await;
         queue.answered(&batch);
     }
 }
 
-/// Sends one batch as a pipeline (once more after a broken connection, as every command), and
-/// once more the writes of scripts Redis had forgotten (restarted), after loading them.
-async fn run(queue: &Queue, link: &Link, batch: &mut [Write]) {
-    let mut p = redis::pipe();
-    p.ignore_errors();
-    for w in batch.iter_mut() {
-        p.add_command(std::mem::replace(&mut w.cmd, redis::Cmd::new()));
-    }
-    let results = match attempt(link, &p).await {
-        Err(e) if retryable(&e) => attempt(link, &p).await,
+/// Sends one batch as one `EVALSHA` of the batch script (once more after a broken
+/// connection, as every command; once more after loading the script when Redis had forgotten
+/// it, restarted), and logs the writes that failed: all of them when the command did, else each
+/// write whose own commands Redis refused (the others still ran).
+async fn run(queue: &Queue, link: &Link, batch: &[Write]) {
+    let cmd = pack(batch);
+    let result = match attempt(link, &cmd).await {
+        Err(e) if retryable(&e) => attempt(link, &cmd).await,
         r => r,
     };
-    let results = match results {
-        Ok(r) => r,
-        Err(e) => {
-            queue.warn(
-                "events not stored in Redis; they cannot be replayed",
-                &e.to_string(),
-            );
-            return;
+    let result = match result {
+        Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
+            let _ = bounded(link, WRITES.load_async(&mut link.conn())).await;
+            attempt(link, &cmd).await
         }
+        r => r,
     };
-    let no_script = |r: &redis::RedisResult<redis::Value>| matches!(r, Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript));
-    let forgotten: Vec<usize> = (0..results.len())
-        .filter(|&i| no_script(&results[i]))
-        .collect();
-    let mut failed = results.iter().filter(|r| r.is_err()).count() - forgotten.len();
-    if !forgotten.is_empty() {
-        let mut scripts: Vec<&'static LazyLock<Script>> = Vec::new();
-        for &i in &forgotten {
-            if let Some(w) = batch.get(i)
-                && !scripts.iter().any(|s| std::ptr::eq(*s, w.script))
-            {
-                scripts.push(w.script);
-            }
-        }
-        for s in scripts {
-            let _ = bounded(link, s.load_async(&mut link.conn())).await;
-        }
-        let cmds: Vec<&redis::Cmd> = p.cmd_iter().collect();
-        let mut again = redis::pipe();
-        again.ignore_errors();
-        for &i in &forgotten {
-            if let Some(c) = cmds.get(i) {
-                again.add_command((*c).clone());
-            }
-        }
-        match attempt(link, &again).await {
-            Ok(r) => failed += r.iter().filter(|r| r.is_err()).count(),
-            Err(_) => failed += forgotten.len(),
-        }
-    }
+    let (failed, first) = match result {
+        Err(e) => (batch.len(), e.to_string()),
+        Ok(v) => failures(&v, batch.len()),
+    };
     if failed > 0 {
         queue.warn(
             "events not stored in Redis; they cannot be replayed",
-            &format!("{failed} of {} writes failed", batch.len()),
+            &format!("{failed} of {} writes failed: {first}", batch.len()),
         );
     }
 }
 
-async fn attempt(
-    link: &Link,
-    p: &redis::Pipeline,
-) -> redis::RedisResult<Vec<redis::RedisResult<redis::Value>>> {
-    bounded(link, p.query_async(&mut link.conn())).await
+/// The writes the batch script's answer says failed (an entry that is not 1 or 0, or none at
+/// all), and the first one's error.
+fn failures(answer: &redis::Value, writes: usize) -> (usize, String) {
+    let redis::Value::Array(entries) = answer else {
+        return (writes, format!("unexpected answer {answer:?}"));
+    };
+    let mut failed = 0;
+    let mut first = None;
+    for e in entries.iter().take(writes) {
+        if !matches!(e, redis::Value::Int(_)) {
+            failed += 1;
+            first.get_or_insert_with(|| match e {
+                redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+                other => format!("{other:?}"),
+            });
+        }
+    }
+    let missing = writes.saturating_sub(entries.len());
+    if missing > 0 {
+        failed += missing;
+        first.get_or_insert_with(|| format!("{missing} writes without an answer"));
+    }
+    (failed, first.unwrap_or_default())
+}
+
+async fn attempt(link: &Link, cmd: &redis::Cmd) -> redis::RedisResult<redis::Value> {
+    bounded(link, cmd.query_async(&mut link.conn())).await
 }
 
 /// How long [`Queue::settled`] may wait: a little over the response timeout the sender's
@@ -326,10 +339,8 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    static NOOP: LazyLock<Script> = LazyLock::new(|| Script::new("return 1"));
-
     fn write(data_bytes: usize) -> Write {
-        Write::script(&NOOP, &["k"], data_bytes)
+        Write::new("noop", &["k"], data_bytes)
     }
 
     #[tokio::test]
@@ -407,5 +418,27 @@ mod tests {
             .await
             .expect("settled waited for a write queued after it")
             .unwrap();
+    }
+
+    #[test]
+    fn the_writes_a_batch_answer_says_failed_are_counted_with_the_first_error() {
+        use redis::Value;
+        let answer = Value::Array(vec![
+            Value::Int(1),
+            Value::BulkString(b"WRONGTYPE first".to_vec()),
+            Value::Int(0),
+            Value::BulkString(b"WRONGTYPE second".to_vec()),
+        ]);
+        assert_eq!(failures(&answer, 4), (2, "WRONGTYPE first".to_owned()));
+        assert_eq!(
+            failures(&answer, 5).0,
+            3,
+            "a write without an answer failed"
+        );
+        assert_eq!(
+            failures(&Value::Array(vec![Value::Int(1)]), 1),
+            (0, String::new())
+        );
+        assert_eq!(failures(&Value::Nil, 3).0, 3);
     }
 }

@@ -388,6 +388,13 @@ async fn queued_events_share_round_trips_and_are_replayed_by_the_other_node_once
         (3..=12).contains(&trips),
         "{trips} round trips for 200 events and a read"
     );
+    // Each pipeline is one run of the batch script (the read is a script of its own, and
+    // `join` ran none).
+    let scripts = evalsha_calls(&redis);
+    assert!(
+        (3..=12).contains(&scripts),
+        "{scripts} script runs for 200 events and a read"
+    );
     // More appends, then the node leaves: the other node finds them all.
     for seq in 201..=210 {
         a.append("s", event(1, seq, "late")).await.unwrap();
@@ -461,4 +468,51 @@ async fn the_streams_bound_evicts_the_oldest_stream_with_or_without_the_order_se
     assert!(t.replay_after("u", EventId::new(5, 0), 10).await.is_err());
     assert!(t.replay_after("u", EventId::new(6, 0), 10).await.is_ok());
     assert!(t.replay_after("u", EventId::new(7, 0), 10).await.is_ok());
+}
+
+/// How many `EVALSHA` Redis has run so far (`INFO commandstats`).
+fn evalsha_calls(redis: &RedisServer) -> u64 {
+    let info = redis.raw(&["INFO", "commandstats"]);
+    info.lines()
+        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+/// Issue 30: the writes of a pipeline run in one script, each on its own: one Redis refuses
+/// (its stream's key holds a string) does not stop the writes queued with it.
+#[tokio::test]
+async fn a_write_redis_refuses_does_not_stop_the_others_of_its_batch() {
+    let redis = RedisServer::start();
+    let s = store(&redis, RedisConfig::default()).await;
+    s.append("bad", event(1, 1, "x")).await.unwrap();
+    s.flush().await;
+    let keys = redis.raw(&["KEYS", "switchboard:e:*:1"]);
+    let key = keys
+        .split_whitespace()
+        .find(|k| k.starts_with("switchboard:e:"))
+        .expect("the bad session's stream key")
+        .to_owned();
+    redis.raw(&["DEL", &key]);
+    redis.raw(&["SET", &key, "not a sorted set"]);
+    let scripts = evalsha_calls(&redis);
+    for seq in 1..=100u64 {
+        s.append("bad", event(1, seq + 1, "refused")).await.unwrap();
+        s.append("good", event(1, seq, &format!("e{seq}")))
+            .await
+            .unwrap();
+    }
+    s.flush().await;
+    // Fewer script runs than writes: some batches held both sessions' writes.
+    let runs = evalsha_calls(&redis) - scripts;
+    assert!(runs < 200, "{runs} script runs for 200 writes");
+    let page = s
+        .replay_after("good", EventId::new(1, 0), 300)
+        .await
+        .unwrap();
+    assert_eq!(
+        page.iter().map(|e| e.id.seq).collect::<Vec<_>>(),
+        (1..=100).collect::<Vec<_>>()
+    );
+    assert!(redis.raw(&["GET", &key]).contains("not a sorted set"));
 }
