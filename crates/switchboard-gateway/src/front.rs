@@ -17,7 +17,8 @@ use crate::registry::Registry;
 /// The front layer.
 pub(crate) struct Front {
     pub(crate) registry: Arc<Registry>,
-    pub(crate) policy: Arc<std::sync::RwLock<Policy>>,
+    /// The policy in force: shared (a reload swaps the `Arc`), never copied per call.
+    pub(crate) policy: Arc<std::sync::RwLock<Arc<Policy>>>,
     /// The bound on a forwarded `completion/complete`.
     pub(crate) call_timeout: std::time::Duration,
 }
@@ -114,8 +115,11 @@ impl Front {
         }
     }
 
-    fn policy(&self) -> Policy {
-        self.policy.read().map(|p| p.clone()).unwrap_or_default()
+    fn policy(&self) -> Arc<Policy> {
+        self.policy
+            .read()
+            .map(|p| Arc::clone(&p))
+            .unwrap_or_default()
     }
 
     /// A listing's items the caller may not use, taken out.

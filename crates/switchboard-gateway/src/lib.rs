@@ -136,7 +136,7 @@ const RESTARTS_QUEUED: usize = 4;
 pub struct Gateway {
     server: Server,
     registry: Arc<registry::Registry>,
-    policy: Arc<RwLock<Policy>>,
+    policy: Arc<RwLock<Arc<Policy>>>,
     limits: Limits,
     stop: CancellationToken,
 }
@@ -193,7 +193,7 @@ impl Gateway {
             ..Default::default()
         };
         let registry = Arc::new(registry::Registry::new(config.separator.clone()));
-        let policy = Arc::new(RwLock::new(config.policy.clone()));
+        let policy = Arc::new(RwLock::new(Arc::new(config.policy.clone())));
         let mut builder = Server::builder(front::gateway_info()).capabilities(caps);
         if let Some(n) = config.page_size {
             builder = builder.page_size(n);
@@ -260,6 +260,7 @@ impl Gateway {
             &self.server,
             self.registry.separator.clone(),
             self.limits.clone(),
+            self.registry.owners.clone(),
         ));
         let stop = self.stop.child_token();
         let (restart, restarts) = tokio::sync::mpsc::channel(RESTARTS_QUEUED);
@@ -292,7 +293,7 @@ impl Gateway {
             tracing::warn!("the separator and the bounds take effect on a restart only");
         }
         if let Ok(mut p) = self.policy.write() {
-            *p = config.policy.clone();
+            *p = Arc::new(config.policy.clone());
         }
         let mut report = Reloaded::default();
         let wanted: Vec<&str> = config.upstreams.iter().map(|u| u.name.as_str()).collect();

@@ -95,6 +95,11 @@ impl Link {
         let _ = rx.wait_for(|done| *done).await;
     }
 
+    /// Whether the upstream has a session (without taking a copy of it).
+    pub(crate) fn is_up(&self) -> bool {
+        self.session.read().is_ok_and(|s| s.is_some())
+    }
+
     /// Whether the upstream is up and listed.
     pub(crate) fn is_ready(&self) -> bool {
         self.ready.load(std::sync::atomic::Ordering::SeqCst)
@@ -189,6 +194,40 @@ struct Mirrored {
     prompts: HashMap<String, Value>,
     resources: HashMap<String, Value>,
     templates: HashMap<String, Value>,
+    /// The tools as `search_tools` reads them, built on the first search after a change.
+    searchable: Option<Arc<Vec<Searchable>>>,
+}
+
+/// A served tool as `search_tools` reads it: its gateway name, its name and description
+/// lowercased (once per list change, not per query), and its entry in a search's answer
+/// (name, input schema and description).
+pub(crate) struct Searchable {
+    pub(crate) name: String,
+    pub(crate) text: String,
+    pub(crate) entry: Value,
+}
+
+impl Searchable {
+    fn of(def: &Value) -> Self {
+        let name = def["name"].as_str().unwrap_or_default();
+        let text = format!(
+            "{} {}",
+            name.to_lowercase(),
+            def["description"]
+                .as_str()
+                .unwrap_or_default()
+                .to_lowercase()
+        );
+        let mut entry = json!({"name": name, "inputSchema": def["inputSchema"]});
+        if let Some(d) = def.get("description") {
+            entry["description"] = d.clone();
+        }
+        Searchable {
+            name: name.to_owned(),
+            text,
+            entry,
+        }
+    }
 }
 
 /// Which of the four lists.
@@ -223,6 +262,58 @@ pub(crate) struct Mirror {
     /// The keys of the last listing of each kind, kept while the upstream is down: a call to
     /// one of them is then answered "down" naming the upstream, not "unknown".
     known: Mutex<Known>,
+    /// The gateway's index of every upstream's keys, this one's kept with `known`.
+    owners: Arc<Owners>,
+}
+
+/// Which upstreams last listed each gateway key, by kind: shared by every mirror of one
+/// gateway and kept in step with their listings ([`Mirror::apply`]) and retirement, so that
+/// finding an item's upstream is one lookup, not one per upstream.
+#[derive(Default)]
+pub(crate) struct Owners(RwLock<[HashMap<String, Vec<Arc<Link>>>; 4]>);
+
+impl Owners {
+    fn slot(kind: Kind) -> usize {
+        match kind {
+            Kind::Tools => 0,
+            Kind::Prompts => 1,
+            Kind::Resources => 2,
+            Kind::Templates => 3,
+        }
+    }
+
+    /// `f` of the links of the upstreams whose last listing of `kind` had `key` (most often
+    /// one; several only when upstreams mounted without a prefix list the same name).
+    pub(crate) fn with<R>(&self, kind: Kind, key: &str, f: impl FnOnce(&[Arc<Link>]) -> R) -> R {
+        match self.0.read() {
+            Ok(maps) => f(maps[Self::slot(kind)]
+                .get(key)
+                .map_or(&[][..], Vec::as_slice)),
+            Err(_) => f(&[]),
+        }
+    }
+
+    /// `link`'s keys of `kind` are now `new` instead of `old`.
+    fn replace(&self, kind: Kind, link: &Arc<Link>, old: &HashSet<String>, new: &HashSet<String>) {
+        let Ok(mut maps) = self.0.write() else {
+            return;
+        };
+        let map = &mut maps[Self::slot(kind)];
+        for key in old.difference(new) {
+            if let Some(links) = map.get_mut(key) {
+                links.retain(|l| !Arc::ptr_eq(l, link));
+                if links.is_empty() {
+                    map.remove(key);
+                }
+            }
+        }
+        for key in new.difference(old) {
+            let links = map.entry(key.clone()).or_default();
+            if !links.iter().any(|l| Arc::ptr_eq(l, link)) {
+                links.push(link.clone());
+            }
+        }
+    }
 }
 
 /// The gateway keys an upstream last listed, by kind.
@@ -234,9 +325,27 @@ struct Known {
     templates: HashSet<String>,
 }
 
+impl Known {
+    fn of(&mut self, kind: Kind) -> &mut HashSet<String> {
+        match kind {
+            Kind::Tools => &mut self.tools,
+            Kind::Prompts => &mut self.prompts,
+            Kind::Resources => &mut self.resources,
+            Kind::Templates => &mut self.templates,
+        }
+    }
+}
+
 impl Mirror {
-    pub(crate) fn new(link: Arc<Link>, server: &Server, separator: String, limits: Limits) -> Self {
+    pub(crate) fn new(
+        link: Arc<Link>,
+        server: &Server,
+        separator: String,
+        limits: Limits,
+        owners: Arc<Owners>,
+    ) -> Self {
         Mirror {
+            owners,
             link,
             server: server.downgrade(),
             separator,
@@ -263,9 +372,20 @@ impl Mirror {
         self.clear_and(false);
     }
 
-    /// Clears this upstream's items for good (it was removed from the configuration).
+    /// Clears this upstream's items for good (it was removed from the configuration): its
+    /// keys leave the gateway's index too (a successor of the same name lists its own).
     pub(crate) fn retire(&self) {
         self.link.set(None);
+        if let Ok(mut mirrored) = self.mirrored.lock() {
+            mirrored.retired = true;
+            if let Ok(mut known) = self.known.lock() {
+                let none = HashSet::new();
+                for kind in [Kind::Tools, Kind::Prompts, Kind::Resources, Kind::Templates] {
+                    let old = std::mem::take(known.of(kind));
+                    self.owners.replace(kind, &self.link, &old, &none);
+                }
+            }
+        }
         self.clear_and(true);
     }
 
@@ -278,6 +398,7 @@ impl Mirror {
             return;
         };
         mirrored.retired |= retire;
+        mirrored.searchable = None;
         for key in std::mem::take(&mut mirrored.tools).into_keys() {
             let _ = server.remove_tool(&key);
         }
@@ -375,22 +496,19 @@ impl Mirror {
             .await;
     }
 
-    /// Whether `key` (a gateway name or URI) was in this upstream's last listing of `kind`.
-    pub(crate) fn knows(&self, kind: Kind, key: &str) -> bool {
-        self.known.lock().is_ok_and(|k| match kind {
-            Kind::Tools => k.tools.contains(key),
-            Kind::Prompts => k.prompts.contains(key),
-            Kind::Resources => k.resources.contains(key),
-            Kind::Templates => k.templates.contains(key),
-        })
-    }
-
-    /// The registered definitions of this upstream's tools (the gateway's names).
-    pub(crate) fn tool_definitions(&self) -> Vec<Value> {
-        self.mirrored
-            .lock()
-            .map(|m| m.tools.values().cloned().collect())
-            .unwrap_or_default()
+    /// This upstream's registered tools as `search_tools` reads them, by name.
+    pub(crate) fn searchable(&self) -> Arc<Vec<Searchable>> {
+        let Ok(mut m) = self.mirrored.lock() else {
+            return Arc::default();
+        };
+        if let Some(s) = &m.searchable {
+            return s.clone();
+        }
+        let mut defs: Vec<&Value> = m.tools.values().collect();
+        defs.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+        let built: Arc<Vec<Searchable>> = Arc::new(defs.into_iter().map(Searchable::of).collect());
+        m.searchable = Some(built.clone());
+        built
     }
 
     /// The first `max_items` of `items`, with a warning when some are left out.
@@ -546,21 +664,21 @@ impl Mirror {
         remove: impl Fn(&str) -> Result<(), ServerError>,
         add: impl Fn(T, String) -> Result<(), ServerError>,
     ) {
-        if let Ok(mut known) = self.known.lock() {
-            let keys = desired.iter().map(|(k, ..)| k.clone()).collect();
-            match kind {
-                Kind::Tools => known.tools = keys,
-                Kind::Prompts => known.prompts = keys,
-                Kind::Resources => known.resources = keys,
-                Kind::Templates => known.templates = keys,
-            }
-        }
         let _hold = self.hold_list_changes();
         let Ok(mut mirrored) = self.mirrored.lock() else {
             return;
         };
         if mirrored.retired {
             return;
+        }
+        // What it listed is known (and indexed) even when a key is not served here.
+        if let Ok(mut known) = self.known.lock() {
+            let keys: HashSet<String> = desired.iter().map(|(k, ..)| k.clone()).collect();
+            let old = std::mem::replace(known.of(kind), keys);
+            self.owners.replace(kind, &self.link, &old, known.of(kind));
+        }
+        if kind == Kind::Tools {
+            mirrored.searchable = None;
         }
         let current = match kind {
             Kind::Tools => &mut mirrored.tools,
@@ -1166,5 +1284,39 @@ mod tests {
                 "result {i}"
             );
         }
+    }
+
+    #[test]
+    fn the_owners_index_follows_each_upstreams_listings() {
+        let link = |name: &str| {
+            Arc::new(Link::new(
+                UpstreamConfig::new(name, crate::config::UpstreamKind::Stdio("true".into())),
+                "_".into(),
+            ))
+        };
+        let (a, b) = (link("a"), link("b"));
+        let set = |keys: &[&str]| keys.iter().map(|k| (*k).to_owned()).collect::<HashSet<_>>();
+        let names = |owners: &Owners, kind, key: &str| {
+            owners.with(kind, key, |links| {
+                links.iter().map(|l| l.name.clone()).collect::<Vec<_>>()
+            })
+        };
+        let owners = Owners::default();
+        owners.replace(Kind::Tools, &a, &set(&[]), &set(&["x", "y"]));
+        owners.replace(Kind::Tools, &b, &set(&[]), &set(&["y"]));
+        assert_eq!(names(&owners, Kind::Tools, "x"), ["a"]);
+        assert_eq!(names(&owners, Kind::Tools, "y"), ["a", "b"]);
+        assert!(names(&owners, Kind::Prompts, "x").is_empty(), "by kind");
+        // A new listing of `a` without `y`: `y` is `b`'s only.
+        owners.replace(Kind::Tools, &a, &set(&["x", "y"]), &set(&["x", "z"]));
+        assert_eq!(names(&owners, Kind::Tools, "y"), ["b"]);
+        assert_eq!(names(&owners, Kind::Tools, "z"), ["a"]);
+        // `a` retired: nothing of it is left.
+        owners.replace(Kind::Tools, &a, &set(&["x", "z"]), &set(&[]));
+        assert!(names(&owners, Kind::Tools, "x").is_empty());
+        assert!(
+            !owners.0.read().expect("lock")[0].contains_key("x"),
+            "no empty entry"
+        );
     }
 }

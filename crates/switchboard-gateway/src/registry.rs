@@ -8,7 +8,7 @@ use std::sync::{Arc, RwLock};
 use switchboard_client::CancellationToken;
 
 use crate::config::UpstreamConfig;
-use crate::mirror::{Kind, Mirror};
+use crate::mirror::{Kind, Link, Mirror, Owners};
 use crate::names;
 
 /// Where a restart's outcome is sent: `Ok` once the new session serves, else why not.
@@ -68,6 +68,8 @@ impl Owner {
 /// The configured upstreams, and the names of those a reload removed.
 pub(crate) struct Registry {
     pub(crate) separator: String,
+    /// Which upstream last listed each key (every mirror keeps its own keys in it).
+    pub(crate) owners: Arc<Owners>,
     entries: RwLock<Vec<Entry>>,
     departed: RwLock<HashSet<String>>,
 }
@@ -76,6 +78,7 @@ impl Registry {
     pub(crate) fn new(separator: String) -> Self {
         Registry {
             separator,
+            owners: Arc::default(),
             entries: RwLock::default(),
             departed: RwLock::default(),
         }
@@ -166,19 +169,23 @@ impl Registry {
     /// (the longest such), configured or departed. `None`: no upstream's (or one mounted
     /// without a prefix that never listed it).
     pub(crate) fn owner(&self, kind: Kind, key: &str) -> Option<Owner> {
-        let entries = self.entries.read().ok()?;
-        let state = |m: &Mirror| {
-            if m.link.session().is_some() {
-                State::Up
-            } else {
-                State::Down
-            }
+        let state = |l: &Link| if l.is_up() { State::Up } else { State::Down };
+        let owner = |l: &Link| Owner {
+            name: l.name.clone(),
+            state: state(l),
         };
-        if let Some(e) = entries.iter().find(|e| e.mirror.knows(kind, key)) {
-            return Some(Owner {
-                name: e.name().to_owned(),
-                state: state(&e.mirror),
-            });
+        let entries = self.entries.read().ok()?;
+        let listed = self.owners.with(kind, key, |links| match links {
+            [] => None,
+            [only] => Some(owner(only)),
+            // Upstreams mounted without a prefix listing the same name: the first configured.
+            many => entries
+                .iter()
+                .find(|e| many.iter().any(|l| Arc::ptr_eq(l, &e.mirror.link)))
+                .map(|e| owner(&e.mirror.link)),
+        });
+        if listed.is_some() {
+            return listed;
         }
         let carries = |name: &str| {
             !name.is_empty()
@@ -193,10 +200,7 @@ impl Registry {
             .iter()
             .filter(|e| carries(e.name()))
             .max_by_key(|e| e.name().len())
-            .map(|e| Owner {
-                name: e.name().to_owned(),
-                state: state(&e.mirror),
-            });
+            .map(|e| owner(&e.mirror.link));
         if configured.is_some() {
             return configured;
         }

@@ -38,7 +38,7 @@ pub(crate) fn definition() -> Tool {
 /// Runs one search.
 pub(crate) async fn search(
     registry: Arc<Registry>,
-    policy: Arc<RwLock<Policy>>,
+    policy: Arc<RwLock<Arc<Policy>>>,
     call: ToolCall,
 ) -> Result<CallToolResult, ToolError> {
     let query = call
@@ -56,7 +56,7 @@ pub(crate) async fn search(
         })
         .clamp(1, MAX_SEARCH_RESULTS);
     let words: Vec<&str> = query.split_whitespace().collect();
-    let policy = policy.read().map(|p| p.clone()).unwrap_or_default();
+    let policy = policy.read().map(|p| Arc::clone(&p)).unwrap_or_default();
     let scopes: Vec<String> = call.cx.scopes().into_iter().map(str::to_owned).collect();
     let caller = Caller {
         subject: call.cx.subject(),
@@ -64,34 +64,19 @@ pub(crate) async fn search(
     };
     let mut found = Vec::new();
     let mut more = false;
-    for mirror in registry.mirrors() {
-        let mut defs = mirror.tool_definitions();
-        defs.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
-        for def in defs {
-            let name = def["name"].as_str().unwrap_or_default();
-            if !policy.allows_tool(&caller, Some(&mirror.link.name), name) {
+    'upstreams: for mirror in registry.mirrors() {
+        for tool in mirror.searchable().iter() {
+            if !policy.allows_tool(&caller, Some(&mirror.link.name), &tool.name) {
                 continue;
             }
-            let haystack = format!(
-                "{} {}",
-                name.to_lowercase(),
-                def["description"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_lowercase()
-            );
-            if !words.iter().all(|w| haystack.contains(w)) {
+            if !words.iter().all(|w| tool.text.contains(w)) {
                 continue;
             }
             if found.len() == limit {
                 more = true;
-                break;
+                break 'upstreams;
             }
-            let mut entry = json!({"name": name, "inputSchema": def["inputSchema"]});
-            if let Some(d) = def.get("description") {
-                entry["description"] = d.clone();
-            }
-            found.push(entry);
+            found.push(tool.entry.clone());
         }
     }
     let structured = json!({"tools": found, "truncated": more});

@@ -175,3 +175,45 @@ async fn search_tools_returns_the_matching_tools_the_caller_may_use_with_their_s
     assert_eq!(found["tools"].as_array().expect("tools").len(), 1);
     assert_eq!(found["truncated"], true);
 }
+
+/// The names `search_tools` finds for `query`.
+async fn found(client: &switchboard_client::ClientSession, query: &str) -> Vec<String> {
+    let r = client
+        .call_tool("search_tools", json!({"query": query}))
+        .await
+        .expect("a result");
+    let found = r.structured_content.expect("structured");
+    found["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("a name").to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn search_tools_follows_an_upstreams_list_changes() {
+    let s = start_with(EraMode::Legacy, limits(), |config| {
+        config.search_tools = true;
+    });
+    both_up(&s.gateway).await;
+    let client = front(&s.gateway, EraMode::Legacy).await;
+    // A first search (what it reads is built once per list change).
+    assert!(found(&client, "multiplies").await.is_empty());
+    let mut tool = switchboard_types::tools::Tool::new("times", json!({"type": "object"}));
+    tool.description = Some("Multiplies two Numbers".into());
+    s.calc
+        .add_tool(tool, |_| async {
+            Ok(switchboard_types::tools::CallToolResult::text("6"))
+        })
+        .expect("added");
+    let deadline = wait::Deadline::new("search_tools finds the added tool");
+    while found(&client, "MULTIPLIES numbers").await != ["calc_times"] {
+        deadline.tick().await;
+    }
+    s.calc.remove_tool("times").expect("removed");
+    let deadline = wait::Deadline::new("search_tools no longer finds the removed tool");
+    while !found(&client, "multiplies").await.is_empty() {
+        deadline.tick().await;
+    }
+}
