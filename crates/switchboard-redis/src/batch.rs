@@ -1,7 +1,7 @@
 //! The one Lua script the ordered writer (`writer`) runs per pipeline: every event write of the
 //! batch (an event appended, the requests kept with a stream) in queue order, in one
-//! `EVALSHA`. Redis pays its per-script cost (about 50 µs on the benchmark's machine, five
-//! times the commands an append runs) once per batch instead of once per write.
+//! `EVALSHA`. Redis pays its per-script cost once per batch instead of once per write (the
+//! commands inside are most of a write's cost: docs/PERF-NOTES.md, "Fourth round").
 //!
 //! Each write runs in a Lua `pcall`: one that fails (a command Redis refuses) does not stop the
 //! writes after it, and its error comes back in its place. The keys' expiries are renewed once

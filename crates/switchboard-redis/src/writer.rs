@@ -286,7 +286,7 @@ async fn run(queue: &Queue, link: &Link, batch: &[Write]) {
         r => r,
     };
     let (failed, first) = match result {
-        Err(e) => (batch.len(), e.to_string()),
+        Err(e) => (batch.len(), logged(&e.to_string())),
         Ok(v) => failures(&v, batch.len()),
     };
     if failed > 0 {
@@ -297,11 +297,19 @@ async fn run(queue: &Queue, link: &Link, batch: &[Write]) {
     }
 }
 
+/// The most of an error's text a warning shows (the rest is cut, with an ellipsis).
+const MAX_LOGGED_ERROR_BYTES: usize = 512;
+
+/// `error` as a warning shows it: at most [`MAX_LOGGED_ERROR_BYTES`].
+fn logged(error: &str) -> String {
+    switchboard_types::error::clip(error, MAX_LOGGED_ERROR_BYTES).into_owned()
+}
+
 /// The writes the batch script's answer says failed (an entry that is not 1 or 0, or none at
 /// all), and the first one's error.
 fn failures(answer: &redis::Value, writes: usize) -> (usize, String) {
     let redis::Value::Array(entries) = answer else {
-        return (writes, format!("unexpected answer {answer:?}"));
+        return (writes, logged(&format!("unexpected answer {answer:?}")));
     };
     let mut failed = 0;
     let mut first = None;
@@ -309,8 +317,8 @@ fn failures(answer: &redis::Value, writes: usize) -> (usize, String) {
         if !matches!(e, redis::Value::Int(_)) {
             failed += 1;
             first.get_or_insert_with(|| match e {
-                redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
-                other => format!("{other:?}"),
+                redis::Value::BulkString(b) => logged(&String::from_utf8_lossy(b)),
+                other => logged(&format!("{other:?}")),
             });
         }
     }
@@ -440,5 +448,20 @@ mod tests {
             (0, String::new())
         );
         assert_eq!(failures(&Value::Nil, 3).0, 3);
+    }
+
+    #[test]
+    fn what_is_logged_of_a_failed_write_is_bounded() {
+        use redis::Value;
+        let long = "é".repeat(MAX_LOGGED_ERROR_BYTES);
+        let answer = Value::Array(vec![Value::BulkString(long.clone().into_bytes())]);
+        let (failed, first) = failures(&answer, 1);
+        assert_eq!(failed, 1);
+        assert!(first.len() <= MAX_LOGGED_ERROR_BYTES + '…'.len_utf8());
+        assert!(first.ends_with('…') && long.starts_with(first.trim_end_matches('…')));
+        let odd = Value::Array(vec![Value::Array(vec![Value::Int(7); 1000])]);
+        assert!(failures(&odd, 1).1.len() <= MAX_LOGGED_ERROR_BYTES + '…'.len_utf8());
+        assert!(logged(&"x".repeat(100_000)).len() <= MAX_LOGGED_ERROR_BYTES + 3);
+        assert_eq!(logged("WRONGTYPE"), "WRONGTYPE");
     }
 }
