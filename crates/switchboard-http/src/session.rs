@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use switchboard_jsonrpc::Queue;
 use switchboard_jsonrpc::{
-    Attachment, FrameSink, FrameSource, OutboundFrame, Peer, Transport, TransportControl,
-    TransportError,
+    Attachment, DriverSlot, FrameSink, FrameSource, OutboundFrame, Peer, Transport,
+    TransportControl, TransportError,
 };
 use switchboard_types::{MessageKind, RequestId};
 use tokio::time::Instant;
@@ -40,6 +40,7 @@ use crate::sse;
 pub struct HttpSessionTransport {
     session: Arc<Session>,
     resume: Option<Resume>,
+    driver: Option<DriverSlot>,
 }
 
 /// How a session that does not begin with its own `initialize` on this node is to start: a
@@ -115,6 +116,10 @@ impl Transport for HttpSessionTransport {
         Some(Arc::new(Control(Arc::downgrade(&self.session))))
     }
 
+    fn driver_slot(&self) -> Option<DriverSlot> {
+        self.driver.clone()
+    }
+
     fn split(self) -> (HttpSink, HttpSource) {
         (
             HttpSink {
@@ -168,6 +173,9 @@ pub(crate) struct Origin {
     pub(crate) owner: Option<Arc<str>>,
     /// With a [`crate::Cluster`], this node's id: the record names it as the session's server.
     pub(crate) node: Option<Arc<str>>,
+    /// Where the engine leaves the session's driver, for the POST's task to run it (a
+    /// one-request connection of revision 2026-07-28; see [`Transport::driver_slot`]).
+    pub(crate) driver: Option<DriverSlot>,
 }
 
 /// What the engine and the role may ask of the HTTP transport. Holds the session weakly: the
@@ -245,6 +253,8 @@ pub(crate) struct Session {
     pub(crate) store: Arc<dyn EventStore>,
     registry: Weak<Registry>,
     terminated: AtomicBool,
+    /// The engine reads this session's transport ([`Session::set_peer`]).
+    direct: AtomicBool,
     /// Serves one POST only (stateless mode).
     pub(crate) ephemeral: bool,
     /// The session's record (`None` for ephemeral sessions).
@@ -329,6 +339,7 @@ impl Session {
             store,
             registry,
             terminated: AtomicBool::new(false),
+            direct: AtomicBool::new(false),
             ephemeral: origin.ephemeral,
             owner: origin.owner.clone(),
             record,
@@ -339,12 +350,17 @@ impl Session {
         let transport = HttpSessionTransport {
             session: session.clone(),
             resume: origin.resume,
+            driver: origin.driver,
         };
         (session, transport)
     }
 
-    pub(crate) fn set_peer(&self, peer: Peer) {
-        let _ = self.peer.set(peer);
+    /// The engine's handle; `direct` when the engine reads this session's transport (a
+    /// POST may then hand it its frames itself, [`Session::receive`]).
+    pub(crate) fn set_peer(&self, peer: Peer, direct: bool) {
+        if self.peer.set(peer).is_ok() {
+            self.direct.store(direct, Ordering::Release);
+        }
     }
 
     pub(crate) fn touch(&self) {
@@ -362,6 +378,19 @@ impl Session {
             .lock()
             .map(|t| t.elapsed())
             .unwrap_or_default()
+    }
+
+    /// Hands a POSTed frame to the engine in the POST's own task ([`Peer::receive`]): a request
+    /// answered at once is decoded, handled and its answer queued without waking the engine's
+    /// reader. `false` when the session has ended.
+    pub(crate) async fn receive(&self, text: String, attachment: Option<Attachment>) -> bool {
+        match self.peer.get() {
+            Some(_) if self.terminated.load(Ordering::Acquire) => false,
+            Some(peer) if self.direct.load(Ordering::Acquire) => {
+                peer.receive(text, attachment).await
+            }
+            _ => self.forward(text, attachment).await,
+        }
     }
 
     /// Hands a POSTed frame to the engine. `false` when the session has ended.

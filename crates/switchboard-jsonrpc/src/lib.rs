@@ -72,5 +72,6 @@ pub use service::{
 pub use session::{NullService, spawn, spawn_layered};
 pub use throttle::LogThrottle;
 pub use transport::{
-    Attachment, FrameSink, FrameSource, OutboundFrame, Transport, TransportControl, TransportError,
+    Attachment, Driver, DriverSlot, FrameSink, FrameSource, OutboundFrame, Transport,
+    TransportControl, TransportError,
 };

@@ -124,6 +124,14 @@ pub(crate) trait SendRules: Send + Sync {
     /// installed. Kept here, not in the session's state, so a session without layers pays
     /// nothing for them.
     fn outbound(&self) -> Option<&dyn Outbound>;
+    /// Handles one inbound frame as the session's reader does ([`Peer::receive`]); returns an
+    /// answer the outbound queue had no room for.
+    fn receive(
+        &self,
+        peer: &Peer,
+        text: String,
+        attachment: Option<&crate::transport::Attachment>,
+    ) -> Option<OutboundFrame>;
 }
 
 /// The middleware around our requests, as the handle runs it (the session installs it when

@@ -29,7 +29,7 @@ use crate::service::{
 };
 use crate::throttle::shown;
 use crate::transport::{
-    Attachment, FrameSink, FrameSource, OutboundFrame, Transport, TransportError,
+    Attachment, Driver, FrameSink, FrameSource, OutboundFrame, Transport, TransportError,
 };
 use switchboard_types::error::echo;
 use switchboard_types::methods;
@@ -49,6 +49,7 @@ pub fn spawn_layered<T: Transport>(
     layers: &Layers,
 ) -> Peer {
     let control = transport.control();
+    let slot = transport.driver_slot();
     let (sink, source) = transport.split();
     // Middleware, when installed, wraps the role once here; without it nothing changes.
     let (service, outbound): (Arc<dyn Service>, Option<Arc<dyn Outbound>>) = if layers.is_empty() {
@@ -69,8 +70,21 @@ pub fn spawn_layered<T: Transport>(
         inner: inner.clone(),
         related: None,
     };
-    tokio::spawn(write_loop(sink, inner.clone()));
-    tokio::spawn(read_loop(source, peer.clone(), service));
+    let writer = write_loop(sink, inner.clone());
+    let reader = read_loop(source, peer.clone(), service);
+    match slot {
+        // One future, run where the transport chooses (see `Transport::driver_slot`); a slot
+        // already holding a driver takes no other, and that one goes on as a task.
+        Some(slot) => {
+            let _ = slot.put(Driver::new(async move {
+                tokio::join!(reader, writer);
+            }));
+        }
+        None => {
+            tokio::spawn(writer);
+            tokio::spawn(reader);
+        }
+    }
     peer
 }
 
@@ -123,6 +137,41 @@ impl SendRules for ServiceRules {
 
     fn outbound(&self) -> Option<&dyn Outbound> {
         self.outbound.as_deref()
+    }
+
+    fn receive(
+        &self,
+        peer: &Peer,
+        text: String,
+        attachment: Option<&Attachment>,
+    ) -> Option<OutboundFrame> {
+        on_frame(peer, &*self.service, text, attachment)
+    }
+}
+
+impl Peer {
+    /// Handles one frame the transport received in the caller's task, as the session's reader
+    /// would: decoded, dispatched, and a request whose handler is ready at once answered
+    /// (queued for the writer) before this returns; any other runs as a task of its own. For a
+    /// transport whose frames arrive on tasks of their own (Streamable HTTP: each POST's), so
+    /// that such a request crosses no task on its way in. Frames handed over this way are
+    /// ordered neither against each other nor against those the reader reads (a transport
+    /// whose frames have an order hands them to its [`FrameSource`]). When the outbound queue
+    /// is full, this waits for room, as the reader does. Returns `false` when the session has
+    /// closed (the frame is not handled).
+    pub async fn receive(&self, text: String, attachment: Option<Attachment>) -> bool {
+        let inner = &self.inner;
+        if self.is_closed() || inner.shutdown.is_cancelled() {
+            return false;
+        }
+        let Some(frame) = inner.rules.receive(self, text, attachment.as_ref()) else {
+            return true;
+        };
+        tokio::select! {
+            biased;
+            _ = inner.shutdown.cancelled() => false,
+            _ = inner.out.push(frame) => true,
+        }
     }
 }
 

@@ -7,7 +7,9 @@
 
 use std::any::Any;
 use std::future::Future;
-use std::sync::Arc;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 
 use switchboard_types::{MessageKind, RequestId};
 
@@ -197,6 +199,86 @@ pub trait Transport: Send + 'static {
 
     /// Splits the transport so that reading and writing proceed independently.
     fn split(self) -> (Self::Sink, Self::Source);
+
+    /// Where the engine leaves the session's [`Driver`] (its reader and writer as one future)
+    /// instead of spawning them as two tasks, for a transport that runs the session in a task
+    /// of its own: Streamable HTTP's one-request connections of revision 2026-07-28, whose
+    /// POST's task runs the session until its answer is in hand, so that the request, its
+    /// handler and its answer cross no task. `None` (the default): the engine spawns them.
+    fn driver_slot(&self) -> Option<DriverSlot> {
+        None
+    }
+}
+
+/// A session's reader and writer as one future (see [`Transport::driver_slot`]); it ends once
+/// the session has closed. Dropped before its end, it goes on as a task of its own (when a
+/// Tokio runtime is current), so a session is never left half-run.
+pub struct Driver(Option<Pin<Box<dyn Future<Output = ()> + Send>>>);
+
+impl Driver {
+    pub(crate) fn new(fut: impl Future<Output = ()> + Send + 'static) -> Self {
+        Driver(Some(Box::pin(fut)))
+    }
+}
+
+impl std::fmt::Debug for Driver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Driver")
+            .field("ended", &self.0.is_none())
+            .finish()
+    }
+}
+
+impl Future for Driver {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(fut) = self.0.as_mut() else {
+            return Poll::Ready(());
+        };
+        let done = fut.as_mut().poll(cx);
+        if done.is_ready() {
+            self.0 = None;
+        }
+        done
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if let Some(fut) = self.0.take()
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+        {
+            handle.spawn(fut);
+        }
+    }
+}
+
+/// The place a transport hands the engine for the session's [`Driver`] (see
+/// [`Transport::driver_slot`]): shared, the engine puts the driver in, the transport takes it.
+#[derive(Debug, Clone, Default)]
+pub struct DriverSlot(Arc<Mutex<Option<Driver>>>);
+
+impl DriverSlot {
+    /// An empty slot.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The driver the engine left, taken once.
+    pub fn take(&self) -> Option<Driver> {
+        self.0.lock().ok().and_then(|mut d| d.take())
+    }
+
+    pub(crate) fn put(&self, driver: Driver) -> Result<(), Driver> {
+        match self.0.lock() {
+            Ok(mut d) if d.is_none() => {
+                *d = Some(driver);
+                Ok(())
+            }
+            _ => Err(driver),
+        }
+    }
 }
 
 impl<A: FrameSink, B: FrameSource> Transport for (A, B) {

@@ -63,7 +63,7 @@ impl StreamableHttpService {
         if !post.answered {
             // A cancellation among them reaches the engine, which tells the routing
             // (`TransportControl::request_cancelled`) to end the cancelled request's stream.
-            if !session.forward(text, attachment).await {
+            if !session.receive(text, attachment).await {
                 return reply::session_not_found();
             }
             return reply::accepted();
@@ -104,7 +104,7 @@ impl StreamableHttpService {
             && !session.ephemeral
             && matches!(registration, Registration::Sse { .. }))
         .then(|| text.clone());
-        if !session.forward(text, attachment).await {
+        if !session.receive(text, attachment).await {
             if let Ok(mut r) = session.routing.lock() {
                 r.unregister(stream);
             }

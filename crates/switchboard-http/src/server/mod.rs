@@ -40,7 +40,7 @@ use bytes::Bytes;
 use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use switchboard_auth::resource::AuthInfo;
-use switchboard_jsonrpc::{Attachment, BoxFuture, Peer};
+use switchboard_jsonrpc::{Attachment, BoxFuture, Driver, DriverSlot, Peer};
 use switchboard_types::{ErrorCode, ErrorObject};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -374,13 +374,28 @@ impl StreamableHttpService {
 
     /// A new session (not yet registered) with its engine started by the factory.
     #[allow(clippy::result_large_err)] // the error is the ready answer
-    fn start_session(
+    fn start_session(&self, id: Arc<str>, origin: Origin) -> Result<Arc<Session>, Response<Body>> {
+        let (session, driver) = self.start_session_inline(id, origin)?;
+        if let Some(d) = driver {
+            // The reader and the writer as one task: the POSTs hand their frames to the engine
+            // themselves (`Session::receive`), so the reader is idle but for a take-over's
+            // re-run requests.
+            tokio::spawn(d);
+        }
+        Ok(session)
+    }
+
+    /// [`Self::start_session`], the engine's [`Driver`] left to the caller to run (`None` when
+    /// the factory started no engine on the transport: a relay reads it itself).
+    fn start_session_inline(
         &self,
         id: Arc<str>,
         mut origin: Origin,
-    ) -> Result<Arc<Session>, Response<Body>> {
+    ) -> Result<(Arc<Session>, Option<Driver>), Response<Body>> {
         let cfg = &self.inner.config;
         origin.node = self.inner.node.as_ref().map(|(id, _)| id.clone());
+        let slot = DriverSlot::new();
+        origin.driver = Some(slot.clone());
         let record = (!origin.ephemeral).then(|| cfg.session_store.clone());
         let (session, transport) = Session::new(
             id,
@@ -400,8 +415,10 @@ impl StreamableHttpService {
                 None,
             )
         })?;
-        session.set_peer(peer);
-        Ok(session)
+        let driver = slot.take();
+        // The engine reads this transport: a POST may hand it its frames directly.
+        session.set_peer(peer, driver.is_some());
+        Ok((session, driver))
     }
 
     async fn post(&self, req: Request<Body>, auth: Option<Arc<AuthInfo>>) -> Response<Body> {

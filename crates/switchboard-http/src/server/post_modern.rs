@@ -50,11 +50,17 @@ impl StreamableHttpService {
             stream_base: 0,
             owner: None,
             node: None,
+            driver: None,
         };
-        let session = match self.start_session(Arc::from(""), origin) {
+        let (session, mut driver) = match self.start_session_inline(Arc::from(""), origin) {
             Ok(s) => s,
             Err(resp) => return resp,
         };
+        // The engine left its reader and writer to this task: the request is read, handled
+        // and answered here, and its answer routed back here, with no other task woken. Only an
+        // answer that does not come first (a notification before it, a handler still running
+        // when this task turns the response into a stream) sends the driver to a task of its
+        // own. Dropped on any other way out, it finishes as a task of its own.
         let registered = match session.routing.lock() {
             Ok(mut r) => r.register(post.ids, false, post.batch),
             Err(_) => Err(RouteError::Closed),
@@ -68,11 +74,20 @@ impl StreamableHttpService {
             session.terminate().await;
             return internal("the request could not be registered");
         };
-        if !session.forward(text, attachment).await {
+        if !session.receive(text, attachment).await {
             session.terminate().await;
             return internal("the request could not be handed to the server");
         }
-        let Some(first) = rx.rx.recv().await else {
+        let first = match driver.as_mut() {
+            Some(d) => tokio::select! {
+                biased;
+                first = rx.rx.recv() => first,
+                // The session ended (its streams are closed): whatever was routed is queued.
+                () = d => rx.rx.recv().await,
+            },
+            None => rx.rx.recv().await,
+        };
+        let Some(first) = first else {
             // Ended without an answer (the server went away).
             session.terminate().await;
             return internal("the server ended the request without an answer");
@@ -80,6 +95,11 @@ impl StreamableHttpService {
         rx.took(&first);
         if first.last {
             session.terminate().await;
+            if let Some(d) = driver {
+                // Closed: the reader and the writer end at once (the role learns the session
+                // closed, as it would from their tasks).
+                d.await;
+            }
             let answer = crate::modern::data_of(&first.bytes)
                 .unwrap_or_default()
                 .to_owned();
@@ -87,6 +107,9 @@ impl StreamableHttpService {
             let mut resp = json_response(answer);
             *resp.status_mut() = status;
             return resp;
+        }
+        if let Some(d) = driver {
+            tokio::spawn(d);
         }
         let body = SseBody {
             preface: VecDeque::from([first.bytes.clone()]),
