@@ -12,7 +12,9 @@ before the next. `--keep DIR` keeps the callgrind output files for `callgrind_an
 --server-arg=http://127.0.0.1:4318` for telemetry on (every thread's instructions count, the
 exporter's too). `--gateway` measures `BINARY gateway CONFIG --stdio` instead, CONFIG naming one
 stdio upstream `calc` (`BINARY serve --example add --stdio`, not measured: valgrind does not
-follow children), called as `calc_add`: the gateway's own instructions per forwarded call.
+follow children), called as `calc_add`: the gateway's own instructions per forwarded call;
+piped, at most GATEWAY_WINDOW calls are then unanswered (a refusal past the gateway's in-flight
+bound would be counted as a call: the script stops instead).
 """
 import argparse
 import os
@@ -41,6 +43,11 @@ def frames(era, calls, tool="add"):
     return out
 
 
+# Piped through the gateway: at most this many calls unanswered (under its server's
+# `max_in_flight`, 256), written this many frames at a time.
+GATEWAY_WINDOW, GATEWAY_CHUNK = 128, 32
+
+
 def run(binary, era, mode, calls, outfile, extra, server_args=(), gateway=None):
     served = ["gateway", gateway, "--stdio"] if gateway else ["serve", "--example", "add"]
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={outfile}"] + extra + \
@@ -48,7 +55,33 @@ def run(binary, era, mode, calls, outfile, extra, server_args=(), gateway=None):
     lines = frames(era, calls, "calc_add" if gateway else "add")
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, env={**os.environ, "RUST_LOG": "off"})
-    if mode == "piped":
+    if mode == "piped" and gateway:
+        # The gateway forwards each call as a task, and its server answers a request past
+        # `max_in_flight` (256) with a cheap -32603 refusal: every frame at once would count
+        # refusals among the calls (how the piped counts before 5 December's fifth round were
+        # taken). So at most WINDOW calls are unanswered, written CHUNK frames to a write.
+        window = threading.Semaphore(GATEWAY_WINDOW)
+
+        def feed():
+            for i in range(0, len(lines), GATEWAY_CHUNK):
+                chunk = lines[i:i + GATEWAY_CHUNK]
+                for line in chunk:
+                    if '"id"' in line:
+                        window.acquire()
+                p.stdin.write(("\n".join(chunk) + "\n").encode())
+                p.stdin.flush()
+            p.stdin.close()
+        t = threading.Thread(target=feed)
+        t.start()
+        refused = 0
+        for answer in p.stdout:
+            if b'"id"' in answer and b'"method"' not in answer:
+                refused += b'"too_many_requests"' in answer
+                window.release()
+        t.join()
+        if refused:
+            sys.exit(f"{refused} calls refused as too many in flight: lower GATEWAY_WINDOW")
+    elif mode == "piped":
         # Written from a thread: the answers must be read while the frames go in, or both
         # pipes fill up and each side waits for the other.
         def feed():

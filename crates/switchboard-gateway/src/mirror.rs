@@ -117,6 +117,16 @@ impl Link {
         limits: &Limits,
     ) -> Option<(ClientSession, Option<InFlight>)> {
         let shared = self.session()?;
+        self.session_with(shared, cx, limits).await
+    }
+
+    /// [`Link::session_for`] with the shared session already taken (a call reads it once).
+    async fn session_with(
+        self: &Arc<Self>,
+        shared: ClientSession,
+        cx: &switchboard_server::Context,
+        limits: &Limits,
+    ) -> Option<(ClientSession, Option<InFlight>)> {
         if !self.config.own_sessions || !crate::affinity::wants_own_session(cx) {
             // The common case, decided at once: nothing boxed, nothing awaited.
             return Some((shared, None));
@@ -885,10 +895,12 @@ async fn sync_own_tools(
 
 /// Request options for a forwarded request: the bound, and the client's cancellation passed on
 /// (a cancelled client request cancels the upstream's, which is told `notifications/cancelled`).
+/// The request's own token, not a child of it: the client's request only watches the token it is
+/// given, never cancels it, and a child costs a lock of the parent's node to make and to drop.
 fn options(cx: &switchboard_server::Context, timeout: Duration) -> RequestOptions {
     RequestOptions::default()
         .with_timeout(timeout)
-        .with_cancel(cx.cancellation().child_token())
+        .with_cancel(cx.cancellation().clone())
 }
 
 /// `tools/call` of `name` on the upstream. Its progress goes to the client that asked for
@@ -903,22 +915,20 @@ async fn forward_call(
     // A 2026-07-28 upstream decides whether the call becomes a task (`tasks::call_modern`):
     // until it answers with one, the gateway's call is not a task (its waits, from the first,
     // are for the upstream, whose asks for input are the client's input-required rounds).
-    let deferred = link
-        .session()
-        .is_some_and(|s| s.era() == switchboard_client::Era::Modern)
-        && cx.defer_task();
-    let Some((session, in_flight)) = link.session_for(&cx, &limits).await else {
+    // The shared session is read once (a lock and a clone), for all three uses below.
+    let Some(shared) = link.session() else {
+        return Ok(CallToolResult::error(link.down()));
+    };
+    let deferred = shared.era() == switchboard_client::Era::Modern && cx.defer_task();
+    // A task of the gateway's (the client asked for one, or the tool requires one) runs on the
+    // upstream as a task of its own when the upstream offers tasks for the tool (`tasks`).
+    let support = crate::tasks::support_of(&shared, &name);
+    let Some((session, in_flight)) = link.session_with(shared, &cx, &limits).await else {
         return Ok(CallToolResult::error(link.down()));
     };
     let mut opts = options(&cx, limits.call_timeout);
     let mut params =
         CallToolRequestParams::new(&name).with_arguments(Value::Object(call.arguments));
-    // A task of the gateway's (the client asked for one, or the tool requires one) runs on the
-    // upstream as a task of its own when the upstream offers tasks for the tool (`tasks`).
-    let support = match link.session() {
-        Some(shared) => crate::tasks::support_of(&shared, &name),
-        None => crate::tasks::support_of(&session, &name),
-    };
     let modern_up = session.era() == switchboard_client::Era::Modern;
     let as_task = support != TaskSupport::Forbidden
         && if modern_up {
@@ -926,6 +936,16 @@ async fn forward_call(
         } else {
             support == TaskSupport::Required || cx.run_as_task().await
         };
+    if !as_task && cx.progress_token().is_none() {
+        // The common call: no progress to report, no task to follow, so nothing to wait for
+        // but the answer (no watch channels, no select over them).
+        let result =
+            Box::pin(session.request::<_, CallToolResult>(methods::TOOLS_CALL, params, opts)).await;
+        if let Some(in_flight) = &in_flight {
+            in_flight.flush().await;
+        }
+        return answer_of(&link, &name, result);
+    }
     let upstream_task = as_task && !modern_up;
     // Progress: the engine's callback is synchronous, so it keeps the latest update in a watch
     // (nothing queues: updates that come faster than the client is told are coalesced into
@@ -1056,6 +1076,15 @@ async fn forward_call(
     if let Some(in_flight) = &in_flight {
         in_flight.flush().await;
     }
+    answer_of(&link, &name, result)
+}
+
+/// The client's answer to a forwarded `tools/call` from the upstream's.
+fn answer_of(
+    link: &Link,
+    name: &str,
+    result: Result<CallToolResult, ClientError>,
+) -> Result<CallToolResult, ToolError> {
     match result {
         Ok(r) => Ok(with_gateway_uris(&link.name, neutral_call(r))),
         Err(ClientError::Request(RequestError::Rejected(obj))) => Err(ToolError::Rpc(obj)),
