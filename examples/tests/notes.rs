@@ -122,8 +122,7 @@ async fn a_change_on_disk_notifies_subscribers_and_a_new_file_the_listing() {
     let dirs = Dirs::new("watch");
     std::fs::write(dirs.notes().join("todo.md"), "- one").unwrap();
     let s = connect(&dirs.notes()).await;
-    let notes =
-        |r: &[switchboard::types::resources::Resource]| r.iter().filter(|r| r.uri.starts_with("note://")).count();
+    let notes = |r: &[switchboard::types::resources::Resource]| r.iter().filter(|r| r.uri.starts_with("note://")).count();
     assert_eq!(notes(&s.list_resources().await.unwrap()), 1);
 
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
@@ -239,12 +238,7 @@ async fn sf_4_sec_res_1_no_uri_or_title_reaches_outside_the_directory() {
 async fn ap_5_ap_8_the_notes_app_is_linked_for_hosts_with_apps_and_plain_for_others() {
     let dirs = Dirs::new("app");
     let child = ChildTransport::spawn(ChildCommand::new(env!("CARGO_BIN_EXE_notes")).arg(dirs.notes())).unwrap();
-    let host = Client::builder(Implementation::new("notes-host", "1"))
-        .apps()
-        .build()
-        .connect(child)
-        .await
-        .unwrap();
+    let host = Client::builder(Implementation::new("notes-host", "1")).apps().build().connect(child).await.unwrap();
     assert!(host.offers_apps());
     let tools = host.list_tools().await.unwrap();
     let search = tools.iter().find(|t| t.name == "search_notes").unwrap();
@@ -252,10 +246,7 @@ async fn ap_5_ap_8_the_notes_app_is_linked_for_hosts_with_apps_and_plain_for_oth
     assert_eq!(uri, "ui://notes/list");
     let view = host.read_app(&uri).await.unwrap();
     assert!(view.html.starts_with("<!doctype html>"), "{}", &view.html[..40]);
-    assert!(
-        view.html.contains(r#"name: "search_notes""#),
-        "the view calls search_notes"
-    );
+    assert!(view.html.contains(r#"name: "search_notes""#), "the view calls search_notes");
     assert_eq!(view.meta.prefers_border, Some(true));
     let csp = view.meta.csp.expect("a declared CSP");
     assert_eq!(csp.connect_domains, Some(vec![]), "no external connection");

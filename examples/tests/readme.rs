@@ -19,10 +19,7 @@ const SKILLS_SOURCE: &str = include_str!("readme_skills.rs");
 #[test]
 fn the_readme_shows_the_example_word_for_word_in_at_most_15_lines() {
     let readme = include_str!("../../README.md");
-    assert!(
-        readme.contains(&format!("```rust\n{SOURCE}```")),
-        "README.md must contain src/bin/readme_server.rs verbatim"
-    );
+    assert!(readme.contains(&format!("```rust\n{SOURCE}```")), "README.md must contain src/bin/readme_server.rs verbatim");
     let code_lines = SOURCE.lines().filter(|l| !l.trim().is_empty()).count();
     assert!(code_lines <= 15, "{code_lines} lines");
 }
@@ -30,57 +27,37 @@ fn the_readme_shows_the_example_word_for_word_in_at_most_15_lines() {
 #[test]
 fn the_readme_shows_the_check_test_word_for_word() {
     let readme = include_str!("../../README.md");
-    assert!(
-        readme.contains(&format!("```rust\n{CHECK_SOURCE}```")),
-        "README.md must contain tests/readme_check.rs verbatim"
-    );
+    assert!(readme.contains(&format!("```rust\n{CHECK_SOURCE}```")), "README.md must contain tests/readme_check.rs verbatim");
 }
 
 #[test]
 fn the_readme_shows_the_extension_method_word_for_word() {
     let readme = include_str!("../../README.md");
-    assert!(
-        readme.contains(&format!("```rust\n{EXTENSION_SOURCE}```")),
-        "README.md must contain tests/readme_extension.rs verbatim"
-    );
+    assert!(readme.contains(&format!("```rust\n{EXTENSION_SOURCE}```")), "README.md must contain tests/readme_extension.rs verbatim");
 }
 
 #[test]
 fn the_readme_shows_the_apps_example_word_for_word() {
     let readme = include_str!("../../README.md");
-    assert!(
-        readme.contains(&format!("```rust\n{APPS_SOURCE}```")),
-        "README.md must contain tests/readme_apps.rs verbatim"
-    );
+    assert!(readme.contains(&format!("```rust\n{APPS_SOURCE}```")), "README.md must contain tests/readme_apps.rs verbatim");
 }
 
 #[test]
 fn the_readme_shows_the_middleware_example_word_for_word() {
     let readme = include_str!("../../README.md");
-    assert!(
-        readme.contains(&format!("```rust\n{MIDDLEWARE_SOURCE}```")),
-        "README.md must contain tests/readme_middleware.rs verbatim"
-    );
+    assert!(readme.contains(&format!("```rust\n{MIDDLEWARE_SOURCE}```")), "README.md must contain tests/readme_middleware.rs verbatim");
 }
 
 #[test]
 fn the_readme_shows_the_skills_example_word_for_word() {
     let readme = include_str!("../../README.md");
-    assert!(
-        readme.contains(&format!("```rust\n{SKILLS_SOURCE}```")),
-        "README.md must contain tests/readme_skills.rs verbatim"
-    );
+    assert!(readme.contains(&format!("```rust\n{SKILLS_SOURCE}```")), "README.md must contain tests/readme_skills.rs verbatim");
 }
 
 #[tokio::test]
 async fn the_readme_server_runs_and_answers() {
     let child = ChildTransport::spawn(ChildCommand::new(env!("CARGO_BIN_EXE_readme_server"))).unwrap();
-    let session = Client::builder(Implementation::new("readme-test", "1"))
-        .era(EraMode::Legacy)
-        .build()
-        .connect(child)
-        .await
-        .unwrap();
+    let session = Client::builder(Implementation::new("readme-test", "1")).era(EraMode::Legacy).build().connect(child).await.unwrap();
     assert_eq!(session.negotiated().server_info.name, "calc");
     let tools = session.list_tools().await.unwrap();
     assert_eq!(tools[0].name, "add");

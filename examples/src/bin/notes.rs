@@ -175,11 +175,7 @@ async fn write_note(dir: &Path, path: &Path, body: String) -> Result<(), NoteErr
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = dir.join(format!(".note-{}-{n}.tmp", std::process::id()));
-    let mut file = tokio::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .await?;
+    let mut file = tokio::fs::OpenOptions::new().write(true).create_new(true).open(&tmp).await?;
     let written = async {
         file.write_all(body.as_bytes()).await?;
         file.sync_all().await?;
@@ -393,11 +389,7 @@ fn watch(notes: &Arc<Notes>) -> notify::Result<notify::RecommendedWatcher> {
 /// The app view: talks to its host only (no external origin), drawn with a border.
 fn notes_view() -> switchboard::server::AppView {
     use switchboard::types::apps::{UiCsp, UiResourceMeta};
-    let meta = UiResourceMeta {
-        csp: Some(UiCsp::none()),
-        prefers_border: Some(true),
-        ..Default::default()
-    };
+    let meta = UiResourceMeta { csp: Some(UiCsp::none()), prefers_border: Some(true), ..Default::default() };
     switchboard::server::AppView::new(NOTES_VIEW, NOTES_HTML)
         .title("Notes")
         .description("The notes, searchable")
@@ -459,10 +451,7 @@ fn keep_notes_skill() -> SkillSet {
     SkillSet::new().with(
         SkillSource::new("keep-notes")
             .file("SKILL.md", include_str!("../../skills/keep-notes/SKILL.md"))
-            .file(
-                "templates/note.md",
-                include_str!("../../skills/keep-notes/templates/note.md"),
-            ),
+            .file("templates/note.md", include_str!("../../skills/keep-notes/templates/note.md")),
     )
 }
 
@@ -494,15 +483,8 @@ mod tests {
         std::os::unix::fs::symlink(&secret, &note).unwrap();
         assert!(matches!(open_note(&checked).await, Err(NoteError::Outside)));
         write_note(&dir, &checked, "overwritten".into()).await.unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&secret).unwrap(),
-            "outside",
-            "the target is untouched"
-        );
-        assert!(
-            std::fs::symlink_metadata(&note).unwrap().file_type().is_file(),
-            "the link was replaced"
-        );
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), "outside", "the target is untouched");
+        assert!(std::fs::symlink_metadata(&note).unwrap().file_type().is_file(), "the link was replaced");
         assert_eq!(read_note(&dir, "a").await.unwrap(), "overwritten");
         // Only the note is left in the directory: no temporary file behind.
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);

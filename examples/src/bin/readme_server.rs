@@ -10,9 +10,7 @@ async fn add(a: i64, b: i64) -> String {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let server = Server::builder(Implementation::new("calc", "1.0"))
-        .register(add)
-        .build()?;
+    let server = Server::builder(Implementation::new("calc", "1.0")).register(add).build()?;
     server.serve(StdioTransport::stdio())?.closed().await;
     Ok(())
 }
