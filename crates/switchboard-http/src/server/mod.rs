@@ -387,6 +387,7 @@ impl StreamableHttpService {
 
     /// [`Self::start_session`], the engine's [`Driver`] left to the caller to run (`None` when
     /// the factory started no engine on the transport: a relay reads it itself).
+    #[allow(clippy::result_large_err)] // the error is the ready answer
     fn start_session_inline(
         &self,
         id: Arc<str>,
