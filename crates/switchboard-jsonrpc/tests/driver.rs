@@ -56,15 +56,21 @@ async fn settle() {
     }
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn a_session_left_in_its_slot_answers_only_while_its_driver_runs() {
-    let (a, mut b) = memory::pair();
+/// A session on a transport offering a slot: its handle, the other end, the slot.
+fn slotted() -> (Peer, MemoryTransport, DriverSlot) {
+    let (a, b) = memory::pair();
     let slot = DriverSlot::new();
     let peer = spawn(
         Slotted(a, slot.clone()),
         Arc::new(Echo),
         SessionConfig::default(),
     );
+    (peer, b, slot)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_session_left_in_its_slot_answers_only_while_its_driver_runs() {
+    let (peer, mut b, slot) = slotted();
     let mut driver = slot.take().expect("the engine left its driver in the slot");
     assert!(slot.take().is_none(), "taken once");
     b.send_text(ECHO.to_owned()).await.unwrap();
@@ -90,13 +96,7 @@ async fn a_session_left_in_its_slot_answers_only_while_its_driver_runs() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_driver_dropped_before_its_end_goes_on_as_a_task() {
-    let (a, mut b) = memory::pair();
-    let slot = DriverSlot::new();
-    let peer = spawn(
-        Slotted(a, slot.clone()),
-        Arc::new(Echo),
-        SessionConfig::default(),
-    );
+    let (peer, mut b, slot) = slotted();
     drop(slot.take().unwrap());
     b.send_text(ECHO.to_owned()).await.unwrap();
     let answer = tokio::time::timeout(std::time::Duration::from_secs(5), b.recv_text())
