@@ -66,7 +66,7 @@ pub(crate) const DEFAULT_MAX_CONCURRENT_REPLAYS: usize = 64;
 /// | `allowed_origins` | `http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*` | `Origin` allow-list when the header is present, 403 otherwise (`None`: any) |
 /// | `event_store` | [`InMemoryEventStore`] (256 events per stream) | where SSE events are kept for resumption |
 /// | `stream_queue` | 256 | events queued for one SSE connection; a slower client is disconnected and resumes |
-/// | `inbound_queue` | 64 | POSTed frames queued for the engine before the POST waits |
+/// | `inbound_queue` | 64 | POSTed frames queued for a relay's reader (or a take-over's re-run) before the POST waits |
 /// | `max_open_streams` | 1024 | POST streams (or JSON answers) awaited at once per session; beyond, the oldest with no client attached is dropped, else 503 |
 /// | `stream_queue_bytes` | 4 MiB | bytes queued for one SSE connection; beyond, the connection is dropped and the client resumes |
 /// | `stream_stall_timeout` | 30 s | an SSE connection whose client takes none of its queued events for this long is dropped, and no longer keeps its session alive |
@@ -131,7 +131,11 @@ pub struct HttpConfig {
     pub session_store: Arc<dyn SessionStore>,
     /// Events queued for one SSE connection before a slow client is disconnected.
     pub stream_queue: usize,
-    /// POSTed frames queued for the engine before a POST waits.
+    /// POSTed frames queued for the engine before a POST waits: for a session whose factory
+    /// started no engine on the transport (a relay such as the stdio bridge reads it itself),
+    /// and a take-over's re-run requests. A POST to an engine session hands its frame over in
+    /// its own task (`Peer::receive`), bounded by `max_open_streams` and the engine's
+    /// `max_in_flight` instead.
     pub inbound_queue: usize,
     /// POST streams (or JSON answers) awaited at once per session. A cancelled request is never
     /// answered, so beyond this bound the oldest target with no client attached is dropped;
