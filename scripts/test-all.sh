@@ -15,7 +15,7 @@ echo "== docs: every public item documented, every intra-doc link resolved"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 echo "== public surface: the facade's re-exported items and methods (a doc build of the facade with every facade feature), counted from rustdoc's pages, under their ceiling (ARCHITECTURE.md states the figure)"
-python3 scripts/public-surface.py --build --by-crate --max-items 794 --max-methods 1037 --baseline scripts/public-api.baseline.json
+python3 scripts/public-surface.py --build --by-crate --max-items 794 --max-methods 1038 --baseline scripts/public-api.baseline.json
 
 echo "== semver baseline: the check itself (an item removed or changed without a version bump fails; additions, and fields added to a #[non_exhaustive] item, do not)"
 python3 scripts/public-surface.py --self-test
