@@ -40,7 +40,7 @@ use crate::sse;
 pub struct HttpSessionTransport {
     session: Arc<Session>,
     resume: Option<Resume>,
-    driver: Option<DriverSlot>,
+    driver: DriverSlot,
 }
 
 /// How a session that does not begin with its own `initialize` on this node is to start: a
@@ -117,7 +117,7 @@ impl Transport for HttpSessionTransport {
     }
 
     fn driver_slot(&self) -> Option<DriverSlot> {
-        self.driver.clone()
+        Some(self.driver.clone())
     }
 
     fn split(self) -> (HttpSink, HttpSource) {
@@ -173,9 +173,6 @@ pub(crate) struct Origin {
     pub(crate) owner: Option<Arc<str>>,
     /// With a [`crate::Cluster`], this node's id: the record names it as the session's server.
     pub(crate) node: Option<Arc<str>>,
-    /// Where the engine leaves the session's driver, for the POST's task to run it (a
-    /// one-request connection of revision 2026-07-28; see [`Transport::driver_slot`]).
-    pub(crate) driver: Option<DriverSlot>,
 }
 
 /// What the engine and the role may ask of the HTTP transport. Holds the session weakly: the
@@ -306,7 +303,8 @@ impl ProgressFloors {
 }
 
 impl Session {
-    /// A new session and the transport to hand to the factory.
+    /// A new session and the transport to hand to the factory, which offers the engine
+    /// `driver` (see [`Transport::driver_slot`]).
     pub(crate) fn new(
         id: Arc<str>,
         store: Arc<dyn EventStore>,
@@ -314,6 +312,7 @@ impl Session {
         bounds: SessionBounds,
         origin: Origin,
         record: Option<Arc<dyn SessionStore>>,
+        driver: DriverSlot,
     ) -> (Arc<Session>, HttpSessionTransport) {
         let record = record.map(|store| {
             // A session taken over is recorded already, with the snapshot it resumes from.
@@ -350,7 +349,7 @@ impl Session {
         let transport = HttpSessionTransport {
             session: session.clone(),
             resume: origin.resume,
-            driver: origin.driver,
+            driver,
         };
         (session, transport)
     }

@@ -164,14 +164,20 @@ impl Peer {
         if self.is_closed() || inner.shutdown.is_cancelled() {
             return false;
         }
-        let Some(frame) = inner.rules.receive(self, text, attachment.as_ref()) else {
-            return true;
-        };
-        tokio::select! {
-            biased;
-            _ = inner.shutdown.cancelled() => false,
-            _ = inner.out.push(frame) => true,
+        match inner.rules.receive(self, text, attachment.as_ref()) {
+            Some(frame) => queue_backlog(self, frame).await,
+            None => true,
         }
+    }
+}
+
+/// Queues an answer that found the outbound queue full, once there is room; `false` when the
+/// session closed first (the answer is dropped with it).
+async fn queue_backlog(peer: &Peer, frame: OutboundFrame) -> bool {
+    tokio::select! {
+        biased;
+        _ = peer.inner.shutdown.cancelled() => false,
+        _ = peer.inner.out.push(frame) => true,
     }
 }
 
@@ -261,14 +267,7 @@ async fn read_loop<S: FrameSource>(mut source: S, peer: Peer, service: Arc<dyn S
             // The outbound queue is full: the answer waits for room, and so does the next read.
             // Boxed, as is the wait at the end of input: neither may grow the task every
             // idle session keeps.
-            let room = Box::pin(async {
-                tokio::select! {
-                    biased;
-                    _ = shutdown.cancelled() => false,
-                    _ = peer.inner.out.push(frame) => true,
-                }
-            });
-            if !room.await {
+            if !Box::pin(queue_backlog(&peer, frame)).await {
                 break;
             }
         }

@@ -56,6 +56,16 @@ async fn settle() {
     }
 }
 
+/// Sends `ECHO` from the other end and waits (at most 5 s) for its answer.
+async fn echo_is_answered(b: &mut MemoryTransport, how: &str) {
+    b.send_text(ECHO.to_owned()).await.unwrap();
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(5), b.recv_text())
+        .await
+        .expect(how)
+        .unwrap();
+    assert!(answer.contains(r#""id":7"#), "{answer}");
+}
+
 /// A session on a transport offering a slot: its handle, the other end, the slot.
 fn slotted() -> (Peer, MemoryTransport, DriverSlot) {
     let (a, b) = memory::pair();
@@ -98,12 +108,7 @@ async fn a_session_left_in_its_slot_answers_only_while_its_driver_runs() {
 async fn a_driver_dropped_before_its_end_goes_on_as_a_task() {
     let (peer, mut b, slot) = slotted();
     drop(slot.take().unwrap());
-    b.send_text(ECHO.to_owned()).await.unwrap();
-    let answer = tokio::time::timeout(std::time::Duration::from_secs(5), b.recv_text())
-        .await
-        .expect("answered by the driver's own task")
-        .unwrap();
-    assert!(answer.contains(r#""id":7"#), "{answer}");
+    echo_is_answered(&mut b, "answered by the driver's own task").await;
     assert!(!peer.is_closed());
 }
 
@@ -111,10 +116,5 @@ async fn a_driver_dropped_before_its_end_goes_on_as_a_task() {
 async fn without_a_slot_the_engine_runs_its_own_tasks() {
     let (a, mut b) = memory::pair();
     let _peer = spawn(a, Arc::new(Echo), SessionConfig::default());
-    b.send_text(ECHO.to_owned()).await.unwrap();
-    let answer = tokio::time::timeout(std::time::Duration::from_secs(5), b.recv_text())
-        .await
-        .expect("answered")
-        .unwrap();
-    assert!(answer.contains(r#""id":7"#), "{answer}");
+    echo_is_answered(&mut b, "answered").await;
 }

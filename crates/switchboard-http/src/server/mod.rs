@@ -396,7 +396,6 @@ impl StreamableHttpService {
         let cfg = &self.inner.config;
         origin.node = self.inner.node.as_ref().map(|(id, _)| id.clone());
         let slot = DriverSlot::new();
-        origin.driver = Some(slot.clone());
         let record = (!origin.ephemeral).then(|| cfg.session_store.clone());
         let (session, transport) = Session::new(
             id,
@@ -405,6 +404,7 @@ impl StreamableHttpService {
             SessionBounds::of(cfg),
             origin,
             record,
+            slot.clone(),
         );
         let peer = (self.inner.factory)(transport).map_err(|e| {
             crate::throttle::warn_throttled!(error = %e, "session factory refused a session");

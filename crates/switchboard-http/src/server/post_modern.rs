@@ -50,7 +50,6 @@ impl StreamableHttpService {
             stream_base: 0,
             owner: None,
             node: None,
-            driver: None,
         };
         let (session, mut driver) = match self.start_session_inline(Arc::from(""), origin) {
             Ok(s) => s,

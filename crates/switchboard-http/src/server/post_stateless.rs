@@ -50,7 +50,6 @@ impl StreamableHttpService {
             stream_base: 0,
             owner: None,
             node: None,
-            driver: None,
         };
         let session = match self.start_session(Arc::from(""), origin) {
             Ok(s) => s,

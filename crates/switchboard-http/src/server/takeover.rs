@@ -84,7 +84,6 @@ impl StreamableHttpService {
             stream_base: take_over_stream_base(),
             owner: record.owner.clone(),
             node: None,
-            driver: None,
         };
         let session = self.start_session(record.id, origin)?;
         match self.inner.registry.insert(session.clone()) {
